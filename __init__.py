@@ -1,0 +1,44 @@
+"""ComfyUI Assistant: the ComfyUI adapter, and nothing else.
+
+ComfyUI imports this folder as a custom node. It serves `WEB_DIRECTORY` (the built panel) and,
+when ComfyUI's server is running, we add our routes to its route table. Imported anywhere else
+(pip, pytest, the standalone server) this module does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+WEB_DIRECTORY = "./ui/dist"
+NODE_CLASS_MAPPINGS: dict[str, Any] = {}
+NODE_DISPLAY_NAME_MAPPINGS: dict[str, str] = {}
+
+__all__ = ["NODE_CLASS_MAPPINGS", "NODE_DISPLAY_NAME_MAPPINGS", "WEB_DIRECTORY"]
+
+
+def _comfyui_data_dir() -> Path:
+    """Inside ComfyUI's user directory, so updating or reinstalling never loses data."""
+    if os.environ.get("COMFY_ASSISTANT_DATA_DIR"):
+        return Path(os.environ["COMFY_ASSISTANT_DATA_DIR"]).expanduser()
+    import folder_paths  # type: ignore[import-not-found]  # ComfyUI's module
+
+    return Path(folder_paths.get_user_directory()) / "comfyui-assistant"
+
+
+def _mount_in_comfyui() -> None:
+    # ComfyUI imports its `server` module before it loads custom nodes; never import it here.
+    server = sys.modules.get("server")
+    prompt_server = getattr(server, "PromptServer", None)
+    instance = getattr(prompt_server, "instance", None)
+    if instance is None or not hasattr(instance, "routes"):
+        return
+    from .api_handlers import add_routes
+    from .core.service import AssistantService, ServiceOptions
+
+    add_routes(instance.routes, AssistantService(ServiceOptions(data_dir=_comfyui_data_dir())))
+
+
+_mount_in_comfyui()

@@ -1,0 +1,62 @@
+"""`python -m comfyui_assistant serve [--host 127.0.0.1] [--port 8190] [--data-dir DIR]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from .core.service import ServiceOptions
+from .standalone import SERVICE, create_app, default_data_dir
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m comfyui_assistant")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the assistant's API without ComfyUI")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8190)
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("COMFY_ASSISTANT_DATA_DIR") or default_data_dir()),
+        help="where settings and threads are stored "
+        "(default: $COMFY_ASSISTANT_DATA_DIR or ~/.comfyui-assistant)",
+    )
+    return parser.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    options = ServiceOptions(data_dir=args.data_dir.expanduser().resolve())
+    app = create_app(options)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, args.port)
+    await site.start()
+    settings = await app[SERVICE].provider_settings()
+    model = settings.model or "the first model the provider lists"
+    print(f"ComfyUI Assistant listening on http://{args.host}:{args.port}/", flush=True)
+    print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
+    print(f"Data directory: {options.data_dir}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

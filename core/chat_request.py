@@ -1,0 +1,125 @@
+"""Validation of the body the AI SDK's `AssistantChatTransport` posts to `/api/chat`.
+
+Only what the backend relies on is checked, and every message says where the problem is and
+what was expected; unknown fields and unknown part types are ignored (the SDK adds new ones).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLES = ("system", "user", "assistant")
+TRIGGERS = ("submit-message", "regenerate-message")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_MESSAGES = 10_000
+
+
+class RequestError(ValueError):
+    """The client sent something we cannot use; the message is safe to show."""
+
+
+@dataclass(frozen=True)
+class ClientTool:
+    """A tool the panel declared in the request body (assistant-ui frontend tools)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    thread_id: str
+    messages: list[dict[str, Any]]
+    trigger: str = "submit-message"
+    message_id: str | None = None
+    system: str | None = None
+    tools: tuple[ClientTool, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _expect(cond: bool, message: str) -> None:
+    if not cond:
+        raise RequestError(message)
+
+
+def _optional_str(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    _expect(value is None or isinstance(value, str), f"'{key}' must be a string")
+    return value
+
+
+def _check_part(part: Any, where: str) -> None:
+    _expect(isinstance(part, dict), f"{where} must be an object")
+    ptype = part.get("type")
+    _expect(isinstance(ptype, str) and ptype != "", f"{where}.type must be a non-empty string")
+    if ptype in ("text", "reasoning"):
+        _expect(isinstance(part.get("text"), str), f"{where}.text must be a string")
+    elif ptype == "file":
+        _expect(isinstance(part.get("url"), str), f"{where}.url must be a string")
+        _expect(isinstance(part.get("mediaType"), str), f"{where}.mediaType must be a string")
+    elif ptype.startswith("tool-") or ptype == "dynamic-tool":
+        call_id = part.get("toolCallId")
+        _expect(isinstance(call_id, str) and call_id != "", f"{where}.toolCallId is required")
+        _expect(isinstance(part.get("state"), str), f"{where}.state must be a string")
+        if ptype == "dynamic-tool":
+            _expect(isinstance(part.get("toolName"), str), f"{where}.toolName must be a string")
+
+
+def _check_message(message: Any, i: int) -> None:
+    where = f"messages[{i}]"
+    _expect(isinstance(message, dict), f"{where} must be an object")
+    role = message.get("role")
+    _expect(role in ROLES, f"{where}.role must be one of {', '.join(ROLES)} (got {role!r})")
+    mid = message.get("id")
+    _expect(mid is None or isinstance(mid, str), f"{where}.id must be a string")
+    parts = message.get("parts")
+    _expect(isinstance(parts, list), f"{where}.parts must be a list of message parts")
+    for j, part in enumerate(parts):
+        _check_part(part, f"{where}.parts[{j}]")
+
+
+def _client_tools(raw: Any) -> tuple[ClientTool, ...]:
+    if raw is None:
+        return ()
+    _expect(isinstance(raw, dict), "'tools' must be an object mapping tool names to definitions")
+    tools = []
+    for name, spec in raw.items():
+        _expect(bool(TOOL_NAME.match(name)), f"tool name {name!r} must match [A-Za-z0-9_-]{{1,64}}")
+        _expect(isinstance(spec, dict), f"tools.{name} must be an object")
+        params = spec.get("parameters", spec.get("inputSchema", {"type": "object"}))
+        _expect(isinstance(params, dict), f"tools.{name}.parameters must be a JSON schema object")
+        description = spec.get("description") or ""
+        _expect(isinstance(description, str), f"tools.{name}.description must be a string")
+        tools.append(ClientTool(name, description, params))
+    return tuple(tools)
+
+
+def parse_chat_request(body: Any) -> ChatRequest:
+    """Check a decoded JSON body; raise RequestError with a fixable message."""
+    _expect(isinstance(body, dict), "the body must be a JSON object with 'id' and 'messages'")
+    thread_id = body.get("id")
+    _expect(
+        isinstance(thread_id, str) and 0 < len(thread_id) <= 200,
+        "'id' (the thread id) must be a string of 1 to 200 characters",
+    )
+    messages = body.get("messages")
+    _expect(isinstance(messages, list) and len(messages) > 0, "'messages' must be a non-empty list")
+    _expect(len(messages) <= MAX_MESSAGES, f"'messages' holds more than {MAX_MESSAGES} messages")
+    for i, message in enumerate(messages):
+        _check_message(message, i)
+    trigger = _optional_str(body, "trigger") or "submit-message"
+    _expect(trigger in TRIGGERS, f"'trigger' must be one of {', '.join(TRIGGERS)}")
+    metadata = body.get("metadata")
+    _expect(metadata is None or isinstance(metadata, dict), "'metadata' must be an object")
+    return ChatRequest(
+        thread_id=thread_id,
+        messages=messages,
+        trigger=trigger,
+        message_id=_optional_str(body, "messageId"),
+        system=_optional_str(body, "system"),
+        tools=_client_tools(body.get("tools")),
+        metadata=metadata or {},
+    )

@@ -1,0 +1,185 @@
+"""The OpenAI-compatible provider: one cached `AsyncOpenAI` client per settings, model choice,
+the connection check, and failures turned into messages that say what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import openai
+
+from .provider_config import ProviderSettings
+
+# Local servers ignore the key but the client insists on one.
+PLACEHOLDER_KEY = "not-needed"
+SETTINGS_HINT = "set the provider in Settings"
+
+
+class ProviderError(Exception):
+    """A provider failure with a message safe to show the user (no secrets, no traceback)."""
+
+    def __init__(self, message: str, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.status = status
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Remove API keys from text that may reach a user or a log."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    text = re.sub(r"\b(sk|rk|pk|gsk|xai)-[A-Za-z0-9_\-*]{6,}", "[redacted]", text)
+    return re.sub(r"(?i)(bearer\s+)\S+", r"\1[redacted]", text)
+
+
+def _provider_detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    message: Any = None
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str) or not message.strip():
+        message = exc.message
+    return " ".join(str(message).split())[:300]
+
+
+def describe_error(
+    exc: BaseException, settings: ProviderSettings, model: str | None, started: bool = False
+) -> ProviderError:
+    """Turn any failure of a provider call into a ProviderError that says what to do."""
+    name, url = settings.label, settings.base_url
+    secrets = (settings.api_key,)
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(
+            f"{name} at {url} did not answer within {settings.timeout_seconds:g} s — it may "
+            f"still be loading the model or be overloaded; try again, or raise timeoutSeconds "
+            f"in Settings.",
+            "timeout",
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        if started:
+            return ProviderError(
+                f"The connection to {name} broke off in the middle of the answer — the part "
+                f"already shown is kept; try again.",
+                "broken_stream",
+            )
+        return ProviderError(
+            f"{name} is not reachable at {url} — start it or {SETTINGS_HINT}.", "unreachable"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = redact(_provider_detail(exc), secrets)
+        if status in (401, 403):
+            hint = "set a valid API key in Settings or LLM_API_KEY"
+            return ProviderError(
+                f"{name} rejected the request as unauthorized (HTTP {status}) — {hint}.",
+                "auth",
+                status,
+            )
+        if status == 404:
+            what = f"model '{model}'" if model else "the endpoint"
+            pull = f" (for Ollama: ollama pull {model})" if name == "Ollama" and model else ""
+            return ProviderError(
+                f"{name} at {url} does not know {what} (HTTP 404: {detail}) — choose an "
+                f"installed model or check the base URL in Settings{pull}.",
+                "not_found",
+                status,
+            )
+        if status == 429:
+            return ProviderError(
+                f"{name} is rate-limiting requests (HTTP 429: {detail}) — wait a moment and "
+                f"try again, or check your plan's limits.",
+                "rate_limit",
+                status,
+            )
+        if status >= 500:
+            return ProviderError(
+                f"{name} failed with HTTP {status} ({detail}) — try again; if it keeps "
+                f"failing, look at the server's log.",
+                "server",
+                status,
+            )
+        kind = "context_length" if "context" in detail.lower() else "bad_request"
+        return ProviderError(f"{name} refused the request (HTTP {status}: {detail}).", kind, status)
+    if isinstance(exc, openai.APIError):  # an error event inside the stream
+        detail = redact(" ".join(str(exc.message).split())[:300], secrets)
+        return ProviderError(f"{name} reported an error mid-answer: {detail}", "stream_error")
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return ProviderError(
+            f"{name} sent a malformed stream chunk that is not JSON — the answer stopped "
+            f"there; try again, and if it repeats, check that the base URL points at an "
+            f"OpenAI-compatible /v1 endpoint.",
+            "malformed",
+        )
+    return ProviderError(
+        f"The request to {name} failed unexpectedly ({type(exc).__name__}) — try again.",
+        "unknown",
+    )
+
+
+class Provider:
+    """An `AsyncOpenAI` client for one settings snapshot (it keeps its connection pool)."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self.client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key or PLACEHOLDER_KEY,
+            timeout=openai.Timeout(settings.timeout_seconds, connect=10.0),
+            max_retries=0,
+        )
+        self._models: list[str] | None = None
+        self.active = 0  # streams in flight; a replaced client is closed once this is 0
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def list_models(self, refresh: bool = False) -> list[str]:
+        if self._models is None or refresh:
+            page = await self.client.models.list()
+            self._models = [m.id for m in page.data if getattr(m, "id", None)]
+        return self._models
+
+    async def choose_model(self) -> tuple[str, str]:
+        """The model to use and where it came from ("settings", "environment" or "auto")."""
+        if self.settings.model:
+            return self.settings.model, self.settings.sources.get("model", "settings")
+        try:
+            models = await self.list_models()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise
+            models = []
+        if not models:
+            raise ProviderError(
+                f"No model is configured and {self.settings.label} at "
+                f"{self.settings.base_url} lists none — set LLM_MODEL or choose a model in "
+                f"Settings.",
+                "no_model",
+            )
+        return models[0], "auto"
+
+    async def stream(
+        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[Any]:
+        """Open a streamed chat completion; the caller iterates and must close it."""
+        extra: dict[str, Any] = {}
+        if tools:
+            extra["tools"] = tools
+        if self.settings.max_output_tokens:
+            extra["max_tokens"] = self.settings.max_output_tokens
+        stream: Any = await self.client.chat.completions.create(  # type: ignore[call-overload]
+            model=model,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+            **extra,
+        )
+        return stream  # type: ignore[no-any-return]

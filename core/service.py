@@ -1,0 +1,84 @@
+"""The long-lived state behind the routes: options, the store, the provider client.
+
+Created without I/O (inside ComfyUI it is built at import time, before any event loop); the
+store opens on first use. One instance serves every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .provider import Provider
+from .provider_config import ProviderSettings, resolve
+from .sse import PumpOptions
+from .store import Store
+
+PROVIDER_NAMESPACE = "provider"
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    data_dir: Path
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    pump: PumpOptions = field(default_factory=PumpOptions)
+    chat_body_limit: int = 32 * 1024 * 1024  # images arrive as data URLs
+    json_body_limit: int = 1024 * 1024
+
+
+class AssistantService:
+    def __init__(self, options: ServiceOptions) -> None:
+        self.options = options
+        self._store: Store | None = None
+        self._store_lock = asyncio.Lock()
+        self._provider: Provider | None = None
+        self._retired: list[Provider] = []  # replaced clients still serving a stream
+
+    async def store(self) -> Store:
+        if self._store is None:
+            async with self._store_lock:
+                if self._store is None:
+                    self._store = await Store.open(self.options.data_dir)
+        return self._store
+
+    async def provider_settings(
+        self, overrides: Mapping[str, Any] | None = None
+    ) -> ProviderSettings:
+        stored = await (await self.store()).get_settings(PROVIDER_NAMESPACE)
+        if overrides:
+            stored = {**stored, **overrides}
+        return resolve(stored, self.options.environ)
+
+    async def provider(self) -> Provider:
+        """The client for the current settings; a settings change replaces it."""
+        settings = await self.provider_settings()
+        current = self._provider
+        if current is not None and current.settings == settings:
+            return current
+        self._provider = fresh = Provider(settings)
+        if current is not None:
+            self._retired.append(current)
+        await self._close_idle_retired()
+        return fresh
+
+    async def _close_idle_retired(self) -> None:
+        idle = [p for p in self._retired if p.active == 0]
+        self._retired = [p for p in self._retired if p.active > 0]
+        for old in idle:
+            await old.close()
+
+    async def update_provider(self, update: Mapping[str, Any]) -> ProviderSettings:
+        await (await self.store()).update_settings(PROVIDER_NAMESPACE, dict(update))
+        return (await self.provider()).settings
+
+    async def close(self) -> None:
+        for provider in [*self._retired, *([self._provider] if self._provider else [])]:
+            await provider.close()
+        self._provider, self._retired = None, []
+        if self._store is not None:
+            await self._store.close()
+            self._store = None

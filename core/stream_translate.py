@@ -1,0 +1,233 @@
+"""One model call's OpenAI stream chunks to UI Message Stream chunks.
+
+Pure and synchronous: `feed()` takes each `ChatCompletionChunk` (or anything with the same
+attributes), `finish()` closes what is open and settles the tool calls. Handles what differs
+between OpenAI-compatible servers: tool calls in pieces keyed by `index` or whole in one chunk,
+servers that reuse index 0 for parallel calls, missing call ids, reasoning as
+`reasoning_content`, `reasoning` or `<think>` tags, usage in the last chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ui_stream as ui
+from .think_tags import Kind, ThinkTagSplitter
+
+FINISH_REASONS: dict[str, ui.FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "content_filter": "content-filter",
+}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cached_tokens: int | None = None
+
+    def as_metadata(self) -> dict[str, int]:
+        out = {
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "totalTokens": self.total_tokens,
+        }
+        if self.cached_tokens is not None:
+            out["cachedPromptTokens"] = self.cached_tokens
+        return out
+
+
+@dataclass
+class ToolCall:
+    index: int
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    started: bool = False
+    input: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def arguments_text(self) -> str:
+        return "".join(self.arguments)
+
+
+def _usage(raw: Any) -> Usage | None:
+    if raw is None or getattr(raw, "prompt_tokens", None) is None:
+        return None
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    prompt = int(raw.prompt_tokens)
+    completion = int(getattr(raw, "completion_tokens", 0) or 0)
+    total = int(getattr(raw, "total_tokens", 0) or prompt + completion)
+    return Usage(prompt, completion, total, int(cached) if cached is not None else None)
+
+
+class StepTranslator:
+    def __init__(self, tool_names: Collection[str]) -> None:
+        self.tool_names = tool_names
+        self.tool_calls: list[ToolCall] = []
+        self.usage: Usage | None = None
+        self.provider_finish: str | None = None
+        self.text: list[str] = []
+        self._open: tuple[Kind, str] | None = None
+        self._splitter = ThinkTagSplitter()
+        self._by_index: dict[int, ToolCall] = {}
+
+    @property
+    def finish_reason(self) -> ui.FinishReason:
+        if self.tool_calls:
+            return "tool-calls"
+        return FINISH_REASONS.get(self.provider_finish or "", "other")
+
+    def _close(self, out: list[ui.Chunk]) -> None:
+        if self._open is not None:
+            kind, pid = self._open
+            out.append(ui.TextEnd(pid) if kind == "text" else ui.ReasoningEnd(pid))
+            self._open = None
+
+    def _write(self, kind: Kind, delta: str, out: list[ui.Chunk]) -> None:
+        if not delta:
+            return
+        if self._open is None or self._open[0] != kind:
+            self._close(out)
+            pid = new_id("txt" if kind == "text" else "rsn")
+            self._open = (kind, pid)
+            out.append(ui.TextStart(pid) if kind == "text" else ui.ReasoningStart(pid))
+        pid = self._open[1]
+        if kind == "text":
+            self.text.append(delta)
+            out.append(ui.TextDelta(pid, delta))
+        else:
+            out.append(ui.ReasoningDelta(pid, delta))
+
+    def _call_for(self, piece: Any) -> ToolCall:
+        index = getattr(piece, "index", None)
+        piece_id = getattr(piece, "id", None) or None
+        if index is None:  # servers that omit the index: a new id means a new call
+            last = self.tool_calls[-1] if self.tool_calls else None
+            index = last.index if last and not (piece_id and piece_id != last.id) else -1
+        call = self._by_index.get(index)
+        reused = call is not None and piece_id and call.id and piece_id != call.id
+        if call is None or reused:
+            call = ToolCall(index=index if index >= 0 else len(self.tool_calls))
+            self._by_index[call.index] = call
+            self.tool_calls.append(call)
+        return call
+
+    def _tool_piece(self, piece: Any, out: list[ui.Chunk]) -> None:
+        call = self._call_for(piece)
+        function = getattr(piece, "function", None)
+        name = getattr(function, "name", None) if function is not None else None
+        args = getattr(function, "arguments", None) if function is not None else None
+        if getattr(piece, "id", None) and not call.id:
+            call.id = piece.id
+        if name and not call.started:
+            call.name += name
+        if args:
+            call.arguments.append(args)
+        if not call.started and call.name:
+            self._close(out)
+            call.id = call.id or new_id("call")
+            call.started = True
+            out.append(ui.ToolInputStart(call.id, call.name))
+            if call.arguments:
+                out.append(ui.ToolInputDelta(call.id, call.arguments_text))
+        elif call.started and args:
+            assert call.id is not None
+            out.append(ui.ToolInputDelta(call.id, args))
+
+    def feed(self, chunk: Any) -> list[ui.Chunk]:
+        out: list[ui.Chunk] = []
+        usage = _usage(getattr(chunk, "usage", None))
+        if usage is not None:
+            self.usage = usage
+        for choice in getattr(chunk, "choices", None) or ():
+            if getattr(choice, "index", 0) not in (0, None):
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                for attr in ("reasoning_content", "reasoning"):
+                    value = getattr(delta, attr, None)
+                    if isinstance(value, str):
+                        self._write("reasoning", value, out)
+                content = getattr(delta, "content", None)
+                if isinstance(content, str) and content:
+                    for kind, text in self._splitter.feed(content):
+                        self._write(kind, text, out)
+                for piece in getattr(delta, "tool_calls", None) or ():
+                    self._tool_piece(piece, out)
+            if getattr(choice, "finish_reason", None):
+                self.provider_finish = choice.finish_reason
+        return out
+
+    def _settle(self, call: ToolCall) -> ui.Chunk:
+        assert call.id is not None
+        raw = call.arguments_text.strip()
+        if call.name not in self.tool_names:
+            call.error = (
+                f"There is no tool named '{call.name}'. "
+                f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
+            )
+        else:
+            try:
+                value = json.loads(raw or "{}")
+            except json.JSONDecodeError as exc:
+                call.error = (
+                    f"The answer reached the output token limit before the arguments of "
+                    f"{call.name} were complete. Call the tool again with shorter arguments."
+                    if self.provider_finish == "length"
+                    else f"The arguments for {call.name} are not valid JSON ({exc.msg} at "
+                    f"character {exc.pos}). Call the tool again with one JSON object matching "
+                    f"its schema."
+                )
+            else:
+                if isinstance(value, dict):
+                    call.input = value
+                else:
+                    call.error = (
+                        f"The arguments for {call.name} must be a JSON object, "
+                        f"not {type(value).__name__}. Call the tool again with an object."
+                    )
+        if call.input is not None:
+            return ui.ToolInputAvailable(call.id, call.name, call.input)
+        return ui.ToolInputError(call.id, call.name, call.arguments_text, call.error or "")
+
+    def finish(self) -> list[ui.Chunk]:
+        out: list[ui.Chunk] = []
+        for kind, text in self._splitter.flush():
+            self._write(kind, text, out)
+        self._close(out)
+        for call in self.tool_calls:
+            if not call.started:  # arguments arrived but never a name
+                call.id = call.id or new_id("call")
+                call.name = call.name or "unnamed_tool"
+                call.started = True
+                out.append(ui.ToolInputStart(call.id, call.name))
+            out.append(self._settle(call))
+        return out
+
+    def finish_partial(self) -> list[ui.Chunk]:
+        """Close what is open after a failure; started tool calls end as errors, unrun."""
+        out: list[ui.Chunk] = []
+        for kind, text in self._splitter.flush():
+            self._write(kind, text, out)
+        self._close(out)
+        for call in self.tool_calls:
+            if call.started and call.input is None and call.error is None:
+                assert call.id is not None
+                call.error = "The answer broke off before this call was complete; it did not run."
+                out.append(ui.ToolInputError(call.id, call.name, call.arguments_text, call.error))
+        return out

@@ -1,0 +1,177 @@
+"""UI messages (AI SDK parts) to OpenAI chat messages.
+
+Lossless for what a model needs and safe for every provider:
+- text and images (from `file` parts) are sent; reasoning, `data-*`, `source-*` and
+  `step-start` markers are not;
+- an assistant message splits at step boundaries and wherever text follows a tool round, so
+  each OpenAI assistant message is "text, then its tool calls", like the model produced it;
+- every tool call gets exactly one `tool` result right after its assistant message: output,
+  error, or a synthesized note when the call never ran, so no provider sees an orphan.
+The conversion is deterministic: the same messages always give byte-identical output, which
+keeps the provider's prompt cache warm.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+
+NOT_RUN = "The tool did not run: no result was returned (the run was stopped or interrupted)."
+INPUT_INCOMPLETE = "The tool did not run: its arguments were still incomplete when the turn ended."
+DENIED = "The user denied this tool call; it did not run."
+AWAITING = "The tool did not run: it was waiting for the user's approval."
+TEXT_FILE_LIMIT = 100_000
+
+
+def tool_name_of(part: dict[str, Any]) -> str | None:
+    ptype = part.get("type", "")
+    if ptype == "dynamic-tool":
+        name = part.get("toolName")
+        return name if isinstance(name, str) else None
+    if isinstance(ptype, str) and ptype.startswith("tool-"):
+        return ptype[5:]
+    return None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+def tool_result_text(part: dict[str, Any]) -> str:
+    """What the model reads as the result of one tool part, whatever state it ended in."""
+    state = part.get("state")
+    if state == "output-available":
+        output = part.get("output")
+        return output if isinstance(output, str) else _dumps(output)
+    if state == "output-error":
+        text = f"Error: {part.get('errorText') or 'the tool failed without a message'}"
+        raw = part.get("rawInput", part.get("input"))
+        if not isinstance(raw, dict) and raw is not None:
+            raw_text = raw if isinstance(raw, str) else _dumps(raw)
+            text += f"\nThe arguments received were: {raw_text}"
+        return text
+    if state == "output-denied":
+        return DENIED
+    if state == "input-streaming":
+        return INPUT_INCOMPLETE
+    if state in ("approval-requested", "approval-responded"):
+        return AWAITING
+    return NOT_RUN
+
+
+def _arguments(part: dict[str, Any]) -> str:
+    value = part.get("input")
+    return _dumps(value) if isinstance(value, dict) else "{}"
+
+
+@dataclass
+class _Step:
+    texts: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    results: list[Message] = field(default_factory=list)
+
+    def emit(self, out: list[Message]) -> None:
+        text = "\n\n".join(t for t in self.texts if t)
+        if not text and not self.calls:
+            return
+        message: Message = {"role": "assistant", "content": text or None}
+        if self.calls:
+            message["tool_calls"] = self.calls
+        out.append(message)
+        out.extend(self.results)
+
+
+def _assistant(parts: list[dict[str, Any]], out: list[Message]) -> None:
+    step = _Step()
+    for part in parts:
+        ptype = part.get("type")
+        if ptype == "step-start":
+            step.emit(out)
+            step = _Step()
+        elif ptype == "text":
+            if step.calls:
+                step.emit(out)
+                step = _Step()
+            step.texts.append(part["text"])
+        else:
+            name = tool_name_of(part)
+            if name is None:
+                continue
+            call_id = part["toolCallId"]
+            step.calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": _arguments(part)},
+                }
+            )
+            step.results.append(
+                {"role": "tool", "tool_call_id": call_id, "content": tool_result_text(part)}
+            )
+    step.emit(out)
+
+
+def _decode_text_file(url: str) -> str | None:
+    if not url.startswith("data:") or "," not in url:
+        return None
+    header, data = url[5:].split(",", 1)
+    try:
+        raw = base64.b64decode(data, validate=True) if header.endswith(";base64") else data.encode()
+        return raw.decode("utf-8")[:TEXT_FILE_LIMIT]
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _file_content(part: dict[str, Any]) -> dict[str, Any]:
+    media = part["mediaType"]
+    name = part.get("filename") or "attachment"
+    if media.startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": part["url"]}}
+    if media.startswith("text/") or media in ("application/json", "application/x-yaml"):
+        text = _decode_text_file(part["url"])
+        if text is not None:
+            return {"type": "text", "text": f"[file {name}]\n{text}"}
+    return {"type": "text", "text": f"[file {name} ({media}) was attached but cannot be sent]"}
+
+
+def _user(parts: list[dict[str, Any]], out: list[Message]) -> None:
+    content: list[dict[str, Any]] = []
+    for part in parts:
+        if part.get("type") == "text":
+            content.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "file":
+            content.append(_file_content(part))
+    if not content:
+        return
+    if all(c["type"] == "text" for c in content):
+        out.append({"role": "user", "content": "\n\n".join(c["text"] for c in content)})
+    else:
+        out.append({"role": "user", "content": content})
+
+
+def system_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """Text of UI `system` messages; the prompt builder folds them into the system message."""
+    return [
+        part["text"]
+        for message in messages
+        if message.get("role") == "system"
+        for part in message.get("parts", [])
+        if part.get("type") == "text" and part["text"]
+    ]
+
+
+def to_openai_messages(messages: list[dict[str, Any]]) -> list[Message]:
+    """Convert validated UI messages (see chat_request) to OpenAI chat messages."""
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            _user(message["parts"], out)
+        elif role == "assistant":
+            _assistant(message["parts"], out)
+    return out

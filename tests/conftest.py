@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from comfyui_assistant.core.service import ServiceOptions
+from comfyui_assistant.core.sse import PumpOptions
+from comfyui_assistant.standalone import create_app
+
+from .scripted_provider import ScriptedProvider
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKER = ROOT / "ui" / "scripts" / "ui-stream-check.mjs"
+SAFE_FINISH_REASONS = {"stop", "length", "content-filter", "tool-calls", "error", "other"}
+
+
+class SDKChecker:
+    """The real AI SDK client parser (`ai` from npm) in a long-lived node process."""
+
+    def __init__(self) -> None:
+        node = shutil.which("node")
+        if node is None or not (ROOT / "ui" / "node_modules" / "ai").is_dir():
+            raise RuntimeError("run `npm ci` in ui/ first: the AI SDK checker needs node and `ai`")
+        self.proc = subprocess.Popen(
+            [node, str(CHECKER)],
+            cwd=ROOT / "ui",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def check(self, sse: str, message: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Parse a response body as the browser would; fail on anything the client rejects."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"sse": sse, "message": message}) + "\n")
+        self.proc.stdin.flush()
+        result: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert result["violation"] is None, f"the AI SDK client rejects the stream: {result}"
+        for c in result["chunks"]:
+            if c["type"] == "finish" and "finishReason" in c:
+                assert c["finishReason"] in SAFE_FINISH_REASONS, c
+        return result
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def sdk() -> Iterator[SDKChecker]:
+    checker = SDKChecker()
+    yield checker
+    checker.close()
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[ScriptedProvider]:
+    server = await ScriptedProvider().start()
+    yield server
+    await server.stop()
+
+
+class App:
+    """Our standalone app on a real socket, with a client session."""
+
+    def __init__(self, app: web.Application, runner: web.AppRunner, base: str) -> None:
+        self.app, self.runner, self.base = app, runner, base
+        self.session = aiohttp.ClientSession()
+
+    async def post(self, path: str, body: Any, **kw: Any) -> aiohttp.ClientResponse:
+        return await self.session.post(self.base + path, json=body, **kw)
+
+    async def chat(self, body: Any) -> tuple[int, str]:
+        async with await self.post("/api/chat", body) as resp:
+            return resp.status, await resp.text()
+
+    async def close(self) -> None:
+        await self.session.close()
+        await self.runner.cleanup()
+
+
+async def start_app(data_dir: Path, environ: dict[str, str], **options: Any) -> App:
+    options.setdefault("pump", PumpOptions(keepalive_seconds=0.2, poll_seconds=0.02))
+    app = create_app(ServiceOptions(data_dir=data_dir, environ=environ, **options))
+    runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return App(app, runner, f"http://127.0.0.1:{port}")
+
+
+@pytest.fixture
+async def assistant(provider: ScriptedProvider, tmp_path: Path) -> AsyncIterator[App]:
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    app = await start_app(tmp_path / "data", env)
+    yield app
+    await app.close()

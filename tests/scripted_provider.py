@@ -1,0 +1,217 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, scripted per test.
+
+The one stand-in of the suite: the real `openai` client and our real streaming code talk to it
+over a socket. A test enqueues replies; each `/v1/chat/completions` request takes the next
+one, and every request body is recorded so tests can assert exactly what the model received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Pause:
+    """Wait this long before the next chunk (a slow model, a model loading)."""
+
+    seconds: float
+
+
+@dataclass
+class Raw:
+    """Bytes written as they are (a malformed chunk)."""
+
+    data: bytes
+
+
+@dataclass
+class Cut:
+    """Drop the connection mid-stream, without finishing the chunked body."""
+
+
+@dataclass
+class Stream:
+    chunks: list[Any]
+    done: bool = True
+    status: int = 200
+
+
+@dataclass
+class Status:
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Hang:
+    """Accept the request and never answer."""
+
+
+def chunk(
+    content: str | None = None,
+    *,
+    reasoning_content: str | None = None,
+    reasoning: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    finish_reason: str | None = None,
+    usage: dict[str, int] | None = None,
+    model: str = "scripted-model",
+) -> dict[str, Any]:
+    delta: dict[str, Any] = {}
+    if content is not None:
+        delta["content"] = content
+    if reasoning_content is not None:
+        delta["reasoning_content"] = reasoning_content
+    if reasoning is not None:
+        delta["reasoning"] = reasoning
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    out: dict[str, Any] = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+    if usage is not None:
+        out["choices"] = []
+        out["usage"] = usage
+    return out
+
+
+def usage_chunk(prompt: int, completion: int) -> dict[str, Any]:
+    return chunk(
+        usage={
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    )
+
+
+def text_reply(*pieces: str, finish: str = "stop", usage: tuple[int, int] | None = None) -> Stream:
+    chunks: list[Any] = [chunk(role_piece) for role_piece in pieces]
+    chunks.append(chunk(finish_reason=finish))
+    if usage:
+        chunks.append(usage_chunk(*usage))
+    return Stream(chunks)
+
+
+def call_piece(
+    index: int, *, id: str | None = None, name: str | None = None, arguments: str | None = None
+) -> dict[str, Any]:
+    piece: dict[str, Any] = {"index": index}
+    if id is not None:
+        piece["id"] = id
+        piece["type"] = "function"
+    function: dict[str, Any] = {}
+    if name is not None:
+        function["name"] = name
+    if arguments is not None:
+        function["arguments"] = arguments
+    if function:
+        piece["function"] = function
+    return piece
+
+
+def error_body(message: str, code: str | None = None, type_: str = "invalid_request_error") -> Any:
+    return {"error": {"message": message, "type": type_, "code": code}}
+
+
+class ScriptedProvider:
+    def __init__(self, models: list[str] | None = None, api_key: str | None = None) -> None:
+        self.models = ["scripted-model"] if models is None else models
+        self.api_key = api_key
+        self.replies: deque[Any] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.disconnects: list[float] = []  # when a stream found its client gone
+        self.finished_streams = 0
+        self.models_status: int | None = None  # answer /models with this status instead
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    def enqueue(self, *replies: Any) -> None:
+        self.replies.extend(replies)
+
+    async def start(self) -> ScriptedProvider:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def _unauthorized(self, request: web.Request) -> web.Response | None:
+        if self.api_key is None:
+            return None
+        if request.headers.get("Authorization") == f"Bearer {self.api_key}":
+            return None
+        return web.json_response(
+            error_body("Incorrect API key provided: sk-wro****", "invalid_api_key"), status=401
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        if self.models_status is not None:
+            return web.json_response(error_body("no models here"), status=self.models_status)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in self.models]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        denied = self._unauthorized(request)
+        if denied is not None:
+            return denied
+        if not self.replies:
+            return web.json_response(error_body("the test enqueued no reply"), status=500)
+        reply = self.replies.popleft()
+        if isinstance(reply, Status):
+            return web.json_response(reply.body, status=reply.status, headers=reply.headers)
+        if isinstance(reply, Hang):
+            await asyncio.sleep(3600)
+        assert isinstance(reply, Stream), reply
+        response = web.StreamResponse(
+            status=reply.status, headers={"Content-Type": "text/event-stream"}
+        )
+        await response.prepare(request)
+        try:
+            for item in reply.chunks:
+                if isinstance(item, Pause):
+                    await asyncio.sleep(item.seconds)
+                elif isinstance(item, Raw):
+                    await response.write(item.data)
+                elif isinstance(item, Cut):
+                    assert request.transport is not None
+                    request.transport.abort()
+                    return response
+                else:
+                    await response.write(f"data: {json.dumps(item)}\n\n".encode())
+            if reply.done:
+                await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+            self.finished_streams += 1
+        except (asyncio.CancelledError, ConnectionError):
+            self.disconnects.append(time.monotonic())
+            raise
+        return response

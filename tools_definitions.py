@@ -1,0 +1,260 @@
+"""The registry of every tool the assistant's model can call.
+
+Each tool is declared once, as a `ToolSpec`: its name, a description written for the model,
+the JSON Schema of its arguments, and where it runs ("panel": in the browser, against ComfyUI's
+`window.app` graph; "server": in this Python backend). The backend sends the specs to the LLM as
+OpenAI `tools`; the browser panel fetches them over HTTP (`as_json`) instead of declaring them
+again. Adding a tool is one more `ToolSpec` entry in `TOOLS`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+ToolRunner = Literal["panel", "server"]
+
+_NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_RUNNERS: frozenset[str] = frozenset({"panel", "server"})
+
+
+def _freeze(value: Any) -> Any:
+    """Read-only copy of a JSON value: dicts become mapping proxies, lists become tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Fresh, mutable, JSON-serialisable copy of a frozen value."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    # Frozen in __post_init__, so callers can neither mutate the registry nor hash this field.
+    parameters: Mapping[str, Any] = field(hash=False)
+    runs: ToolRunner
+    # Argument names that identify a call in a one-line digest, e.g. "addNode KSampler".
+    digest_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Checked at import time so that a malformed new entry fails loudly, not at the LLM.
+        if not _NAME_RE.fullmatch(self.name):
+            raise ValueError(f"invalid tool name {self.name!r}")
+        if self.runs not in _RUNNERS:
+            raise ValueError(f"{self.name}: runs must be 'panel' or 'server', not {self.runs!r}")
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"{self.name}: parameters must be an object schema")
+        props = self.parameters.get("properties", {})
+        named = (*self.digest_args, *self.parameters.get("required", ()))
+        unknown = [a for a in named if a not in props]
+        if unknown:
+            raise ValueError(f"{self.name}: undeclared argument(s) {unknown}")
+        object.__setattr__(self, "parameters", _freeze(self.parameters))
+        object.__setattr__(self, "digest_args", tuple(self.digest_args))
+
+    def openai_tool(self) -> dict[str, Any]:
+        """This tool in the OpenAI chat-completions `tools` format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _thaw(self.parameters),
+            },
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        """This tool as served to the browser panel."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": _thaw(self.parameters),
+            "runs": self.runs,
+        }
+
+
+def _args(required: Iterable[str] = (), **properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+# A bare type list rather than oneOf: small local models follow it more reliably.
+_SLOT: dict[str, Any] = {"type": ["string", "integer"]}
+_NODE_ID: dict[str, Any] = {"type": "integer"}
+_WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+
+# All seven tools cost about 1,200 cl100k tokens as json.dumps(openai_tools()), 960 compact.
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="getWorkflow",
+        description="Read the current workflow graph. Read it again before editing if it may "
+        "have changed.",
+        parameters=_args(
+            detail={
+                "type": "string",
+                "enum": ["summary", "compact", "full"],
+                "default": "compact",
+                "description": "summary: node count, types, links. compact: ids, types, titles, "
+                "links, widget values that differ from default. full: all widget values and "
+                "positions.",
+            },
+            nodeIds={
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 1,
+                "description": "Only these nodes (default: all).",
+            },
+        ),
+        runs="panel",
+        digest_args=("detail",),
+    ),
+    ToolSpec(
+        name="addNode",
+        description="Add one node; returns its id. nodeType must be an exact registered class "
+        "name (e.g. KSampler, CheckpointLoaderSimple); if unsure it exists, search the node "
+        "types first. Link it with connectNodes.",
+        parameters=_args(
+            ["nodeType"],
+            nodeType={"type": "string", "minLength": 1, "description": "Exact class name."},
+            title={"type": "string", "description": "Display title (default: the type's)."},
+            widgets={
+                "type": "object",
+                "additionalProperties": _WIDGET_VALUE,
+                "description": 'Widget name -> value, e.g. {"steps": 30}.',
+            },
+            nearNodeId={**_NODE_ID, "description": "Place the new node next to this node."},
+            position={
+                "type": "object",
+                "properties": {
+                    "x": {"type": "number", "description": "Canvas x."},
+                    "y": {"type": "number", "description": "Canvas y."},
+                },
+                "required": ["x", "y"],
+                "additionalProperties": False,
+                "description": "Exact canvas position.",
+            },
+        ),
+        runs="panel",
+        digest_args=("nodeType",),
+    ),
+    ToolSpec(
+        name="removeNodes",
+        description="Remove nodes by id, with all their links.",
+        parameters=_args(
+            ["nodeIds"],
+            nodeIds={
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 1,
+                "description": "Ids of the nodes to remove.",
+            },
+        ),
+        runs="panel",
+        digest_args=("nodeIds",),
+    ),
+    ToolSpec(
+        name="connectNodes",
+        description="Link one node's output to another node's input. Slot types must match "
+        "(e.g. MODEL to MODEL). An input takes one link: an existing link into it is replaced. "
+        "An output may feed many inputs.",
+        parameters=_args(
+            ["fromNodeId", "fromOutput", "toNodeId", "toInput"],
+            fromNodeId={**_NODE_ID, "description": "Source node id."},
+            fromOutput={**_SLOT, "description": 'Output name (e.g. "LATENT") or 0-based index.'},
+            toNodeId={**_NODE_ID, "description": "Target node id."},
+            toInput={**_SLOT, "description": 'Input name (e.g. "samples") or 0-based index.'},
+        ),
+        runs="panel",
+        digest_args=("fromNodeId", "fromOutput", "toNodeId", "toInput"),
+    ),
+    ToolSpec(
+        name="setWidgetValues",
+        description="Set widget values on one node. Values are checked against the node "
+        "definition (combo choices, number min/max); an invalid value fails with the valid "
+        "choices listed.",
+        parameters=_args(
+            ["nodeId", "values"],
+            nodeId={**_NODE_ID, "description": "Node id."},
+            values={
+                "type": "object",
+                "additionalProperties": _WIDGET_VALUE,
+                "minProperties": 1,
+                "description": 'Widget name -> new value, e.g. {"steps": 30, "cfg": 6.5}.',
+            },
+        ),
+        runs="panel",
+        digest_args=("nodeId",),
+    ),
+    ToolSpec(
+        name="queueWorkflow",
+        description="Queue the current workflow for execution. Returns its outputs (e.g. image "
+        "filenames) and execution time; on failure, each node error with node id, input name, "
+        "received value and message.",
+        parameters=_args(
+            waitForResult={
+                "type": "boolean",
+                "default": True,
+                "description": "Wait until it finishes; false returns once queued.",
+            },
+            timeoutSeconds={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 3600,
+                "default": 300,
+                "description": "Longest wait, in seconds.",
+            },
+        ),
+        runs="panel",
+    ),
+    ToolSpec(
+        name="loadWorkflow",
+        description="Replace the whole graph with a workflow. Use only when the user asks for "
+        "a new or complete workflow; otherwise prefer small edits. The user must confirm "
+        "before a non-empty graph is replaced.",
+        parameters=_args(
+            ["workflow"],
+            workflow={
+                "type": "object",
+                "description": 'ComfyUI workflow: UI format ("nodes", "links") or API format '
+                "(node id -> {class_type, inputs}).",
+            },
+        ),
+        runs="panel",
+    ),
+)
+
+_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
+if len(_BY_NAME) != len(TOOLS):
+    raise ValueError("duplicate tool names in TOOLS")
+
+
+def get_tool(name: str) -> ToolSpec | None:
+    """The tool called `name`, or None if there is none."""
+    return _BY_NAME.get(name)
+
+
+def tools_for(runs: ToolRunner) -> tuple[ToolSpec, ...]:
+    """The tools that run in `runs`, in registry order."""
+    return tuple(spec for spec in TOOLS if spec.runs == runs)
+
+
+def openai_tools(specs: Iterable[ToolSpec] | None = None) -> list[dict[str, Any]]:
+    """OpenAI `tools` for `specs` (default: every tool), as fresh dicts."""
+    return [spec.openai_tool() for spec in (TOOLS if specs is None else specs)]
