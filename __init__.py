@@ -38,7 +38,15 @@ def _mount_in_comfyui() -> None:
     from .api_handlers import add_routes
     from .core.service import AssistantService, ServiceOptions
 
-    add_routes(instance.routes, AssistantService(ServiceOptions(data_dir=_comfyui_data_dir())))
+    service = AssistantService(ServiceOptions(data_dir=_comfyui_data_dir()))
+    add_routes(instance.routes, service)
+    app = getattr(instance, "app", None)
+    if app is not None:
+
+        async def close(_app: Any) -> None:
+            await service.close()
+
+        app.on_cleanup.append(close)
 
 
 _mount_in_comfyui()

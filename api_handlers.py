@@ -76,7 +76,7 @@ async def read_json(request: web.Request, limit: int) -> Any:
     if not data.strip():
         raise RequestError("the body is empty; send a JSON object")
     try:
-        return json.loads(data)
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise RequestError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:

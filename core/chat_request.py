@@ -12,7 +12,7 @@ from typing import Any
 
 ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")
-TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MESSAGES = 10_000
 
 
@@ -61,11 +61,14 @@ def _check_part(part: Any, where: str) -> None:
         _expect(isinstance(part.get("url"), str), f"{where}.url must be a string")
         _expect(isinstance(part.get("mediaType"), str), f"{where}.mediaType must be a string")
     elif ptype.startswith("tool-") or ptype == "dynamic-tool":
+        name = part.get("toolName") if ptype == "dynamic-tool" else ptype[5:]
+        _expect(
+            isinstance(name, str) and bool(TOOL_NAME.fullmatch(name)),
+            f"{where} needs a tool name matching [A-Za-z0-9_-]{{1,64}}",
+        )
         call_id = part.get("toolCallId")
         _expect(isinstance(call_id, str) and call_id != "", f"{where}.toolCallId is required")
         _expect(isinstance(part.get("state"), str), f"{where}.state must be a string")
-        if ptype == "dynamic-tool":
-            _expect(isinstance(part.get("toolName"), str), f"{where}.toolName must be a string")
 
 
 def _check_message(message: Any, i: int) -> None:
@@ -87,11 +90,14 @@ def _client_tools(raw: Any) -> tuple[ClientTool, ...]:
     _expect(isinstance(raw, dict), "'tools' must be an object mapping tool names to definitions")
     tools = []
     for name, spec in raw.items():
-        _expect(bool(TOOL_NAME.match(name)), f"tool name {name!r} must match [A-Za-z0-9_-]{{1,64}}")
+        _expect(
+            bool(TOOL_NAME.fullmatch(name)), f"tool name {name!r} must match [A-Za-z0-9_-]{{1,64}}"
+        )
         _expect(isinstance(spec, dict), f"tools.{name} must be an object")
         params = spec.get("parameters", spec.get("inputSchema", {"type": "object"}))
         _expect(isinstance(params, dict), f"tools.{name}.parameters must be a JSON schema object")
-        description = spec.get("description") or ""
+        description = spec.get("description")
+        description = "" if description is None else description
         _expect(isinstance(description, str), f"tools.{name}.description must be a string")
         tools.append(ClientTool(name, description, params))
     return tuple(tools)
@@ -110,7 +116,8 @@ def parse_chat_request(body: Any) -> ChatRequest:
     _expect(len(messages) <= MAX_MESSAGES, f"'messages' holds more than {MAX_MESSAGES} messages")
     for i, message in enumerate(messages):
         _check_message(message, i)
-    trigger = _optional_str(body, "trigger") or "submit-message"
+    trigger = _optional_str(body, "trigger")
+    trigger = "submit-message" if trigger is None else trigger
     _expect(trigger in TRIGGERS, f"'trigger' must be one of {', '.join(TRIGGERS)}")
     metadata = body.get("metadata")
     _expect(metadata is None or isinstance(metadata, dict), "'metadata' must be an object")

@@ -159,9 +159,8 @@ class Provider:
             models = []
         if not models:
             raise ProviderError(
-                f"No model is configured and {self.settings.label} at "
-                f"{self.settings.base_url} lists none — set LLM_MODEL or choose a model in "
-                f"Settings.",
+                f"{self.settings.label} at {self.settings.base_url} lists no models and none is "
+                f"configured — set LLM_MODEL or choose a model in Settings.",
                 "no_model",
             )
         return models[0], "auto"

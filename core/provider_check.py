@@ -62,7 +62,8 @@ async def check_provider(provider: Provider) -> dict[str, Any]:
         except Exception as exc:
             error = describe_error(exc, settings, model)
             verdict["auth"] = "failed" if error.kind == "auth" else verdict["auth"]
-            verdict["modelFound"] = False if error.kind == "not_found" else None
+            listed_elsewhere = bool(models) or error.kind == "not_found"
+            verdict["modelFound"] = False if listed_elsewhere else None
             verdict["message"] = error.message
             return verdict
         verdict["auth"], verdict["modelFound"] = "ok", True

@@ -37,6 +37,7 @@ class AssistantService:
         self._store_lock = asyncio.Lock()
         self._provider: Provider | None = None
         self._retired: list[Provider] = []  # replaced clients still serving a stream
+        self._stored_provider: dict[str, Any] | None = None
 
     async def store(self) -> Store:
         if self._store is None:
@@ -48,10 +49,9 @@ class AssistantService:
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None
     ) -> ProviderSettings:
-        stored = await (await self.store()).get_settings(PROVIDER_NAMESPACE)
-        if overrides:
-            stored = {**stored, **overrides}
-        return resolve(stored, self.options.environ)
+        if self._stored_provider is None:  # read once; update_provider keeps it current
+            self._stored_provider = await (await self.store()).get_settings(PROVIDER_NAMESPACE)
+        return resolve({**self._stored_provider, **(overrides or {})}, self.options.environ)
 
     async def provider(self) -> Provider:
         """The client for the current settings; a settings change replaces it."""
@@ -72,7 +72,9 @@ class AssistantService:
             await old.close()
 
     async def update_provider(self, update: Mapping[str, Any]) -> ProviderSettings:
-        await (await self.store()).update_settings(PROVIDER_NAMESPACE, dict(update))
+        store = await self.store()
+        await store.update_settings(PROVIDER_NAMESPACE, dict(update))
+        self._stored_provider = await store.get_settings(PROVIDER_NAMESPACE)
         return (await self.provider()).settings
 
     async def close(self) -> None:

@@ -1,10 +1,10 @@
 """Write a chunk iterator as SSE: keep-alive comments while the source is silent, and stop the
 source at once when the client goes away.
 
-The next chunk is awaited in a task so the loop can wake up every `poll_seconds` to check the
-connection and send a `: ping` comment after `keepalive_seconds` of silence (a local model
-loading can take minutes before its first token). When the client is gone, the pending task
-is cancelled and the source generator closed, which closes the provider's stream with it.
+One task writes the chunks as they come (no per-chunk overhead). Beside it, a watch wakes every
+`poll_seconds`: it sends a `: ping` comment after `keepalive_seconds` of silence (a local model
+loading can take minutes before its first token) and, when the client is gone, cancels the
+writer and closes the source generator, which closes the provider's stream with it.
 """
 
 from __future__ import annotations
@@ -34,44 +34,40 @@ async def pump(
     options: PumpOptions,
 ) -> None:
     """Write every chunk, then `[DONE]`. Raises ClientGone if the client disconnects."""
+    loop = asyncio.get_running_loop()
+    last_write = loop.time()
 
     async def send(data: bytes) -> None:
+        nonlocal last_write
         try:
             await write(data)
         except (ConnectionError, RuntimeError) as exc:
             # aiohttp raises ClientConnectionResetError (a ConnectionError) or RuntimeError
             # ("Cannot write to closing transport") once the client is gone.
             raise ClientGone from exc
+        last_write = loop.time()
 
-    loop = asyncio.get_running_loop()
-    pending: asyncio.Future[ui.Chunk] | None = None
-    last_write = loop.time()
+    async def write_all() -> None:
+        async for chunk in chunks:
+            await send(chunk.encode())
+        await send(ui.DONE)
+
+    writer = asyncio.ensure_future(write_all())
     try:
         while True:
-            pending = asyncio.ensure_future(anext(chunks))
-            while True:
-                done, _ = await asyncio.wait({pending}, timeout=options.poll_seconds)
-                if done:
-                    break
-                if not connected():
-                    raise ClientGone
-                if loop.time() - last_write >= options.keepalive_seconds:
-                    await send(ui.KEEPALIVE)
-                    last_write = loop.time()
-            try:
-                chunk = pending.result()
-            except StopAsyncIteration:
-                pending = None
-                break
-            pending = None
-            await send(chunk.encode())
-            last_write = loop.time()
-        await send(ui.DONE)
+            done, _ = await asyncio.wait({writer}, timeout=options.poll_seconds)
+            if done:
+                writer.result()
+                return
+            if not connected():
+                raise ClientGone
+            if loop.time() - last_write >= options.keepalive_seconds:
+                await send(ui.KEEPALIVE)
     finally:
-        if pending is not None and not pending.done():
-            pending.cancel()
+        if not writer.done():
+            writer.cancel()
             with contextlib.suppress(BaseException):
-                await pending
+                await writer
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
             await aclose()

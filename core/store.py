@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -47,6 +48,14 @@ def _prepare(data_dir: Path) -> Path:
     return path
 
 
+def _daemonize(db: aiosqlite.Connection) -> None:
+    """aiosqlite's worker thread must not keep ComfyUI's process alive at exit (nothing may be
+    left uncommitted: every write commits). Older aiosqlite made the connection the thread."""
+    thread = getattr(db, "_thread", db)
+    if isinstance(thread, threading.Thread):
+        thread.daemon = True
+
+
 class Store:
     def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self.db = db
@@ -55,7 +64,9 @@ class Store:
     @classmethod
     async def open(cls, data_dir: Path) -> Store:
         path = await asyncio.to_thread(_prepare, data_dir)
-        db = await aiosqlite.connect(path, timeout=30)
+        db = aiosqlite.connect(path, timeout=30)
+        _daemonize(db)
+        await db
         db.row_factory = aiosqlite.Row
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=NORMAL")

@@ -18,6 +18,7 @@ import binascii
 import json
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 Message = dict[str, Any]
 
@@ -94,6 +95,8 @@ def _assistant(parts: list[dict[str, Any]], out: list[Message]) -> None:
             step.emit(out)
             step = _Step()
         elif ptype == "text":
+            if not part["text"]:
+                continue
             if step.calls:
                 step.emit(out)
                 step = _Step()
@@ -121,7 +124,10 @@ def _decode_text_file(url: str) -> str | None:
         return None
     header, data = url[5:].split(",", 1)
     try:
-        raw = base64.b64decode(data, validate=True) if header.endswith(";base64") else data.encode()
+        if header.endswith(";base64"):
+            raw = base64.b64decode(data, validate=True)
+        else:
+            raw = unquote_to_bytes(data)
         return raw.decode("utf-8")[:TEXT_FILE_LIMIT]
     except (binascii.Error, UnicodeDecodeError):
         return None
@@ -142,7 +148,7 @@ def _file_content(part: dict[str, Any]) -> dict[str, Any]:
 def _user(parts: list[dict[str, Any]], out: list[Message]) -> None:
     content: list[dict[str, Any]] = []
     for part in parts:
-        if part.get("type") == "text":
+        if part.get("type") == "text" and part["text"]:
             content.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "file":
             content.append(_file_content(part))

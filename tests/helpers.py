@@ -27,3 +27,19 @@ def sse_events(body: str) -> list[dict[str, Any]]:
 
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in events]
+
+
+def normalize_ids(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace generated ids (msg_…, txt_…, rsn_…, call_…) by stable placeholders in order."""
+    seen: dict[str, str] = {}
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and "_" in value:
+            prefix, _, rest = value.partition("_")
+            if prefix in ("msg", "txt", "rsn", "call") and len(rest) == 16:
+                count = sum(1 for k in seen if k.startswith(prefix + "_"))
+                seen.setdefault(value, f"<{prefix}_{count}>")
+                return seen[value]
+        return value
+
+    return [{k: fix(v) for k, v in e.items()} for e in events]

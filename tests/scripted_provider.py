@@ -189,7 +189,11 @@ class ScriptedProvider:
         if isinstance(reply, Status):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         if isinstance(reply, Hang):
-            await asyncio.sleep(3600)
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                self.disconnects.append(time.monotonic())
+                raise
         assert isinstance(reply, Stream), reply
         response = web.StreamResponse(
             status=reply.status, headers={"Content-Type": "text/event-stream"}

@@ -1,0 +1,125 @@
+"""Bad input gets a 4xx whose message says what to fix; no client input causes a 500."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import start_app
+from .helpers import chat_body, user
+from .scripted_provider import text_reply
+
+
+@pytest.mark.parametrize(
+    ("data", "status", "message"),
+    [
+        (
+            b"{not json",
+            400,
+            "the body is not valid JSON: Expecting property name enclosed in double quotes "
+            "at line 1 column 2",
+        ),
+        (b"", 400, "the body is empty; send a JSON object"),
+        (b"\xff\xfe", 400, "the body is not UTF-8 text"),
+        (b"[1, 2]", 400, "the body must be a JSON object with 'id' and 'messages'"),
+        (b'{"id": "t"}', 400, "'messages' must be a non-empty list"),
+        (b'{"id": "t", "messages": "hi"}', 400, "'messages' must be a non-empty list"),
+        (
+            b'{"id": 5, "messages": []}',
+            400,
+            "'id' (the thread id) must be a string of 1 to 200 characters",
+        ),
+        (
+            b'{"id": "t", "messages": [{"role": "robot", "parts": []}]}',
+            400,
+            "messages[0].role must be one of system, user, assistant (got 'robot')",
+        ),
+        (
+            b'{"id": "t", "messages": [{"role": "user", "parts": [{"type": "text"}]}]}',
+            400,
+            "messages[0].parts[0].text must be a string",
+        ),
+        (
+            b'{"id": "t", "messages": [{"role": "user", "parts": []}], "trigger": "x"}',
+            400,
+            "'trigger' must be one of submit-message, regenerate-message",
+        ),
+    ],
+)
+async def test_bad_chat_bodies_get_400_with_what_to_fix(assistant, provider, data, status, message):
+    resp = await assistant.session.post(
+        assistant.base + "/api/chat", data=data, headers={"Content-Type": "application/json"}
+    )
+    assert resp.status == status
+    assert await resp.json() == {"error": message}
+    assert provider.requests == []
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/api/chat"),
+        ("PUT", "/api/assistant/provider"),
+        ("POST", "/api/assistant/provider/test"),
+    ],
+)
+async def test_state_changing_endpoints_accept_only_json(assistant, method, path, content_type):
+    """A cross-site HTML form can post to localhost, but never as application/json."""
+    resp = await assistant.session.request(
+        method,
+        assistant.base + path,
+        data=b'{"baseUrl": "http://evil.example/v1"}',
+        headers={"Content-Type": content_type},
+    )
+    assert resp.status == 415
+    assert await resp.json() == {
+        "error": "send the body as JSON with 'Content-Type: application/json'"
+    }
+    settings = await (
+        await assistant.session.get(assistant.base + "/api/assistant/provider")
+    ).json()
+    assert settings["baseUrl"] != "http://evil.example/v1"
+
+
+async def test_oversized_bodies_get_413(provider, tmp_path):
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    app = await start_app(tmp_path, env, chat_body_limit=10_000, json_body_limit=1_000)
+    try:
+        big = chat_body(user("x" * 20_000))
+        async with await app.post("/api/chat", big) as resp:
+            assert resp.status == 413
+            assert await resp.json() == {
+                "error": "the body is larger than the limit of 10000 bytes"
+            }
+
+        async def chunked():  # no Content-Length: the limit must hold while reading
+            for _ in range(20):
+                yield b" " * 1000
+
+        resp = await app.session.post(
+            app.base + "/api/assistant/provider",
+            data=chunked(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert resp.status == 405 or resp.status == 413
+        resp = await app.session.put(
+            app.base + "/api/assistant/provider",
+            data=chunked(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert resp.status == 413
+    finally:
+        await app.close()
+    assert provider.requests == []
+
+
+async def test_unknown_fields_are_ignored(assistant, provider):
+    provider.enqueue(text_reply("ok"))
+    body = chat_body(user("hi"), somethingNew={"x": 1}, metadata={"panel": "1.0"})
+    body["messages"][0]["extra"] = True
+    body["messages"][0]["parts"].append({"type": "data-workflow", "data": {"nodes": 1}})
+    status, _ = await assistant.chat(body)
+    assert status == 200
+    assert provider.requests[0]["messages"][1] == {"role": "user", "content": "hi"}

@@ -1,0 +1,186 @@
+"""Every upstream failure ends the stream with an `error` chunk that says what happened and
+what to do: never a hang, never a traceback, never the API key."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import pytest
+
+from .conftest import start_app
+from .helpers import chat_body, sse_events, types, user
+from .scripted_provider import (
+    Cut,
+    Hang,
+    Raw,
+    ScriptedProvider,
+    Status,
+    Stream,
+    call_piece,
+    chunk,
+    error_body,
+)
+
+SECRET = "sk-test-0123456789abcdefSECRET"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_chat(tmp_path, env, sdk, message="hi"):
+    app = await start_app(tmp_path / "data", env)
+    try:
+        status, body = await app.chat(chat_body(user(message)))
+    finally:
+        await app.close()
+    assert status == 200
+    return sse_events(body), sdk.check(body)
+
+
+def only_error(result) -> str:
+    (error,) = result["errors"]
+    assert "Traceback" not in error and SECRET not in error
+    return error
+
+
+async def test_connection_refused_names_the_provider_and_the_fix(tmp_path, sdk):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    env = {"LLM_BASE_URL": url, "LLM_MODEL": "llama3.2"}
+    events, result = await run_chat(tmp_path, env, sdk)
+    assert only_error(result) == (
+        f"The provider is not reachable at {url} — start it or set the provider in Settings."
+    )
+    assert types(events) == ["start", "message-metadata", "start-step", "error"]
+
+
+async def test_ollama_is_named_when_its_port_is_used(tmp_path, sdk):
+    env = {"LLM_MODEL": "llama3.2", "LLM_BASE_URL": "http://127.0.0.1:11434/v1"}
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.fail("something listens on 11434 on this machine; this test needs it closed")
+    _, result = await run_chat(tmp_path, env, sdk)
+    assert only_error(result) == (
+        "Ollama is not reachable at http://127.0.0.1:11434/v1 — start it or set the provider "
+        "in Settings."
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            Status(401, error_body(f"Incorrect API key provided: {SECRET}", "invalid_api_key")),
+            "rejected the request as unauthorized (HTTP 401) — set a valid API key in Settings",
+        ),
+        (
+            Status(404, error_body("model 'nope' not found", "model_not_found")),
+            "does not know model 'scripted-model' (HTTP 404: model 'nope' not found) — choose",
+        ),
+        (
+            Status(429, error_body("Rate limit reached")),
+            "is rate-limiting requests (HTTP 429: Rate limit reached) — wait a moment",
+        ),
+        (
+            Status(500, error_body("boom")),
+            "failed with HTTP 500 (boom) — try again; if it keeps failing, look at the server",
+        ),
+        (
+            Status(503, {"detail": "loading"}),
+            "failed with HTTP 503",
+        ),
+        (
+            Status(400, error_body("This model's maximum context length is 8192 tokens.")),
+            "refused the request (HTTP 400: This model's maximum context length is 8192",
+        ),
+    ],
+)
+async def test_http_errors_become_actionable_error_chunks(
+    provider, tmp_path, sdk, caplog, reply, expected
+):
+    provider.enqueue(reply)
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model", "LLM_API_KEY": SECRET}
+    with caplog.at_level(logging.DEBUG):
+        events, result = await run_chat(tmp_path, env, sdk)
+    assert expected in only_error(result)
+    assert events[-1]["type"] == "error"
+    assert SECRET not in caplog.text
+
+
+async def test_a_silent_provider_times_out_with_a_clear_message(provider, tmp_path, sdk):
+    provider.enqueue(Hang())
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "scripted-model",
+        "LLM_TIMEOUT_SECONDS": "1",
+    }
+    events, result = await run_chat(tmp_path, env, sdk)
+    assert "did not answer within 1 s" in only_error(result)
+    assert any(e == {"type": "start-step"} for e in events)
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        ([Cut()], "broke off in the middle of the answer — the part already shown is kept"),
+        ([Raw(b"data: {not json\n\n")], "sent a malformed stream chunk that is not JSON"),
+        (
+            [Raw(b'data: {"error": {"message": "GPU fell over"}}\n\n')],
+            "reported an error mid-answer: GPU fell over",
+        ),
+    ],
+)
+async def test_a_stream_that_breaks_keeps_the_partial_answer(
+    provider, tmp_path, sdk, tail, expected
+):
+    provider.enqueue(
+        Stream(
+            [
+                chunk("Partial "),
+                chunk("answer"),
+                chunk(tool_calls=[call_piece(0, id="c1", name="addNode", arguments='{"no')]),
+                *tail,
+            ],
+            done=False,
+        )
+    )
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    events, result = await run_chat(tmp_path, env, sdk)
+    assert expected in only_error(result)
+    parts = result["message"]["parts"]
+    assert parts[1] == {"type": "text", "text": "Partial answer", "state": "done"}
+    assert parts[2]["state"] == "output-error"
+    assert "broke off before this call was complete" in parts[2]["errorText"]
+    assert "finish" not in types(events)
+
+
+async def test_no_model_configured_uses_the_first_listed_and_says_so(provider, tmp_path, sdk):
+    provider.models = ["qwen3:8b", "llama3.2"]
+    provider.enqueue(Stream([chunk("hi"), chunk(finish_reason="stop")]))
+    events, result = await run_chat(tmp_path, {"LLM_BASE_URL": provider.base_url}, sdk)
+    assert result["message"]["metadata"]["modelSource"] == "auto"
+    assert events[1]["messageMetadata"] == {"model": "qwen3:8b", "modelSource": "auto"}
+    assert provider.requests[0]["model"] == "qwen3:8b"
+
+
+async def test_no_model_configured_and_none_listed(provider, tmp_path, sdk):
+    provider.models = []
+    _, result = await run_chat(tmp_path, {"LLM_BASE_URL": provider.base_url}, sdk)
+    assert only_error(result) == (
+        f"The provider at {provider.base_url} lists no models and none is configured — set "
+        f"LLM_MODEL or choose a model in Settings."
+    )
+    assert provider.requests == []
+
+
+async def test_wrong_key_when_listing_models_is_an_auth_error(tmp_path, sdk):
+    guarded = await ScriptedProvider(api_key="right-key").start()
+    try:
+        env = {"LLM_BASE_URL": guarded.base_url, "LLM_API_KEY": SECRET}
+        _, result = await run_chat(tmp_path, env, sdk)
+    finally:
+        await guarded.stop()
+    assert "unauthorized (HTTP 401)" in only_error(result)

@@ -1,0 +1,118 @@
+"""The package as ComfyUI and pip see it: no import side effects, routes mounted onto
+ComfyUI's route table when its server exists, the folder importable under any name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from comfyui_assistant.tools_definitions import TOOLS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, cwd: Path) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_importing_outside_comfyui_has_no_side_effects(tmp_path):
+    out = run_python(
+        """
+        import os, sys, json
+        before = set(sys.modules)
+        import comfyui_assistant as pkg
+        print(json.dumps({
+            "web": pkg.WEB_DIRECTORY,
+            "nodes": pkg.NODE_CLASS_MAPPINGS,
+            "server_imported": "server" in sys.modules,
+            "aiohttp_imported": "aiohttp" in sys.modules,
+            "files": os.listdir("."),
+        }))
+        """,
+        tmp_path,
+    )
+    assert json.loads(out) == {
+        "web": "./ui/dist",
+        "nodes": {},
+        "server_imported": False,
+        "aiohttp_imported": False,
+        "files": [],
+    }
+
+
+def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
+    # What ComfyUI does: `server` (with PromptServer.instance.routes, a RouteTableDef) and
+    # `folder_paths` are imported first, then the custom node folder by its path and name.
+    out = run_python(
+        f"""
+        import asyncio, importlib.util, json, sys, types
+        from aiohttp import web
+        from aiohttp.test_utils import TestClient, TestServer
+
+        server = types.ModuleType("server")
+        class PromptServer:
+            instance = None
+        PromptServer.instance = types.SimpleNamespace(routes=web.RouteTableDef())
+        server.PromptServer = PromptServer
+        sys.modules["server"] = server
+        folder_paths = types.ModuleType("folder_paths")
+        folder_paths.get_user_directory = lambda: {str(tmp_path)!r}
+        sys.modules["folder_paths"] = folder_paths
+
+        spec = importlib.util.spec_from_file_location(
+            "ComfyUI-Assistant", {str(ROOT / "__init__.py")!r},
+            submodule_search_locations=[{str(ROOT)!r}])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["ComfyUI-Assistant"] = module
+        spec.loader.exec_module(module)
+
+        routes = PromptServer.instance.routes
+        async def main():
+            app = web.Application()
+            app.add_routes(routes)
+            async with TestClient(TestServer(app)) as client:
+                tools = await (await client.get("/api/assistant/tools")).json()
+                provider = await (await client.get("/api/assistant/provider")).json()
+            return tools, provider
+        tools, provider = asyncio.run(main())
+        print(json.dumps({{
+            "paths": sorted({{(r.method, r.path) for r in routes}}),
+            "tools": [t["name"] for t in tools["tools"]],
+            "baseUrl": provider["baseUrl"],
+        }}))
+        """,
+        tmp_path,
+    )
+    result = json.loads(out)
+    assert result == {
+        "paths": [
+            ["GET", "/api/assistant/provider"],
+            ["GET", "/api/assistant/tools"],
+            ["POST", "/api/assistant/provider/test"],
+            ["POST", "/api/chat"],
+            ["PUT", "/api/assistant/provider"],
+        ],
+        "tools": [t.name for t in TOOLS],
+        "baseUrl": "http://127.0.0.1:11434/v1",
+    }
+    # the data directory lives in ComfyUI's user directory
+    assert (tmp_path / "comfyui-assistant" / "assistant.sqlite3").is_file()
+
+
+async def test_tools_endpoint_serves_the_registry(assistant):
+    async with assistant.session.get(assistant.base + "/api/assistant/tools") as resp:
+        assert resp.status == 200
+        body = await resp.json()
+    assert body == {"tools": [spec.as_json() for spec in TOOLS]}
+    assert {t["runs"] for t in body["tools"]} == {"panel"}

@@ -1,0 +1,211 @@
+"""Provider settings: environment, stored settings (which win), the masked view, the test
+verdict, and the API key never leaving the server."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from comfyui_assistant.core.provider import redact
+from comfyui_assistant.core.provider_config import resolve
+
+from .conftest import start_app
+from .helpers import chat_body, user
+from .scripted_provider import ScriptedProvider, Status, error_body, text_reply
+
+SECRET = "sk-proj-abcdefghij0123456789"
+
+
+async def get_settings(app):
+    async with app.session.get(app.base + "/api/assistant/provider") as resp:
+        assert resp.status == 200
+        return await resp.json()
+
+
+async def put_settings(app, body):
+    async with app.session.put(app.base + "/api/assistant/provider", json=body) as resp:
+        return resp.status, await resp.json()
+
+
+async def test_environment_settings_are_shown_without_the_key(provider, tmp_path):
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_API_KEY": SECRET,
+        "LLM_MODEL": "qwen3:8b",
+        "LLM_CONTEXT_WINDOW": "32768",
+        "LLM_MAX_OUTPUT_TOKENS": "2048",
+    }
+    app = await start_app(tmp_path, env)
+    try:
+        async with app.session.get(app.base + "/api/assistant/provider") as resp:
+            raw = await resp.text()
+        assert SECRET not in raw
+        assert await get_settings(app) == {
+            "baseUrl": provider.base_url,
+            "model": "qwen3:8b",
+            "contextWindow": 32768,
+            "maxOutputTokens": 2048,
+            "timeoutSeconds": 300.0,
+            "apiKeySet": True,
+            "provider": "The provider",
+            "sources": {
+                "baseUrl": "environment",
+                "apiKey": "environment",
+                "model": "environment",
+                "contextWindow": "environment",
+                "maxOutputTokens": "environment",
+            },
+        }
+    finally:
+        await app.close()
+
+
+async def test_stored_settings_win_over_the_environment_and_survive_a_restart(provider, tmp_path):
+    env = {"LLM_BASE_URL": "http://127.0.0.1:11434/v1", "LLM_MODEL": "llama3.2"}
+    app = await start_app(tmp_path, env)
+    try:
+        status, body = await put_settings(
+            app, {"baseUrl": provider.base_url + "/", "model": "scripted-model", "apiKey": SECRET}
+        )
+        assert status == 200
+        assert SECRET not in str(body)
+        assert body["baseUrl"] == provider.base_url  # trailing slash removed
+        assert body["sources"]["baseUrl"] == "settings"
+    finally:
+        await app.close()
+
+    provider.enqueue(text_reply("stored settings used"))
+    app = await start_app(tmp_path, env)  # a restart: same data directory
+    try:
+        settings = await get_settings(app)
+        assert (settings["baseUrl"], settings["model"], settings["apiKeySet"]) == (
+            provider.base_url,
+            "scripted-model",
+            True,
+        )
+        status, _ = await app.chat(chat_body(user("hi")))
+        assert status == 200
+        assert provider.headers[0]["Authorization"] == f"Bearer {SECRET}"
+        # null resets a setting to the environment's value
+        status, body = await put_settings(app, {"model": None})
+        assert (body["model"], body["sources"]["model"]) == ("llama3.2", "environment")
+    finally:
+        await app.close()
+    db = (tmp_path / "assistant.sqlite3").stat()
+    assert db.st_mode & 0o077 == 0  # it holds the key: owner-only
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"baseUrl": "ftp://x"},
+            "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1",
+        ),
+        ({"contextWindow": "big"}, "contextWindow must be a number"),
+        ({"contextWindow": 12.5}, "contextWindow must be a whole number"),
+        ({"contextWindow": 10}, "contextWindow must be between 512 and 1e+07 (got 10)"),
+        ({"model": 5}, "model must be a string of at most 2000 characters"),
+        ({"colour": "red"}, "nothing to update: send one or more of baseUrl, apiKey, model"),
+        ([1], "the body must be a JSON object of provider settings"),
+    ],
+)
+async def test_invalid_settings_are_refused_and_nothing_changes(assistant, body, message):
+    before = await get_settings(assistant)
+    status, answer = await put_settings(assistant, body)
+    assert status == 400
+    assert answer["error"].startswith(message)
+    assert await get_settings(assistant) == before
+
+
+async def test_the_test_button_verdicts(provider, tmp_path):
+    app = await start_app(tmp_path, {"LLM_BASE_URL": provider.base_url})
+    provider.models = ["qwen3:8b", "llama3.2"]
+    try:
+
+        async def verdict(body=None):
+            kwargs = {"json": body} if body is not None else {}
+            async with app.session.post(
+                app.base + "/api/assistant/provider/test", **kwargs
+            ) as resp:
+                assert resp.status == 200
+                return await resp.json()
+
+        ok = await verdict()
+        assert ok == {
+            "ok": True,
+            "provider": "The provider",
+            "baseUrl": provider.base_url,
+            "reachable": True,
+            "auth": "ok",
+            "model": "qwen3:8b",
+            "modelFound": True,
+            "models": ["qwen3:8b", "llama3.2"],
+            "message": (
+                f"The provider at {provider.base_url} works with qwen3:8b. No model is set, so "
+                f"the first listed, qwen3:8b, is used."
+            ),
+        }
+
+        provider.enqueue(Status(404, error_body("model 'mistral' not found")))
+        missing = await verdict({"model": "mistral"})
+        assert (missing["ok"], missing["modelFound"]) == (False, False)
+        assert "does not know model 'mistral'" in missing["message"]
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        down = await verdict({"baseUrl": dead})
+        assert (down["ok"], down["reachable"]) == (False, False)
+        assert down["message"] == (
+            f"The provider is not reachable at {dead} — start it or set the provider in Settings."
+        )
+        # testing unsaved values saved nothing
+        assert (await get_settings(app))["baseUrl"] == provider.base_url
+    finally:
+        await app.close()
+
+
+async def test_the_test_button_reports_a_rejected_key(tmp_path):
+    guarded = await ScriptedProvider(api_key="the-right-key").start()
+    app = await start_app(tmp_path, {"LLM_BASE_URL": guarded.base_url, "LLM_API_KEY": SECRET})
+    try:
+        async with app.session.post(app.base + "/api/assistant/provider/test") as resp:
+            raw = await resp.text()
+            verdict = await resp.json()
+        assert SECRET not in raw
+        assert (verdict["ok"], verdict["reachable"], verdict["auth"]) == (False, True, "failed")
+        assert "unauthorized (HTTP 401)" in verdict["message"]
+    finally:
+        await app.close()
+        await guarded.stop()
+
+
+async def test_servers_without_a_models_list_are_checked_with_one_token(provider, tmp_path):
+    provider.models_status = 404
+    provider.enqueue(text_reply("p"))
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    app = await start_app(tmp_path, env)
+    try:
+        async with app.session.post(app.base + "/api/assistant/provider/test") as resp:
+            verdict = await resp.json()
+        assert (verdict["ok"], verdict["auth"], verdict["modelFound"]) == (True, "ok", True)
+        assert provider.requests[0]["max_tokens"] == 1
+    finally:
+        await app.close()
+
+
+def test_redact_removes_keys_and_bearer_tokens():
+    text = (
+        f"Incorrect API key provided: {SECRET}. Header: Bearer abc.def-123 and key gsk-{'x' * 30}"
+    )
+    assert redact(text, [SECRET]) == (
+        "Incorrect API key provided: [redacted]. Header: Bearer [redacted] and key [redacted]"
+    )
+
+
+def test_bad_environment_values_are_ignored_not_fatal(caplog):
+    settings = resolve({}, {"LLM_CONTEXT_WINDOW": "lots", "LLM_BASE_URL": "localhost:11434"})
+    assert (settings.context_window, settings.base_url) == (None, "http://127.0.0.1:11434/v1")
+    assert "ignoring LLM_CONTEXT_WINDOW" in caplog.text
+    assert "ignoring LLM_BASE_URL" in caplog.text
