@@ -1,9 +1,9 @@
 """One model call's OpenAI stream chunks to UI Message Stream chunks.
 
-Pure and synchronous: `feed()` takes each `ChatCompletionChunk` (or anything with the same
-attributes), `finish()` closes what is open and settles the tool calls. Handles what differs
-between OpenAI-compatible servers: tool calls in pieces keyed by `index` or whole in one chunk,
-servers that reuse index 0 for parallel calls, missing call ids, reasoning as
+Pure and synchronous: `feed()` takes each chunk as decoded JSON (a dict shaped like
+`ChatCompletionChunk`), `finish()` closes what is open and settles the tool calls. Handles what
+differs between OpenAI-compatible servers: tool calls in pieces keyed by `index` or whole in one
+chunk, servers that reuse index 0 for parallel calls, missing call ids, reasoning as
 `reasoning_content`, `reasoning` or `<think>` tags, usage in the last chunk.
 """
 
@@ -64,15 +64,19 @@ class ToolCall:
         return "".join(self.arguments)
 
 
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _usage(raw: Any) -> Usage | None:
-    if raw is None or getattr(raw, "prompt_tokens", None) is None:
+    if not isinstance(raw, dict) or _int(raw.get("prompt_tokens")) is None:
         return None
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    prompt = int(raw.prompt_tokens)
-    completion = int(getattr(raw, "completion_tokens", 0) or 0)
-    total = int(getattr(raw, "total_tokens", 0) or prompt + completion)
-    return Usage(prompt, completion, total, int(cached) if cached is not None else None)
+    details = raw.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+    prompt = int(raw["prompt_tokens"])
+    completion = _int(raw.get("completion_tokens")) or 0
+    total = _int(raw.get("total_tokens")) or prompt + completion
+    return Usage(prompt, completion, total, cached)
 
 
 class StepTranslator:
@@ -113,9 +117,9 @@ class StepTranslator:
         else:
             out.append(ui.ReasoningDelta(pid, delta))
 
-    def _call_for(self, piece: Any) -> ToolCall:
-        index = getattr(piece, "index", None)
-        piece_id = getattr(piece, "id", None) or None
+    def _call_for(self, piece: dict[str, Any]) -> ToolCall:
+        index = _int(piece.get("index"))
+        piece_id = piece.get("id") or None
         if index is None:  # servers that omit the index: a new id means a new call
             last = self.tool_calls[-1] if self.tool_calls else None
             index = last.index if last and not (piece_id and piece_id != last.id) else -1
@@ -127,13 +131,15 @@ class StepTranslator:
             self.tool_calls.append(call)
         return call
 
-    def _tool_piece(self, piece: Any, out: list[ui.Chunk]) -> None:
+    def _tool_piece(self, piece: dict[str, Any], out: list[ui.Chunk]) -> None:
         call = self._call_for(piece)
-        function = getattr(piece, "function", None)
-        name = getattr(function, "name", None) if function is not None else None
-        args = getattr(function, "arguments", None) if function is not None else None
-        if getattr(piece, "id", None) and not call.id:
-            call.id = piece.id
+        function = piece.get("function")
+        function = function if isinstance(function, dict) else {}
+        name, args = function.get("name"), function.get("arguments")
+        name = name if isinstance(name, str) else None
+        args = args if isinstance(args, str) else None
+        if isinstance(piece.get("id"), str) and piece["id"] and not call.id:
+            call.id = piece["id"]
         if name and not call.started:
             call.name += name
         if args:
@@ -151,26 +157,30 @@ class StepTranslator:
 
     def feed(self, chunk: Any) -> list[ui.Chunk]:
         out: list[ui.Chunk] = []
-        usage = _usage(getattr(chunk, "usage", None))
+        if not isinstance(chunk, dict):
+            return out
+        usage = _usage(chunk.get("usage"))
         if usage is not None:
             self.usage = usage
-        for choice in getattr(chunk, "choices", None) or ():
-            if getattr(choice, "index", 0) not in (0, None):
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
                 continue
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
-                for attr in ("reasoning_content", "reasoning"):
-                    value = getattr(delta, attr, None)
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                for key in ("reasoning_content", "reasoning"):
+                    value = delta.get(key)
                     if isinstance(value, str):
                         self._write("reasoning", value, out)
-                content = getattr(delta, "content", None)
+                content = delta.get("content")
                 if isinstance(content, str) and content:
                     for kind, text in self._splitter.feed(content):
                         self._write(kind, text, out)
-                for piece in getattr(delta, "tool_calls", None) or ():
-                    self._tool_piece(piece, out)
-            if getattr(choice, "finish_reason", None):
-                self.provider_finish = choice.finish_reason
+                for piece in delta.get("tool_calls") or ():
+                    if isinstance(piece, dict):
+                        self._tool_piece(piece, out)
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str) and finish:
+                self.provider_finish = finish
         return out
 
     def _settle(self, call: ToolCall) -> ui.Chunk:
