@@ -137,6 +137,8 @@ class StepTranslator:
         function = function if isinstance(function, dict) else {}
         name, args = function.get("name"), function.get("arguments")
         name = name if isinstance(name, str) else None
+        if isinstance(args, dict):  # a few servers send the arguments already parsed
+            args = json.dumps(args, ensure_ascii=False)
         args = args if isinstance(args, str) else None
         if isinstance(piece.get("id"), str) and piece["id"] and not call.id:
             call.id = piece["id"]

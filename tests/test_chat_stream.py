@@ -169,11 +169,23 @@ async def test_whole_and_parallel_calls_are_all_delivered(assistant, provider, s
                 chunk(finish_reason="tool_calls"),
             ]
         ),
-        # Some servers number every parallel call index 0; a new id means a new call.
+        # Some servers number every parallel call index 0 (a new id means a new call), and
+        # some send the arguments as an object instead of a JSON string.
         Stream(
             [
                 chunk(tool_calls=[call_piece(0, id="x1", name="getWorkflow", arguments="{}")]),
-                chunk(tool_calls=[call_piece(0, id="x2", name="queueWorkflow", arguments="{}")]),
+                chunk(
+                    tool_calls=[
+                        {
+                            "index": 0,
+                            "id": "x2",
+                            "function": {
+                                "name": "queueWorkflow",
+                                "arguments": {"waitForResult": False},
+                            },
+                        }
+                    ]
+                ),
                 chunk(finish_reason="stop"),
             ]
         ),
@@ -181,7 +193,7 @@ async def test_whole_and_parallel_calls_are_all_delivered(assistant, provider, s
     expected = [
         [("getWorkflow", "c_a", {"detail": "summary"})],
         [("removeNodes", "c_1", {"nodeIds": [3]}), ("addNode", "c_2", {"nodeType": "VAEDecode"})],
-        [("getWorkflow", "x1", {}), ("queueWorkflow", "x2", {})],
+        [("getWorkflow", "x1", {}), ("queueWorkflow", "x2", {"waitForResult": False})],
     ]
     for calls in expected:
         _, body = await assistant.chat(chat_body(user("go")))
