@@ -99,8 +99,10 @@ def _args(required: Iterable[str] = (), **properties: dict[str, Any]) -> dict[st
 _SLOT: dict[str, Any] = {"type": ["string", "integer"]}
 _NODE_ID: dict[str, Any] = {"type": "integer"}
 _WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+_SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
+_EXACT = "Exact node type (class name), e.g. KSampler."
 
-# All seven tools cost about 1,200 cl100k tokens as json.dumps(openai_tools()), 960 compact.
+# The seven panel tools cost about 1,200 cl100k tokens as json.dumps(openai_tools()).
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
@@ -237,6 +239,130 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
         ),
         runs="panel",
+    ),
+    # Server tools: they need no browser and run inside the same /api/chat response.
+    ToolSpec(
+        name="searchInstalledNodes",
+        description="Search the installed node types by purpose, name, category or slot type "
+        '(e.g. "upscale image", "load lora", "LATENT"). Returns types with their link inputs '
+        "and outputs.",
+        parameters=_args(
+            ["query"],
+            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            limit={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 15,
+                "description": "Most results to return.",
+            },
+        ),
+        runs="server",
+        digest_args=("query",),
+    ),
+    ToolSpec(
+        name="getNodeDefinition",
+        description="The full definition of one node type: inputs with widget kinds, defaults, "
+        "ranges and choices, and outputs. Use before setting values you are unsure of.",
+        parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
+        runs="server",
+        digest_args=("nodeType",),
+    ),
+    ToolSpec(
+        name="getAvailableModels",
+        description="Model files installed for a folder type (checkpoints, loras, vae, "
+        "text_encoders, diffusion_models, upscale_models, controlnet, ...). Without a "
+        "category: the count per folder type.",
+        parameters=_args(category={"type": "string", "description": "Folder type."}),
+        runs="server",
+        digest_args=("category",),
+    ),
+    ToolSpec(
+        name="readDocumentation",
+        description="The documentation of a node type (how it works, its inputs and tips).",
+        parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
+        runs="server",
+        digest_args=("nodeType",),
+    ),
+    ToolSpec(
+        name="listSystemSkills",
+        description="List the built-in skills (procedures and model-family notes).",
+        parameters=_args(),
+        runs="server",
+    ),
+    ToolSpec(
+        name="getSystemSkill",
+        description="Read a built-in skill's instructions by slug; follow them for the task.",
+        parameters=_args(["slug"], slug=_SLUG),
+        runs="server",
+        digest_args=("slug",),
+    ),
+    ToolSpec(
+        name="listUserSkills",
+        description="List the procedures the user taught you (their skills).",
+        parameters=_args(),
+        runs="server",
+    ),
+    ToolSpec(
+        name="getUserSkill",
+        description="Read one of the user's skills by slug; follow it for the task.",
+        parameters=_args(["slug"], slug=_SLUG),
+        runs="server",
+        digest_args=("slug",),
+    ),
+    ToolSpec(
+        name="createUserSkill",
+        description="Save a procedure the user wants you to remember, as a new skill. Write "
+        "the body as clear markdown steps with exact node types and values.",
+        parameters=_args(
+            ["name", "description", "body"],
+            name={"type": "string", "minLength": 1, "maxLength": 80, "description": "Short name."},
+            description={
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "One line: when to use it.",
+            },
+            body={"type": "string", "minLength": 1, "description": "The instructions."},
+        ),
+        runs="server",
+        digest_args=("name",),
+    ),
+    ToolSpec(
+        name="updateUserSkill",
+        description="Change one of the user's skills; send only the fields that change.",
+        parameters=_args(
+            ["slug"],
+            slug=_SLUG,
+            name={"type": "string", "minLength": 1, "maxLength": 80, "description": "New name."},
+            description={
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "New one-line description.",
+            },
+            body={"type": "string", "minLength": 1, "description": "New instructions."},
+        ),
+        runs="server",
+        digest_args=("slug",),
+    ),
+    ToolSpec(
+        name="recallToolResult",
+        description="The full result of an earlier tool call that was shortened to a digest, "
+        "by the id shown in the digest.",
+        parameters=_args(
+            ["toolCallId"], toolCallId={"type": "string", "description": "Id from the digest."}
+        ),
+        runs="server",
+        digest_args=("toolCallId",),
+    ),
+    ToolSpec(
+        name="readSystemContext",
+        description="Read a section of your instructions that was left out to save space, by "
+        "the name listed in the system prompt.",
+        parameters=_args(["section"], section={"type": "string", "description": "Section name."}),
+        runs="server",
+        digest_args=("section",),
     ),
 )
 

@@ -1,4 +1,5 @@
-"""The long-lived state behind the routes: options, the store, the provider client.
+"""The long-lived state behind the routes: options, the store, the provider client, skills and
+the environment.
 
 Created without I/O (inside ComfyUI it is built at import time, before any event loop); the
 store opens on first use. One instance serves every request.
@@ -13,10 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..user_context_loader import SYSTEM_CONTEXT_DIR
+from .environment import EnvironmentService
 from .provider import Provider
 from .provider_config import ProviderSettings, resolve
+from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
 from .store import Store
+from .threads import Threads
+from .user_data import UserData
 
 PROVIDER_NAMESPACE = "provider"
 
@@ -28,11 +34,17 @@ class ServiceOptions:
     pump: PumpOptions = field(default_factory=PumpOptions)
     chat_body_limit: int = 32 * 1024 * 1024  # images arrive as data URLs
     json_body_limit: int = 1024 * 1024
+    environment: EnvironmentService | None = None  # default: the shipped object_info.json
+    system_context_dir: Path = SYSTEM_CONTEXT_DIR
+    system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
 
 class AssistantService:
     def __init__(self, options: ServiceOptions) -> None:
         self.options = options
+        self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
+        self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
+        self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
         self._provider: Provider | None = None
@@ -46,11 +58,20 @@ class AssistantService:
                     self._store = await Store.open(self.options.data_dir)
         return self._store
 
+    async def threads(self) -> Threads:
+        return Threads(await self.store())
+
+    async def user_data(self) -> UserData:
+        return UserData(await self.store(), self.options.data_dir)
+
+    async def store_settings(self, namespace: str) -> dict[str, Any]:
+        return await (await self.store()).get_settings(namespace)
+
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None
     ) -> ProviderSettings:
         if self._stored_provider is None:  # read once; update_provider keeps it current
-            self._stored_provider = await (await self.store()).get_settings(PROVIDER_NAMESPACE)
+            self._stored_provider = await self.store_settings(PROVIDER_NAMESPACE)
         return resolve({**self._stored_provider, **(overrides or {})}, self.options.environ)
 
     async def provider(self) -> Provider:

@@ -1,7 +1,8 @@
 """The SQLite store: one file in the data directory, WAL, migrations applied at start-up.
 
-Migrations are an ordered list of small named steps; each one that ran is recorded in the
-`migrations` table, so an older database is brought forward step by step and never twice.
+One connection serves the process (aiosqlite runs it on its own thread); `transaction()`
+serializes multi-statement writes, so concurrent requests never interleave inside one
+transaction and never see "database is locked".
 """
 
 from __future__ import annotations
@@ -10,32 +11,16 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
+from .migrations import migrate
+
 DB_NAME = "assistant.sqlite3"
-
-Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
-
-
-async def m001_settings(db: aiosqlite.Connection) -> None:
-    await db.execute(
-        """CREATE TABLE settings (
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (namespace, key)
-        )"""
-    )
-
-
-MIGRATIONS: list[tuple[str, Migration]] = [
-    ("001_settings", m001_settings),
-]
 
 
 def _prepare(data_dir: Path) -> Path:
@@ -60,6 +45,28 @@ class Store:
     def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self.db = db
         self.path = path
+        self._write_lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One write transaction at a time: committed on success, rolled back on error."""
+        async with self._write_lock:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                await self.db.rollback()
+                raise
+            await self.db.commit()
+
+    async def fetchall(self, sql: str, params: tuple[Any, ...] = ()) -> list[aiosqlite.Row]:
+        async with self.db.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: tuple[Any, ...] = ()) -> aiosqlite.Row | None:
+        async with self.db.execute(sql, params) as cursor:
+            row: aiosqlite.Row | None = await cursor.fetchone()
+            return row
 
     @classmethod
     async def open(cls, data_dir: Path) -> Store:
@@ -87,46 +94,16 @@ class Store:
     async def update_settings(self, namespace: str, values: dict[str, Any]) -> None:
         """Set each key; a value of None deletes the key."""
         now = time.time()
-        for key, value in values.items():
-            if value is None:
-                await self.db.execute(
-                    "DELETE FROM settings WHERE namespace = ? AND key = ?", (namespace, key)
-                )
-            else:
-                await self.db.execute(
-                    "INSERT INTO settings (namespace, key, value, updated_at) VALUES (?,?,?,?) "
-                    "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, "
-                    "updated_at = excluded.updated_at",
-                    (namespace, key, json.dumps(value), now),
-                )
-        await self.db.commit()
-
-
-async def applied_migrations(db: aiosqlite.Connection) -> list[str]:
-    await db.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
-    async with db.execute("SELECT name FROM migrations ORDER BY name") as cursor:
-        return [row[0] async for row in cursor]
-
-
-async def migrate(db: aiosqlite.Connection) -> list[str]:
-    """Apply the migrations not yet recorded, each in its own transaction; return their names."""
-    done = set(await applied_migrations(db))
-    await db.commit()
-    ran = []
-    for name, step in MIGRATIONS:
-        if name in done:
-            continue
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await step(db)
-            await db.execute(
-                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
-            )
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
-        ran.append(name)
-    return ran
+        async with self.transaction() as db:
+            for key, value in values.items():
+                if value is None:
+                    await db.execute(
+                        "DELETE FROM settings WHERE namespace = ? AND key = ?", (namespace, key)
+                    )
+                else:
+                    await db.execute(
+                        "INSERT INTO settings (namespace, key, value, updated_at) VALUES (?,?,?,?)"
+                        " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, "
+                        "updated_at = excluded.updated_at",
+                        (namespace, key, json.dumps(value), now),
+                    )

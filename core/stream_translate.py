@@ -80,8 +80,11 @@ def _usage(raw: Any) -> Usage | None:
 
 
 class StepTranslator:
-    def __init__(self, tool_names: Collection[str]) -> None:
+    def __init__(
+        self, tool_names: Collection[str], server_tools: Collection[str] = frozenset()
+    ) -> None:
         self.tool_names = tool_names
+        self.server_tools = server_tools
         self.tool_calls: list[ToolCall] = []
         self.usage: Usage | None = None
         self.provider_finish: str | None = None
@@ -150,7 +153,7 @@ class StepTranslator:
             self._close(out)
             call.id = call.id or new_id("call")
             call.started = True
-            out.append(ui.ToolInputStart(call.id, call.name))
+            out.append(ui.ToolInputStart(call.id, call.name, self._server(call)))
             if call.arguments:
                 out.append(ui.ToolInputDelta(call.id, call.arguments_text))
         elif call.started and args:
@@ -213,9 +216,14 @@ class StepTranslator:
                         f"The arguments for {call.name} must be a JSON object, "
                         f"not {type(value).__name__}. Call the tool again with an object."
                     )
+        server = self._server(call)
         if call.input is not None:
-            return ui.ToolInputAvailable(call.id, call.name, call.input)
-        return ui.ToolInputError(call.id, call.name, call.arguments_text, call.error or "")
+            return ui.ToolInputAvailable(call.id, call.name, call.input, server)
+        return ui.ToolInputError(call.id, call.name, call.arguments_text, call.error or "", server)
+
+    def _server(self, call: ToolCall) -> bool | None:
+        """Server tools are marked provider-executed, so the panel never tries to run them."""
+        return True if call.name in self.server_tools else None
 
     def finish(self) -> list[ui.Chunk]:
         out: list[ui.Chunk] = []
@@ -227,7 +235,7 @@ class StepTranslator:
                 call.id = call.id or new_id("call")
                 call.name = call.name or "unnamed_tool"
                 call.started = True
-                out.append(ui.ToolInputStart(call.id, call.name))
+                out.append(ui.ToolInputStart(call.id, call.name, self._server(call)))
             out.append(self._settle(call))
         return out
 
@@ -241,5 +249,9 @@ class StepTranslator:
             if call.started and call.input is None and call.error is None:
                 assert call.id is not None
                 call.error = "The answer broke off before this call was complete; it did not run."
-                out.append(ui.ToolInputError(call.id, call.name, call.arguments_text, call.error))
+                out.append(
+                    ui.ToolInputError(
+                        call.id, call.name, call.arguments_text, call.error, self._server(call)
+                    )
+                )
         return out

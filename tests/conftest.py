@@ -14,6 +14,7 @@ from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.core.sse import PumpOptions
 from comfyui_assistant.standalone import create_app
 
+from .helpers import assemble
 from .scripted_provider import ScriptedProvider
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +47,13 @@ class SDKChecker:
         for c in result["chunks"]:
             if c["type"] == "finish" and "finishReason" in c:
                 assert c["finishReason"] in SAFE_FINISH_REASONS, c
+        if result["message"] is not None:  # what the server stores is what the client shows
+            ours = assemble(result["chunks"], message)
+            # The client publishes its message on content chunks only: a step that started
+            # right before an error is not in its last snapshot.
+            if ours["parts"] and ours["parts"][-1] == {"type": "step-start"}:
+                ours["parts"].pop()
+            assert ours == result["message"]
         return result
 
     def close(self) -> None:

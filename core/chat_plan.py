@@ -1,0 +1,184 @@
+"""From a validated /api/chat request to the plan of the answer: the system message, the
+history, the tools offered, and `/skill` handling.
+
+This is where the context sources meet: shipped guidance, skills, the environment line, the
+user's rules and files, the tools this request offers. (The context engine that fits all of it
+into the model's window builds on this.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..agent_prompts import (
+    CITATION_TOOLS,
+    PromptParts,
+    UserContext,
+    UserContextLimits,
+    build_continuation_message,
+    build_system_message,
+)
+from ..tools_definitions import TOOLS
+from ..user_context_loader import (
+    ROLE_FILE,
+    SystemContext,
+    env_int,
+    load_system_context,
+    max_chars_from_env,
+    skills_index,
+)
+from .chat_request import ChatRequest
+from .chat_stream import ChatPlan, response_message_id
+from .skills import Skill, SkillError, closest
+from .ui_messages import system_texts, to_openai_messages
+
+SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
+ALWAYS_OFFERED = frozenset(
+    spec.name for spec in TOOLS if spec.name not in ("readSystemContext", "recallToolResult")
+)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the plan reads, already loaded (the route gathers it from the service)."""
+
+    system_context: SystemContext
+    custom_system_prompt: str | None
+    system_skills: Sequence[Skill]
+    user_skills: Sequence[Skill]
+    environment_line: str
+    user: UserContext
+    environ: Mapping[str, str]
+
+
+def user_limits(environ: Mapping[str, str]) -> UserContextLimits:
+    return UserContextLimits(total=env_int(environ, "LLM_USER_CONTEXT_MAX_CHARS", 2500))
+
+
+def load_context(directory: Path, environ: Mapping[str, str], custom: str | None) -> SystemContext:
+    skip = (ROLE_FILE,) if custom else ()
+    return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            content = messages[i]["content"]
+            if isinstance(content, str):
+                return i, content
+            texts = [c["text"] for c in content if c.get("type") == "text"]
+            return i, "\n\n".join(texts)
+    return None
+
+
+def find_skill(words: str, skills: Sequence[Skill]) -> tuple[Skill, str] | None:
+    """The skill named at the start of `words` (slug, or name — possibly several words)."""
+    tokens = words.split()
+    for n in range(len(tokens), 0, -1):
+        head = " ".join(tokens[:n]).lower()
+        for skill in skills:
+            if head in (skill.slug, skill.name.lower()):
+                rest = words.strip()[len(" ".join(tokens[:n])) :].strip()
+                return skill, rest
+    return None
+
+
+def skill_message(skill: Skill, rest: str) -> str:
+    task = rest or "Apply this skill to the current workflow."
+    return (
+        f'The user activated the skill "{skill.name}" ({skill.slug}) with /skill. Follow its '
+        f'instructions for this request.\n\n<skill name="{skill.slug}">\n{skill.body.strip()}'
+        f"\n</skill>\n\nThe user's request: {task}"
+    )
+
+
+def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) -> str | None:
+    """Inject a `/skill` into the last user message; return a local reply if it fails."""
+    found = _last_user_text(history)
+    if found is None:
+        return None
+    index, text = found
+    match = SKILL_COMMAND.match(text)
+    if match is None:
+        return None
+    words = (match.group("rest") or "").strip()
+    names = ", ".join(s.slug for s in sorted(skills, key=lambda s: s.slug))
+    if not words:
+        return f"Use /skill <name> followed by your request. Skills: {names}."
+    hit = find_skill(words, skills)
+    if hit is None:
+        near = closest(words.split()[0], skills)
+        hint = f" Closest: {', '.join(near)}." if near else ""
+        return f"There is no skill called '{words.split()[0]}'.{hint} Skills: {names}."
+    history[index] = {**history[index], "content": skill_message(*hit)}
+    return None
+
+
+def _offered_tools(
+    req: ChatRequest, context: SystemContext
+) -> tuple[list[dict[str, Any]], frozenset[str]]:
+    names = set(ALWAYS_OFFERED)
+    if context.omitted:
+        names.add("readSystemContext")
+    tools = [spec.openai_tool() for spec in TOOLS if spec.name in names]
+    server = frozenset(spec.name for spec in TOOLS if spec.runs == "server" and spec.name in names)
+    for tool in req.tools:  # extra tools the panel declared; the registry wins on a name clash
+        if not any(t["function"]["name"] == tool.name for t in tools):
+            function = {"name": tool.name, "description": tool.description}
+            tools.append(
+                {"type": "function", "function": {**function, "parameters": tool.parameters}}
+            )
+    return tools, server
+
+
+def _used_lookups(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        part.get("type") in {f"tool-{name}" for name in CITATION_TOOLS}
+        for message in messages
+        for part in message.get("parts", [])
+    )
+
+
+def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan:
+    ui = req.messages
+    continued = ui[-1] if ui[-1].get("role") == "assistant" else None
+    history = to_openai_messages(ui[:-1] if continued else ui)
+    every_skill = [*sources.system_skills, *sources.user_skills]
+    reply = apply_skill_command(history, every_skill)
+    tools, server = _offered_tools(req, sources.system_context)
+    parts = PromptParts(
+        system_context=sources.system_context.text,
+        role_override=sources.custom_system_prompt,
+        skills_index=skills_index(sources.system_skills, sources.user_skills),
+        environment=sources.environment_line,
+        user=sources.user,
+        user_limits=user_limits(sources.environ),
+        tool_names=[t["function"]["name"] for t in tools],
+        extra_tools=[(t.name, t.description) for t in req.tools if t.name not in ALWAYS_OFFERED],
+        citations=_used_lookups(ui),
+        panel_instructions=[req.system or "", *system_texts(ui)],
+    )
+    continuation = sources.environ.get("LLM_SYSTEM_PROMPT_MODE", "full") == "continuation"
+    build = build_continuation_message if continuation and not first_turn else build_system_message
+    return ChatPlan(
+        system=build(parts),
+        history=history,
+        message_id=response_message_id(ui),
+        answer_base=continued,
+        tools=tools,
+        server_tools=server,
+        max_steps=env_int(sources.environ, "LLM_MAX_TOOL_STEPS", 8, minimum=1),
+        local_reply=reply,
+    )
+
+
+async def list_skills(directory: Any) -> list[Skill]:
+    try:
+        return list(await asyncio.to_thread(directory.list))
+    except SkillError:
+        return []

@@ -1,0 +1,140 @@
+"""The database schema as an ordered list of small named steps.
+
+Each step that ran is recorded in the `migrations` table, so an older database is brought
+forward step by step at start-up and no step ever runs twice. Add new steps at the end; never
+edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import aiosqlite
+
+Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+
+
+async def m001_settings(db: aiosqlite.Connection) -> None:
+    await db.execute(
+        """CREATE TABLE settings (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (namespace, key)
+        )"""
+    )
+
+
+async def m002_user_context(db: aiosqlite.Connection) -> None:
+    for table in ("rules", "reminders"):
+        await db.execute(
+            f"""CREATE TABLE {table} (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                text TEXT NOT NULL,
+                enabled INTEGER NOT NULL DEFAULT 1,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL
+            )"""
+        )
+    await db.execute(
+        """CREATE TABLE personas (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            description TEXT NOT NULL DEFAULT '',
+            instructions TEXT NOT NULL,
+            replaces_system_prompt INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+
+
+async def m003_threads(db: aiosqlite.Connection) -> None:
+    await db.execute(
+        """CREATE TABLE threads (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+    await db.execute(
+        """CREATE TABLE messages (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            parts TEXT NOT NULL,
+            metadata TEXT,
+            status TEXT NOT NULL DEFAULT 'complete',
+            token_count INTEGER,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            UNIQUE (thread_id, id)
+        )"""
+    )
+    await db.execute("CREATE INDEX messages_by_thread ON messages (thread_id, position, seq)")
+    await db.execute(
+        """CREATE TABLE thread_state (
+            thread_id TEXT PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE,
+            summary TEXT,
+            summary_until TEXT,
+            context_report TEXT,
+            updated_at REAL NOT NULL
+        )"""
+    )
+    await db.execute(
+        """CREATE TABLE tool_results (
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            tool_call_id TEXT NOT NULL,
+            tool_name TEXT NOT NULL,
+            input TEXT,
+            output TEXT NOT NULL,
+            is_error INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (thread_id, tool_call_id)
+        )"""
+    )
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_settings", m001_settings),
+    ("002_user_context", m002_user_context),
+    ("003_threads", m003_threads),
+]
+
+
+async def applied_migrations(db: aiosqlite.Connection) -> list[str]:
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    async with db.execute("SELECT name FROM migrations ORDER BY name") as cursor:
+        return [row[0] async for row in cursor]
+
+
+async def migrate(
+    db: aiosqlite.Connection, migrations: list[tuple[str, Migration]] = MIGRATIONS
+) -> list[str]:
+    """Apply the steps not yet recorded, each in its own transaction; return their names."""
+    done = set(await applied_migrations(db))
+    await db.commit()
+    ran = []
+    for name, step in migrations:
+        if name in done:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await step(db)
+            await db.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+            )
+            await db.commit()
+        except BaseException:
+            await db.rollback()
+            raise
+        ran.append(name)
+    return ran

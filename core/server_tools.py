@@ -1,0 +1,168 @@
+"""The tools that run in the backend, inside the same /api/chat response.
+
+Each handler takes the parsed arguments and returns a JSON-able result. A failure the model
+can recover from (an unknown node type, a missing skill) raises ToolFailure with a message
+that says what to do instead; it goes back to the model as the tool's error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .environment import EnvironmentService
+from .skills import Skill, SkillDirectory, SkillError
+from .threads import Threads
+
+
+class ToolFailure(Exception):
+    """A tool error the model can act on; the message is its tool result."""
+
+
+@dataclass
+class ToolContext:
+    thread_id: str
+    threads: Threads
+    system_skills: SkillDirectory
+    user_skills: SkillDirectory
+    environment: EnvironmentService
+    read_context_section: Callable[[str], str | None]
+
+
+Handler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+
+
+def _skill_summary(skill: Skill) -> dict[str, Any]:
+    return {"slug": skill.slug, "name": skill.name, "description": skill.description}
+
+
+def _skill_full(skill: Skill) -> dict[str, Any]:
+    return {**_skill_summary(skill), "instructions": skill.body}
+
+
+async def _skills_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except SkillError as exc:
+        raise ToolFailure(str(exc)) from None
+
+
+async def search_nodes(args: dict[str, Any], ctx: ToolContext) -> Any:
+    env = await ctx.environment.get()
+    results = env.search_nodes(str(args["query"]), int(args.get("limit", 15)))
+    if not results:
+        raise ToolFailure(
+            f"No installed node matches '{args['query']}'. Try fewer or other words (a purpose "
+            f"like 'upscale', a slot type like 'LATENT'), or it may need a custom node pack."
+        )
+    return {"query": args["query"], "results": results}
+
+
+async def node_definition(args: dict[str, Any], ctx: ToolContext) -> Any:
+    env = await ctx.environment.get()
+    definition = env.node_definition(str(args["nodeType"]))
+    if definition is None:
+        close = env.closest_node_types(str(args["nodeType"]))
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise ToolFailure(f"There is no installed node type '{args['nodeType']}'.{hint}")
+    return definition
+
+
+async def available_models(args: dict[str, Any], ctx: ToolContext) -> Any:
+    env = await ctx.environment.get()
+    try:
+        return env.models_in(args.get("category"))
+    except KeyError:
+        known = ", ".join(env.model_categories())
+        raise ToolFailure(
+            f"There is no model folder type '{args.get('category')}'. Known: {known}."
+        ) from None
+
+
+async def documentation(args: dict[str, Any], ctx: ToolContext) -> Any:
+    env = await ctx.environment.get()
+    doc = env.documentation(str(args["nodeType"]))
+    if doc is None:
+        close = env.closest_node_types(str(args["nodeType"]))
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise ToolFailure(f"There is no installed node type '{args['nodeType']}'.{hint}")
+    return doc
+
+
+async def list_system_skills(args: dict[str, Any], ctx: ToolContext) -> Any:
+    skills = await _skills_call(ctx.system_skills.list)
+    return {"skills": [_skill_summary(s) for s in skills]}
+
+
+async def get_system_skill(args: dict[str, Any], ctx: ToolContext) -> Any:
+    return _skill_full(await _skills_call(ctx.system_skills.get, str(args["slug"])))
+
+
+async def list_user_skills(args: dict[str, Any], ctx: ToolContext) -> Any:
+    skills = await _skills_call(ctx.user_skills.list)
+    return {"skills": [_skill_summary(s) for s in skills]}
+
+
+async def get_user_skill(args: dict[str, Any], ctx: ToolContext) -> Any:
+    return _skill_full(await _skills_call(ctx.user_skills.get, str(args["slug"])))
+
+
+async def create_user_skill(args: dict[str, Any], ctx: ToolContext) -> Any:
+    skill = await _skills_call(
+        ctx.user_skills.create, str(args["name"]), str(args["description"]), str(args["body"])
+    )
+    return {"created": _skill_summary(skill)}
+
+
+async def update_user_skill(args: dict[str, Any], ctx: ToolContext) -> Any:
+    changes = {k: str(args[k]) for k in ("name", "description", "body") if k in args}
+    skill = await _skills_call(ctx.user_skills.update, str(args["slug"]), **changes)
+    return {"updated": _skill_summary(skill)}
+
+
+async def recall_tool_result(args: dict[str, Any], ctx: ToolContext) -> Any:
+    result = await ctx.threads.tool_result(ctx.thread_id, str(args["toolCallId"]))
+    if result is None:
+        raise ToolFailure(
+            f"No stored result has the id '{args['toolCallId']}' in this thread; use the id "
+            f"shown in the digest."
+        )
+    return result
+
+
+async def read_system_context(args: dict[str, Any], ctx: ToolContext) -> Any:
+    text = ctx.read_context_section(str(args["section"]))
+    if text is None:
+        raise ToolFailure(f"There is no section '{args['section']}'; use a listed name.")
+    return {"section": args["section"], "text": text}
+
+
+HANDLERS: dict[str, Handler] = {
+    "searchInstalledNodes": search_nodes,
+    "getNodeDefinition": node_definition,
+    "getAvailableModels": available_models,
+    "readDocumentation": documentation,
+    "listSystemSkills": list_system_skills,
+    "getSystemSkill": get_system_skill,
+    "listUserSkills": list_user_skills,
+    "getUserSkill": get_user_skill,
+    "createUserSkill": create_user_skill,
+    "updateUserSkill": update_user_skill,
+    "recallToolResult": recall_tool_result,
+    "readSystemContext": read_system_context,
+}
+
+
+async def run_server_tool(name: str, args: dict[str, Any], ctx: ToolContext) -> Any:
+    """Run one server tool; ToolFailure for errors the model can fix, never a crash."""
+    handler = HANDLERS.get(name)
+    if handler is None:
+        raise ToolFailure(f"'{name}' is not a server tool.")
+    try:
+        return await handler(args, ctx)
+    except ToolFailure:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ToolFailure(f"{name} could not use these arguments: {exc}") from None

@@ -1,0 +1,246 @@
+"""Threads and their messages in the store.
+
+The panel sends the whole visible thread with every request; storing it is append-and-update:
+a message is written when it is new or its parts changed (the assistant message that received
+tool outputs), and stored messages are removed only where the client said so — a regenerate
+or an edit names the message it replaces (`messageId`), and everything from there on goes.
+Concurrent requests on one thread therefore never lose each other's messages.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .store import Store
+from .ui_messages import tool_name_of, tool_result_text
+
+TITLE_CHARS = 60
+
+
+def title_from(messages: list[dict[str, Any]]) -> str:
+    """The first line of the first user text, cut at a word boundary."""
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        for part in message.get("parts", []):
+            if part.get("type") == "text" and part["text"].strip():
+                line = str(part["text"]).strip().splitlines()[0].strip()
+                if len(line) <= TITLE_CHARS:
+                    return line
+                cut = line[: TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[: TITLE_CHARS - 1]
+                return cut.rstrip(" ,.;:") + "…"
+    return ""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    id: str
+    role: str
+    parts: list[dict[str, Any]]
+    metadata: dict[str, Any] | None
+    status: str
+    created_at: float
+
+    def as_ui(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "role": self.role, "parts": self.parts}
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
+        if self.status != "complete":
+            out.setdefault("metadata", {})
+            out["metadata"] = {**out["metadata"], "status": self.status}
+        return out
+
+
+class Threads:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def ensure(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
+        now = time.time()
+        async with self.store.transaction() as db:
+            await db.execute(
+                "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
+                "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
+                "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END",
+                (thread_id, title_from(messages), now, now),
+            )
+
+    async def sync(
+        self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
+    ) -> None:
+        """Store the request's messages before the model is called (see module docstring)."""
+        await self.ensure(thread_id, messages)
+        rows = await self.store.fetchall(
+            "SELECT id, position, parts, metadata FROM messages WHERE thread_id = ?", (thread_id,)
+        )
+        stored = {row["id"]: row for row in rows}
+        now = time.time()
+        async with self.store.transaction() as db:
+            if replaces is not None and replaces in stored:
+                cut = stored[replaces]["position"]
+                await db.execute(
+                    "DELETE FROM messages WHERE thread_id = ? AND position >= ? AND id NOT IN "
+                    f"({','.join('?' * len(messages))})",
+                    (thread_id, cut, *[m.get("id", "") for m in messages]),
+                )
+            for position, message in enumerate(messages):
+                mid = message.get("id") or f"{thread_id}:{position}"
+                parts = _dumps(message.get("parts", []))
+                meta = message.get("metadata")
+                meta_text = _dumps(meta) if meta is not None else None
+                old = stored.get(mid)
+                if old is not None and old["parts"] == parts and old["position"] == position:
+                    continue
+                await self._write(db, thread_id, mid, position, message, parts, meta_text, now)
+                if message.get("role") == "assistant":
+                    await self._record_tool_results(db, thread_id, message.get("parts", []), now)
+
+    async def save_answer(
+        self, thread_id: str, message: dict[str, Any], position: int, status: str
+    ) -> None:
+        """Store the assistant's answer: complete, or interrupted when the stream broke."""
+        meta = message.get("metadata")
+        now = time.time()
+        async with self.store.transaction() as db:
+            await self._write(
+                db,
+                thread_id,
+                message["id"],
+                position,
+                message,
+                _dumps(message.get("parts", [])),
+                _dumps(meta) if meta is not None else None,
+                now,
+                status,
+            )
+            await self._record_tool_results(db, thread_id, message.get("parts", []), now)
+            await db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
+
+    async def _write(
+        self,
+        db: Any,
+        thread_id: str,
+        mid: str,
+        position: int,
+        message: dict[str, Any],
+        parts: str,
+        meta: str | None,
+        now: float,
+        status: str = "complete",
+    ) -> None:
+        await db.execute(
+            "INSERT INTO messages (thread_id, id, position, role, parts, metadata, status, "
+            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (thread_id, id) DO "
+            "UPDATE SET position = excluded.position, parts = excluded.parts, metadata = "
+            "excluded.metadata, status = excluded.status, updated_at = excluded.updated_at, "
+            "token_count = NULL",
+            (thread_id, mid, position, message["role"], parts, meta, status, now, now),
+        )
+
+    async def _record_tool_results(
+        self, db: Any, thread_id: str, parts: list[dict[str, Any]], now: float
+    ) -> None:
+        """Keep every finished tool result whole, so a shortened one can be recalled later."""
+        for part in parts:
+            name = tool_name_of(part)
+            if name is None or part.get("state") not in ("output-available", "output-error"):
+                continue
+            await db.execute(
+                "INSERT OR REPLACE INTO tool_results (thread_id, tool_call_id, tool_name, input, "
+                "output, is_error, created_at) VALUES (?,?,?,?,?,?,?)",
+                (
+                    thread_id,
+                    part["toolCallId"],
+                    name,
+                    _dumps(part.get("input")),
+                    tool_result_text(part),
+                    int(part.get("state") == "output-error"),
+                    now,
+                ),
+            )
+
+    async def tool_result(self, thread_id: str, tool_call_id: str) -> dict[str, Any] | None:
+        row = await self.store.fetchone(
+            "SELECT tool_name, input, output, is_error FROM tool_results "
+            "WHERE thread_id = ? AND tool_call_id = ?",
+            (thread_id, tool_call_id),
+        )
+        if row is None:
+            return None
+        return {
+            "toolCallId": tool_call_id,
+            "tool": row["tool_name"],
+            "input": json.loads(row["input"]) if row["input"] else None,
+            "output": row["output"],
+            "isError": bool(row["is_error"]),
+        }
+
+    async def messages(self, thread_id: str) -> list[StoredMessage]:
+        rows = await self.store.fetchall(
+            "SELECT id, role, parts, metadata, status, created_at FROM messages "
+            "WHERE thread_id = ? ORDER BY position, seq",
+            (thread_id,),
+        )
+        return [
+            StoredMessage(
+                r["id"],
+                r["role"],
+                json.loads(r["parts"]),
+                json.loads(r["metadata"]) if r["metadata"] else None,
+                r["status"],
+                r["created_at"],
+            )
+            for r in rows
+        ]
+
+    async def list(self, include_archived: bool = True) -> list[dict[str, Any]]:
+        rows = await self.store.fetchall(
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, "
+            "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
+            "FROM threads t WHERE (? OR t.archived = 0) ORDER BY t.updated_at DESC, t.id",
+            (int(include_archived),),
+        )
+        return [_thread_json(r) for r in rows]
+
+    async def get(self, thread_id: str) -> dict[str, Any] | None:
+        row = await self.store.fetchone(
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, "
+            "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
+            "FROM threads t WHERE t.id = ?",
+            (thread_id,),
+        )
+        return _thread_json(row) if row is not None else None
+
+    async def update(
+        self, thread_id: str, title: str | None = None, archived: bool | None = None
+    ) -> bool:
+        async with self.store.transaction() as db:
+            cursor = await db.execute(
+                "UPDATE threads SET title = COALESCE(?, title), archived = COALESCE(?, archived),"
+                " updated_at = ? WHERE id = ?",
+                (title, None if archived is None else int(archived), time.time(), thread_id),
+            )
+            return bool(cursor.rowcount)
+
+    async def delete(self, thread_id: str) -> bool:
+        async with self.store.transaction() as db:
+            cursor = await db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+            return bool(cursor.rowcount)
+
+
+def _thread_json(row: Any) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "archived": bool(row["archived"]),
+        "createdAt": row["created_at"],
+        "updatedAt": row["updated_at"],
+        "messageCount": row["message_count"],
+    }

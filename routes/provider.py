@@ -1,0 +1,49 @@
+"""Provider settings, the connection test, and the tool registry the panel reads."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from ..core.provider import Provider
+from ..core.provider_check import check_provider
+from ..core.provider_config import validate_update
+from ..core.service import AssistantService
+from ..tools_definitions import TOOLS
+from .common import guarded, read_json
+
+log = logging.getLogger("comfyui_assistant")
+
+
+def add_provider_routes(table: web.RouteTableDef, service: AssistantService) -> None:
+    limit = service.options.json_body_limit
+
+    @table.get("/api/assistant/tools")
+    @guarded
+    async def tools(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"tools": [spec.as_json() for spec in TOOLS]})
+
+    @table.get("/api/assistant/provider")
+    @guarded
+    async def get_provider(request: web.Request) -> web.StreamResponse:
+        return web.json_response((await service.provider_settings()).public())
+
+    @table.put("/api/assistant/provider")
+    @guarded
+    async def put_provider(request: web.Request) -> web.StreamResponse:
+        update = validate_update(await read_json(request, limit))
+        settings = await service.update_provider(update)
+        log.info("provider settings updated: %s", ", ".join(sorted(update)))
+        return web.json_response(settings.public())
+
+    @table.post("/api/assistant/provider/test")
+    @guarded
+    async def test_provider(request: web.Request) -> web.StreamResponse:
+        body = await read_json(request, limit) if request.can_read_body else {}
+        overrides = validate_update(body) if body else {}
+        provider = Provider(await service.provider_settings(overrides))
+        try:
+            return web.json_response(await check_provider(provider))
+        finally:
+            await provider.close()
