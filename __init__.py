@@ -7,6 +7,8 @@ when ComfyUI's server is running, we add our routes to its route table. Imported
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import sys
 from pathlib import Path
@@ -28,6 +30,13 @@ def _comfyui_data_dir() -> Path:
     return Path(folder_paths.get_user_directory()) / "comfyui-assistant"
 
 
+def _report_failed_scan(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logging.getLogger("comfyui_assistant").warning(
+            "scanning ComfyUI's nodes and models failed: %s", task.exception()
+        )
+
+
 def _mount_in_comfyui() -> None:
     # ComfyUI imports its `server` module before it loads custom nodes; never import it here.
     server = sys.modules.get("server")
@@ -36,16 +45,27 @@ def _mount_in_comfyui() -> None:
     if instance is None or not hasattr(instance, "routes"):
         return
     from .api_handlers import add_routes
+    from .comfy_environment import scan_comfyui
+    from .core.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
 
-    service = AssistantService(ServiceOptions(data_dir=_comfyui_data_dir()))
+    data_dir = _comfyui_data_dir()
+    environment = EnvironmentService(data_dir, scan_comfyui, COMFYUI_SOURCE)
+    service = AssistantService(ServiceOptions(data_dir=data_dir, environment=environment))
     add_routes(instance.routes, service)
     app = getattr(instance, "app", None)
     if app is not None:
 
+        async def refresh(_app: Any) -> None:
+            # Node packs or models may have changed since the cached scan: rescan once, in
+            # the background (off the event loop), so the first chat never waits on it.
+            task = asyncio.ensure_future(environment.rescan())
+            task.add_done_callback(_report_failed_scan)
+
         async def close(_app: Any) -> None:
             await service.close()
 
+        app.on_startup.append(refresh)
         app.on_cleanup.append(close)
 
 

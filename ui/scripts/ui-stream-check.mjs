@@ -2,10 +2,15 @@
 // Reads one JSON request per line on stdin: {"sse": "<response body>", "message": <UIMessage?>}
 // and writes one JSON line per request:
 //   {"chunks": [...], "message": <assembled UIMessage>, "errors": [errorText...],
-//    "violation": "<what the client rejected>" | null}
+//    "violation": "<what the client rejected>" | null, "autoResubmit": bool}
 // `message` is the assistant message a continuation builds on (the client passes its last one).
 import { createInterface } from "node:readline";
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
+import {
+  lastAssistantMessageIsCompleteWithToolCalls,
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+} from "ai";
 
 async function check({ sse, message }) {
   const chunks = [];
@@ -36,7 +41,12 @@ async function check({ sse, message }) {
     const text = String(e?.message ?? e);
     if (!errors.includes(text)) violation = text;
   }
-  return { chunks, message: assembled, errors, violation };
+  // What the panel's sendAutomaticallyWhen decides after this response: resubmit or stop.
+  const autoResubmit =
+    assembled != null && errors.length === 0
+      ? lastAssistantMessageIsCompleteWithToolCalls({ messages: [assembled] })
+      : false;
+  return { chunks, message: assembled, errors, violation, autoResubmit };
 }
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });

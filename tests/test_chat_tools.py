@@ -1,0 +1,210 @@
+"""Server-side tools run inside the same /api/chat response, in a loop with a step limit;
+`/skill` injects a skill for one turn. Everything checked by the real AI SDK client."""
+
+from __future__ import annotations
+
+import json
+
+from comfyui_assistant.core.skills import SYSTEM_SKILLS_DIR
+
+from .conftest import start_app
+from .helpers import chat_body, sse_events, types, user
+from .scripted_provider import Stream, call_piece, chunk, text_reply
+
+
+def call(name: str, args: dict, id: str, index: int = 0) -> dict:
+    return call_piece(index, id=id, name=name, arguments=json.dumps(args))
+
+
+def calls_reply(*calls: dict) -> Stream:
+    return Stream([chunk(tool_calls=list(calls)), chunk(finish_reason="tool_calls")])
+
+
+def tool_parts(message: dict) -> list[dict]:
+    return [p for p in message["parts"] if p["type"].startswith("tool-")]
+
+
+async def test_server_tools_loop_inside_one_response(assistant, provider, sdk):
+    provider.enqueue(
+        calls_reply(call("searchInstalledNodes", {"query": "upscale with model"}, "s1")),
+        calls_reply(call("getNodeDefinition", {"nodeType": "ImageUpscaleWithModel"}, "s2")),
+        text_reply("Use ImageUpscaleWithModel with an UpscaleModelLoader."),
+    )
+    status, body = await assistant.chat(chat_body(user("how do I upscale?")))
+    assert status == 200
+    result = sdk.check(body)
+    assert result["autoResubmit"] is False  # nothing left for the panel: no endless resubmit
+    message = result["message"]
+    assert [p["type"] for p in message["parts"]] == [
+        "step-start",
+        "tool-searchInstalledNodes",
+        "step-start",
+        "tool-getNodeDefinition",
+        "step-start",
+        "text",
+    ]
+    search, definition = tool_parts(message)
+    assert (search["state"], search["providerExecuted"]) == ("output-available", True)
+    assert search["output"]["results"][0]["type"] == "ImageUpscaleWithModel"
+    assert definition["output"]["type"] == "ImageUpscaleWithModel"
+    assert [i["name"] for i in definition["output"]["inputs"]] == ["upscale_model", "image"]
+    assert sse_events(body)[-1]["finishReason"] == "stop"
+
+    # Each step's request extends the previous one: the same prefix, then the new round.
+    first, second, third = provider.requests
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert third["messages"][: len(second["messages"])] == second["messages"]
+    round_two = second["messages"][len(first["messages"]) :]
+    assert round_two[0]["tool_calls"][0]["function"] == {
+        "name": "searchInstalledNodes",
+        "arguments": '{"query":"upscale with model"}',
+    }
+    assert round_two[1]["role"] == "tool" and round_two[1]["tool_call_id"] == "s1"
+    assert json.loads(round_two[1]["content"]) == search["output"]
+
+    # The stored thread holds the same message the client assembled.
+    async with assistant.session.get(assistant.base + "/api/assistant/threads/thread-1") as r:
+        stored = (await r.json())["messages"]
+    assert stored[1]["parts"] == message["parts"]
+
+
+async def test_a_panel_call_ends_the_response_after_the_server_calls_ran(assistant, provider, sdk):
+    provider.enqueue(
+        calls_reply(
+            call("getAvailableModels", {}, "m1"),
+            call("addNode", {"nodeType": "CheckpointLoaderSimple"}, "p1", index=1),
+        ),
+        text_reply("Added the loader."),
+    )
+    _, body = await assistant.chat(chat_body(user("add a checkpoint loader")))
+    result = sdk.check(body)
+    models, add = tool_parts(result["message"])
+    assert (models["state"], models["providerExecuted"]) == ("output-available", True)
+    assert (add["state"], add.get("providerExecuted")) == ("input-available", None)
+    assert sse_events(body)[-1]["finishReason"] == "tool-calls"
+    assert result["autoResubmit"] is False  # waits for the panel to run addNode
+    assert len(provider.requests) == 1
+
+    # The panel runs addNode, adds its output, and the client resubmits automatically.
+    add.update(state="output-available", output={"nodeId": 4})
+    assert sdk.check("data: [DONE]\n\n", result["message"])["autoResubmit"] is True
+    _, body = await assistant.chat(
+        chat_body(user("add a checkpoint loader"), result["message"], messageId="x")
+    )
+    final = sdk.check(body, result["message"])
+    assert final["message"]["parts"][-1]["text"] == "Added the loader."
+    assert final["autoResubmit"] is False
+    results = [m for m in provider.requests[1]["messages"] if m["role"] == "tool"]
+    assert [(m["tool_call_id"], json.loads(m["content"])) for m in results] == [
+        ("m1", models["output"]),
+        ("p1", {"nodeId": 4}),
+    ]
+
+
+async def test_tool_errors_go_back_to_the_model(assistant, provider, sdk):
+    provider.enqueue(
+        calls_reply(call("getNodeDefinition", {"nodeType": "KSamplr"}, "e1")),
+        text_reply("I meant KSampler."),
+    )
+    _, body = await assistant.chat(chat_body(user("what does KSamplr take?")))
+    (part,) = tool_parts(sdk.check(body)["message"])
+    assert part["state"] == "output-error"
+    assert part["errorText"].startswith("There is no installed node type 'KSamplr'. Did you mean")
+    assert "KSampler" in part["errorText"]
+    tool_message = provider.requests[1]["messages"][-1]
+    assert tool_message == {
+        "role": "tool",
+        "tool_call_id": "e1",
+        "content": f"Error: {part['errorText']}",
+    }
+
+
+async def test_the_step_limit_forces_a_final_answer_without_tools(provider, tmp_path, sdk):
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "scripted-model",
+        "LLM_MAX_TOOL_STEPS": "2",
+    }
+    provider.enqueue(
+        calls_reply(call("listSystemSkills", {}, "l1")),
+        text_reply("Here is what I found."),
+    )
+    app = await start_app(tmp_path, env)
+    try:
+        _, body = await app.chat(chat_body(user("loop forever")))
+    finally:
+        await app.close()
+    result = sdk.check(body)
+    assert len(provider.requests) == 2
+    assert "tools" in provider.requests[0] and "tools" not in provider.requests[1]
+    assert result["message"]["parts"][-1]["text"] == "Here is what I found."
+    assert result["autoResubmit"] is False
+
+
+async def test_the_model_can_save_a_user_skill(assistant, provider, sdk, tmp_path):
+    body_text = "1. Add LoraLoader after the checkpoint.\n2. Set strength 0.8."
+    provider.enqueue(
+        calls_reply(
+            call(
+                "createUserSkill",
+                {"name": "My LoRA setup", "description": "Add my usual LoRA", "body": body_text},
+                "c1",
+            )
+        ),
+        text_reply("Saved."),
+    )
+    _, body = await assistant.chat(chat_body(user("remember how I add a lora")))
+    (part,) = tool_parts(sdk.check(body)["message"])
+    assert part["output"] == {
+        "created": {
+            "slug": "my-lora-setup",
+            "name": "My LoRA setup",
+            "description": "Add my usual LoRA",
+        }
+    }
+    saved = (tmp_path / "data" / "skills" / "my-lora-setup" / "SKILL.md").read_text()
+    assert saved.endswith(body_text + "\n") or saved.endswith(body_text)
+
+
+async def test_skill_command_injects_the_skill_for_that_turn(assistant, provider, sdk):
+    provider.enqueue(text_reply("Building it."))
+    _, body = await assistant.chat(chat_body(user("/skill txt2img a cat in a hat")))
+    sdk.check(body)
+    skill_body = (SYSTEM_SKILLS_DIR / "txt2img" / "SKILL.md").read_text().split("---", 2)[2]
+    sent = provider.requests[0]["messages"][-1]
+    assert sent == {
+        "role": "user",
+        "content": 'The user activated the skill "Text to image" (txt2img) with /skill. Follow '
+        'its instructions for this request.\n\n<skill name="txt2img">\n'
+        f"{skill_body.strip()}\n</skill>\n\nThe user's request: a cat in a hat",
+    }
+    # what the user typed is what the thread keeps
+    async with assistant.session.get(assistant.base + "/api/assistant/threads/thread-1") as r:
+        stored = (await r.json())["messages"][0]
+    assert stored["parts"] == [{"type": "text", "text": "/skill txt2img a cat in a hat"}]
+
+
+async def test_skill_command_by_name_and_without_a_request(assistant, provider, sdk):
+    provider.enqueue(text_reply("ok"))
+    _, body = await assistant.chat(chat_body(user("/skill Image to image")))
+    sdk.check(body)
+    content = provider.requests[0]["messages"][-1]["content"]
+    assert content.startswith('The user activated the skill "Image to image" (img2img)')
+    assert content.endswith("The user's request: Apply this skill to the current workflow.")
+
+
+async def test_unknown_skill_answers_without_the_model(assistant, provider, sdk):
+    _, body = await assistant.chat(chat_body(user("/skill txt2im please")))
+    result = sdk.check(body)
+    assert provider.requests == []
+    assert types(sse_events(body))[1:] == [
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+    ]
+    text = result["message"]["parts"][-1]["text"]
+    assert text.startswith("There is no skill called 'txt2im'. Closest: txt2img")
+    assert "Skills: img2img, inpaint, model-loading, model_flux" in text
