@@ -35,7 +35,7 @@ from ..user_context_loader import (
 from .chat_request import ChatRequest
 from .chat_stream import ChatPlan, response_message_id
 from .skills import Skill, SkillError, closest
-from .ui_messages import system_texts, to_openai_messages
+from .ui_messages import system_texts
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 ALWAYS_OFFERED = frozenset(
@@ -54,26 +54,42 @@ class Sources:
     environment_line: str
     user: UserContext
     environ: Mapping[str, str]
+    persona: Mapping[str, Any] | None = None  # the active persona
+
+    @property
+    def role_override(self) -> str | None:
+        """A persona that says so replaces the role text; else the user's own system prompt."""
+        if self.persona and self.persona.get("replacesSystemPrompt"):
+            return str(self.persona["instructions"])
+        return self.custom_system_prompt
+
+    @property
+    def persona_prompt(self) -> tuple[str, str] | None:
+        """A persona placed above the latest user message (one that does not replace)."""
+        if self.persona and not self.persona.get("replacesSystemPrompt"):
+            return str(self.persona["name"]), str(self.persona["instructions"])
+        return None
 
 
 def user_limits(environ: Mapping[str, str]) -> UserContextLimits:
     return UserContextLimits(total=env_int(environ, "LLM_USER_CONTEXT_MAX_CHARS", 2500))
 
 
-def load_context(directory: Path, environ: Mapping[str, str], custom: str | None) -> SystemContext:
-    skip = (ROLE_FILE,) if custom else ()
+def load_context(directory: Path, environ: Mapping[str, str], replace_role: bool) -> SystemContext:
+    """The shipped guidance, capped; without the role file when something replaces it."""
+    skip = (ROLE_FILE,) if replace_role else ()
     return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
 
 
-def _last_user_text(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
+def _last_user(messages: list[dict[str, Any]]) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
-            content = messages[i]["content"]
-            if isinstance(content, str):
-                return i, content
-            texts = [c["text"] for c in content if c.get("type") == "text"]
-            return i, "\n\n".join(texts)
+            return i
     return None
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    return "\n\n".join(p["text"] for p in message.get("parts", []) if p.get("type") == "text")
 
 
 def find_skill(words: str, skills: Sequence[Skill]) -> tuple[Skill, str] | None:
@@ -98,12 +114,12 @@ def skill_message(skill: Skill, rest: str) -> str:
 
 
 def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) -> str | None:
-    """Inject a `/skill` into the last user message; return a local reply if it fails."""
-    found = _last_user_text(history)
-    if found is None:
+    """Inject a `/skill` into (a copy of) the last user message; a local reply if it fails.
+    The stored thread keeps what the user typed."""
+    index = _last_user(history)
+    if index is None:
         return None
-    index, text = found
-    match = SKILL_COMMAND.match(text)
+    match = SKILL_COMMAND.match(_text_of(history[index]))
     if match is None:
         return None
     words = (match.group("rest") or "").strip()
@@ -115,7 +131,10 @@ def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) 
         near = closest(words.split()[0], skills)
         hint = f" Closest: {', '.join(near)}." if near else ""
         return f"There is no skill called '{words.split()[0]}'.{hint} Skills: {names}."
-    history[index] = {**history[index], "content": skill_message(*hit)}
+    message = history[index]
+    others = [p for p in message.get("parts", []) if p.get("type") != "text"]
+    text = {"type": "text", "text": skill_message(*hit)}
+    history[index] = {**message, "parts": [text, *others]}
     return None
 
 
@@ -147,13 +166,13 @@ def _used_lookups(messages: list[dict[str, Any]]) -> bool:
 def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan:
     ui = req.messages
     continued = ui[-1] if ui[-1].get("role") == "assistant" else None
-    history = to_openai_messages(ui[:-1] if continued else ui)
+    history = list(ui[:-1] if continued else ui)
     every_skill = [*sources.system_skills, *sources.user_skills]
     reply = apply_skill_command(history, every_skill)
     tools, server = _offered_tools(req, sources.system_context)
     parts = PromptParts(
         system_context=sources.system_context.text,
-        role_override=sources.custom_system_prompt,
+        role_override=sources.role_override,
         skills_index=skills_index(sources.system_skills, sources.user_skills),
         environment=sources.environment_line,
         user=sources.user,
@@ -167,7 +186,7 @@ def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan
     build = build_continuation_message if continuation and not first_turn else build_system_message
     return ChatPlan(
         system=build(parts),
-        history=history,
+        ui_history=history,
         message_id=response_message_id(ui),
         answer_base=continued,
         tools=tools,

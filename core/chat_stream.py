@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import openai
+
 from . import ui_stream as ui
+from .budget import is_context_overflow, window_from_error
+from .context_engine import Assembled
 from .provider import Provider, describe_error
 from .server_tools import ToolContext, ToolFailure, run_server_tool
 from .stream_translate import StepTranslator, Usage, new_id
 from .ui_assembler import MessageAssembler
-from .ui_messages import to_openai_messages
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -34,35 +37,59 @@ class ChatPlan:
     """Everything one answer needs, decided before the model is called."""
 
     system: str
-    history: list[dict[str, Any]]  # OpenAI messages before the answer
+    ui_history: list[dict[str, Any]]  # UI messages before the answer (a /skill applied)
     message_id: str
     answer_base: dict[str, Any] | None = None  # the assistant message a continuation extends
     tools: list[dict[str, Any]] = field(default_factory=list)
     server_tools: frozenset[str] = frozenset()
     max_steps: int = 8
     local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
+    # Builds the exact request for the answer so far (the context engine); the optional
+    # window overrides ours after a provider's "context length exceeded".
+    assemble: Callable[[dict[str, Any], int | None], Assembled] | None = None
+    model_source: str = "settings"
+    debug: bool = False  # ?debug=context: the exact request goes to the panel too
 
     @property
     def tool_names(self) -> frozenset[str]:
         return frozenset(t["function"]["name"] for t in self.tools)
 
-    def request(self, answer: dict[str, Any]) -> list[dict[str, Any]]:
-        system = [{"role": "system", "content": self.system}]
-        return system + self.history + to_openai_messages([answer])
+    def request(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
+        if self.assemble is None:
+            raise RuntimeError("the plan has no context engine attached")
+        return self.assemble(answer, window)
 
 
 @dataclass
 class ChatOutcome:
-    """What happened: for the log line and for storing the answer."""
+    """What happened: for the log line, the stored answer and the context report."""
 
     message: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
     finish_reason: str = "other"
     usage: Usage | None = None
+    last_usage: Usage | None = None  # the last step's: its prompt is the largest one
+    assembled: Assembled | None = None
     steps: int = 0
     error: str | None = None
     error_kind: str | None = None
     started_at: float = field(default_factory=time.monotonic)
+    on_usage: Callable[[Assembled, Usage], None] | None = None
+    correction: Any = None  # the learned token correction, persisted after the answer
+
+    def observe(self, assembled: Assembled, usage: Usage) -> None:
+        self.usage = _add_usage(self.usage, usage)
+        self.last_usage = usage
+        if self.on_usage is not None:
+            self.on_usage(assembled, usage)
+
+    def report(self) -> dict[str, Any]:
+        """The last step's context report, with what the provider reported for it."""
+        report = dict(self.assembled.report) if self.assembled is not None else {}
+        if self.last_usage is not None:
+            report["reported"] = self.last_usage.prompt_tokens
+            report["cachedTokens"] = self.last_usage.cached_tokens
+        return report
 
 
 def response_message_id(messages: list[dict[str, Any]]) -> str:
@@ -94,11 +121,47 @@ def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
     )
 
 
+def _request_of(assembled: Assembled, plan: ChatPlan) -> dict[str, Any]:
+    """?debug=context: the exact request of this step, as sent."""
+    return {"messages": assembled.messages, "tools": plan.tools}
+
+
+async def _open_step(
+    provider: Provider, model: str, plan: ChatPlan, answer: dict[str, Any], tools: list[Any]
+) -> tuple[Any, Assembled]:
+    """Start one model call; on "context length exceeded" rebuild for the window the provider
+    reported (or 75% of ours) and retry once."""
+    assembled = plan.request(answer)
+    try:
+        return await provider.stream(model, assembled.messages, tools), assembled
+    except openai.APIStatusError as exc:
+        detail = str(exc.message)
+        if not is_context_overflow(exc.status_code, detail, _code(exc)):
+            raise
+        window = window_from_error(detail) or int(assembled.budget.window.tokens * 0.75)
+        log.warning("the provider's window is smaller than ours; retrying with %d", window)
+        assembled = plan.request(answer, window)
+        assembled.report["limits"] = [*assembled.report.get("limits", []), "retried: overflow"]
+        return await provider.stream(model, assembled.messages, tools), assembled
+
+
+def _code(exc: openai.APIStatusError) -> str | None:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body)
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
 async def chat_chunks(
-    provider: Provider, plan: ChatPlan, ctx: ToolContext, outcome: ChatOutcome
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    ctx: ToolContext,
+    outcome: ChatOutcome,
 ) -> AsyncIterator[ui.Chunk]:
     assembler = MessageAssembler(plan.answer_base)
     outcome.message = assembler.message
+    outcome.model = model
 
     def emit(chunk: ui.Chunk) -> ui.Chunk:
         assembler.apply(chunk)
@@ -116,16 +179,18 @@ async def chat_chunks(
     started = False
     provider.active += 1
     try:
-        model, source = await provider.choose_model()
-        outcome.model = model
-        yield emit(ui.MessageMetadata({"model": model, "modelSource": source}))
+        yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
         for step in range(plan.max_steps):
             last = step == plan.max_steps - 1
             tools = [] if last else plan.tools
             translator = StepTranslator(frozenset() if last else plan.tool_names, plan.server_tools)
             started = False
-            stream = await provider.stream(model, plan.request(assembler.message), tools)
+            stream, assembled = await _open_step(provider, model, plan, assembler.message, tools)
+            outcome.assembled = assembled
             outcome.steps += 1
+            yield emit(ui.Data("context", assembled.report, id="context"))
+            if plan.debug:
+                yield ui.Data("context-request", _request_of(assembled, plan), transient=True)
             yield emit(ui.StartStep())
             async for chunk in stream:
                 started = True
@@ -136,7 +201,7 @@ async def chat_chunks(
             for out in translator.finish():
                 yield emit(out)
             if translator.usage is not None:
-                outcome.usage = _add_usage(outcome.usage, translator.usage)
+                outcome.observe(assembled, translator.usage)
             async for out in _run_tools(translator, plan, ctx):
                 yield emit(out)
             yield emit(ui.FinishStep())
@@ -157,6 +222,8 @@ async def chat_chunks(
     metadata: dict[str, Any] = {"model": outcome.model}
     if outcome.usage is not None:
         metadata["usage"] = outcome.usage.as_metadata()
+    if outcome.assembled is not None:
+        yield emit(ui.Data("context", outcome.report(), id="context"))
     yield emit(ui.Finish(translator.finish_reason, metadata))
 
 

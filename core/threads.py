@@ -30,8 +30,10 @@ def title_from(messages: list[dict[str, Any]]) -> str:
                 line = str(part["text"]).strip().splitlines()[0].strip()
                 if len(line) <= TITLE_CHARS:
                     return line
-                cut = line[: TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[: TITLE_CHARS - 1]
-                return cut.rstrip(" ,.;:") + "…"
+                head = line[: TITLE_CHARS - 1]
+                if line[TITLE_CHARS - 1] != " ":  # the last word is cut: drop it
+                    head = head.rsplit(" ", 1)[0] or head
+                return head.rstrip(" ,.;:") + "…"
     return ""
 
 
@@ -244,3 +246,42 @@ def _thread_json(row: Any) -> dict[str, Any]:
         "updatedAt": row["updated_at"],
         "messageCount": row["message_count"],
     }
+
+
+class ThreadState:
+    """Per-thread state the context engine keeps: the running summary and the last report."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def _get(self, thread_id: str, column: str) -> Any:
+        row = await self.store.fetchone(
+            f"SELECT {column} FROM thread_state WHERE thread_id = ?", (thread_id,)
+        )
+        return json.loads(row[0]) if row is not None and row[0] else None
+
+    async def _set(self, thread_id: str, **values: Any) -> None:
+        columns = list(values)
+        async with self.store.transaction() as db:
+            await db.execute(
+                f"INSERT INTO thread_state (thread_id, {', '.join(columns)}, updated_at) "
+                f"VALUES (?, {', '.join('?' * len(columns))}, ?) ON CONFLICT (thread_id) DO "
+                f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}, "
+                "updated_at = excluded.updated_at",
+                (thread_id, *values.values(), time.time()),
+            )
+
+    async def summary(self, thread_id: str) -> dict[str, Any] | None:
+        value = await self._get(thread_id, "summary")
+        return value if isinstance(value, dict) else None
+
+    async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
+        summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
+        await self._set(thread_id, summary=_dumps(summary), summary_until=until)
+
+    async def report(self, thread_id: str) -> dict[str, Any] | None:
+        value = await self._get(thread_id, "context_report")
+        return value if isinstance(value, dict) else None
+
+    async def set_report(self, thread_id: str, report: dict[str, Any]) -> None:
+        await self._set(thread_id, context_report=_dumps(report))

@@ -77,7 +77,11 @@ class MessageAssembler:
             else:
                 part.update(state="output-error", errorText=chunk.error_text)
         elif isinstance(chunk, ui.Data) and not chunk.transient:
-            part = {"type": chunk.type, "data": chunk.data}
-            if chunk.id is not None:
-                part["id"] = chunk.id
-            parts.append(part)
+            same = [p for p in parts if p["type"] == chunk.type and p.get("id") == chunk.id]
+            if chunk.id is not None and same:
+                same[0]["data"] = chunk.data
+            else:
+                part = {"type": chunk.type, "data": chunk.data}
+                if chunk.id is not None:
+                    part["id"] = chunk.id
+                parts.append(part)

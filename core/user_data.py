@@ -139,7 +139,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        # hand-edited files may not be UTF-8: show them rather than fail every chat
+        return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
 

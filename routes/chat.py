@@ -1,4 +1,5 @@
-"""POST /api/chat: store the request's messages, plan the answer, stream it, store it."""
+"""POST /api/chat: store the request's messages, plan the answer, fit it into the model's
+window, stream it, store it; and the context report of a thread."""
 
 from __future__ import annotations
 
@@ -8,21 +9,28 @@ from typing import Any
 
 from aiohttp import web
 
-from ..agent_prompts import UserContext
+from ..agent_prompts import UserContext, user_context_block
 from ..core import ui_stream as ui
-from ..core.chat_plan import Sources, build_plan, list_skills, load_context
+from ..core.budget import ContextBudgetError
+from ..core.chat_context import CORRECTION_NAMESPACE, prepare_context
+from ..core.chat_plan import Sources, build_plan, list_skills, load_context, user_limits
 from ..core.chat_request import parse_chat_request
-from ..core.chat_stream import ChatOutcome, chat_chunks, log_outcome
+from ..core.chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
+from ..core.context_engine import Assembled, Summary, covered_ids
+from ..core.provider import Provider, describe_error
 from ..core.server_tools import ToolContext
 from ..core.service import AssistantService
 from ..core.sse import ClientGone, pump
-from ..user_context_loader import SystemContext
-from .common import guarded, read_json
+from ..core.stream_translate import Usage
+from ..core.summarizer import summarize
+from ..core.threads import Threads, ThreadState
+from .common import HTTPProblem, guarded, not_found, read_json, refuse_forms
 
 
 async def gather_sources(service: AssistantService) -> Sources:
     user = await service.user_data()
     custom = await user.setting("prompt", "system")
+    persona = await user.active_persona()
     rules = [r["text"] for r in await user.rules.list() if r["enabled"]]
     environ = service.options.environ
     system_skills, user_skills, env = await asyncio.gather(
@@ -30,8 +38,9 @@ async def gather_sources(service: AssistantService) -> Sources:
         list_skills(service.user_skills),
         service.environment.get(),
     )
+    replaces = bool(persona and persona.get("replacesSystemPrompt")) or bool(custom)
     return Sources(
-        system_context=load_context(service.options.system_context_dir, environ, custom),
+        system_context=load_context(service.options.system_context_dir, environ, replaces),
         custom_system_prompt=custom,
         system_skills=system_skills,
         user_skills=user_skills,
@@ -43,11 +52,71 @@ async def gather_sources(service: AssistantService) -> Sources:
             preferences=await service.store_settings("preferences"),
         ),
         environ=environ,
+        persona=persona,
     )
 
 
+SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
+
+
 def _has_content(message: dict[str, Any]) -> bool:
-    return any(part.get("type") != "step-start" for part in message.get("parts", []))
+    return any(part.get("type") not in ("step-start", "data-context") for part in message["parts"])
+
+
+async def _error_stream(request: web.Request, message_id: str, text: str) -> web.StreamResponse:
+    response = web.StreamResponse(headers=ui.SSE_HEADERS)
+    await response.prepare(request)
+    for chunk in (ui.Start(message_id), ui.Error(text)):
+        await response.write(chunk.encode())
+    await response.write(ui.DONE)
+    return response
+
+
+def _headers(assembled: Assembled) -> dict[str, str]:
+    return {
+        **ui.SSE_HEADERS,
+        "X-Context-Tokens": str(assembled.tokens),
+        "X-Context-Budget": str(assembled.budget.available),
+        "X-Context-Window": str(assembled.budget.window.tokens),
+    }
+
+
+async def _context_for(
+    service: AssistantService,
+    plan: ChatPlan,
+    sources: Sources,
+    provider: Provider,
+    model: str,
+    thread_id: str,
+    outcome: ChatOutcome,
+) -> Assembled:
+    """Attach the context engine to the plan (summarizing first if it asks) and learn the
+    token correction from what the provider reports."""
+    state = ThreadState(await service.store())
+    corrections = await service.store_settings(CORRECTION_NAMESPACE)
+    user = await service.user_data()
+    reminders = [r["text"] for r in await user.reminders.list() if r["enabled"]]
+    context = await prepare_context(
+        plan=plan,
+        provider=provider,
+        model=model,
+        state=state,
+        thread_id=thread_id,
+        environ=service.options.environ,
+        stored_correction=corrections,
+        persona=sources.persona_prompt,
+        reminders=reminders,
+        user_context=user_context_block(sources.user, user_limits(sources.environ)),
+    )
+    plan.assemble = context.assemble
+
+    def learn(assembled: Assembled, usage: Usage) -> None:
+        context.correction.observe(model, assembled.exact, usage.prompt_tokens)
+
+    outcome.on_usage = learn
+    outcome.correction = context.correction
+    base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}
+    return context.assemble(base, None)
 
 
 def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None:
@@ -62,19 +131,34 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         sources = await gather_sources(service)
         first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
         plan = build_plan(req, sources, first_turn)
+        plan.debug = request.query.get("debug") == "context"
         provider = await service.provider()
-        context: SystemContext = sources.system_context
+        outcome = ChatOutcome()
+        headers = dict(ui.SSE_HEADERS)
+        if plan.local_reply is None:
+            try:
+                model, plan.model_source = await provider.choose_model()
+                first = await _context_for(
+                    service, plan, sources, provider, model, req.thread_id, outcome
+                )
+            except ContextBudgetError as exc:
+                return await _error_stream(request, plan.message_id, str(exc))
+            except Exception as exc:
+                error = describe_error(exc, provider.settings, provider.settings.model)
+                return await _error_stream(request, plan.message_id, error.message)
+            headers = _headers(first)
+        else:
+            model = provider.settings.model or ""
         tool_context = ToolContext(
             thread_id=req.thread_id,
             threads=threads,
             system_skills=service.system_skills,
             user_skills=service.user_skills,
             environment=service.environment,
-            read_context_section=context.section,
+            read_context_section=sources.system_context.section,
         )
-        response = web.StreamResponse(headers=ui.SSE_HEADERS)
+        response = web.StreamResponse(headers=headers)
         await response.prepare(request)
-        outcome = ChatOutcome()
 
         def connected() -> bool:
             transport = request.transport
@@ -82,23 +166,84 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
 
         status, note = "interrupted", "stopped: the browser disconnected"
         try:
-            await pump(
-                chat_chunks(provider, plan, tool_context, outcome),
-                response.write,
-                connected,
-                opts.pump,
+            chunks = chat_chunks(provider, model, plan, tool_context, outcome)
+            await pump(chunks, response.write, connected, opts.pump)
+            status, note = (
+                ("complete", "completed") if outcome.error is None else (status, "failed")
             )
-            if outcome.error is None:
-                status, note = "complete", "completed"
-            else:
-                note = "failed"
         except ClientGone:
             pass
         finally:
-            position = len(req.messages) - (1 if plan.answer_base is not None else 0)
-            if _has_content(outcome.message):
-                save = threads.save_answer(req.thread_id, outcome.message, position, status)
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(save)
+            await _finish(service, threads, req.thread_id, plan, outcome, status, len(req.messages))
             log_outcome(req.thread_id, outcome, note)
         return response
+
+    @table.get("/api/assistant/threads/{id}/context")
+    @guarded
+    async def context_report(request: web.Request) -> web.StreamResponse:
+        thread_id = request.match_info["id"]
+        if await (await service.threads()).get(thread_id) is None:
+            raise not_found(f"thread {thread_id}")
+        state = ThreadState(await service.store())
+        return web.json_response({"report": await state.report(thread_id)})
+
+    @table.get("/api/assistant/threads/{id}/summary")
+    @guarded
+    async def get_summary(request: web.Request) -> web.StreamResponse:
+        thread_id = request.match_info["id"]
+        if await (await service.threads()).get(thread_id) is None:
+            raise not_found(f"thread {thread_id}")
+        state = ThreadState(await service.store())
+        return web.json_response({"summary": await state.summary(thread_id)})
+
+    @table.post("/api/assistant/threads/{id}/compact")
+    @guarded
+    async def compact(request: web.Request) -> web.StreamResponse:
+        """`/compact` in the panel: summarize everything before the latest exchange now."""
+        refuse_forms(request)
+        thread_id = request.match_info["id"]
+        threads = await service.threads()
+        if await threads.get(thread_id) is None:
+            raise not_found(f"thread {thread_id}")
+        messages = [m.as_ui() for m in await threads.messages(thread_id)]
+        state = ThreadState(await service.store())
+        stored = await state.summary(thread_id)
+        previous = Summary(stored["text"], stored["until"], stored["fallback"]) if stored else None
+        covered = covered_ids(messages, previous.until) if previous else frozenset()
+        last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=0)
+        ids = [str(m["id"]) for m in messages[:last_user] if m["id"] not in covered]
+        if not ids:
+            return web.json_response({"summary": stored, "compacted": 0})
+        provider = await service.provider()
+        try:
+            model, _ = await provider.choose_model()
+        except Exception as exc:
+            error = describe_error(exc, provider.settings, provider.settings.model)
+            raise HTTPProblem(502, error.message) from None
+        new = await summarize(provider, model, previous, messages, ids, SUMMARY_TIMEOUT)
+        await state.set_summary(thread_id, new.text, new.until, new.fallback)
+        return web.json_response({"summary": await state.summary(thread_id), "compacted": len(ids)})
+
+
+async def _finish(
+    service: AssistantService,
+    threads: Threads,
+    thread_id: str,
+    plan: ChatPlan,
+    outcome: ChatOutcome,
+    status: str,
+    count: int,
+) -> None:
+    """Store the answer, the report and the learned correction — even when cancelled."""
+
+    async def save() -> None:
+        position = count - (1 if plan.answer_base is not None else 0)
+        if _has_content(outcome.message):
+            await threads.save_answer(thread_id, outcome.message, position, status)
+        if outcome.assembled is not None:
+            await ThreadState(threads.store).set_report(thread_id, outcome.report())
+        if outcome.correction is not None and outcome.last_usage is not None:
+            await threads.store.update_settings(CORRECTION_NAMESPACE, outcome.correction.as_dict())
+
+    with contextlib.suppress(Exception):
+        await asyncio.shield(save())

@@ -66,7 +66,7 @@ async def read_json(request: web.Request, limit: int) -> Any:
     if not data.strip():
         raise RequestError("the body is empty; send a JSON object")
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constants)
     except UnicodeDecodeError:
         raise RequestError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -75,8 +75,21 @@ async def read_json(request: web.Request, limit: int) -> Any:
         ) from None
 
 
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+
+
 def int_param(request: web.Request, name: str) -> int:
     raw = request.match_info[name]
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
         raise RequestError(f"'{name}' must be a number (got {raw!r})")
     return int(raw)
+
+
+def refuse_forms(request: web.Request) -> None:
+    """A POST without a JSON body still must not come from a cross-site HTML form."""
+    if request.content_type in FORM_TYPES:
+        raise HTTPProblem(415, "send the body as JSON with 'Content-Type: application/json'")
+
+
+def _no_constants(name: str) -> Any:
+    raise RequestError(f"the body contains {name}, which is not valid JSON; send a number")

@@ -11,7 +11,7 @@ from ..core.provider_check import check_provider
 from ..core.provider_config import validate_update
 from ..core.service import AssistantService
 from ..tools_definitions import TOOLS
-from .common import guarded, read_json
+from .common import guarded, read_json, refuse_forms
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -40,6 +40,7 @@ def add_provider_routes(table: web.RouteTableDef, service: AssistantService) -> 
     @table.post("/api/assistant/provider/test")
     @guarded
     async def test_provider(request: web.Request) -> web.StreamResponse:
+        refuse_forms(request)
         body = await read_json(request, limit) if request.can_read_body else {}
         overrides = validate_update(body) if body else {}
         provider = Provider(await service.provider_settings(overrides))

@@ -132,7 +132,7 @@ def add_user_context_routes(table: web.RouteTableDef, service: AssistantService)
     @guarded
     async def put_system_prompt(request: web.Request) -> web.StreamResponse:
         body = await read_json(request, limit)
-        text = body.get("text") if isinstance(body, dict) else ...
+        text = body.get("text", ...) if isinstance(body, dict) else ...
         if text is not None and (not isinstance(text, str) or len(text) > TEXT_LIMIT):
             raise RequestError(
                 f'send {{"text": "..."}} (at most {TEXT_LIMIT} characters), or '

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +17,9 @@ from comfyui_assistant.standalone import create_app
 
 from .helpers import assemble
 from .scripted_provider import ScriptedProvider
+
+# An invalid assembled request raises in tests (production repairs and logs it).
+os.environ["COMFY_ASSISTANT_STRICT"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKER = ROOT / "ui" / "scripts" / "ui-stream-check.mjs"

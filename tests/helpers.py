@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
@@ -73,3 +74,37 @@ def assemble(chunks: list[dict[str, Any]], base: dict[str, Any] | None = None) -
         if payload["type"] != "error":
             assembler.apply(chunk_from_payload(payload))
     return assembler.message
+
+
+REMINDER = re.compile(r"(\n\n)?<system-reminder>\n.*?\n</system-reminder>\Z", re.DOTALL)
+
+
+def without_reminders(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A request's messages without the trailing <system-reminder> (it carries the time)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if m["role"] == "user" and isinstance(content, str) and REMINDER.search(content):
+            content = REMINDER.sub("", content)
+            if not content:
+                continue
+            m = {**m, "content": content}
+        elif m["role"] == "user" and isinstance(content, list):
+            parts = [p for p in content if not REMINDER.fullmatch(p.get("text", "") or "x")]
+            m = {**m, "content": parts}
+        out.append(m)
+    return out
+
+
+def sent(provider: Any, i: int = 0) -> list[dict[str, Any]]:
+    """What request `i` sent the model, reminders aside."""
+    return without_reminders(provider.requests[i]["messages"])
+
+
+def without_context(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] != "data-context"]
+
+
+def content_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A UI message's parts without the context report (a data-context part)."""
+    return [p for p in message["parts"] if not p["type"].startswith("data-")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import start_app
-from .helpers import chat_body, user
+from .helpers import chat_body, sent, user
 from .scripted_provider import text_reply
 
 
@@ -122,4 +122,4 @@ async def test_unknown_fields_are_ignored(assistant, provider):
     body["messages"][0]["parts"].append({"type": "data-workflow", "data": {"nodes": 1}})
     status, _ = await assistant.chat(body)
     assert status == 200
-    assert provider.requests[0]["messages"][1] == {"role": "user", "content": "hi"}
+    assert sent(provider)[1] == {"role": "user", "content": "hi"}

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from .conftest import start_app
-from .helpers import chat_body, sse_events, types, user
+from .helpers import chat_body, content_parts, sse_events, types, user
 from .scripted_provider import (
     Cut,
     Hang,
@@ -93,8 +93,8 @@ async def test_ollama_is_named_when_its_port_is_used(tmp_path, sdk):
             "failed with HTTP 503",
         ),
         (
-            Status(400, error_body("This model's maximum context length is 8192 tokens.")),
-            "refused the request (HTTP 400: This model's maximum context length is 8192",
+            Status(400, error_body("Invalid value for 'temperature': must be at most 2.")),
+            "refused the request (HTTP 400: Invalid value for 'temperature': must be at most 2.)",
         ),
     ],
 )
@@ -150,7 +150,7 @@ async def test_a_stream_that_breaks_keeps_the_partial_answer(
     env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
     events, result = await run_chat(tmp_path, env, sdk)
     assert expected in only_error(result)
-    parts = result["message"]["parts"]
+    parts = content_parts(result["message"])
     assert parts[1] == {"type": "text", "text": "Partial answer", "state": "done"}
     assert parts[2]["state"] == "output-error"
     assert "broke off before this call was complete" in parts[2]["errorText"]

@@ -6,7 +6,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .helpers import chat_body, normalize_ids, sse_events, types, user
+from .helpers import (
+    chat_body,
+    content_parts,
+    normalize_ids,
+    sent,
+    sse_events,
+    types,
+    user,
+    without_context,
+)
 from .scripted_provider import Pause, Stream, call_piece, chunk, text_reply, usage_chunk
 
 TOOL_NAMES = [
@@ -43,7 +52,7 @@ async def test_text_streams_as_it_arrives_and_the_provider_gets_the_full_request
     provider.enqueue(text_reply("Hel", "lo", " there", usage=(42, 3)))
     status, body = await assistant.chat(chat_body(user("hi")))
     assert status == 200
-    assert normalize_ids(sse_events(body)) == [
+    assert normalize_ids(without_context(sse_events(body))) == [
         {"type": "start", "messageId": "<msg_0>"},
         meta(),
         {"type": "start-step"},
@@ -63,19 +72,19 @@ async def test_text_streams_as_it_arrives_and_the_provider_gets_the_full_request
         },
     ]
     message = sdk.check(body)["message"]
-    assert message["parts"] == [
+    assert content_parts(message) == [
         {"type": "step-start"},
         {"type": "text", "text": "Hello there", "state": "done"},
     ]
     assert message["metadata"]["usage"]["promptTokens"] == 42
 
-    sent = provider.requests[0]
-    assert sent["model"] == "scripted-model"
-    assert sent["stream"] is True
-    assert sent["stream_options"] == {"include_usage": True}
-    assert sent["messages"][0]["role"] == "system"
-    assert sent["messages"][1:] == [{"role": "user", "content": "hi"}]
-    assert [t["function"]["name"] for t in sent["tools"]] == TOOL_NAMES
+    request = provider.requests[0]
+    assert request["model"] == "scripted-model"
+    assert request["stream"] is True
+    assert request["stream_options"] == {"include_usage": True}
+    assert request["messages"][0]["role"] == "system"
+    assert sent(provider)[1:] == [{"role": "user", "content": "hi"}]
+    assert [t["function"]["name"] for t in request["tools"]] == TOOL_NAMES
 
 
 async def test_reasoning_content_then_text(assistant, provider, sdk):
@@ -90,7 +99,7 @@ async def test_reasoning_content_then_text(assistant, provider, sdk):
         )
     )
     _, body = await assistant.chat(chat_body(user("q")))
-    assert types(sse_events(body))[2:10] == [
+    assert types(without_context(sse_events(body)))[2:10] == [
         "start-step",
         "reasoning-start",
         "reasoning-delta",
@@ -100,7 +109,7 @@ async def test_reasoning_content_then_text(assistant, provider, sdk):
         "text-delta",
         "text-end",
     ]
-    parts = sdk.check(body)["message"]["parts"]
+    parts = content_parts(sdk.check(body)["message"])
     assert [(p["type"], p.get("text")) for p in parts] == [
         ("step-start", None),
         ("reasoning", "Let me think."),
@@ -119,7 +128,7 @@ async def test_reasoning_field_and_think_tags_split_across_chunks(assistant, pro
         (first, [("reasoning", "plan. "), ("text", "ok")]),
         (second, [("reasoning", "step one"), ("text", "Done.")]),
     ):
-        parts = sdk.check(body)["message"]["parts"]
+        parts = content_parts(sdk.check(body)["message"])
         assert [(p["type"], p["text"]) for p in parts if p["type"] != "step-start"] == expected
 
 
@@ -136,7 +145,7 @@ async def test_tool_call_in_pieces_is_streamed_then_available(assistant, provide
         )
     )
     _, body = await assistant.chat(chat_body(user("add a sampler")))
-    events = normalize_ids(sse_events(body))
+    events = normalize_ids(without_context(sse_events(body)))
     assert events[3:] == [
         {"type": "text-start", "id": "<txt_0>"},
         {"type": "text-delta", "id": "<txt_0>", "delta": "Adding it."},
@@ -157,7 +166,7 @@ async def test_tool_call_in_pieces_is_streamed_then_available(assistant, provide
             "messageMetadata": {"model": "scripted-model"},
         },
     ]
-    parts = sdk.check(body)["message"]["parts"]
+    parts = content_parts(sdk.check(body)["message"])
     assert parts[-1] == {
         "type": "tool-addNode",
         "toolCallId": "call_1",
@@ -236,7 +245,7 @@ async def test_invalid_arguments_and_unknown_tools_become_input_errors(assistant
     assert "must be a JSON object, not list" in errors["arr"]["errorText"]
     assert errors["nope"]["errorText"].startswith("There is no tool named 'deleteEverything'")
     assert "addNode" in errors["nope"]["errorText"]
-    parts = sdk.check(body)["message"]["parts"]
+    parts = content_parts(sdk.check(body)["message"])
     states = {p["toolCallId"]: p["state"] for p in parts if "toolCallId" in p}
     assert states == {"bad": "output-error", "arr": "output-error", "nope": "output-error"}
 
@@ -279,14 +288,14 @@ async def test_continuation_reuses_the_assistant_message_id(assistant, provider,
     assert events[0] == {"type": "start", "messageId": "msg_first"}
     message = sdk.check(sse, message=assistant_message)["message"]
     assert message["id"] == "msg_first"
-    assert [p["type"] for p in message["parts"]] == [
+    assert [p["type"] for p in content_parts(message)] == [
         "step-start",
         "text",
         "tool-getWorkflow",
         "step-start",
         "text",
     ]
-    assert provider.requests[0]["messages"][1:] == [
+    assert sent(provider)[1:] == [
         {"role": "user", "content": "how many nodes?"},
         {
             "role": "assistant",
@@ -308,7 +317,7 @@ async def test_keepalive_comments_flow_while_the_model_is_silent(assistant, prov
     _, body = await assistant.chat(chat_body(user("hi")))
     head = body.split("text-start")[0]
     assert head.count(": ping\n\n") >= 2
-    assert sdk.check(body)["message"]["parts"][-1]["text"] == "late"
+    assert content_parts(sdk.check(body)["message"])[-1]["text"] == "late"
 
 
 async def test_usage_only_reported_when_the_provider_sends_it(assistant, provider, sdk):
@@ -339,17 +348,17 @@ async def test_images_and_client_declared_tools_reach_the_provider(assistant, pr
     )
     status, _ = await assistant.chat(body)
     assert status == 200
-    sent = provider.requests[0]
-    assert sent["messages"][1] == {
+    request = provider.requests[0]
+    assert sent(provider)[1] == {
         "role": "user",
         "content": [
             {"type": "text", "text": "what is this?"},
             {"type": "image_url", "image_url": {"url": image}},
         ],
     }
-    names = [t["function"]["name"] for t in sent["tools"]]
+    names = [t["function"]["name"] for t in request["tools"]]
     assert names == [*TOOL_NAMES, "sayHi"]  # the registry's addNode wins over the panel's
-    assert sent["messages"][0]["content"].endswith("\n\nBe terse.")
+    assert request["messages"][0]["content"].endswith("\n\nBe terse.")
 
 
 async def test_system_message_is_byte_identical_across_turns(assistant, provider):

@@ -8,7 +8,7 @@ import json
 from comfyui_assistant.core.skills import SYSTEM_SKILLS_DIR
 
 from .conftest import start_app
-from .helpers import chat_body, sse_events, types, user
+from .helpers import chat_body, content_parts, sent, sse_events, types, user
 from .scripted_provider import Stream, call_piece, chunk, text_reply
 
 
@@ -35,7 +35,7 @@ async def test_server_tools_loop_inside_one_response(assistant, provider, sdk):
     result = sdk.check(body)
     assert result["autoResubmit"] is False  # nothing left for the panel: no endless resubmit
     message = result["message"]
-    assert [p["type"] for p in message["parts"]] == [
+    assert [p["type"] for p in content_parts(message)] == [
         "step-start",
         "tool-searchInstalledNodes",
         "step-start",
@@ -51,10 +51,10 @@ async def test_server_tools_loop_inside_one_response(assistant, provider, sdk):
     assert sse_events(body)[-1]["finishReason"] == "stop"
 
     # Each step's request extends the previous one: the same prefix, then the new round.
-    first, second, third = provider.requests
-    assert second["messages"][: len(first["messages"])] == first["messages"]
-    assert third["messages"][: len(second["messages"])] == second["messages"]
-    round_two = second["messages"][len(first["messages"]) :]
+    first, second, third = (sent(provider, i) for i in range(3))
+    assert second[: len(first)] == first
+    assert third[: len(second)] == second
+    round_two = second[len(first) :]
     assert round_two[0]["tool_calls"][0]["function"] == {
         "name": "searchInstalledNodes",
         "arguments": '{"query":"upscale with model"}',
@@ -65,7 +65,7 @@ async def test_server_tools_loop_inside_one_response(assistant, provider, sdk):
     # The stored thread holds the same message the client assembled.
     async with assistant.session.get(assistant.base + "/api/assistant/threads/thread-1") as r:
         stored = (await r.json())["messages"]
-    assert stored[1]["parts"] == message["parts"]
+    assert stored[1]["parts"] == message["parts"]  # the context report included
 
 
 async def test_a_panel_call_ends_the_response_after_the_server_calls_ran(assistant, provider, sdk):
@@ -92,9 +92,9 @@ async def test_a_panel_call_ends_the_response_after_the_server_calls_ran(assista
         chat_body(user("add a checkpoint loader"), result["message"], messageId="x")
     )
     final = sdk.check(body, result["message"])
-    assert final["message"]["parts"][-1]["text"] == "Added the loader."
+    assert content_parts(final["message"])[-1]["text"] == "Added the loader."
     assert final["autoResubmit"] is False
-    results = [m for m in provider.requests[1]["messages"] if m["role"] == "tool"]
+    results = [m for m in sent(provider, 1) if m["role"] == "tool"]
     assert [(m["tool_call_id"], json.loads(m["content"])) for m in results] == [
         ("m1", models["output"]),
         ("p1", {"nodeId": 4}),
@@ -111,7 +111,7 @@ async def test_tool_errors_go_back_to_the_model(assistant, provider, sdk):
     assert part["state"] == "output-error"
     assert part["errorText"].startswith("There is no installed node type 'KSamplr'. Did you mean")
     assert "KSampler" in part["errorText"]
-    tool_message = provider.requests[1]["messages"][-1]
+    tool_message = sent(provider, 1)[-1]
     assert tool_message == {
         "role": "tool",
         "tool_call_id": "e1",
@@ -137,7 +137,7 @@ async def test_the_step_limit_forces_a_final_answer_without_tools(provider, tmp_
     result = sdk.check(body)
     assert len(provider.requests) == 2
     assert "tools" in provider.requests[0] and "tools" not in provider.requests[1]
-    assert result["message"]["parts"][-1]["text"] == "Here is what I found."
+    assert content_parts(result["message"])[-1]["text"] == "Here is what I found."
     assert result["autoResubmit"] is False
 
 
@@ -171,8 +171,7 @@ async def test_skill_command_injects_the_skill_for_that_turn(assistant, provider
     _, body = await assistant.chat(chat_body(user("/skill txt2img a cat in a hat")))
     sdk.check(body)
     skill_body = (SYSTEM_SKILLS_DIR / "txt2img" / "SKILL.md").read_text().split("---", 2)[2]
-    sent = provider.requests[0]["messages"][-1]
-    assert sent == {
+    assert sent(provider)[-1] == {
         "role": "user",
         "content": 'The user activated the skill "Text to image" (txt2img) with /skill. Follow '
         'its instructions for this request.\n\n<skill name="txt2img">\n'
@@ -188,7 +187,7 @@ async def test_skill_command_by_name_and_without_a_request(assistant, provider, 
     provider.enqueue(text_reply("ok"))
     _, body = await assistant.chat(chat_body(user("/skill Image to image")))
     sdk.check(body)
-    content = provider.requests[0]["messages"][-1]["content"]
+    content = sent(provider)[-1]["content"]
     assert content.startswith('The user activated the skill "Image to image" (img2img)')
     assert content.endswith("The user's request: Apply this skill to the current workflow.")
 
@@ -205,6 +204,6 @@ async def test_unknown_skill_answers_without_the_model(assistant, provider, sdk)
         "finish-step",
         "finish",
     ]
-    text = result["message"]["parts"][-1]["text"]
+    text = content_parts(result["message"])[-1]["text"]
     assert text.startswith("There is no skill called 'txt2im'. Closest: txt2img")
     assert "Skills: img2img, inpaint, model-loading, model_flux" in text

@@ -10,7 +10,7 @@ from comfyui_assistant.agent_prompts import (
 )
 
 from .conftest import start_app
-from .helpers import chat_body, user
+from .helpers import chat_body, content_parts, user
 from .scripted_provider import Stream, call_piece, chunk, text_reply
 
 
@@ -135,7 +135,7 @@ async def test_a_small_cap_keeps_whole_sections_and_offers_the_rest_on_demand(
             text_reply("noted"),
         )
         _, body = await app.chat(chat_body(user("what about video jobs?")))
-        part = sdk.check(body)["message"]["parts"][1]
+        part = content_parts(sdk.check(body)["message"])[1]
         assert part["output"]["text"].startswith("## Heavy jobs\n")
     finally:
         await app.close()

@@ -1,0 +1,111 @@
+"""Ties the context engine to a chat request: the window, the stored summary and correction,
+the persona and reminders, compaction when the engine asks for it, and the `assemble`
+function each model step calls with the answer so far."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .budget import Window, provider_window, resolve_window
+from .chat_stream import ChatPlan
+from .context_engine import (
+    Assembled,
+    ContextInputs,
+    ContextSettings,
+    Summary,
+    build_context,
+    covered_ids,
+)
+from .provider import Provider
+from .summarizer import summarize
+from .threads import ThreadState
+from .tokens import Correction, counter_for
+
+CORRECTION_NAMESPACE = "token_correction"
+CITATION_PARTS = frozenset({"tool-readDocumentation", "tool-searchInstalledNodes"})
+
+Assemble = Callable[[dict[str, Any], "int | None"], Assembled]
+
+
+@dataclass
+class ChatContext:
+    inputs: ContextInputs
+    correction: Correction
+    compacted: Summary | None = None  # set when this request summarized
+
+    def assemble(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
+        citation = any(p.get("type") in CITATION_PARTS for p in answer.get("parts", []))
+        inputs = replace(
+            self.inputs,
+            ui_messages=[*self.inputs.ui_messages, answer],
+            citation_reminder=citation,
+        )
+        if window is not None:
+            shrunk = Window(window, "provider error", f"the provider reported {window} tokens")
+            inputs = replace(inputs, window=shrunk)
+        return build_context(inputs, counter_for(inputs.model))
+
+
+def now_text() -> str:
+    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z (%A)")
+
+
+async def prepare_context(
+    *,
+    plan: ChatPlan,
+    provider: Provider,
+    model: str,
+    state: ThreadState,
+    thread_id: str,
+    environ: Any,
+    stored_correction: dict[str, Any],
+    persona: tuple[str, str] | None,
+    reminders: list[str],
+    user_context: str,
+    thread_window: int | None = None,
+    force_compaction: bool = False,
+    summary_timeout: float = 90.0,
+) -> ChatContext:
+    settings = provider.settings
+    meta = None if settings.context_window else await provider_window(settings, model)
+    window = resolve_window(
+        thread_setting=thread_window, settings=settings, model=model, provider=meta
+    )
+    correction = Correction.from_dict(stored_correction)
+    stored = await state.summary(thread_id)
+    summary = (
+        Summary(stored["text"], stored["until"], bool(stored.get("fallback"))) if stored else None
+    )
+    inputs = ContextInputs(
+        system=plan.system,
+        ui_messages=plan.ui_history,
+        tools=plan.tools,
+        model=model,
+        window=window,
+        max_output_tokens=settings.max_output_tokens,
+        user_context=user_context,
+        summary=summary,
+        persona=persona,
+        reminders=reminders,
+        now=now_text(),
+        correction=correction.factor(model),
+        settings=ContextSettings.from_env(environ),
+    )
+    context = ChatContext(inputs, correction)
+    base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}
+    first = context.assemble(base)
+    ids = first.compaction
+    if force_compaction and ids is None:
+        ids = [str(m.get("id")) for m in plan.ui_history[:-1]]
+    if ids:
+        covered = covered_ids(plan.ui_history, summary.until) if summary else frozenset()
+        fresh = [i for i in ids if i not in covered]
+        if fresh:
+            new = await summarize(provider, model, summary, plan.ui_history, fresh, summary_timeout)
+            await state.set_summary(thread_id, new.text, new.until, new.fallback)
+            context.inputs = replace(context.inputs, summary=new)
+            context.compacted = new
+    return context

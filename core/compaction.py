@@ -1,0 +1,446 @@
+"""Deterministic compaction: one-line tool digests, structure-aware cuts, fallback summaries.
+
+Everything here is pure: the same input gives byte-identical output, because providers cache
+the request prefix and a digest that changed between requests would break that cache.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..tools_definitions import get_tool
+from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN
+
+DIGEST_PREFIX = "[digest] "
+LINE_MAX = 200
+RECALL_HINT = "call recallToolResult for the full text"
+
+_NOT_RUN = {NOT_RUN: "not run", INPUT_INCOMPLETE: "not run", AWAITING: "not run", DENIED: "denied"}
+_QUOTED_ARGS = frozenset({"query", "name", "title"})
+_BARE = re.compile(r"[\w.\-/:]+")
+_CHANGE_KEYS = ("created", "updated", "added", "removed", "deleted")
+_LIST_KEYS = ("nodes", "links", "groups", "results", "models", "skills", "inputs", "outputs")
+_NAMED_LISTS = frozenset({"results", "models", "skills"})
+_NAME_FIELDS = ("type", "slug", "name", "filename", "id", "title")
+_FILE_LISTS = frozenset({"images", "files", "gifs", "videos", "audio"})
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_INVALID: Any = object()
+
+
+def _loads(text: str, default: Any = None) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return default
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def _show(value: Any, quote: bool = False) -> str:
+    """A short, single-line rendering of an argument or result value."""
+    if isinstance(value, str):
+        text = _one_line(value, 40)
+        return _dumps(text) if quote or not _BARE.fullmatch(text) else text
+    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
+        return ",".join(_show(v) for v in value[:6]) + (",…" if len(value) > 6 else "")
+    return _one_line(_dumps(value), 40)
+
+
+def _parse_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
+    value = arguments if isinstance(arguments, dict) else _loads(arguments)
+    return value if isinstance(value, dict) else {}
+
+
+def _key_args(name: str, args: dict[str, Any]) -> str:
+    spec = get_tool(name)
+    if spec is None:  # unknown tool: its first two scalar arguments
+        scalars = [(k, v) for k, v in args.items() if not isinstance(v, (dict, list))][:2]
+        return " ".join(f"{k}={_show(v)}" for k, v in scalars)
+    keys = spec.digest_args
+    if name == "connectNodes" and all(k in args for k in keys):
+        return "{}.{} -> {}.{}".format(*(_show(args[k]) for k in keys))
+    prefix = {"nodeId": "node ", "nodeIds": "nodes "}
+    return " ".join(
+        prefix.get(k, "") + _show(args[k], k in _QUOTED_ARGS) for k in keys if k in args
+    )
+
+
+def _error_of(result: dict[str, Any]) -> str | None:
+    err = result.get("error") or result.get("errorText")
+    if not err and result.get("ok") is not False and result.get("success") is not False:
+        return None
+    if isinstance(err, dict):
+        err = err.get("message") or _dumps(err)
+    if not isinstance(err, str):
+        err = result.get("message") or "failed"
+    return _one_line(str(err), 100)
+
+
+def _item_name(item: Any) -> str | None:
+    if isinstance(item, dict):
+        item = next((item[f] for f in _NAME_FIELDS if isinstance(item.get(f), (str, int))), None)
+    return _one_line(str(item), 40) if isinstance(item, (str, int)) else None
+
+
+def _count(key: str, items: list[Any]) -> str:
+    text = f"{len(items)} {key if len(items) != 1 else key[:-1]}"
+    names = [n for n in map(_item_name, items[:3]) if n] if key in _NAMED_LISTS else []
+    if names:
+        text += ": " + ", ".join(names) + (", …" if len(items) > len(names) else "")
+    return text
+
+
+def _files(value: Any, found: dict[str, None], depth: int = 0) -> None:
+    """File names in a result (`filename` fields, `images` lists), in order of appearance."""
+    if not isinstance(value, (dict, list)) or depth > 6:
+        return
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if key in ("filename", "file") and isinstance(item, str) and item:
+            found[item] = None
+        elif key in _FILE_LISTS and isinstance(item, list):
+            found.update((i, None) for i in item if isinstance(i, str) and i)
+        _files(item, found, depth + 1)
+
+
+def _dict_outcome(name: str, result: dict[str, Any]) -> list[str]:
+    err = _error_of(result)
+    if err is not None:
+        return [f"error: {err}"]
+    parts = []
+    for key, value in result.items():
+        if key == "nodeIds" and isinstance(value, list):
+            parts.append(f"nodes {_show(value)}")
+        elif value is None or isinstance(value, (dict, list, bool)):
+            continue
+        elif key in ("nodeId", "id"):
+            parts.append(f"{'node' if key == 'nodeId' or 'Node' in name else 'id'} {_show(value)}")
+        elif key.endswith("Id") and len(key) > 2:
+            parts.append(f"{key[:-2]} {_show(value)}")
+    for key in _CHANGE_KEYS:
+        value = result.get(key)
+        if isinstance(value, list):
+            parts.append(f"{key} {len(value)}")
+        elif value not in (None, False, "", {}):
+            parts.append(f"{key} {_item_name(value) or _show(value)}")
+    parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
+    files: dict[str, None] = {}
+    _files(result, files)
+    if files:
+        shown = ", ".join(_one_line(f, 60) for f in list(files)[:3])
+        parts.append(f"files: {shown}" + (f", +{len(files) - 3} more" if len(files) > 3 else ""))
+    message = result.get("message")
+    if not parts and isinstance(message, str) and message.strip():
+        parts.append(_one_line(message, 80))
+    if not parts and (result.get("ok") is True or result.get("success") is True):
+        parts.append("ok")
+    return parts
+
+
+def _outcome(name: str, result: str) -> str:
+    text = result.strip()
+    if text.startswith("Error:"):
+        return "error: " + _one_line(text[len("Error:") :].strip().split("\n", 1)[0], 100)
+    if text in _NOT_RUN:
+        return _NOT_RUN[text]
+    value = _loads(text)
+    parts = _dict_outcome(name, value) if isinstance(value, dict) else []
+    if isinstance(value, list):
+        parts = [_count("items", value)]
+    return ", ".join(parts) if parts else f"ok ({len(result):,} chars)"
+
+
+def digest_tool_result(
+    name: str, arguments: str | dict[str, Any], result: str, call_id: str
+) -> str:
+    """One deterministic line for a tool call: tool, key arguments, outcome, recall id."""
+    key = _key_args(name, _parse_args(arguments))
+    head = f"{name} {key}" if key else name
+    suffix = f" (recall: {call_id})" if call_id else ""
+    room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
+    return DIGEST_PREFIX + _one_line(f"{head} -> {_outcome(name, result)}", room) + suffix
+
+
+# --- cut_json ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Limits:
+    items: int  # array items (and keys of id -> object maps) kept; strings keep 16 * items
+    depth: int  # containers at this depth or deeper become "{…}" / "[…]"
+    all_keys: bool  # limit the keys of every nested object, not only of maps
+    top_keys: bool  # limit the top-level object's keys too
+
+
+def _shrink(value: Any, lim: _Limits, depth: int) -> tuple[Any, bool]:
+    """`value` within `lim`, and whether anything was cut."""
+    if isinstance(value, str):
+        chars = 16 * lim.items
+        if len(value) <= chars:
+            return value, False
+        return value[:chars] + f"…[+{len(value) - chars} chars]", True
+    if not isinstance(value, (list, dict)) or not value:
+        return value, False
+    if depth >= lim.depth:
+        return ("[…]" if isinstance(value, list) else "{…}"), True
+    if isinstance(value, list):
+        rest = value[lim.items :] if len(value) - lim.items <= 8 else None
+        keep = len(value) if rest is not None and len(_dumps(rest)) <= 24 else lim.items
+        pairs = [_shrink(item, lim, depth + 1) for item in value[:keep]]
+        out = [item for item, _ in pairs]
+        if len(value) > keep:  # (a marker that saves nothing is not worth it)
+            out.append(f"… {len(value) - keep} more items")
+        return out, len(value) > keep or any(cut for _, cut in pairs)
+    is_map = all(isinstance(v, dict) for v in value.values())  # e.g. an API-format workflow
+    limited = is_map or (lim.top_keys if depth == 0 else lim.all_keys)
+    keys = list(value)[: lim.items] if limited else list(value)
+    obj: dict[str, Any] = {}
+    cut = len(keys) < len(value)
+    for key in keys:
+        obj[key], item_cut = _shrink(value[key], lim, depth + 1)
+        cut = cut or item_cut
+    if len(keys) < len(value):
+        obj["…"] = f"{len(value) - len(keys)} more keys"
+    return obj, cut
+
+
+def _largest(value: Any, depth: int = 0) -> int:
+    """The largest array, object or string (in 16-char steps) in `value`: the search bound."""
+    if isinstance(value, str):
+        return len(value) // 16 + 1
+    if not isinstance(value, (list, dict)) or depth > 64:
+        return 1
+    items = value.values() if isinstance(value, dict) else value
+    return max([len(value), *(_largest(v, depth + 1) for v in items)])
+
+
+def _render(value: Any, lim: _Limits, original: int, hint: str) -> str:
+    shrunk, cut = _shrink(value, lim, 0)
+    if not cut:
+        return _dumps(shrunk)
+    wrap = "items" if isinstance(value, list) else "value"
+    obj = shrunk if isinstance(shrunk, dict) else {wrap: shrunk}
+
+    def dump(size: str) -> str:
+        note = f"result cut from {original:,} to {size} chars; {hint}"
+        return _dumps({**obj, "_truncated": note})
+
+    base = len(dump(""))  # the note states the final size, its own digits included
+    size = next(n for n in range(base + 1, base + 20) if len(f"{n:,}") == n - base)
+    return dump(f"{size:,}")
+
+
+def _fit(value: Any, stage: _Limits, original: int, hint: str, max_chars: int) -> str | None:
+    """The render with the most items per array that fits (a render grows with them)."""
+    best, low, high = None, 1, _largest(value)
+    while low <= high:
+        k = (low + high) // 2
+        out = _render(value, replace(stage, items=k), original, hint)
+        if len(out) <= max_chars:
+            best, low = out, k + 1
+        else:
+            high = k - 1
+    return best
+
+
+def _cut_text(text: str, max_chars: int) -> str:
+    room = max_chars - len(f"\n…[cut {len(text):,} chars]…\n")
+    if room <= 1:
+        return text[:max_chars]
+    head_n = room * 2 // 3
+    tail_n = room - head_n
+    head, tail = text[:head_n], text[len(text) - tail_n :]
+    if (newline := head.rfind("\n")) >= head_n // 2:
+        head = head[:newline]
+    if 0 <= (newline := tail.find("\n")) < tail_n // 2:
+        tail = tail[newline + 1 :]
+    return f"{head}\n…[cut {len(text) - len(head) - len(tail):,} chars]…\n{tail}"
+
+
+def cut_json(text: str, max_chars: int, *, hint: str = RECALL_HINT) -> str:
+    """`text` in at most `max_chars` characters; JSON stays valid JSON (for max_chars >= 2).
+
+    JSON keeps its top-level keys, and object keys as long as possible; long arrays keep their
+    first items and a `"… N more items"` marker, id -> object maps their first keys and
+    `"…": "N more keys"`, long strings their start and `…[+N chars]`, deep structures become
+    `"{…}"`/`"[…]"`; a `_truncated` note says so. Other text keeps its head and tail.
+    """
+    if len(text) <= max_chars:
+        return text
+    value = _loads(text, _INVALID)
+    if value is _INVALID:
+        return _cut_text(text, max_chars)
+    if len(compact := _dumps(value)) <= max_chars:
+        return compact  # only the whitespace was too much
+    stages = [_Limits(1, 64, False, False), _Limits(1, 64, True, False)]
+    stages += [_Limits(1, depth, True, False) for depth in (8, 4, 3, 2, 1)]
+    for stage in [*stages, _Limits(1, 1, True, True)]:
+        if (found := _fit(value, stage, len(text), hint, max_chars)) is not None:
+            return found
+    short = _dumps({"_truncated": f"result of {len(text):,} chars cut; {hint}"})
+    return next((s for s in (short, '{"_truncated":true}', "{}") if len(s) <= max_chars), "")
+
+
+# --- fallback_summary ----------------------------------------------------------------------
+
+_Fact = Callable[[re.Match[str]], str]
+_PARAMS = (
+    r"(?:noise_)?seed|steps|cfg|width|height|denoise|batch[ _]size|strength(?:_model|_clip)?"
+    r"|guidance|shift|fps|frames"
+)
+_FILE_RE = re.compile(
+    r"[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g|webp|gif|json|"
+    r"ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
+    re.IGNORECASE,
+)
+_FACT_PATTERNS: tuple[tuple[re.Pattern[str], _Fact], ...] = (
+    (_FILE_RE, lambda m: m.group(0)),
+    (
+        re.compile(
+            rf"\b({_PARAMS})\b\"?\s*(?:[:=]|\bis\b|\bof\b|\bto\b|\bat\b)?\s*(-?\d+(?:\.\d+)?)(?![\d.]*\w)",
+            re.IGNORECASE,
+        ),
+        lambda m: f"{m.group(1).lower().replace(' ', '_')} {m.group(2)}",
+    ),
+    (
+        re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(px|steps|seconds|ms|GB|MB|fps|frames|%)(?!\w)"),
+        lambda m: f"{m.group(1)} {m.group(2)}",
+    ),
+    (
+        re.compile(r"(?<![\w.])(\d{2,5})\s?[x×]\s?(\d{2,5})(?![\w.])"),
+        lambda m: f"{m.group(1)}x{m.group(2)}",
+    ),
+    (
+        re.compile(r"\bnodes?\s+(?:id\s+)?#?(\d+)\b|(?<![\w&#])#(\d+)\b", re.IGNORECASE),
+        lambda m: f"node {m.group(1) or m.group(2)}",
+    ),
+    (
+        re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”"),
+        lambda m: _dumps(m.group(1) or m.group(2)),
+    ),
+)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return content if isinstance(content, str) else ""
+
+
+def _text_facts(text: str) -> list[str]:
+    found = [
+        (m.start(), kind, fmt(m))
+        for kind, (regex, fmt) in enumerate(_FACT_PATTERNS)
+        for m in regex.finditer(text)
+    ]
+    return [fact for _, _, fact in sorted(found)]
+
+
+def _arg_facts(value: Any, depth: int = 0) -> list[str]:
+    facts: list[str] = []
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if isinstance(item, (dict, list)) and depth < 4:
+            facts.extend(_arg_facts(item, depth + 1))
+        elif isinstance(item, str) and _FILE_RE.fullmatch(item):
+            facts.append(item)
+        elif isinstance(item, (int, float)) and re.fullmatch(_PARAMS, str(key), re.IGNORECASE):
+            facts.append(f"{key} {_dumps(item)}")
+    return facts
+
+
+@dataclass
+class _Section:
+    title: str
+    entries: list[str]  # oldest first
+    lead: str  # between the title and the first entry
+    sep: str  # between entries
+    omitted: int = 0
+
+    def render(self) -> str:
+        more = f" ({self.omitted} older omitted)" if self.omitted else ""
+        return f"{self.title}{more}:{self.lead}" + self.sep.join(self.entries)
+
+    def keep_newest(self, max_chars: int) -> None:
+        """Drop the oldest entries that could never fit (bounds the trimming loop)."""
+        total, keep = 0, 0
+        for entry in reversed(self.entries):
+            total += len(entry) + len(self.sep)
+            if keep and total > max_chars:
+                break
+            keep += 1
+        self.omitted += len(self.entries) - keep
+        self.entries = self.entries[len(self.entries) - keep :]
+
+
+def fallback_summary(
+    messages: list[dict[str, Any]], previous: str | None, max_chars: int = 4000
+) -> str:
+    """A deterministic digest of a stretch of conversation (OpenAI messages): the user's
+    requests, a digest line per tool call, facts (file names, settings, node ids, quoted
+    strings) and the previous summary; trimmed oldest-first to `max_chars`."""
+    results = {
+        m.get("tool_call_id"): _text_of(m.get("content"))
+        for m in messages
+        if m.get("role") == "tool"
+    }
+    requests: list[str] = []
+    actions: list[str] = []
+    facts: dict[str, None] = {}
+
+    def add_facts(found: list[str]) -> None:
+        for fact in found:
+            facts.pop(fact, None)  # a fact seen again counts as new
+            facts[fact] = None
+
+    for message in messages:
+        role, text = message.get("role"), _text_of(message.get("content"))
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        if role == "user" and first:
+            requests.append(_one_line(first, 120))
+        if role in ("user", "assistant"):
+            add_facts(_text_facts(text))
+        calls = message.get("tool_calls") if role == "assistant" else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") or {}
+            name, arguments = str(function.get("name", "")), function.get("arguments") or "{}"
+            call_id = str(call.get("id", ""))
+            line = digest_tool_result(name, arguments, results.get(call_id, NOT_RUN), call_id)
+            actions.append(line[len(DIGEST_PREFIX) :])
+            add_facts(_arg_facts(_parse_args(arguments)))
+    earlier = [line for line in (previous or "").strip().splitlines() if line.strip()]
+    sections = [
+        _Section("Earlier", earlier, "\n", "\n"),
+        _Section("User requests", requests, "\n- ", "\n- "),
+        _Section("Actions", actions, "\n- ", "\n- "),
+        _Section("Facts", list(facts), " ", "; "),
+    ]
+    sections = [s for s in sections if s.entries]
+    for section in sections:
+        section.keep_newest(max_chars)
+    out = "\n".join(s.render() for s in sections)
+    while len(out) > max_chars:
+        section = max(sections, key=lambda s: len(s.render()))
+        if len(section.entries) > 1:
+            section.entries.pop(0)
+            section.omitted += 1
+        elif len(entry := section.entries[0]) > 60:
+            keep = max(len(entry) - (len(out) - max_chars) - 1, 60)
+            section.entries[0] = (
+                "…" + entry[-keep:] if section.title == "Earlier" else entry[:keep] + "…"
+            )
+        else:
+            return out[: max_chars - 1] + "…"
+        out = "\n".join(s.render() for s in sections)
+    return out

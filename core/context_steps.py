@@ -1,0 +1,215 @@
+"""The context engine's steps: small pure functions over blocks, run in a fixed order by
+`context_engine.build_context`. Each returns new blocks; none mutates its input.
+
+Every step is deterministic, and steps that change old history do it in large, rare moves
+(digests advance in batches, summaries at watermarks), so the request prefix that providers
+and local servers cache stays byte-identical from one turn to the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .compaction import cut_json, digest_tool_result
+from .context_blocks import Block, Message, latest_user_index
+
+TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
+OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
+
+
+def drop_summarized(blocks: list[Block], summarized: frozenset[str]) -> list[Block]:
+    """Blocks whose UI message is covered by the running summary are not sent again."""
+    return [b for b in blocks if b.source_id not in summarized]
+
+
+def digest_count(rounds: int, keep_last: int, batch: int) -> int:
+    """How many of the oldest rounds are digested: all but the last `keep_last`, advancing in
+    steps of `batch`, so the digest boundary (and the cached prefix) moves rarely."""
+    older = max(0, rounds - keep_last)
+    return older - older % max(1, batch)
+
+
+def _digest_round(block: Block) -> Block:
+    call, *results = block.messages
+    calls = {c["id"]: c["function"] for c in call["tool_calls"]}
+    digested = []
+    for result in results:
+        function = calls[result["tool_call_id"]]
+        line = digest_tool_result(
+            function["name"], function["arguments"], str(result["content"]), result["tool_call_id"]
+        )
+        digested.append({**result, "content": line})
+    return block.with_messages([call, *digested], digested=True, tokens=0)
+
+
+def digest_rounds(blocks: list[Block], keep_last: int, batch: int) -> list[Block]:
+    """Older tool rounds keep their calls but their results become one-line digests (the full
+    results stay in the store: `recallToolResult` brings one back)."""
+    total = sum(1 for b in blocks if b.is_round)
+    n = digest_count(total, keep_last, batch)
+    out, seen = [], 0
+    for block in blocks:
+        if block.is_round and seen < n:
+            seen += 1
+            block = _digest_round(block)
+        out.append(block)
+    return out
+
+
+def cut_text_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """Shorten `text` (JSON-aware) until it counts at most `max_tokens`."""
+    tokens = count(text)
+    if tokens <= max_tokens:
+        return text
+    limit = max(200, int(len(text) * max_tokens / tokens * 0.95))
+    for _ in range(8):
+        out = cut_json(text, limit)
+        if count(out) <= max_tokens or limit <= 200:
+            return out
+        limit = max(200, int(limit * 0.8))
+    return out
+
+
+def cut_oversized(blocks: list[Block], max_tokens: int, count: Callable[[str], int]) -> list[Block]:
+    """A single huge result (a 200 KB workflow) is cut structure-aware, not sent whole."""
+    out = []
+    for block in blocks:
+        if block.is_round and not block.digested:
+            messages = list(block.messages)
+            changed = False
+            for i, message in enumerate(messages[1:], start=1):
+                content = str(message["content"])
+                shorter = cut_text_to_tokens(content, max_tokens, count)
+                if shorter != content:
+                    messages[i] = {**message, "content": shorter}
+                    changed = True
+            if changed:
+                block = block.with_messages(messages, cut=True, tokens=0)
+        out.append(block)
+    return out
+
+
+def _prefix_user(message: Message, text: str) -> Message:
+    content = message["content"]
+    if isinstance(content, str):
+        return {**message, "content": f"{text}\n\n{content}"}
+    return {**message, "content": [{"type": "text", "text": text}, *content]}
+
+
+def _suffix_user(message: Message, text: str) -> Message:
+    content = message["content"]
+    if isinstance(content, str):
+        return {**message, "content": f"{content}\n\n{text}"}
+    return {**message, "content": [*content, {"type": "text", "text": text}]}
+
+
+def apply_persona(blocks: list[Block], name: str, instructions: str) -> list[Block]:
+    """The active persona's instructions, right above the latest user message. They are merged
+    into that message (as a leading block): a separate user message would make two user turns
+    in a row, which several local chat templates reject."""
+    i = latest_user_index(blocks)
+    if i is None or not instructions.strip():
+        return blocks
+    text = f'<persona name="{name}">\n{instructions.strip()}\n</persona>'
+    block = blocks[i]
+    updated = block.with_messages([_prefix_user(block.messages[0], text)], tokens=0)
+    return [*blocks[:i], updated, *blocks[i + 1 :]]
+
+
+def reminder_text(reminders: list[str], citation: bool, now: str) -> str:
+    lines = [f"- {r.strip()}" for r in reminders if r.strip()]
+    if citation:
+        lines.append(
+            "- You used documentation or search results this turn: say which node's docs or "
+            "which search your answer relies on."
+        )
+    lines.append(f"- Current date and time: {now}")
+    return "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
+
+
+def add_reminders(messages: list[Message], text: str) -> list[Message]:
+    """Reminders go last: merged into the final user message, or as a user message after a
+    tool result (never two user messages in a row)."""
+    if messages and messages[-1]["role"] == "user":
+        return [*messages[:-1], _suffix_user(messages[-1], text)]
+    return [*messages, {"role": "user", "content": text}]
+
+
+def truncate_system(system: str, budget: int, count: Callable[[str], int]) -> tuple[str, bool]:
+    """The system message whole if it takes at most half the budget, else cut to 30%."""
+    if count(system) <= budget // 2:
+        return system, False
+    target = max(1, int(budget * 0.3)) - count(TRUNCATED_SYSTEM) - 2
+    text = system
+    while text and count(text) > target:
+        text = text[: int(len(text) * 0.9)]
+        cut = max(text.rfind("\n"), text.rfind(". "))
+        text = text[: cut + 1] if cut > len(text) // 2 else text
+    return f"{text.rstrip()}\n\n{TRUNCATED_SYSTEM}", True
+
+
+def select_window(
+    blocks: list[Block], budget: int, max_messages: int | None = None, note_tokens: int = 0
+) -> tuple[list[Block], list[Block]]:
+    """The priority window: the latest user message and the turn in progress always; then tool
+    rounds before plain chatter, newest first; output in chronological order, rounds whole.
+    Returns (kept, dropped). The caller checks that the mandatory part fits."""
+    last_user = latest_user_index(blocks)
+    mandatory = set(range(last_user, len(blocks))) if last_user is not None else set()
+    used = sum(blocks[i].tokens for i in mandatory)
+    messages = sum(len(blocks[i].messages) for i in mandatory)
+    older = [i for i in range(len(blocks)) if i not in mandatory]
+    ranked = sorted(older, key=lambda i: (not blocks[i].is_round, -i))
+    chosen = set(mandatory)
+    for i in ranked:
+        size = len(blocks[i].messages)
+        if used + blocks[i].tokens > budget:
+            continue
+        if max_messages is not None and messages + size > max_messages:
+            continue
+        chosen.add(i)
+        used += blocks[i].tokens
+        messages += size
+    # A history that starts with the assistant gets a short user note first; make room for
+    # it by letting go of the oldest optional blocks.
+    while chosen and blocks[min(chosen)].kind != "user" and used + note_tokens > budget:
+        oldest = min(chosen - mandatory, default=None)
+        if oldest is None:
+            break
+        chosen.discard(oldest)
+        used -= blocks[oldest].tokens
+    kept = [blocks[i] for i in sorted(chosen)]
+    dropped = [blocks[i] for i in older if i not in chosen]
+    return _no_leading_orphan(kept, note_tokens), dropped
+
+
+def _no_leading_orphan(kept: list[Block], note_tokens: int) -> list[Block]:
+    """History starts with a user message (local templates require it)."""
+    if kept and kept[0].kind != "user":
+        message = {"role": "user", "content": OMITTED_NOTE}
+        return [Block("user", (message,), "", tokens=note_tokens), *kept]
+    return kept
+
+
+def merge_adjacent_users(messages: list[Message]) -> list[Message]:
+    """Two user messages in a row (after a drop) become one."""
+    out: list[Message] = []
+    for message in messages:
+        if out and message["role"] == "user" and out[-1]["role"] == "user":
+            text = message["content"]
+            if isinstance(text, str):
+                out[-1] = _suffix_user(out[-1], text)
+            else:
+                out[-1] = {**out[-1], "content": _as_parts(out[-1]["content"]) + text}
+            continue
+        out.append(message)
+    return out
+
+
+def _as_parts(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def summary_section(summary: str) -> str:
+    return f"## Summary of the earlier conversation\n{summary.strip()}"

@@ -1,0 +1,228 @@
+"""The SQLite store: migrations (fresh, from an older schema, a failing step), WAL, concurrent
+writers on one thread (directly and through /api/chat), and threads surviving a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import aiosqlite
+import pytest
+from comfyui_assistant.core.migrations import MIGRATIONS, applied_migrations, migrate
+from comfyui_assistant.core.store import DB_NAME, Store
+from comfyui_assistant.core.threads import Threads
+
+from .conftest import start_app
+from .helpers import chat_body, user
+from .scripted_provider import text_reply
+
+ALL_STEPS = ["001_settings", "002_user_context", "003_threads"]
+ALL_TABLES = [
+    "messages",
+    "migrations",
+    "personas",
+    "reminders",
+    "rules",
+    "settings",
+    "thread_state",
+    "threads",
+    "tool_results",
+]
+
+
+async def tables(db: aiosqlite.Connection) -> list[str]:
+    async with db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name"
+    ) as cursor:
+        return [row[0] async for row in cursor]
+
+
+async def recorded(db: aiosqlite.Connection) -> dict[str, float]:
+    async with db.execute("SELECT name, applied_at FROM migrations ORDER BY name") as cursor:
+        return {row[0]: row[1] async for row in cursor}
+
+
+@pytest.fixture
+async def store(tmp_path):
+    opened = await Store.open(tmp_path)
+    yield opened
+    await opened.close()
+
+
+async def test_an_empty_database_gets_every_step(store, tmp_path):
+    assert store.path == tmp_path / DB_NAME
+    assert list(await recorded(store.db)) == ALL_STEPS
+    assert await tables(store.db) == ALL_TABLES
+    async with store.db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'messages_by_thread'"
+    ) as cursor:
+        assert await cursor.fetchall() != []
+    assert await migrate(store.db) == []  # nothing left to apply
+
+
+async def test_an_older_database_is_brought_forward_and_keeps_its_rows(tmp_path):
+    path = tmp_path / DB_NAME
+    async with aiosqlite.connect(path) as old:
+        assert await migrate(old, MIGRATIONS[:1]) == ["001_settings"]
+        await old.execute(
+            "INSERT INTO settings (namespace, key, value, updated_at) VALUES (?, ?, ?, ?)",
+            ("provider", "model", '"llama3.2"', 1.5),
+        )
+        await old.commit()
+        assert await tables(old) == ["migrations", "settings"]
+        first_applied = (await recorded(old))["001_settings"]
+
+    store = await Store.open(tmp_path)
+    try:
+        steps = await recorded(store.db)
+        assert list(steps) == ALL_STEPS
+        assert steps["001_settings"] == first_applied  # not run a second time
+        assert await tables(store.db) == ALL_TABLES
+        assert await store.get_settings("provider") == {"model": "llama3.2"}
+        row = await store.fetchone("SELECT updated_at FROM settings WHERE key = 'model'")
+        assert row is not None and row["updated_at"] == 1.5
+
+        assert await migrate(store.db) == []
+        assert await recorded(store.db) == steps
+    finally:
+        await store.close()
+
+    store = await Store.open(tmp_path)  # and opening again changes nothing
+    try:
+        assert await recorded(store.db) == steps
+        assert await store.get_settings("provider") == {"model": "llama3.2"}
+    finally:
+        await store.close()
+
+
+async def test_a_failing_step_rolls_back_and_is_not_recorded(store):
+    async def add_notes(db: aiosqlite.Connection) -> None:
+        await db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+
+    async def broken(db: aiosqlite.Connection) -> None:
+        await db.execute("CREATE TABLE half_done (id INTEGER PRIMARY KEY)")
+        await db.execute(
+            "INSERT INTO settings (namespace, key, value, updated_at) VALUES ('x', 'y', '1', 0)"
+        )
+        raise RuntimeError("step 005 failed half-way")
+
+    async def never(db: aiosqlite.Connection) -> None:
+        await db.execute("CREATE TABLE never_reached (id INTEGER PRIMARY KEY)")
+
+    steps = [*MIGRATIONS, ("004_notes", add_notes), ("005_broken", broken), ("006", never)]
+    with pytest.raises(RuntimeError, match="step 005 failed half-way"):
+        await migrate(store.db, steps)
+
+    assert list(await recorded(store.db)) == [*ALL_STEPS, "004_notes"]
+    assert await tables(store.db) == sorted([*ALL_TABLES, "notes"])  # no half_done
+    assert await store.get_settings("x") == {}
+    assert store.db.in_transaction is False
+
+    async def fixed(db: aiosqlite.Connection) -> None:
+        await db.execute("CREATE TABLE half_done (id INTEGER PRIMARY KEY)")
+
+    steps[-2] = ("005_broken", fixed)
+    assert await migrate(store.db, steps) == ["005_broken", "006"]
+    assert list(await recorded(store.db)) == [*ALL_STEPS, "004_notes", "005_broken", "006"]
+    assert await applied_migrations(store.db) == [*ALL_STEPS, "004_notes", "005_broken", "006"]
+
+
+async def test_the_database_is_in_wal_mode(store, tmp_path):
+    row = await store.fetchone("PRAGMA journal_mode")
+    assert row is not None and row[0] == "wal"
+    with sqlite3.connect(tmp_path / DB_NAME) as other:  # persistent: every connection sees it
+        assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert (tmp_path / DB_NAME).stat().st_mode & 0o777 == 0o600
+
+
+def text_message(mid: str, role: str, text: str) -> dict:
+    return {"id": mid, "role": role, "parts": [{"type": "text", "text": text}]}
+
+
+async def test_fifty_concurrent_writers_on_one_thread_lose_nothing(store):
+    threads = Threads(store)
+    first = text_message("first", "user", "shared first message")
+
+    async def writer(i: int) -> None:
+        await threads.sync("busy", [first, text_message(f"u{i}", "user", f"message {i}")])
+        answer = text_message(f"a{i}", "assistant", f"answer {i}")
+        await threads.save_answer("busy", answer, 2, "complete")
+
+    await asyncio.gather(*(writer(i) for i in range(50)))
+
+    stored = await threads.messages("busy")
+    by_id = {m.id: (m.role, m.parts[0]["text"], m.status) for m in stored}
+    expected = {"first": ("user", "shared first message", "complete")}
+    expected |= {f"u{i}": ("user", f"message {i}", "complete") for i in range(50)}
+    expected |= {f"a{i}": ("assistant", f"answer {i}", "complete") for i in range(50)}
+    assert len(stored) == 101
+    assert by_id == expected
+    assert stored[0].id == "first"  # position 0 sorts first
+    thread = await threads.get("busy")
+    assert thread is not None
+    assert (thread["title"], thread["messageCount"]) == ("shared first message", 101)
+
+
+async def test_fifty_concurrent_chats_on_one_thread_are_all_stored(assistant, provider):
+    provider.enqueue(*(text_reply(f"answer {i}") for i in range(50)))
+    first = user("shared first message", "first")
+
+    async def one(i: int) -> tuple[int, str]:
+        return await assistant.chat(chat_body(first, user(f"message {i}", f"u{i}"), id="busy"))
+
+    results = await asyncio.gather(*(one(i) for i in range(50)))
+    assert [status for status, _ in results] == [200] * 50
+    assert all('"type":"finish"' in body for _, body in results)
+    assert "database is locked" not in "".join(body for _, body in results)
+
+    async with assistant.session.get(assistant.base + "/api/assistant/threads/busy") as resp:
+        assert resp.status == 200
+        thread = await resp.json()
+    messages = thread["messages"]
+    assert thread["messageCount"] == len(messages) == 101
+    users = {m["id"]: m["parts"][0]["text"] for m in messages if m["role"] == "user"}
+    assert users == {"first": "shared first message"} | {f"u{i}": f"message {i}" for i in range(50)}
+    answers = sorted(
+        p["text"] for m in messages if m["role"] == "assistant" for p in m["parts"] if "text" in p
+    )
+    assert answers == sorted(f"answer {i}" for i in range(50))
+    assert all(
+        m.get("metadata", {}).get("status") is None for m in messages if m["role"] == "assistant"
+    )
+    assert len(provider.requests) == 50
+
+
+async def test_a_thread_survives_a_restart(provider, tmp_path):
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    provider.enqueue(text_reply("Use a ", "KSampler."))
+    app = await start_app(tmp_path / "data", env)
+    try:
+        status, _ = await app.chat(chat_body(user("How do I sample?"), id="kept"))
+        assert status == 200
+        async with app.session.get(app.base + "/api/assistant/threads/kept") as resp:
+            before = await resp.json()
+    finally:
+        await app.close()
+
+    app = await start_app(tmp_path / "data", env)
+    try:
+        async with app.session.get(app.base + "/api/assistant/threads/kept") as resp:
+            assert resp.status == 200
+            after = await resp.json()
+        async with app.session.get(app.base + "/api/assistant/threads") as resp:
+            listed = await resp.json()
+    finally:
+        await app.close()
+
+    assert after == before
+    user_message, answer = after["messages"]
+    assert user_message == user("How do I sample?")
+    assert answer["role"] == "assistant"
+    assert [p for p in answer["parts"] if not p["type"].startswith("data-")] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "Use a KSampler.", "state": "done"},
+    ]
+    assert answer["metadata"] == {"model": "scripted-model", "modelSource": "environment"}
+    assert listed == {"threads": [{k: v for k, v in after.items() if k != "messages"}]}
+    assert after["title"] == "How do I sample?"
