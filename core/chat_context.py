@@ -67,6 +67,7 @@ async def prepare_context(
     user_context: str,
     thread_window: int | None = None,
     force_compaction: bool = False,
+    optional_tools: frozenset[str] = frozenset(),
     summary_timeout: float = 90.0,
 ) -> ChatContext:
     settings = provider.settings
@@ -93,6 +94,7 @@ async def prepare_context(
         now=now_text(),
         correction=correction.factor(model),
         settings=ContextSettings.from_env(environ),
+        optional_tools=optional_tools,
     )
     context = ChatContext(inputs, correction)
     base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}

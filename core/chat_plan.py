@@ -38,8 +38,17 @@ from .skills import Skill, SkillError, closest
 from .ui_messages import system_texts
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
-ALWAYS_OFFERED = frozenset(
-    spec.name for spec in TOOLS if spec.name not in ("readSystemContext", "recallToolResult")
+ALWAYS_OFFERED = frozenset(spec.name for spec in TOOLS if spec.name != "readSystemContext")
+# Left out first when the tool definitions would crowd a small window.
+OPTIONAL_TOOLS = frozenset(
+    {
+        "readDocumentation",
+        "listSystemSkills",
+        "listUserSkills",
+        "getUserSkill",
+        "createUserSkill",
+        "updateUserSkill",
+    }
 )
 
 

@@ -123,16 +123,21 @@ def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
 
 def _request_of(assembled: Assembled, plan: ChatPlan) -> dict[str, Any]:
     """?debug=context: the exact request of this step, as sent."""
-    return {"messages": assembled.messages, "tools": plan.tools}
+    return {"messages": assembled.messages, "tools": assembled.tools}
+
+
+def _names(tools: list[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(t["function"]["name"] for t in tools)
 
 
 async def _open_step(
-    provider: Provider, model: str, plan: ChatPlan, answer: dict[str, Any], tools: list[Any]
+    provider: Provider, model: str, plan: ChatPlan, answer: dict[str, Any], last: bool
 ) -> tuple[Any, Assembled]:
-    """Start one model call; on "context length exceeded" rebuild for the window the provider
-    reported (or 75% of ours) and retry once."""
+    """Start one model call (the last allowed step offers no tools); on "context length
+    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once."""
     assembled = plan.request(answer)
     try:
+        tools = [] if last else assembled.tools
         return await provider.stream(model, assembled.messages, tools), assembled
     except openai.APIStatusError as exc:
         detail = str(exc.message)
@@ -142,6 +147,7 @@ async def _open_step(
         log.warning("the provider's window is smaller than ours; retrying with %d", window)
         assembled = plan.request(answer, window)
         assembled.report["limits"] = [*assembled.report.get("limits", []), "retried: overflow"]
+        tools = [] if last else assembled.tools
         return await provider.stream(model, assembled.messages, tools), assembled
 
 
@@ -182,10 +188,10 @@ async def chat_chunks(
         yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
         for step in range(plan.max_steps):
             last = step == plan.max_steps - 1
-            tools = [] if last else plan.tools
-            translator = StepTranslator(frozenset() if last else plan.tool_names, plan.server_tools)
             started = False
-            stream, assembled = await _open_step(provider, model, plan, assembler.message, tools)
+            stream, assembled = await _open_step(provider, model, plan, assembler.message, last)
+            offered = frozenset() if last else _names(assembled.tools)
+            translator = StepTranslator(offered, plan.server_tools)
             outcome.assembled = assembled
             outcome.steps += 1
             yield emit(ui.Data("context", assembled.report, id="context"))

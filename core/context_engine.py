@@ -30,6 +30,10 @@ from .context_blocks import Block, Message, build_blocks, count_blocks, flatten,
 from .context_validate import validate
 from .tokens import TokenCounter
 
+# Tool definitions may take at most this share of the room left after the output reserve:
+# on a 4K local window the full set would crowd out the conversation.
+TOOLS_SHARE = 0.3
+
 
 def _env_float(environ: Mapping[str, str], name: str, default: float) -> float:
     try:
@@ -97,6 +101,7 @@ class ContextInputs:
     now: str = ""
     correction: float = 1.0
     settings: ContextSettings = field(default_factory=ContextSettings)
+    optional_tools: frozenset[str] = frozenset()  # left out first when tools crowd the window
 
 
 @dataclass
@@ -107,6 +112,7 @@ class Assembled:
     budget: Budget
     report: dict[str, Any]
     compaction: list[str] | None = None  # UI message ids to summarize, oldest first
+    tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
 
 
 def covered_ids(ui_messages: Sequence[dict[str, Any]], until: str) -> frozenset[str]:
@@ -149,10 +155,13 @@ def build_context(inputs: ContextInputs, counter: TokenCounter) -> Assembled:
         return math.ceil(n * factor)
 
     settings = inputs.settings
-    budget = compute_budget(
-        inputs.window, inputs.max_output_tokens, scaled(counter.tools(inputs.tools))
-    )
     limits: list[str] = []
+    tools = inputs.tools
+    room = compute_budget(inputs.window, inputs.max_output_tokens, 0).available
+    if scaled(counter.tools(tools)) > TOOLS_SHARE * room and inputs.optional_tools:
+        tools = [t for t in tools if t["function"]["name"] not in inputs.optional_tools]
+        limits.append(f"tool definitions reduced to {len(tools)} of {len(inputs.tools)}")
+    budget = compute_budget(inputs.window, inputs.max_output_tokens, scaled(counter.tools(tools)))
 
     blocks = build_blocks(inputs.ui_messages)
     summarized: frozenset[str] = frozenset()
@@ -199,11 +208,11 @@ def build_context(inputs: ContextInputs, counter: TokenCounter) -> Assembled:
     history = steps.merge_adjacent_users(flatten(kept))
     messages = steps.add_reminders([system_message, *history], reminder)
     messages = validate(messages)
-    exact = counter.messages(messages) + counter.tools(inputs.tools)
+    exact = counter.messages(messages) + counter.tools(tools)
     tokens = scaled(exact)
     report = _report(inputs, budget, counter, kept, dropped, blocks, summarized, system, reminder)
     report.update(estimated=tokens, exact=exact, limits=limits + _step_limits(blocks))
-    return Assembled(messages, tokens, exact, budget, report, compaction)
+    return Assembled(messages, tokens, exact, budget, report, compaction, tools)
 
 
 def _step_limits(blocks: list[Block]) -> list[str]:

@@ -13,7 +13,14 @@ from ..agent_prompts import UserContext, user_context_block
 from ..core import ui_stream as ui
 from ..core.budget import ContextBudgetError
 from ..core.chat_context import CORRECTION_NAMESPACE, prepare_context
-from ..core.chat_plan import Sources, build_plan, list_skills, load_context, user_limits
+from ..core.chat_plan import (
+    OPTIONAL_TOOLS,
+    Sources,
+    build_plan,
+    list_skills,
+    load_context,
+    user_limits,
+)
 from ..core.chat_request import parse_chat_request
 from ..core.chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
 from ..core.context_engine import Assembled, Summary, covered_ids
@@ -107,6 +114,7 @@ async def _context_for(
         persona=sources.persona_prompt,
         reminders=reminders,
         user_context=user_context_block(sources.user, user_limits(sources.environ)),
+        optional_tools=OPTIONAL_TOOLS,
     )
     plan.assemble = context.assemble
 

@@ -111,7 +111,11 @@ async def start_app(data_dir: Path, environ: dict[str, str], **options: Any) -> 
 
 @pytest.fixture
 async def assistant(provider: ScriptedProvider, tmp_path: Path) -> AsyncIterator[App]:
-    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "scripted-model",
+        "LLM_CONTEXT_WINDOW": "32768",
+    }
     app = await start_app(tmp_path / "data", env)
     yield app
     await app.close()

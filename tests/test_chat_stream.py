@@ -36,7 +36,8 @@ TOOL_NAMES = [
     "getUserSkill",
     "createUserSkill",
     "updateUserSkill",
-]  # recallToolResult and readSystemContext are offered only when there is something to read
+    "recallToolResult",
+]  # readSystemContext is offered only when sections were left out
 
 
 def meta(source: str = "environment") -> dict[str, Any]:
