@@ -22,7 +22,7 @@ from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
 from .store import Store
 from .threads import Threads
-from .user_data import UserData
+from .user_data import UserData, install_defaults
 
 PROVIDER_NAMESPACE = "provider"
 
@@ -56,6 +56,7 @@ class AssistantService:
             async with self._store_lock:
                 if self._store is None:
                     self._store = await Store.open(self.options.data_dir)
+                    await asyncio.to_thread(install_defaults, self.options.data_dir)
         return self._store
 
     async def threads(self) -> Threads:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import tempfile
 import time
@@ -21,6 +22,24 @@ from .store import Store
 
 TEXT_LIMIT = 20_000
 FILES = {"soul": "SOUL.md", "goals": "goals.md"}
+DEFAULTS_DIR = Path(__file__).resolve().parent.parent / "user_context" / "defaults"
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def install_defaults(data_dir: Path, defaults: Path = DEFAULTS_DIR) -> list[str]:
+    """Copy the shipped defaults that are missing from the data directory; never overwrite."""
+    copied = []
+    for source in sorted(defaults.glob("*")) if defaults.is_dir() else []:
+        target = data_dir / source.name
+        if source.is_file() and not target.exists():
+            _write_atomic(target, source.read_text(encoding="utf-8"))
+            copied.append(source.name)
+    return copied
+
+
+def sendable(text: str) -> str:
+    """What of a hand-edited file goes to the model: HTML comments are notes to the user."""
+    return COMMENT.sub("", text).strip()
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from ..core.sse import ClientGone, pump
 from ..core.stream_translate import Usage
 from ..core.summarizer import summarize
 from ..core.threads import Threads, ThreadState
+from ..core.user_data import sendable
 from .common import HTTPProblem, guarded, not_found, read_json, refuse_forms
 
 
@@ -54,8 +55,8 @@ async def gather_sources(service: AssistantService) -> Sources:
         environment_line=env.summary_line(),
         user=UserContext(
             rules=rules,
-            soul=await user.read_file("soul"),
-            goals=await user.read_file("goals"),
+            soul=sendable(await user.read_file("soul")),
+            goals=sendable(await user.read_file("goals")),
             preferences=await service.store_settings("preferences"),
         ),
         environ=environ,

@@ -188,3 +188,17 @@ async def test_citations_appear_once_a_lookup_ran_in_the_thread(assistant, provi
     assert "## Citations" not in before
     assert after.startswith(before.split("\n\n## Tools this request")[0])
     assert "## Citations\nWhen an answer uses documentation or search results" in after
+
+
+async def test_shipped_defaults_are_installed_and_their_comments_never_sent(
+    assistant, provider, tmp_path
+):
+    system = await system_of(assistant, provider, user("hi"))
+    soul = (tmp_path / "data" / "SOUL.md").read_text()
+    assert soul.startswith("<!--\nSOUL.md: who the assistant is for you.")
+    assert (tmp_path / "data" / "goals.md").is_file()
+    assert "SOUL.md" not in system and "## The user" not in system
+    await put(assistant, "/api/user-context/soul", {"text": soul + "\nI have 8 GB of VRAM.\n"})
+    system = await system_of(assistant, provider, user("hi"))
+    assert "About you (SOUL.md):\nI have 8 GB of VRAM." in system
+    assert "<!--" not in system

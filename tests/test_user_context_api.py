@@ -7,10 +7,17 @@ import json
 from typing import Any
 
 import pytest
+from comfyui_assistant.core.user_data import DEFAULTS_DIR
 from yarl import URL
 
 from .helpers import chat_body, sse_events, user
 from .scripted_provider import text_reply
+
+# The shipped templates (user_context/defaults) are installed on first use.
+DEFAULTS = {
+    name: (DEFAULTS_DIR / filename).read_text(encoding="utf-8")
+    for name, filename in (("soul", "SOUL.md"), ("goals", "goals.md"))
+}
 
 BASE = "/api/user-context"
 FORM_ERROR = {"error": "send the body as JSON with 'Content-Type: application/json'"}
@@ -40,8 +47,8 @@ async def test_a_fresh_user_context_is_empty(assistant):
         "reminders": [],
         "personas": [],
         "activePersona": None,
-        "soul": "",
-        "goals": "",
+        "soul": DEFAULTS["soul"],
+        "goals": DEFAULTS["goals"],
         "preferences": {},
         "systemPrompt": None,
     }
@@ -261,8 +268,8 @@ async def test_bad_active_persona_bodies(assistant, body, message):
 async def test_soul_and_goals_are_files_in_the_data_dir(assistant, tmp_path, name, filename):
     data_dir = tmp_path / "data"
     path = f"{BASE}/{name}"
-    assert await call(assistant, "GET", path) == (200, {"text": ""})
-    assert not (data_dir / filename).exists()
+    assert await call(assistant, "GET", path) == (200, {"text": DEFAULTS[name]})
+    assert (data_dir / filename).read_text(encoding="utf-8") == DEFAULTS[name]
 
     text = "# About me\n\nI render anime portraits — ünïcödé kept.\n"
     assert await call(assistant, "PUT", path, {"text": text}) == (200, {"text": text})
