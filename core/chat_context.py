@@ -12,6 +12,7 @@ from typing import Any
 from .budget import Window, provider_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
+    SUMMARY_SHARE,
     Assembled,
     ContextInputs,
     ContextSettings,
@@ -106,7 +107,11 @@ async def prepare_context(
         covered = covered_ids(plan.ui_history, summary.until) if summary else frozenset()
         fresh = [i for i in ids if i not in covered]
         if fresh:
-            new = await summarize(provider, model, summary, plan.ui_history, fresh, summary_timeout)
+            # the digest must fit the summary's share of the budget (dense text: ~2 chars a token)
+            room = int(first.budget.available * SUMMARY_SHARE * 2)
+            new = await summarize(
+                provider, model, summary, plan.ui_history, fresh, summary_timeout, room
+            )
             await state.set_summary(thread_id, new.text, new.until, new.fallback)
             context.inputs = replace(context.inputs, summary=new)
             context.compacted = new

@@ -33,6 +33,8 @@ from .tokens import TokenCounter
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
 TOOLS_SHARE = 0.3
+# The running summary may take at most this share of the budget (the newest part is kept).
+SUMMARY_SHARE = 0.2
 
 
 def _env_float(environ: Mapping[str, str], name: str, default: float) -> float:
@@ -175,14 +177,15 @@ def build_context(inputs: ContextInputs, counter: TokenCounter) -> Assembled:
         blocks = steps.apply_persona(blocks, *inputs.persona)
     blocks = count_blocks(blocks, lambda m: scaled(counter.message(m)))
 
-    system = inputs.system
-    if inputs.summary is not None and summarized:
-        system = f"{system}\n\n{steps.summary_section(inputs.summary.text)}"
     system, system_cut = steps.truncate_system(
-        system, budget.available, lambda t: scaled(counter.text(t))
+        inputs.system, budget.available, lambda t: scaled(counter.text(t))
     )
     if system_cut:
         limits.append("system prompt truncated to 30% of the budget")
+    if inputs.summary is not None and summarized:
+        cap = max(64, int(budget.available * SUMMARY_SHARE / factor))
+        text = steps.keep_tail(inputs.summary.text, cap, counter.text)
+        system = f"{system}\n\n{steps.summary_section(text)}"
     system_message = {"role": "system", "content": system}
     reminder = steps.reminder_text(list(inputs.reminders), inputs.citation_reminder, inputs.now)
     fixed = scaled(counter.message(system_message) + counter.text(reminder) + 3)

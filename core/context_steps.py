@@ -136,6 +136,17 @@ def add_reminders(messages: list[Message], text: str) -> list[Message]:
     return [*messages, {"role": "user", "content": text}]
 
 
+def keep_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """The newest part of a running summary that fits, cut at a line start."""
+    if count(text) <= max_tokens:
+        return text
+    while text and count(text) > max_tokens:
+        text = text[len(text) // 10 or 1 :]
+        newline = text.find("\n")
+        text = text[newline + 1 :] if 0 <= newline < len(text) // 2 else text
+    return "…" + text
+
+
 def truncate_system(system: str, budget: int, count: Callable[[str], int]) -> tuple[str, bool]:
     """The system message whole if it takes at most half the budget, else cut to 30%."""
     if count(system) <= budget // 2:

@@ -92,6 +92,7 @@ async def summarize(
     ui_messages: Sequence[dict[str, Any]],
     ids: list[str],
     timeout: float,
+    max_chars: int = 4000,
 ) -> Summary:
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`."""
     wanted = set(ids)
@@ -103,4 +104,5 @@ async def summarize(
         return Summary(text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
         log.warning("summarizing failed (%s); using the deterministic digest", exc)
-        return Summary(fallback_summary(messages, before), until=ids[-1], fallback=True)
+        text = fallback_summary(messages, before, max_chars=max_chars)
+        return Summary(text, until=ids[-1], fallback=True)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .store import Store
-from .ui_messages import tool_name_of, tool_result_text
+from .tokens import counter_for
+from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 TITLE_CHARS = 60
 
@@ -137,13 +138,14 @@ class Threads:
         now: float,
         status: str = "complete",
     ) -> None:
+        tokens = counter_for(None).messages(to_openai_messages([message])) - 3
         await db.execute(
             "INSERT INTO messages (thread_id, id, position, role, parts, metadata, status, "
-            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (thread_id, id) DO "
-            "UPDATE SET position = excluded.position, parts = excluded.parts, metadata = "
-            "excluded.metadata, status = excluded.status, updated_at = excluded.updated_at, "
-            "token_count = NULL",
-            (thread_id, mid, position, message["role"], parts, meta, status, now, now),
+            "token_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
+            "(thread_id, id) DO UPDATE SET position = excluded.position, parts = excluded.parts,"
+            " metadata = excluded.metadata, status = excluded.status, token_count = "
+            "excluded.token_count, updated_at = excluded.updated_at",
+            (thread_id, mid, position, message["role"], parts, meta, status, tokens, now, now),
         )
 
     async def _record_tool_results(

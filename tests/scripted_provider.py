@@ -51,6 +51,13 @@ class Status:
 
 
 @dataclass
+class Completion:
+    """A non-streamed answer (the summarizer asks for one)."""
+
+    text: str
+
+
+@dataclass
 class Hang:
     """Accept the request and never answer."""
 
@@ -136,6 +143,7 @@ class ScriptedProvider:
         self.disconnects: list[float] = []  # when a stream found its client gone
         self.finished_streams = 0
         self.models_status: int | None = None  # answer /models with this status instead
+        self.model_metadata: dict[str, Any] = {}  # extra fields of each /models entry
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -173,7 +181,10 @@ class ScriptedProvider:
             return denied
         if self.models_status is not None:
             return web.json_response(error_body("no models here"), status=self.models_status)
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in self.models]
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "me", **self.model_metadata}
+            for m in self.models
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -188,6 +199,10 @@ class ScriptedProvider:
         reply = self.replies.popleft()
         if isinstance(reply, Status):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
+        if isinstance(reply, Completion):
+            message = {"role": "assistant", "content": reply.text}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            return web.json_response({"id": "c", "object": "chat.completion", "choices": [choice]})
         if isinstance(reply, Hang):
             try:
                 await asyncio.sleep(3600)

@@ -1,0 +1,268 @@
+"""The context engine through /api/chat: long threads in small windows, summaries (once, and
+the fallback), overflow recovery, personas, /compact, the report and the learned correction."""
+
+from __future__ import annotations
+
+import json
+
+from comfyui_assistant.core.budget import compute_budget, resolve_window
+from comfyui_assistant.core.context_validate import problems
+from comfyui_assistant.core.provider_config import resolve
+from comfyui_assistant.core.summarizer import SUMMARY_PROMPT
+from comfyui_assistant.core.tokens import counter_for
+
+from .conftest import start_app
+from .helpers import chat_body, content_parts, sent, sse_events, user
+from .scripted_provider import Completion, Status, Stream, chunk, error_body, text_reply
+
+WORKFLOW = {
+    "nodes": [{"id": i, "type": "KSampler", "widgets_values": [i, 20, 7.0]} for i in range(40)]
+}
+
+
+def long_thread(messages: int = 300, rounds: int = 40) -> list[dict]:
+    """`messages` UI messages, alternating user/assistant, `rounds` of them with a tool round."""
+    out = []
+    with_tools = set(range(1, messages, max(1, messages // rounds))[:rounds])
+    for i in range(messages):
+        if i % 2 == 0:
+            out.append(
+                user(f"Request {i}: make the image warmer and use seed {1000 + i}.", f"u{i}")
+            )
+            continue
+        parts: list[dict] = [{"type": "step-start"}]
+        if i in with_tools:
+            parts.append(
+                {
+                    "type": "tool-getWorkflow",
+                    "toolCallId": f"call_{i}",
+                    "state": "output-available",
+                    "input": {"detail": "compact"},
+                    "output": WORKFLOW,
+                }
+            )
+            parts.append({"type": "step-start"})
+        parts.append({"type": "text", "text": f"Answer {i}: I changed node {i % 40} as asked."})
+        out.append({"id": f"a{i}", "role": "assistant", "parts": parts})
+    return out
+
+
+def is_summary_request(body: dict) -> bool:
+    return body["messages"][0]["content"] == SUMMARY_PROMPT
+
+
+def context_report(body: str) -> dict:
+    return [e for e in sse_events(body) if e["type"] == "data-context"][-1]["data"]
+
+
+def env_for(provider, **extra) -> dict:
+    return {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model", **extra}
+
+
+async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, tmp_path, sdk):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = long_thread()
+    thread.append(user("Now make it a portrait.", "u_last"))
+    provider.enqueue(Completion("## Goals\n- warm images\n## Workflow\n- node 3 changed"))
+    provider.enqueue(text_reply("Done.", usage=(5000, 2)))
+    try:
+        status, body = await app.chat(chat_body(*thread))
+        assert status == 200
+        sdk.check(body)
+        summary_call, chat_call = provider.requests
+        assert is_summary_request(summary_call) and "stream" not in summary_call
+        messages = chat_call["messages"]
+        assert problems(messages) == []
+        counter = counter_for("scripted-model")
+        settings = resolve({}, {"LLM_CONTEXT_WINDOW": "8192"})
+        window = resolve_window(
+            thread_setting=None, settings=settings, model="scripted-model", provider=None
+        )
+        tool_tokens = counter.tools(chat_call["tools"])
+        budget = compute_budget(window, None, tool_tokens)
+        assert counter.messages(messages) <= budget.available
+        assert "## Summary of the earlier conversation\n## Goals" in messages[0]["content"]
+        assert sent(provider, 1)[-1]["content"] == "Now make it a portrait."
+        report = context_report(body)
+        assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}
+        assert report["window"] == {
+            "tokens": 8192,
+            "source": "environment",
+            "detail": report["window"]["detail"],
+        }
+        assert report["reported"] == 5000
+
+        # the next turns stay under the watermark: no second summary
+        answer = content_parts(sdk.check(body)["message"])
+        thread.append({"id": "a_last", "role": "assistant", "parts": answer})
+        for turn in range(3):
+            provider.enqueue(text_reply(f"ok {turn}"))
+            thread.append(user(f"One more change {turn}.", f"u_more{turn}"))
+            status, body = await app.chat(chat_body(*thread))
+            assert status == 200
+            thread.append(
+                {
+                    "id": f"a_more{turn}",
+                    "role": "assistant",
+                    "parts": content_parts(sdk.check(body)["message"]),
+                }
+            )
+        assert sum(is_summary_request(r) for r in provider.requests) == 1
+        async with app.session.get(app.base + "/api/assistant/threads/thread-1/summary") as r:
+            stored = (await r.json())["summary"]
+        assert stored["text"].startswith("## Goals") and stored["fallback"] is False
+    finally:
+        await app.close()
+
+
+async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provider, tmp_path, sdk):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(), user("Continue.", "u_last")]
+    provider.enqueue(Status(500, error_body("summarizer down")), text_reply("ok"))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+    finally:
+        await app.close()
+    sdk.check(body)
+    report = context_report(body)
+    assert report["summary"]["fallback"] is True
+    system = provider.requests[1]["messages"][0]["content"]
+    assert "## Summary of the earlier conversation\nUser requests" in system
+    assert "seed 1244" in system  # facts from the summarized part survive (newest first)
+
+
+async def test_context_overflow_is_retried_once_with_the_reported_window(assistant, provider, sdk):
+    overflow = error_body(
+        "This model's maximum context length is 4096 tokens. However, your messages resulted "
+        "in 9000 tokens.",
+        "context_length_exceeded",
+    )
+    provider.enqueue(Status(400, overflow), text_reply("fits now"))
+    thread = [*long_thread(40, 6), user("go on", "u_last")]
+    status, body = await assistant.chat(chat_body(*thread))
+    assert status == 200
+    assert content_parts(sdk.check(body)["message"])[-1]["text"] == "fits now"
+    first, second = provider.requests
+    counter = counter_for("scripted-model")
+    assert counter.messages(second["messages"]) < counter.messages(first["messages"])
+    assert counter.messages(second["messages"]) + counter.tools(second["tools"]) <= 4096
+    report = context_report(body)
+    assert report["window"]["tokens"] == 4096 and "retried: overflow" in report["limits"]
+
+
+async def test_a_message_too_large_for_the_window_is_refused_without_a_model_call(
+    provider, tmp_path, sdk
+):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="4096"))
+    try:
+        _, body = await app.chat(chat_body(user("describe this: " + "word " * 6000)))
+    finally:
+        await app.close()
+    (error,) = sdk.check(body)["errors"]
+    assert error.startswith("The latest message needs ")
+    assert "fit in scripted-model's context (window 4,096" in error
+    assert provider.requests == []
+
+
+async def test_personas_sit_above_the_latest_message_or_replace_the_role(assistant, provider):
+    async def persona(body):
+        async with assistant.session.post(
+            assistant.base + "/api/user-context/personas", json=body
+        ) as r:
+            created = await r.json()
+        async with assistant.session.put(
+            assistant.base + "/api/user-context/personas/active", json={"id": created["id"]}
+        ) as r:
+            assert r.status == 200
+
+    await persona({"name": "Pirate", "instructions": "Talk like a pirate."})
+    provider.enqueue(text_reply("Arr."), text_reply("Aye."))
+    await assistant.chat(chat_body(user("hi")))
+    assert sent(provider)[-1]["content"] == (
+        '<persona name="Pirate">\nTalk like a pirate.\n</persona>\n\nhi'
+    )
+    await persona(
+        {"name": "Tutor", "instructions": "You teach ComfyUI.", "replacesSystemPrompt": True}
+    )
+    await assistant.chat(chat_body(user("hi")))
+    system = provider.requests[1]["messages"][0]["content"]
+    assert system.startswith("You teach ComfyUI.\n\n# Tools") and "# Role" not in system
+    assert sent(provider, 1)[-1]["content"] == "hi"
+
+
+async def test_compact_endpoint_summarizes_everything_before_the_last_exchange(
+    assistant, provider, sdk
+):
+    thread = long_thread(20, 3)
+    provider.enqueue(text_reply("ok"))
+    await assistant.chat(chat_body(*thread, user("last question", "u_last")))
+    provider.enqueue(Completion("## Goals\n- compacted"))
+    async with assistant.session.post(
+        assistant.base + "/api/assistant/threads/thread-1/compact"
+    ) as r:
+        assert r.status == 200
+        answer = await r.json()
+    assert answer["compacted"] == 20
+    assert answer["summary"]["text"] == "## Goals\n- compacted"
+    assert answer["summary"]["until"] == "a19"
+    provider.enqueue(text_reply("ok"))
+    await assistant.chat(chat_body(*thread, user("last question", "u_last")))
+    system = provider.requests[-1]["messages"][0]["content"]
+    assert system.endswith("## Summary of the earlier conversation\n## Goals\n- compacted")
+    assert [m["content"] for m in sent(provider, 2)[1:]] == ["last question"]
+
+
+async def test_the_report_headers_debug_request_and_learned_correction(assistant, provider, sdk):
+    provider.enqueue(
+        Stream(
+            [
+                chunk("hi"),
+                chunk(finish_reason="stop"),
+                chunk(
+                    usage={
+                        "prompt_tokens": 9999,
+                        "completion_tokens": 1,
+                        "total_tokens": 10000,
+                        "prompt_tokens_details": {"cached_tokens": 4000},
+                    }
+                ),
+            ]
+        )
+    )
+    resp = await assistant.post("/api/chat?debug=context", chat_body(user("hello")))
+    body = await resp.text()
+    sdk.check(body)
+    events = sse_events(body)
+    first_report = next(e for e in events if e["type"] == "data-context")["data"]
+    assert resp.headers["X-Context-Tokens"] == str(first_report["estimated"])
+    assert resp.headers["X-Context-Window"] == "32768"
+    assert resp.headers["X-Context-Budget"] == str(first_report["budget"])
+    (debug,) = [e for e in events if e["type"] == "data-context-request"]
+    assert debug["transient"] is True
+    assert debug["data"]["messages"] == provider.requests[0]["messages"]
+    final = context_report(body)
+    assert (final["reported"], final["cachedTokens"]) == (9999, 4000)
+    async with assistant.session.get(
+        assistant.base + "/api/assistant/threads/thread-1/context"
+    ) as r:
+        assert (await r.json())["report"] == final
+    # the provider counts ~N× what we estimated: the next request's estimate follows
+    ratio = 9999 / final["exact"]
+    provider.enqueue(text_reply("again"))
+    _, body = await assistant.chat(chat_body(user("hello")))
+    corrected = context_report(body)
+    assert abs(corrected["correction"] - min(2.0, ratio)) < 0.01
+    assert corrected["estimated"] > corrected["exact"]
+
+
+async def test_the_window_comes_from_the_providers_metadata(provider, tmp_path, sdk):
+    provider.model_metadata = {"max_model_len": 6144}  # what vLLM reports
+    provider.enqueue(text_reply("ok"))
+    app = await start_app(tmp_path, env_for(provider))
+    try:
+        _, body = await app.chat(chat_body(user("hi")))
+    finally:
+        await app.close()
+    report = context_report(body)
+    assert (report["window"]["tokens"], report["window"]["source"]) == (6144, "provider")
+    assert json.dumps(report)  # plain JSON all the way
