@@ -259,16 +259,27 @@ def local_reply(text: str) -> list[ui.Chunk]:
 
 
 def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
+    """One line per request, with the context report's figures."""
     usage = outcome.usage
     tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}" if usage else "n/a"
+    report = outcome.report()
+    context = "context=n/a"
+    if report:
+        counts = report["counts"]
+        context = (
+            f"context={report['estimated']}/{report['budget']} window={report['window']['tokens']}"
+            f"({report['window']['source']}) kept={counts['kept']} digested={counts['digested']}"
+            f" summarized={counts['summarized']} dropped={counts['dropped']}"
+        )
     log.info(
-        "chat thread=%s message=%s model=%s finish=%s steps=%d tokens=%s %s in %.2fs",
+        "chat thread=%s message=%s model=%s finish=%s steps=%d tokens=%s %s %s in %.2fs",
         thread_id,
         outcome.message.get("id"),
         outcome.model,
         outcome.finish_reason if outcome.error is None else f"error:{outcome.error_kind}",
         outcome.steps,
         tokens,
+        context,
         status,
         time.monotonic() - outcome.started_at,
     )
