@@ -1,0 +1,1 @@
+import{app as e}from"../../scripts/app.js";e.registerExtension({name:`comfyui-assistant`});

@@ -1,0 +1,1 @@
+declare const __PANEL_VERSION__: string;

@@ -1,0 +1,80 @@
+// Builds the panel into ONE self-contained ES module, ui/dist/comfyui-assistant.js, which
+// ComfyUI loads from WEB_DIRECTORY: React and every dependency inside, CSS injected at load,
+// NODE_ENV defined, minified. ComfyUI's own module "../../scripts/app.js" stays external: it is
+// how an extension reaches the app object (the playground serves the same path).
+// The playground (a LiteGraph canvas for trying the assistant without ComfyUI) builds
+// separately with `vite build --mode playground` into ui/playground-dist, never into ui/dist:
+// ComfyUI loads every .js file under WEB_DIRECTORY as an extension.
+import { readFileSync } from "node:fs";
+import react from "@vitejs/plugin-react";
+import { defineConfig, type Plugin } from "vite";
+
+const APP_MODULE = "../../scripts/app.js";
+
+/** Inline the bundle's CSS into the JS as one <style> tag added at load (no second file). */
+function injectCss(): Plugin {
+  return {
+    name: "comfyui-assistant-inject-css",
+    apply: "build",
+    enforce: "post",
+    generateBundle(_options, bundle) {
+      const css = Object.entries(bundle).filter(([name]) => name.endsWith(".css"));
+      const js = Object.values(bundle).find((c) => c.type === "chunk" && c.isEntry);
+      if (!js || js.type !== "chunk" || css.length === 0) return;
+      const text = css.map(([, asset]) => (asset.type === "asset" ? String(asset.source) : "")).join("");
+      js.code =
+        `(()=>{if(typeof document<"u"&&!document.getElementById("comfyui-assistant-css")){` +
+        `const s=document.createElement("style");s.id="comfyui-assistant-css";` +
+        `s.textContent=${JSON.stringify(text)};document.head.appendChild(s)}})();\n` +
+        js.code;
+      for (const [name] of css) delete bundle[name];
+    },
+  };
+}
+
+const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+export default defineConfig(({ mode }) => {
+  const playground = mode === "playground";
+  return {
+    plugins: [react(), injectCss()],
+    define: {
+      "process.env.NODE_ENV": JSON.stringify("production"),
+      __PANEL_VERSION__: JSON.stringify(pkg.version),
+    },
+    build: playground
+      ? {
+          outDir: "playground-dist",
+          emptyOutDir: true,
+          target: "es2022",
+          minify: true,
+          rollupOptions: {
+            input: "src/playground/main.ts",
+            external: [APP_MODULE],
+            output: { entryFileNames: "playground.js", format: "es", inlineDynamicImports: true },
+          },
+        }
+      : {
+          outDir: "dist",
+          emptyOutDir: true,
+          target: "es2022",
+          minify: true,
+          cssCodeSplit: false,
+          rollupOptions: {
+            input: "src/extension.ts",
+            external: [APP_MODULE],
+            output: {
+              entryFileNames: "comfyui-assistant.js",
+              format: "es",
+              inlineDynamicImports: true,
+            },
+          },
+        },
+    test: {
+      environment: "happy-dom",
+      include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+    },
+  };
+});
