@@ -31,6 +31,7 @@ from typing import Any
 from comfyui_assistant.agent_prompts import PromptParts, build_system_message
 from comfyui_assistant.core import tokens
 from comfyui_assistant.core.budget import Window
+from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import Assembled, ContextInputs, build_context
 from comfyui_assistant.core.environment import Environment, load_object_info_file
 from comfyui_assistant.tools_definitions import openai_tools
@@ -142,10 +143,12 @@ def measure(wire: str, runs: int, inputs: Any) -> tuple[list[float], list[float]
     for _ in range(runs):
         tokens._counter.cache_clear()
         counter = tokens.counter_for(MODEL)
+        cache = BlockCache()  # cold: no counts and no blocks remembered
         for i in range(4):
             copy = inputs(json.loads(wire))
-            (warm if i else cold).append(timed(lambda c=counter, x=copy: build_context(x, c)))
-    return cold, warm, build_context(inputs(json.loads(wire)), counter)
+            run = timed(lambda c=counter, x=copy, b=cache: build_context(x, c, b))
+            (warm if i else cold).append(run)
+    return cold, warm, build_context(inputs(json.loads(wire)), counter, cache)
 
 
 def profile(wire: str, inputs: Any) -> None:

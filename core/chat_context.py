@@ -96,6 +96,7 @@ async def prepare_context(
         correction=correction.factor(model),
         settings=ContextSettings.from_env(environ),
         optional_tools=optional_tools,
+        cache_scope=thread_id,
     )
     context = ChatContext(inputs, correction)
     base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}

@@ -114,7 +114,7 @@ def _files(value: Any, found: dict[str, None], depth: int = 0) -> None:
         _files(item, found, depth + 1)
 
 
-def _dict_outcome(name: str, result: dict[str, Any]) -> list[str]:
+def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]:
     err = _error_of(result)
     if err is not None:
         return [f"error: {err}"]
@@ -136,7 +136,8 @@ def _dict_outcome(name: str, result: dict[str, Any]) -> list[str]:
             parts.append(f"{key} {_item_name(value) or _show(value)}")
     parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
     files: dict[str, None] = {}
-    _files(result, files)
+    if not raw or any(f'"{key}"' in raw for key in ("filename", "file", *_FILE_LISTS)):
+        _files(result, files)  # a walk of the whole result: only when a file key is in it
     if files:
         shown = ", ".join(_one_line(f, 60) for f in list(files)[:3])
         parts.append(f"files: {shown}" + (f", +{len(files) - 3} more" if len(files) > 3 else ""))
@@ -155,7 +156,7 @@ def _outcome(name: str, result: str) -> str:
     if text in _NOT_RUN:
         return _NOT_RUN[text]
     value = _loads(text)
-    parts = _dict_outcome(name, value) if isinstance(value, dict) else []
+    parts = _dict_outcome(name, value, text) if isinstance(value, dict) else []
     if isinstance(value, list):
         parts = [_count("items", value)]
     return ", ".join(parts) if parts else f"ok ({len(result):,} chars)"
@@ -300,15 +301,16 @@ _PARAMS = (
     r"|guidance|shift|fps|frames"
 )
 _FILE_RE = re.compile(
-    r"[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g|webp|gif|json|"
-    r"ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
+    r"(?<![\w./\\-])[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g|webp"
+    r"|gif|json|ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
     re.IGNORECASE,
 )
 _FACT_PATTERNS: tuple[tuple[re.Pattern[str], _Fact], ...] = (
     (_FILE_RE, lambda m: m.group(0)),
     (
         re.compile(
-            rf"\b({_PARAMS})\b\"?\s*(?:[:=]|\bis\b|\bof\b|\bto\b|\bat\b)?\s*(-?\d+(?:\.\d+)?)(?![\d.]*\w)",
+            rf"\b({_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?"
+            r"(-?\d+(?:\.\d+)?)(?![\d.]*\w)",
             re.IGNORECASE,
         ),
         lambda m: f"{m.group(1).lower().replace(' ', '_')} {m.group(2)}",
@@ -435,7 +437,7 @@ def fallback_summary(
         if len(section.entries) > 1:
             section.entries.pop(0)
             section.omitted += 1
-        elif len(entry := section.entries[0]) > 60:
+        elif len(entry := section.entries[0]) > 61:  # each pass makes it strictly shorter
             keep = max(len(entry) - (len(out) - max_chars) - 1, 60)
             section.entries[0] = (
                 "…" + entry[-keep:] if section.title == "Earlier" else entry[:keep] + "…"

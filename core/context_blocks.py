@@ -28,13 +28,15 @@ class Block:
     digested: bool = False  # tool results replaced by one-line digests
     cut: bool = False  # an oversized result shortened
     notes: tuple[str, ...] = field(default=(), compare=False)
+    # Derived variants and counts, memoized by the engine's BlockCache (never compared).
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_round(self) -> bool:
-        return self.kind == "round"
+        return self.kind == "round"  # hot loops compare `kind` directly
 
     def with_messages(self, messages: Iterable[Message], **changes: Any) -> Block:
-        return replace(self, messages=tuple(messages), **changes)
+        return replace(self, messages=tuple(messages), memo={}, **changes)
 
 
 def blocks_of(ui_message: dict[str, Any]) -> list[Block]:

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import context_steps as steps
 from .budget import Budget, ContextBudgetError, Window, compute_budget
-from .context_blocks import Block, Message, build_blocks, count_blocks, flatten, latest_user_index
-from .context_validate import validate
-from .tokens import TokenCounter
+from .context_blocks import Block, Message, flatten, latest_user_index
+from .context_cache import SHARED, BlockCache
+from .context_validate import report_violation, validate
+from .tokens import REPLY_PRIMING, TokenCounter
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
@@ -104,6 +105,7 @@ class ContextInputs:
     correction: float = 1.0
     settings: ContextSettings = field(default_factory=ContextSettings)
     optional_tools: frozenset[str] = frozenset()  # left out first when tools crowd the window
+    cache_scope: str = ""  # the thread: blocks are memoized per thread (see context_cache)
 
 
 @dataclass
@@ -150,46 +152,126 @@ def compaction_plan(
     return best
 
 
-def build_context(inputs: ContextInputs, counter: TokenCounter) -> Assembled:
+def _with_tokens(block: Block, counter: TokenCounter) -> Block:
+    tokens = BlockCache.tokens(block, counter)
+    if block.tokens == tokens:
+        return block
+    out = replace(block, tokens=tokens, memo=dict(block.memo))  # same messages: same values
+    return out
+
+
+def _blocks(inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]) -> list[Block]:
+    """The thread's blocks, memoized per UI message (counted later: digested rounds never
+    need their full results tokenized)."""
+    out: list[Block] = []
+    for message in inputs.ui_messages:
+        if summarized and str(message.get("id") or "") in summarized:
+            continue
+        out.extend(cache.blocks(message, inputs.cache_scope))
+    return out
+
+
+def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:
+    """Each block with its count set, remembered in its own memo so the next request reuses
+    it (inlined: this loop runs over the whole thread on every request)."""
+    key = ("tokened", counter.source, counter.encoding)
+    out = []
+    for block in blocks:
+        done = block.memo.get(key)
+        if done is None:
+            done = block.memo[key] = _with_tokens(block, counter)
+        out.append(done)
+    return out
+
+
+def _fit_turn(
+    blocks: list[Block], room: int, counter: TokenCounter, cache: BlockCache
+) -> list[Block]:
+    """The latest user message and the turn in progress must be sent. If their tool results
+    together do not fit (several huge results at once), cut each round's results to an equal
+    share of the room left; older rounds of the turn are digested first if even that fails."""
+    start = latest_user_index(blocks)
+    if start is None:
+        return blocks
+    turn = blocks[start:]
+    if sum(b.tokens for b in turn) <= room:
+        return blocks
+    rounds = [i for i, b in enumerate(turn) if b.kind == "round" and not b.digested]
+    if not rounds:
+        return blocks
+    if len(rounds) > 1:  # the older rounds of this turn become digests
+        turn = [cache.digested(b) if i in rounds[:-1] else b for i, b in enumerate(turn)]
+        turn = _count_all(turn, counter)
+    fixed = sum(b.tokens for b in turn if b.kind != "round" or b.digested)
+    whole = [b for b in turn if b.kind == "round" and not b.digested]
+    results = sum(len(b.messages) - 1 for b in whole)
+    share = max(64, (room - fixed) // max(1, results) - 16)
+    turn = [
+        cache.cut(b, share, counter.text) if b.kind == "round" and not b.digested else b
+        for b in turn
+    ]
+    turn = _count_all(turn, counter)
+    if sum(b.tokens for b in turn) > room:  # last resort: every round of the turn as digests
+        turn = _count_all([cache.digested(b) if b.kind == "round" else b for b in turn], counter)
+    return blocks[:start] + turn
+
+
+def build_context(
+    inputs: ContextInputs, counter: TokenCounter, cache: BlockCache | None = None
+) -> Assembled:
+    """The exact request for `inputs`. Internally every count is exact (the counter's); the
+    budgets are divided by the learned correction instead of scaling each count."""
+    cache = cache or SHARED
     factor = inputs.correction
 
     def scaled(n: int) -> int:
         return math.ceil(n * factor)
 
+    def raw(n: int) -> int:
+        return math.floor(n / factor)
+
     settings = inputs.settings
     limits: list[str] = []
     tools = inputs.tools
+    tool_tokens = counter.tools(tools)
     room = compute_budget(inputs.window, inputs.max_output_tokens, 0).available
-    if scaled(counter.tools(tools)) > TOOLS_SHARE * room and inputs.optional_tools:
+    if scaled(tool_tokens) > TOOLS_SHARE * room and inputs.optional_tools:
         tools = [t for t in tools if t["function"]["name"] not in inputs.optional_tools]
         limits.append(f"tool definitions reduced to {len(tools)} of {len(inputs.tools)}")
-    budget = compute_budget(inputs.window, inputs.max_output_tokens, scaled(counter.tools(tools)))
+        tool_tokens = counter.tools(tools)
+    budget = compute_budget(inputs.window, inputs.max_output_tokens, scaled(tool_tokens))
 
-    blocks = build_blocks(inputs.ui_messages)
     summarized: frozenset[str] = frozenset()
     if inputs.summary is not None:
         summarized = covered_ids(inputs.ui_messages, inputs.summary.until)
-        blocks = steps.drop_summarized(blocks, summarized)
-    blocks = steps.digest_rounds(blocks, settings.keep_last_rounds, settings.digest_batch)
-    max_result = max(256, int(budget.available * settings.max_result_share / factor))
-    blocks = steps.cut_oversized(blocks, max_result, counter.text)
+    blocks = _blocks(inputs, cache, summarized)
+    blocks = steps.digest_rounds(
+        blocks, settings.keep_last_rounds, settings.digest_batch, cache.digested
+    )
+    max_result = max(256, raw(int(budget.available * settings.max_result_share)))
+    blocks = steps.cut_oversized(
+        blocks, max_result, counter.text, lambda b: cache.cut(b, max_result, counter.text)
+    )
     if inputs.persona is not None:
         blocks = steps.apply_persona(blocks, *inputs.persona)
-    blocks = count_blocks(blocks, lambda m: scaled(counter.message(m)))
+    blocks = _count_all(blocks, counter)
 
     system, system_cut = steps.truncate_system(
         inputs.system, budget.available, lambda t: scaled(counter.text(t))
     )
     if system_cut:
         limits.append("system prompt truncated to 30% of the budget")
+    summary_text = ""
     if inputs.summary is not None and summarized:
-        cap = max(64, int(budget.available * SUMMARY_SHARE / factor))
-        text = steps.keep_tail(inputs.summary.text, cap, counter.text)
-        system = f"{system}\n\n{steps.summary_section(text)}"
+        cap = max(64, raw(int(budget.available * SUMMARY_SHARE)))
+        summary_text = steps.keep_tail(inputs.summary.text, cap, counter.text)
+        system = f"{system}\n\n{steps.summary_section(summary_text)}"
     system_message = {"role": "system", "content": system}
     reminder = steps.reminder_text(list(inputs.reminders), inputs.citation_reminder, inputs.now)
-    fixed = scaled(counter.message(system_message) + counter.text(reminder) + 3)
-    history_budget = budget.available - fixed
+    # the reminder costs at most its own user message (merged into the last one it costs less)
+    reminder_cost = counter.message({"role": "user", "content": reminder})
+    fixed = counter.message(system_message) + reminder_cost + REPLY_PRIMING
+    history_budget = raw(budget.available) - fixed
 
     compaction = None
     history_tokens = sum(b.tokens for b in blocks)
@@ -198,22 +280,38 @@ def build_context(inputs: ContextInputs, counter: TokenCounter) -> Assembled:
             inputs.ui_messages, blocks, int(settings.low_watermark * history_budget)
         )
 
-    note = scaled(counter.message({"role": "user", "content": steps.OMITTED_NOTE}))
+    note = counter.message({"role": "user", "content": steps.OMITTED_NOTE})
+    blocks = _fit_turn(blocks, history_budget - note, counter, cache)
     kept, dropped = steps.select_window(blocks, history_budget, settings.max_history_messages, note)
-    mandatory = kept[(latest_user_index(kept) or 0) :]
-    if sum(b.tokens for b in mandatory) > history_budget:
-        latest = mandatory[0] if mandatory and mandatory[0].kind == "user" else None
-        needed = latest.tokens if latest is not None else 0
-        raise ContextBudgetError.for_message(needed + fixed, budget, inputs.model)
+    if sum(b.tokens for b in kept) > history_budget:  # only the mandatory part can overflow
+        last_user = latest_user_index(blocks)
+        needed = blocks[last_user].tokens if last_user is not None else 0
+        raise ContextBudgetError.for_message(scaled(needed + fixed), budget, inputs.model)
     if dropped:
         limits.append(f"{len(dropped)} older blocks left out by the priority window")
 
-    history = steps.merge_adjacent_users(flatten(kept))
-    messages = steps.add_reminders([system_message, *history], reminder)
+    history = flatten(kept)
+    merged = steps.merge_adjacent_users(history)
+    messages = steps.add_reminders([system_message, *merged], reminder)
     messages = validate(messages)
-    exact = counter.messages(messages) + counter.tools(tools)
+    if len(merged) == len(history):
+        last = messages[-1]
+        closing = (
+            reminder_cost
+            if last["content"] == reminder
+            else counter.message(last) - counter.message(history[-1])
+        )
+        exact = counter.message(system_message) + sum(b.tokens for b in kept) + closing
+        exact += REPLY_PRIMING + tool_tokens
+    else:  # rare: user turns were merged, count the whole request
+        exact = counter.messages(messages) + tool_tokens
     tokens = scaled(exact)
-    report = _report(inputs, budget, counter, kept, dropped, blocks, summarized, system, reminder)
+    over = tokens - budget.tools - budget.available
+    if over > 0:  # the steps above guarantee this never happens: a bug if it does
+        report_violation(f"the request is {over} tokens over the budget of {budget.available}")
+    report = _report(
+        inputs, budget, counter, kept, dropped, blocks, summarized, system, reminder, summary_text
+    )
     report.update(estimated=tokens, exact=exact, limits=limits + _step_limits(blocks))
     return Assembled(messages, tokens, exact, budget, report, compaction, tools)
 
@@ -239,16 +337,17 @@ def _report(
     summarized: frozenset[str],
     system: str,
     reminder: str,
+    summary_text: str,
 ) -> dict[str, Any]:
     scale = inputs.correction
 
     def n(x: int) -> int:
         return math.ceil(x * scale)
 
-    summary_tokens = n(counter.text(inputs.summary.text)) if inputs.summary and summarized else 0
+    summary_tokens = n(counter.text(summary_text)) if summary_text else 0
     user_tokens = n(counter.text(inputs.user_context)) if inputs.user_context else 0
-    tool_results = sum(n(counter.message(m)) for b in kept if b.is_round for m in b.messages[1:])
-    history = sum(b.tokens for b in kept) - tool_results
+    tool_results = n(sum(BlockCache.result_tokens(b, counter) for b in kept if b.kind == "round"))
+    history = n(sum(b.tokens for b in kept)) - tool_results
     return {
         "model": inputs.model,
         "window": {

@@ -30,7 +30,7 @@ def digest_count(rounds: int, keep_last: int, batch: int) -> int:
     return older - older % max(1, batch)
 
 
-def _digest_round(block: Block) -> Block:
+def digest_round(block: Block) -> Block:
     call, *results = block.messages
     calls = {c["id"]: c["function"] for c in call["tool_calls"]}
     digested = []
@@ -43,16 +43,23 @@ def _digest_round(block: Block) -> Block:
     return block.with_messages([call, *digested], digested=True, tokens=0)
 
 
-def digest_rounds(blocks: list[Block], keep_last: int, batch: int) -> list[Block]:
+def digest_rounds(
+    blocks: list[Block],
+    keep_last: int,
+    batch: int,
+    digest: Callable[[Block], Block] = digest_round,
+) -> list[Block]:
     """Older tool rounds keep their calls but their results become one-line digests (the full
-    results stay in the store: `recallToolResult` brings one back)."""
-    total = sum(1 for b in blocks if b.is_round)
+    results stay in the store: `recallToolResult` brings one back). `digest` may memoize."""
+    total = sum(1 for b in blocks if b.kind == "round")
     n = digest_count(total, keep_last, batch)
+    if n == 0:
+        return blocks
     out, seen = [], 0
     for block in blocks:
-        if block.is_round and seen < n:
+        if seen < n and block.kind == "round":
             seen += 1
-            block = _digest_round(block)
+            block = digest(block)
         out.append(block)
     return out
 
@@ -71,23 +78,28 @@ def cut_text_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) 
     return out
 
 
-def cut_oversized(blocks: list[Block], max_tokens: int, count: Callable[[str], int]) -> list[Block]:
+def cut_round(block: Block, max_tokens: int, count: Callable[[str], int]) -> Block:
+    """The round with each result longer than `max_tokens` cut structure-aware."""
+    messages = list(block.messages)
+    changed = False
+    for i, message in enumerate(messages[1:], start=1):
+        content = str(message["content"])
+        shorter = cut_text_to_tokens(content, max_tokens, count)
+        if shorter != content:
+            messages[i] = {**message, "content": shorter}
+            changed = True
+    return block.with_messages(messages, cut=True, tokens=0) if changed else block
+
+
+def cut_oversized(
+    blocks: list[Block],
+    max_tokens: int,
+    count: Callable[[str], int],
+    cut: Callable[[Block], Block] | None = None,
+) -> list[Block]:
     """A single huge result (a 200 KB workflow) is cut structure-aware, not sent whole."""
-    out = []
-    for block in blocks:
-        if block.is_round and not block.digested:
-            messages = list(block.messages)
-            changed = False
-            for i, message in enumerate(messages[1:], start=1):
-                content = str(message["content"])
-                shorter = cut_text_to_tokens(content, max_tokens, count)
-                if shorter != content:
-                    messages[i] = {**message, "content": shorter}
-                    changed = True
-            if changed:
-                block = block.with_messages(messages, cut=True, tokens=0)
-        out.append(block)
-    return out
+    one = cut or (lambda b: cut_round(b, max_tokens, count))
+    return [one(b) if b.kind == "round" and not b.digested else b for b in blocks]
 
 
 def _prefix_user(message: Message, text: str) -> Message:
@@ -163,15 +175,25 @@ def truncate_system(system: str, budget: int, count: Callable[[str], int]) -> tu
 def select_window(
     blocks: list[Block], budget: int, max_messages: int | None = None, note_tokens: int = 0
 ) -> tuple[list[Block], list[Block]]:
-    """The priority window: the latest user message and the turn in progress always; then tool
-    rounds before plain chatter, newest first; output in chronological order, rounds whole.
+    """The priority window: the latest user message and the newest round of the turn in
+    progress always; then the rest of that turn, tool rounds before plain chatter, newest
+    first; output in chronological order, rounds whole.
     Returns (kept, dropped). The caller checks that the mandatory part fits."""
+    needs_note = bool(blocks) and blocks[0].kind != "user"
+    total = sum(b.tokens for b in blocks) + (note_tokens if needs_note else 0)
+    if max_messages is None and total <= budget:
+        return _no_leading_orphan(list(blocks), note_tokens), []  # everything fits
     last_user = latest_user_index(blocks)
-    mandatory = set(range(last_user, len(blocks))) if last_user is not None else set()
+    start = len(blocks) if last_user is None else last_user
+    # Always sent: the latest user message and the newest round of the turn in progress (the
+    # results the model is about to use). The rest of the turn comes first among the others.
+    mandatory = {start} if last_user is not None else set()
+    if blocks and len(blocks) - 1 > start and blocks[-1].kind == "round":
+        mandatory.add(len(blocks) - 1)
     used = sum(blocks[i].tokens for i in mandatory)
     messages = sum(len(blocks[i].messages) for i in mandatory)
     older = [i for i in range(len(blocks)) if i not in mandatory]
-    ranked = sorted(older, key=lambda i: (not blocks[i].is_round, -i))
+    ranked = sorted(older, key=lambda i: (i < start, blocks[i].kind != "round", -i))
     chosen = set(mandatory)
     for i in ranked:
         size = len(blocks[i].messages)
@@ -182,14 +204,21 @@ def select_window(
         chosen.add(i)
         used += blocks[i].tokens
         messages += size
+
     # A history that starts with the assistant gets a short user note first; make room for
-    # it by letting go of the oldest optional blocks.
-    while chosen and blocks[min(chosen)].kind != "user" and used + note_tokens > budget:
+    # it (its tokens, and its place under the message cap) by letting go of the oldest
+    # optional blocks.
+    def over(used: int, messages: int) -> bool:
+        too_many = max_messages is not None and messages + 1 > max_messages
+        return used + note_tokens > budget or too_many
+
+    while chosen and blocks[min(chosen)].kind != "user" and over(used, messages):
         oldest = min(chosen - mandatory, default=None)
         if oldest is None:
             break
         chosen.discard(oldest)
         used -= blocks[oldest].tokens
+        messages -= len(blocks[oldest].messages)
     kept = [blocks[i] for i in sorted(chosen)]
     dropped = [blocks[i] for i in older if i not in chosen]
     return _no_leading_orphan(kept, note_tokens), dropped

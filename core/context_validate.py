@@ -22,37 +22,43 @@ class ContextInvariantError(AssertionError):
 
 
 def problems(messages: list[Message]) -> list[str]:
-    """Every invariant the request breaks, described; [] when it is valid."""
+    """Every invariant the request breaks, described; [] when it is valid. One pass: it runs
+    on every request over the whole assembled history."""
     found: list[str] = []
     if not messages or messages[0].get("role") != "system":
         found.append("the first message is not the system message")
-    if any(m.get("role") == "system" for m in messages[1:]):
-        found.append("a second system message")
     if len(messages) > 1 and messages[1].get("role") != "user":
         found.append(f"the first turn is {messages[1].get('role')}, not user")
     pending: set[str] = set()
     seen_ids: set[str] = set()
+    previous = None
     for i, m in enumerate(messages):
-        role = m.get("role")
+        role = m["role"]
         if role == "tool":
-            if m.get("tool_call_id") not in pending:
+            call_id = m.get("tool_call_id", "")
+            if call_id not in pending:
                 found.append(f"message {i}: a tool result without its call")
-            pending.discard(m.get("tool_call_id", ""))
+            pending.discard(call_id)
+            previous = role
             continue
         if pending:
             found.append(f"message {i}: calls without results: {sorted(pending)}")
             pending = set()
         if role == "assistant":
-            calls = m.get("tool_calls") or []
+            calls = m.get("tool_calls")
             if not calls and not m.get("content"):
                 found.append(f"message {i}: an empty assistant message")
-            for call in calls:
-                if not call.get("id") or call["id"] in seen_ids:
+            for call in calls or ():
+                call_id = call.get("id") or ""
+                if not call_id or call_id in seen_ids:
                     found.append(f"message {i}: a missing or repeated tool call id")
-                seen_ids.add(call.get("id", ""))
-                pending.add(call.get("id", ""))
-        if role == "user" and i > 0 and messages[i - 1].get("role") == "user":
+                seen_ids.add(call_id)
+                pending.add(call_id)
+        elif role == "user" and previous == "user":
             found.append(f"message {i}: two user messages in a row")
+        elif role == "system" and i > 0:
+            found.append("a second system message")
+        previous = role
     if pending:
         found.append(f"the request ends with calls without results: {sorted(pending)}")
     return found
@@ -104,3 +110,10 @@ def validate(messages: list[Message]) -> list[Message]:
         raise ContextInvariantError("; ".join(found))
     log.error("repaired an invalid request (a bug, please report): %s", "; ".join(found))
     return repair(messages)
+
+
+def report_violation(problem: str) -> None:
+    """A broken guarantee: raise under tests, log in production."""
+    if strict():
+        raise ContextInvariantError(problem)
+    log.error("context engine bug (please report): %s", problem)

@@ -55,6 +55,8 @@ __all__ = [
 
 # --- the chat format's overhead (OpenAI cookbook, "How to count tokens with tiktoken") -------
 
+TEXT_CACHE_MIN_CHARS = 256  # shorter texts cost less to encode than to look up
+TEXT_CACHE_ENTRIES = 512
 MESSAGE_OVERHEAD = 3
 """Per message: `<|start|>`, the role/header separator and `<|end|>` (the role is counted as
 text on top, as in the cookbook's `num_tokens_from_messages`)."""
@@ -190,6 +192,7 @@ class TokenCounter:
         self._max_entries = max_entries
         self._max_chars = max_chars
         self._cache: OrderedDict[_Key, tuple[int, int]] = OrderedDict()  # key -> (tokens, chars)
+        self._texts: dict[str, int] = {}
         self._cached_chars = 0
         self._lock = threading.Lock()
 
@@ -206,12 +209,19 @@ class TokenCounter:
     # -- text --
 
     def text(self, s: str) -> int:
-        """Tokens of plain text."""
+        """Tokens of plain text; long texts (system prompts, summaries) are remembered."""
         if not s:
             return 0
-        if self._encode is None:
-            return estimate_tokens(s)
-        return len(self._encode(s))
+        if len(s) >= TEXT_CACHE_MIN_CHARS:
+            hit = self._texts.get(s)
+            if hit is not None:
+                return hit
+        tokens = estimate_tokens(s) if self._encode is None else len(self._encode(s))
+        if len(s) >= TEXT_CACHE_MIN_CHARS:
+            if len(self._texts) >= TEXT_CACHE_ENTRIES:
+                self._texts.clear()
+            self._texts[s] = tokens
+        return tokens
 
     # -- messages --
 

@@ -444,3 +444,44 @@ def test_fallback_summary_trims_a_long_previous_summary_from_the_front() -> None
 def test_fallback_summary_is_deterministic() -> None:
     outputs = {fallback_summary(CONVERSATION * 5, "prev", max_chars=900) for _ in range(3)}
     assert len(outputs) == 1
+
+
+@pytest.mark.parametrize("n", range(55, 70))
+def test_fallback_summary_shortening_a_single_entry_terminates(n: int) -> None:
+    summary = fallback_summary([{"role": "user", "content": "q" * n}], "p" * n, max_chars=70)
+    assert len(summary) <= 70
+
+
+def test_fallback_summary_is_fast_on_pathological_text() -> None:
+    for text in ("a" * 100_000, "seed" + " " * 20_000 + "x", "model/" * 20_000):
+        assert fallback_summary([{"role": "user", "content": text}], None).startswith("User")
+
+
+MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.text(max_size=300)},
+        optional={
+            "tool_call_id": st.sampled_from(["a", "b"]),
+            "tool_calls": st.lists(
+                st.builds(
+                    call,
+                    st.sampled_from(["a", "b"]),
+                    st.sampled_from(["addNode", "x"]),
+                    st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=50)),
+                ),
+                max_size=3,
+            ),
+        },
+    ),
+    max_size=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(messages=MESSAGES, previous=st.none() | st.text(max_size=2000), cap=st.integers(50, 3000))
+def test_fallback_summary_property_capped_and_deterministic(
+    messages: list[dict[str, Any]], previous: str | None, cap: int
+) -> None:
+    summary = fallback_summary(messages, previous, cap)
+    assert len(summary) <= cap
+    assert fallback_summary(messages, previous, cap) == summary

@@ -1,0 +1,107 @@
+"""Memoized blocks: a long thread re-assembled each turn costs only its new messages.
+
+The panel resends the whole thread with every request, freshly parsed, so nothing can be
+cached by object identity. A UI message is keyed instead by a cheap signature — its thread,
+id, role, and per part the type, state, call id and its text — which changes whenever anything
+the model would see changes (within a thread a tool call's input and output are set once,
+with its state). For each
+message the cache keeps its blocks; each block keeps, in `Block.memo`, its digested and cut
+variants and its exact token count per counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import context_steps as steps
+from .context_blocks import Block, blocks_of
+from .tokens import TokenCounter
+
+MAX_MESSAGES = 20_000
+
+
+def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
+    """Everything the model would see of a UI message, as a flat tuple of its own strings
+    (hashing and comparing them is C work; no serialization). A tool part is identified by
+    its call id and state: within a thread (the `scope`) a call's input and output are set
+    once, together with its state, and never change after (the AI SDK's tool parts are
+    immutable once available) — so neither needs serializing on every request."""
+    sig: list[Any] = [scope, message.get("id"), message.get("role")]
+    append = sig.append
+    for part in message.get("parts") or ():
+        append(part.get("type"))
+        text = part.get("text")
+        if text is not None:
+            append(text)
+            continue
+        call = part.get("toolCallId")
+        if call is not None:
+            output = part.get("output")
+            append(call)
+            append(part.get("state"))
+            append(part.get("errorText"))
+            append(output if isinstance(output, str) else None)
+        else:
+            append(part.get("url"))
+    return tuple(sig)
+
+
+class BlockCache:
+    def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
+        self._blocks: dict[tuple[Any, ...], tuple[Block, ...]] = {}
+        self.max_messages = max_messages
+
+    def blocks(self, message: dict[str, Any], scope: str = "") -> tuple[Block, ...]:
+        key = signature(message, scope)
+        found = self._blocks.get(key)
+        if found is not None:
+            return found
+        made = tuple(blocks_of(message))
+        if len(self._blocks) >= self.max_messages:  # forget the oldest half at once
+            for old in list(self._blocks)[: self.max_messages // 2]:
+                del self._blocks[old]
+        self._blocks[key] = made
+        return made
+
+    @staticmethod
+    def digested(block: Block) -> Block:
+        if block.digested:
+            return block
+        block = block.memo.get("source", block)
+        out = block.memo.get("digested")
+        if out is None:
+            out = block.memo["digested"] = steps.digest_round(block)
+        return out
+
+    @staticmethod
+    def cut(block: Block, max_tokens: int, count: Callable[[str], int]) -> Block:
+        root = block.memo.get("source", block)  # always cut (and digest) the whole results
+        key = ("cut", max_tokens)
+        out = root.memo.get(key)
+        if out is None:
+            out = root.memo[key] = steps.cut_round(root, max_tokens, count)
+            if out is not root:
+                out.memo["source"] = root
+        return out  # type: ignore[no-any-return]
+
+    @staticmethod
+    def tokens(block: Block, counter: TokenCounter) -> int:
+        """The block's exact token count (before any correction) for this counter."""
+        key = ("tokens", counter.source, counter.encoding)
+        count = block.memo.get(key)
+        if count is None:
+            count = block.memo[key] = sum(counter.message(m) for m in block.messages)
+        return count
+
+    @staticmethod
+    def result_tokens(block: Block, counter: TokenCounter) -> int:
+        """Tokens of the tool results of a round (for the report)."""
+        key = ("results", counter.source, counter.encoding)
+        count = block.memo.get(key)
+        if count is None:
+            count = block.memo[key] = sum(counter.message(m) for m in block.messages[1:])
+        return count
+
+
+SHARED = BlockCache()

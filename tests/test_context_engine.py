@@ -1,0 +1,633 @@
+"""build_context as a whole, with whole expected outputs: the assembled messages, the report,
+compaction plans, summaries, the persona, the system prompt's cut, the budget error, the learned
+correction, the message cap, oversized results and batched digests."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from comfyui_assistant.core import context_steps as steps
+from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
+from comfyui_assistant.core.context_cache import BlockCache
+from comfyui_assistant.core.context_engine import (
+    Assembled,
+    ContextInputs,
+    ContextSettings,
+    Summary,
+    build_context,
+)
+from comfyui_assistant.core.context_validate import problems
+from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
+from comfyui_assistant.core.ui_messages import to_openai_messages
+from comfyui_assistant.tools_definitions import openai_tools
+
+MODEL = "gpt-4"  # counted with cl100k_base, exactly
+COUNTER = counter_for(MODEL)
+NOW = "2026-11-22 10:00 UTC"
+SYSTEM = "You are ComfyUI Assistant."
+REMINDER = f"<system-reminder>\n- Current date and time: {NOW}\n</system-reminder>"
+PNG = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+# --- builders ---------------------------------------------------------------------------------
+
+
+def user(text: str, id: str, image: str | None = None) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if image:
+        parts.append({"type": "file", "mediaType": "image/png", "url": image})
+    return {"id": id, "role": "user", "parts": parts}
+
+
+def assistant(text: str, id: str) -> dict[str, Any]:
+    return {"id": id, "role": "assistant", "parts": [{"type": "step-start"}, text_part(text)]}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def tool_part(
+    call_id: str, name: str = "getWorkflow", output: Any = None, **input: Any
+) -> dict[str, Any]:
+    return {
+        "type": f"tool-{name}",
+        "toolCallId": call_id,
+        "state": "output-available",
+        "input": input or {"detail": "compact"},
+        "output": {"nodes": [{"id": 1, "type": "KSampler"}]} if output is None else output,
+    }
+
+
+def tool_turn(id: str, call_id: str, text: str = "Done.", output: Any = None) -> dict[str, Any]:
+    """An assistant message with one tool round, then text."""
+    parts = [{"type": "step-start"}, tool_part(call_id, output=output)]
+    parts += [{"type": "step-start"}, text_part(text)]
+    return {"id": id, "role": "assistant", "parts": parts}
+
+
+def chat(turns: int, words: int = 5) -> list[dict[str, Any]]:
+    """`turns` question/answer pairs of about `words` words each, then the latest question."""
+    ui: list[dict[str, Any]] = []
+    for i in range(turns):
+        ui.append(user(f"Question {i}: " + "tell me about samplers " * words, f"u{i}"))
+        ui.append(assistant(f"Answer {i}: " + "the euler sampler is fast " * words, f"a{i}"))
+    ui.append(user("And the latest question?", f"u{turns}"))
+    return ui
+
+
+def inputs(ui: list[dict[str, Any]], window: int = 32_000, **kw: Any) -> ContextInputs:
+    kw.setdefault("system", SYSTEM)
+    kw.setdefault("tools", [])
+    kw.setdefault("now", NOW)
+    return ContextInputs(
+        ui_messages=ui, model=MODEL, window=Window(window, "settings", "Settings"), **kw
+    )
+
+
+def build(ui: list[dict[str, Any]], window: int = 32_000, **kw: Any) -> Assembled:
+    assembled = build_context(inputs(ui, window, **kw), COUNTER, BlockCache())
+    assert problems(assembled.messages) == []
+    return assembled
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content)
+    return content or ""
+
+
+def ui_tokens(message: dict[str, Any]) -> int:
+    """What one UI message costs in the history, as sent (no reminder)."""
+    return sum(COUNTER.message(m) for m in to_openai_messages([message]))
+
+
+def fixed_tokens(system: str = SYSTEM, reminder: str = REMINDER) -> int:
+    """The system message, the reminder and the reply priming."""
+    return COUNTER.message({"role": "system", "content": system}) + COUNTER.text(reminder) + 3
+
+
+# --- the assembled request --------------------------------------------------------------------
+
+
+def test_a_small_thread_in_a_roomy_window_is_sent_whole_with_the_reminder_last():
+    first = {
+        "id": "a1",
+        "role": "assistant",
+        "parts": [
+            {"type": "step-start"},
+            {"type": "reasoning", "text": "The user wants a sampler."},
+            text_part("Adding it."),
+            tool_part("call-1", "addNode", {"nodeId": 5}, nodeType="KSampler"),
+            {"type": "step-start"},
+            text_part("Done: node 5."),
+        ],
+    }
+    ui = [user("Add a KSampler.", "u1"), first, user("Now connect it.", "u2")]
+    assembled = build(ui, reminders=["Use metric units."])
+    assert assembled.messages == [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Add a KSampler."},
+        {
+            "role": "assistant",
+            "content": "Adding it.",
+            "tool_calls": [
+                {
+                    "id": "call-1",
+                    "type": "function",
+                    "function": {"name": "addNode", "arguments": '{"nodeType":"KSampler"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call-1", "content": '{"nodeId":5}'},
+        {"role": "assistant", "content": "Done: node 5."},
+        {
+            "role": "user",
+            "content": "Now connect it.\n\n<system-reminder>\n- Use metric units.\n"
+            f"- Current date and time: {NOW}\n</system-reminder>",
+        },
+    ]
+    assert assembled.compaction is None
+    assert assembled.exact == COUNTER.messages(assembled.messages)
+    assert assembled.tokens == assembled.exact
+
+
+def test_a_thread_ending_with_a_tool_result_gets_the_reminder_as_its_own_user_message():
+    answer = {"id": "a1", "role": "assistant", "parts": [{"type": "step-start"}, tool_part("c1")]}
+    assembled = build([user("Look at my workflow.", "u1"), answer])
+    assert assembled.messages[1:] == [
+        {"role": "user", "content": "Look at my workflow."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "getWorkflow", "arguments": '{"detail":"compact"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"nodes":[{"id":1,"type":"KSampler"}]}'},
+        {"role": "user", "content": REMINDER},
+    ]
+
+
+def test_the_report_has_every_section_and_its_arithmetic_holds():
+    tools = openai_tools()[:3]
+    user_context = "## User context\nI render with SDXL at 1024x1024."
+    system = f"{SYSTEM}\n\n{user_context}"
+    ui = [user("Read my workflow.", "u1"), tool_turn("a1", "c1", "It has one KSampler.")]
+    ui.append(user("Thanks. What next?", "u2"))
+    assembled = build(ui, tools=tools, system=system, user_context=user_context)
+    report = assembled.report
+    assert set(report) == {
+        "model",
+        "window",
+        "budget",
+        "tokens",
+        "counts",
+        "summary",
+        "counter",
+        "correction",
+        "reported",
+        "cachedTokens",
+        "estimated",
+        "exact",
+        "limits",
+    }
+    assert report["model"] == MODEL
+    assert report["window"] == {"tokens": 32_000, "source": "settings", "detail": "Settings"}
+    budget = assembled.budget
+    tool_tokens = COUNTER.tools(tools)
+    assert (budget.reserve, budget.margin, budget.tools) == (6400, 960, tool_tokens)
+    assert report["budget"] == budget.available == 32_000 - 6400 - 960 - tool_tokens
+    sections = report["tokens"]
+    assert set(sections) == {
+        "system",
+        "userContext",
+        "summary",
+        "history",
+        "toolResults",
+        "tools",
+        "reminders",
+        "reserve",
+    }
+    history = to_openai_messages(ui)
+    results = [m for m in history if m["role"] == "tool"]
+    assert sections == {
+        "system": COUNTER.text(system) - COUNTER.text(user_context),
+        "userContext": COUNTER.text(user_context),
+        "summary": 0,
+        "history": sum(map(COUNTER.message, history)) - sum(map(COUNTER.message, results)),
+        "toolResults": sum(map(COUNTER.message, results)),
+        "tools": tool_tokens,
+        "reminders": COUNTER.text(REMINDER),
+        "reserve": 6400,
+    }
+    assert report["counts"] == {"kept": 4, "digested": 0, "summarized": 0, "dropped": 0, "cut": 0}
+    assert report["summary"] is None
+    assert report["counter"] == "tiktoken:cl100k_base"
+    assert report["correction"] == 1.0
+    assert report["reported"] is None and report["cachedTokens"] is None
+    assert report["limits"] == []
+    messages = assembled.messages
+    assert report["exact"] == assembled.exact == COUNTER.messages(messages) + tool_tokens
+    assert report["estimated"] == assembled.tokens == assembled.exact
+    # the sections add up to what is sent, but for the system message's own overhead, the
+    # reply priming and the blank line that joins the reminder to the last user message
+    overhead = COUNTER.message(messages[0]) - COUNTER.text(system) + REPLY_PRIMING
+    parts = sum(v for k, v in sections.items() if k != "reserve") + overhead
+    joint = COUNTER.text(text_of(messages[-1])) - COUNTER.text("Thanks. What next?")
+    assert assembled.exact == parts + joint - COUNTER.text(REMINDER)
+    assert 0 <= assembled.exact - parts <= 2
+
+
+def test_the_request_depends_only_on_the_inputs_not_on_earlier_builds():
+    # two threads that share message and call ids but differ in a tool call's arguments and
+    # output: each request carries its own (blocks are memoized per thread, the cache scope)
+    def thread(detail: str, nodes: int) -> list[dict[str, Any]]:
+        part = tool_part("c1", output={"nodes": nodes}, detail=detail)
+        return [user("Read my workflow.", "u1"), {"id": "a1", "role": "assistant", "parts": [part]}]
+
+    cache = BlockCache()
+    for scope, detail, nodes in (("t1", "summary", 1), ("t2", "full", 2), ("t1", "summary", 1)):
+        built = build_context(inputs(thread(detail, nodes), cache_scope=scope), COUNTER, cache)
+        sent = built.messages
+        assert sent[2]["tool_calls"][0]["function"]["arguments"] == f'{{"detail":"{detail}"}}'
+        assert sent[3] == {"role": "tool", "tool_call_id": "c1", "content": f'{{"nodes":{nodes}}}'}
+
+
+# --- compaction -------------------------------------------------------------------------------
+
+
+def _history_after(ui: list[dict[str, Any]], ids: list[str]) -> int:
+    return sum(ui_tokens(m) for m in ui if m["id"] not in ids)
+
+
+def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
+    ui = chat(17, words=30)
+    window = 8192
+    budget = compute_budget(Window(window, "settings", "S"), None, 0).available
+    # the history's budget: the budget less the system message, the reminder (merged, or in
+    # a message of its own: up to 8 tokens more) and the reply priming
+    most = budget - fixed_tokens()
+    least = most - 8
+    assert _history_after(ui, []) > 0.75 * most  # above the high watermark
+
+    assembled = build(ui, window)
+    ids = assembled.compaction
+    assert ids is not None
+    # the oldest messages, in order, up to just before a user message that is not the latest
+    assert ids == [m["id"] for m in ui[: len(ids)]]
+    assert ui[len(ids)]["role"] == "user" and ui[len(ids)]["id"] != "u17"
+    # down to the low watermark, and no further than needed
+    assert _history_after(ui, ids) <= int(0.45 * most)
+    assert _history_after(ui, ids[:-2]) > int(0.45 * least)
+    assert ids == [f"{r}{i}" for i in range(9) for r in "ua"]
+    # nothing is left out while the window still holds it all
+    assert assembled.report["counts"]["dropped"] == 0
+
+    # the caller summarizes those messages and builds again: below the watermark, the covered
+    # messages are not sent, the summary follows the system prompt
+    summary = Summary("The user asked about samplers; euler is fast.", until=ids[-1])
+    again = build(ui, window, summary=summary)
+    assert again.compaction is None
+    assert again.messages[0]["content"] == (
+        f"{SYSTEM}\n\n## Summary of the earlier conversation\n{summary.text}"
+    )
+    assert text_of(again.messages[1]).startswith("Question 9: ")
+    assert again.report["counts"]["summarized"] == 18
+
+
+def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():
+    assert build(chat(3)).compaction is None
+    ui = chat(17, words=30)
+    off = build(ui, 8192, settings=ContextSettings(summarize=False))
+    assert off.compaction is None
+    assert off.messages == build(ui, 8192).messages
+
+
+def test_compaction_never_names_the_latest_user_message_or_the_turn_in_progress():
+    # a huge latest question and an answer in progress put the history over the watermark;
+    # the cut falls before an earlier user message: the exchange right before the latest
+    # question, the latest question and the answer in progress stay
+    ui = chat(10)[:-1]
+    ui.append(user("Explain this: " + "sampler " * 4000, "u10"))
+    ui.append(assistant("Working on it. " * 200, "a10"))
+    assembled = build(ui, 8192)
+    assert assembled.compaction == [f"{r}{i}" for i in range(9) for r in "ua"]
+    # with no earlier user message to cut before, there is nothing to compact
+    alone = build([user("hi", "u0"), assistant("hello", "a0"), *ui[-2:]], 8192)
+    assert alone.compaction is None
+
+
+# --- summary and persona ----------------------------------------------------------------------
+
+
+def test_a_summary_replaces_the_messages_it_covers_and_follows_the_system_prompt():
+    ui = chat(2)
+    summary = Summary("The user compared samplers.\n", until="a0")
+    assembled = build(ui, summary=summary)
+    assert assembled.messages == [
+        {
+            "role": "system",
+            "content": f"{SYSTEM}\n\n## Summary of the earlier conversation\n"
+            "The user compared samplers.",
+        },
+        {"role": "user", "content": "Question 1: " + "tell me about samplers " * 5},
+        {"role": "assistant", "content": "Answer 1: " + "the euler sampler is fast " * 5},
+        {"role": "user", "content": f"And the latest question?\n\n{REMINDER}"},
+    ]
+    report = assembled.report
+    assert report["summary"] == {"covers": 2, "fallback": False}
+    assert report["counts"]["summarized"] == 2
+    assert report["tokens"]["summary"] == COUNTER.text(summary.text)
+
+    # a summary of messages this thread no longer has (an edited branch) is not used
+    stale = build(ui, summary=Summary("Something else.", until="gone"))
+    assert stale.messages == build(ui).messages
+    assert stale.report["summary"] is None
+
+
+def test_a_summary_over_its_share_keeps_its_newest_lines_and_the_report_counts_what_is_sent():
+    ui = chat(2)
+    lines = "".join(f"- Turn {i}: seed {1000 + i}, 30 steps on node {i}.\n" for i in range(300))
+    window = 8192
+    available = compute_budget(Window(window, "settings", "S"), None, 0).available
+    assert COUNTER.text(lines) > 0.2 * available
+    assembled = build(ui, window, summary=Summary(lines, until="a0"))
+    system = assembled.messages[0]["content"]
+    head = f"{SYSTEM}\n\n## Summary of the earlier conversation\n"
+    assert system.startswith(head + "…- Turn ")
+    sent = system.removeprefix(head)
+    assert lines.endswith(sent[1:] + "\n")  # whole lines, the newest
+    assert COUNTER.text(sent) <= int(0.2 * available)
+    assert assembled.report["summary"] == {"covers": 2, "fallback": False}
+    tokens = assembled.report["tokens"]
+    # what is reported is what is sent: the summary as cut, the system prompt around it
+    assert abs(tokens["summary"] - COUNTER.text(sent)) <= 1, (tokens, COUNTER.text(sent))
+    assert abs(tokens["system"] + tokens["summary"] - COUNTER.text(system)) <= 1
+    assert tokens["system"] >= COUNTER.text(SYSTEM)
+
+
+def test_the_persona_is_merged_into_the_latest_user_message():
+    ui = chat(1)
+    assembled = build(ui, persona=("Ada", "  Answer like a pirate.\n"))
+    assert assembled.messages[-1] == {
+        "role": "user",
+        "content": '<persona name="Ada">\nAnswer like a pirate.\n</persona>\n\n'
+        f"And the latest question?\n\n{REMINDER}",
+    }
+    assert assembled.messages[:-1] == build(ui).messages[:-1]  # the prefix is untouched
+
+    with_image = [*ui[:-1], user("What is in this picture?", "u1", image=PNG)]
+    assembled = build(with_image, persona=("Ada", "Answer like a pirate."))
+    assert assembled.messages[-1] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": '<persona name="Ada">\nAnswer like a pirate.\n</persona>'},
+            {"type": "text", "text": "What is in this picture?"},
+            {"type": "image_url", "image_url": {"url": PNG}},
+            {"type": "text", "text": REMINDER},
+        ],
+    }
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+
+def test_a_system_prompt_over_half_the_budget_is_cut_to_30_percent_with_the_marker():
+    rules = "".join(
+        f"Rule {i}: always check the node's inputs before linking it.\n" for i in range(400)
+    )
+    window = 8192
+    available = compute_budget(Window(window, "settings", "S"), None, 0).available
+    assert COUNTER.text(rules) > available // 2
+    assembled = build(chat(1), window, system=rules)
+    system = assembled.messages[0]["content"]
+    assert system.endswith(f"\n\n{steps.TRUNCATED_SYSTEM}")
+    kept = system.removesuffix(f"\n\n{steps.TRUNCATED_SYSTEM}")
+    assert rules.startswith(kept) and kept.endswith("linking it.")  # cut at a line end
+    assert COUNTER.text(system) <= int(available * 0.3)
+    assert "system prompt truncated to 30% of the budget" in assembled.report["limits"]
+    assert [m["role"] for m in assembled.messages] == ["system", "user", "assistant", "user"]
+
+    half = rules[: len(rules) // 3]
+    assert COUNTER.text(half) <= available // 2
+    whole = build(chat(1), window, system=half)
+    assert whole.messages[0]["content"] == half
+    assert whole.report["limits"] == []
+
+
+def test_a_latest_message_too_large_for_the_window_raises_with_both_numbers():
+    ui = [*chat(2)[:-1], user("Summarize this log: " + "error at step 17; " * 3000, "u2")]
+    with pytest.raises(ContextBudgetError) as caught:
+        build(ui, 4096)
+    error = caught.value
+    available = compute_budget(Window(4096, "settings", "S"), None, 0).available
+    assert error.limit == available == 3155
+    # what the smallest request (the system message and this message) would cost
+    reminded = {
+        "role": "user",
+        "content": f"{text_of(to_openai_messages([ui[-1]])[0])}\n\n{REMINDER}",
+    }
+    smallest = COUNTER.messages([{"role": "system", "content": SYSTEM}, reminded])
+    assert smallest <= error.needed <= smallest + 8
+    assert error.needed > error.limit
+    message = str(error)
+    assert f"needs {error.needed:,} tokens" in message
+    assert f"only {error.limit:,} fit" in message
+    assert "window 4,096 from Settings" in message
+
+
+def test_the_correction_scales_every_count_so_fewer_messages_fit():
+    ui = chat(40, words=10)
+    tools = openai_tools()[:2]
+    plain = build(ui, 8192, tools=tools)
+    scaled = build(ui, 8192, tools=tools, correction=1.5)
+    assert scaled.budget.tools == math.ceil(COUNTER.tools(tools) * 1.5)
+    assert scaled.budget.available < plain.budget.available
+    assert scaled.tokens == math.ceil(scaled.exact * 1.5)
+    assert scaled.exact == COUNTER.messages(scaled.messages) + COUNTER.tools(tools)
+    assert scaled.tokens <= scaled.budget.available + scaled.budget.tools
+    assert len(scaled.messages) < len(plain.messages)
+    assert scaled.report["counts"]["kept"] < plain.report["counts"]["kept"]
+    assert scaled.report["correction"] == 1.5
+    # what is kept is the newest part of the same history
+    assert scaled.messages[-1] == plain.messages[-1]
+    tail = len(scaled.messages) - 2
+    assert scaled.messages[-tail:] == plain.messages[-tail:]
+
+
+def test_the_message_cap_keeps_the_newest_messages():
+    ui = chat(10, words=1)
+    assembled = build(ui, settings=ContextSettings(max_history_messages=5))
+    assert [text_of(m)[:10] for m in assembled.messages] == [
+        SYSTEM[:10],
+        "Question 8",
+        "Answer 8: ",
+        "Question 9",
+        "Answer 9: ",
+        "And the la",
+    ]
+    assert assembled.report["counts"]["dropped"] == 16
+    assert assembled.report["limits"] == ["16 older blocks left out by the priority window"]
+
+
+def test_the_message_cap_counts_the_note_that_opens_a_cut_history():
+    # a cap of 4 would keep [a8, u9, a9, u10]; a history must start with a user message, and the
+    # note that makes it so is a message sent too: the cap is kept by letting a8 go instead
+    ui = chat(10, words=1)
+    assembled = build(ui, settings=ContextSettings(max_history_messages=4))
+    history = assembled.messages[1:]
+    assert len(history) <= 4, [text_of(m)[:20] for m in history]
+    assert [text_of(m)[:10] for m in history] == ["Question 9", "Answer 9: ", "And the la"]
+
+
+def _workflow(nodes: int) -> dict[str, Any]:
+    return {
+        "nodes": [
+            {
+                "id": i,
+                "type": "KSampler",
+                "pos": [i * 10, i * 3],
+                "widgets_values": [i, "euler", 20, 7.5],
+            }
+            for i in range(nodes)
+        ],
+        "links": [[i, i, 0, i + 1, 0, "LATENT"] for i in range(nodes - 1)],
+    }
+
+
+def test_a_huge_result_in_the_newest_round_is_cut_to_its_share_and_stays_json():
+    huge = _workflow(2000)
+    assert len(json.dumps(huge)) > 200_000
+    ui = [user("Show me the whole workflow.", "u1")]
+    ui.append(tool_turn("a1", "c1", "It has 2,000 samplers.", output=huge))
+    ui.append(user("Which one is slowest?", "u2"))
+    assembled = build(ui)
+    available = assembled.budget.available
+    result = next(m for m in assembled.messages if m["role"] == "tool")
+    assert result["tool_call_id"] == "c1"
+    assert COUNTER.text(result["content"]) <= int(available * 0.25)
+    cut = json.loads(result["content"])
+    assert set(cut) == {"nodes", "links", "_truncated"}
+    assert cut["nodes"][0] == huge["nodes"][0]
+    assert "call recallToolResult for the full text" in cut["_truncated"]
+    assert assembled.report["counts"]["cut"] == 1
+    assert "1 oversized tool results cut" in assembled.report["limits"]
+    assert assembled.tokens <= available
+    assert [m["role"] for m in assembled.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+
+
+def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fits():
+    # an agent step read the workflow five times at once: the latest user message is tiny and
+    # the turn in progress must be sent (rounds whole), so its results must shrink to fit
+    huge = _workflow(2000)
+    parts = [{"type": "step-start"}]
+    parts += [tool_part(f"c{i}", output=huge, detail="full") for i in range(5)]
+    ui = [user("Show me the workflow.", "u1"), {"id": "a1", "role": "assistant", "parts": parts}]
+    assembled = build(ui)
+    assert assembled.tokens <= assembled.budget.available
+    sent = [m.get("tool_call_id") for m in assembled.messages if m["role"] == "tool"]
+    assert sent == ["c0", "c1", "c2", "c3", "c4"]
+    assert assembled.messages[-1] == {"role": "user", "content": REMINDER}
+
+
+@pytest.mark.parametrize("ending", ["user", "tool"])
+def test_the_exact_count_never_exceeds_the_budget_at_the_boundary(ending):
+    # grow the oldest message a word at a time across the edge where it stops fitting: at every
+    # size the request sent, reminder included, stays within the budget (the thread ends with
+    # the latest user message, or with a tool result of the turn in progress)
+    def thread(words: int) -> list[dict[str, Any]]:
+        ui = [user("word " * words, "u1"), assistant("answer", "a1"), user("q", "u2")]
+        if ending == "tool":
+            ui.append({"id": "a2", "role": "assistant", "parts": [tool_part("c2", output={})]})
+        return ui
+
+    sizes = range(1330, 1440)
+    built = [build(thread(n), 2048) for n in sizes]
+    dropped = [a.report["counts"]["dropped"] for a in built]
+    assert dropped[0] == 0 and dropped[-1] == 1  # the sweep crosses the edge
+    over = {n: a.tokens - a.budget.available for n, a in zip(sizes, built, strict=True)}
+    assert {n: d for n, d in over.items() if d > 0} == {}
+
+
+def test_optional_tool_definitions_go_first_when_they_would_crowd_a_small_window():
+    tools = openai_tools()
+    optional = frozenset({"readDocumentation", "listSystemSkills", "getUserSkill"})
+    essential = [t for t in tools if t["function"]["name"] not in optional]
+    assert len(essential) == len(tools) - 3
+    small = build(chat(1), 4096, tools=tools, optional_tools=optional)
+    assert small.tools == essential
+    assert small.budget.tools == COUNTER.tools(essential)
+    assert small.exact == COUNTER.messages(small.messages) + COUNTER.tools(essential)
+    assert f"tool definitions reduced to {len(essential)} of {len(tools)}" in small.report["limits"]
+    roomy = build(chat(1), 200_000, tools=tools, optional_tools=optional)
+    assert roomy.tools == tools and roomy.report["limits"] == []
+    assert build(chat(1), 4096, tools=tools).tools == tools  # nothing optional: all sent
+
+
+# --- digests ----------------------------------------------------------------------------------
+
+
+def rounds_thread(rounds: int) -> list[dict[str, Any]]:
+    ui: list[dict[str, Any]] = []
+    for i in range(rounds):
+        ui.append(user(f"Check the workflow ({i}).", f"u{i}"))
+        ui.append(tool_turn(f"a{i}", f"call-{i}", f"Checked ({i})."))
+    ui.append(user("And now?", f"u{rounds}"))
+    return ui
+
+
+def results(assembled: Assembled) -> list[str]:
+    return [m["content"] for m in assembled.messages if m["role"] == "tool"]
+
+
+WHOLE = '{"nodes":[{"id":1,"type":"KSampler"}]}'
+
+
+def test_older_rounds_are_digested_and_the_newest_kept_whole():
+    settings = ContextSettings(keep_last_rounds=2, digest_batch=1)
+    assembled = build(rounds_thread(10), settings=settings)
+    assert results(assembled) == [
+        *(f"[digest] getWorkflow compact -> 1 node (recall: call-{i})" for i in range(8)),
+        WHOLE,
+        WHOLE,
+    ]
+    # the calls themselves are kept
+    calls = [m["tool_calls"][0]["id"] for m in assembled.messages if m.get("tool_calls")]
+    assert calls == [f"call-{i}" for i in range(10)]
+    assert assembled.report["counts"]["digested"] == 8
+    assert "8 older tool rounds digested" in assembled.report["limits"]
+
+
+def test_the_digest_boundary_moves_in_steps_of_the_batch():
+    settings = ContextSettings(keep_last_rounds=2, digest_batch=3)
+    digested = []
+    previous: list[str] = []
+    for rounds in range(1, 15):
+        now = results(build(rounds_thread(rounds), settings=settings))
+        count = sum(r.startswith("[digest] ") for r in now)
+        assert all(r.startswith("[digest] ") for r in now[:count])
+        assert now[count:] == [WHOLE] * (rounds - count)
+        if count == (digested[-1] if digested else 0):
+            assert now[: len(previous)] == previous  # older results did not change
+        digested.append(count)
+        previous = now
+    assert digested == [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9, 9, 12]
