@@ -21,6 +21,7 @@ code 0 even when a target is missed.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import copy
 import importlib
 import json
@@ -36,12 +37,16 @@ from typing import Any
 from comfyui_assistant.agent_prompts import PromptParts, build_system_message
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
 from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED, OPTIONAL_TOOLS
-from comfyui_assistant.core.compaction import fallback_summary
-from comfyui_assistant.core.context_blocks import build_blocks, flatten
-from comfyui_assistant.core.context_engine import ContextInputs, Summary, build_context, covered_ids
-from comfyui_assistant.core.context_steps import digest_rounds
+from comfyui_assistant.core.context_engine import (
+    SUMMARY_SHARE,
+    ContextInputs,
+    Summary,
+    build_context,
+    covered_ids,
+)
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.environment import Environment, load_object_info_file
+from comfyui_assistant.core.summarizer import summarize
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages
 from comfyui_assistant.tools_definitions import TOOLS, get_tool
@@ -244,17 +249,29 @@ class Ours:
             got = build_context(inputs, self.counter)
             covered = covered_ids(ui, self.summary.until) if self.summary else frozenset()
             fresh = [i for i in got.compaction or [] if i not in covered] if new else []
-            if fresh:  # what core.summarizer.summarize does when the model fails
-                part = [m for m in ui if m["id"] in set(fresh)]
-                done = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
-                text = fallback_summary(done, self.summary.text if self.summary else None)
-                self.summary = Summary(text, until=fresh[-1], fallback=True)
+            if fresh:  # the real summarizer, with no model: its deterministic fallback
+                room = int(got.budget.available * SUMMARY_SHARE * 3)  # as chat_context sizes it
+                self.summary = asyncio.run(
+                    summarize(NO_MODEL, MODEL, self.summary, ui, fresh, 1.0, room)  # type: ignore[arg-type]
+                )
                 self.stats.compactions += 1
                 got = build_context(replace(inputs, summary=self.summary), self.counter)
         except ContextBudgetError:
             self.stats.refused += 1
             return
         self.stats.record(got.messages, got.exact, got.budget.available, self.counter)
+
+
+class _NoModel:
+    """Stands in for the provider: every summary request fails, so the fallback runs."""
+
+    class client:
+        @staticmethod
+        async def post(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("no model in the simulation")
+
+
+NO_MODEL = _NoModel()
 
 
 def seed_request(history: list[Msg], system: str, budget: int) -> list[Msg]:

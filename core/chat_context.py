@@ -108,8 +108,9 @@ async def prepare_context(
         covered = covered_ids(plan.ui_history, summary.until) if summary else frozenset()
         fresh = [i for i in ids if i not in covered]
         if fresh:
-            # the digest must fit the summary's share of the budget (dense text: ~2 chars a token)
-            room = int(first.budget.available * SUMMARY_SHARE * 2)
+            # the digest should fit the summary's share of the budget (~3 chars a token; if it
+            # is over, the engine keeps its newest part)
+            room = int(first.budget.available * SUMMARY_SHARE * 3)
             new = await summarize(
                 provider, model, summary, plan.ui_history, fresh, summary_timeout, room
             )

@@ -386,33 +386,76 @@ class _Section:
         self.entries = self.entries[len(self.entries) - keep :]
 
 
+_STATED_CUE = re.compile(
+    r"\b(always|never|from now on|prefer|favou?rite|go-to|remember|keep|should|must|"
+    r"call(ed)?|name[ds]?|rename|my|mine|we|our|use|set|deadline|due)\b",
+    re.IGNORECASE,
+)
+_SPECIFIC = re.compile(r"\d|[\"“”']|\.\w{2,5}\b")
+_HEADER = re.compile(r"^(Earlier|User requests|Actions|Facts|Stated)( \(\d+ older omitted\))?:")
+
+
+def _stated(text: str) -> list[str]:
+    """The user's sentences that state something durable: a preference, a name, a value."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sentence = sentence.strip()
+        if len(sentence) > 12 and (_STATED_CUE.search(sentence) and _SPECIFIC.search(sentence)):
+            out.append(_one_line(sentence, 160))
+    return out
+
+
+def _sections_of(previous: str) -> dict[str, list[str]]:
+    """A previous digest, split back into its sections ({} for a model-written summary)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in previous.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            current = sections.setdefault(header.group(1), [])
+            rest = line[header.end() :].strip()
+            if header.group(1) == "Facts" and rest:
+                current.extend(f.strip() for f in rest.split(";") if f.strip())
+            elif rest:
+                current.append(rest)
+        elif current is not None and line.strip():
+            current.append(line.strip().removeprefix("- "))
+    return sections
+
+
 def fallback_summary(
     messages: list[dict[str, Any]], previous: str | None, max_chars: int = 4000
 ) -> str:
-    """A deterministic digest of a stretch of conversation (OpenAI messages): the user's
-    requests, a digest line per tool call, facts (file names, settings, node ids, quoted
-    strings) and the previous summary; trimmed oldest-first to `max_chars`."""
+    """A deterministic digest of a stretch of conversation (OpenAI messages): what the user
+    stated (sentences with a preference, a name or a value, verbatim), the user's requests, a
+    digest line per tool call, facts (file names, settings, node ids, quoted strings) and the
+    previous summary. Stated sentences and facts carry forward from summary to summary; over
+    `max_chars` the oldest actions go first, then the earlier summary, then requests, then
+    facts, and stated sentences last."""
     results = {
         m.get("tool_call_id"): _text_of(m.get("content"))
         for m in messages
         if m.get("role") == "tool"
     }
+    old = _sections_of(previous or "")
     requests: list[str] = []
     actions: list[str] = []
-    facts: dict[str, None] = {}
+    stated: dict[str, None] = dict.fromkeys(old.get("Stated", []))
+    facts: dict[str, None] = dict.fromkeys(old.get("Facts", []) or _text_facts(previous or ""))
 
-    def add_facts(found: list[str]) -> None:
-        for fact in found:
-            facts.pop(fact, None)  # a fact seen again counts as new
-            facts[fact] = None
+    def add(target: dict[str, None], found: list[str]) -> None:
+        for item in found:
+            target.pop(item, None)  # seen again: counts as new
+            target[item] = None
 
     for message in messages:
         role, text = message.get("role"), _text_of(message.get("content"))
         first = next((line for line in text.splitlines() if line.strip()), "")
         if role == "user" and first:
             requests.append(_one_line(first, 120))
+            add(stated, _stated(text))
         if role in ("user", "assistant"):
-            add_facts(_text_facts(text))
+            add(facts, _text_facts(text))
         calls = message.get("tool_calls") if role == "assistant" else None
         for call in calls if isinstance(calls, list) else []:
             function = call.get("function") or {}
@@ -420,20 +463,28 @@ def fallback_summary(
             call_id = str(call.get("id", ""))
             line = digest_tool_result(name, arguments, results.get(call_id, NOT_RUN), call_id)
             actions.append(line[len(DIGEST_PREFIX) :])
-            add_facts(_arg_facts(_parse_args(arguments)))
-    earlier = [line for line in (previous or "").strip().splitlines() if line.strip()]
+            add(facts, _arg_facts(_parse_args(arguments)))
+    if old:
+        earlier = old.get("Earlier", []) + [f"asked: {r}" for r in old.get("User requests", [])]
+    else:
+        earlier = [line for line in (previous or "").strip().splitlines() if line.strip()]
     sections = [
         _Section("Earlier", earlier, "\n", "\n"),
         _Section("User requests", requests, "\n- ", "\n- "),
         _Section("Actions", actions, "\n- ", "\n- "),
         _Section("Facts", list(facts), " ", "; "),
+        _Section("Stated", list(stated), "\n- ", "\n- "),
     ]
     sections = [s for s in sections if s.entries]
     for section in sections:
         section.keep_newest(max_chars)
     out = "\n".join(s.render() for s in sections)
+    order = {"Actions": 0, "Earlier": 1, "User requests": 2, "Facts": 3, "Stated": 4}
     while len(out) > max_chars:
-        section = max(sections, key=lambda s: len(s.render()))
+        shrinkable = [s for s in sections if len(s.entries) > 1 or len(s.entries[0]) > 61]
+        if not shrinkable:
+            return out[: max_chars - 1] + "…"
+        section = min(shrinkable, key=lambda s: order[s.title])
         if len(section.entries) > 1:
             section.entries.pop(0)
             section.omitted += 1

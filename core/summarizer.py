@@ -18,6 +18,7 @@ from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
 from .context_steps import digest_rounds
 from .provider import Provider
+from .ui_messages import to_openai_messages
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -97,12 +98,13 @@ async def summarize(
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`."""
     wanted = set(ids)
     part = [m for m in ui_messages if str(m.get("id") or "") in wanted]
-    messages = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
+    digested = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
     before = previous.text if previous else None
     try:
-        text = await asyncio.wait_for(model_summary(provider, model, before, messages), timeout)
+        text = await asyncio.wait_for(model_summary(provider, model, before, digested), timeout)
         return Summary(text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
         log.warning("summarizing failed (%s); using the deterministic digest", exc)
-        text = fallback_summary(messages, before, max_chars=max_chars)
+        whole = to_openai_messages(part)  # it digests the full results itself
+        text = fallback_summary(whole, before, max_chars=max_chars)
         return Summary(text, until=ids[-1], fallback=True)

@@ -405,7 +405,9 @@ def test_fallback_summary_whole_output() -> None:
         "- addNode KSampler -> node 12 (recall: call_2)\n"
         "- queueWorkflow -> error: Required input is missing: clip (node 6) (recall: call_3)\n"
         "Facts: dreamshaper_8.safetensors; width 832; seed 123456789; steps 30; node 12; "
-        '"a red fox in the snow"'
+        '"a red fox in the snow"\n'
+        "Stated:\n"
+        "- Use a width of 832 and seed 123456789."
     )
 
 
