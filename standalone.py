@@ -1,7 +1,21 @@
-"""The standalone server: the same routes as inside ComfyUI, without ComfyUI.
+"""The standalone server: the same routes as inside ComfyUI, without ComfyUI, plus the playground.
 
-`python -m comfyui_assistant serve` runs it. Until the panel's playground lands, `/` shows a
-short status page.
+`python -m comfyui_assistant serve` runs it. `/` is the playground: a real LiteGraph canvas with
+the environment's node types and the panel in a bottom area, the way ComfyUI hosts it, with a
+simulated queue. It needs what ComfyUI itself serves around an extension:
+
+| route | what |
+| --- | --- |
+| `/` | `ui/playground/index.html` |
+| `/playground/*` | the playground's build, `ui/playground-dist` |
+| `/extensions/comfyui-assistant/*` | the panel's build, `ui/dist` (ComfyUI's `WEB_DIRECTORY`) |
+| `/scripts/app.js` | `export const app = window.app` (ComfyUI's app module, for the panel) |
+| `GET /api/extensions` | the extension scripts to load, as ComfyUI lists them |
+| `GET /api/object_info` | the environment's node definitions, as ComfyUI serves them |
+| `GET /api/view` | a placeholder for the simulated queue's images |
+| `/status` | what this server talks to, and its API routes |
+
+Every other `/api/*` route comes from `api_handlers.add_routes`, as inside ComfyUI.
 """
 
 from __future__ import annotations
@@ -14,6 +28,16 @@ from aiohttp import web
 from .api_handlers import add_routes
 from .core.service import AssistantService, ServiceOptions
 
+UI_DIR = Path(__file__).resolve().parent / "ui"
+PANEL_DIST = UI_DIR / "dist"
+PLAYGROUND_PAGE = UI_DIR / "playground" / "index.html"
+PLAYGROUND_DIST = UI_DIR / "playground-dist"
+EXTENSION_PREFIX = "/extensions/comfyui-assistant"
+
+# ComfyUI's frontend exports its app object from this module; the playground sets window.app
+# before it loads any extension.
+APP_MODULE = "export const app = window.app;\nexport default app;\n"
+
 STATUS_PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>ComfyUI Assistant</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto">
@@ -21,6 +45,7 @@ STATUS_PAGE = """<!doctype html>
 <p>The assistant's API is running. Provider: <b>{provider}</b> at <code>{base_url}</code>,
 model <code>{model}</code>.</p>
 <ul>
+<li><a href="/">/</a> — {playground}</li>
 <li><a href="/api/assistant/provider">GET /api/assistant/provider</a> — provider settings</li>
 <li><a href="/api/assistant/tools">GET /api/assistant/tools</a> — the tools the model can call</li>
 <li><code>POST /api/chat</code> — the chat stream (AI SDK UI Message Stream v1)</li>
@@ -28,8 +53,68 @@ model <code>{model}</code>.</p>
 </body></html>
 """
 
+PLACEHOLDER_IMAGE = """<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512"
+ viewBox="0 0 512 512">
+<rect width="512" height="512" fill="#2b2b2b"/>
+<rect x="16" y="16" width="480" height="480" fill="none" stroke="#f0b35a" stroke-width="4"
+ stroke-dasharray="16 10"/>
+<text x="256" y="240" fill="#ddd" font-family="sans-serif" font-size="28"
+ text-anchor="middle">simulated image</text>
+<text x="256" y="280" fill="#999" font-family="sans-serif" font-size="18"
+ text-anchor="middle">{name}</text>
+</svg>
+"""
+
+NO_CACHE = {"Cache-Control": "no-cache"}
+
 
 SERVICE = web.AppKey("service", AssistantService)
+
+
+def playground_built() -> bool:
+    return PLAYGROUND_PAGE.is_file() and (PLAYGROUND_DIST / "playground.js").is_file()
+
+
+def add_playground_routes(routes: web.RouteTableDef, service: AssistantService) -> None:
+    @routes.get("/")
+    async def index(request: web.Request) -> web.StreamResponse:
+        if not playground_built():
+            raise web.HTTPFound("/status")
+        return web.FileResponse(PLAYGROUND_PAGE, headers=NO_CACHE)
+
+    @routes.get("/scripts/app.js")
+    async def app_module(request: web.Request) -> web.Response:
+        return web.Response(text=APP_MODULE, content_type="text/javascript", headers=NO_CACHE)
+
+    @routes.get("/api/extensions")
+    async def extensions(request: web.Request) -> web.Response:
+        scripts = sorted(p.name for p in PANEL_DIST.glob("*.js")) if PANEL_DIST.is_dir() else []
+        return web.json_response([f"{EXTENSION_PREFIX}/{name}" for name in scripts])
+
+    @routes.get("/api/object_info")
+    async def object_info(request: web.Request) -> web.Response:
+        env = await service.environment.get()
+        response = web.json_response(dict(env.nodes))
+        response.enable_compression()
+        return response
+
+    @routes.get("/api/view")
+    async def view(request: web.Request) -> web.Response:
+        name = html.escape(request.query.get("filename", "")[:80])
+        return web.Response(
+            text=PLACEHOLDER_IMAGE.format(name=name), content_type="image/svg+xml", headers=NO_CACHE
+        )
+
+    if PANEL_DIST.is_dir():
+        routes.static(EXTENSION_PREFIX, PANEL_DIST)
+    if PLAYGROUND_DIST.is_dir():
+        routes.static("/playground", PLAYGROUND_DIST)
+
+
+async def _no_cache_for_static(request: web.Request, response: web.StreamResponse) -> None:
+    # Rebuilt files must reach the browser at once: revalidate every time (ETag makes it cheap).
+    if request.path.startswith((EXTENSION_PREFIX + "/", "/playground/")):
+        response.headers["Cache-Control"] = "no-cache"
 
 
 def create_app(options: ServiceOptions) -> web.Application:
@@ -37,18 +122,24 @@ def create_app(options: ServiceOptions) -> web.Application:
     app = web.Application(client_max_size=options.chat_body_limit + 1)
     routes = web.RouteTableDef()
     add_routes(routes, service)
+    add_playground_routes(routes, service)
 
-    @routes.get("/")
-    async def index(request: web.Request) -> web.Response:
+    @routes.get("/status")
+    async def status(request: web.Request) -> web.Response:
         settings = await service.provider_settings()
         page = STATUS_PAGE.format(
             provider=html.escape(settings.label),
             base_url=html.escape(settings.base_url),
             model=html.escape(settings.model or "first listed by the provider"),
+            playground="the playground"
+            if playground_built()
+            else "the playground (not built: run <code>npx vite build --mode playground</code> "
+            "in ui/)",
         )
         return web.Response(text=page, content_type="text/html")
 
     app.add_routes(routes)
+    app.on_response_prepare.append(_no_cache_for_static)
 
     async def close(app: web.Application) -> None:
         await service.close()

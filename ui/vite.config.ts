@@ -12,7 +12,7 @@ import { defineConfig, type Plugin } from "vite";
 const APP_MODULE = "../../scripts/app.js";
 
 /** Inline the bundle's CSS into the JS as one <style> tag added at load (no second file). */
-function injectCss(): Plugin {
+function injectCss(id: string): Plugin {
   return {
     name: "comfyui-assistant-inject-css",
     apply: "build",
@@ -23,8 +23,8 @@ function injectCss(): Plugin {
       if (!js || js.type !== "chunk" || css.length === 0) return;
       const text = css.map(([, asset]) => (asset.type === "asset" ? String(asset.source) : "")).join("");
       js.code =
-        `(()=>{if(typeof document<"u"&&!document.getElementById("comfyui-assistant-css")){` +
-        `const s=document.createElement("style");s.id="comfyui-assistant-css";` +
+        `(()=>{if(typeof document<"u"&&!document.getElementById(${JSON.stringify(id)})){` +
+        `const s=document.createElement("style");s.id=${JSON.stringify(id)};` +
         `s.textContent=${JSON.stringify(text)};document.head.appendChild(s)}})();\n` +
         js.code;
       for (const [name] of css) delete bundle[name];
@@ -39,7 +39,7 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 export default defineConfig(({ mode }) => {
   const playground = mode === "playground";
   return {
-    plugins: [react(), injectCss()],
+    plugins: [react(), injectCss(playground ? "cua-playground-css" : "cua-panel-css")],
     define: {
       "process.env.NODE_ENV": JSON.stringify("production"),
       __PANEL_VERSION__: JSON.stringify(pkg.version),
@@ -59,6 +59,7 @@ export default defineConfig(({ mode }) => {
       : {
           outDir: "dist",
           emptyOutDir: true,
+          chunkSizeWarningLimit: 1500, // one self-contained module by design; budget: 450 KB gz
           target: "es2022",
           minify: true,
           cssCodeSplit: false,

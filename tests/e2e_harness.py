@@ -1,0 +1,261 @@
+"""The browser end-to-end tests' servers: the scripted provider and our standalone app.
+
+    python -m comfyui_assistant.tests.e2e_harness      (or: python tests/e2e_harness.py)
+
+starts the scripted OpenAI-compatible provider and the standalone app (a fresh data directory,
+the provider configured through the environment) on free ports of 127.0.0.1, prints one JSON line
+`{"app": "http://127.0.0.1:PORT", "provider": "http://127.0.0.1:PORT"}` and serves until stdin
+closes or SIGTERM. With `--provider-only` it starts only the provider (for a real ComfyUI, see
+ui/e2e/README.md) and `app` is null.
+
+The provider gets control routes, so a test in another process scripts it with data:
+
+- `POST /_script` with a JSON list of replies replaces the queued replies; each request to
+  `/v1/chat/completions` takes the next one:
+  - `{"type": "stream", "chunks": [...], "done": true}`; a chunk is a delta
+    (`{"content": "..."}`, `{"reasoning_content": "..."}`, `{"tool_calls": [...]}`, optionally
+    with `"finish_reason"`), `{"finish_reason": "stop"}`, `{"usage": [prompt, completion]}`,
+    `{"pause": seconds}`, `{"raw": "bytes as text"}` or `{"cut": true}`;
+  - `{"type": "text", "text": "..."}`: a streamed answer (finish `stop`);
+  - `{"type": "tool_calls", "calls": [{"id", "name", "arguments": {...}}], "content": "..."}`;
+  - `{"type": "status", "status": 500, "body": {...}}`: an HTTP error;
+  - `{"type": "completion", "text": "..."}`: a non-streamed answer; `{"type": "hang"}`.
+- `GET /_requests`: `{"requests": [bodies], "disconnects": n, "finished": n, "pending": n}`.
+- `POST /_reset`: forget replies, requests and counters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+if __package__ in (None, ""):  # run as a file: import the installed package instead
+    from comfyui_assistant.core.service import ServiceOptions
+    from comfyui_assistant.standalone import create_app
+    from comfyui_assistant.tests.scripted_provider import (
+        Completion,
+        Cut,
+        Hang,
+        Pause,
+        Raw,
+        ScriptedProvider,
+        Status,
+        Stream,
+        call_piece,
+        chunk,
+        usage_chunk,
+    )
+else:
+    from ..core.service import ServiceOptions
+    from ..standalone import create_app
+    from .scripted_provider import (
+        Completion,
+        Cut,
+        Hang,
+        Pause,
+        Raw,
+        ScriptedProvider,
+        Status,
+        Stream,
+        call_piece,
+        chunk,
+        usage_chunk,
+    )
+
+DELTA_KEYS = ("content", "reasoning_content", "reasoning", "tool_calls", "finish_reason")
+
+
+class ScriptError(ValueError):
+    pass
+
+
+def stream_item(item: Any) -> Any:
+    """One element of a scripted stream, from its JSON description."""
+    if not isinstance(item, dict):
+        raise ScriptError(f"a stream chunk must be an object, not {item!r}")
+    if "pause" in item:
+        return Pause(float(item["pause"]))
+    if "raw" in item:
+        return Raw(str(item["raw"]).encode())
+    if item.get("cut"):
+        return Cut()
+    if "usage" in item:
+        prompt, completion = item["usage"]
+        return usage_chunk(int(prompt), int(completion))
+    unknown = set(item) - set(DELTA_KEYS)
+    if unknown:
+        raise ScriptError(f"unknown chunk fields {sorted(unknown)}; use {list(DELTA_KEYS)}")
+    return chunk(**{k: item[k] for k in DELTA_KEYS if k in item})
+
+
+def tool_call_chunks(calls: list[dict[str, Any]]) -> list[Any]:
+    chunks: list[Any] = []
+    for i, call in enumerate(calls):
+        arguments = call.get("arguments", {})
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        chunks.append(
+            chunk(tool_calls=[call_piece(i, id=call.get("id", f"call_{i}"), name=call["name"])])
+        )
+        chunks.append(chunk(tool_calls=[call_piece(i, arguments=text)]))
+    return chunks
+
+
+def reply_from(spec: Any) -> Any:
+    """A scripted reply (the scripted provider's types) from its JSON description."""
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ScriptError(f"a reply must be an object with a 'type', not {spec!r}")
+    kind = spec["type"]
+    if kind == "stream":
+        chunks = [stream_item(c) for c in spec.get("chunks", [])]
+        return Stream(
+            chunks, done=bool(spec.get("done", True)), status=int(spec.get("status", 200))
+        )
+    if kind == "text":
+        pieces = spec.get("pieces") or [spec.get("text", "")]
+        return Stream(
+            [*(chunk(p) for p in pieces), chunk(finish_reason=spec.get("finish", "stop"))]
+        )
+    if kind == "tool_calls":
+        lead = [chunk(spec["content"])] if spec.get("content") else []
+        calls = tool_call_chunks(spec.get("calls", []))
+        return Stream([*lead, *calls, chunk(finish_reason="tool_calls")])
+    if kind == "status":
+        return Status(int(spec["status"]), spec.get("body"), dict(spec.get("headers", {})))
+    if kind == "completion":
+        return Completion(str(spec.get("text", "")))
+    if kind == "hang":
+        return Hang()
+    raise ScriptError(f"unknown reply type {kind!r}")
+
+
+class ControlledProvider(ScriptedProvider):
+    """The scripted provider, plus routes a test in another process scripts it with."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__()
+        self.host, self.port = host, port
+
+    async def start(self) -> ControlledProvider:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/_script", self._script)
+        app.router.add_get("/_requests", self._requests)
+        app.router.add_post("/_reset", self._reset)
+        self._runner = web.AppRunner(app, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.origin = f"http://{self.host}:{port}"
+        self.base_url = f"{self.origin}/v1"
+        return self
+
+    async def _script(self, request: web.Request) -> web.Response:
+        try:
+            specs = await request.json()
+            if not isinstance(specs, list):
+                raise ScriptError("send a JSON list of replies")
+            replies = [reply_from(s) for s in specs]
+        except (ValueError, KeyError, TypeError) as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        self.replies.clear()
+        self.enqueue(*replies)
+        return web.json_response({"queued": len(replies)})
+
+    async def _requests(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "requests": self.requests,
+                "disconnects": len(self.disconnects),
+                "finished": self.finished_streams,
+                "pending": len(self.replies),
+            }
+        )
+
+    async def _reset(self, request: web.Request) -> web.Response:
+        self.replies.clear()
+        self.requests.clear()
+        self.headers.clear()
+        self.disconnects.clear()
+        self.finished_streams = 0
+        return web.json_response({"reset": True})
+
+
+async def start_app(provider: ControlledProvider, data_dir: Path, host: str, port: int) -> Any:
+    environ = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "scripted-model",
+        "LLM_CONTEXT_WINDOW": "32768",
+    }
+    app = create_app(ServiceOptions(data_dir=data_dir, environ=environ))
+    runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://{host}:{bound}"
+
+
+def stop_on_stdin_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    def watch() -> None:
+        with contextlib.suppress(Exception):
+            while sys.stdin.buffer.read(4096):
+                pass
+        loop.call_soon_threadsafe(stop.set)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+async def main(args: argparse.Namespace) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if not args.ignore_stdin:
+        stop_on_stdin_eof(loop, stop)
+
+    provider = await ControlledProvider(args.provider_host, args.provider_port).start()
+    runner = None
+    with tempfile.TemporaryDirectory(prefix="cua-e2e-") as tmp:
+        try:
+            app_url = None
+            if not args.provider_only:
+                data_dir = args.data_dir or Path(tmp) / "data"
+                runner, app_url = await start_app(provider, data_dir, args.host, args.port)
+            print(json.dumps({"app": app_url, "provider": provider.origin}), flush=True)
+            await stop.wait()
+        finally:
+            if runner is not None:
+                await runner.cleanup()
+            await provider.stop()
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="the app's port (default: free)")
+    parser.add_argument("--provider-host", default=os.environ.get("E2E_PROVIDER_HOST", "127.0.0.1"))
+    parser.add_argument("--provider-port", type=int, default=0)
+    parser.add_argument("--data-dir", type=Path, help="default: a fresh temporary directory")
+    parser.add_argument("--provider-only", action="store_true", help="no app (real ComfyUI)")
+    parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("COMFY_ASSISTANT_STRICT", "1")  # an invalid request is a failure
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main(parse_args(sys.argv[1:])))

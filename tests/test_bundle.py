@@ -1,0 +1,33 @@
+"""The built panel as ComfyUI loads it: one self-contained ES module within its size budget."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+DIST = Path(__file__).resolve().parent.parent / "ui" / "dist"
+BUDGET_GZIP = 450 * 1024
+
+
+def test_the_panel_is_one_module_within_budget():
+    files = sorted(p.name for p in DIST.iterdir())
+    assert files == ["comfyui-assistant.js"]  # ComfyUI loads every .js here as an extension
+    code = (DIST / "comfyui-assistant.js").read_bytes()
+    assert len(gzip.compress(code, 9)) <= BUDGET_GZIP
+    imports = re.findall(rb'(?:^|[;}\s])import[^"\'()]*?from\s*"([^"]+)"', code)
+    assert set(imports) == {b"../../scripts/app.js"}  # React and the rest are inside
+    assert b"process.env.NODE_ENV" not in code
+
+
+def test_the_panel_css_is_scoped():
+    """Nothing the panel styles may leak into ComfyUI's own UI."""
+    code = (DIST / "comfyui-assistant.js").read_text(encoding="utf-8")
+    sheets = re.findall(r"`(\.cua-root\{[^`]*)`", code)
+    assert sheets, "the panel's stylesheet is inside the bundle"
+    sheet = re.sub(r"@keyframes[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", "", sheets[0])
+    sheet = re.sub(r"@media[^{]*\{", "", sheet)
+    selectors = [s.strip() for block in re.findall(r"([^{}]+)\{", sheet) for s in block.split(",")]
+    assert selectors and all(s.startswith(".cua-") for s in selectors), [
+        s for s in selectors if not s.startswith(".cua-")
+    ]

@@ -1,0 +1,238 @@
+// The assistant end to end, in headless Chromium: the panel in the playground (or in a real
+// ComfyUI when COMFYUI_URL is set), our server, and the scripted provider answering with tool
+// calls. Screenshots of every step go to e2e/screenshots/.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  COMFYUI_SKIP,
+  COMFYUI_URL,
+  ROOT,
+  composer,
+  focusCanvas,
+  graphState,
+  lastUserText,
+  launchBrowser,
+  openAssistant,
+  openTarget,
+  panel,
+  reply,
+  screenshot,
+  send,
+  sendButton,
+  settle,
+  startHarness,
+  stopButton,
+  toggleAssistant,
+  waitReady,
+  watchPage,
+} from "./support.mjs";
+
+const ASK = "add a KSampler and connect it to the checkpoint loader";
+const DONE = "Added a KSampler and connected the checkpoint loader's MODEL to it.";
+
+const TARGETS = [
+  { name: "playground", skip: false, comfyui: false },
+  { name: "real ComfyUI (COMFYUI_URL)", skip: COMFYUI_SKIP, comfyui: true },
+];
+
+for (const target of TARGETS) {
+  describe(`the assistant in the ${target.name}`, { skip: target.skip }, () => {
+    let harness;
+    let browser;
+    let page;
+    let problems;
+    let baseUrl;
+    let savedProvider = null;
+    // Shared by the steps of the conversation (each test is one step of the issue's story).
+    const story = { before: null, loaderId: null, newId: null };
+
+    before(async () => {
+      harness = await startHarness({ providerOnly: target.comfyui });
+      baseUrl = target.comfyui ? COMFYUI_URL : harness.app;
+      if (target.comfyui) savedProvider = await pointComfyUIAt(harness.provider);
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      problems = watchPage(page);
+      await openTarget(page, baseUrl, { comfyui: target.comfyui });
+    });
+
+    after(async () => {
+      if (savedProvider) await restoreComfyUIProvider(savedProvider);
+      await browser?.close();
+      await harness?.stop();
+      if (problems?.length) console.log(`page errors seen (${target.name}):\n${problems.join("\n")}`);
+    });
+
+    const step = (name) => `${target.comfyui ? "comfyui" : "playground"}-${name}`;
+
+    test("a request adds a KSampler, connects it, resubmits and shows the final answer", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      story.before = await graphState(page);
+      story.loaderId = await ensureCheckpointLoader(page);
+      story.before = await graphState(page);
+      story.newId = story.before.lastNodeId + 1;
+      await screenshot(page, step("edit"), "1-panel-open");
+
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_add", name: "addNode", arguments: { nodeType: "KSampler", nearNodeId: story.loaderId } }),
+        reply.toolCalls({
+          id: "call_connect",
+          name: "connectNodes",
+          arguments: { fromNodeId: story.loaderId, fromOutput: "MODEL", toNodeId: story.newId, toInput: "model" },
+        }),
+        reply.text(DONE),
+      );
+      await send(page, ASK);
+      await panel(page).getByText(ASK).first().waitFor();
+      await page.waitForFunction((id) => window.app.graph.getNodeById(id)?.type === "KSampler", story.newId, { timeout: 20_000 });
+      await screenshot(page, step("edit"), "2-node-added");
+      await page.waitForFunction(
+        ([from, to]) => {
+          const node = window.app.graph.getNodeById(to);
+          const input = node?.inputs?.find((i) => i.name === "model");
+          const link = input?.link != null ? node.graph.getLink?.(input.link) ?? node.graph.links.get?.(input.link) ?? node.graph.links[input.link] : null;
+          return link?.origin_id === from && link?.origin_slot === 0;
+        },
+        [story.loaderId, story.newId],
+        { timeout: 20_000 },
+      );
+      await panel(page).getByText(DONE).waitFor({ timeout: 20_000 });
+      await screenshot(page, step("edit"), "3-final-answer");
+
+      const { requests } = await harness.provider.state();
+      assert.equal(requests.length, 3, "one request, then one resubmission after each tool round");
+      assert.match(lastUserText(requests[0]), new RegExp(ASK));
+      const toolResult = (request, id) => request.messages.find((m) => m.role === "tool" && m.tool_call_id === id);
+      assert.ok(toolResult(requests[1], "call_add"), "the second request carries addNode's result");
+      assert.match(JSON.stringify(toolResult(requests[1], "call_add").content), new RegExp(String(story.newId)));
+      assert.ok(toolResult(requests[2], "call_connect"), "the third request carries connectNodes' result");
+      const now = await graphState(page);
+      assert.equal(now.nodes.length, story.before.nodes.length + 1);
+      assert.equal(now.links.length, story.before.links.length + 1);
+    });
+
+    test("Ctrl+Z removes the node", { timeout: 30_000 }, async (t) => {
+      assert.ok(story.newId, "needs the node the previous test added");
+      // Leave the composer (its own Ctrl+Z is text undo) for the canvas.
+      await focusCanvas(page);
+      // One undo step per assistant edit (add, then connect), or one for the whole turn.
+      let presses = 0;
+      while (presses < 2) {
+        await page.keyboard.press("Control+z");
+        presses++;
+        await page.waitForTimeout(300);
+        if (!(await page.evaluate((id) => Boolean(window.app.graph.getNodeById(id)), story.newId))) break;
+      }
+      t.diagnostic(`Ctrl+Z presses to remove the node: ${presses}`);
+      const now = await graphState(page);
+      assert.equal(now.nodes.find((n) => n.id === story.newId), undefined, "Ctrl+Z removed the added KSampler");
+      assert.deepEqual(now.nodes.map((n) => n.id).sort(), story.before.nodes.map((n) => n.id).sort(), "and only it");
+      assert.equal(now.links.length, story.before.links.length);
+      await screenshot(page, step("undo"), "after-ctrl-z");
+    });
+
+    test("closing and reopening the tab keeps the conversation", { timeout: 30_000 }, async () => {
+      await toggleAssistant(page);
+      await panel(page).waitFor({ state: "hidden" });
+      await screenshot(page, step("tab"), "1-closed");
+      await toggleAssistant(page);
+      await panel(page).getByText(ASK).first().waitFor();
+      await panel(page).getByText(DONE).waitFor();
+      await screenshot(page, step("tab"), "2-reopened");
+    });
+
+    test("a reload keeps the thread", { timeout: 60_000 }, async () => {
+      await page.reload();
+      await waitReady(page, { comfyui: target.comfyui });
+      await openAssistant(page);
+      await panel(page).getByText(ASK).first().waitFor({ timeout: 20_000 });
+      await panel(page).getByText(DONE).waitFor();
+      await screenshot(page, step("reload"), "thread-restored");
+    });
+
+    test("stop aborts a slow answer", { timeout: 60_000 }, async () => {
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.stream({ content: "Let me think about this slowly" }, { pause: 30 }, { content: " and this never arrives." }, { finish_reason: "stop" }),
+      );
+      await send(page, "take your time");
+      await panel(page).getByText("Let me think about this slowly").waitFor({ timeout: 20_000 });
+      await screenshot(page, step("stop"), "1-streaming");
+      await stopButton(page).click();
+      await harness.provider.waitFor((s) => s.disconnects >= 1, "the slow request aborted");
+      await sendButton(page).waitFor();
+      assert.equal(await panel(page).getByText("this never arrives").count(), 0);
+      await screenshot(page, step("stop"), "2-stopped");
+    });
+
+    test("a provider error shows its message", { timeout: 60_000 }, async () => {
+      await settle(page);
+      await harness.provider.reset();
+      // Three times: a client that retries a 500 meets the same error again.
+      const error = reply.status(500, "the GPU is on fire");
+      await harness.provider.script(error, error, error);
+      await send(page, "are you there?");
+      await panel(page).getByText(/the GPU is on fire/).first().waitFor({ timeout: 30_000 });
+      await screenshot(page, step("error"), "message-shown");
+      await composer(page).waitFor();
+    });
+
+    test("/skill reaches the provider as the skill text", { timeout: 60_000 }, async () => {
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Following the text-to-image skill."));
+      await send(page, "/skill txt2img a cat in a hat");
+      await panel(page).getByText("Following the text-to-image skill.").waitFor({ timeout: 20_000 });
+      await screenshot(page, step("skill"), "answered");
+      const [request] = await harness.provider.requests();
+      const text = lastUserText(request);
+      const skill = readFileSync(join(ROOT, "system_context", "skills", "txt2img", "SKILL.md"), "utf8");
+      const body = skill.split("---").slice(2).join("---").trim();
+      assert.ok(text.includes('<skill name="txt2img">'), text.slice(0, 300));
+      assert.ok(text.includes(body), "the whole skill body reaches the model");
+      assert.ok(text.includes("a cat in a hat"));
+    });
+  });
+}
+
+/** Make sure a checkpoint loader is in the graph (a real ComfyUI may show an empty one). */
+async function ensureCheckpointLoader(page) {
+  return page.evaluate(() => {
+    const graph = window.app.graph;
+    const found = graph.nodes.find((n) => n.type === "CheckpointLoaderSimple");
+    if (found) return found.id;
+    const node = window.LiteGraph.createNode("CheckpointLoaderSimple");
+    node.pos = [100, 100];
+    graph.add(node);
+    window.app.extensionManager.workflow?.activeWorkflow?.changeTracker?.checkState();
+    return node.id;
+  });
+}
+
+const PROVIDER_KEYS = ["baseUrl", "model", "contextWindow"];
+
+/** Point a real ComfyUI's assistant at the scripted provider; returns what to restore. */
+async function pointComfyUIAt(provider) {
+  const url = `${COMFYUI_URL}/api/assistant/provider`;
+  const saved = await (await fetch(url)).json();
+  const res = await fetch(url, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ baseUrl: provider.baseUrl, model: "scripted-model", contextWindow: 32768 }),
+  });
+  assert.equal(res.status, 200, `PUT ${url}: ${await res.text()}`);
+  return saved;
+}
+
+async function restoreComfyUIProvider(saved) {
+  const body = Object.fromEntries(PROVIDER_KEYS.map((key) => [key, saved.sources?.[key] === "settings" ? saved[key] : null]));
+  await fetch(`${COMFYUI_URL}/api/assistant/provider`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}

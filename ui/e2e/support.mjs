@@ -1,0 +1,291 @@
+// What the browser end-to-end tests share: the servers (tests/e2e_harness.py: the scripted
+// provider and the standalone app), headless Chromium (the Debian package, never a downloaded
+// browser), the scripted provider's control routes, and the panel's selectors.
+//
+// Target: the playground served by the standalone app, or a real ComfyUI with this extension
+// installed when COMFYUI_URL is set (its assistant is pointed at the scripted provider for the
+// run and restored afterwards).
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, "..", "..");
+export const SCREENSHOTS = join(HERE, "screenshots");
+export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+export const COMFYUI_URL = (process.env.COMFYUI_URL || "").replace(/\/+$/, "") || null;
+export const COMFYUI_SKIP = COMFYUI_URL
+  ? false
+  : "COMFYUI_URL is not set: set it to a running ComfyUI with this extension installed to run these tests against it";
+
+export function python() {
+  if (process.env.PYTHON) return process.env.PYTHON;
+  const venv = join(ROOT, ".venv", "bin", "python");
+  return existsSync(venv) ? venv : "python3";
+}
+
+/** Start tests/e2e_harness.py and read the URLs it prints. */
+export async function startHarness({ providerOnly = false } = {}) {
+  const args = [join(ROOT, "tests", "e2e_harness.py"), ...(providerOnly ? ["--provider-only"] : [])];
+  const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
+  let stderr = "";
+  child.stderr.on("data", (data) => {
+    stderr += data;
+    if (process.env.E2E_VERBOSE) process.stderr.write(data);
+  });
+  const line = await new Promise((resolveLine, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the e2e harness printed no URLs within 30 s\n${stderr}`)), 30_000);
+    readline.createInterface({ input: child.stdout }).once("line", (text) => {
+      clearTimeout(timer);
+      resolveLine(text);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the e2e harness exited (${code}) before it was ready:\n${stderr}`));
+    });
+  });
+  const urls = JSON.parse(line);
+  return {
+    app: urls.app,
+    provider: new Provider(urls.provider),
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((done) => child.once("exit", done));
+      child.stdin.end(); // the harness stops when its stdin closes
+      const timer = setTimeout(() => child.kill("SIGTERM"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The scripted provider, through the control routes the harness adds. */
+export class Provider {
+  constructor(origin) {
+    this.origin = origin;
+    this.baseUrl = `${origin}/v1`;
+  }
+
+  async #call(path, init) {
+    const res = await fetch(this.origin + path, init);
+    const body = await res.json();
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  /** Replace the queued replies: each /v1/chat/completions request takes the next one. */
+  script(...replies) {
+    return this.#call("/_script", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(replies) });
+  }
+
+  reset() {
+    return this.#call("/_reset", { method: "POST" });
+  }
+
+  /** {requests: [request bodies], disconnects, finished, pending} */
+  state() {
+    return this.#call("/_requests");
+  }
+
+  async requests() {
+    return (await this.state()).requests;
+  }
+
+  /** Poll until `check(state)` returns a truthy value, which is returned. */
+  async waitFor(check, what, timeout = 10_000) {
+    const end = Date.now() + timeout;
+    let state;
+    while (Date.now() < end) {
+      state = await this.state();
+      const found = check(state);
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the provider never saw ${what}; its state: ${JSON.stringify({ ...state, requests: state?.requests.length })}`);
+  }
+}
+
+/** Replies, as the harness's POST /_script describes them. */
+export const reply = {
+  text: (text) => ({ type: "text", text }),
+  toolCalls: (...calls) => ({ type: "tool_calls", calls }),
+  stream: (...chunks) => ({ type: "stream", chunks }),
+  status: (status, message) => ({ type: "status", status, body: { error: { message, type: "server_error", code: null } } }),
+};
+
+/** The last user message the provider received, as text. */
+export function lastUserText(request) {
+  const users = request.messages.filter((m) => m.role === "user");
+  const content = users.at(-1)?.content;
+  return typeof content === "string" ? content : (content ?? []).map((p) => p.text ?? "").join("");
+}
+
+/** Headless Chromium from the Debian package, with a fresh profile. */
+export async function launchBrowser() {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install chromium: apt-get install -y chromium`);
+  }
+  const profile = mkdtempSync(join(tmpdir(), "cua-e2e-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  context.setDefaultTimeout(15_000);
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Collect the page's errors so a test can show them when it fails. */
+export function watchPage(page) {
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  return problems;
+}
+
+export async function screenshot(page, test, step) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  const path = join(SCREENSHOTS, `${slug(test)}-${slug(step)}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+// ---- The target: the playground or a real ComfyUI ----
+
+/** Load the page and wait until the app and the extensions are up. */
+export async function openTarget(page, baseUrl, { comfyui = false } = {}) {
+  await page.goto(`${baseUrl}/`);
+  await waitReady(page, { comfyui });
+}
+
+export async function waitReady(page, { comfyui = false } = {}) {
+  if (comfyui) {
+    await page.waitForFunction(() => Boolean(window.app?.graph && window.app?.extensionManager), null, { timeout: 60_000 });
+    // A new user's template dialog would cover the page.
+    await page.evaluate(() => window.app.extensionManager.setting.set("Comfy.TutorialCompleted", true));
+    await page.keyboard.press("Escape");
+  } else {
+    await page.waitForFunction(() => window.playgroundReady !== undefined);
+    await page.evaluate(() => window.playgroundReady);
+  }
+}
+
+/** The assistant's bottom panel tab id, once its extension is loaded (null after 30 s). */
+export async function assistantTabId(page) {
+  const find = () => {
+    const tabs = (window.app.extensions ?? []).flatMap((e) => e.bottomPanelTabs ?? []);
+    const tab = tabs.find((t) => /assistant/i.test(`${t.id} ${t.title}`));
+    if (tab) return tab.id;
+    // ComfyUI: app.extensions may be absent; every bottom tab has a toggle command.
+    const registry = window.app.extensionManager?.command?.commands ?? [];
+    const commands = Array.isArray(registry) ? registry : [...(registry.values?.() ?? [])];
+    const prefix = "Workspace.ToggleBottomPanelTab.";
+    const toggle = commands.map((c) => c.id).find((id) => id?.startsWith(prefix) && /assistant/i.test(id));
+    return toggle ? toggle.slice(prefix.length) : null;
+  };
+  try {
+    return await (await page.waitForFunction(find, null, { timeout: 30_000 })).jsonValue();
+  } catch {
+    return null;
+  }
+}
+
+/** Run Workspace.ToggleBottomPanelTab.<assistant> (ComfyUI's command; the playground has it too). */
+export async function toggleAssistant(page) {
+  const id = await assistantTabId(page);
+  if (!id) throw new Error("no bottom panel tab of the assistant is registered: the panel extension did not load");
+  await page.evaluate((tabId) => window.app.extensionManager.command.execute(`Workspace.ToggleBottomPanelTab.${tabId}`), id);
+}
+
+// ---- The panel's DOM: the selectors these tests rely on ----
+// .cua-root                                    the panel's root element
+// role=textbox name "Message"                  the composer
+// role=button name "Send…" / "Stop…"           send; stop a running answer ("Stop the answer")
+
+export function panel(page) {
+  return page.locator(".cua-root");
+}
+
+export function composer(page) {
+  return panel(page).getByRole("textbox", { name: "Message" });
+}
+
+export function sendButton(page) {
+  return panel(page).getByRole("button", { name: /^Send\b/ });
+}
+
+export function stopButton(page) {
+  return panel(page).getByRole("button", { name: /^Stop\b/ });
+}
+
+/** Show the assistant's tab (it may be opening by itself: the playground opens it at start). */
+export async function openAssistant(page) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await composer(page).waitFor({ state: "visible", timeout: 2_000 });
+      return;
+    } catch {
+      if (!(await panel(page).isVisible())) await toggleAssistant(page);
+    }
+  }
+  await composer(page).waitFor({ state: "visible" });
+}
+
+/** Leave the panel idle (an earlier failed test may have left an answer running). */
+export async function settle(page) {
+  if (await stopButton(page).isVisible()) await stopButton(page).click();
+  await sendButton(page).waitFor();
+}
+
+/** Type a message in the composer and press Enter. */
+export async function send(page, text) {
+  const box = composer(page);
+  await box.click();
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+/** Move the keyboard focus to the graph (a click could open LiteGraph's search on a double click). */
+export async function focusCanvas(page) {
+  await page.evaluate(() => {
+    document.activeElement?.blur?.();
+    document.getElementById("graph-canvas")?.focus?.();
+  });
+}
+
+/** Graph facts from window.app (the same in the playground and in ComfyUI). */
+export function graphState(page) {
+  return page.evaluate(() => {
+    const graph = window.app.graph;
+    const links = [...(graph.links instanceof Map ? graph.links.values() : Object.values(graph.links ?? {}))].filter(Boolean);
+    return {
+      nodes: graph.nodes.map((n) => ({ id: n.id, type: n.type, inputs: (n.inputs ?? []).map((i) => ({ name: i.name, link: i.link })) })),
+      links: links.map((l) => ({ id: l.id, from: l.origin_id, fromSlot: l.origin_slot, to: l.target_id, toSlot: l.target_slot, type: l.type })),
+      lastNodeId: graph.last_node_id ?? Math.max(0, ...graph.nodes.map((n) => Number(n.id))),
+    };
+  });
+}

@@ -1,0 +1,118 @@
+// Running the commands the panel answers itself (see parse.ts). The answers are notes shown in
+// the thread; they are never stored with it and never reach the model.
+import type { UIMessage } from "ai";
+import { errorMessage, type CompactResult } from "../runtime/api";
+import type { Notice } from "../runtime/chatStore";
+import { threadPath } from "../runtime/threadAdapter";
+import { isContextReport, latestReport, type ContextReport } from "../panel/gauge";
+import { helpText, unknownCommandText, type ParsedInput } from "./parse";
+
+export interface CommandContext {
+  /** The server id of the current thread, or undefined while it has no message yet. */
+  serverId: string | undefined;
+  messages: readonly UIMessage[];
+  /** The exact request of the last step, when the debug switch is on (`?debug=context`). */
+  debugRequest?: unknown;
+  /** Show a note in the thread; returns its id. */
+  note(notice: Omit<Notice, "id">): string;
+  dismiss(id: string): void;
+  clearNotes(): void;
+  newThread(): Promise<void>;
+  /** Send a user message in the current thread. */
+  send(text: string): void;
+  request<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
+}
+
+export async function contextReport(ctx: CommandContext): Promise<ContextReport | null> {
+  const fromChat = latestReport(ctx.messages);
+  if (fromChat || !ctx.serverId) return fromChat;
+  const { report } = await ctx.request<{ report: unknown }>(threadPath(ctx.serverId, "/context"));
+  return isContextReport(report) ? report : null;
+}
+
+export function compactNotice(result: CompactResult): Omit<Notice, "id"> {
+  if (result.compacted === 0) {
+    return {
+      kind: "info",
+      title: "Nothing to compact",
+      text: "Everything before your latest message is already in the summary, or there is nothing before it yet.",
+    };
+  }
+  const how = result.summary?.fallback ? " (as a digest — the model could not summarize)" : "";
+  const notice: Omit<Notice, "id"> = {
+    kind: "compact",
+    title: `Summarized ${result.compacted} message${result.compacted === 1 ? "" : "s"}${how}`,
+  };
+  if (result.summary?.text) notice.text = result.summary.text;
+  return notice;
+}
+
+const DEBUG_CHARS = 60_000;
+
+export function debugText(request: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(request, null, 2) ?? String(request);
+  } catch {
+    text = String(request);
+  }
+  return text.length > DEBUG_CHARS ? `${text.slice(0, DEBUG_CHARS)}\n… (${text.length - DEBUG_CHARS} more characters)` : text;
+}
+
+/** Run a command the panel answers (callers check `isLocal` first). */
+export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Promise<void> {
+  if (parsed.kind === "text") return;
+  if (parsed.kind === "unknown") {
+    ctx.note({ kind: "error", title: `Unknown command /${parsed.name}`, text: unknownCommandText(parsed.name) });
+    return;
+  }
+  try {
+    switch (parsed.name) {
+      case "help":
+        ctx.note({ kind: "help", title: "Commands", text: helpText() });
+        return;
+      case "new":
+        await ctx.newThread();
+        if (parsed.args) ctx.send(parsed.args);
+        return;
+      case "clear":
+        ctx.clearNotes();
+        await ctx.newThread();
+        return;
+      case "compact": {
+        if (!ctx.serverId) {
+          ctx.note({ kind: "info", title: "Nothing to compact", text: "This thread has no messages yet." });
+          return;
+        }
+        const progress = ctx.note({ kind: "info", title: "Compacting…", text: "Summarizing the older part of this thread." });
+        try {
+          const result = await ctx.request<CompactResult>(threadPath(ctx.serverId, "/compact"), {
+            method: "POST",
+            body: {},
+          });
+          ctx.note(compactNotice(result));
+        } finally {
+          ctx.dismiss(progress);
+        }
+        return;
+      }
+      case "context": {
+        const report = await contextReport(ctx);
+        ctx.note(
+          report
+            ? { kind: "context", title: "Context of the last answer", report }
+            : { kind: "info", title: "No context report yet", text: "Send a message first: every answer reports what the model saw." },
+        );
+        if (ctx.debugRequest !== undefined) {
+          ctx.note({ kind: "info", title: "The exact request of the last step (debug)", text: debugText(ctx.debugRequest) });
+        }
+        return;
+      }
+      default:
+        // a command marked `sent` (e.g. /skill) is not run here
+        return;
+    }
+  } catch (error) {
+    ctx.note({ kind: "error", title: `/${parsed.name} failed`, text: errorMessage(error) });
+  }
+}

@@ -1,0 +1,158 @@
+// The composer: the message box with the slash-command autocomplete, Send, and a Stop that
+// aborts at once (the stream, and any resubmit after panel tools still running).
+import { ComposerPrimitive, useAui, useAuiState } from "@assistant-ui/react";
+import { useEffect, useId, useState, type FC, type FormEvent, type KeyboardEvent } from "react";
+import { completions, isLocal, parseInput } from "../commands/parse";
+import { runCommand, type CommandContext } from "../commands/run";
+import { requestJson } from "../runtime/api";
+import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
+
+export const Composer: FC = () => {
+  const store = useStore();
+  useStoreVersion(store);
+  const runtime = useRuntime();
+  const aui = useAui();
+  const { entry, key, remoteId } = useCurrentThread();
+  const text = useAuiState((s) => s.composer.text);
+  const isRunning = useAuiState((s) => s.thread.isRunning);
+  const [active, setActive] = useState(0);
+  const [dismissed, setDismissed] = useState<string | null>(null);
+  const listId = useId();
+
+  // The draft survives closing the tab and switching threads: keep it in the store.
+  useEffect(() => {
+    const saved = store.draft(key);
+    if (saved && !aui.composer.getState().text) aui.composer.setText(saved);
+  }, [store, aui, key]);
+  useEffect(() => {
+    store.setDraft(key, text);
+  }, [store, key, text]);
+
+  const items = dismissed === text ? [] : completions(text, store.skills);
+  const open = items.length > 0;
+  const current = open ? Math.min(active, items.length - 1) : 0;
+
+  const context = (): CommandContext => ({
+    serverId: remoteId,
+    messages: entry.chat.messages,
+    debugRequest: entry.debugRequest,
+    note: (notice) => store.addNotice(key, notice),
+    dismiss: (id) => store.dismissNotice(key, id),
+    clearNotes: () => store.dismissNotice(key),
+    newThread: () => runtime.threads.switchToNewThread(),
+    send: (message) => runtime.thread.append({ role: "user", content: [{ type: "text", text: message }] }),
+    request: requestJson,
+  });
+
+  /** Handle what the panel answers itself; false when the text goes to the model as it is. */
+  const handleLocally = (input: string): boolean => {
+    const parsed = parseInput(input);
+    if (parsed.kind === "text") {
+      if (parsed.text === input) return false;
+      // `//text`: send it with one slash
+      aui.composer.setText("");
+      runtime.thread.append({ role: "user", content: [{ type: "text", text: parsed.text }] });
+      return true;
+    }
+    if (!isLocal(parsed)) return false; // /skill goes to the server
+    aui.composer.setText("");
+    void runCommand(parsed, context());
+    return true;
+  };
+
+  const accept = (index: number) => {
+    const item = items[index];
+    if (!item) return;
+    aui.composer.setText(item.text);
+    setActive(0);
+  };
+
+  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.nativeEvent.isComposing) return;
+    if (open) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        const step = e.key === "ArrowDown" ? 1 : -1;
+        setActive((current + step + items.length) % items.length);
+        return;
+      }
+      const item = items[current];
+      if (e.key === "Enter" && !e.shiftKey && item) {
+        // a command that takes nothing runs at once: Enter on "/help" answers it
+        const chosen = parseInput(item.text);
+        if (chosen.kind === "command" && !chosen.spec.args && handleLocally(item.text)) {
+          e.preventDefault();
+          return;
+        }
+      }
+      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && item?.text.trim() !== text.trim())) {
+        e.preventDefault();
+        accept(current);
+        return;
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation(); // closes the list, does not stop the answer
+        setDismissed(text);
+        return;
+      }
+    }
+    if (e.key === "Enter" && !e.shiftKey && handleLocally(text)) e.preventDefault();
+  };
+
+  const onSubmit = (e: FormEvent) => {
+    if (handleLocally(aui.composer.getState().text)) e.preventDefault();
+  };
+
+  const busy = isRunning || entry.pendingTools > 0;
+  const stop = () => {
+    if (isRunning) runtime.thread.cancelRun();
+    void store.halt(entry).catch(() => {});
+  };
+
+  return (
+    <ComposerPrimitive.Root className="cua-composer" onSubmit={onSubmit}>
+      {open ? (
+        <ul className="cua-complete" role="listbox" id={listId} aria-label="Commands">
+          {items.map((item, i) => (
+            <li
+              key={item.text}
+              id={`${listId}-${i}`}
+              role="option"
+              aria-selected={i === current}
+              className={i === current ? "cua-complete-item cua-active" : "cua-complete-item"}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                accept(i);
+              }}
+            >
+              <span className="cua-complete-label">{item.label}</span>
+              <span className="cua-complete-detail">{item.detail}</span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <ComposerPrimitive.Input
+        className="cua-input"
+        placeholder="Ask about your workflow — / for commands"
+        aria-label="Message"
+        aria-autocomplete="list"
+        aria-expanded={open}
+        aria-controls={open ? listId : undefined}
+        aria-activedescendant={open ? `${listId}-${current}` : undefined}
+        rows={1}
+        autoFocus
+        onKeyDown={onKeyDown}
+      />
+      {busy ? (
+        <button type="button" className="cua-btn cua-stop" onClick={stop} aria-label="Stop the answer" title="Stop">
+          ■
+        </button>
+      ) : (
+        <ComposerPrimitive.Send className="cua-btn cua-send" aria-label="Send" title="Send (Enter)">
+          ➤
+        </ComposerPrimitive.Send>
+      )}
+    </ComposerPrimitive.Root>
+  );
+};

@@ -1,0 +1,171 @@
+// How the thread's messages look: markdown with code blocks, reasoning collapsed, every tool call
+// (panel or server) as a compact expandable card.
+import {
+  ActionBarPrimitive,
+  MessagePrimitive,
+  type ReasoningMessagePartProps,
+  type TextMessagePartProps,
+  type ToolCallMessagePartProps,
+} from "@assistant-ui/react";
+import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
+import remarkGfm from "remark-gfm";
+import { useState, type FC } from "react";
+import { isFailedOutput } from "../runtime/toolRunner";
+import { useStore, useStoreVersion } from "./context";
+
+const remarkPlugins = [remarkGfm];
+
+const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
+  const [copied, setCopied] = useState(false);
+  const copy = () => {
+    void navigator.clipboard?.writeText(code).then(() => {
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1200);
+    });
+  };
+  return (
+    <div className="cua-code-header">
+      <span>{language || "text"}</span>
+      <button type="button" className="cua-link" onClick={copy} aria-label="Copy the code">
+        {copied ? "copied" : "copy"}
+      </button>
+    </div>
+  );
+};
+
+const markdownComponents = { CodeHeader };
+
+export const MarkdownText: FC<TextMessagePartProps> = () => (
+  <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
+);
+
+const PlainText: FC<TextMessagePartProps> = ({ text }) => <div className="cua-user-text">{text}</div>;
+
+export const Reasoning: FC<ReasoningMessagePartProps> = ({ text, status }) => {
+  const running = status.type === "running";
+  return (
+    <details className="cua-reasoning">
+      <summary>{running ? "Thinking…" : "Reasoning"}</summary>
+      <div className="cua-reasoning-text">{text}</div>
+    </details>
+  );
+};
+
+export function briefJson(value: unknown, max = 80): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? "";
+  } catch {
+    text = String(value);
+  }
+  if (text === "{}" || text === "null") return "";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function prettyJson(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2) ?? "";
+  } catch {
+    return String(value);
+  }
+}
+
+export type ToolCardState = "running" | "done" | "failed" | "cancelled";
+
+/** A tool call's state for its card, from assistant-ui's tool-call part. */
+export function toolCardState(part: Pick<ToolCallMessagePartProps, "result" | "isError" | "status">): ToolCardState {
+  if (part.isError) {
+    const error = (part.result as { error?: unknown } | undefined)?.error;
+    return typeof error === "string" && /cancelled/i.test(error) ? "cancelled" : "failed";
+  }
+  if (part.result === undefined) return part.status.type === "incomplete" ? "cancelled" : "running";
+  return isFailedOutput(part.result) ? "failed" : "done";
+}
+
+/** The error text of a failed call: the errorText, or the tool's `{ok: false, error}`. */
+export function toolErrorText(result: unknown): string | null {
+  if (!result || typeof result !== "object") return null;
+  const error = (result as { error?: unknown }).error;
+  if (typeof error === "string") return error;
+  if (error !== undefined) return prettyJson(error);
+  return null;
+}
+
+const STATE_MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–" };
+const STATE_LABEL: Record<ToolCardState, string> = {
+  running: "running",
+  done: "done",
+  failed: "failed",
+  cancelled: "cancelled",
+};
+
+export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
+  const store = useStore();
+  useStoreVersion(store);
+  const state = toolCardState(part);
+  const where = store.toolKinds?.get(part.toolName);
+  const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
+  return (
+    <details className="cua-tool" data-state={state}>
+      <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
+        <span className="cua-tool-mark" aria-hidden="true">
+          {STATE_MARK[state]}
+        </span>
+        <span className="cua-tool-name">{part.toolName}</span>
+        <span className="cua-tool-args">{briefJson(part.args)}</span>
+        {where && <span className="cua-tool-where">{where}</span>}
+      </summary>
+      <div className="cua-tool-body">
+        <div className="cua-tool-label">Arguments</div>
+        <pre>{prettyJson(part.args)}</pre>
+        {error !== null ? (
+          <>
+            <div className="cua-tool-label">Error</div>
+            <pre className="cua-tool-error">{error}</pre>
+          </>
+        ) : null}
+        {part.result !== undefined && !part.isError ? (
+          <>
+            <div className="cua-tool-label">Result</div>
+            <pre>{prettyJson(part.result)}</pre>
+          </>
+        ) : null}
+        {state === "running" ? <div className="cua-tool-label">Running…</div> : null}
+      </div>
+    </details>
+  );
+};
+
+const Nothing: FC = () => null;
+
+const assistantComponents = {
+  Text: MarkdownText,
+  Reasoning,
+  tools: { Fallback: ToolCard },
+  data: { Fallback: Nothing },
+};
+
+export const AssistantMessage: FC = () => (
+  <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
+    <MessagePrimitive.Parts components={assistantComponents} />
+    <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
+      <ActionBarPrimitive.Copy className="cua-link" aria-label="Copy the answer" title="Copy the answer">
+        copy
+      </ActionBarPrimitive.Copy>
+      <ActionBarPrimitive.Reload className="cua-link" aria-label="Answer again" title="Answer again">
+        retry
+      </ActionBarPrimitive.Reload>
+    </ActionBarPrimitive.Root>
+  </MessagePrimitive.Root>
+);
+
+const userComponents = { Text: PlainText };
+
+export const UserMessage: FC = () => (
+  <MessagePrimitive.Root className="cua-msg cua-msg-user">
+    <MessagePrimitive.Parts components={userComponents} />
+  </MessagePrimitive.Root>
+);
+
+export const messageComponents = { UserMessage, AssistantMessage };

@@ -1,0 +1,252 @@
+import { vi } from "vitest";
+
+// vite.config.ts defines NODE_ENV as "production" for the bundle, and vitest applies that to
+// process.env too; React's test helpers (act) exist only in its development build.
+const nodeEnv = vi.hoisted(() => {
+  const before = process.env["NODE_ENV"];
+  process.env["NODE_ENV"] = "test";
+  return before;
+});
+
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ChatStore } from "../runtime/chatStore";
+import { fakeServer, openStream, sseResponse, textAnswer, toolCallAnswer, type FakeServer } from "../runtime/fakeServer";
+import { Panel } from "./Panel";
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+const settings = { maxSteps: 25, debugContext: false };
+
+function setup(
+  chat: Parameters<typeof fakeServer>[0],
+  tools: Record<string, (input: unknown) => Promise<unknown>> = {},
+): { server: FakeServer; store: ChatStore } {
+  const server = fakeServer(chat);
+  vi.stubGlobal("fetch", server.fetch);
+  return { server, store: new ChatStore({ settings: { ...settings }, tools: () => tools }) };
+}
+
+const report = {
+  model: "qwen3:8b",
+  window: { tokens: 8192, source: "settings" },
+  budget: 6000,
+  tokens: { system: 900, userContext: 0, summary: 400, history: 1500, toolResults: 300, tools: 700, reminders: 0, reserve: 1024 },
+  counts: { kept: 6, digested: 1, summarized: 8, dropped: 0, cut: 0 },
+  summary: { covers: 8, fallback: false },
+  estimated: 3800,
+  exact: true,
+  reported: null,
+  cachedTokens: null,
+  limits: [],
+};
+
+const input = () => screen.getByLabelText<HTMLTextAreaElement>("Message");
+
+async function type(text: string) {
+  const box = await screen.findByLabelText<HTMLTextAreaElement>("Message");
+  fireEvent.change(box, { target: { value: text } });
+  await waitFor(() => expect(box.value).toBe(text));
+}
+
+async function send(text: string) {
+  await type(text);
+  fireEvent.click(screen.getByRole("button", { name: "Send" }));
+}
+
+afterAll(() => {
+  process.env["NODE_ENV"] = nodeEnv;
+});
+
+describe("the panel", () => {
+  it("keeps the conversation and the draft across unmount and remount", async () => {
+    const { store } = setup(() => sseResponse(textAnswer("Hello from the model.")));
+    const first = render(<Panel store={store} />);
+    await send("hello there");
+    await screen.findByText("Hello from the model.");
+    await type("an unsent draft");
+    first.unmount();
+    expect(screen.queryByText("Hello from the model.")).toBeNull();
+
+    expect(store.currentThreadId).toBeDefined(); // the thread got its server id
+
+    render(<Panel store={store} />);
+    await screen.findByText("Hello from the model.");
+    expect(screen.getByText("hello there")).toBeTruthy();
+    await waitFor(() => expect(input().value).toBe("an unsent draft"));
+  });
+
+  it("lets a running answer finish while the tab is closed", async () => {
+    const stream = openStream();
+    const { store, server } = setup(() => stream.response);
+    const first = render(<Panel store={store} />);
+    await send("write a poem");
+    await waitFor(() => expect(server.chatRequests).toHaveLength(1));
+    act(() => {
+      stream.send([{ type: "start" }, { type: "start-step" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Roses are red" }]);
+    });
+    await screen.findByText("Roses are red");
+    expect(screen.getByRole("button", { name: "Stop the answer" })).toBeTruthy();
+    first.unmount();
+
+    // closed: the answer goes on
+    stream.send([{ type: "text-delta", id: "t", delta: ", violets are blue" }]);
+    await new Promise((r) => setTimeout(r, 10));
+    render(<Panel store={store} />);
+    await screen.findByText("Roses are red, violets are blue");
+    expect(screen.getByRole("button", { name: "Stop the answer" })).toBeTruthy();
+
+    act(() => {
+      stream.send([{ type: "text-end", id: "t" }, { type: "finish-step" }, { type: "finish", finishReason: "stop" }]);
+      stream.close();
+    });
+    await screen.findByRole("button", { name: "Send" });
+  });
+
+  it("stops at once", async () => {
+    const stream = openStream();
+    const { store } = setup(() => stream.response);
+    render(<Panel store={store} />);
+    await send("go");
+    act(() => stream.send([{ type: "start" }, { type: "start-step" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "Working" }]));
+    fireEvent.click(await screen.findByRole("button", { name: "Stop the answer" }));
+    await screen.findByRole("button", { name: "Send" });
+    expect(screen.getByText("Working")).toBeTruthy();
+  });
+
+  it("answers slash commands in the panel, without a model call", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    render(<Panel store={store} />);
+    await type("/");
+    const list = await screen.findByRole("listbox", { name: "Commands" });
+    expect(within(list).getAllByRole("option").map((o) => o.textContent)).toEqual(
+      expect.arrayContaining([expect.stringContaining("/help"), expect.stringContaining("/skill")]),
+    );
+    await type("/help");
+    fireEvent.keyDown(input(), { key: "Enter" });
+    await screen.findByText("Commands", { selector: ".cua-notice-title" });
+    await type("/whatever");
+    fireEvent.keyDown(input(), { key: "Enter" });
+    await screen.findByText("Unknown command /whatever");
+    expect(server.chatRequests).toHaveLength(0);
+    expect(input().value).toBe("");
+  });
+
+  it("completes skill names from the server", async () => {
+    const { store } = setup(() => sseResponse(textAnswer("no")));
+    render(<Panel store={store} />);
+    await waitFor(() => expect(store.skills.map((s) => s.slug)).toEqual(["upscale"]));
+    await type("/skill up");
+    const option = await screen.findByRole("option", { name: /upscale/ });
+    fireEvent.mouseDown(option);
+    await waitFor(() => expect(input().value).toBe("/skill upscale "));
+  });
+
+  it("sends /skill to the server as the user's text", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("Following the skill.")));
+    render(<Panel store={store} />);
+    await send("/skill upscale make it 2x");
+    await screen.findByText("Following the skill.");
+    const last = server.chatRequests[0]?.messages.at(-1);
+    expect(last?.parts).toContainEqual({ type: "text", text: "/skill upscale make it 2x" });
+  });
+
+  it("lists the server's threads after a reload and loads one's messages", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    server.threads.set("th_old", {
+      id: "th_old",
+      title: "An old chat",
+      archived: false,
+      updatedAt: 1_700_000_000,
+      messages: [
+        { id: "m1", role: "user", parts: [{ type: "text", text: "What is a VAE?" }] },
+        { id: "m2", role: "assistant", parts: [{ type: "text", text: "It encodes images to latents." }] },
+      ],
+    });
+    render(<Panel store={store} />);
+    fireEvent.click(screen.getByRole("button", { name: "Show the threads" }));
+    fireEvent.click(await screen.findByText("An old chat"));
+    await screen.findByText("It encodes images to latents.");
+    expect(store.currentThreadId).toBe("th_old");
+  });
+
+  it("shows the server's error in the thread", async () => {
+    const { store } = setup(() => new Response(JSON.stringify({ error: "'messages' must be a non-empty list" }), { status: 400 }));
+    render(<Panel store={store} />);
+    await send("hi");
+    await screen.findByText("'messages' must be a non-empty list");
+  });
+
+  it("runs panel tools, shows them as cards and resubmits", async () => {
+    const addNode = async (input: unknown) => ({ ok: true, node: { id: 7, type: (input as { type: string }).type } });
+    const { store, server } = setup(
+      (body) =>
+        sseResponse(body.messages.at(-1)?.role === "user" ? toolCallAnswer("addNode", { type: "KSampler" }) : textAnswer("Done: added node 7.")),
+      { addNode },
+    );
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Done: added node 7.");
+    expect(server.chatRequests).toHaveLength(2);
+    const card = screen.getByText("addNode").closest("details");
+    expect(card?.getAttribute("data-state")).toBe("done");
+    expect(card?.textContent).toContain('"id": 7');
+    expect(card?.querySelector("summary")?.getAttribute("aria-label")).toBe("Tool addNode: done");
+  });
+
+  it("draws the context gauge from the answer's report, with the shortening marker", async () => {
+    const { store } = setup(() => sseResponse(textAnswer("Fine.", undefined, report)));
+    render(<Panel store={store} />);
+    await send("hi");
+    const meter = await screen.findByRole("meter");
+    expect(meter.getAttribute("aria-label")).toBe("Context: 3800 of 8192 tokens");
+    expect(meter.querySelectorAll(".cua-seg")).toHaveLength(6);
+    expect(screen.getByLabelText("8 messages summarized, 1 tool round digested")).toBeTruthy();
+    await type("/context");
+    fireEvent.keyDown(input(), { key: "Enter" });
+    await screen.findByText("Context of the last answer");
+    expect(screen.getAllByRole("meter")).toHaveLength(2);
+  });
+
+  it("renames and deletes threads through the list", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    server.threads.set("th_a", { id: "th_a", title: "First", archived: false, updatedAt: 2, messages: [] });
+    server.threads.set("th_b", { id: "th_b", title: "Second", archived: false, updatedAt: 1, messages: [] });
+    store.confirm = async () => true;
+    store.setThreadsOpen(true);
+    render(<Panel store={store} />);
+    await screen.findByText("First");
+    fireEvent.click(screen.getByRole("button", { name: "Rename “First”" }));
+    const box = screen.getByLabelText<HTMLInputElement>("Thread title");
+    fireEvent.change(box, { target: { value: "Renamed" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await screen.findByText("Renamed");
+    await waitFor(() => expect(server.threads.get("th_a")?.title).toBe("Renamed"));
+    fireEvent.click(screen.getByRole("button", { name: "Delete “Second”" }));
+    await waitFor(() => expect(server.threads.has("th_b")).toBe(false));
+    await waitFor(() => expect(screen.queryByText("Second")).toBeNull());
+  });
+
+  it("edits the provider settings without ever keeping the key", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    render(<Panel store={store} />);
+    fireEvent.click(screen.getByRole("button", { name: "Open the settings" }));
+    const url = await screen.findByLabelText<HTMLInputElement>("Base URL");
+    expect(url.value).toBe("http://127.0.0.1:11434/v1");
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    await screen.findByText(/works with qwen3:8b/);
+    expect(screen.getByText("2 models offered by the provider")).toBeTruthy();
+    const key = screen.getByLabelText<HTMLInputElement>("API key");
+    expect(key.type).toBe("password");
+    fireEvent.change(key, { target: { value: "sk-secret" } });
+    fireEvent.change(screen.getByLabelText("Context window"), { target: { value: "16384" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await screen.findByText("Saved.");
+    expect(server.providerPuts).toEqual([{ contextWindow: 16384, apiKey: "sk-secret" }]);
+    expect(screen.getByLabelText<HTMLInputElement>("API key").value).toBe("");
+    expect(JSON.stringify(localStorage)).not.toContain("sk-secret");
+  });
+});

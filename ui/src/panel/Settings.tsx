@@ -1,0 +1,209 @@
+// The Settings view: the provider (base URL, model, write-only API key, window and output
+// reserve overrides, a test with the server's verdict) and the panel's own settings. Nothing
+// here is required: with the provider configured by environment the chat just works.
+import { useEffect, useId, useState, type FC, type FormEvent } from "react";
+import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../runtime/api";
+import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
+import { FIELD_LABELS, FormError, formFrom, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
+import { useStore, useStoreVersion } from "./context";
+
+const PROVIDER = "/api/assistant/provider";
+
+type Status = { kind: "idle" } | { kind: "busy"; what: string } | { kind: "ok"; text: string } | { kind: "error"; text: string };
+
+const Field: FC<{
+  id: string;
+  label: string;
+  hint: string;
+  children: React.ReactNode;
+}> = ({ id, label, hint, children }) => (
+  <div className="cua-field">
+    <label htmlFor={id}>{label}</label>
+    {children}
+    <span className="cua-hint">{hint}</span>
+  </div>
+);
+
+export const Settings: FC = () => {
+  const store = useStore();
+  useStoreVersion(store);
+  const id = useId();
+  const [saved, setSaved] = useState<ProviderSettings | null>(null);
+  const [form, setForm] = useState<ProviderForm | null>(null);
+  const [status, setStatus] = useState<Status>({ kind: "idle" });
+  const [verdict, setVerdict] = useState<ProviderVerdict | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    requestJson<ProviderSettings>(PROVIDER).then(
+      (settings) => {
+        if (cancelled) return;
+        setSaved(settings);
+        setForm(formFrom(settings));
+      },
+      (error: unknown) => !cancelled && setLoadError(errorMessage(error)),
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+
+  const set = (key: keyof ProviderForm) => (e: { target: { value: string } }) =>
+    setForm((f) => (f ? { ...f, [key]: e.target.value } : f));
+
+  const save = async (body: Record<string, unknown>, done: string) => {
+    setStatus({ kind: "busy", what: "Saving…" });
+    try {
+      const next = await requestJson<ProviderSettings>(PROVIDER, { method: "PUT", body });
+      setSaved(next);
+      setForm(formFrom(next)); // also empties the key field: the key never stays in the page
+      setStatus({ kind: "ok", text: done });
+    } catch (error) {
+      setStatus({ kind: "error", text: errorMessage(error) });
+    }
+  };
+
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!form || !saved) return;
+    let update: Record<string, unknown>;
+    try {
+      update = providerUpdate(form, saved);
+    } catch (error) {
+      setStatus({ kind: "error", text: error instanceof FormError ? error.message : String(error) });
+      return;
+    }
+    if (Object.keys(update).length === 0) {
+      setStatus({ kind: "ok", text: "Nothing changed." });
+      return;
+    }
+    void save(update, "Saved.");
+  };
+
+  const test = async () => {
+    if (!form || !saved) return;
+    let overrides: Record<string, unknown>;
+    try {
+      overrides = providerUpdate(form, saved);
+    } catch (error) {
+      setStatus({ kind: "error", text: error instanceof FormError ? error.message : String(error) });
+      return;
+    }
+    setStatus({ kind: "busy", what: "Testing…" });
+    try {
+      const result = await requestJson<ProviderVerdict>(`${PROVIDER}/test`, { method: "POST", body: overrides });
+      setVerdict(result);
+      setStatus({ kind: "idle" });
+    } catch (error) {
+      setStatus({ kind: "error", text: errorMessage(error) });
+    }
+  };
+
+  const busy = status.kind === "busy";
+  const models = verdict?.models ?? [];
+
+  return (
+    <div className="cua-settings">
+      <form className="cua-form" onSubmit={onSubmit} aria-labelledby={`${id}-provider`}>
+        <h3 id={`${id}-provider`}>Model provider</h3>
+        <p className="cua-muted">
+          Any OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Empty a field to
+          use the environment's value.
+        </p>
+        {loadError ? <div className="cua-error" role="alert">{loadError}</div> : null}
+        {form && saved ? (
+          <>
+            <Field id={`${id}-url`} label={FIELD_LABELS.baseUrl} hint={`${saved.provider} · ${sourceLabel(saved, "baseUrl")}`}>
+              <input id={`${id}-url`} type="url" value={form.baseUrl} onChange={set("baseUrl")} placeholder="http://127.0.0.1:11434/v1" spellCheck={false} />
+            </Field>
+            <Field
+              id={`${id}-model`}
+              label={FIELD_LABELS.model}
+              hint={models.length ? `${models.length} model${models.length === 1 ? "" : "s"} offered by the provider` : `${sourceLabel(saved, "model")} · empty: the provider's first model`}
+            >
+              <input id={`${id}-model`} value={form.model} onChange={set("model")} list={`${id}-models`} placeholder="automatic" spellCheck={false} />
+              <datalist id={`${id}-models`}>
+                {models.map((m) => (
+                  <option key={m} value={m} />
+                ))}
+              </datalist>
+            </Field>
+            <Field
+              id={`${id}-key`}
+              label={FIELD_LABELS.apiKey}
+              hint={saved.apiKeySet ? `a key is set (${sourceLabel(saved, "apiKey")}); type a new one to replace it` : "no key set (local servers need none)"}
+            >
+              <input
+                id={`${id}-key`}
+                type="password"
+                value={form.apiKey}
+                onChange={set("apiKey")}
+                autoComplete="new-password"
+                placeholder={saved.apiKeySet ? "••••••••" : ""}
+                spellCheck={false}
+              />
+            </Field>
+            {saved.sources?.apiKey === "settings" ? (
+              <button type="button" className="cua-link" disabled={busy} onClick={() => void save({ apiKey: null }, "The stored key was removed.")}>
+                Remove the stored key
+              </button>
+            ) : null}
+            <Field id={`${id}-window`} label={FIELD_LABELS.contextWindow} hint={`tokens · ${sourceLabel(saved, "contextWindow")} · empty: automatic`}>
+              <input id={`${id}-window`} inputMode="numeric" value={form.contextWindow} onChange={set("contextWindow")} placeholder="automatic" />
+            </Field>
+            <Field id={`${id}-reserve`} label={FIELD_LABELS.maxOutputTokens} hint={`tokens kept for the answer · ${sourceLabel(saved, "maxOutputTokens")}`}>
+              <input id={`${id}-reserve`} inputMode="numeric" value={form.maxOutputTokens} onChange={set("maxOutputTokens")} placeholder="automatic" />
+            </Field>
+            <div className="cua-row">
+              <button type="submit" className="cua-btn cua-primary" disabled={busy}>
+                Save
+              </button>
+              <button type="button" className="cua-btn" disabled={busy} onClick={() => void test()}>
+                Test
+              </button>
+              {status.kind === "busy" ? <span className="cua-muted">{status.what}</span> : null}
+              {status.kind === "ok" ? <span className="cua-ok" role="status">{status.text}</span> : null}
+            </div>
+            {status.kind === "error" ? <div className="cua-error" role="alert">{status.text}</div> : null}
+            {verdict ? (
+              <div className={verdict.ok ? "cua-verdict cua-ok" : "cua-verdict cua-error"} role="status">
+                <strong>{verdict.ok ? "✓ Works" : "✗ Does not work"}</strong> — {verdict.message}
+                <div className="cua-muted">
+                  reachable: {verdict.reachable ? "yes" : "no"} · key: {verdict.auth} · model found:{" "}
+                  {verdict.modelFound === null ? "unknown" : verdict.modelFound ? "yes" : "no"}
+                </div>
+              </div>
+            ) : null}
+          </>
+        ) : loadError ? null : (
+          <div className="cua-muted">Loading…</div>
+        )}
+      </form>
+      <div className="cua-form">
+        <h3>Panel</h3>
+        <div className="cua-field">
+          <label htmlFor={`${id}-steps`}>Steps per message</label>
+          <input
+            id={`${id}-steps`}
+            type="number"
+            min={MAX_STEPS_RANGE.min}
+            max={MAX_STEPS_RANGE.max}
+            value={store.settings.maxSteps}
+            onChange={(e) => store.updateSettings({ maxSteps: Number(e.target.value) })}
+          />
+          <span className="cua-hint">how many model calls one message may take before the assistant stops and asks</span>
+        </div>
+        <div className="cua-field cua-check">
+          <input
+            id={`${id}-debug`}
+            type="checkbox"
+            checked={store.settings.debugContext}
+            onChange={(e) => store.updateSettings({ debugContext: e.target.checked })}
+          />
+          <label htmlFor={`${id}-debug`}>Debug: keep the exact request of each step (shown by /context)</label>
+        </div>
+      </div>
+    </div>
+  );
+};

@@ -1,0 +1,61 @@
+import { vi } from "vitest";
+
+// React's act exists only in its development build (vite.config.ts defines NODE_ENV production).
+const nodeEnv = vi.hoisted(() => {
+  const before = process.env["NODE_ENV"];
+  process.env["NODE_ENV"] = "test";
+  return before;
+});
+
+import { act, waitFor } from "@testing-library/react";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ComfyExtension } from "../comfy";
+import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+
+const registered: ComfyExtension[] = [];
+const execute = vi.fn();
+vi.mock("../app", () => ({
+  app: {
+    registerExtension: (extension: ComfyExtension) => registered.push(extension),
+    extensionManager: {
+      command: { execute },
+      dialog: { confirm: async () => true },
+      toast: { add: () => {} },
+      setting: { get: () => undefined, set: () => {} },
+    },
+    api: {},
+  },
+}));
+
+afterAll(() => {
+  process.env["NODE_ENV"] = nodeEnv;
+});
+
+describe("the extension", () => {
+  it("registers the Assistant tab, its command and keybinding, and survives destroy", async () => {
+    vi.stubGlobal("fetch", fakeServer(() => sseResponse(textAnswer("hi"))).fetch);
+    await import("../extension");
+    expect(registered).toHaveLength(1);
+    const extension = registered[0]!;
+    expect(extension.name).toBe("comfyui-assistant");
+    const tab = extension.bottomPanelTabs?.[0];
+    expect(tab).toMatchObject({ id: "comfyui-assistant", title: "Assistant", type: "custom" });
+    expect(extension.commands?.[0]?.id).toBe("ComfyUIAssistant.Open");
+    expect(extension.keybindings?.[0]).toEqual({ combo: { key: "a", ctrl: true, shift: true }, commandId: "ComfyUIAssistant.Open" });
+
+    await extension.commands?.[0]?.function();
+    expect(execute).toHaveBeenCalledWith("Workspace.ToggleBottomPanelTab.comfyui-assistant");
+
+    const el = document.createElement("div");
+    document.body.appendChild(el);
+    act(() => tab!.render(el));
+    await waitFor(() => expect(el.querySelector(".cua-root textarea")).toBeTruthy());
+    act(() => tab!.destroy!());
+    expect(el.querySelector(".cua-root")).toBeNull();
+    const again = document.createElement("div");
+    act(() => tab!.render(again));
+    await waitFor(() => expect(again.querySelector(".cua-root")).toBeTruthy());
+    act(() => tab!.destroy!());
+    vi.unstubAllGlobals();
+  });
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { computeGauge, formatTokens, isContextReport, latestReport, shorteningText, type ContextReport } from "./gauge";
+
+const report: ContextReport = {
+  model: "qwen3:8b",
+  window: { tokens: 10000, source: "settings", detail: null },
+  budget: 7000,
+  tokens: { system: 1000, userContext: 200, summary: 300, history: 2500, toolResults: 1000, tools: 800, reminders: 0, reserve: 2000 },
+  counts: { kept: 10, digested: 0, summarized: 0, dropped: 0, cut: 0 },
+  summary: null,
+  estimated: 5800,
+  exact: true,
+  reported: null,
+  cachedTokens: null,
+  limits: [],
+};
+
+describe("computeGauge", () => {
+  it("splits the window by section, in order, leaving out empty sections", () => {
+    const g = computeGauge(report);
+    expect(g.segments.map((s) => s.key)).toEqual(["system", "userContext", "summary", "history", "toolResults", "tools", "reserve"]);
+    expect(g.segments.find((s) => s.key === "history")?.fraction).toBeCloseTo(0.25);
+    expect(g.used).toBe(5800);
+    expect(g.prompt).toBe(5800);
+    expect(computeGauge({ ...report, estimated: 5900 }).prompt).toBe(5900);
+    expect(g.total).toBe(7800);
+    expect(g.free).toBe(2200);
+    expect(g.usedRatio).toBeCloseTo(0.58);
+    const sum = g.segments.reduce((a, s) => a + s.fraction, 0);
+    expect(sum).toBeCloseTo(0.78);
+    expect(g.marker).toBeNull();
+  });
+
+  it("scales to the total when a request overflows the window", () => {
+    const g = computeGauge({ ...report, window: { tokens: 4000 } });
+    const sum = g.segments.reduce((a, s) => a + s.fraction, 0);
+    expect(sum).toBeCloseTo(1);
+    expect(g.free).toBe(0);
+    expect(g.usedRatio).toBeGreaterThan(1);
+  });
+
+  it("survives missing and bogus numbers", () => {
+    const g = computeGauge({ window: { tokens: 0 }, tokens: { system: Number.NaN, history: -5, tools: 100 } });
+    expect(g.segments.map((s) => s.key)).toEqual(["tools"]);
+    expect(g.segments[0]?.fraction).toBe(1);
+    expect(g.usedRatio).toBe(0);
+  });
+
+  it("puts the numbers in the hover lines", () => {
+    const g = computeGauge({ ...report, reported: 5912, cachedTokens: 4096, limits: ["tool definitions reduced to 6 of 16"] });
+    const text = g.lines.join("\n");
+    expect(text).toContain("Context window: 10,000 tokens (settings) · qwen3:8b");
+    expect(text).toContain("Prompt: 5,800 tokens — 58% of the window");
+    expect(text).toContain("Reported by the provider: 5,912, 4,096 cached");
+    expect(text).toContain("History: 2,500");
+    expect(text).toContain("Limit: tool definitions reduced to 6 of 16");
+  });
+
+  it("marks a summarized or digested history", () => {
+    const g = computeGauge({
+      ...report,
+      counts: { kept: 4, digested: 2, summarized: 12, dropped: 0, cut: 1 },
+      summary: { covers: 12, fallback: false },
+    });
+    expect(g.marker?.text).toBe("12 messages summarized, 2 tool rounds digested, 1 block cut");
+    expect(g.lines.join("\n")).toContain("Shortened: 12 messages summarized");
+  });
+
+  it("says when the summary is only a digest", () => {
+    expect(shorteningText({ ...report, counts: { summarized: 1 }, summary: { covers: 1, fallback: true } })).toBe(
+      "1 message summarized (as a digest: summarizing failed)",
+    );
+  });
+});
+
+describe("formatTokens", () => {
+  it("shortens big numbers", () => {
+    expect(formatTokens(950)).toBe("950");
+    expect(formatTokens(8192)).toBe("8192");
+    expect(formatTokens(32000)).toBe("32k");
+    expect(formatTokens(12500)).toBe("12.5k");
+    expect(formatTokens(131072)).toBe("131k");
+  });
+});
+
+describe("latestReport", () => {
+  it("takes the newest data-context part of the assistant's messages", () => {
+    const older = { ...report, estimated: 1 };
+    const messages = [
+      { role: "assistant", parts: [{ type: "data-context", data: older }] },
+      { role: "user", parts: [{ type: "text" }] },
+      { role: "assistant", parts: [{ type: "data-context", data: report }, { type: "text" }] },
+    ];
+    expect(latestReport(messages)).toBe(report);
+    expect(latestReport(messages.slice(0, 2))).toBe(older);
+    expect(latestReport([{ role: "assistant", parts: [{ type: "data-context", data: { nope: 1 } }] }])).toBeNull();
+  });
+
+  it("checks the shape", () => {
+    expect(isContextReport(report)).toBe(true);
+    expect(isContextReport({ window: {}, tokens: {} })).toBe(false);
+    expect(isContextReport(null)).toBe(false);
+  });
+});

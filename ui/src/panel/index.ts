@@ -1,0 +1,49 @@
+// The panel's entry: mount it into an element (ComfyUI's bottom-panel tab, or the playground).
+// The chat state is the module-level store, so unmounting and mounting again loses nothing.
+import { createElement } from "react";
+import { createRoot } from "react-dom/client";
+import type { ComfyApp } from "../comfy";
+import { ChatStore } from "../runtime/chatStore";
+import { graphTools } from "../tools";
+import { Panel } from "./Panel";
+import panelCss from "../styles/panel.css?inline";
+
+const STYLE_ID = "comfyui-assistant-panel-css";
+
+/**
+ * Add the panel's stylesheet once. It is injected here rather than by the build's CSS plugin:
+ * that plugin's single <style id> is shared with the playground's bundle, and whichever loads
+ * first would keep the other's styles out. Every rule is scoped under .cua-root.
+ */
+export function ensureStyles(doc: Document = document): void {
+  if (doc.getElementById(STYLE_ID)) return;
+  const style = doc.createElement("style");
+  style.id = STYLE_ID;
+  style.textContent = panelCss;
+  doc.head.appendChild(style);
+}
+
+let shared: ChatStore | null = null;
+
+/** The one store of this page, bound to ComfyUI's app (its graph tools and its dialogs). */
+export function panelStore(app: ComfyApp): ChatStore {
+  if (!shared) {
+    const store = new ChatStore({ tools: () => graphTools(app) });
+    const dialog = app.extensionManager?.dialog;
+    if (dialog?.confirm) {
+      store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;
+    }
+    shared = store;
+  }
+  return shared;
+}
+
+/** Render the panel into `el`; the returned function unmounts it (the chats keep running). */
+export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = panelStore(app)): () => void {
+  ensureStyles(el.ownerDocument);
+  const root = createRoot(el);
+  root.render(createElement(Panel, { store }));
+  return () => root.unmount();
+}
+
+export { ChatStore, Panel };

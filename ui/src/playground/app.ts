@@ -1,0 +1,150 @@
+// `window.app` for the playground: the subset of ComfyUI's app object the panel and its tools use
+// (see ../comfy.ts), over a real LiteGraph graph and canvas.
+import { LGraph, LGraphCanvas, LiteGraph } from "@comfyorg/litegraph";
+import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../comfy";
+import { PlaygroundApi } from "./api";
+import { BottomPanel } from "./bottomPanel";
+import { PlaygroundChangeTracker } from "./changeTracker";
+import { graphToPrompt } from "./graphToPrompt";
+import type { NodeDefs } from "./nodeDefs";
+import { QueueSimulator } from "./simulator";
+import { Commands, extensionManager, Settings, Toasts } from "./workspace";
+
+export interface PlaygroundElements {
+  canvas: HTMLCanvasElement;
+  bottom: HTMLElement;
+  toasts: HTMLElement;
+}
+
+export class PlaygroundApp implements ComfyApp {
+  readonly graph: LGraph;
+  readonly canvas: LGraphCanvas;
+  readonly api = new PlaygroundApi();
+  readonly extensions: ComfyExtension[] = [];
+  readonly bottomPanel: BottomPanel;
+  readonly changeTracker: PlaygroundChangeTracker;
+  readonly extensionManager;
+  nodeDefs: NodeDefs = {};
+  /** True once node types, the default workflow and the extensions are loaded. */
+  ready = false;
+  private setUp = new Set<ComfyExtension>();
+
+  constructor(elements: PlaygroundElements) {
+    this.graph = new LGraph();
+    this.canvas = new LGraphCanvas(elements.canvas, this.graph);
+    this.canvas.show_info = false;
+    this.canvas.render_canvas_border = false;
+    this.changeTracker = new PlaygroundChangeTracker({
+      serialize: () => this.graph.serialize(),
+      load: (state) => this.loadGraphData(state, false),
+    });
+    const command = new Commands();
+    this.extensionManager = extensionManager({
+      toast: new Toasts(elements.toasts),
+      setting: new Settings(),
+      command,
+      changeTracker: this.changeTracker,
+    });
+    this.bottomPanel = new BottomPanel(elements.bottom);
+    this.bottomPanel.onLayout = () => requestAnimationFrame(() => this.resizeCanvas());
+    this.api.simulator = new QueueSimulator(
+      () => this.nodeDefs,
+      (type, detail) => this.api.dispatchCustomEvent(type, detail),
+    );
+    const builtins: [string, string, () => unknown][] = [
+      ["Comfy.Undo", "Undo", () => this.changeTracker.undo()],
+      ["Comfy.Redo", "Redo", () => this.changeTracker.redo()],
+      ["Comfy.QueuePrompt", "Queue Prompt (simulated)", () => this.queuePrompt(0)],
+      ["Comfy.Canvas.FitView", "Fit view to selection", () => this.fitView()],
+      ["Workspace.ToggleBottomPanel", "Toggle Bottom Panel", () => this.bottomPanel.togglePanel()],
+    ];
+    for (const [id, label, run] of builtins) command.register({ id, label, function: async () => void (await run()) });
+  }
+
+  registerExtension(extension: ComfyExtension): void {
+    if (!extension?.name) throw new Error("Extensions must have a 'name' property.");
+    if (this.extensions.some((e) => e.name === extension.name)) {
+      throw new Error(`Extension named '${extension.name}' already registered.`);
+    }
+    this.extensions.push(extension);
+    for (const command of extension.commands ?? []) this.extensionManager.command.register(command);
+    for (const tab of extension.bottomPanelTabs ?? []) {
+      this.extensionManager.command.register({
+        id: `Workspace.ToggleBottomPanelTab.${tab.id}`,
+        label: `Toggle ${tab.title} Bottom Panel`,
+        function: () => this.bottomPanel.toggle(tab.id),
+      });
+      this.bottomPanel.add(tab);
+    }
+    if (this.ready) void this.runSetup(extension);
+  }
+
+  /** ComfyUI calls setup() on every extension once the app is up. */
+  async runSetup(extension: ComfyExtension): Promise<void> {
+    if (this.setUp.has(extension)) return;
+    this.setUp.add(extension);
+    try {
+      await extension.setup?.(this);
+    } catch (error) {
+      console.error(`Error in extension ${extension.name} setup`, error);
+    }
+  }
+
+  async graphToPrompt(): Promise<ComfyPrompt> {
+    return graphToPrompt(this.graph);
+  }
+
+  /** Replace the graph (the same LGraph instance, like ComfyUI). ComfyUI opens a loaded
+   * workflow in a new tab, so the old graph stays one click away; the playground has one tab,
+   * so loading is an undo step instead (the change tracker's own restores pass `false`). */
+  loadGraphData(data: unknown, clean = true): void {
+    this.graph.clear();
+    if (data) this.graph.configure(data as Parameters<LGraph["configure"]>[0]);
+    this.canvas.setDirty(true, true);
+    if (clean) this.changeTracker.checkState();
+  }
+
+  /** ComfyUI's app.queuePrompt: refusals are shown, not thrown. */
+  async queuePrompt(number: number, batchCount = 1): Promise<boolean> {
+    for (let i = 0; i < batchCount; i++) {
+      try {
+        await this.api.queuePrompt(number, await this.graphToPrompt());
+      } catch (error) {
+        const body = (error as { response?: { error?: { message?: string; details?: string } } }).response;
+        this.extensionManager.toast.add({
+          severity: "error",
+          summary: body?.error?.message ?? "Queueing failed",
+          detail: body?.error?.details || String((error as Error).message ?? error),
+          life: 8000,
+        });
+        return false;
+      }
+    }
+    return true;
+  }
+
+  fitView(): void {
+    const nodes = this.graph.nodes;
+    if (nodes.length === 0) return;
+    const title = LiteGraph.NODE_TITLE_HEIGHT;
+    let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+    for (const { pos, size } of nodes) {
+      [x0, y0] = [Math.min(x0, pos[0]), Math.min(y0, pos[1] - title)];
+      [x1, y1] = [Math.max(x1, pos[0] + size[0]), Math.max(y1, pos[1] + size[1])];
+    }
+    const margin = 40;
+    this.canvas.ds.fitToBounds([x0 - margin, y0 - margin, x1 - x0 + 2 * margin, y1 - y0 + 2 * margin], { zoom: 0.95 });
+    this.canvas.setDirty(true, true);
+  }
+
+  resizeCanvas(): void {
+    const element = this.canvas.canvas;
+    const parent = element.parentElement;
+    if (!parent) return;
+    const { width, height } = parent.getBoundingClientRect();
+    if (width > 0 && height > 0) this.canvas.resize(Math.floor(width), Math.floor(height));
+    this.canvas.setDirty(true, true);
+  }
+}
+
+export { LiteGraph };

@@ -1,0 +1,401 @@
+// The chat state that outlives the panel's React tree. ComfyUI destroys the tab's DOM whenever
+// the bottom panel closes; everything that must survive lives here, in one module-level store:
+// one AI SDK `Chat` per thread (its messages, its running stream, its panel tool calls and the
+// automatic resubmits), the composer drafts, the local command answers, the panel settings, and
+// the current thread. The React tree (panel/) is rebuilt on every render(el) and reads this.
+import { Chat } from "@ai-sdk/react";
+import { AssistantChatTransport } from "@assistant-ui/react-ai-sdk";
+import type { ThreadHistoryAdapter } from "@assistant-ui/react";
+import { generateId, isToolUIPart, type UIMessage } from "ai";
+import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "./api";
+import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
+import { lastUserId, shouldResubmit } from "./steps";
+import { threadPath, toRepository } from "./threadAdapter";
+import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
+import type { ContextReport } from "../panel/gauge";
+
+export const CHAT_PATH = "/api/chat";
+
+/** The key of the thread the panel shows: its server id, or NEW before its first message. */
+export const NEW_THREAD = "new";
+
+export interface ChatEntry {
+  /** The thread's id on the server: the chat's id, the `id` of every POST /api/chat. */
+  readonly serverId: string;
+  readonly chat: Chat<UIMessage>;
+  /** Whether the server knows the thread (listed, or initialized by the thread list). */
+  known: boolean;
+  /** The user message whose turn was stopped: no automatic resubmit for it. */
+  haltedAfter: string | null;
+  /** Panel tool calls running now. */
+  pendingTools: number;
+  /** The last `data-context-request` (with ?debug=context). */
+  debugRequest: unknown;
+}
+
+export interface Notice {
+  id: string;
+  kind: "help" | "info" | "error" | "context" | "compact";
+  title: string;
+  text?: string;
+  report?: ContextReport | null;
+}
+
+export type PanelView = "chat" | "settings";
+
+type ToolsFactory = () => ToolFunctions | null;
+
+// The thread shown last, so a page reload reopens it (only its id: the thread is on the server).
+const THREAD_KEY = "comfyui-assistant.thread";
+
+function rememberedThread(): string | undefined {
+  try {
+    return globalThis.localStorage?.getItem(THREAD_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function rememberThread(id: string | undefined): void {
+  try {
+    if (id) globalThis.localStorage?.setItem(THREAD_KEY, id);
+    else globalThis.localStorage?.removeItem(THREAD_KEY);
+  } catch {
+    // storage may be unavailable (private mode): the thread list still has every thread
+  }
+}
+
+export interface ChatStoreOptions {
+  /** Reopen the last thread after a page reload (default true; tests turn it off). */
+  rememberThread?: boolean;
+  /** The graph tools (graphTools(app)); called once, when the first panel tool call arrives. */
+  tools?: ToolsFactory;
+  settings?: PanelSettings;
+}
+
+export class ChatStore {
+  settings: PanelSettings;
+  /** The thread shown last (its server id), restored when the tab opens again. */
+  currentThreadId: string | undefined = undefined;
+  view: PanelView = "chat";
+  threadsOpen = false;
+  skills: SkillInfo[] = [];
+  /** Asks before something destructive (ComfyUI's dialog when the panel runs there). */
+  confirm: (title: string, message: string) => Promise<boolean> = async (title, message) =>
+    typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
+  /** Where each tool runs, once GET /api/assistant/tools answered. */
+  toolKinds: ToolKinds | null = null;
+
+  private readonly entries = new Map<string, ChatEntry>();
+  private readonly drafts = new Map<string, string>();
+  private readonly notices = new Map<string, Notice[]>();
+  private readonly listeners = new Set<() => void>();
+  private version = 0;
+  private toolsFactory: ToolsFactory | undefined;
+  private tools: ToolFunctions | null | undefined;
+  private toolKindsLoad: Promise<ToolKinds | null> | null = null;
+
+  constructor(options: ChatStoreOptions = {}) {
+    this.settings = options.settings ?? loadSettings();
+    this.toolsFactory = options.tools;
+    this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
+    this.rememberThread = options.rememberThread !== false;
+  }
+
+  private readonly rememberThread: boolean;
+
+  // ---- change notification, for useSyncExternalStore ----
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  getVersion = (): number => this.version;
+
+  private emit(): void {
+    this.version++;
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  // ---- graph tools ----
+
+  setTools(factory: ToolsFactory): void {
+    this.toolsFactory = factory;
+    this.tools = undefined;
+  }
+
+  private graphTools(): ToolFunctions | null {
+    if (this.tools === undefined) {
+      try {
+        this.tools = this.toolsFactory?.() ?? null;
+      } catch (error) {
+        console.error("[comfyui-assistant] the graph tools failed to load", error);
+        this.tools = null;
+      }
+    }
+    return this.tools;
+  }
+
+  /** Which tools run in the panel and which on the server (GET /api/assistant/tools). */
+  loadToolKinds(): Promise<ToolKinds | null> {
+    if (!this.toolKindsLoad) {
+      this.toolKindsLoad = requestJson<{ tools: ServerToolSpec[] }>("/api/assistant/tools").then(
+        ({ tools }) => {
+          this.toolKinds = new Map(tools.map((t) => [t.name, t.runs] as const));
+          this.emit();
+          return this.toolKinds;
+        },
+        (error: unknown) => {
+          console.warn("[comfyui-assistant] the tool registry is unavailable", error);
+          this.toolKindsLoad = null; // ask again next time
+          return null;
+        },
+      );
+    }
+    return this.toolKindsLoad;
+  }
+
+  // ---- chats ----
+
+  /**
+   * The chat of a thread-list item: by its remote id when it has one, else by its local id.
+   * A new thread's chat gets its server id here, before the thread list initializes it.
+   */
+  entryFor(listId: string, remoteId: string | undefined): ChatEntry {
+    const known = (remoteId && this.entries.get(remoteId)) || this.entries.get(listId);
+    if (known) {
+      if (remoteId && !this.entries.has(remoteId)) this.entries.set(remoteId, known);
+      return known;
+    }
+    if (!remoteId) this.dropUnusedNewChats();
+    const entry = this.createEntry(remoteId ?? `th_${generateId()}`, remoteId !== undefined);
+    this.entries.set(listId, entry);
+    if (remoteId) this.entries.set(remoteId, entry);
+    return entry;
+  }
+
+  /** The thread list initializes a new thread: its server id is its chat's id. */
+  serverIdFor = (listId: string): string => {
+    const entry = this.entryFor(listId, undefined);
+    entry.known = true;
+    this.entries.set(entry.serverId, entry);
+    // What was noted on the unsent thread (a /help answer) stays with it.
+    const waiting = this.notices.get(NEW_THREAD);
+    if (waiting?.length) {
+      this.notices.set(entry.serverId, [...(this.notices.get(entry.serverId) ?? []), ...waiting]);
+      this.notices.delete(NEW_THREAD);
+      this.emit();
+    }
+    return entry.serverId;
+  };
+
+  /** A thread was deleted: stop its chat and forget it. */
+  forget = (remoteId: string): void => {
+    const entry = this.entries.get(remoteId);
+    if (entry) {
+      void entry.chat.stop().catch(() => {});
+      for (const [key, value] of this.entries) if (value === entry) this.entries.delete(key);
+    }
+    this.drafts.delete(remoteId);
+    this.notices.delete(remoteId);
+    if (this.currentThreadId === remoteId) {
+      this.currentThreadId = undefined;
+      if (this.rememberThread) rememberThread(undefined);
+    }
+    this.emit();
+  };
+
+  /** The chat of a server thread, if this page has one. */
+  chatOf(serverId: string): ChatEntry | undefined {
+    return this.entries.get(serverId);
+  }
+
+  setCurrentThread = (remoteId: string | undefined): void => {
+    if (this.currentThreadId === remoteId) return;
+    this.currentThreadId = remoteId;
+    if (this.rememberThread) rememberThread(remoteId);
+    this.emit();
+  };
+
+  /** Stop the turn now: abort the stream and let no pending tool output resubmit it. */
+  halt(entry: ChatEntry): Promise<void> {
+    entry.haltedAfter = lastUserId(entry.chat.messages);
+    this.emit();
+    return entry.chat.stop();
+  }
+
+  private dropUnusedNewChats(): void {
+    for (const [key, entry] of this.entries) {
+      if (!entry.known && entry.chat.messages.length === 0 && entry.chat.status === "ready") {
+        this.entries.delete(key);
+      }
+    }
+  }
+
+  private createEntry(serverId: string, known: boolean): ChatEntry {
+    const entry: ChatEntry = {
+      serverId,
+      known,
+      haltedAfter: null,
+      pendingTools: 0,
+      debugRequest: undefined,
+      chat: undefined as unknown as Chat<UIMessage>,
+    };
+    const transport = new AssistantChatTransport<UIMessage>({
+      api: apiUrl(CHAT_PATH),
+      // No runtime is wired into the transport on purpose: the request id is the chat id,
+      // which is the server's thread id, so a resubmit works while the tab is closed.
+      prepareSendMessagesRequest: (request) => {
+        // "Answer again" after a Stop: the new answer may run its tools to the end.
+        if (request.trigger === "regenerate-message") entry.haltedAfter = null;
+        return {
+          api: apiUrl(this.settings.debugContext ? `${CHAT_PATH}?debug=context` : CHAT_PATH),
+          body: {
+            ...request.body,
+            id: request.id,
+            messages: request.messages,
+            trigger: request.trigger,
+            messageId: request.messageId,
+            metadata: request.requestMetadata,
+          },
+        };
+      },
+    });
+    (entry as { chat: Chat<UIMessage> }).chat = new Chat<UIMessage>({
+      id: serverId,
+      transport,
+      sendAutomaticallyWhen: ({ messages }) =>
+        shouldResubmit(messages, { maxSteps: this.settings.maxSteps, haltedAfter: entry.haltedAfter }),
+      onToolCall: ({ toolCall }) => {
+        // Never await here: the SDK awaits this callback inside its stream loop.
+        void this.runTool(entry, toolCall.toolName, toolCall.toolCallId, toolCall.input);
+      },
+      onFinish: ({ isAbort, messages }) => {
+        if (isAbort) entry.haltedAfter = lastUserId(messages);
+        this.emit();
+      },
+      onData: (part) => {
+        if (part.type === "data-context-request") {
+          entry.debugRequest = part.data;
+          this.emit();
+        }
+      },
+    });
+    return entry;
+  }
+
+  private async runTool(entry: ChatEntry, name: string, toolCallId: string, input: unknown): Promise<void> {
+    entry.pendingTools++;
+    this.emit();
+    try {
+      const kinds = await this.loadToolKinds();
+      const outcome = await runPanelTool(name, input, this.graphTools(), kinds);
+      // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
+      const waiting = entry.chat.messages.some((m) =>
+        m.parts.some((p) => isToolUIPart(p) && p.toolCallId === toolCallId && p.state === "input-available"),
+      );
+      if (!waiting) return;
+      if ("errorText" in outcome) {
+        await entry.chat.addToolOutput({ state: "output-error", tool: name, toolCallId, errorText: outcome.errorText });
+      } else {
+        await entry.chat.addToolOutput({ tool: name, toolCallId, output: outcome.output });
+      }
+    } catch (error) {
+      console.error(`[comfyui-assistant] tool ${name} could not report its result`, error);
+    } finally {
+      entry.pendingTools--;
+      this.emit();
+    }
+  }
+
+  /** Loads a thread's stored messages (GET /api/assistant/threads/{id}) into its chat. */
+  historyAdapter(entry: ChatEntry): ThreadHistoryAdapter {
+    const load = async () => {
+      if (!entry.known) return { headId: null, messages: [] };
+      const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
+      return toRepository(thread.messages ?? []);
+    };
+    return {
+      load: async () => ({ messages: [] }),
+      append: async () => {}, // the server stores every turn itself (POST /api/chat)
+      withFormat: <TMessage,>() => ({
+        load: load as unknown as () => Promise<{ headId: string | null; messages: { parentId: string | null; message: TMessage }[] }>,
+        append: async () => {},
+      }),
+    };
+  }
+
+  // ---- what the panel shows, kept across its unmounts ----
+
+  draft(key: string): string {
+    return this.drafts.get(key) ?? "";
+  }
+
+  setDraft(key: string, text: string): void {
+    if (text) this.drafts.set(key, text);
+    else this.drafts.delete(key);
+  }
+
+  noticesOf(key: string): readonly Notice[] {
+    return this.notices.get(key) ?? EMPTY;
+  }
+
+  addNotice(key: string, notice: Omit<Notice, "id">): string {
+    const id = generateId();
+    this.notices.set(key, [...this.noticesOf(key), { ...notice, id }]);
+    this.emit();
+    return id;
+  }
+
+  dismissNotice(key: string, id?: string): void {
+    const kept = id === undefined ? [] : this.noticesOf(key).filter((n) => n.id !== id);
+    if (kept.length) this.notices.set(key, kept);
+    else this.notices.delete(key);
+    this.emit();
+  }
+
+  updateSettings(patch: Partial<PanelSettings>): void {
+    this.settings = {
+      ...this.settings,
+      ...patch,
+      maxSteps: clampSteps(patch.maxSteps ?? this.settings.maxSteps),
+    };
+    saveSettings(this.settings);
+    this.emit();
+  }
+
+  setView(view: PanelView): void {
+    this.view = view;
+    this.emit();
+  }
+
+  setThreadsOpen(open: boolean): void {
+    this.threadsOpen = open;
+    this.emit();
+  }
+
+  async loadSkills(): Promise<SkillInfo[]> {
+    const lists = await Promise.allSettled([
+      requestJson<{ skills: SkillInfo[] }>("/api/system-context/skills"),
+      requestJson<{ skills: SkillInfo[] }>("/api/user-context/skills"),
+    ]);
+    const seen = new Set<string>();
+    const skills: SkillInfo[] = [];
+    for (const result of lists) {
+      if (result.status !== "fulfilled") continue;
+      for (const skill of result.value.skills ?? []) {
+        if (seen.has(skill.slug)) continue;
+        seen.add(skill.slug);
+        skills.push(skill);
+      }
+    }
+    if (lists.some((r) => r.status === "fulfilled")) {
+      this.skills = skills;
+      this.emit();
+    }
+    return this.skills;
+  }
+}
+
+const EMPTY: readonly Notice[] = Object.freeze([]);

@@ -1,0 +1,184 @@
+// For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
+// write AI SDK UI message streams (DESIGN.md §5) the way core/ui_stream.py does.
+import type { UIMessage } from "ai";
+
+export type Chunk = Record<string, unknown>;
+
+export function sseText(chunks: readonly Chunk[], done = true): string {
+  return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "");
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  "x-vercel-ai-ui-message-stream": "v1",
+};
+
+export function sseResponse(chunks: readonly Chunk[]): Response {
+  return new Response(sseText(chunks), { headers: SSE_HEADERS });
+}
+
+/** A streaming response the test writes to as it goes. */
+export function openStream(): { response: Response; send(chunks: readonly Chunk[]): void; close(): void } {
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+  });
+  return {
+    response: new Response(body, { headers: SSE_HEADERS }),
+    send: (chunks) => controller.enqueue(encoder.encode(sseText(chunks, false))),
+    close: () => {
+      controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+      controller.close();
+    },
+  };
+}
+
+/** One text answer, as the server streams it. */
+export function textAnswer(text: string, messageId?: string, report?: unknown): Chunk[] {
+  return [
+    messageId ? { type: "start", messageId } : { type: "start" },
+    { type: "start-step" },
+    { type: "text-start", id: "t1" },
+    { type: "text-delta", id: "t1", delta: text },
+    { type: "text-end", id: "t1" },
+    ...(report ? [{ type: "data-context", id: "context", data: report }] : []),
+    { type: "finish-step" },
+    { type: "finish", finishReason: "stop" },
+  ];
+}
+
+/** An answer that ends on a call of a panel tool. */
+export function toolCallAnswer(name: string, input: unknown, toolCallId = "call_1", messageId?: string): Chunk[] {
+  return [
+    messageId ? { type: "start", messageId } : { type: "start" },
+    { type: "start-step" },
+    { type: "tool-input-start", toolCallId, toolName: name },
+    { type: "tool-input-available", toolCallId, toolName: name, input },
+    { type: "finish-step" },
+    { type: "finish", finishReason: "tool-calls" },
+  ];
+}
+
+export interface ChatRequestBody {
+  id: string;
+  messages: UIMessage[];
+  trigger: string;
+  messageId?: string;
+}
+
+export interface FakeServer {
+  fetch: typeof globalThis.fetch;
+  provider: Record<string, unknown>;
+  providerPuts: Record<string, unknown>[];
+  threads: Map<string, { id: string; title: string; archived: boolean; messages: UIMessage[]; updatedAt: number }>;
+  chatRequests: ChatRequestBody[];
+  calls: string[];
+}
+
+export function fakeServer(chat: (body: ChatRequestBody, url: string) => Response | Promise<Response>): FakeServer {
+  const threads: FakeServer["threads"] = new Map();
+  const chatRequests: ChatRequestBody[] = [];
+  const calls: string[] = [];
+  const providerPuts: Record<string, unknown>[] = [];
+  const provider: Record<string, unknown> = {
+    baseUrl: "http://127.0.0.1:11434/v1",
+    model: null,
+    contextWindow: null,
+    maxOutputTokens: null,
+    timeoutSeconds: 300,
+    apiKeySet: false,
+    provider: "Ollama",
+    sources: { baseUrl: "environment" },
+  };
+  const json = (value: unknown, status = 200) =>
+    new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+  const meta = (t: { id: string; title: string; archived: boolean; messages: UIMessage[]; updatedAt: number }) => ({
+    id: t.id,
+    title: t.title,
+    archived: t.archived,
+    createdAt: t.updatedAt,
+    updatedAt: t.updatedAt,
+    messageCount: t.messages.length,
+  });
+
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? "GET").toUpperCase();
+    const body = typeof init?.body === "string" ? (JSON.parse(init.body) as Record<string, unknown>) : undefined;
+    calls.push(`${method} ${url}`);
+    const path = url.split("?")[0] ?? url;
+    if (path === "/api/chat" && method === "POST") {
+      const request = body as unknown as ChatRequestBody;
+      chatRequests.push(request);
+      const thread = threads.get(request.id) ?? { id: request.id, title: "", archived: false, messages: [], updatedAt: Date.now() / 1000 };
+      thread.messages = request.messages;
+      threads.set(request.id, thread);
+      return chat(request, url);
+    }
+    if (path === "/api/assistant/provider") {
+      if (method === "PUT" && body) {
+        providerPuts.push(body);
+        for (const [k, v] of Object.entries(body)) {
+          if (k === "apiKey") provider.apiKeySet = v !== null;
+          else provider[k] = v;
+          (provider.sources as Record<string, string>)[k] = "settings";
+        }
+      }
+      return json(provider);
+    }
+    if (path === "/api/assistant/provider/test") {
+      return json({
+        ok: true,
+        provider: "Ollama",
+        baseUrl: provider.baseUrl,
+        reachable: true,
+        auth: "ok",
+        model: "qwen3:8b",
+        modelFound: true,
+        models: ["qwen3:8b", "llama3.1:8b"],
+        message: `Ollama at ${String(provider.baseUrl)} works with qwen3:8b.`,
+      });
+    }
+    if (path === "/api/assistant/tools") {
+      return json({
+        tools: [
+          { name: "addNode", description: "", parameters: {}, runs: "panel" },
+          { name: "searchInstalledNodes", description: "", parameters: {}, runs: "server" },
+        ],
+      });
+    }
+    if (path === "/api/system-context/skills") return json({ skills: [{ slug: "upscale", name: "Upscale", description: "bigger" }] });
+    if (path === "/api/user-context/skills") return json({ skills: [] });
+    if (path === "/api/assistant/threads") {
+      if (method === "POST") {
+        const id = String(body?.id);
+        if (!threads.has(id)) threads.set(id, { id, title: "", archived: false, messages: [], updatedAt: Date.now() / 1000 });
+        return json(meta(threads.get(id)!), 201);
+      }
+      return json({ threads: [...threads.values()].map(meta) });
+    }
+    const one = /^\/api\/assistant\/threads\/([^/]+)(\/\w+)?$/.exec(path);
+    if (one) {
+      const id = decodeURIComponent(one[1] ?? "");
+      const thread = threads.get(id);
+      if (!thread) return json({ error: `thread ${id} does not exist` }, 404);
+      if (one[2] === "/context") return json({ report: null });
+      if (method === "DELETE") {
+        threads.delete(id);
+        return json({ deleted: id });
+      }
+      if (method === "PATCH") {
+        if (typeof body?.title === "string") thread.title = body.title;
+        return json(meta(thread));
+      }
+      return json({ ...meta(thread), messages: thread.messages });
+    }
+    return json({ error: `no route ${method} ${path}` }, 404);
+  }) as typeof globalThis.fetch;
+
+  return { fetch, threads, chatRequests, calls, provider, providerPuts };
+}

@@ -1,0 +1,50 @@
+// When the chat sends itself again after panel tools ran: the AI SDK's
+// `lastAssistantMessageIsCompleteWithToolCalls`, bounded by a step limit per user message and
+// by the user's Stop (a stopped turn never resubmits on its own).
+import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from "ai";
+
+type Message = Pick<UIMessage, "id" | "role" | "parts">;
+
+/** The id of the newest user message, or null. */
+export function lastUserId(messages: readonly Message[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === "user") return message.id;
+  }
+  return null;
+}
+
+/** Model calls made for the newest user message: the `step-start` parts after it. */
+export function stepsSinceLastUser(messages: readonly Message[]): number {
+  let steps = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (!message || message.role === "user") break;
+    for (const part of message.parts) if (part.type === "step-start") steps++;
+  }
+  return steps;
+}
+
+export interface ResubmitState {
+  /** Steps allowed per user message. */
+  maxSteps: number;
+  /** The user message whose turn the user stopped (null: not stopped). */
+  haltedAfter: string | null;
+}
+
+/** Whether the assistant waits on tool outputs that are all in (the SDK's own rule). */
+export function toolRoundComplete(messages: readonly Message[]): boolean {
+  return lastAssistantMessageIsCompleteWithToolCalls({ messages: messages as UIMessage[] });
+}
+
+export function stepLimitReached(messages: readonly Message[], maxSteps: number): boolean {
+  return toolRoundComplete(messages) && stepsSinceLastUser(messages) >= maxSteps;
+}
+
+/** The `sendAutomaticallyWhen` rule of every chat. */
+export function shouldResubmit(messages: readonly Message[], state: ResubmitState): boolean {
+  if (!toolRoundComplete(messages)) return false;
+  const user = lastUserId(messages);
+  if (state.haltedAfter !== null && state.haltedAfter === user) return false;
+  return stepsSinceLastUser(messages) < state.maxSteps;
+}

@@ -1,0 +1,51 @@
+// The assistant-ui runtime over the store's chats, rebuilt on every mount of the panel:
+//  - the thread list is assistant-ui's remote thread list (`useRemoteThreadListRuntime`) with
+//    our adapter (threadAdapter.ts), starting on the thread shown last;
+//  - each thread is the AI SDK runtime (`useAISDKRuntime`) over that thread's `Chat`, which
+//    lives in the store — so unmounting loses nothing and a running answer keeps running.
+// This is what `useChatRuntime` does inside, except that `useChatRuntime` creates its Chat in
+// React state and stops it on unmount.
+import { useChat } from "@ai-sdk/react";
+import { useAuiState, useRemoteThreadListRuntime, type AssistantRuntime } from "@assistant-ui/react";
+import { useAISDKRuntime } from "@assistant-ui/react-ai-sdk";
+import { useCallback, useLayoutEffect, useMemo, useState } from "react";
+import { requestJson } from "./api";
+import type { ChatStore } from "./chatStore";
+import { createThreadListAdapter } from "./threadAdapter";
+
+function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
+  const listId = useAuiState((s) => s.threadListItem.id);
+  const remoteId = useAuiState((s) => s.threadListItem.remoteId);
+  const entry = store.entryFor(listId, remoteId);
+  const chat = useChat({ chat: entry.chat });
+  const history = useMemo(() => store.historyAdapter(entry), [store, entry]);
+  // A chat can already be answering when the tab opens again. assistant-ui's thread list
+  // publishes a thread's first state during render, and a thread that is running at that
+  // moment notifies its subscribers mid-render (React then logs a recovered error). So the
+  // first render reports the chat as idle; the layout effect shows the real state before paint.
+  const [mounted, setMounted] = useState(false);
+  useLayoutEffect(() => setMounted(true), []);
+  const helpers = mounted || chat.status === "ready" || chat.status === "error" ? chat : { ...chat, status: "ready" as const };
+  return useAISDKRuntime(helpers, { adapters: { history } });
+}
+
+export function useAssistantRuntime(store: ChatStore): AssistantRuntime {
+  const adapter = useMemo(
+    () => createThreadListAdapter({ request: requestJson, serverIdFor: store.serverIdFor, forget: store.forget }),
+    [store],
+  );
+  // The thread shown when the tab closed; later switches are the runtime's own.
+  const [threadId] = useState(() => store.currentThreadId);
+  const runtimeHook = useCallback(
+    function useThreadRuntime() {
+      return useStoreThreadRuntime(store);
+    },
+    [store],
+  );
+  return useRemoteThreadListRuntime({
+    runtimeHook,
+    adapter,
+    threadId,
+    onThreadIdChange: store.setCurrentThread,
+  });
+}

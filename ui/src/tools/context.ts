@@ -1,0 +1,156 @@
+// Shared plumbing of the graph tools: results, expected failures, node lookup, undo recording,
+// redraw, and "did you mean" suggestions.
+import type { ComfyApp, LGraphNode, LiteGraphGlobal } from "../comfy";
+
+/** What every panel tool returns: JSON-serialisable, never thrown. */
+export type ToolResult =
+  | ({ ok: true } & Record<string, unknown>)
+  | ({ ok: false; error: string } & Record<string, unknown>);
+
+export interface ToolContext {
+  app: ComfyApp;
+  lg: LiteGraphGlobal;
+}
+
+/** An expected failure: the tool wrapper turns it into `{ok: false, error, ...extra}`. */
+export class ToolError extends Error {
+  constructor(
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
+
+export type NodeId = number | string;
+
+/** "KSampler#3": how nodes are named in messages to the model ("KSampler" before it is added). */
+export function nodeLabel(node: LGraphNode): string {
+  return node.id === -1 || node.id === null || node.id === undefined ? node.type : `${node.type}#${node.id}`;
+}
+
+/** Node ids as the model sees them: numbers where they are numeric. */
+export function publicId(id: unknown): NodeId {
+  if (typeof id === "number") return id;
+  const text = String(id);
+  return /^-?\d+$/.test(text) ? Number(text) : text;
+}
+
+export function allNodes(app: ComfyApp): LGraphNode[] {
+  return [...(app.graph.nodes ?? [])];
+}
+
+/** Up to `max` items joined with ", ", then "… and N more". */
+export function listText(items: readonly unknown[], max = 30): string {
+  const shown = items.slice(0, max).map(String).join(", ");
+  return items.length > max ? `${shown} … and ${items.length - max} more` : shown;
+}
+
+function existingIds(app: ComfyApp): string {
+  const ids = allNodes(app).map((n) => n.id);
+  return ids.length ? `Node ids in the graph: ${listText(ids, 50)}.` : "The graph is empty.";
+}
+
+/** The nodes with these ids, or a ToolError naming the ids that do not exist. */
+export function requireNodes(app: ComfyApp, ids: readonly number[], consequence = ""): LGraphNode[] {
+  const found = ids.map((id) => app.graph.getNodeById(id));
+  const missing = ids.filter((_, i) => !found[i]);
+  if (missing.length) {
+    const which = missing.length === 1 ? `No node has id ${missing[0]}` : `No nodes have ids ${missing.join(", ")}`;
+    throw new ToolError(`${which}${consequence ? `; ${consequence}` : ""}. ${existingIds(app)}`);
+  }
+  return found as LGraphNode[];
+}
+
+export function requireNode(app: ComfyApp, id: number): LGraphNode {
+  return requireNodes(app, [id])[0]!;
+}
+
+/** Asks the canvas to redraw (foreground and background). */
+export function redraw(app: ComfyApp): void {
+  app.graph.setDirtyCanvas?.(true, true);
+  (app.canvas as { setDirty?: (fg: boolean, bg?: boolean) => void } | undefined)?.setDirty?.(true, true);
+}
+
+export function changeTracker(app: ComfyApp) {
+  return app.extensionManager?.workflow?.activeWorkflow?.changeTracker ?? undefined;
+}
+
+/**
+ * Runs one edit so that ComfyUI's change tracker records it as one undo step (Ctrl+Z), then
+ * redraws. The tracker is closed even if the edit throws.
+ */
+export async function recordEdit<T>(app: ComfyApp, edit: () => T | Promise<T>): Promise<T> {
+  const tracker = changeTracker(app);
+  tracker?.beforeChange();
+  try {
+    return await edit();
+  } finally {
+    tracker?.afterChange();
+    tracker?.checkState();
+    redraw(app);
+  }
+}
+
+function normalise(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]/g, "");
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The `max` candidates closest to `query`: equal ignoring case and punctuation first, then
+ * containing it (or making up at least half of it), then by edit distance, less for a shared prefix;
+ * beyond the containing ones, only those close to the query and not much worse than the best. `aliases` are other names a
+ * candidate answers to (e.g. display names).
+ */
+export function closest(
+  query: string,
+  candidates: readonly string[],
+  max = 5,
+  aliases: (candidate: string) => readonly string[] = () => [],
+): string[] {
+  const q = normalise(query);
+  if (!q) return [];
+  const score = (name: string): number => {
+    let best = Infinity;
+    for (const form of [name, ...aliases(name)]) {
+      const n = normalise(form);
+      if (!n) continue;
+      let s: number;
+      if (n === q) s = 0;
+      else if (n.includes(q) || (q.includes(n) && n.length * 2 >= q.length)) s = 1 + Math.abs(n.length - q.length) / 100;
+      else {
+        let prefix = 0;
+        while (prefix < q.length && q[prefix] === n[prefix]) prefix++;
+        s = 2 + editDistance(q, n) / Math.max(q.length, n.length) - (0.5 * prefix) / q.length;
+      }
+      best = Math.min(best, s);
+    }
+    return best;
+  };
+  const scored = candidates.map((name) => ({ name, s: score(name) })).sort((a, b) => a.s - b.s || a.name.localeCompare(b.name));
+  // Containing matches always count; others only when close and not much worse than the best.
+  const cutoff = Math.max(2, Math.min(2.5, (scored[0]?.s ?? 0) + 0.5));
+  return scored
+    .filter((c) => c.s < cutoff)
+    .slice(0, max)
+    .map((c) => c.name);
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : JSON.stringify(error) ?? String(error);
+}

@@ -1,0 +1,285 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { buildTxt2Img, createTestApp, jsonResponse, type TestSetup } from "./testing";
+
+const OK = { prompt_id: "p1", number: 3, node_errors: {} };
+
+function image(filename: string, type = "output", subfolder = "") {
+  return { filename, subfolder, type };
+}
+
+/** Answers the POST with `body`, then emits `events` (type, detail) on the next ticks. */
+function script(t: TestSetup, status: number, body: unknown, events: [string, unknown][] = []) {
+  t.api.handler = () => {
+    setTimeout(() => {
+      for (const [type, detail] of events) t.api.emit(type, detail);
+    }, 0);
+    return jsonResponse(status, body);
+  };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("queueWorkflow", () => {
+  it("POSTs the prompt like ComfyUI's queue and returns once queued when not waiting", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK);
+    expect(await t.tools.queueWorkflow({ waitForResult: false })).toEqual({ ok: true, promptId: "p1", queued: true, number: 3 });
+    expect(t.api.requests).toHaveLength(1);
+    const [request] = t.api.requests;
+    const prompt = await t.app.graphToPrompt();
+    expect(request!.route).toBe("/prompt");
+    expect(request!.init).toMatchObject({ method: "POST", headers: { "Content-Type": "application/json" } });
+    expect(request!.body).toEqual({ client_id: "test-client", prompt: prompt.output, extra_data: { extra_pnginfo: { workflow: prompt.workflow } } });
+    expect((request!.body as { prompt: Record<string, unknown> }).prompt["5"]).toEqual({
+      class_type: "KSampler",
+      inputs: {
+        seed: 42, steps: 20, cfg: 8, sampler_name: "euler", scheduler: "simple", denoise: 1,
+        model: ["1", 0], positive: ["2", 0], negative: ["3", 0], latent_image: ["4", 0],
+      },
+    });
+    expect(t.api.listenerCount()).toBe(0);
+    expect(t.tracker.calls).toEqual([]);
+  });
+
+  it("waits for the result: outputs per node, cached count, time", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [
+      ["execution_start", { prompt_id: "p1" }],
+      ["execution_cached", { nodes: ["1", "2", "3"], prompt_id: "p1" }],
+      ["executing", "5"],
+      ["executed", { node: "9", output: { images: [image("other.png")] }, prompt_id: "p0" }],
+      ["executed", { node: "7", display_node: "7", output: { images: [image("ComfyUI_00001_.png"), image("b.png", "temp", "previews")] }, prompt_id: "p1" }],
+      ["execution_success", { prompt_id: "p1" }],
+    ]);
+    expect(await t.tools.queueWorkflow({})).toEqual({
+      ok: true,
+      promptId: "p1",
+      seconds: expect.any(Number),
+      outputs: { 7: { images: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"] } },
+      cachedNodes: 3,
+    });
+    expect(t.api.listenerCount()).toBe(0);
+  });
+
+  it("handles events that arrive before the POST answers, and `executing` null as the end", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    t.api.handler = () => {
+      t.api.emit("execution_start", { prompt_id: "p1" });
+      t.api.emit("executed", { node: "7", output: { text: ["x".repeat(600)], animated: [false], meta: { a: 1 } }, prompt_id: "p1" });
+      return jsonResponse(200, OK);
+    };
+    setTimeout(() => t.api.emit("executing", null), 5);
+    expect(await t.tools.queueWorkflow({ waitForResult: true })).toEqual({
+      ok: true,
+      promptId: "p1",
+      seconds: expect.any(Number),
+      outputs: { 7: { text: [`${"x".repeat(500)}… [100 more characters]`], animated: [false] } },
+    });
+  });
+
+  it("ignores another prompt's end while waiting for its own", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [
+      ["execution_start", { prompt_id: "other" }],
+      ["executing", null],
+      ["execution_success", { prompt_id: "other" }],
+      ["execution_start", { prompt_id: "p1" }],
+      ["executing", { node: null, prompt_id: "p1" }],
+    ]);
+    const result = await t.tools.queueWorkflow({});
+    expect(result).toEqual({
+      ok: true,
+      promptId: "p1",
+      seconds: expect.any(Number),
+      outputs: {},
+      note: "The workflow finished but no node reported an output (nothing new was computed, or it has no output nodes).",
+    });
+  });
+
+  it("reports node warnings ComfyUI accepted the prompt with", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    const warning = { "9": { errors: [{ type: "required_input_missing", message: "Required input is missing", details: "images", extra_info: { input_name: "images" } }], class_type: "PreviewImage" } };
+    script(t, 200, { ...OK, node_errors: warning });
+    expect(await t.tools.queueWorkflow({ waitForResult: false })).toEqual({
+      ok: true,
+      promptId: "p1",
+      nodeErrors: [
+        { nodeId: 9, classType: "PreviewImage", errors: [{ type: "required_input_missing", message: "Required input is missing", details: "images", inputName: "images" }] },
+      ],
+      queued: true,
+      number: 3,
+    });
+  });
+
+  it("runs the widgets' queue hooks (seed control) around a successful POST", async () => {
+    const t = createTestApp();
+    const { sampler } = buildTxt2Img(t);
+    const calls: string[] = [];
+    Object.assign(sampler.widgets![0]!, { beforeQueued: () => calls.push("before"), afterQueued: () => calls.push("after") });
+    Object.assign(sampler.widgets![1]!, { afterQueued: () => { throw new Error("ignored"); } });
+    script(t, 200, OK);
+    expect(await t.tools.queueWorkflow({ waitForResult: false })).toMatchObject({ ok: true });
+    expect(calls).toEqual(["before", "after"]);
+  });
+
+  it("returns ComfyUI's validation errors (HTTP 400) with each node error's details", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 400, {
+      error: { type: "prompt_outputs_failed_validation", message: "Prompt outputs failed validation", details: "", extra_info: {} },
+      node_errors: {
+        "1": {
+          errors: [{
+            type: "value_not_in_list",
+            message: "Value not in list",
+            details: "ckpt_name: 'x.safetensors' not in []",
+            extra_info: { input_name: "ckpt_name", input_config: [[]], received_value: "x.safetensors" },
+          }],
+          dependent_outputs: ["7"],
+          class_type: "CheckpointLoaderSimple",
+        },
+        "5": {
+          errors: [
+            { type: "required_input_missing", message: "Required input is missing", details: "model", extra_info: { input_name: "model" } },
+            { type: "value_bigger_than_max", message: "Value 20000 bigger than max of 10000", details: "steps", extra_info: { input_name: "steps", received_value: 20000 } },
+          ],
+          dependent_outputs: ["7"],
+          class_type: "KSampler",
+        },
+      },
+    });
+    expect(await t.tools.queueWorkflow({})).toEqual({
+      ok: false,
+      error: "Prompt outputs failed validation",
+      errorType: "prompt_outputs_failed_validation",
+      nodeErrors: [
+        {
+          nodeId: 1,
+          classType: "CheckpointLoaderSimple",
+          errors: [{ type: "value_not_in_list", message: "Value not in list", details: "ckpt_name: 'x.safetensors' not in []", inputName: "ckpt_name", receivedValue: "x.safetensors" }],
+        },
+        {
+          nodeId: 5,
+          classType: "KSampler",
+          errors: [
+            { type: "required_input_missing", message: "Required input is missing", details: "model", inputName: "model" },
+            { type: "value_bigger_than_max", message: "Value 20000 bigger than max of 10000", details: "steps", inputName: "steps", receivedValue: 20000 },
+          ],
+        },
+      ],
+    });
+    expect(t.api.listenerCount()).toBe(0);
+  });
+
+  it("returns a prompt-level 400 (no outputs) with its details", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 400, { error: { type: "prompt_no_outputs", message: "Prompt has no outputs", details: "add an output node", extra_info: {} }, node_errors: [] });
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "Prompt has no outputs: add an output node", errorType: "prompt_no_outputs" });
+  });
+
+  it("returns a 400 that is not JSON as text", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    t.api.handler = () => new Response("invalid prompt", { status: 400 });
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "ComfyUI rejected the workflow (HTTP 400): invalid prompt" });
+  });
+
+  it("reports an execution error with the node, exception and the end of the traceback", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [
+      ["execution_start", { prompt_id: "p1" }],
+      ["executed", { node: "9", output: { images: [image("early.png", "temp")] }, prompt_id: "p1" }],
+      ["execution_error", {
+        prompt_id: "p1", node_id: "5", node_type: "KSampler", executed: ["1"],
+        exception_type: "torch.OutOfMemoryError", exception_message: "CUDA out of memory. ",
+        traceback: ["Traceback (most recent call last):\n", '  File "execution.py", line 1\n', "    x()\n", "torch.OutOfMemoryError: CUDA out of memory.\n"],
+      }],
+      ["executing", null],
+    ]);
+    expect(await t.tools.queueWorkflow({})).toEqual({
+      ok: false,
+      error: "Execution failed at KSampler#5: torch.OutOfMemoryError: CUDA out of memory.",
+      promptId: "p1",
+      seconds: expect.any(Number),
+      nodeId: 5,
+      nodeType: "KSampler",
+      exceptionType: "torch.OutOfMemoryError",
+      exceptionMessage: "CUDA out of memory. ",
+      traceback: ['  File "execution.py", line 1', "    x()", "torch.OutOfMemoryError: CUDA out of memory."],
+      outputs: { 9: { images: ["early.png [temp]"] } },
+    });
+    expect(t.api.listenerCount()).toBe(0);
+  });
+
+  it("reports an interruption", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [["execution_interrupted", { prompt_id: "p1", node_id: "5", node_type: "KSampler", executed: [] }]]);
+    expect(await t.tools.queueWorkflow({})).toEqual({
+      ok: false,
+      error: "Execution was interrupted at KSampler#5 (cancelled in ComfyUI).",
+      promptId: "p1",
+      seconds: expect.any(Number),
+    });
+  });
+
+  it("times out with a clear message and stops listening", async () => {
+    vi.useFakeTimers();
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [["execution_start", { prompt_id: "p1" }]]);
+    const pending = t.tools.queueWorkflow({ timeoutSeconds: 2 });
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(await pending).toEqual({
+      ok: false,
+      error:
+        "No result after 2 s: the prompt is still queued or running in ComfyUI. Don't queue it again; wait and check, " +
+        "or call queueWorkflow later with a longer timeoutSeconds.",
+      promptId: "p1",
+      seconds: 2,
+    });
+    expect(t.api.listenerCount()).toBe(0);
+  });
+
+  it("fails on other HTTP errors, a missing prompt_id, an unreachable server", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    t.api.handler = () => new Response("Internal Server Error", { status: 500 });
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "ComfyUI answered HTTP 500 when queueing: Internal Server Error" });
+    script(t, 200, { number: 1 });
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "ComfyUI accepted the workflow but sent no prompt_id." });
+    t.api.handler = () => {
+      throw new TypeError("Failed to fetch");
+    };
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "Could not reach ComfyUI to queue the workflow: Failed to fetch" });
+    expect(t.api.listenerCount()).toBe(0);
+  });
+
+  it("fails when the graph is empty or cannot be converted", async () => {
+    const t = createTestApp();
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "The workflow is empty: add nodes before queueing it." });
+    buildTxt2Img(t);
+    t.app.graphToPrompt = async () => {
+      throw new Error("node 5 has no class");
+    };
+    expect(await t.tools.queueWorkflow({})).toEqual({ ok: false, error: "ComfyUI could not turn the graph into a prompt: node 5 has no class" });
+    expect(t.api.requests).toEqual([]);
+  });
+
+  it("fails on invalid arguments", async () => {
+    const t = createTestApp();
+    expect(await t.tools.queueWorkflow({ timeoutSeconds: 0.5 })).toEqual({
+      ok: false,
+      error: "Invalid arguments for queueWorkflow: 'timeoutSeconds' must be integer, got number 0.5.",
+    });
+  });
+});

@@ -1,0 +1,144 @@
+// queueWorkflow: converts the graph with app.graphToPrompt(), POSTs it to /prompt through
+// app.api.fetchApi (as ComfyUI's own queue does), and optionally follows its execution until
+// the outputs are ready. Validation errors (HTTP 400) come back with every node error's details.
+import type { ComfyApp } from "../comfy";
+import { errorMessage, nodeLabel, publicId, ToolError, type ToolContext, type ToolResult } from "./context";
+import { ExecutionWatcher, nodeErrorList, type Outcome } from "./execution";
+
+export interface QueueWorkflowArgs {
+  waitForResult?: boolean;
+  timeoutSeconds?: number;
+}
+
+type Body = Record<string, unknown>;
+
+async function readBody(response: Response): Promise<Body> {
+  const text = await response.text();
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === "object" ? (value as Body) : { text };
+  } catch {
+    return { text };
+  }
+}
+
+/** Runs the widgets' queue hooks (e.g. seed "randomize"), as ComfyUI's queue button does. */
+function runWidgetHooks(app: ComfyApp, hook: "beforeQueued" | "afterQueued"): void {
+  for (const node of app.graph.nodes ?? []) {
+    for (const widget of node.widgets ?? []) {
+      const run = (widget as unknown as Partial<Record<typeof hook, () => void>>)[hook];
+      try {
+        if (typeof run === "function") run.call(widget);
+      } catch {
+        // A widget's hook failing must not fail the queueing.
+      }
+    }
+  }
+}
+
+function validationFailure(body: Body, status: number): ToolResult {
+  const error = (body.error ?? {}) as Body;
+  const text = typeof body.text === "string" && body.text ? `: ${body.text.slice(0, 300)}` : "";
+  const message = typeof error.message === "string" ? error.message : `ComfyUI rejected the workflow (HTTP ${status})${text}`;
+  const details = typeof error.details === "string" && error.details ? `: ${error.details}` : "";
+  const nodeErrors = nodeErrorList(body.node_errors);
+  return {
+    ok: false,
+    error: `${message}${details}`,
+    ...(typeof error.type === "string" ? { errorType: error.type } : {}),
+    ...(nodeErrors.length ? { nodeErrors } : {}),
+  };
+}
+
+function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: ExecutionWatcher, timeout: number): ToolResult {
+  const outputs = watcher.outputs;
+  const partial = Object.keys(outputs).length ? { outputs } : {};
+  switch (outcome.kind) {
+    case "success": {
+      const cached = watcher.cachedNodes.length ? { cachedNodes: watcher.cachedNodes.length } : {};
+      const note = Object.keys(outputs).length
+        ? {}
+        : { note: "The workflow finished but no node reported an output (nothing new was computed, or it has no output nodes)." };
+      return { ok: true, ...base, outputs, ...cached, ...note };
+    }
+    case "error": {
+      const d = outcome.detail;
+      const node = app.graph.getNodeById(publicId(d.node_id));
+      const where = node ? nodeLabel(node) : `${String(d.node_type ?? "node")}#${String(d.node_id)}`;
+      const traceback = Array.isArray(d.traceback) ? d.traceback.map(String).join("").trim().split("\n").slice(-3) : [];
+      return {
+        ok: false,
+        error: `Execution failed at ${where}: ${String(d.exception_type ?? "Error")}: ${String(d.exception_message ?? "").trim()}`,
+        ...base,
+        nodeId: publicId(d.node_id),
+        nodeType: d.node_type,
+        exceptionType: d.exception_type,
+        exceptionMessage: d.exception_message,
+        ...(traceback.length ? { traceback } : {}),
+        ...partial,
+      };
+    }
+    case "interrupted": {
+      const d = outcome.detail;
+      const at = d.node_id != null ? ` at ${String(d.node_type ?? "node")}#${String(d.node_id)}` : "";
+      return { ok: false, error: `Execution was interrupted${at} (cancelled in ComfyUI).`, ...base, ...partial };
+    }
+    case "timeout":
+      return {
+        ok: false,
+        error:
+          `No result after ${timeout} s: the prompt is still queued or running in ComfyUI. ` +
+          "Don't queue it again; wait and check, or call queueWorkflow later with a longer timeoutSeconds.",
+        ...base,
+        ...partial,
+      };
+  }
+}
+
+export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): Promise<ToolResult> {
+  const { app } = ctx;
+  const wait = args.waitForResult ?? true;
+  const timeout = args.timeoutSeconds ?? 300;
+  if (!(app.graph.nodes ?? []).length) throw new ToolError("The workflow is empty: add nodes before queueing it.");
+  runWidgetHooks(app, "beforeQueued");
+  let prompt: Awaited<ReturnType<ComfyApp["graphToPrompt"]>>;
+  try {
+    prompt = await app.graphToPrompt();
+  } catch (error) {
+    throw new ToolError(`ComfyUI could not turn the graph into a prompt: ${errorMessage(error)}`);
+  }
+  const watcher = wait ? new ExecutionWatcher(app.api) : null;
+  try {
+    const started = Date.now();
+    let response: Response;
+    try {
+      response = await app.api.fetchApi("/prompt", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          client_id: app.api.clientId,
+          prompt: prompt.output,
+          extra_data: { extra_pnginfo: { workflow: prompt.workflow } },
+        }),
+      });
+    } catch (error) {
+      throw new ToolError(`Could not reach ComfyUI to queue the workflow: ${errorMessage(error)}`);
+    }
+    const body = await readBody(response);
+    if (response.status === 400 || (!response.ok && body.error)) return validationFailure(body, response.status);
+    if (!response.ok) {
+      throw new ToolError(`ComfyUI answered HTTP ${response.status} when queueing: ${String(body.text ?? JSON.stringify(body)).slice(0, 300)}`);
+    }
+    const promptId = body.prompt_id;
+    if (typeof promptId !== "string" || !promptId) throw new ToolError("ComfyUI accepted the workflow but sent no prompt_id.");
+    runWidgetHooks(app, "afterQueued");
+    const warnings = nodeErrorList(body.node_errors);
+    const base: Body = { promptId, ...(warnings.length ? { nodeErrors: warnings } : {}) };
+    if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
+    const outcome = await watcher.wait(promptId, timeout * 1000);
+    base.seconds = Math.round((Date.now() - started) / 100) / 10;
+    return outcomeResult(app, outcome, base, watcher, timeout);
+  } finally {
+    watcher?.dispose();
+  }
+}

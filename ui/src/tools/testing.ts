@@ -1,0 +1,247 @@
+// Test helpers (vitest only; never imported by the panel): a real LiteGraph LGraph with the
+// real ComfyUI node types of data/object_info.json.gz, inside a minimal ComfyApp whose change
+// tracker, confirm dialog and api (fetchApi + events) each test scripts and inspects.
+import { LGraph, LiteGraph, type ISerialisedGraph } from "@comfyorg/litegraph";
+import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
+import { registerNodeDefs } from "../litegraph/register";
+import { graphTools, type PanelTools } from "./index";
+
+// Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
+// the browser and would stub "node:fs" and "node:zlib" out (and import.meta.url is not a file).
+const { existsSync, readFileSync } = process.getBuiltinModule("node:fs");
+const { resolve } = process.getBuiltinModule("node:path");
+const { gunzipSync } = process.getBuiltinModule("node:zlib");
+
+/** data/object_info.json.gz of the repository (tests run from ui/ or from the repository root). */
+export function objectInfoPath(): string {
+  const candidates = [resolve(process.cwd(), "../data/object_info.json.gz"), resolve(process.cwd(), "data/object_info.json.gz")];
+  const found = candidates.find((path) => existsSync(path));
+  if (!found) throw new Error(`object_info.json.gz not found (looked at ${candidates.join(", ")})`);
+  return found;
+}
+
+let defs: Record<string, NodeDef> | null = null;
+
+/** ComfyUI's /api/object_info as stored in data/object_info.json.gz (478 node types). */
+export function loadObjectInfo(): Record<string, NodeDef> {
+  defs ??= JSON.parse(gunzipSync(readFileSync(objectInfoPath())).toString("utf8")) as Record<string, NodeDef>;
+  return defs;
+}
+
+let registered = false;
+
+/** LiteGraph with every object_info type registered (once per test file). */
+export function realLiteGraph(): LiteGraphGlobal {
+  if (!registered) {
+    registerNodeDefs(LiteGraph, loadObjectInfo());
+    registered = true;
+  }
+  return LiteGraph as unknown as LiteGraphGlobal;
+}
+
+/**
+ * A change tracker that behaves like ComfyUI's: snapshots of graph.serialize(); checkState()
+ * (or the last afterChange()) records a new undo step when the graph changed; undo() restores.
+ * `calls` lists every method call, for asserting that edits were (or were not) recorded.
+ */
+export class TestTracker implements ChangeTracker {
+  calls: string[] = [];
+  undoQueue: string[] = [];
+  activeState: string;
+  private depth = 0;
+
+  constructor(private readonly graph: LGraph) {
+    this.activeState = this.snapshot();
+  }
+
+  private snapshot(): string {
+    return JSON.stringify(this.graph.serialize());
+  }
+
+  private record(): void {
+    const state = this.snapshot();
+    if (state === this.activeState) return;
+    this.undoQueue.push(this.activeState);
+    this.activeState = state;
+  }
+
+  beforeChange(): void {
+    this.calls.push("beforeChange");
+    this.depth++;
+  }
+
+  afterChange(): void {
+    this.calls.push("afterChange");
+    if (this.depth > 0 && --this.depth === 0) this.record();
+  }
+
+  checkState(): void {
+    this.calls.push("checkState");
+    if (this.depth === 0) this.record();
+  }
+
+  undo(): void {
+    const previous = this.undoQueue.pop();
+    if (previous === undefined) return;
+    this.graph.configure(JSON.parse(previous) as ISerialisedGraph);
+    this.activeState = previous;
+  }
+
+  /** Forget calls and history: the current graph becomes the starting state. */
+  reset(): void {
+    this.calls = [];
+    this.undoQueue = [];
+    this.activeState = this.snapshot();
+  }
+}
+
+type Listener = (event: CustomEvent) => void;
+
+/** app.api: fetchApi answers with `handler`; `emit` dispatches ComfyUI's api events. */
+export class TestApi implements ComfyApi {
+  clientId = "test-client";
+  requests: { route: string; init?: RequestInit; body?: unknown }[] = [];
+  handler: (route: string, init?: RequestInit) => Response | Promise<Response> = () => jsonResponse(500, {});
+  private listeners = new Map<string, Set<Listener>>();
+
+  async fetchApi(route: string, init?: RequestInit): Promise<Response> {
+    const body = typeof init?.body === "string" ? (JSON.parse(init.body) as unknown) : undefined;
+    this.requests.push({ route, init, body });
+    return this.handler(route, init);
+  }
+
+  addEventListener(type: string, listener: Listener): void {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type)!.add(listener);
+  }
+
+  removeEventListener(type: string, listener: Listener): void {
+    this.listeners.get(type)?.delete(listener);
+  }
+
+  emit(type: string, detail: unknown): void {
+    for (const listener of [...(this.listeners.get(type) ?? [])]) listener(new CustomEvent(type, { detail }));
+  }
+
+  listenerCount(): number {
+    return [...this.listeners.values()].reduce((n, set) => n + set.size, 0);
+  }
+}
+
+export function jsonResponse(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+/** extensionManager.dialog: confirm() answers from `answers` (false when none are left). */
+export class TestDialog {
+  answers: (boolean | null)[] = [];
+  asked: { title: string; message: string }[] = [];
+
+  async confirm(options: { title: string; message: string }): Promise<boolean | null> {
+    this.asked.push({ title: options.title, message: options.message });
+    return this.answers.length ? this.answers.shift()! : false;
+  }
+}
+
+/** A simple graphToPrompt: widget values by name (not the seed control) and links. */
+function graphToPrompt(graph: LGraph): ComfyPrompt {
+  const output: ComfyPrompt["output"] = {};
+  for (const node of graph.nodes) {
+    const inputs: Record<string, unknown> = {};
+    for (const widget of node.widgets ?? []) {
+      if (widget.name !== "control_after_generate" && widget.serialize !== false) inputs[widget.name] = widget.value;
+    }
+    for (const input of node.inputs ?? []) {
+      const link = input.link != null ? graph.getLink(input.link) : undefined;
+      if (link) inputs[input.name] = [String(link.origin_id), link.origin_slot];
+    }
+    output[String(node.id)] = { class_type: node.type, inputs };
+  }
+  return { output, workflow: graph.serialize() };
+}
+
+export interface TestSetup {
+  app: ComfyApp;
+  graph: LGraph;
+  lg: LiteGraphGlobal;
+  tracker: TestTracker;
+  api: TestApi;
+  dialog: TestDialog;
+  canvas: { visible_area: Float32Array; graph_mouse: [number, number]; dirty: number; setDirty(): void };
+  tools: PanelTools;
+}
+
+/** A fresh app around an empty real LGraph. */
+export function createTestApp(): TestSetup {
+  const lg = realLiteGraph();
+  const graph = new LGraph();
+  const tracker = new TestTracker(graph);
+  const api = new TestApi();
+  const dialog = new TestDialog();
+  const canvas = {
+    visible_area: new Float32Array([0, 0, 1600, 900]),
+    graph_mouse: [0, 0] as [number, number],
+    dirty: 0,
+    setDirty() {
+      canvas.dirty++;
+    },
+  };
+  const app = {
+    graph,
+    canvas,
+    api,
+    extensionManager: {
+      toast: { add() {} },
+      dialog,
+      setting: { get: () => undefined, set() {} },
+      command: { execute() {} },
+      workflow: { activeWorkflow: { changeTracker: tracker } },
+    },
+    registerExtension() {},
+    graphToPrompt: async () => graphToPrompt(graph),
+    loadGraphData: async (data: unknown) => {
+      graph.configure(data as ISerialisedGraph);
+    },
+  } as unknown as ComfyApp;
+  return { app, graph, lg, tracker, api, dialog, canvas, tools: graphTools(app, lg) };
+}
+
+/** Adds a node directly (not through the tools), to arrange a test's starting graph. */
+export function place(t: TestSetup, type: string, pos: [number, number], widgets: Record<string, unknown> = {}): LGraphNode {
+  const node = t.lg.createNode(type);
+  if (!node) throw new Error(`cannot create ${type}`);
+  node.pos = pos;
+  t.graph.add(node);
+  for (const [name, value] of Object.entries(widgets)) {
+    const widget = node.widgets?.find((w) => w.name === name);
+    if (!widget) throw new Error(`${type} has no widget ${name}`);
+    widget.value = value as typeof widget.value;
+  }
+  return node;
+}
+
+export function link(from: LGraphNode, output: number, to: LGraphNode, input: number): void {
+  if (!from.connect(output, to, input)) throw new Error("link refused");
+}
+
+/** ComfyUI's default text-to-image graph, built directly; the tracker starts clean after it. */
+export function buildTxt2Img(t: TestSetup) {
+  const ckpt = place(t, "CheckpointLoaderSimple", [26, 474]);
+  const positive = place(t, "CLIPTextEncode", [415, 186], { text: "a photo of a cat" });
+  const negative = place(t, "CLIPTextEncode", [413, 389], { text: "blurry" });
+  const latent = place(t, "EmptyLatentImage", [473, 609]);
+  const sampler = place(t, "KSampler", [863, 186], { seed: 42, control_after_generate: "fixed" });
+  const decode = place(t, "VAEDecode", [1209, 188]);
+  const save = place(t, "SaveImage", [1451, 189]);
+  link(ckpt, 0, sampler, 0);
+  link(ckpt, 1, positive, 0);
+  link(ckpt, 1, negative, 0);
+  link(positive, 0, sampler, 1);
+  link(negative, 0, sampler, 2);
+  link(latent, 0, sampler, 3);
+  link(sampler, 0, decode, 0);
+  link(ckpt, 2, decode, 1);
+  link(decode, 0, save, 0);
+  t.tracker.reset();
+  return { ckpt, positive, negative, latent, sampler, decode, save };
+}
