@@ -42,6 +42,7 @@ async def serve(args: argparse.Namespace) -> None:
     settings = await app[SERVICE].provider_settings()
     model = settings.model or "the first model the provider lists"
     print(f"ComfyUI Assistant listening on http://{args.host}:{args.port}/", flush=True)
+    print(f"Playground: http://{args.host}:{args.port}/ (status: /status)", flush=True)
     print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
     print(f"Data directory: {options.data_dir}", flush=True)
     try:
