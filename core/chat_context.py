@@ -25,7 +25,6 @@ from .summarizer import summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 
-CORRECTION_NAMESPACE = "token_correction"
 CITATION_PARTS = frozenset({"tool-readDocumentation", "tool-searchInstalledNodes"})
 
 Assemble = Callable[[dict[str, Any], "int | None"], Assembled]
@@ -37,7 +36,20 @@ class ChatContext:
     correction: Correction
     compacted: Summary | None = None  # set when this request summarized
 
+    _last: tuple[tuple[Any, ...], Assembled] | None = None
+
     def assemble(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
+        """The request for the answer so far. The same answer is built once: the compaction
+        check, the headers and the first model step all ask for it."""
+        parts = answer.get("parts", [])
+        key = (id(self.inputs), answer.get("id"), len(parts), window)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        built = self._build(answer, window)
+        self._last = (key, built)
+        return built
+
+    def _build(self, answer: dict[str, Any], window: int | None) -> Assembled:
         citation = any(p.get("type") in CITATION_PARTS for p in answer.get("parts", []))
         inputs = replace(
             self.inputs,

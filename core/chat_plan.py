@@ -8,7 +8,6 @@ into the model's window builds on this.)
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -205,8 +204,9 @@ def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan
     )
 
 
-async def list_skills(directory: Any) -> list[Skill]:
+def list_skills(directory: Any) -> list[Skill]:
+    """The skills of a directory: a few stats when nothing changed (SkillDirectory caches)."""
     try:
-        return list(await asyncio.to_thread(directory.list))
+        return list(directory.list())
     except SkillError:
         return []

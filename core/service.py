@@ -25,6 +25,7 @@ from .threads import Threads
 from .user_data import UserData, install_defaults
 
 PROVIDER_NAMESPACE = "provider"
+CORRECTION_NAMESPACE = "token_correction"
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class AssistantService:
         self._provider: Provider | None = None
         self._retired: list[Provider] = []  # replaced clients still serving a stream
         self._stored_provider: dict[str, Any] | None = None
+        self._corrections: dict[str, Any] | None = None
 
     async def store(self) -> Store:
         if self._store is None:
@@ -74,6 +76,16 @@ class AssistantService:
         if self._stored_provider is None:  # read once; update_provider keeps it current
             self._stored_provider = await self.store_settings(PROVIDER_NAMESPACE)
         return resolve({**self._stored_provider, **(overrides or {})}, self.options.environ)
+
+    async def corrections(self) -> dict[str, Any]:
+        """The learned per-model token corrections (read once, then kept current)."""
+        if self._corrections is None:
+            self._corrections = await self.store_settings(CORRECTION_NAMESPACE)
+        return self._corrections
+
+    async def save_corrections(self, values: dict[str, Any]) -> None:
+        await (await self.store()).update_settings(CORRECTION_NAMESPACE, values)
+        self._corrections = {**(self._corrections or {}), **values}
 
     async def provider(self) -> Provider:
         """The client for the current settings; a settings change replaces it."""

@@ -21,6 +21,7 @@ import aiosqlite
 from .migrations import migrate
 
 DB_NAME = "assistant.sqlite3"
+USER_NAMESPACES = frozenset({"preferences", "prompt", "persona"})
 
 
 def _prepare(data_dir: Path) -> Path:
@@ -46,6 +47,11 @@ class Store:
         self.db = db
         self.path = path
         self._write_lock = asyncio.Lock()
+        # Bumped by every write to the user's own context (rules, reminders, personas and
+        # their settings), so what a chat reads of it can be cached until it changes.
+        self.user_generation = 0
+        # Values derived from this database that requests reuse (kept with it, gone with it).
+        self.cache: dict[str, Any] = {}
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -93,6 +99,8 @@ class Store:
 
     async def update_settings(self, namespace: str, values: dict[str, Any]) -> None:
         """Set each key; a value of None deletes the key."""
+        if namespace in USER_NAMESPACES:
+            self.user_generation += 1
         now = time.time()
         async with self.transaction() as db:
             for key, value in values.items():

@@ -78,14 +78,20 @@ class Threads:
     async def sync(
         self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
     ) -> None:
-        """Store the request's messages before the model is called (see module docstring)."""
-        await self.ensure(thread_id, messages)
-        rows = await self.store.fetchall(
-            "SELECT id, position, parts, metadata FROM messages WHERE thread_id = ?", (thread_id,)
-        )
-        stored = {row["id"]: row for row in rows}
+        """Store the request's messages before the model is called (see module docstring):
+        one transaction, writing only what is new or changed."""
         now = time.time()
         async with self.store.transaction() as db:
+            await db.execute(
+                "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
+                "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
+                "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END",
+                (thread_id, title_from(messages), now, now),
+            )
+            async with db.execute(
+                "SELECT id, position, parts FROM messages WHERE thread_id = ?", (thread_id,)
+            ) as cursor:
+                stored = {row["id"]: row for row in await cursor.fetchall()}
             if replaces is not None and replaces in stored:
                 cut = stored[replaces]["position"]
                 await db.execute(
@@ -234,6 +240,7 @@ class Threads:
             return bool(cursor.rowcount)
 
     async def delete(self, thread_id: str) -> bool:
+        self.store.cache.get("summaries", {}).pop(thread_id, None)
         async with self.store.transaction() as db:
             cursor = await db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
             return bool(cursor.rowcount)
@@ -273,13 +280,22 @@ class ThreadState:
                 (thread_id, *values.values(), time.time()),
             )
 
+    @property
+    def _summaries(self) -> dict[str, dict[str, Any] | None]:
+        """Summaries are read on every request and written rarely: kept with the store."""
+        cache: dict[str, dict[str, Any] | None] = self.store.cache.setdefault("summaries", {})
+        return cache
+
     async def summary(self, thread_id: str) -> dict[str, Any] | None:
-        value = await self._get(thread_id, "summary")
-        return value if isinstance(value, dict) else None
+        if thread_id not in self._summaries:
+            value = await self._get(thread_id, "summary")
+            self._summaries[thread_id] = value if isinstance(value, dict) else None
+        return self._summaries[thread_id]
 
     async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
         summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
         await self._set(thread_id, summary=_dumps(summary), summary_until=until)
+        self._summaries[thread_id] = summary
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
         value = await self._get(thread_id, "context_report")

@@ -100,6 +100,7 @@ class ListTable:
         return self._row(row) if row is not None else None
 
     async def create(self, body: Any) -> dict[str, Any]:
+        self.store.user_generation += 1
         values = self._values(body, creating=True)
         now = time.time()
         names = [*values, "created_at", "updated_at"]
@@ -118,6 +119,7 @@ class ListTable:
         return item
 
     async def update(self, item_id: int, body: Any) -> dict[str, Any] | None:
+        self.store.user_generation += 1
         values = self._values(body, creating=False)
         sets = ", ".join(f"{k} = ?" for k in values)
         try:
@@ -131,6 +133,7 @@ class ListTable:
         return await self.get(item_id) if cursor.rowcount else None
 
     async def delete(self, item_id: int) -> bool:
+        self.store.user_generation += 1
         async with self.store.transaction() as db:
             cursor = await db.execute(f"DELETE FROM {self.table} WHERE id = ?", (item_id,))
             return bool(cursor.rowcount)
@@ -156,12 +159,23 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+_FILE_CACHE: dict[Path, tuple[tuple[int, int], str]] = {}
+
+
 def _read(path: Path) -> str:
+    """A small hand-edited file, re-read only when its size or mtime changed."""
     try:
-        # hand-edited files may not be UTF-8: show them rather than fail every chat
-        return path.read_bytes().decode("utf-8", errors="replace")
+        stat = path.stat()
     except FileNotFoundError:
         return ""
+    version = (stat.st_mtime_ns, stat.st_size)
+    cached = _FILE_CACHE.get(path)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    # hand-edited files may not be UTF-8: show them rather than fail every chat
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    _FILE_CACHE[path] = (version, text)
+    return text
 
 
 class UserData:
@@ -173,7 +187,7 @@ class UserData:
         self.personas = ListTable(store, "personas", PERSONA)
 
     async def read_file(self, name: str) -> str:
-        return await asyncio.to_thread(_read, self.data_dir / FILES[name])
+        return _read(self.data_dir / FILES[name])  # a stat when unchanged: no thread hop
 
     async def write_file(self, name: str, text: Any) -> str:
         if not isinstance(text, str) or len(text) > TEXT_LIMIT:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -12,7 +13,7 @@ from aiohttp import web
 from ..agent_prompts import UserContext, user_context_block
 from ..core import ui_stream as ui
 from ..core.budget import ContextBudgetError
-from ..core.chat_context import CORRECTION_NAMESPACE, prepare_context
+from ..core.chat_context import prepare_context
 from ..core.chat_plan import (
     OPTIONAL_TOOLS,
     Sources,
@@ -35,32 +36,54 @@ from ..core.user_data import sendable
 from .common import HTTPProblem, guarded, not_found, read_json, refuse_forms
 
 
-async def gather_sources(service: AssistantService) -> Sources:
+@dataclass(frozen=True)
+class UserSnapshot:
+    custom: str | None
+    persona: dict[str, Any] | None
+    rules: list[str]
+    reminders: list[str]
+    preferences: dict[str, Any]
+
+
+async def user_snapshot(service: AssistantService) -> UserSnapshot:
+    """What a chat reads of the user's context from the store, re-read only after a write."""
+    store = await service.store()
+    cached = store.cache.get("user")
+    if cached is not None and cached[0] == store.user_generation:
+        return cached[1]  # type: ignore[no-any-return]
+    generation = store.user_generation
     user = await service.user_data()
-    custom = await user.setting("prompt", "system")
-    persona = await user.active_persona()
-    rules = [r["text"] for r in await user.rules.list() if r["enabled"]]
-    environ = service.options.environ
-    system_skills, user_skills, env = await asyncio.gather(
-        list_skills(service.system_skills),
-        list_skills(service.user_skills),
-        service.environment.get(),
+    snapshot = UserSnapshot(
+        custom=await user.setting("prompt", "system"),
+        persona=await user.active_persona(),
+        rules=[r["text"] for r in await user.rules.list() if r["enabled"]],
+        reminders=[r["text"] for r in await user.reminders.list() if r["enabled"]],
+        preferences=await service.store_settings("preferences"),
     )
-    replaces = bool(persona and persona.get("replacesSystemPrompt")) or bool(custom)
+    store.cache["user"] = (generation, snapshot)
+    return snapshot
+
+
+async def gather_sources(service: AssistantService) -> Sources:
+    snap = await user_snapshot(service)
+    user = await service.user_data()
+    environ = service.options.environ
+    env = await service.environment.get()
+    replaces = bool(snap.persona and snap.persona.get("replacesSystemPrompt")) or bool(snap.custom)
     return Sources(
         system_context=load_context(service.options.system_context_dir, environ, replaces),
-        custom_system_prompt=custom,
-        system_skills=system_skills,
-        user_skills=user_skills,
+        custom_system_prompt=snap.custom,
+        system_skills=list_skills(service.system_skills),
+        user_skills=list_skills(service.user_skills),
         environment_line=env.summary_line(),
         user=UserContext(
-            rules=rules,
+            rules=snap.rules,
             soul=sendable(await user.read_file("soul")),
             goals=sendable(await user.read_file("goals")),
-            preferences=await service.store_settings("preferences"),
+            preferences=snap.preferences,
         ),
         environ=environ,
-        persona=persona,
+        persona=snap.persona,
     )
 
 
@@ -101,9 +124,8 @@ async def _context_for(
     """Attach the context engine to the plan (summarizing first if it asks) and learn the
     token correction from what the provider reports."""
     state = ThreadState(await service.store())
-    corrections = await service.store_settings(CORRECTION_NAMESPACE)
-    user = await service.user_data()
-    reminders = [r["text"] for r in await user.reminders.list() if r["enabled"]]
+    corrections = await service.corrections()
+    reminders = (await user_snapshot(service)).reminders
     context = await prepare_context(
         plan=plan,
         provider=provider,
@@ -136,8 +158,15 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def chat(request: web.Request) -> web.StreamResponse:
         req = parse_chat_request(await read_json(request, opts.chat_body_limit))
         threads = await service.threads()
-        await threads.sync(req.thread_id, req.messages, replaces=req.message_id)
-        sources = await gather_sources(service)
+        # The user's message is stored before the model is called; the write runs on the
+        # database's thread while the plan is made here.
+        stored = asyncio.ensure_future(
+            threads.sync(req.thread_id, req.messages, replaces=req.message_id)
+        )
+        try:
+            sources = await gather_sources(service)
+        finally:
+            await stored
         first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
         plan = build_plan(req, sources, first_turn)
         plan.debug = request.query.get("debug") == "context"
@@ -252,7 +281,7 @@ async def _finish(
         if outcome.assembled is not None:
             await ThreadState(threads.store).set_report(thread_id, outcome.report())
         if outcome.correction is not None and outcome.last_usage is not None:
-            await threads.store.update_settings(CORRECTION_NAMESPACE, outcome.correction.as_dict())
+            await service.save_corrections(outcome.correction.as_dict())
 
     with contextlib.suppress(Exception):
         await asyncio.shield(save())
