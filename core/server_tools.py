@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .environment import EnvironmentService
+from .environment import Environment, EnvironmentService
 from .skills import Skill, SkillDirectory, SkillError
 from .threads import Threads
 
@@ -49,6 +49,12 @@ async def _skills_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
         raise ToolFailure(str(exc)) from None
 
 
+def _unknown_node(env: Environment, node_type: Any) -> Any:
+    close = env.closest_node_types(str(node_type))
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise ToolFailure(f"There is no installed node type '{node_type}'.{hint}")
+
+
 async def search_nodes(args: dict[str, Any], ctx: ToolContext) -> Any:
     env = await ctx.environment.get()
     results = env.search_nodes(str(args["query"]), int(args.get("limit", 15)))
@@ -63,11 +69,7 @@ async def search_nodes(args: dict[str, Any], ctx: ToolContext) -> Any:
 async def node_definition(args: dict[str, Any], ctx: ToolContext) -> Any:
     env = await ctx.environment.get()
     definition = env.node_definition(str(args["nodeType"]))
-    if definition is None:
-        close = env.closest_node_types(str(args["nodeType"]))
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise ToolFailure(f"There is no installed node type '{args['nodeType']}'.{hint}")
-    return definition
+    return definition if definition is not None else _unknown_node(env, args["nodeType"])
 
 
 async def available_models(args: dict[str, Any], ctx: ToolContext) -> Any:
@@ -83,12 +85,8 @@ async def available_models(args: dict[str, Any], ctx: ToolContext) -> Any:
 
 async def documentation(args: dict[str, Any], ctx: ToolContext) -> Any:
     env = await ctx.environment.get()
-    doc = env.documentation(str(args["nodeType"]))
-    if doc is None:
-        close = env.closest_node_types(str(args["nodeType"]))
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise ToolFailure(f"There is no installed node type '{args['nodeType']}'.{hint}")
-    return doc
+    doc = await asyncio.to_thread(env.documentation, str(args["nodeType"]))  # reads a file
+    return doc if doc is not None else _unknown_node(env, args["nodeType"])
 
 
 async def list_system_skills(args: dict[str, Any], ctx: ToolContext) -> Any:

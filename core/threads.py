@@ -19,6 +19,11 @@ from .tokens import counter_for
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 TITLE_CHARS = 60
+UPSERT_THREAD = (
+    "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
+    "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
+    "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END"
+)
 
 
 def title_from(messages: list[dict[str, Any]]) -> str:
@@ -68,12 +73,7 @@ class Threads:
     async def ensure(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
         now = time.time()
         async with self.store.transaction() as db:
-            await db.execute(
-                "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
-                "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
-                "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END",
-                (thread_id, title_from(messages), now, now),
-            )
+            await db.execute(UPSERT_THREAD, (thread_id, title_from(messages), now, now))
 
     async def sync(
         self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
@@ -82,12 +82,7 @@ class Threads:
         one transaction, writing only what is new or changed."""
         now = time.time()
         async with self.store.transaction() as db:
-            await db.execute(
-                "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
-                "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
-                "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END",
-                (thread_id, title_from(messages), now, now),
-            )
+            await db.execute(UPSERT_THREAD, (thread_id, title_from(messages), now, now))
             async with db.execute(
                 "SELECT id, position, parts FROM messages WHERE thread_id = ?", (thread_id,)
             ) as cursor:
