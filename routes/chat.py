@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from ..core.chat_plan import (
     load_context,
     user_limits,
 )
-from ..core.chat_request import parse_chat_request
+from ..core.chat_request import ChatRequest, parse_chat_request
 from ..core.chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
 from ..core.context_engine import Assembled, Summary, covered_ids
 from ..core.provider import Provider, describe_error
@@ -87,6 +88,7 @@ async def gather_sources(service: AssistantService) -> Sources:
     )
 
 
+log = logging.getLogger("comfyui_assistant")
 SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
 
 
@@ -164,9 +166,20 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             threads.sync(req.thread_id, req.messages, replaces=req.message_id)
         )
         try:
-            sources = await gather_sources(service)
+            return await _answer(request, req, service, threads, stored)
         finally:
-            await stored
+            await asyncio.wait({stored})  # also on the early error answers
+            if not stored.cancelled() and stored.exception() is not None:
+                log.error("storing the request's messages failed: %s", stored.exception())
+
+    async def _answer(
+        request: web.Request,
+        req: ChatRequest,
+        service: AssistantService,
+        threads: Threads,
+        stored: asyncio.Future[None],
+    ) -> web.StreamResponse:
+        sources = await gather_sources(service)
         first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
         plan = build_plan(req, sources, first_turn)
         plan.debug = request.query.get("debug") == "context"
@@ -195,6 +208,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             environment=service.environment,
             read_context_section=sources.system_context.section,
         )
+        await stored  # the user's message is in the store before the model is called
         response = web.StreamResponse(headers=headers)
         await response.prepare(request)
 

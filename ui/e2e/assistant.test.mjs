@@ -196,6 +196,31 @@ for (const target of TARGETS) {
       assert.ok(text.includes(body), "the whole skill body reaches the model");
       assert.ok(text.includes("a cat in a hat"));
     });
+
+    test("a long conversation scrolls inside the panel; the composer stays in view", async () => {
+      // ComfyUI mounts the tab into a div of automatic height: a panel that grows with its
+      // content pushes the composer out of the bottom panel (seen on a real ComfyUI 1.27).
+      const layout = await page.evaluate(() => {
+        const root = document.querySelector(".cua-root");
+        const viewport = root.querySelector(".cua-viewport");
+        const filler = document.createElement("div");
+        filler.style.height = "2000px";
+        viewport.appendChild(filler);
+        const frame = root.parentElement.parentElement.getBoundingClientRect();
+        const composer = root.querySelector("textarea, [role=textbox]").getBoundingClientRect();
+        const out = {
+          frameBottom: frame.bottom,
+          composerBottom: composer.bottom,
+          rootHeight: root.getBoundingClientRect().height,
+          windowHeight: window.innerHeight,
+        };
+        filler.remove();
+        return out;
+      });
+      await screenshot(page, step("layout"), "long-chat");
+      assert.ok(layout.composerBottom <= layout.frameBottom + 1, JSON.stringify(layout));
+      assert.ok(layout.composerBottom <= layout.windowHeight, JSON.stringify(layout));
+    });
   });
 }
 

@@ -41,6 +41,10 @@ export function panelStore(app: ComfyApp): ChatStore {
 /** Render the panel into `el`; the returned function unmounts it (the chats keep running). */
 export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = panelStore(app)): () => void {
   ensureStyles(el.ownerDocument);
+  // ComfyUI mounts a tab into a plain div of automatic height: without this the panel grows
+  // with the chat and the composer slides out of the bottom panel (seen on ComfyUI 1.27).
+  el.style.height = "100%";
+  el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
   return () => root.unmount();

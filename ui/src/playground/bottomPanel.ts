@@ -54,11 +54,14 @@ export class BottomPanel {
     const tab = this.tabs.find((t) => t.id === id);
     if (!tab || this.active?.tab.id === id) return;
     this.close();
-    const element = document.createElement("div");
+    const frame = document.createElement("div");
+    frame.className = "pg-tab-frame";
+    const element = document.createElement("div"); // plain, automatic height: as ComfyUI
     element.className = "pg-tab-content";
     element.dataset.tabId = id;
-    this.body.appendChild(element);
-    this.active = { tab, element };
+    frame.appendChild(element);
+    this.body.appendChild(frame);
+    this.active = { tab, element: frame };
     this.update();
     tab.render(element);
   }
