@@ -175,9 +175,9 @@ def truncate_system(system: str, budget: int, count: Callable[[str], int]) -> tu
 def select_window(
     blocks: list[Block], budget: int, max_messages: int | None = None, note_tokens: int = 0
 ) -> tuple[list[Block], list[Block]]:
-    """The priority window: the latest user message and the newest round of the turn in
-    progress always; then the rest of that turn, tool rounds before plain chatter, newest
-    first; output in chronological order, rounds whole.
+    """The priority window: the latest user message always; then the turn in progress, newest
+    first; then tool rounds before plain chatter, newest first; output in chronological
+    order, rounds whole.
     Returns (kept, dropped). The caller checks that the mandatory part fits."""
     needs_note = bool(blocks) and blocks[0].kind != "user"
     total = sum(b.tokens for b in blocks) + (note_tokens if needs_note else 0)
@@ -185,21 +185,25 @@ def select_window(
         return _no_leading_orphan(list(blocks), note_tokens), []  # everything fits
     last_user = latest_user_index(blocks)
     start = len(blocks) if last_user is None else last_user
-    # Always sent: the latest user message and the newest round of the turn in progress (the
-    # results the model is about to use). The rest of the turn comes first among the others.
+    # Always sent: the latest user message. The turn in progress comes first among the
+    # others, newest first (the results the model is about to use), then older rounds.
     mandatory = {start} if last_user is not None else set()
-    if blocks and len(blocks) - 1 > start and blocks[-1].kind == "round":
-        mandatory.add(len(blocks) - 1)
     used = sum(blocks[i].tokens for i in mandatory)
     messages = sum(len(blocks[i].messages) for i in mandatory)
     older = [i for i in range(len(blocks)) if i not in mandatory]
-    ranked = sorted(older, key=lambda i: (i < start, blocks[i].kind != "round", -i))
+    # the turn first, newest first; then older rounds before chatter, newest first
+    ranked = sorted(older, key=lambda i: (i < start, i < start and blocks[i].kind != "round", -i))
     chosen = set(mandatory)
+    turn_closed = False  # the turn in progress is sent as its newest part, without gaps
     for i in ranked:
         size = len(blocks[i].messages)
-        if used + blocks[i].tokens > budget:
+        fits = used + blocks[i].tokens <= budget and (
+            max_messages is None or messages + size <= max_messages
+        )
+        if i > start and (turn_closed or not fits):
+            turn_closed = True
             continue
-        if max_messages is not None and messages + size > max_messages:
+        if not fits:
             continue
         chosen.add(i)
         used += blocks[i].tokens
