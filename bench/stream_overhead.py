@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import logging
 import statistics
@@ -35,6 +36,7 @@ from comfyui_assistant.tests.scripted_provider import (
     usage_chunk,
 )
 
+_SERIAL = itertools.count()
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "in", "ComfyUI"]
 CHAT_BODY: dict[str, Any] = {
     "id": "thread-1",
@@ -71,6 +73,10 @@ async def measure(
     session: aiohttp.ClientSession, url: str, body: dict[str, Any], via_app: bool, expected: str
 ) -> Run:
     """One streamed answer, read line by line; any failure is returned as the run's error."""
+    if via_app:  # a new thread and message each time: the store writes, as in real use
+        n = next(_SERIAL)
+        message = {**body["messages"][0], "id": f"u{n}"}
+        body = {**body, "id": f"thread-{n}", "messages": [message]}
     t0 = time.perf_counter()
     ttfb = None
     text: list[str] = []

@@ -79,7 +79,23 @@ class Threads:
         self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
     ) -> None:
         """Store the request's messages before the model is called (see module docstring):
-        one transaction, writing only what is new or changed."""
+        one transaction, writing only what is new or changed — none at all when this process
+        already stored every one of them as they are (the common resubmit and retry)."""
+        rows = [
+            (message.get("id") or f"{thread_id}:{position}", position, message)
+            for position, message in enumerate(messages)
+        ]
+        dumped = [_dumps(message.get("parts", [])) for _, _, message in rows]
+        known = self._known.get(thread_id)
+        if (
+            replaces is None
+            and known is not None
+            and all(
+                known.get(mid) == (position, parts)
+                for (mid, position, _), parts in zip(rows, dumped, strict=True)
+            )
+        ):
+            return
         now = time.time()
         async with self.store.transaction() as db:
             await db.execute(UPSERT_THREAD, (thread_id, title_from(messages), now, now))
@@ -94,17 +110,27 @@ class Threads:
                     f"({','.join('?' * len(messages))})",
                     (thread_id, cut, *[m.get("id", "") for m in messages]),
                 )
-            for position, message in enumerate(messages):
-                mid = message.get("id") or f"{thread_id}:{position}"
-                parts = _dumps(message.get("parts", []))
-                meta = message.get("metadata")
-                meta_text = _dumps(meta) if meta is not None else None
+            state = {row["id"]: (row["position"], row["parts"]) for row in stored.values()}
+            for (mid, position, message), parts in zip(rows, dumped, strict=True):
+                state[mid] = (position, parts)
                 old = stored.get(mid)
                 if old is not None and old["parts"] == parts and old["position"] == position:
                     continue
+                meta = message.get("metadata")
+                meta_text = _dumps(meta) if meta is not None else None
                 await self._write(db, thread_id, mid, position, message, parts, meta_text, now)
                 if message.get("role") == "assistant":
                     await self._record_tool_results(db, thread_id, message.get("parts", []), now)
+        if replaces is None:  # after a cut, what is stored is re-read next time
+            self._known[thread_id] = state
+        else:
+            self._known.pop(thread_id, None)
+
+    @property
+    def _known(self) -> dict[str, dict[str, tuple[int, str]]]:
+        """What this process stored per thread: (position, parts JSON) by message id."""
+        known: dict[str, dict[str, tuple[int, str]]] = self.store.cache.setdefault("stored", {})
+        return known
 
     async def save_answer(
         self, thread_id: str, message: dict[str, Any], position: int, status: str
@@ -112,6 +138,10 @@ class Threads:
         """Store the assistant's answer: complete, or interrupted when the stream broke."""
         meta = message.get("metadata")
         now = time.time()
+        parts = _dumps(message.get("parts", []))
+        known = self._known.get(thread_id)
+        if known is not None:
+            known[message["id"]] = (position, parts)
         async with self.store.transaction() as db:
             await self._write(
                 db,
@@ -119,7 +149,7 @@ class Threads:
                 message["id"],
                 position,
                 message,
-                _dumps(message.get("parts", [])),
+                parts,
                 _dumps(meta) if meta is not None else None,
                 now,
                 status,
@@ -236,6 +266,7 @@ class Threads:
 
     async def delete(self, thread_id: str) -> bool:
         self.store.cache.get("summaries", {}).pop(thread_id, None)
+        self._known.pop(thread_id, None)
         async with self.store.transaction() as db:
             cursor = await db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
             return bool(cursor.rowcount)
