@@ -9,7 +9,7 @@ ids) and carries its token count once counted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -60,10 +60,6 @@ def blocks_of(ui_message: dict[str, Any]) -> list[Block]:
 
 def build_blocks(ui_messages: Iterable[dict[str, Any]]) -> list[Block]:
     return [block for message in ui_messages for block in blocks_of(message)]
-
-
-def count_blocks(blocks: list[Block], count: Callable[[Message], int]) -> list[Block]:
-    return [replace(b, tokens=sum(count(m) for m in b.messages)) for b in blocks]
 
 
 def flatten(blocks: Iterable[Block]) -> list[Message]:

@@ -18,11 +18,6 @@ TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
 
 
-def drop_summarized(blocks: list[Block], summarized: frozenset[str]) -> list[Block]:
-    """Blocks whose UI message is covered by the running summary are not sent again."""
-    return [b for b in blocks if b.source_id not in summarized]
-
-
 def digest_count(rounds: int, keep_last: int, batch: int) -> int:
     """How many of the oldest rounds are digested: all but the last `keep_last`, advancing in
     steps of `batch`, so the digest boundary (and the cached prefix) moves rarely."""
