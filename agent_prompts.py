@@ -64,6 +64,7 @@ TOOL_GROUPS: tuple[tuple[str, frozenset[str], str], ...] = (
 )
 
 CITATION_TOOLS = frozenset({"readDocumentation", "searchInstalledNodes"})
+CITATION_PARTS = frozenset(f"tool-{name}" for name in CITATION_TOOLS)  # their UI part types
 CITATIONS = (
     "## Citations\nWhen an answer uses documentation or search results from your tools, say "
     "which node's documentation or which search it came from, and do not present guesses as "

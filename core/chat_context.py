@@ -5,10 +5,10 @@ function each model step calls with the answer so far."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..agent_prompts import CITATION_PARTS
 from .budget import Window, provider_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
@@ -25,17 +25,11 @@ from .summarizer import summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 
-CITATION_PARTS = frozenset({"tool-readDocumentation", "tool-searchInstalledNodes"})
-
-Assemble = Callable[[dict[str, Any], "int | None"], Assembled]
-
 
 @dataclass
 class ChatContext:
     inputs: ContextInputs
     correction: Correction
-    compacted: Summary | None = None  # set when this request summarized
-
     _last: tuple[tuple[Any, ...], Assembled] | None = None
 
     def assemble(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
@@ -78,21 +72,13 @@ async def prepare_context(
     persona: tuple[str, str] | None,
     reminders: list[str],
     user_context: str,
-    thread_window: int | None = None,
-    force_compaction: bool = False,
     optional_tools: frozenset[str] = frozenset(),
-    summary_timeout: float = 90.0,
 ) -> ChatContext:
     settings = provider.settings
     meta = None if settings.context_window else await provider_window(settings, model)
-    window = resolve_window(
-        thread_setting=thread_window, settings=settings, model=model, provider=meta
-    )
+    window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
     correction = Correction.from_dict(stored_correction)
-    stored = await state.summary(thread_id)
-    summary = (
-        Summary(stored["text"], stored["until"], bool(stored.get("fallback"))) if stored else None
-    )
+    summary = Summary.stored(await state.summary(thread_id))
     inputs = ContextInputs(
         system=plan.system,
         ui_messages=plan.ui_history,
@@ -111,11 +97,8 @@ async def prepare_context(
         cache_scope=thread_id,
     )
     context = ChatContext(inputs, correction)
-    base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}
-    first = context.assemble(base)
+    first = context.assemble(plan.answer_start())
     ids = first.compaction
-    if force_compaction and ids is None:
-        ids = [str(m.get("id")) for m in plan.ui_history[:-1]]
     if ids:
         covered = covered_ids(plan.ui_history, summary.until) if summary else frozenset()
         fresh = [i for i in ids if i not in covered]
@@ -123,10 +106,7 @@ async def prepare_context(
             # the digest should fit the summary's share of the budget (~3 chars a token; if it
             # is over, the engine keeps its newest part)
             room = int(first.budget.available * SUMMARY_SHARE * 3)
-            new = await summarize(
-                provider, model, summary, plan.ui_history, fresh, summary_timeout, room
-            )
+            new = await summarize(provider, model, summary, plan.ui_history, fresh, max_chars=room)
             await state.set_summary(thread_id, new.text, new.until, new.fallback)
             context.inputs = replace(context.inputs, summary=new)
-            context.compacted = new
     return context

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent_prompts import (
-    CITATION_TOOLS,
+    CITATION_PARTS,
     PromptParts,
     UserContext,
     UserContextLimits,
@@ -51,6 +51,13 @@ OPTIONAL_TOOLS = frozenset(
 )
 
 
+def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str | None:
+    """A persona that says so replaces the role text; else the user's own system prompt."""
+    if persona and persona.get("replacesSystemPrompt"):
+        return str(persona["instructions"])
+    return custom
+
+
 @dataclass(frozen=True)
 class Sources:
     """What the plan reads, already loaded (the route gathers it from the service)."""
@@ -66,10 +73,7 @@ class Sources:
 
     @property
     def role_override(self) -> str | None:
-        """A persona that says so replaces the role text; else the user's own system prompt."""
-        if self.persona and self.persona.get("replacesSystemPrompt"):
-            return str(self.persona["instructions"])
-        return self.custom_system_prompt
+        return role_override(self.persona, self.custom_system_prompt)
 
     @property
     def persona_prompt(self) -> tuple[str, str] | None:
@@ -165,7 +169,7 @@ def _offered_tools(
 
 def _used_lookups(messages: list[dict[str, Any]]) -> bool:
     return any(
-        part.get("type") in {f"tool-{name}" for name in CITATION_TOOLS}
+        part.get("type") in CITATION_PARTS
         for message in messages
         for part in message.get("parts", [])
     )

@@ -50,9 +50,9 @@ class ChatPlan:
     model_source: str = "settings"
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
 
-    @property
-    def tool_names(self) -> frozenset[str]:
-        return frozenset(t["function"]["name"] for t in self.tools)
+    def answer_start(self) -> dict[str, Any]:
+        """The assistant message this answer extends (a continuation), or a new empty one."""
+        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
 
     def request(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
         if self.assemble is None:
@@ -121,7 +121,7 @@ def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
     )
 
 
-def _request_of(assembled: Assembled, plan: ChatPlan) -> dict[str, Any]:
+def _request_of(assembled: Assembled) -> dict[str, Any]:
     """?debug=context: the exact request of this step, as sent."""
     return {"messages": assembled.messages, "tools": assembled.tools}
 
@@ -196,7 +196,7 @@ async def chat_chunks(
             outcome.steps += 1
             yield emit(ui.Data("context", assembled.report, id="context"))
             if plan.debug:
-                yield ui.Data("context-request", _request_of(assembled, plan), transient=True)
+                yield ui.Data("context-request", _request_of(assembled), transient=True)
             yield emit(ui.StartStep())
             async for chunk in stream:
                 started = True

@@ -27,7 +27,6 @@ class Block:
     tokens: int = 0
     digested: bool = False  # tool results replaced by one-line digests
     cut: bool = False  # an oversized result shortened
-    notes: tuple[str, ...] = field(default=(), compare=False)
     # Derived variants and counts, memoized by the engine's BlockCache (never compared).
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 

@@ -87,6 +87,13 @@ class Summary:
     until: str  # the last UI message it covers
     fallback: bool = False  # the deterministic digest stood in for the model's summary
 
+    @classmethod
+    def stored(cls, value: Mapping[str, Any] | None) -> Summary | None:
+        """A summary as ThreadState stores it (or None)."""
+        if not value:
+            return None
+        return cls(str(value["text"]), str(value["until"]), bool(value.get("fallback")))
+
 
 @dataclass(frozen=True)
 class ContextInputs:
@@ -156,8 +163,7 @@ def _with_tokens(block: Block, counter: TokenCounter) -> Block:
     tokens = BlockCache.tokens(block, counter)
     if block.tokens == tokens:
         return block
-    out = replace(block, tokens=tokens, memo=dict(block.memo))  # same messages: same values
-    return out
+    return replace(block, tokens=tokens, memo=dict(block.memo))  # same messages: same values
 
 
 def _blocks(inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]) -> list[Block]:
@@ -187,9 +193,10 @@ def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:
 def _fit_turn(
     blocks: list[Block], room: int, counter: TokenCounter, cache: BlockCache
 ) -> list[Block]:
-    """The latest user message and the turn in progress must be sent. If their tool results
-    together do not fit (several huge results at once), cut each round's results to an equal
-    share of the room left; older rounds of the turn are digested first if even that fails."""
+    """Make the turn in progress fit beside the latest user message, if it can: older rounds
+    of the turn become digests, the newest round's results are cut to equal shares of the
+    room left, and as a last resort every round of the turn is digested. (What still does not
+    fit is left to the priority window, newest first.)"""
     start = latest_user_index(blocks)
     if start is None:
         return blocks

@@ -37,6 +37,7 @@ Use exactly these sections, each a few short bullet points (write "none" if empt
 
 At most 350 words. Output only the summary."""
 
+SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 TRANSCRIPT_CHARS = 60_000
 
@@ -92,7 +93,7 @@ async def summarize(
     previous: Summary | None,
     ui_messages: Sequence[dict[str, Any]],
     ids: list[str],
-    timeout: float,
+    timeout: float = SUMMARY_TIMEOUT,
     max_chars: int = 4000,
 ) -> Summary:
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`."""

@@ -21,6 +21,7 @@ from ..core.chat_plan import (
     build_plan,
     list_skills,
     load_context,
+    role_override,
     user_limits,
 )
 from ..core.chat_request import ChatRequest, parse_chat_request
@@ -35,6 +36,8 @@ from ..core.summarizer import summarize
 from ..core.threads import Threads, ThreadState
 from ..core.user_data import sendable
 from .common import HTTPProblem, guarded, not_found, read_json, refuse_forms
+
+log = logging.getLogger("comfyui_assistant")
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ async def gather_sources(service: AssistantService) -> Sources:
     user = await service.user_data()
     environ = service.options.environ
     env = await service.environment.get()
-    replaces = bool(snap.persona and snap.persona.get("replacesSystemPrompt")) or bool(snap.custom)
+    replaces = role_override(snap.persona, snap.custom) is not None
     return Sources(
         system_context=load_context(service.options.system_context_dir, environ, replaces),
         custom_system_prompt=snap.custom,
@@ -86,10 +89,6 @@ async def gather_sources(service: AssistantService) -> Sources:
         environ=environ,
         persona=snap.persona,
     )
-
-
-log = logging.getLogger("comfyui_assistant")
-SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
 
 
 def _has_content(message: dict[str, Any]) -> bool:
@@ -148,12 +147,17 @@ async def _context_for(
 
     outcome.on_usage = learn
     outcome.correction = context.correction
-    base = plan.answer_base or {"id": plan.message_id, "role": "assistant", "parts": []}
-    return context.assemble(base, None)
+    return context.assemble(plan.answer_start(), None)
 
 
 def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     opts = service.options
+
+    async def existing_thread(request: web.Request) -> str:
+        thread_id = request.match_info["id"]
+        if await (await service.threads()).get(thread_id) is None:
+            raise not_found(f"thread {thread_id}")
+        return thread_id
 
     @table.post("/api/chat")
     @guarded
@@ -233,18 +237,14 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @table.get("/api/assistant/threads/{id}/context")
     @guarded
     async def context_report(request: web.Request) -> web.StreamResponse:
-        thread_id = request.match_info["id"]
-        if await (await service.threads()).get(thread_id) is None:
-            raise not_found(f"thread {thread_id}")
+        thread_id = await existing_thread(request)
         state = ThreadState(await service.store())
         return web.json_response({"report": await state.report(thread_id)})
 
     @table.get("/api/assistant/threads/{id}/summary")
     @guarded
     async def get_summary(request: web.Request) -> web.StreamResponse:
-        thread_id = request.match_info["id"]
-        if await (await service.threads()).get(thread_id) is None:
-            raise not_found(f"thread {thread_id}")
+        thread_id = await existing_thread(request)
         state = ThreadState(await service.store())
         return web.json_response({"summary": await state.summary(thread_id)})
 
@@ -253,14 +253,12 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def compact(request: web.Request) -> web.StreamResponse:
         """`/compact` in the panel: summarize everything before the latest exchange now."""
         refuse_forms(request)
-        thread_id = request.match_info["id"]
+        thread_id = await existing_thread(request)
         threads = await service.threads()
-        if await threads.get(thread_id) is None:
-            raise not_found(f"thread {thread_id}")
         messages = [m.as_ui() for m in await threads.messages(thread_id)]
         state = ThreadState(await service.store())
         stored = await state.summary(thread_id)
-        previous = Summary(stored["text"], stored["until"], stored["fallback"]) if stored else None
+        previous = Summary.stored(stored)
         covered = covered_ids(messages, previous.until) if previous else frozenset()
         last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=0)
         ids = [str(m["id"]) for m in messages[:last_user] if m["id"] not in covered]
@@ -272,7 +270,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         except Exception as exc:
             error = describe_error(exc, provider.settings, provider.settings.model)
             raise HTTPProblem(502, error.message) from None
-        new = await summarize(provider, model, previous, messages, ids, SUMMARY_TIMEOUT)
+        new = await summarize(provider, model, previous, messages, ids)
         await state.set_summary(thread_id, new.text, new.until, new.fallback)
         return web.json_response({"summary": await state.summary(thread_id), "compacted": len(ids)})
 
