@@ -48,6 +48,9 @@ class ToolSpec:
     runs: ToolRunner
     # Argument names that identify a call in a one-line digest, e.g. "addNode KSampler".
     digest_args: tuple[str, ...] = ()
+    # Whether a digest names the files found in the result (walking it for them). Off for
+    # tools whose results are graphs, node definitions or documents: large, and never outputs.
+    digest_files: bool = True
 
     def __post_init__(self) -> None:
         # Checked at import time so that a malformed new entry fails loudly, not at the LLM.
@@ -126,6 +129,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="panel",
         digest_args=("detail",),
+        digest_files=False,
     ),
     ToolSpec(
         name="addNode",
@@ -259,6 +263,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="server",
         digest_args=("query",),
+        digest_files=False,
     ),
     ToolSpec(
         name="getNodeDefinition",
@@ -267,6 +272,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
         runs="server",
         digest_args=("nodeType",),
+        digest_files=False,
     ),
     ToolSpec(
         name="getAvailableModels",
@@ -283,12 +289,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
         runs="server",
         digest_args=("nodeType",),
+        digest_files=False,
     ),
     ToolSpec(
         name="listSystemSkills",
         description="List the built-in skills (procedures and model-family notes).",
         parameters=_args(),
         runs="server",
+        digest_files=False,
     ),
     ToolSpec(
         name="getSystemSkill",
@@ -296,12 +304,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         parameters=_args(["slug"], slug=_SLUG),
         runs="server",
         digest_args=("slug",),
+        digest_files=False,
     ),
     ToolSpec(
         name="listUserSkills",
         description="List the procedures the user taught you (their skills).",
         parameters=_args(),
         runs="server",
+        digest_files=False,
     ),
     ToolSpec(
         name="getUserSkill",
@@ -309,6 +319,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         parameters=_args(["slug"], slug=_SLUG),
         runs="server",
         digest_args=("slug",),
+        digest_files=False,
     ),
     ToolSpec(
         name="createUserSkill",
@@ -363,6 +374,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         parameters=_args(["section"], section={"type": "string", "description": "Section name."}),
         runs="server",
         digest_args=("section",),
+        digest_files=False,
     ),
 )
 

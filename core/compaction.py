@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..tools_definitions import get_tool
-from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN
+from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
 
 DIGEST_PREFIX = "[digest] "
 LINE_MAX = 200
@@ -27,6 +27,7 @@ _LIST_KEYS = ("nodes", "links", "groups", "results", "models", "skills", "inputs
 _NAMED_LISTS = frozenset({"results", "models", "skills"})
 _NAME_FIELDS = ("type", "slug", "name", "filename", "id", "title")
 _FILE_LISTS = frozenset({"images", "files", "gifs", "videos", "audio"})
+_FILE_KEYS = frozenset({"filename", "file"})
 
 
 def _dumps(value: Any) -> str:
@@ -102,16 +103,20 @@ def _count(key: str, items: list[Any]) -> str:
     return text
 
 
-def _files(value: Any, found: dict[str, None], depth: int = 0) -> None:
-    """File names in a result (`filename` fields, `images` lists), in order of appearance."""
-    if not isinstance(value, (dict, list)) or depth > 6:
-        return
+def _files(value: dict[str, Any] | list[Any], found: dict[str, None], depth: int = 0) -> None:
+    """File names in a result (`filename` fields, `images` lists), in order of appearance.
+    Only containers are descended into (a workflow result holds thousands of scalars)."""
     for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-        if key in ("filename", "file") and isinstance(item, str) and item:
-            found[item] = None
-        elif key in _FILE_LISTS and isinstance(item, list):
-            found.update((i, None) for i in item if isinstance(i, str) and i)
-        _files(item, found, depth + 1)
+        if isinstance(item, str):
+            if item and key in _FILE_KEYS:
+                found[item] = None
+        elif isinstance(item, list):
+            if key in _FILE_LISTS:
+                found.update((i, None) for i in item if isinstance(i, str) and i)
+            if depth < 6 and any(isinstance(i, (dict, list)) for i in item):
+                _files(item, found, depth + 1)
+        elif isinstance(item, dict) and depth < 6:
+            _files(item, found, depth + 1)
 
 
 def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]:
@@ -136,8 +141,11 @@ def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]
             parts.append(f"{key} {_item_name(value) or _show(value)}")
     parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
     files: dict[str, None] = {}
-    if not raw or any(f'"{key}"' in raw for key in ("filename", "file", *_FILE_LISTS)):
-        _files(result, files)  # a walk of the whole result: only when a file key is in it
+    spec = get_tool(name)
+    if (spec is None or spec.digest_files) and (
+        not raw or any(f'"{key}"' in raw for key in (*_FILE_KEYS, *_FILE_LISTS))
+    ):
+        _files(result, files)  # a walk of the whole result: only when a file key may be in it
     if files:
         shown = ", ".join(_one_line(f, 60) for f in list(files)[:3])
         parts.append(f"files: {shown}" + (f", +{len(files) - 3} more" if len(files) > 3 else ""))
@@ -155,22 +163,41 @@ def _outcome(name: str, result: str) -> str:
         return "error: " + _one_line(text[len("Error:") :].strip().split("\n", 1)[0], 100)
     if text in _NOT_RUN:
         return _NOT_RUN[text]
-    value = _loads(text)
-    parts = _dict_outcome(name, value, text) if isinstance(value, dict) else []
+    return _value_outcome(name, _loads(text), lambda: len(result), text)
+
+
+def _value_outcome(name: str, value: Any, size: Callable[[], int], raw: str = "") -> str:
+    parts = _dict_outcome(name, value, raw) if isinstance(value, dict) else []
     if isinstance(value, list):
         parts = [_count("items", value)]
-    return ", ".join(parts) if parts else f"ok ({len(result):,} chars)"
+    return ", ".join(parts) if parts else f"ok ({size():,} chars)"
+
+
+def _line(name: str, arguments: str | dict[str, Any], outcome: str, call_id: str) -> str:
+    key = _key_args(name, _parse_args(arguments))
+    head = f"{name} {key}" if key else name
+    suffix = f" (recall: {call_id})" if call_id else ""
+    room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
+    return DIGEST_PREFIX + _one_line(f"{head} -> {outcome}", room) + suffix
 
 
 def digest_tool_result(
     name: str, arguments: str | dict[str, Any], result: str, call_id: str
 ) -> str:
     """One deterministic line for a tool call: tool, key arguments, outcome, recall id."""
-    key = _key_args(name, _parse_args(arguments))
-    head = f"{name} {key}" if key else name
-    suffix = f" (recall: {call_id})" if call_id else ""
-    room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
-    return DIGEST_PREFIX + _one_line(f"{head} -> {_outcome(name, result)}", room) + suffix
+    return _line(name, arguments, _outcome(name, result), call_id)
+
+
+def digest_tool_part(
+    name: str, arguments: str | dict[str, Any], part: dict[str, Any], call_id: str
+) -> str:
+    """`digest_tool_result` of a UI tool part's result, read from its output object: the same
+    line, without rendering (and re-parsing) the whole result as JSON."""
+    output = part.get("output")
+    if part.get("state") != "output-available" or isinstance(output, str):
+        return digest_tool_result(name, arguments, tool_result_text(part), call_id)
+    size = lambda: len(tool_result_text(part))  # noqa: E731 (only when nothing else is said)
+    return _line(name, arguments, _value_outcome(name, output, size), call_id)
 
 
 # --- cut_json ------------------------------------------------------------------------------

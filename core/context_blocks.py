@@ -5,6 +5,11 @@ message with tool calls plus the result of every call. A round is atomic — the
 drop it whole, so no provider ever sees a call without its result or a result without its
 call. Each block remembers the UI message it came from (summaries and reports speak in those
 ids) and carries its token count once counted.
+
+A round built with `render=False` is *pending*: its results are placeholders and `parts` holds
+the UI tool parts they come from. The engine digests it straight from those parts (an old
+round's full result is never sent, so it is never serialized) or renders it
+(`render_results`) before anything reads its messages.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .ui_messages import to_openai_messages
+from .ui_messages import to_openai_messages, tool_result_text
 
 Kind = Literal["user", "assistant", "round"]
 Message = dict[str, Any]
@@ -27,6 +32,8 @@ class Block:
     tokens: int = 0
     digested: bool = False  # tool results replaced by one-line digests
     cut: bool = False  # an oversized result shortened
+    # Pending round: the UI tool parts its results come from, not yet rendered (see above).
+    parts: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
     # Derived variants and counts, memoized by the engine's BlockCache (never compared).
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -35,21 +42,47 @@ class Block:
         return self.kind == "round"  # hot loops compare `kind` directly
 
     def with_messages(self, messages: Iterable[Message], **changes: Any) -> Block:
-        return replace(self, messages=tuple(messages), memo={}, **changes)
+        return replace(self, messages=tuple(messages), memo={}, parts=(), **changes)
+
+    def with_tokens(self, tokens: int) -> Block:
+        """The same block with its count set (its memo copied: same messages, same values).
+        Spelled out: `dataclasses.replace` costs several times more, once per block."""
+        return Block(
+            self.kind, self.messages, self.source_id, tokens, self.digested, self.cut,
+            parts=self.parts, memo=dict(self.memo),
+        )  # fmt: skip
 
 
-def blocks_of(ui_message: dict[str, Any]) -> list[Block]:
-    """The blocks of one UI message, in order."""
+def render_results(block: Block) -> Block:
+    """A pending round with its results rendered (any other block as it is)."""
+    if not block.parts:
+        return block
+    call, *results = block.messages
+    pairs = zip(results, block.parts, strict=True)
+    rendered = [{**m, "content": tool_result_text(p)} for m, p in pairs]
+    return block.with_messages([call, *rendered])
+
+
+def blocks_of(ui_message: dict[str, Any], render: bool = True) -> list[Block]:
+    """The blocks of one UI message, in order; with `render=False` its rounds are pending."""
     source = str(ui_message.get("id") or "")
-    messages = to_openai_messages([ui_message])
+    parts: list[dict[str, Any]] = []
+
+    def later(part: dict[str, Any]) -> str:
+        parts.append(part)
+        return ""
+
+    messages = to_openai_messages([ui_message], tool_result_text if render else later)
     out: list[Block] = []
-    i = 0
+    i = done = 0
     while i < len(messages):
         message = messages[i]
         if message["role"] == "assistant" and message.get("tool_calls"):
             n = len(message["tool_calls"])
-            out.append(Block("round", tuple(messages[i : i + 1 + n]), source))
+            pending = tuple(parts[done : done + n])
+            out.append(Block("round", tuple(messages[i : i + 1 + n]), source, parts=pending))
             i += 1 + n
+            done += len(pending)
         else:
             kind: Kind = "user" if message["role"] == "user" else "assistant"
             out.append(Block(kind, (message,), source))

@@ -5,7 +5,8 @@ cached by object identity. A UI message is keyed instead by a cheap signature â€
 id, role, and per part the type, state, call id and its text â€” which changes whenever anything
 the model would see changes (within a thread a tool call's input and output are set once,
 with its state). For each
-message the cache keeps its blocks; each block keeps, in `Block.memo`, its digested and cut
+message the cache keeps its blocks, rounds pending (results not rendered: an old round is only
+ever sent as a digest); each block keeps, in `Block.memo`, its rendered, digested and cut
 variants and its exact token count per counter.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import context_steps as steps
-from .context_blocks import Block, blocks_of
+from .context_blocks import Block, blocks_of, render_results
 from .tokens import TokenCounter
 
 MAX_MESSAGES = 20_000
@@ -57,7 +58,7 @@ class BlockCache:
         found = self._blocks.get(key)
         if found is not None:
             return found
-        made = tuple(blocks_of(message))
+        made = tuple(blocks_of(message, render=False))  # rounds pending: see `rendered`
         if len(self._blocks) >= self.max_messages:  # forget the oldest half at once
             for old in list(self._blocks)[: self.max_messages // 2]:
                 del self._blocks[old]
@@ -72,6 +73,16 @@ class BlockCache:
         out = block.memo.get("digested")
         if out is None:
             out = block.memo["digested"] = steps.digest_round(block)
+        return out
+
+    @staticmethod
+    def rendered(block: Block) -> Block:
+        """A pending round with its results rendered (once: remembered in its memo)."""
+        if not block.parts:
+            return block
+        out = block.memo.get("rendered")
+        if out is None:
+            out = block.memo["rendered"] = render_results(block)
         return out
 
     @staticmethod
@@ -91,7 +102,7 @@ class BlockCache:
         key = ("tokens", counter.source, counter.encoding)
         count = block.memo.get(key)
         if count is None:
-            count = block.memo[key] = sum(counter.message(m) for m in block.messages)
+            count = block.memo[key] = sum(counter.message(m, False) for m in block.messages)
         return count
 
     @staticmethod
@@ -100,7 +111,7 @@ class BlockCache:
         key = ("results", counter.source, counter.encoding)
         count = block.memo.get(key)
         if count is None:
-            count = block.memo[key] = sum(counter.message(m) for m in block.messages[1:])
+            count = block.memo[key] = sum(counter.message(m, False) for m in block.messages[1:])
         return count
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import context_steps as steps
@@ -160,10 +160,12 @@ def compaction_plan(
 
 
 def _with_tokens(block: Block, counter: TokenCounter) -> Block:
+    if block.parts:  # a pending round's results are placeholders: never counted, never sent
+        raise RuntimeError("a pending tool round reached the token count unrendered")
     tokens = BlockCache.tokens(block, counter)
     if block.tokens == tokens:
         return block
-    return replace(block, tokens=tokens, memo=dict(block.memo))  # same messages: same values
+    return block.with_tokens(tokens)
 
 
 def _blocks(inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]) -> list[Block]:
@@ -255,6 +257,7 @@ def build_context(
     blocks = steps.digest_rounds(
         blocks, settings.keep_last_rounds, settings.digest_batch, cache.digested
     )
+    blocks = [cache.rendered(b) if b.parts else b for b in blocks]  # the rounds sent whole
     max_result = max(256, raw(int(budget.available * settings.max_result_share)))
     blocks = steps.cut_oversized(
         blocks, max_result, counter.text, lambda b: cache.cut(b, max_result, counter.text)

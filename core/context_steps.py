@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .compaction import cut_json, digest_tool_result
+from .compaction import cut_json, digest_tool_part, digest_tool_result
 from .context_blocks import Block, Message, latest_user_index
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
@@ -26,14 +26,18 @@ def digest_count(rounds: int, keep_last: int, batch: int) -> int:
 
 
 def digest_round(block: Block) -> Block:
+    """The round with each result replaced by its one-line digest (a pending round is digested
+    from its UI parts: its full results are never rendered)."""
     call, *results = block.messages
     calls = {c["id"]: c["function"] for c in call["tool_calls"]}
     digested = []
-    for result in results:
-        function = calls[result["tool_call_id"]]
-        line = digest_tool_result(
-            function["name"], function["arguments"], str(result["content"]), result["tool_call_id"]
-        )
+    for i, result in enumerate(results):
+        call_id = result["tool_call_id"]
+        name, arguments = calls[call_id]["name"], calls[call_id]["arguments"]
+        if block.parts:
+            line = digest_tool_part(name, arguments, block.parts[i], call_id)
+        else:
+            line = digest_tool_result(name, arguments, str(result["content"]), call_id)
         digested.append({**result, "content": line})
     return block.with_messages([call, *digested], digested=True, tokens=0)
 

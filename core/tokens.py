@@ -55,8 +55,9 @@ __all__ = [
 
 # --- the chat format's overhead (OpenAI cookbook, "How to count tokens with tiktoken") -------
 
-TEXT_CACHE_MIN_CHARS = 256  # shorter texts cost less to encode than to look up
+TEXT_CACHE_MIN_CHARS = 256  # from here on, texts go to the small cache of long texts
 TEXT_CACHE_ENTRIES = 512
+SHORT_CACHE_ENTRIES = 20_000  # texts under TEXT_CACHE_MIN_CHARS: at most ~5 MB
 MESSAGE_OVERHEAD = 3
 """Per message: `<|start|>`, the role/header separator and `<|end|>` (the role is counted as
 text on top, as in the cookbook's `num_tokens_from_messages`)."""
@@ -193,6 +194,7 @@ class TokenCounter:
         self._max_chars = max_chars
         self._cache: OrderedDict[_Key, tuple[int, int]] = OrderedDict()  # key -> (tokens, chars)
         self._texts: dict[str, int] = {}
+        self._short: dict[str, int] = {}  # roles, names, ids, short texts: often repeated
         self._cached_chars = 0
         self._lock = threading.Lock()
 
@@ -209,25 +211,29 @@ class TokenCounter:
     # -- text --
 
     def text(self, s: str) -> int:
-        """Tokens of plain text; long texts (system prompts, summaries) are remembered."""
+        """Tokens of plain text, remembered: long texts (system prompts, summaries) in a small
+        cache, short ones (roles, names, repeated answers) in a large one; a lookup costs a
+        fraction of encoding even a one-word text."""
         if not s:
             return 0
-        if len(s) >= TEXT_CACHE_MIN_CHARS:
-            hit = self._texts.get(s)
-            if hit is not None:
-                return hit
+        texts = self._texts if len(s) >= TEXT_CACHE_MIN_CHARS else self._short
+        hit = texts.get(s)
+        if hit is not None:
+            return hit
         tokens = estimate_tokens(s) if self._encode is None else len(self._encode(s))
-        if len(s) >= TEXT_CACHE_MIN_CHARS:
-            if len(self._texts) >= TEXT_CACHE_ENTRIES:
-                self._texts.clear()
-            self._texts[s] = tokens
+        if len(texts) >= (TEXT_CACHE_ENTRIES if texts is self._texts else SHORT_CACHE_ENTRIES):
+            texts.clear()
+        texts[s] = tokens
         return tokens
 
     # -- messages --
 
-    def message(self, m: Mapping[str, Any]) -> int:
+    def message(self, m: Mapping[str, Any], cache: bool = True) -> int:
         """Tokens of one OpenAI chat message, with its share of the chat format's overhead
-        (`MESSAGE_OVERHEAD`, `NAME_OVERHEAD`, `TOOL_CALL_OVERHEAD`); cached."""
+        (`MESSAGE_OVERHEAD`, `NAME_OVERHEAD`, `TOOL_CALL_OVERHEAD`); cached unless the caller
+        keeps the count itself (`cache=False`: the context engine's blocks do)."""
+        if not cache:
+            return self._count_message(m)
         key, chars = _message_key(m)
         with self._lock:
             hit = self._cache.get(key)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -87,7 +88,10 @@ class _Step:
         out.extend(self.results)
 
 
-def _assistant(parts: list[dict[str, Any]], out: list[Message]) -> None:
+ResultText = Callable[[dict[str, Any]], str]
+
+
+def _assistant(parts: list[dict[str, Any]], out: list[Message], result_text: ResultText) -> None:
     step = _Step()
     for part in parts:
         ptype = part.get("type")
@@ -114,7 +118,7 @@ def _assistant(parts: list[dict[str, Any]], out: list[Message]) -> None:
                 }
             )
             step.results.append(
-                {"role": "tool", "tool_call_id": call_id, "content": tool_result_text(part)}
+                {"role": "tool", "tool_call_id": call_id, "content": result_text(part)}
             )
     step.emit(out)
 
@@ -171,13 +175,17 @@ def system_texts(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def to_openai_messages(messages: list[dict[str, Any]]) -> list[Message]:
-    """Convert validated UI messages (see chat_request) to OpenAI chat messages."""
+def to_openai_messages(
+    messages: list[dict[str, Any]], result_text: ResultText = tool_result_text
+) -> list[Message]:
+    """Convert validated UI messages (see chat_request) to OpenAI chat messages. `result_text`
+    renders each tool part's result (the context engine defers it: an old result is only ever
+    sent as a digest, so its full text need not be built)."""
     out: list[Message] = []
     for message in messages:
         role = message.get("role")
         if role == "user":
             _user(message["parts"], out)
         elif role == "assistant":
-            _assistant(message["parts"], out)
+            _assistant(message["parts"], out, result_text)
     return out

@@ -4,8 +4,13 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.compaction import cut_json, digest_tool_result, fallback_summary
-from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN
+from comfyui_assistant.core.compaction import (
+    cut_json,
+    digest_tool_part,
+    digest_tool_result,
+    fallback_summary,
+)
+from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -191,6 +196,44 @@ def test_digest_is_deterministic() -> None:
     for name, arguments, result, _ in DIGESTS:
         first = digest_tool_result(name, arguments, result, "id1")
         assert all(digest_tool_result(name, arguments, result, "id1") == first for _ in range(3))
+
+
+PARTS = [
+    {"state": "output-available", "output": QUEUED},
+    {"state": "output-available", "output": {"nodes": [{"id": 1}], "links": []}},
+    {"state": "output-available", "output": [1, 2, {"a": None}]},
+    {"state": "output-available", "output": 42},
+    {"state": "output-available", "output": None},
+    {"state": "output-available", "output": {}},
+    {"state": "output-available", "output": "plain text, not JSON"},
+    {"state": "output-available", "output": '{"nodeId": 4}'},
+    {"state": "output-available", "output": {"ok": False, "error": {"message": "no such node"}}},
+    {"state": "output-available", "output": {"images": ["a.png", "b.png"], "file": "c.txt"}},
+    {"state": "output-error", "errorText": "boom", "input": {"nodeType": "X"}},
+    {"state": "output-error", "errorText": "bad args", "rawInput": "{oops"},
+    {"state": "output-denied"},
+    {"state": "input-available"},
+    {"state": "input-streaming"},
+]
+
+
+@pytest.mark.parametrize("name", ["queueWorkflow", "getWorkflow", "addNode", "mysteryTool"])
+@pytest.mark.parametrize("part", PARTS)
+def test_digest_of_a_part_is_the_digest_of_its_rendered_result(
+    name: str, part: dict[str, Any]
+) -> None:
+    """The engine digests old rounds from their UI parts (never rendering their results):
+    the line must be the one the rendered text gives."""
+    args = {"nodeType": "KSampler", "detail": "full"}
+    expected = digest_tool_result(name, args, tool_result_text(part), "call_p")
+    assert digest_tool_part(name, args, part, "call_p") == expected
+
+
+def test_file_names_are_read_only_from_tools_whose_results_hold_outputs() -> None:
+    result = dumps({"nodes": [{"id": 1, "widgets": {"filename": "in.png"}}], "links": []})
+    assert "in.png" not in digest_tool_result("getWorkflow", {}, result, "c")
+    assert "files: in.png" in digest_tool_result("queueWorkflow", {}, result, "c")
+    assert "files: in.png" in digest_tool_result("someCustomTool", {}, result, "c")
 
 
 # --- cut_json --------------------------------------------------------------------------------

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 from comfyui_assistant.core import context_steps as steps
-from comfyui_assistant.core.context_blocks import Block, blocks_of, build_blocks, flatten
+from comfyui_assistant.core.context_blocks import (
+    Block,
+    blocks_of,
+    build_blocks,
+    flatten,
+    render_results,
+)
 from comfyui_assistant.core.context_validate import (
     ContextInvariantError,
     problems,
@@ -43,6 +49,15 @@ def test_blocks_keep_rounds_atomic_and_remember_their_message():
         ("assistant", "a1", 1),
     ]
     assert blocks[0].messages[1] == {"role": "tool", "tool_call_id": "c1", "content": '{"nodes":3}'}
+
+
+def test_a_pending_round_renders_to_the_round_built_whole():
+    ui = tool_turn("a1", "c1", text="Done.", output={"nodes": [1, 2], "text": "é"})
+    pending = blocks_of(ui, render=False)
+    assert pending[0].parts and pending[0].messages[1]["content"] == ""  # placeholder only
+    rendered = [render_results(b) for b in pending]
+    assert rendered == blocks_of(ui) and not any(b.parts for b in rendered)
+    assert steps.digest_round(pending[0]).messages == steps.digest_round(rendered[0]).messages
 
 
 @pytest.mark.parametrize(

@@ -502,6 +502,26 @@ def test_cached_counts_are_never_stale(ms: list[dict[str, Any]]) -> None:
         assert shared.message(m) == TokenCounter(max_entries=0).message(m)
 
 
+def test_text_counts_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = TokenCounter("cl100k_base")
+    encode, encoded = counter._encode, []
+    assert encode is not None
+    monkeypatch.setattr(counter, "_encode", lambda s: encoded.append(s) or encode(s))
+    texts = ["assistant", "tool", "assistant", "x" * 300, "x" * 300, "tool"]
+    assert [counter.text(t) for t in texts] == [1, 1, 1, 38, 38, 1]
+    assert encoded == ["assistant", "tool", "x" * 300]  # each distinct text encoded once
+    monkeypatch.setattr(tokens, "SHORT_CACHE_ENTRIES", 3)
+    for i in range(10):
+        counter.text(f"word{i}")
+    assert len(counter._short) <= 3
+
+
+def test_uncached_message_count_equals_the_cached_one(counter: TokenCounter) -> None:
+    m = {"role": "tool", "tool_call_id": "call_1", "content": '{"ok":true,"nodeId":3}'}
+    assert counter.message(m, cache=False) == counter.message(m)
+    assert counter.cache_info()["entries"] == 1  # only the cached call stored it
+
+
 def test_the_cache_is_bounded() -> None:
     small = TokenCounter(max_entries=10)
     for i in range(25):
