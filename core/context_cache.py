@@ -17,32 +17,35 @@ from typing import Any
 
 from . import context_steps as steps
 from .context_blocks import Block, blocks_of, render_results
+from .context_validate import Checkpoint
 from .tokens import TokenCounter
 
 MAX_MESSAGES = 20_000
+MAX_CHECKPOINTS = 256
 
 
 def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
     """Everything the model would see of a UI message, as a flat tuple of its own strings
     (hashing and comparing them is C work; no serialization). A tool part is identified by
-    its call id and state: within a thread (the `scope`) a call's input and output are set
-    once, together with its state, and never change after (the AI SDK's tool parts are
-    immutable once available) — so neither needs serializing on every request."""
+    its call id and state: within a thread (the `scope`) a call's input and its output or
+    error are set once, together with its state, and never change after (the AI SDK's tool
+    parts are immutable once available) — so none of them needs reading on every request."""
     sig: list[Any] = [scope, message.get("id"), message.get("role")]
     append = sig.append
     for part in message.get("parts") or ():
-        append(part.get("type"))
+        ptype = part.get("type")
+        append(ptype)
+        if ptype == "step-start":
+            continue
         text = part.get("text")
         if text is not None:
             append(text)
             continue
         call = part.get("toolCallId")
         if call is not None:
-            output = part.get("output")
             append(call)
             append(part.get("state"))
-            append(part.get("errorText"))
-            append(output if isinstance(output, str) else None)
+            append(part.get("preliminary"))  # a streamed tool's outputs before its last one
         else:
             append(part.get("url"))
     return tuple(sig)
@@ -51,7 +54,18 @@ def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
 class BlockCache:
     def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
         self._blocks: dict[tuple[Any, ...], tuple[Block, ...]] = {}
+        self._checkpoints: dict[str, Checkpoint] = {}
         self.max_messages = max_messages
+
+    def checkpoint(self, scope: str) -> Checkpoint:
+        """The validator's checkpoint for a thread (correct for any requests: it only saves
+        work when they share a prefix)."""
+        found = self._checkpoints.get(scope)
+        if found is None:
+            if len(self._checkpoints) >= MAX_CHECKPOINTS:
+                self._checkpoints.clear()
+            found = self._checkpoints[scope] = Checkpoint()
+        return found
 
     def blocks(self, message: dict[str, Any], scope: str = "") -> tuple[Block, ...]:
         key = signature(message, scope)

@@ -145,18 +145,18 @@ def compaction_plan(
         tokens_by_id[b.source_id] = tokens_by_id.get(b.source_id, 0) + b.tokens
     remaining = sum(tokens_by_id.values())
     chosen: list[str] = []
-    best: list[str] | None = None
+    best = 0  # the cut so far: `chosen[:best]` (a length, not a copy per user message)
     for message in ui_messages:
         mid = str(message.get("id") or "")
         if mid in protected:
             break
         if message.get("role") == "user" and chosen:
-            best = list(chosen)
+            best = len(chosen)
             if remaining <= target:
                 break
         chosen.append(mid)
         remaining -= tokens_by_id.get(mid, 0)
-    return best
+    return chosen[:best] if best else None
 
 
 def _with_tokens(block: Block, counter: TokenCounter) -> Block:
@@ -293,7 +293,8 @@ def build_context(
     note = counter.message({"role": "user", "content": steps.OMITTED_NOTE})
     blocks = _fit_turn(blocks, history_budget - note, counter, cache)
     kept, dropped = steps.select_window(blocks, history_budget, settings.max_history_messages, note)
-    if sum(b.tokens for b in kept) > history_budget:  # only the mandatory part can overflow
+    tally = _tally(kept, counter)
+    if tally.tokens > history_budget:  # only the mandatory part can overflow
         last_user = latest_user_index(blocks)
         needed = blocks[last_user].tokens if last_user is not None else 0
         raise ContextBudgetError.for_message(scaled(needed + fixed), budget, inputs.model)
@@ -301,9 +302,9 @@ def build_context(
         limits.append(f"{len(dropped)} older blocks left out by the priority window")
 
     history = flatten(kept)
-    merged = steps.merge_adjacent_users(history)
+    merged = steps.merge_adjacent_users(history) if tally.adjacent_users else history
     messages = steps.add_reminders([system_message, *merged], reminder)
-    messages = validate(messages)
+    messages = validate(messages, cache.checkpoint(inputs.cache_scope))
     if len(merged) == len(history):
         last = messages[-1]
         closing = (
@@ -311,7 +312,7 @@ def build_context(
             if last["content"] == reminder
             else counter.message(last) - counter.message(history[-1])
         )
-        exact = counter.message(system_message) + sum(b.tokens for b in kept) + closing
+        exact = counter.message(system_message) + tally.tokens + closing
         exact += REPLY_PRIMING + tool_tokens
     else:  # rare: user turns were merged, count the whole request
         exact = counter.messages(messages) + tool_tokens
@@ -319,31 +320,62 @@ def build_context(
     over = tokens - budget.tools - budget.available
     if over > 0:  # the steps above guarantee this never happens: a bug if it does
         report_violation(f"the request is {over} tokens over the budget of {budget.available}")
+    digested, cut = _changed(blocks)
     report = _report(
-        inputs, budget, counter, kept, dropped, blocks, summarized, system, reminder, summary_text
+        inputs, budget, counter, tally, dropped, cut, summarized, system, reminder, summary_text
     )
-    report.update(estimated=tokens, exact=exact, limits=limits + _step_limits(blocks))
+    if digested:
+        limits.append(f"{digested} older tool rounds digested")
+    if cut:
+        limits.append(f"{cut} oversized tool results cut")
+    report.update(estimated=tokens, exact=exact, limits=limits)
     return Assembled(messages, tokens, exact, budget, report, compaction, tools)
 
 
-def _step_limits(blocks: list[Block]) -> list[str]:
-    out = []
-    digested = sum(1 for b in blocks if b.digested)
-    if digested:
-        out.append(f"{digested} older tool rounds digested")
-    cut = sum(1 for b in blocks if b.cut)
-    if cut:
-        out.append(f"{cut} oversized tool results cut")
-    return out
+@dataclass(frozen=True)
+class _Tally:
+    """What the checks and the report need of the chosen blocks, in one pass over them."""
+
+    tokens: int
+    results: int  # tokens of the tool results in the kept rounds (digests included)
+    kept: int
+    digested: int  # kept rounds sent as digests
+    adjacent_users: bool  # two user blocks in a row (after a drop): to be merged
+
+
+def _tally(kept: list[Block], counter: TokenCounter) -> _Tally:
+    key = ("results", counter.source, counter.encoding)
+    tokens = results = digested = 0
+    adjacent, previous = False, ""
+    for block in kept:
+        kind = block.kind
+        tokens += block.tokens
+        if kind == "round":
+            found = block.memo.get(key)
+            results += BlockCache.result_tokens(block, counter) if found is None else found
+            digested += block.digested
+        elif kind == "user" and previous == "user":
+            adjacent = True
+        previous = kind
+    return _Tally(tokens, results, len(kept), digested, adjacent)
+
+
+def _changed(blocks: list[Block]) -> tuple[int, int]:
+    """(rounds digested, rounds with a result cut) among all the blocks."""
+    digested = cut = 0
+    for block in blocks:
+        digested += block.digested
+        cut += block.cut
+    return digested, cut
 
 
 def _report(
     inputs: ContextInputs,
     budget: Budget,
     counter: TokenCounter,
-    kept: list[Block],
+    tally: _Tally,
     dropped: list[Block],
-    blocks: list[Block],
+    cut: int,
     summarized: frozenset[str],
     system: str,
     reminder: str,
@@ -356,8 +388,8 @@ def _report(
 
     summary_tokens = n(counter.text(summary_text)) if summary_text else 0
     user_tokens = n(counter.text(inputs.user_context)) if inputs.user_context else 0
-    tool_results = n(sum(BlockCache.result_tokens(b, counter) for b in kept if b.kind == "round"))
-    history = n(sum(b.tokens for b in kept)) - tool_results
+    tool_results = n(tally.results)
+    history = n(tally.tokens) - tool_results
     return {
         "model": inputs.model,
         "window": {
@@ -377,11 +409,11 @@ def _report(
             "reserve": budget.reserve,
         },
         "counts": {
-            "kept": len(kept),
-            "digested": sum(1 for b in kept if b.digested),
+            "kept": tally.kept,
+            "digested": tally.digested,
             "summarized": len(summarized),
             "dropped": len(dropped),
-            "cut": sum(1 for b in blocks if b.cut),
+            "cut": cut,
         },
         "summary": None
         if inputs.summary is None or not summarized

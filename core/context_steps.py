@@ -191,7 +191,10 @@ def select_window(
     messages = sum(len(blocks[i].messages) for i in mandatory)
     older = [i for i in range(len(blocks)) if i not in mandatory]
     # the turn first, newest first; then older rounds before chatter, newest first
-    ranked = sorted(older, key=lambda i: (i < start, i < start and blocks[i].kind != "round", -i))
+    before = range(start - 1, -1, -1)
+    ranked = [i for i in range(len(blocks) - 1, start, -1) if i not in mandatory]
+    ranked += [i for i in before if blocks[i].kind == "round"]
+    ranked += [i for i in before if blocks[i].kind != "round"]
     chosen = set(mandatory)
     turn_closed = False  # the turn in progress is sent as its newest part, without gaps
     for i in ranked:

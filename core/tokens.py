@@ -57,6 +57,7 @@ __all__ = [
 
 TEXT_CACHE_MIN_CHARS = 256  # from here on, texts go to the small cache of long texts
 TEXT_CACHE_ENTRIES = 512
+TOOL_CACHE_ENTRIES = 256
 SHORT_CACHE_ENTRIES = 20_000  # texts under TEXT_CACHE_MIN_CHARS: at most ~5 MB
 MESSAGE_OVERHEAD = 3
 """Per message: `<|start|>`, the role/header separator and `<|end|>` (the role is counted as
@@ -195,6 +196,7 @@ class TokenCounter:
         self._cache: OrderedDict[_Key, tuple[int, int]] = OrderedDict()  # key -> (tokens, chars)
         self._texts: dict[str, int] = {}
         self._short: dict[str, int] = {}  # roles, names, ids, short texts: often repeated
+        self._tools: dict[str, tuple[Any, int]] = {}  # name -> (definition snapshot, tokens)
         self._cached_chars = 0
         self._lock = threading.Lock()
 
@@ -263,18 +265,29 @@ class TokenCounter:
             return 0
         total = TOOLS_OVERHEAD
         for tool in tools:
-            text = _tool_json(tool)
-            key: _Key = ("\x00tool", text)
-            with self._lock:
-                hit = self._cache.get(key)
-                if hit is not None:
-                    self._cache.move_to_end(key)
-                    total += hit[0]
-                    continue
-            tokens = self.text(text) + TOOL_OVERHEAD
-            self._remember(key, tokens, len(text))
-            total += tokens
+            total += self._tool(tool)
         return total
+
+    def _tool(self, tool: Mapping[str, Any]) -> int:
+        """One definition's count. Remembered by name with a snapshot of the definition: an
+        equal definition (compared in C, a fraction of serializing it) reuses the count, so
+        fresh copies of the same tools cost nothing per request."""
+        fn = tool.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        known = self._tools.get(name) if isinstance(name, str) else None
+        if known is not None and known[0] == tool:
+            return known[1]
+        text = _tool_json(tool)
+        tokens = self.text(text) + TOOL_OVERHEAD
+        if isinstance(name, str):
+            try:
+                snapshot = json.loads(json.dumps(tool))  # private: callers may mutate theirs
+            except (TypeError, ValueError):
+                return tokens
+            if len(self._tools) >= TOOL_CACHE_ENTRIES:
+                self._tools.clear()
+            self._tools[name] = (snapshot, tokens)
+        return tokens
 
     def cache_info(self) -> dict[str, int]:
         """Entries and characters held by the message cache."""

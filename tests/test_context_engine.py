@@ -21,7 +21,7 @@ from comfyui_assistant.core.context_engine import (
 )
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
-from comfyui_assistant.core.ui_messages import to_openai_messages
+from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
 
 MODEL = "gpt-4"  # counted with cl100k_base, exactly
@@ -263,6 +263,23 @@ def test_the_request_depends_only_on_the_inputs_not_on_earlier_builds():
         sent = built.messages
         assert sent[2]["tool_calls"][0]["function"]["arguments"] == f'{{"detail":"{detail}"}}'
         assert sent[3] == {"role": "tool", "tool_call_id": "c1", "content": f'{{"nodes":{nodes}}}'}
+
+
+def test_a_tool_part_that_moves_on_is_seen_by_the_cache():
+    # within a thread a call's result is set once, with its state; the cache keys on the
+    # state (and a streamed tool's `preliminary` flag), so each step of a call is sent as is
+    cache = BlockCache()
+    steps_of_a_call = [
+        {"state": "input-available"},
+        {"state": "output-available", "output": {"progress": 1}, "preliminary": True},
+        {"state": "output-available", "output": {"progress": 2}},
+        {"state": "output-error", "errorText": "the queue was cleared"},
+    ]
+    for step in steps_of_a_call:
+        part = {k: v for k, v in tool_part("c1").items() if k != "output"} | step
+        ui = [user("Run it.", "u1"), {"id": "a1", "role": "assistant", "parts": [part]}]
+        built = build_context(inputs(ui, cache_scope="t"), COUNTER, cache)
+        assert built.messages[3]["content"] == tool_result_text(part)
 
 
 # --- compaction -------------------------------------------------------------------------------

@@ -584,6 +584,16 @@ def test_tool_counts_are_cached(monkeypatch: pytest.MonkeyPatch, counter: TokenC
     assert calls == []
 
 
+def test_a_changed_definition_under_the_same_name_is_counted_again(
+    counter: TokenCounter,
+) -> None:
+    mine = json.loads(json.dumps(ADD_NODE))
+    first = counter.tools([mine])
+    mine["function"]["description"] += " Much longer now, with several more words."
+    assert counter.tools([mine]) > first  # the count was not taken from the stale snapshot
+    assert counter.tools([ADD_NODE]) == first
+
+
 # --- images ---------------------------------------------------------------------------------------
 
 
