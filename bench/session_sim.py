@@ -25,6 +25,7 @@ import asyncio
 import copy
 import importlib
 import json
+import logging
 import random
 import re
 import statistics
@@ -347,6 +348,8 @@ def main() -> None:
     parser.add_argument("--windows", default="32768,8192")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
+    # every compaction falls back to the digest here (no model): that is the point, not news
+    logging.getLogger("comfyui_assistant").setLevel(logging.ERROR)
     flows, env = load_templates(), load_object_info_file()
     turns = make_session(args.turns, env, flows, args.seed)
     tools = [spec.openai_tool() for spec in TOOLS if spec.name in ALWAYS_OFFERED]

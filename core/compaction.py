@@ -412,13 +412,33 @@ class _Section:
         self.omitted += len(self.entries) - keep
         self.entries = self.entries[len(self.entries) - keep :]
 
+    def drop_expendable(self, tiers: list[int], max_chars: int) -> None:
+        """Over `max_chars` (it could never fit whole), the trimming loop's first choices in
+        one pass: lines that say nothing new, then lines without a value, oldest first, until
+        it fits. The last line stays."""
+        total = sum(len(entry) + len(self.sep) for entry in self.entries)
+        drop: set[int] = set()
+        for tier in (0, 1):
+            for i, entry in enumerate(self.entries[:-1]):
+                if total <= max_chars:
+                    break
+                if tiers[i] == tier:
+                    drop.add(i)
+                    total -= len(entry) + len(self.sep)
+        self.omitted += len(drop)
+        self.entries = [entry for i, entry in enumerate(self.entries) if i not in drop]
+
 
 _STATED_CUE = re.compile(
     r"\b(always|never|from now on|prefer|favou?rite|go-to|remember|keep|should|must|"
     r"call(ed)?|name[ds]?|rename|my|mine|we|our|use|set|deadline|due)\b",
     re.IGNORECASE,
 )
-_SPECIFIC = re.compile(r"\d|[\"“”']|\.\w{2,5}\b")
+# a value: a number, a quotation mark, a file extension, an identifier (kl_optimal, out/tests)
+_VALUE = r"\d|[\"“”]|\.\w{2,5}\b|[^\W_][_/][^\W_]"
+_SPECIFIC = re.compile(rf"{_VALUE}|'")
+_INFORMATIVE = re.compile(_VALUE)
+_NARRATIVE = ("Earlier", "User requests")  # shrunk least telling line first
 _HEADER = re.compile(r"^(Earlier|User requests|Actions|Facts|Stated)( \(\d+ older omitted\))?:")
 
 
@@ -450,6 +470,30 @@ def _sections_of(previous: str) -> dict[str, list[str]]:
     return sections
 
 
+def _tiers(lines: list[str], newer: set[str]) -> list[int]:
+    """What each narrative line (oldest first) adds: 0 nothing, a newer line or one of `newer`
+    says it again; 1 no value (number, quotation, file name, identifier); 2 a value."""
+    seen, tiers = set(newer), []
+    for line in reversed(lines):
+        gist = line.removeprefix("asked: ")
+        tiers.append(0 if gist in seen else 2 if _INFORMATIVE.search(gist) else 1)
+        seen.add(gist)
+    return tiers[::-1]
+
+
+def _expendable(sections: list[_Section], stated: dict[str, None]) -> tuple[_Section, int] | None:
+    """The narrative line to drop first: the oldest that says nothing new, else the oldest
+    without a value; None when every line holds one. A section's last line is never chosen."""
+    lines = [(s, i) for s in sections if s.title in _NARRATIVE for i in range(len(s.entries))]
+    tiers = _tiers([s.entries[i] for s, i in lines], set(stated))
+    found = [
+        (tier, k)
+        for k, (tier, (section, _)) in enumerate(zip(tiers, lines, strict=True))
+        if tier < 2 and len(section.entries) > 1
+    ]
+    return lines[min(found)[1]] if found else None
+
+
 def fallback_summary(
     messages: list[dict[str, Any]], previous: str | None, max_chars: int = 4000
 ) -> str:
@@ -457,8 +501,10 @@ def fallback_summary(
     stated (sentences with a preference, a name or a value, verbatim), the user's requests, a
     digest line per tool call, facts (file names, settings, node ids, quoted strings) and the
     previous summary. Stated sentences and facts carry forward from summary to summary; over
-    `max_chars` the oldest actions go first, then the earlier summary, then requests, then
-    facts, and stated sentences last."""
+    `max_chars` the oldest actions go first; then, of the earlier summary and the requests,
+    the lines a newer line or a stated sentence repeats, then those without a value (number,
+    quotation, file name, identifier), oldest first; then the rest of the earlier summary,
+    then requests, then facts, and stated sentences last."""
     results = {
         m.get("tool_call_id"): _text_of(m.get("content"))
         for m in messages
@@ -504,6 +550,9 @@ def fallback_summary(
     ]
     sections = [s for s in sections if s.entries]
     for section in sections:
+        if section.title in _NARRATIVE:  # the requests are newer than the earlier summary
+            newer = set(stated) | (set(requests) if section.title == "Earlier" else set())
+            section.drop_expendable(_tiers(section.entries, newer), max_chars)
         section.keep_newest(max_chars)
     out = "\n".join(s.render() for s in sections)
     order = {"Actions": 0, "Earlier": 1, "User requests": 2, "Facts": 3, "Stated": 4}
@@ -512,7 +561,11 @@ def fallback_summary(
         if not shrinkable:
             return out[: max_chars - 1] + "…"
         section = min(shrinkable, key=lambda s: order[s.title])
-        if len(section.entries) > 1:
+        if section.title != "Actions" and (victim := _expendable(sections, stated)):
+            section, index = victim  # a repeated or value-less line of the narrative first
+            del section.entries[index]
+            section.omitted += 1
+        elif len(section.entries) > 1:
             section.entries.pop(0)
             section.omitted += 1
         elif len(entry := section.entries[0]) > 61:  # each pass makes it strictly shorter

@@ -34,12 +34,14 @@ def digest_round(block: Block) -> Block:
     for i, result in enumerate(results):
         call_id = result["tool_call_id"]
         name, arguments = calls[call_id]["name"], calls[call_id]["arguments"]
-        if block.parts:
-            line = digest_tool_part(name, arguments, block.parts[i], call_id)
+        if block.parts:  # (the arguments were rendered from the part's input: read that)
+            part = block.parts[i]
+            given = part.get("input")
+            line = digest_tool_part(name, given if isinstance(given, dict) else {}, part, call_id)
         else:
             line = digest_tool_result(name, arguments, str(result["content"]), call_id)
         digested.append({**result, "content": line})
-    return block.with_messages([call, *digested], digested=True, tokens=0)
+    return block.with_messages([call, *digested], digested=True)
 
 
 def digest_rounds(
@@ -87,7 +89,7 @@ def cut_round(block: Block, max_tokens: int, count: Callable[[str], int]) -> Blo
         if shorter != content:
             messages[i] = {**message, "content": shorter}
             changed = True
-    return block.with_messages(messages, cut=True, tokens=0) if changed else block
+    return block.with_messages(messages, cut=True) if changed else block
 
 
 def cut_oversized(
@@ -124,7 +126,7 @@ def apply_persona(blocks: list[Block], name: str, instructions: str) -> list[Blo
         return blocks
     text = f'<persona name="{name}">\n{instructions.strip()}\n</persona>'
     block = blocks[i]
-    updated = block.with_messages([_prefix_user(block.messages[0], text)], tokens=0)
+    updated = block.with_messages([_prefix_user(block.messages[0], text)])
     return [*blocks[:i], updated, *blocks[i + 1 :]]
 
 

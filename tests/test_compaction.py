@@ -486,6 +486,26 @@ def test_fallback_summary_trims_a_long_previous_summary_from_the_front() -> None
     assert earlier.startswith("Earlier:\n…") and earlier.endswith("the end")
 
 
+def test_fallback_summary_drops_repeated_and_value_less_lines_first() -> None:
+    previous = "Earlier:\n" + "\n".join(
+        ["asked: Call the output folder renders/flux_tests."]
+        + ["asked: Run it.", "asked: Why did the last run fail?"] * 20
+        + ["asked: Save the finals as WebP at quality 92.", "asked: Run it."]
+    )
+    summary = fallback_summary([{"role": "user", "content": "Run it."}], previous, max_chars=200)
+    assert len(summary) <= 200
+    assert "renders/flux_tests" in summary and "quality 92" in summary
+    assert summary.count("Why did the last run fail?") == 1  # repeats went first
+    assert summary.startswith("Earlier (39 older omitted):")
+
+
+def test_fallback_summary_states_identifiers() -> None:
+    text = "For SDXL I prefer the kl_optimal scheduler. Call the folder renders/flux_tests."
+    summary = fallback_summary([{"role": "user", "content": text}], None)
+    stated = summary.split("Stated:", 1)[1]
+    assert "kl_optimal scheduler" in stated and "renders/flux_tests" in stated
+
+
 def test_fallback_summary_is_deterministic() -> None:
     outputs = {fallback_summary(CONVERSATION * 5, "prev", max_chars=900) for _ in range(3)}
     assert len(outputs) == 1
