@@ -10,9 +10,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from ..tools_definitions import get_tool
+from .json_text import compact_json
 from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
 
 DIGEST_PREFIX = "[digest] "
@@ -28,10 +30,6 @@ _NAMED_LISTS = frozenset({"results", "models", "skills"})
 _NAME_FIELDS = ("type", "slug", "name", "filename", "id", "title")
 _FILE_LISTS = frozenset({"images", "files", "gifs", "videos", "audio"})
 _FILE_KEYS = frozenset({"filename", "file"})
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 _INVALID: Any = object()
@@ -51,12 +49,21 @@ def _one_line(text: str, limit: int) -> str:
 
 def _show(value: Any, quote: bool = False) -> str:
     """A short, single-line rendering of an argument or result value."""
+    if type(value) is int:  # ids and counts: the most common value, and the cheapest
+        text = str(value)
+        return text if len(text) <= 40 else _one_line(text, 40)
     if isinstance(value, str):
-        text = _one_line(value, 40)
-        return _dumps(text) if quote or not _BARE.fullmatch(text) else text
+        return _show_text(value, quote)
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
         return ",".join(_show(v) for v in value[:6]) + (",…" if len(value) > 6 else "")
-    return _one_line(_dumps(value), 40)
+    return _one_line(compact_json(value), 40)
+
+
+@lru_cache(maxsize=4096)
+def _show_text(value: str, quote: bool) -> str:
+    """(node types, slot names, queries: a digest shows the same few again and again)"""
+    text = _one_line(value, 40)
+    return compact_json(text) if quote or not _BARE.fullmatch(text) else text
 
 
 def _parse_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +90,7 @@ def _error_of(result: dict[str, Any]) -> str | None:
     if not err and result.get("ok") is not False and result.get("success") is not False:
         return None
     if isinstance(err, dict):
-        err = err.get("message") or _dumps(err)
+        err = err.get("message") or compact_json(err)
     if not isinstance(err, str):
         err = result.get("message") or "failed"
     return _one_line(str(err), 100)
@@ -224,7 +231,7 @@ def _shrink(value: Any, lim: _Limits, depth: int) -> tuple[Any, bool]:
         return ("[…]" if isinstance(value, list) else "{…}"), True
     if isinstance(value, list):
         rest = value[lim.items :] if len(value) - lim.items <= 8 else None
-        keep = len(value) if rest is not None and len(_dumps(rest)) <= 24 else lim.items
+        keep = len(value) if rest is not None and len(compact_json(rest)) <= 24 else lim.items
         pairs = [_shrink(item, lim, depth + 1) for item in value[:keep]]
         out = [item for item, _ in pairs]
         if len(value) > keep:  # (a marker that saves nothing is not worth it)
@@ -256,13 +263,13 @@ def _largest(value: Any, depth: int = 0) -> int:
 def _render(value: Any, lim: _Limits, original: int, hint: str) -> str:
     shrunk, cut = _shrink(value, lim, 0)
     if not cut:
-        return _dumps(shrunk)
+        return compact_json(shrunk)
     wrap = "items" if isinstance(value, list) else "value"
     obj = shrunk if isinstance(shrunk, dict) else {wrap: shrunk}
 
     def dump(size: str) -> str:
         note = f"result cut from {original:,} to {size} chars; {hint}"
-        return _dumps({**obj, "_truncated": note})
+        return compact_json({**obj, "_truncated": note})
 
     base = len(dump(""))  # the note states the final size, its own digits included
     size = next(n for n in range(base + 1, base + 20) if len(f"{n:,}") == n - base)
@@ -309,14 +316,14 @@ def cut_json(text: str, max_chars: int, *, hint: str = RECALL_HINT) -> str:
     value = _loads(text, _INVALID)
     if value is _INVALID:
         return _cut_text(text, max_chars)
-    if len(compact := _dumps(value)) <= max_chars:
+    if len(compact := compact_json(value)) <= max_chars:
         return compact  # only the whitespace was too much
     stages = [_Limits(1, 64, False, False), _Limits(1, 64, True, False)]
     stages += [_Limits(1, depth, True, False) for depth in (8, 4, 3, 2, 1)]
     for stage in [*stages, _Limits(1, 1, True, True)]:
         if (found := _fit(value, stage, len(text), hint, max_chars)) is not None:
             return found
-    short = _dumps({"_truncated": f"result of {len(text):,} chars cut; {hint}"})
+    short = compact_json({"_truncated": f"result of {len(text):,} chars cut; {hint}"})
     return next((s for s in (short, '{"_truncated":true}', "{}") if len(s) <= max_chars), "")
 
 
@@ -356,7 +363,7 @@ _FACT_PATTERNS: tuple[tuple[re.Pattern[str], _Fact], ...] = (
     ),
     (
         re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”"),
-        lambda m: _dumps(m.group(1) or m.group(2)),
+        lambda m: compact_json(m.group(1) or m.group(2)),
     ),
 )
 
@@ -385,7 +392,7 @@ def _arg_facts(value: Any, depth: int = 0) -> list[str]:
         elif isinstance(item, str) and _FILE_RE.fullmatch(item):
             facts.append(item)
         elif isinstance(item, (int, float)) and re.fullmatch(_PARAMS, str(key), re.IGNORECASE):
-            facts.append(f"{key} {_dumps(item)}")
+            facts.append(f"{key} {compact_json(item)}")
     return facts
 
 

@@ -141,13 +141,15 @@ def compaction_plan(
         return None
     protected = {b.source_id for b in blocks[last_user:]}
     tokens_by_id: dict[str, int] = {}
+    get = tokens_by_id.get
     for b in blocks:
-        tokens_by_id[b.source_id] = tokens_by_id.get(b.source_id, 0) + b.tokens
+        tokens_by_id[b.source_id] = get(b.source_id, 0) + b.tokens
     remaining = sum(tokens_by_id.values())
     chosen: list[str] = []
     best = 0  # the cut so far: `chosen[:best]` (a length, not a copy per user message)
     for message in ui_messages:
-        mid = str(message.get("id") or "")
+        mid = message.get("id")
+        mid = mid if type(mid) is str else str(mid or "")
         if mid in protected:
             break
         if message.get("role") == "user" and chosen:
@@ -155,7 +157,7 @@ def compaction_plan(
             if remaining <= target:
                 break
         chosen.append(mid)
-        remaining -= tokens_by_id.get(mid, 0)
+        remaining -= get(mid, 0)
     return chosen[:best] if best else None
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_to_bytes
+
+from .json_text import compact_json
 
 Message = dict[str, Any]
 
@@ -40,21 +41,17 @@ def tool_name_of(part: dict[str, Any]) -> str | None:
     return None
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
-
-
 def tool_result_text(part: dict[str, Any]) -> str:
     """What the model reads as the result of one tool part, whatever state it ended in."""
     state = part.get("state")
     if state == "output-available":
         output = part.get("output")
-        return output if isinstance(output, str) else _dumps(output)
+        return output if isinstance(output, str) else compact_json(output)
     if state == "output-error":
         text = f"Error: {part.get('errorText') or 'the tool failed without a message'}"
         raw = part.get("rawInput", part.get("input"))
         if not isinstance(raw, dict) and raw is not None:
-            raw_text = raw if isinstance(raw, str) else _dumps(raw)
+            raw_text = raw if isinstance(raw, str) else compact_json(raw)
             text += f"\nThe arguments received were: {raw_text}"
         return text
     if state == "output-denied":
@@ -68,7 +65,7 @@ def tool_result_text(part: dict[str, Any]) -> str:
 
 def _arguments(part: dict[str, Any]) -> str:
     value = part.get("input")
-    return _dumps(value) if isinstance(value, dict) else "{}"
+    return compact_json(value) if isinstance(value, dict) else "{}"
 
 
 @dataclass
