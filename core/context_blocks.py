@@ -6,10 +6,11 @@ drop it whole, so no provider ever sees a call without its result or a result wi
 call. Each block remembers the UI message it came from (summaries and reports speak in those
 ids) and carries its token count once counted.
 
-A round built with `render=False` is *pending*: its results are placeholders and `parts` holds
-the UI tool parts they come from. The engine digests it straight from those parts (an old
-round's full result is never sent, so it is never serialized) or renders it
-(`render_results`) before anything reads its messages.
+A round built with `render=False` is *pending*: its results are placeholders, and `offset`
+says where its tool parts start among its UI message's (`tool_parts`). The engine digests it
+straight from those parts (an old round's full result is never sent, so it is never
+serialized) or renders it (`render_results`) before anything reads its messages. The parts
+come from the request at hand, so a cached block never holds a thread's parsed outputs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .ui_messages import to_openai_messages, tool_result_text
+from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 Kind = Literal["user", "assistant", "round"]
 Message = dict[str, Any]
@@ -36,8 +37,8 @@ class Block:
     tokens: int = 0
     digested: bool = False  # tool results replaced by one-line digests
     cut: bool = False  # an oversized result shortened
-    # Pending round: the UI tool parts its results come from, not yet rendered (see above).
-    parts: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    # A pending round: where its tool parts start among its message's (see above); else -1.
+    offset: int = field(default=-1, compare=False, repr=False)
     # Derived variants and counts, memoized by the engine's BlockCache (never compared).
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -64,16 +65,27 @@ class Block:
         Spelled out: `dataclasses.replace` costs several times more, once per block."""
         return Block(
             self.kind, self.messages, self.source_id, tokens, self.digested, self.cut,
-            parts=self.parts, memo=dict(self.memo),
+            offset=self.offset, memo=dict(self.memo),
         )  # fmt: skip
 
 
-def render_results(block: Block) -> Block:
-    """A pending round with its results rendered (any other block as it is)."""
-    if not block.parts:
+def tool_parts(ui_message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool parts of a UI message, in the order their results are converted."""
+    return [p for p in ui_message.get("parts") or () if tool_name_of(p) is not None]
+
+
+def parts_of(block: Block, ui_message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool parts a pending round's results come from."""
+    return tool_parts(ui_message)[block.offset : block.offset + len(block.messages) - 1]
+
+
+def render_results(block: Block, ui_message: dict[str, Any]) -> Block:
+    """A pending round with its results rendered from its UI message (any other block as
+    it is)."""
+    if block.offset < 0:
         return block
     call, *results = block.messages
-    pairs = zip(results, block.parts, strict=True)
+    pairs = zip(results, parts_of(block, ui_message), strict=True)
     rendered = [{**m, "content": tool_result_text(p)} for m, p in pairs]
     return block.with_messages([call, *rendered])
 
@@ -81,23 +93,18 @@ def render_results(block: Block) -> Block:
 def blocks_of(ui_message: dict[str, Any], render: bool = True) -> list[Block]:
     """The blocks of one UI message, in order; with `render=False` its rounds are pending."""
     source = str(ui_message.get("id") or "")
-    parts: list[dict[str, Any]] = []
-
-    def later(part: dict[str, Any]) -> str:
-        parts.append(part)
-        return ""
-
-    messages = to_openai_messages([ui_message], tool_result_text if render else later)
+    placeholder = None if render else (lambda part: "")
+    messages = to_openai_messages([ui_message], placeholder or tool_result_text)
     out: list[Block] = []
     i = done = 0
     while i < len(messages):
         message = messages[i]
         if message["role"] == "assistant" and message.get("tool_calls"):
             n = len(message["tool_calls"])
-            pending = tuple(parts[done : done + n])
-            out.append(Block("round", tuple(messages[i : i + 1 + n]), source, parts=pending))
+            offset = -1 if render else done
+            out.append(Block("round", tuple(messages[i : i + 1 + n]), source, offset=offset))
             i += 1 + n
-            done += len(pending)
+            done += n
         else:
             kind: Kind = "user" if message["role"] == "user" else "assistant"
             out.append(Block(kind, (message,), source))

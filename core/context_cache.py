@@ -80,23 +80,25 @@ class BlockCache:
         return made
 
     @staticmethod
-    def digested(block: Block) -> Block:
+    def digested(block: Block, ui_message: dict[str, Any] | None = None) -> Block:
+        """The round as digests (once: remembered in its memo). A pending round needs the UI
+        message it came from — the current request's copy: its parts are not kept."""
         if block.digested:
             return block
         block = block.memo.get("source", block)
         out = block.memo.get("digested")
         if out is None:
-            out = block.memo["digested"] = steps.digest_round(block)
+            out = block.memo["digested"] = steps.digest_round(block, ui_message)
         return out
 
     @staticmethod
-    def rendered(block: Block) -> Block:
+    def rendered(block: Block, ui_message: dict[str, Any]) -> Block:
         """A pending round with its results rendered (once: remembered in its memo)."""
-        if not block.parts:
+        if block.offset < 0:
             return block
         out = block.memo.get("rendered")
         if out is None:
-            out = block.memo["rendered"] = render_results(block)
+            out = block.memo["rendered"] = render_results(block, ui_message)
         return out
 
     @staticmethod

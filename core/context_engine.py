@@ -20,8 +20,10 @@ Token counts are exact for what is sent, scaled by the learned per-model correct
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from . import context_steps as steps
@@ -131,6 +133,10 @@ def covered_ids(ui_messages: Sequence[dict[str, Any]], until: str) -> frozenset[
     return frozenset(ids[: ids.index(until) + 1]) if until in ids else frozenset()
 
 
+def _id_of(message: Mapping[str, Any]) -> Any:
+    return message.get("id")
+
+
 def compaction_plan(
     ui_messages: Sequence[dict[str, Any]], blocks: list[Block], target: int
 ) -> list[str] | None:
@@ -144,25 +150,21 @@ def compaction_plan(
     get = tokens_by_id.get
     for b in blocks:
         tokens_by_id[b.source_id] = get(b.source_id, 0) + b.tokens
-    remaining = sum(tokens_by_id.values())
-    chosen: list[str] = []
-    best = 0  # the cut so far: `chosen[:best]` (a length, not a copy per user message)
-    for message in ui_messages:
-        mid = message.get("id")
-        mid = mid if type(mid) is str else str(mid or "")
-        if mid in protected:
-            break
-        if message.get("role") == "user" and chosen:
-            best = len(chosen)
-            if remaining <= target:
-                break
-        chosen.append(mid)
-        remaining -= get(mid, 0)
-    return chosen[:best] if best else None
+    ids: list[str] = [i if type(i) is str else str(i or "") for i in map(_id_of, ui_messages)]
+    end = next((k for k, mid in enumerate(ids) if mid in protected), len(ids))
+    # tokens before each message (comprehensions and accumulate: this runs over a thread
+    # too long for its window, on every request until it is summarized)
+    before = [0, *accumulate(get(mid, 0) for mid in ids[:end])]
+    cuts = [k for k in range(1, end) if ui_messages[k].get("role") == "user"]
+    if not cuts:
+        return None
+    # the first cut that leaves at most `target`, else the last one there is
+    first = bisect_left([before[k] for k in cuts], sum(tokens_by_id.values()) - target)
+    return ids[: cuts[min(first, len(cuts) - 1)]]
 
 
 def _with_tokens(block: Block, counter: TokenCounter) -> Block:
-    if block.parts:  # a pending round's results are placeholders: never counted, never sent
+    if block.offset >= 0:  # a pending round's results are placeholders: never counted or sent
         raise RuntimeError("a pending tool round reached the token count unrendered")
     tokens = BlockCache.tokens(block, counter)
     if block.tokens == tokens:
@@ -170,15 +172,23 @@ def _with_tokens(block: Block, counter: TokenCounter) -> Block:
     return block.with_tokens(tokens)
 
 
-def _blocks(inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]) -> list[Block]:
+def _blocks(
+    inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]
+) -> tuple[list[Block], dict[int, dict[str, Any]]]:
     """The thread's blocks, memoized per UI message (counted later: digested rounds never
-    need their full results tokenized)."""
+    need their full results tokenized), and for each pending round (by `id`) the UI message
+    of this request it comes from: the parts its results are digested or rendered from."""
     out: list[Block] = []
+    origin: dict[int, dict[str, Any]] = {}
     for message in inputs.ui_messages:
         if summarized and str(message.get("id") or "") in summarized:
             continue
-        out.extend(cache.blocks(message, inputs.cache_scope))
-    return out
+        found = cache.blocks(message, inputs.cache_scope)
+        out.extend(found)
+        for block in found:
+            if block.offset >= 0:
+                origin[id(block)] = message
+    return out, origin
 
 
 def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:
@@ -255,11 +265,15 @@ def build_context(
     summarized: frozenset[str] = frozenset()
     if inputs.summary is not None:
         summarized = covered_ids(inputs.ui_messages, inputs.summary.until)
-    blocks = _blocks(inputs, cache, summarized)
+    blocks, origin = _blocks(inputs, cache, summarized)
     blocks = steps.digest_rounds(
-        blocks, settings.keep_last_rounds, settings.digest_batch, cache.digested
+        blocks,
+        settings.keep_last_rounds,
+        settings.digest_batch,
+        lambda b: cache.digested(b, origin.get(id(b))),
     )
-    blocks = [cache.rendered(b) if b.parts else b for b in blocks]  # the rounds sent whole
+    # the rounds sent whole
+    blocks = [cache.rendered(b, origin[id(b)]) if b.offset >= 0 else b for b in blocks]
     max_result = max(256, raw(int(budget.available * settings.max_result_share)))
     blocks = steps.cut_oversized(
         blocks, max_result, counter.text, lambda b: cache.cut(b, max_result, counter.text)

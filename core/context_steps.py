@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .compaction import cut_json, digest_tool_part, digest_tool_result
-from .context_blocks import Block, Message, latest_user_index
+from .context_blocks import Block, Message, latest_user_index, parts_of
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
@@ -25,19 +25,24 @@ def digest_count(rounds: int, keep_last: int, batch: int) -> int:
     return older - older % max(1, batch)
 
 
-def digest_round(block: Block) -> Block:
-    """The round with each result replaced by its one-line digest (a pending round is digested
-    from its UI parts: its full results are never rendered)."""
+def digest_round(block: Block, ui_message: dict[str, Any] | None = None) -> Block:
+    """The round with each result replaced by its one-line digest. A pending round is
+    digested from its UI message's parts: its full results are never rendered."""
     call, *results = block.messages
     calls = {c["id"]: c["function"] for c in call["tool_calls"]}
+    parts = None
+    if block.offset >= 0:
+        if ui_message is None:
+            raise ValueError("a pending round is digested from its UI message")
+        parts = parts_of(block, ui_message)
     digested = []
     for i, result in enumerate(results):
         call_id = result["tool_call_id"]
         name, arguments = calls[call_id]["name"], calls[call_id]["arguments"]
-        if block.parts:  # (the arguments were rendered from the part's input: read that)
-            part = block.parts[i]
-            given = part.get("input")
-            line = digest_tool_part(name, given if isinstance(given, dict) else {}, part, call_id)
+        if parts is not None:  # (the arguments were rendered from the part's input: read that)
+            given = parts[i].get("input")
+            args = given if isinstance(given, dict) else {}
+            line = digest_tool_part(name, args, parts[i], call_id)
         else:
             line = digest_tool_result(name, arguments, str(result["content"]), call_id)
         digested.append({**result, "content": line})

@@ -4,13 +4,16 @@ correction, the message cap, oversized results and batched digests."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import weakref
 from typing import Any
 
 import pytest
 from comfyui_assistant.core import context_steps as steps
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
+from comfyui_assistant.core.context_blocks import Block
 from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import (
     Assembled,
@@ -18,11 +21,14 @@ from comfyui_assistant.core.context_engine import (
     ContextSettings,
     Summary,
     build_context,
+    compaction_plan,
 )
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 MODEL = "gpt-4"  # counted with cl100k_base, exactly
 COUNTER = counter_for(MODEL)
@@ -280,6 +286,26 @@ def test_a_tool_part_that_moves_on_is_seen_by_the_cache():
         ui = [user("Run it.", "u1"), {"id": "a1", "role": "assistant", "parts": [part]}]
         built = build_context(inputs(ui, cache_scope="t"), COUNTER, cache)
         assert built.messages[3]["content"] == tool_result_text(part)
+
+
+def test_the_block_cache_keeps_no_request_output():
+    # old rounds are digested from the parts of the request at hand; the cache keeps the
+    # digests and rendered results, never the parsed outputs (a thread's worth of objects)
+    class Output(dict[str, Any]):  # a dict that can be weakly referenced
+        pass
+
+    cache, refs = BlockCache(), []
+    ui = [user("Build it.", "u0")]
+    for i in range(6):
+        output = Output(nodes=[{"id": n, "type": "KSampler"} for n in range(20)])
+        refs.append(weakref.ref(output))
+        ui.append(tool_turn(f"a{i}", f"c{i}", output=output))
+        ui.append(user(f"next {i}", f"u{i + 1}"))
+    built = build_context(inputs(ui, cache_scope="t"), COUNTER, cache)
+    assert built.report["counts"]["digested"] > 0
+    del ui, output
+    gc.collect()
+    assert all(ref() is None for ref in refs)
 
 
 # --- compaction -------------------------------------------------------------------------------
@@ -648,3 +674,40 @@ def test_the_digest_boundary_moves_in_steps_of_the_batch():
         digested.append(count)
         previous = now
     assert digested == [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9, 9, 12]
+
+
+def _plan_by_walking(ui: list[dict[str, Any]], blocks: list[Block], target: int) -> Any:
+    """The compaction plan's definition, message by message (the oracle)."""
+    last_user = max((i for i, b in enumerate(blocks) if b.kind == "user"), default=None)
+    if last_user is None:
+        return None
+    protected = {b.source_id for b in blocks[last_user:]}
+    tokens: dict[str, int] = {}
+    for b in blocks:
+        tokens[b.source_id] = tokens.get(b.source_id, 0) + b.tokens
+    remaining, chosen, best = sum(tokens.values()), [], None
+    for message in ui:
+        if message["id"] in protected:
+            break
+        if message["role"] == "user" and chosen:
+            best = list(chosen)
+            if remaining <= target:
+                break
+        chosen.append(message["id"])
+        remaining -= tokens.get(message["id"], 0)
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.integers(0, 50)), max_size=30),
+    st.integers(0, 800),
+)
+def test_the_compaction_plan_is_its_definition(shape: list[tuple[str, int]], target: int):
+    ui = [{"id": f"m{i}", "role": role} for i, (role, _) in enumerate(shape)]
+    blocks = [
+        Block("user" if role == "user" else "assistant", (), f"m{i}", tokens=n)
+        for i, (role, n) in enumerate(shape)
+        if n % 7  # some messages have no block (empty, or already summarized)
+    ]
+    assert compaction_plan(ui, blocks, target) == _plan_by_walking(ui, blocks, target)

@@ -54,10 +54,22 @@ def test_blocks_keep_rounds_atomic_and_remember_their_message():
 def test_a_pending_round_renders_to_the_round_built_whole():
     ui = tool_turn("a1", "c1", text="Done.", output={"nodes": [1, 2], "text": "é"})
     pending = blocks_of(ui, render=False)
-    assert pending[0].parts and pending[0].messages[1]["content"] == ""  # placeholder only
-    rendered = [render_results(b) for b in pending]
-    assert rendered == blocks_of(ui) and not any(b.parts for b in rendered)
-    assert steps.digest_round(pending[0]).messages == steps.digest_round(rendered[0]).messages
+    assert pending[0].offset == 0 and pending[0].messages[1]["content"] == ""  # a placeholder
+    rendered = [render_results(b, ui) for b in pending]
+    assert rendered == blocks_of(ui) and all(b.offset == -1 for b in rendered)
+    assert steps.digest_round(pending[0], ui).messages == steps.digest_round(rendered[0]).messages
+    with pytest.raises(ValueError, match="from its UI message"):
+        steps.digest_round(pending[0])  # its parts are not kept: they come with the message
+
+
+def test_pending_rounds_find_their_parts_among_several_rounds_of_a_message():
+    ui = tool_turn("a1", "c1", output={"n": 1})
+    second = {**ui["parts"][0], "toolCallId": "c2", "output": {"n": 2}}
+    third = {**ui["parts"][0], "toolCallId": "c3", "output": {"n": 3}}
+    ui["parts"] += [{"type": "step-start"}, second, third, {"type": "text", "text": "ok"}]
+    pending = [b for b in blocks_of(ui, render=False) if b.kind == "round"]
+    assert [b.offset for b in pending] == [0, 1]
+    assert [render_results(b, ui) for b in pending] == [b for b in blocks_of(ui) if b.is_round]
 
 
 @pytest.mark.parametrize(
