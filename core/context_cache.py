@@ -21,6 +21,7 @@ from .context_validate import Checkpoint
 from .tokens import TokenCounter
 
 MAX_MESSAGES = 20_000
+Origin = Callable[[Block], dict[str, Any]]  # the UI message a pending round comes from
 MAX_CHECKPOINTS = 256
 
 
@@ -80,25 +81,27 @@ class BlockCache:
         return made
 
     @staticmethod
-    def digested(block: Block, ui_message: dict[str, Any] | None = None) -> Block:
-        """The round as digests (once: remembered in its memo). A pending round needs the UI
-        message it came from — the current request's copy: its parts are not kept."""
+    def digested(block: Block, origin: Origin | None = None) -> Block:
+        """The round as digests (once: remembered in its memo). A pending round is digested
+        from the UI message `origin` finds for it: the current request's copy (the cache
+        keeps no parts)."""
         if block.digested:
             return block
         block = block.memo.get("source", block)
         out = block.memo.get("digested")
         if out is None:
-            out = block.memo["digested"] = steps.digest_round(block, ui_message)
+            message = origin(block) if origin is not None and block.offset >= 0 else None
+            out = block.memo["digested"] = steps.digest_round(block, message)
         return out
 
     @staticmethod
-    def rendered(block: Block, ui_message: dict[str, Any]) -> Block:
+    def rendered(block: Block, origin: Origin) -> Block:
         """A pending round with its results rendered (once: remembered in its memo)."""
         if block.offset < 0:
             return block
         out = block.memo.get("rendered")
         if out is None:
-            out = block.memo["rendered"] = render_results(block, ui_message)
+            out = block.memo["rendered"] = render_results(block, origin(block))
         return out
 
     @staticmethod

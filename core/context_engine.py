@@ -20,10 +20,10 @@ Token counts are exact for what is sent, scaled by the learned per-model correct
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Any
 
 from . import context_steps as steps
@@ -172,23 +172,37 @@ def _with_tokens(block: Block, counter: TokenCounter) -> Block:
     return block.with_tokens(tokens)
 
 
+class _Origins:
+    """Which UI message of this request each block comes from: a pending round is digested
+    or rendered from its message's tool parts. Only rounds without the variant asked for
+    need it (new messages, mostly), so the map is built on the first question."""
+
+    def __init__(
+        self, blocks: list[Block], messages: Sequence[dict[str, Any]], found: list[Any]
+    ) -> None:
+        self.blocks, self.messages, self.found = blocks, messages, found
+        self._at: dict[int, int] | None = None
+        self._starts: list[int] = []
+
+    def __call__(self, block: Block) -> dict[str, Any]:
+        if self._at is None:
+            self._at = {id(b): i for i, b in enumerate(self.blocks)}
+            self._starts = list(accumulate(map(len, self.found)))  # where each message ends
+        return self.messages[bisect_right(self._starts, self._at[id(block)])]
+
+
 def _blocks(
     inputs: ContextInputs, cache: BlockCache, summarized: frozenset[str]
-) -> tuple[list[Block], dict[int, dict[str, Any]]]:
+) -> tuple[list[Block], _Origins]:
     """The thread's blocks, memoized per UI message (counted later: digested rounds never
-    need their full results tokenized), and for each pending round (by `id`) the UI message
-    of this request it comes from: the parts its results are digested or rendered from."""
-    out: list[Block] = []
-    origin: dict[int, dict[str, Any]] = {}
-    for message in inputs.ui_messages:
-        if summarized and str(message.get("id") or "") in summarized:
-            continue
-        found = cache.blocks(message, inputs.cache_scope)
-        out.extend(found)
-        for block in found:
-            if block.offset >= 0:
-                origin[id(block)] = message
-    return out, origin
+    need their full results tokenized), and where they come from."""
+    messages = inputs.ui_messages
+    if summarized:
+        messages = [m for m in messages if str(m.get("id") or "") not in summarized]
+    lookup, scope = cache.blocks, inputs.cache_scope
+    found = [lookup(message, scope) for message in messages]
+    out = list(chain.from_iterable(found))
+    return out, _Origins(out, messages, found)
 
 
 def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:
@@ -266,14 +280,9 @@ def build_context(
     if inputs.summary is not None:
         summarized = covered_ids(inputs.ui_messages, inputs.summary.until)
     blocks, origin = _blocks(inputs, cache, summarized)
-    blocks = steps.digest_rounds(
-        blocks,
-        settings.keep_last_rounds,
-        settings.digest_batch,
-        lambda b: cache.digested(b, origin.get(id(b))),
-    )
-    # the rounds sent whole
-    blocks = [cache.rendered(b, origin[id(b)]) if b.offset >= 0 else b for b in blocks]
+    keep, batch = settings.keep_last_rounds, settings.digest_batch
+    blocks = steps.digest_rounds(blocks, keep, batch, lambda b: cache.digested(b, origin))
+    blocks = [cache.rendered(b, origin) if b.offset >= 0 else b for b in blocks]  # sent whole
     max_result = max(256, raw(int(budget.available * settings.max_result_share)))
     blocks = steps.cut_oversized(
         blocks, max_result, counter.text, lambda b: cache.cut(b, max_result, counter.text)

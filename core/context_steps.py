@@ -190,23 +190,27 @@ def select_window(
     if max_messages is None and total <= budget:
         return _no_leading_orphan(list(blocks), note_tokens), []  # everything fits
     last_user = latest_user_index(blocks)
-    start = len(blocks) if last_user is None else last_user
+    n = len(blocks)
+    start = n if last_user is None else last_user
+    tokens = [b.tokens for b in blocks]
+    sizes = [len(b.messages) for b in blocks]
+    kinds = [b.kind for b in blocks]
     # Always sent: the latest user message. The turn in progress comes first among the
     # others, newest first (the results the model is about to use), then older rounds.
-    mandatory = {start} if last_user is not None else set()
-    used = sum(blocks[i].tokens for i in mandatory)
-    messages = sum(len(blocks[i].messages) for i in mandatory)
-    older = [i for i in range(len(blocks)) if i not in mandatory]
+    keep = [False] * n
+    used = messages = 0
+    if last_user is not None:
+        keep[start] = True
+        used, messages = tokens[start], sizes[start]
     # the turn first, newest first; then older rounds before chatter, newest first
     before = range(start - 1, -1, -1)
-    ranked = [i for i in range(len(blocks) - 1, start, -1) if i not in mandatory]
-    ranked += [i for i in before if blocks[i].kind == "round"]
-    ranked += [i for i in before if blocks[i].kind != "round"]
-    chosen = set(mandatory)
+    ranked = [*range(n - 1, start, -1)]
+    ranked += [i for i in before if kinds[i] == "round"]
+    ranked += [i for i in before if kinds[i] != "round"]
     turn_closed = False  # the turn in progress is sent as its newest part, without gaps
     for i in ranked:
-        size = len(blocks[i].messages)
-        fits = used + blocks[i].tokens <= budget and (
+        size = sizes[i]
+        fits = used + tokens[i] <= budget and (
             max_messages is None or messages + size <= max_messages
         )
         if i > start and (turn_closed or not fits):
@@ -214,8 +218,8 @@ def select_window(
             continue
         if not fits:
             continue
-        chosen.add(i)
-        used += blocks[i].tokens
+        keep[i] = True
+        used += tokens[i]
         messages += size
 
     # A history that starts with the assistant gets a short user note first; make room for
@@ -225,15 +229,19 @@ def select_window(
         too_many = max_messages is not None and messages + 1 > max_messages
         return used + note_tokens > budget or too_many
 
-    while chosen and blocks[min(chosen)].kind != "user" and over(used, messages):
-        oldest = min(chosen - mandatory, default=None)
+    first = keep.index(True) if True in keep else n
+    while first < n and kinds[first] != "user" and over(used, messages):
+        oldest = next((i for i in range(first, n) if keep[i] and i != last_user), None)
         if oldest is None:
             break
-        chosen.discard(oldest)
-        used -= blocks[oldest].tokens
-        messages -= len(blocks[oldest].messages)
-    kept = [blocks[i] for i in sorted(chosen)]
-    dropped = [blocks[i] for i in older if i not in chosen]
+        keep[oldest] = False
+        used -= tokens[oldest]
+        messages -= sizes[oldest]
+        first = keep.index(True) if True in keep else n
+    kept = [b for b, k in zip(blocks, keep, strict=True) if k]
+    dropped = [
+        b for i, (b, k) in enumerate(zip(blocks, keep, strict=True)) if not k and i != last_user
+    ]
     return _no_leading_orphan(kept, note_tokens), dropped
 
 
