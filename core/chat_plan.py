@@ -8,6 +8,7 @@ into the model's window builds on this.)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,9 @@ from .skills import Skill, SkillError, closest
 from .ui_messages import system_texts
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
-ALWAYS_OFFERED = frozenset(spec.name for spec in TOOLS if spec.name != "readSystemContext")
+CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
+ALWAYS_OFFERED = frozenset(spec.name for spec in TOOLS if spec.name != CONTEXT_READER)
+WITH_CONTEXT_READER = ALWAYS_OFFERED | {CONTEXT_READER}
 # Left out first when the tool definitions would crowd a small window.
 OPTIONAL_TOOLS = frozenset(
     {
@@ -150,14 +153,21 @@ def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) 
     return None
 
 
+@functools.cache
+def registry_tools(names: frozenset[str]) -> tuple[tuple[dict[str, Any], ...], frozenset[str]]:
+    """The registry's tools among `names` in the OpenAI format, and the names of those that run
+    on the server. Rendered once (the registry never changes) and shared by every request's
+    plan: read-only by convention — nothing on the way to the provider edits a definition."""
+    specs = [spec for spec in TOOLS if spec.name in names]
+    server = frozenset(spec.name for spec in specs if spec.runs == "server")
+    return tuple(spec.openai_tool() for spec in specs), server
+
+
 def _offered_tools(
     req: ChatRequest, context: SystemContext
 ) -> tuple[list[dict[str, Any]], frozenset[str]]:
-    names = set(ALWAYS_OFFERED)
-    if context.omitted:
-        names.add("readSystemContext")
-    tools = [spec.openai_tool() for spec in TOOLS if spec.name in names]
-    server = frozenset(spec.name for spec in TOOLS if spec.runs == "server" and spec.name in names)
+    shared, server = registry_tools(WITH_CONTEXT_READER if context.omitted else ALWAYS_OFFERED)
+    tools = list(shared)
     for tool in req.tools:  # extra tools the panel declared; the registry wins on a name clash
         if not any(t["function"]["name"] == tool.name for t in tools):
             function = {"name": tool.name, "description": tool.description}

@@ -4,11 +4,13 @@ the connection check, and failures turned into messages that say what to do.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
 
+import aiohttp
 import openai
 
 from .provider_config import ProviderSettings
@@ -48,6 +50,19 @@ def _provider_detail(exc: openai.APIStatusError) -> str:
     return " ".join(str(message).split())[:300]
 
 
+def _failed_to_connect(exc: BaseException) -> bool:
+    """A connection that failed rather than timed out: the SDK's aiohttp transport reports
+    every aiohttp connection error (a refused port, a dropped connection) as a timeout."""
+    cause = exc.__cause__
+    for _ in range(8):  # the chain is short: SDK error, httpx error, aiohttp error
+        if cause is None:
+            return False
+        if isinstance(cause, aiohttp.ClientConnectionError):
+            return not isinstance(cause, asyncio.TimeoutError)
+        cause = cause.__cause__
+    return False
+
+
 def describe_error(
     exc: BaseException, settings: ProviderSettings, model: str | None, started: bool = False
 ) -> ProviderError:
@@ -56,7 +71,7 @@ def describe_error(
     secrets = (settings.api_key,)
     if isinstance(exc, ProviderError):
         return exc
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and not _failed_to_connect(exc):
         return ProviderError(
             f"{name} at {url} did not answer within {settings.timeout_seconds:g} s — it may "
             f"still be loading the model or be overloaded; try again, or raise timeoutSeconds "
@@ -124,6 +139,19 @@ def describe_error(
     )
 
 
+def _http_client() -> Any:
+    """The SDK's aiohttp transport where it has one (`openai[aiohttp]`, vendored in newer
+    releases): it delivers a request sooner and relays chunks with less overhead than the
+    default httpx transport. None (the SDK's default) where it has not."""
+    aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
+    if aiohttp_client is None:
+        return None
+    try:
+        return aiohttp_client()
+    except RuntimeError:  # the SDK has the class but not the package behind it
+        return None
+
+
 class Provider:
     """An `AsyncOpenAI` client for one settings snapshot (it keeps its connection pool)."""
 
@@ -134,6 +162,7 @@ class Provider:
             api_key=settings.api_key or PLACEHOLDER_KEY,
             timeout=openai.Timeout(settings.timeout_seconds, connect=10.0),
             max_retries=0,
+            http_client=_http_client(),
         )
         self._models: list[str] | None = None
         self.active = 0  # streams in flight; a replaced client is closed once this is 0

@@ -207,14 +207,16 @@ class SkillDirectory:
         return parse_skill(text, slug, path)
 
     def _signature(self) -> _Signature:
-        try:
-            names = sorted(e.name for e in os.scandir(self.root) if SLUG.fullmatch(e.name))
+        try:  # asked on every chat: plain strings, not Path objects
+            found = sorted(
+                (e.name, e.path) for e in os.scandir(self.root) if SLUG.fullmatch(e.name)
+            )
         except (FileNotFoundError, NotADirectoryError):
             return ()
         sig: builtins.list[tuple[str, int, int, int]] = []
-        for name in names:
+        for name, path in found:
             try:
-                st = os.stat(self.root / name / SKILL_FILE)
+                st = os.stat(os.path.join(path, SKILL_FILE))
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):

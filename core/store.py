@@ -2,19 +2,21 @@
 
 One connection serves the process (aiosqlite runs it on its own thread); `transaction()`
 serializes multi-statement writes, so concurrent requests never interleave inside one
-transaction and never see "database is locked".
+transaction and never see "database is locked". Each statement awaited is a trip to that thread
+and back; `write()` and the fetch helpers make one trip, for what a chat request waits on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -22,6 +24,7 @@ from .migrations import migrate
 
 DB_NAME = "assistant.sqlite3"
 USER_NAMESPACES = frozenset({"preferences", "prompt", "persona"})
+T = TypeVar("T")
 
 
 def _prepare(data_dir: Path) -> Path:
@@ -32,6 +35,17 @@ def _prepare(data_dir: Path) -> Path:
     if not path.exists():
         path.touch(mode=0o600)
     return path
+
+
+def _transact(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(db)
+    except BaseException:
+        db.rollback()
+        raise
+    db.commit()
+    return result
 
 
 def _daemonize(db: aiosqlite.Connection) -> None:
@@ -65,14 +79,23 @@ class Store:
                 raise
             await self.db.commit()
 
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(connection)` as one write transaction in a single trip to the database's
+        thread (committed on success, rolled back on error), where `transaction()` takes a trip
+        per statement. `work` runs on that thread, beside the event loop: it may use the
+        connection it is given and values nothing changes meanwhile, never the loop's objects."""
+        async with self._write_lock:
+            # aiosqlite's queue to its thread (`_execute`, `_conn`: in every release so far)
+            result: T = await self.db._execute(_transact, self.db._conn, work)  # type: ignore[no-untyped-call]
+            return result
+
     async def fetchall(self, sql: str, params: tuple[Any, ...] = ()) -> list[aiosqlite.Row]:
-        async with self.db.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await self.db.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: tuple[Any, ...] = ()) -> aiosqlite.Row | None:
-        async with self.db.execute(sql, params) as cursor:
-            row: aiosqlite.Row | None = await cursor.fetchone()
-            return row
+        """The first row of a query that selects one (by key): fetched in one trip."""
+        rows = await self.db.execute_fetchall(sql, params)
+        return next(iter(rows), None)
 
     @classmethod
     async def open(cls, data_dir: Path) -> Store:
@@ -80,6 +103,13 @@ class Store:
         db = aiosqlite.connect(path, timeout=30)
         _daemonize(db)
         await db
+        if not callable(getattr(db, "_execute", None)) or getattr(db, "_conn", None) is None:
+            await db.close()  # `write()` needs both: fail at start-up, not on a request
+            raise RuntimeError(
+                f"aiosqlite {getattr(aiosqlite, '__version__', '?')} lacks the connection "
+                "internals ComfyUI Assistant uses; install a tested release: "
+                "pip install 'aiosqlite>=0.20,<0.23'"
+            )
         db.row_factory = aiosqlite.Row
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=NORMAL")
@@ -102,16 +132,22 @@ class Store:
         if namespace in USER_NAMESPACES:
             self.user_generation += 1
         now = time.time()
-        async with self.transaction() as db:
-            for key, value in values.items():
+        encoded = {
+            key: None if value is None else json.dumps(value) for key, value in values.items()
+        }
+
+        def work(db: sqlite3.Connection) -> None:
+            for key, value in encoded.items():
                 if value is None:
-                    await db.execute(
+                    db.execute(
                         "DELETE FROM settings WHERE namespace = ? AND key = ?", (namespace, key)
                     )
                 else:
-                    await db.execute(
+                    db.execute(
                         "INSERT INTO settings (namespace, key, value, updated_at) VALUES (?,?,?,?)"
                         " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, "
                         "updated_at = excluded.updated_at",
-                        (namespace, key, json.dumps(value), now),
+                        (namespace, key, value, now),
                     )
+
+        await self.write(work)

@@ -10,20 +10,16 @@ Concurrent requests on one thread therefore never lose each other's messages.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from .store import Store
-from .tokens import counter_for
+from .tokens import TokenCounter, counter_for
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 TITLE_CHARS = 60
-UPSERT_THREAD = (
-    "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
-    "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, "
-    "title = CASE WHEN threads.title = '' THEN excluded.title ELSE threads.title END"
-)
 
 
 def title_from(messages: list[dict[str, Any]]) -> str:
@@ -45,6 +41,24 @@ def title_from(messages: list[dict[str, Any]]) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _touch_thread(db: sqlite3.Connection, thread_id: str, title: str, now: float) -> bool:
+    """Create the thread, or mark it updated (and title it if it has no title yet); whether it
+    was created."""
+    created = db.execute(
+        "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
+        "ON CONFLICT (id) DO NOTHING",
+        (thread_id, title, now, now),
+    )
+    if created.rowcount == 1:
+        return True
+    db.execute(
+        "UPDATE threads SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END "
+        "WHERE id = ?",
+        (now, title, thread_id),
+    )
+    return False
 
 
 @dataclass(frozen=True)
@@ -71,16 +85,17 @@ class Threads:
         self.store = store
 
     async def ensure(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
-        now = time.time()
-        async with self.store.transaction() as db:
-            await db.execute(UPSERT_THREAD, (thread_id, title_from(messages), now, now))
+        title, now = title_from(messages), time.time()
+        await self.store.write(lambda db: _touch_thread(db, thread_id, title, now))
 
     async def sync(
         self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
     ) -> None:
         """Store the request's messages before the model is called (see module docstring):
         one transaction, writing only what is new or changed — none at all when this process
-        already stored every one of them as they are (the common resubmit and retry)."""
+        already stored every one of them as they are (the common resubmit and retry). The
+        transaction is one trip to the database's thread; a thread it creates is written
+        without reading it first."""
         rows = [
             (message.get("id") or f"{thread_id}:{position}", position, message)
             for position, message in enumerate(messages)
@@ -97,30 +112,36 @@ class Threads:
         ):
             return
         now = time.time()
-        async with self.store.transaction() as db:
-            await db.execute(UPSERT_THREAD, (thread_id, title_from(messages), now, now))
-            async with db.execute(
-                "SELECT id, position, parts FROM messages WHERE thread_id = ?", (thread_id,)
-            ) as cursor:
-                stored = {row["id"]: row for row in await cursor.fetchall()}
-            if replaces is not None and replaces in stored:
-                cut = stored[replaces]["position"]
-                await db.execute(
-                    "DELETE FROM messages WHERE thread_id = ? AND position >= ? AND id NOT IN "
-                    f"({','.join('?' * len(messages))})",
-                    (thread_id, cut, *[m.get("id", "") for m in messages]),
+        title = title_from(messages)
+        ids = [m.get("id", "") for m in messages]
+        counter = counter_for(None)  # made here: its first use loads the encoding
+
+        def work(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, str]], bool]:
+            created = _touch_thread(db, thread_id, title, now)
+            stored: dict[str, tuple[int, str]] = {}
+            if not created:  # a new thread has nothing to compare with
+                found = db.execute(
+                    "SELECT id, position, parts FROM messages WHERE thread_id = ?", (thread_id,)
                 )
-            state = {row["id"]: (row["position"], row["parts"]) for row in stored.values()}
+                stored = {row["id"]: (row["position"], row["parts"]) for row in found}
+            if replaces is not None and replaces in stored:
+                db.execute(
+                    "DELETE FROM messages WHERE thread_id = ? AND position >= ? AND id NOT IN "
+                    f"({','.join('?' * len(ids))})",
+                    (thread_id, stored[replaces][0], *ids),
+                )
             for (mid, position, message), parts in zip(rows, dumped, strict=True):
-                state[mid] = (position, parts)
-                old = stored.get(mid)
-                if old is not None and old["parts"] == parts and old["position"] == position:
+                if stored.get(mid) == (position, parts):
                     continue
-                meta = message.get("metadata")
-                meta_text = _dumps(meta) if meta is not None else None
-                await self._write(db, thread_id, mid, position, message, parts, meta_text, now)
+                stored[mid] = (position, parts)
+                _write(db, counter, thread_id, mid, position, message, parts, now)
                 if message.get("role") == "assistant":
-                    await self._record_tool_results(db, thread_id, message.get("parts", []), now)
+                    _record_tool_results(db, thread_id, message.get("parts", []), now)
+            return stored, created
+
+        state, created = await self.store.write(work)
+        if created:
+            ThreadState(self.store).created(thread_id)
         if replaces is None:  # after a cut, what is stored is re-read next time
             self._known[thread_id] = state
         else:
@@ -136,70 +157,19 @@ class Threads:
         self, thread_id: str, message: dict[str, Any], position: int, status: str
     ) -> None:
         """Store the assistant's answer: complete, or interrupted when the stream broke."""
-        meta = message.get("metadata")
         now = time.time()
         parts = _dumps(message.get("parts", []))
         known = self._known.get(thread_id)
         if known is not None:
             known[message["id"]] = (position, parts)
-        async with self.store.transaction() as db:
-            await self._write(
-                db,
-                thread_id,
-                message["id"],
-                position,
-                message,
-                parts,
-                _dumps(meta) if meta is not None else None,
-                now,
-                status,
-            )
-            await self._record_tool_results(db, thread_id, message.get("parts", []), now)
-            await db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
+        counter = counter_for(None)
 
-    async def _write(
-        self,
-        db: Any,
-        thread_id: str,
-        mid: str,
-        position: int,
-        message: dict[str, Any],
-        parts: str,
-        meta: str | None,
-        now: float,
-        status: str = "complete",
-    ) -> None:
-        tokens = counter_for(None).messages(to_openai_messages([message])) - 3
-        await db.execute(
-            "INSERT INTO messages (thread_id, id, position, role, parts, metadata, status, "
-            "token_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
-            "(thread_id, id) DO UPDATE SET position = excluded.position, parts = excluded.parts,"
-            " metadata = excluded.metadata, status = excluded.status, token_count = "
-            "excluded.token_count, updated_at = excluded.updated_at",
-            (thread_id, mid, position, message["role"], parts, meta, status, tokens, now, now),
-        )
+        def work(db: sqlite3.Connection) -> None:
+            _write(db, counter, thread_id, message["id"], position, message, parts, now, status)
+            _record_tool_results(db, thread_id, message.get("parts", []), now)
+            db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
 
-    async def _record_tool_results(
-        self, db: Any, thread_id: str, parts: list[dict[str, Any]], now: float
-    ) -> None:
-        """Keep every finished tool result whole, so a shortened one can be recalled later."""
-        for part in parts:
-            name = tool_name_of(part)
-            if name is None or part.get("state") not in ("output-available", "output-error"):
-                continue
-            await db.execute(
-                "INSERT OR REPLACE INTO tool_results (thread_id, tool_call_id, tool_name, input, "
-                "output, is_error, created_at) VALUES (?,?,?,?,?,?,?)",
-                (
-                    thread_id,
-                    part["toolCallId"],
-                    name,
-                    _dumps(part.get("input")),
-                    tool_result_text(part),
-                    int(part.get("state") == "output-error"),
-                    now,
-                ),
-            )
+        await self.store.write(work)
 
     async def tool_result(self, thread_id: str, tool_call_id: str) -> dict[str, Any] | None:
         row = await self.store.fetchone(
@@ -272,6 +242,63 @@ class Threads:
             return bool(cursor.rowcount)
 
 
+def _write(
+    db: sqlite3.Connection,
+    counter: TokenCounter,
+    thread_id: str,
+    mid: str,
+    position: int,
+    message: dict[str, Any],
+    parts: str,
+    now: float,
+    status: str = "complete",
+) -> None:
+    meta = message.get("metadata")
+    tokens = counter.messages(to_openai_messages([message])) - 3
+    db.execute(
+        "INSERT INTO messages (thread_id, id, position, role, parts, metadata, status, "
+        "token_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
+        "(thread_id, id) DO UPDATE SET position = excluded.position, parts = excluded.parts,"
+        " metadata = excluded.metadata, status = excluded.status, token_count = "
+        "excluded.token_count, updated_at = excluded.updated_at",
+        (
+            thread_id,
+            mid,
+            position,
+            message["role"],
+            parts,
+            _dumps(meta) if meta is not None else None,
+            status,
+            tokens,
+            now,
+            now,
+        ),
+    )
+
+
+def _record_tool_results(
+    db: sqlite3.Connection, thread_id: str, parts: list[dict[str, Any]], now: float
+) -> None:
+    """Keep every finished tool result whole, so a shortened one can be recalled later."""
+    for part in parts:
+        name = tool_name_of(part)
+        if name is None or part.get("state") not in ("output-available", "output-error"):
+            continue
+        db.execute(
+            "INSERT OR REPLACE INTO tool_results (thread_id, tool_call_id, tool_name, input, "
+            "output, is_error, created_at) VALUES (?,?,?,?,?,?,?)",
+            (
+                thread_id,
+                part["toolCallId"],
+                name,
+                _dumps(part.get("input")),
+                tool_result_text(part),
+                int(part.get("state") == "output-error"),
+                now,
+            ),
+        )
+
+
 def _thread_json(row: Any) -> dict[str, Any]:
     return {
         "id": row["id"],
@@ -297,20 +324,24 @@ class ThreadState:
 
     async def _set(self, thread_id: str, **values: Any) -> None:
         columns = list(values)
-        async with self.store.transaction() as db:
-            await db.execute(
-                f"INSERT INTO thread_state (thread_id, {', '.join(columns)}, updated_at) "
-                f"VALUES (?, {', '.join('?' * len(columns))}, ?) ON CONFLICT (thread_id) DO "
-                f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}, "
-                "updated_at = excluded.updated_at",
-                (thread_id, *values.values(), time.time()),
-            )
+        sql = (
+            f"INSERT INTO thread_state (thread_id, {', '.join(columns)}, updated_at) "
+            f"VALUES (?, {', '.join('?' * len(columns))}, ?) ON CONFLICT (thread_id) DO "
+            f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}, "
+            "updated_at = excluded.updated_at"
+        )
+        params = (thread_id, *values.values(), time.time())
+        await self.store.write(lambda db: db.execute(sql, params))
 
     @property
     def _summaries(self) -> dict[str, dict[str, Any] | None]:
         """Summaries are read on every request and written rarely: kept with the store."""
         cache: dict[str, dict[str, Any] | None] = self.store.cache.setdefault("summaries", {})
         return cache
+
+    def created(self, thread_id: str) -> None:
+        """A thread just created has no state yet: its summary need not be read."""
+        self._summaries.setdefault(thread_id, None)
 
     async def summary(self, thread_id: str) -> dict[str, Any] | None:
         if thread_id not in self._summaries:

@@ -165,11 +165,12 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         req = parse_chat_request(await read_json(request, opts.chat_body_limit))
         threads = await service.threads()
         # The user's message is stored before the model is called; the write runs on the
-        # database's thread while the plan is made here.
+        # database's thread while the plan is made here (one turn of the loop hands it over).
         stored = asyncio.ensure_future(
             threads.sync(req.thread_id, req.messages, replaces=req.message_id)
         )
         try:
+            await asyncio.sleep(0)
             return await _answer(request, req, service, threads, stored)
         finally:
             await asyncio.wait({stored})  # also on the early error answers
@@ -190,6 +191,9 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         provider = await service.provider()
         outcome = ChatOutcome()
         headers = dict(ui.SSE_HEADERS)
+        # The user's message is in the store before the model is called (and the context
+        # then knows a thread just created has no summary to read).
+        await stored
         if plan.local_reply is None:
             try:
                 model, plan.model_source = await provider.choose_model()
@@ -212,7 +216,6 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             environment=service.environment,
             read_context_section=sources.system_context.section,
         )
-        await stored  # the user's message is in the store before the model is called
         response = web.StreamResponse(headers=headers)
         await response.prepare(request)
 

@@ -3,10 +3,14 @@ what to do: never a hang, never a traceback, never the API key."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 
+import openai
 import pytest
+from comfyui_assistant.core.provider import Provider
+from comfyui_assistant.core.provider_config import ProviderSettings
 
 from .conftest import start_app
 from .helpers import chat_body, content_parts, sse_events, types, user
@@ -55,6 +59,31 @@ async def test_connection_refused_names_the_provider_and_the_fix(tmp_path, sdk):
         f"The provider is not reachable at {url} — start it or set the provider in Settings."
     )
     assert types(events) == ["start", "message-metadata", "error"]
+
+
+async def test_a_connection_dropped_before_any_answer_is_not_called_a_timeout(tmp_path, sdk):
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()  # the request has begun: close without a word
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+    try:
+        _, result = await run_chat(tmp_path, {"LLM_BASE_URL": url, "LLM_MODEL": "m"}, sdk)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert only_error(result) == (
+        f"The provider is not reachable at {url} — start it or set the provider in Settings."
+    )
+
+
+def test_the_client_talks_to_the_provider_over_aiohttp_where_the_sdk_offers_it():
+    client = Provider(ProviderSettings(base_url="http://127.0.0.1:9/v1")).client
+    aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
+    if aiohttp_client is None:
+        pytest.skip("this openai release has no aiohttp transport")
+    assert isinstance(client._client, aiohttp_client)
 
 
 async def test_ollama_is_named_when_its_port_is_used(tmp_path, sdk):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
+from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED, WITH_CONTEXT_READER, registry_tools
 from comfyui_assistant.core.skills import SYSTEM_SKILLS_DIR
+from comfyui_assistant.tools_definitions import TOOLS
 
 from .conftest import start_app
 from .helpers import chat_body, content_parts, sent, sse_events, types, user
@@ -207,3 +209,23 @@ async def test_unknown_skill_answers_without_the_model(assistant, provider, sdk)
     text = content_parts(result["message"])[-1]["text"]
     assert text.startswith("There is no skill called 'txt2im'. Closest: txt2img")
     assert "Skills: img2img, inpaint, model-loading, model_flux" in text
+
+
+async def test_the_shared_tool_definitions_stay_as_the_registry_renders_them(assistant, provider):
+    """Requests share one rendering of the registry's tools: a panel's extra tool joins only
+    its own request, and nothing on the way to the model edits a shared definition."""
+    provider.enqueue(text_reply("one"), text_reply("two"))
+    extra = {"panelExtra": {"description": "only in the first request", "parameters": {}}}
+    status, _ = await assistant.chat(chat_body(user("hi"), id="t1", tools=extra))
+    assert status == 200
+    status, _ = await assistant.chat(chat_body(user("hi"), id="t2"))
+    assert status == 200
+
+    def names(i: int) -> list[str]:
+        return [t["function"]["name"] for t in provider.requests[i]["tools"]]
+
+    assert names(0) == [*names(1), "panelExtra"]
+    for names_offered in (ALWAYS_OFFERED, WITH_CONTEXT_READER):
+        shared, _ = registry_tools(names_offered)
+        assert list(shared) == [spec.openai_tool() for spec in TOOLS if spec.name in names_offered]
+    assert provider.requests[1]["tools"] == list(registry_tools(ALWAYS_OFFERED)[0])

@@ -1,5 +1,6 @@
 """The SQLite store: migrations (fresh, from an older schema, a failing step), WAL, concurrent
-writers on one thread (directly and through /api/chat), and threads surviving a restart."""
+writers on one thread (directly and through /api/chat), threads surviving a restart, one-trip
+write transactions, and what storing a request's messages reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import aiosqlite
 import pytest
 from comfyui_assistant.core.migrations import MIGRATIONS, applied_migrations, migrate
 from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.threads import Threads, ThreadState
 
 from .conftest import start_app
 from .helpers import chat_body, user
@@ -226,3 +227,51 @@ async def test_a_thread_survives_a_restart(provider, tmp_path):
     assert answer["metadata"] == {"model": "scripted-model", "modelSource": "environment"}
     assert listed == {"threads": [{k: v for k, v in after.items() if k != "messages"}]}
     assert after["title"] == "How do I sample?"
+
+
+async def test_a_write_is_one_transaction_committed_or_rolled_back(store):
+    def insert(db: sqlite3.Connection, key: str) -> str:
+        db.execute(
+            "INSERT INTO settings (namespace, key, value, updated_at) VALUES ('t', ?, '1', 0)",
+            (key,),
+        )
+        return key
+
+    def insert_then_fail(db: sqlite3.Connection) -> None:
+        insert(db, "lost")
+        raise ValueError("no")
+
+    assert await store.write(lambda db: insert(db, "kept")) == "kept"
+    with pytest.raises(ValueError):
+        await store.write(insert_then_fail)
+    assert await store.get_settings("t") == {"kept": 1}
+    assert not store.db.in_transaction
+
+
+async def traced(store: Store) -> list[str]:
+    """Every statement the store's connection runs from now on."""
+    statements: list[str] = []
+    await store.db.set_trace_callback(statements.append)
+    return statements
+
+
+async def test_a_new_thread_is_stored_without_reading_it_first(store):
+    threads, state = Threads(store), ThreadState(store)
+    statements = await traced(store)
+    await threads.sync("new", [text_message("u1", "user", "hello")])
+    assert await state.summary("new") is None  # known: a thread just created has none
+    assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert [m.parts for m in await threads.messages("new")] == [[{"type": "text", "text": "hello"}]]
+    assert (await threads.get("new") or {})["title"] == "hello"
+
+
+async def test_a_stored_thread_unknown_to_this_process_gets_only_its_new_message(store):
+    first = text_message("u1", "user", "hello")
+    await Threads(store).sync("old", [first])
+    store.cache.clear()  # as after a restart: nothing known about what is stored
+    statements = await traced(store)
+    answer = text_message("a1", "assistant", "hi")
+    await Threads(store).sync("old", [first, answer, text_message("u2", "user", "again")])
+    written = [s for s in statements if s.startswith("INSERT INTO messages")]
+    assert len(written) == 2  # the answer and the new question; the first is unchanged
+    assert [m.id for m in await Threads(store).messages("old")] == ["u1", "a1", "u2"]
