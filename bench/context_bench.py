@@ -6,7 +6,8 @@ Deterministic threads: user requests, assistant answers, 0-3 tool rounds per tur
 of realistic size and shape (getWorkflow graphs of 6-30 real node types with their widget
 values, addNode + connectNodes results, searchInstalledNodes and getNodeDefinition results from
 data/object_info.json.gz). Window 200K, all tools, the shipped system prompt; the 5,000 thread
-outgrows the window, so it exercises the priority window (and names a compaction plan).
+outgrows the window, so it exercises the priority window and has a compaction plan (worked out
+when the caller asks for it, to summarize: timed on its own line).
 cold = a fresh counter (`tokens._counter.cache_clear()`, then `counter_for`), block cache and
 digest memo, on a freshly parsed copy: every sent message is tokenized, every digest written.
 warm = 3 more calls with that counter, each on another fresh parse (new objects, same content:
@@ -137,9 +138,13 @@ def pct(xs: list[float], q: float) -> float:
     return sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def measure(wire: str, runs: int, inputs: Any) -> tuple[list[float], list[float], Assembled]:
-    """`runs` x (1 cold call on a new counter, then 3 warm calls); each on a fresh parse."""
-    cold, warm = [], []
+def measure(
+    wire: str, runs: int, inputs: Any
+) -> tuple[list[float], list[float], list[float], Assembled]:
+    """`runs` x (1 cold call on a new counter, then 3 warm calls); each on a fresh parse.
+    Also the time of the compaction plan, when there is one (worked out on demand, by the
+    caller about to summarize: not part of the assembly times)."""
+    cold, warm, plans = [], [], []
     for _ in range(runs):
         tokens._counter.cache_clear()
         compaction._show_text.cache_clear()
@@ -147,9 +152,12 @@ def measure(wire: str, runs: int, inputs: Any) -> tuple[list[float], list[float]
         cache = BlockCache()  # cold: no counts, no blocks, no digest pieces remembered
         for i in range(4):
             copy = inputs(json.loads(wire))
-            run = timed(lambda c=counter, x=copy, b=cache: build_context(x, c, b))
+            out: list[Assembled] = []
+            run = timed(lambda c=counter, x=copy, b=cache, o=out: o.append(build_context(x, c, b)))
             (warm if i else cold).append(run)
-    return cold, warm, build_context(inputs(json.loads(wire)), counter, cache)
+            if out[0].plan is not None:
+                plans.append(timed(lambda a=out[0]: a.compaction))
+    return cold, warm, plans, build_context(inputs(json.loads(wire)), counter, cache)
 
 
 def profile(wire: str, inputs: Any) -> None:
@@ -198,13 +206,16 @@ def main() -> None:
     for size in sizes:
         wire = json.dumps(thread(size, env))
         runs = max(3, args.runs if size <= 500 else args.runs // 3)
-        cold, warm, last = measure(wire, runs, inputs)
+        cold, warm, plans, last = measure(wire, runs, inputs)
         med[size] = {"cold": statistics.median(cold), "warm": statistics.median(warm)}
         print(
             f"{size:>9,}{len(wire):>11,}{len(last.messages):>6}{last.exact:>9,}"
             f"{last.report['counts']['dropped']:>8}{med[size]['cold']:>10.2f}"
             f"{pct(cold, 0.9):>10.2f}{med[size]['warm']:>10.2f}{pct(warm, 0.9):>10.2f}"
         )
+        if plans:
+            print(f"{'':>9} + compaction plan, asked for by the summarizing caller: ", end="")
+            print(f"{statistics.median(plans):.2f} ms median")
     worst = 0.0
     for small, big in itertools.pairwise(sizes):
         r = {k: med[big][k] / med[small][k] for k in ("cold", "warm")}

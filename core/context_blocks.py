@@ -79,14 +79,13 @@ def parts_of(block: Block, ui_message: dict[str, Any]) -> list[dict[str, Any]]:
     return tool_parts(ui_message)[block.offset : block.offset + len(block.messages) - 1]
 
 
-def render_results(block: Block, ui_message: dict[str, Any]) -> Block:
-    """A pending round with its results rendered from its UI message (any other block as
-    it is)."""
+def render_results(block: Block, parts: list[dict[str, Any]]) -> Block:
+    """A pending round with its results rendered from its tool parts (`parts_of`); any other
+    block as it is."""
     if block.offset < 0:
         return block
     call, *results = block.messages
-    pairs = zip(results, parts_of(block, ui_message), strict=True)
-    rendered = [{**m, "content": tool_result_text(p)} for m, p in pairs]
+    rendered = [{**m, "content": tool_result_text(p)} for m, p in zip(results, parts, strict=True)]
     return block.with_messages([call, *rendered])
 
 

@@ -21,7 +21,7 @@ from .context_validate import Checkpoint
 from .tokens import TokenCounter
 
 MAX_MESSAGES = 20_000
-Origin = Callable[[Block], dict[str, Any]]  # the UI message a pending round comes from
+Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
 MAX_CHECKPOINTS = 256
 
 
@@ -83,15 +83,15 @@ class BlockCache:
     @staticmethod
     def digested(block: Block, origin: Origin | None = None) -> Block:
         """The round as digests (once: remembered in its memo). A pending round is digested
-        from the UI message `origin` finds for it: the current request's copy (the cache
-        keeps no parts)."""
+        from the tool parts `origin` finds for it in the current request (the cache keeps
+        no parts)."""
         if block.digested:
             return block
         block = block.memo.get("source", block)
         out = block.memo.get("digested")
         if out is None:
-            message = origin(block) if origin is not None and block.offset >= 0 else None
-            out = block.memo["digested"] = steps.digest_round(block, message)
+            parts = origin(block) if origin is not None and block.offset >= 0 else None
+            out = block.memo["digested"] = steps.digest_round(block, parts)
         return out
 
     @staticmethod

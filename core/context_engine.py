@@ -19,16 +19,19 @@ Token counts are exact for what is sent, scaled by the learned per-model correct
 
 from __future__ import annotations
 
+import gc
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, chain
 from typing import Any
 
 from . import context_steps as steps
 from .budget import Budget, ContextBudgetError, Window, compute_budget
-from .context_blocks import Block, Message, flatten, latest_user_index
+from .context_blocks import Block, Message, flatten, latest_user_index, tool_parts
 from .context_cache import SHARED, BlockCache
 from .context_validate import report_violation, validate
 from .tokens import REPLY_PRIMING, TokenCounter
@@ -124,8 +127,16 @@ class Assembled:
     exact: int  # our exact count, before the correction
     budget: Budget
     report: dict[str, Any]
-    compaction: list[str] | None = None  # UI message ids to summarize, oldest first
     tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
+    # Above the high watermark: works out the compaction plan (see `compaction`).
+    plan: Callable[[], list[str] | None] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def compaction(self) -> list[str] | None:
+        """UI message ids to summarize, oldest first; None below the high watermark. Worked
+        out when first asked for: only a caller about to summarize needs it, and it walks the
+        whole thread (the request itself never depends on it)."""
+        return None if self.plan is None else self.plan()
 
 
 def covered_ids(ui_messages: Sequence[dict[str, Any]], until: str) -> frozenset[str]:
@@ -173,22 +184,27 @@ def _with_tokens(block: Block, counter: TokenCounter) -> Block:
 
 
 class _Origins:
-    """Which UI message of this request each block comes from: a pending round is digested
-    or rendered from its message's tool parts. Only rounds without the variant asked for
-    need it (new messages, mostly), so the map is built on the first question."""
+    """The tool parts, in this request, of each pending round: it is digested or rendered
+    from them. Only rounds without the variant asked for need them (new messages, mostly),
+    so the map is built on the first question."""
 
     def __init__(
         self, blocks: list[Block], messages: Sequence[dict[str, Any]], found: list[Any]
     ) -> None:
         self.blocks, self.messages, self.found = blocks, messages, found
         self._at: dict[int, int] | None = None
-        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._parts: dict[int, list[dict[str, Any]]] = {}  # message index -> its tool parts
 
-    def __call__(self, block: Block) -> dict[str, Any]:
+    def __call__(self, block: Block) -> list[dict[str, Any]]:
         if self._at is None:
             self._at = {id(b): i for i, b in enumerate(self.blocks)}
-            self._starts = list(accumulate(map(len, self.found)))  # where each message ends
-        return self.messages[bisect_right(self._starts, self._at[id(block)])]
+            self._ends = list(accumulate(map(len, self.found)))  # where each message ends
+        k = bisect_right(self._ends, self._at[id(block)])
+        parts = self._parts.get(k)
+        if parts is None:
+            parts = self._parts[k] = tool_parts(self.messages[k])
+        return parts[block.offset : block.offset + len(block.messages) - 1]
 
 
 def _blocks(
@@ -251,12 +267,33 @@ def _fit_turn(
     return blocks[:start] + turn
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic collector paused (if it runs) while a thread is assembled. A long
+    thread's first assembly makes tens of thousands of objects that live on in the cache —
+    no cycles among them — and each burst of allocations sets off full collections that
+    walk the whole heap: on a 5,000-message thread they are a third of the time, and they
+    grow with the heap, not with the work. Reference counting frees everything as usual;
+    the collector resumes when this returns (or raises)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build_context(
     inputs: ContextInputs, counter: TokenCounter, cache: BlockCache | None = None
 ) -> Assembled:
     """The exact request for `inputs`. Internally every count is exact (the counter's); the
     budgets are divided by the learned correction instead of scaling each count."""
-    cache = cache or SHARED
+    with _cyclic_gc_paused():
+        return _build_context(inputs, counter, cache or SHARED)
+
+
+def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCache) -> Assembled:
     factor = inputs.correction
 
     def scaled(n: int) -> int:
@@ -308,12 +345,11 @@ def build_context(
     fixed = counter.message(system_message) + reminder_cost + REPLY_PRIMING
     history_budget = raw(budget.available) - fixed
 
-    compaction = None
+    plan = None
     history_tokens = sum(b.tokens for b in blocks)
     if settings.summarize and history_tokens > settings.high_watermark * history_budget:
-        compaction = compaction_plan(
-            inputs.ui_messages, blocks, int(settings.low_watermark * history_budget)
-        )
+        low, whole = int(settings.low_watermark * history_budget), blocks
+        plan = lambda: compaction_plan(inputs.ui_messages, whole, low)  # noqa: E731
 
     note = counter.message({"role": "user", "content": steps.OMITTED_NOTE})
     blocks = _fit_turn(blocks, history_budget - note, counter, cache)
@@ -354,7 +390,7 @@ def build_context(
     if cut:
         limits.append(f"{cut} oversized tool results cut")
     report.update(estimated=tokens, exact=exact, limits=limits)
-    return Assembled(messages, tokens, exact, budget, report, compaction, tools)
+    return Assembled(messages, tokens, exact, budget, report, tools, plan)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .compaction import cut_json, digest_tool_part, digest_tool_result
-from .context_blocks import Block, Message, latest_user_index, parts_of
+from .context_blocks import Block, Message, latest_user_index
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
@@ -25,16 +25,15 @@ def digest_count(rounds: int, keep_last: int, batch: int) -> int:
     return older - older % max(1, batch)
 
 
-def digest_round(block: Block, ui_message: dict[str, Any] | None = None) -> Block:
+def digest_round(block: Block, parts: list[dict[str, Any]] | None = None) -> Block:
     """The round with each result replaced by its one-line digest. A pending round is
-    digested from its UI message's parts: its full results are never rendered."""
+    digested from its tool parts (`parts_of`): its full results are never rendered."""
     call, *results = block.messages
     calls = {c["id"]: c["function"] for c in call["tool_calls"]}
-    parts = None
-    if block.offset >= 0:
-        if ui_message is None:
-            raise ValueError("a pending round is digested from its UI message")
-        parts = parts_of(block, ui_message)
+    if block.offset >= 0 and parts is None:
+        raise ValueError("a pending round is digested from its UI message's tool parts")
+    if block.offset < 0:
+        parts = None
     digested = []
     for i, result in enumerate(results):
         call_id = result["tool_call_id"]

@@ -711,3 +711,26 @@ def test_the_compaction_plan_is_its_definition(shape: list[tuple[str, int]], tar
         if n % 7  # some messages have no block (empty, or already summarized)
     ]
     assert compaction_plan(ui, blocks, target) == _plan_by_walking(ui, blocks, target)
+
+
+def test_the_cyclic_collector_is_paused_only_while_assembling():
+    seen = []
+
+    class Probe(list[dict[str, Any]]):  # the thread, read while the engine runs
+        def __iter__(self):
+            seen.append(gc.isenabled())
+            return super().__iter__()
+
+    ui = Probe([user("hello", "u1")])
+    assert gc.isenabled()
+    build(ui)
+    assert seen and not any(seen) and gc.isenabled()
+    with pytest.raises(ContextBudgetError):  # restored when assembly fails, too
+        build([user("word " * 5000, "u1")], window=2048)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build([user("hello", "u1")])
+        assert not gc.isenabled()  # an application's own choice is kept
+    finally:
+        gc.enable()

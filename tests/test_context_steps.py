@@ -9,6 +9,7 @@ from comfyui_assistant.core.context_blocks import (
     blocks_of,
     build_blocks,
     flatten,
+    parts_of,
     render_results,
 )
 from comfyui_assistant.core.context_validate import (
@@ -55,9 +56,10 @@ def test_a_pending_round_renders_to_the_round_built_whole():
     ui = tool_turn("a1", "c1", text="Done.", output={"nodes": [1, 2], "text": "é"})
     pending = blocks_of(ui, render=False)
     assert pending[0].offset == 0 and pending[0].messages[1]["content"] == ""  # a placeholder
-    rendered = [render_results(b, ui) for b in pending]
+    rendered = [render_results(b, parts_of(b, ui)) for b in pending]
     assert rendered == blocks_of(ui) and all(b.offset == -1 for b in rendered)
-    assert steps.digest_round(pending[0], ui).messages == steps.digest_round(rendered[0]).messages
+    digest = steps.digest_round(pending[0], parts_of(pending[0], ui))
+    assert digest.messages == steps.digest_round(rendered[0]).messages
     with pytest.raises(ValueError, match="from its UI message"):
         steps.digest_round(pending[0])  # its parts are not kept: they come with the message
 
@@ -69,7 +71,8 @@ def test_pending_rounds_find_their_parts_among_several_rounds_of_a_message():
     ui["parts"] += [{"type": "step-start"}, second, third, {"type": "text", "text": "ok"}]
     pending = [b for b in blocks_of(ui, render=False) if b.kind == "round"]
     assert [b.offset for b in pending] == [0, 1]
-    assert [render_results(b, ui) for b in pending] == [b for b in blocks_of(ui) if b.is_round]
+    rendered = [render_results(b, parts_of(b, ui)) for b in pending]
+    assert rendered == [b for b in blocks_of(ui) if b.is_round]
 
 
 @pytest.mark.parametrize(
