@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .json_text import compact_json
 from .store import Store
 from .tokens import TokenCounter, counter_for
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
@@ -37,10 +38,6 @@ def title_from(messages: list[dict[str, Any]]) -> str:
                     head = head.rsplit(" ", 1)[0] or head
                 return head.rstrip(" ,.;:") + "…"
     return ""
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _touch_thread(db: sqlite3.Connection, thread_id: str, title: str, now: float) -> bool:
@@ -100,7 +97,7 @@ class Threads:
             (message.get("id") or f"{thread_id}:{position}", position, message)
             for position, message in enumerate(messages)
         ]
-        dumped = [_dumps(message.get("parts", [])) for _, _, message in rows]
+        dumped = [compact_json(message.get("parts", [])) for _, _, message in rows]
         known = self._known.get(thread_id)
         if (
             replaces is None
@@ -158,7 +155,7 @@ class Threads:
     ) -> None:
         """Store the assistant's answer: complete, or interrupted when the stream broke."""
         now = time.time()
-        parts = _dumps(message.get("parts", []))
+        parts = compact_json(message.get("parts", []))
         known = self._known.get(thread_id)
         if known is not None:
             known[message["id"]] = (position, parts)
@@ -267,7 +264,7 @@ def _write(
             position,
             message["role"],
             parts,
-            _dumps(meta) if meta is not None else None,
+            compact_json(meta) if meta is not None else None,
             status,
             tokens,
             now,
@@ -291,7 +288,7 @@ def _record_tool_results(
                 thread_id,
                 part["toolCallId"],
                 name,
-                _dumps(part.get("input")),
+                compact_json(part.get("input")),
                 tool_result_text(part),
                 int(part.get("state") == "output-error"),
                 now,
@@ -351,7 +348,7 @@ class ThreadState:
 
     async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
         summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
-        await self._set(thread_id, summary=_dumps(summary), summary_until=until)
+        await self._set(thread_id, summary=compact_json(summary), summary_until=until)
         self._summaries[thread_id] = summary
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
@@ -359,4 +356,4 @@ class ThreadState:
         return value if isinstance(value, dict) else None
 
     async def set_report(self, thread_id: str, report: dict[str, Any]) -> None:
-        await self._set(thread_id, context_report=_dumps(report))
+        await self._set(thread_id, context_report=compact_json(report))

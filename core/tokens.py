@@ -36,6 +36,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .json_text import compact_json
+
 __all__ = [
     "IMAGE_DEFAULT_SIZE",
     "MESSAGE_OVERHEAD",
@@ -434,7 +436,7 @@ def _tool_json(tool: Mapping[str, Any]) -> str:
         body = {k: fn[k] for k in ("name", "description", "parameters") if k in fn}
     else:
         body = {"tool": fn}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(body)
 
 
 @lru_cache(maxsize=8)

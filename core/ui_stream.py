@@ -8,9 +8,10 @@ camelCase; `payload()` converts them and drops unset optional fields.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
+
+from .json_text import compact_json
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",
@@ -53,7 +54,7 @@ class Chunk:
 
 
 def encode(payload: dict[str, Any]) -> bytes:
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    text = compact_json(payload)
     return b"data: " + text.encode("utf-8") + b"\n\n"
 
 
