@@ -18,6 +18,7 @@ from .json_text import compact_json
 from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
 
 DIGEST_PREFIX = "[digest] "
+_RECALL = " (recall: "
 LINE_MAX = 200
 RECALL_HINT = "call recallToolResult for the full text"
 
@@ -183,9 +184,26 @@ def _value_outcome(name: str, value: Any, size: Callable[[], int], raw: str = ""
 def _line(name: str, arguments: str | dict[str, Any], outcome: str, call_id: str) -> str:
     key = _key_args(name, _parse_args(arguments))
     head = f"{name} {key}" if key else name
-    suffix = f" (recall: {call_id})" if call_id else ""
+    suffix = f"{_RECALL}{call_id})" if call_id else ""
     room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
     return DIGEST_PREFIX + _one_line(f"{head} -> {outcome}", room) + suffix
+
+
+def digest_pieces(line: str) -> list[str]:
+    """A digest line in pieces whose token counts add up to the line's: "[digest]", then
+    " " + tool, arguments and outcome, then " (recall: <id>)". Each cut falls where the
+    tokenizers' pre-tokenizer always cuts (after "]" before a space; before a space that
+    follows a non-space), and BPE never merges across those: so the pieces can be counted
+    apart, and the middle one, which repeats from call to call, once. Any other text: itself.
+    """
+    head = DIGEST_PREFIX.rstrip()
+    end = line.rfind(_RECALL)
+    if not line.startswith(DIGEST_PREFIX) or end <= len(DIGEST_PREFIX) or line[-1] != ")":
+        return [line]
+    body = line[len(DIGEST_PREFIX) : end]
+    if body[:1].isspace() or body[-1:].isspace():
+        return [line]
+    return [head, " " + body, line[end:]]
 
 
 def digest_tool_result(

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import context_steps as steps
+from .compaction import digest_pieces
 from .context_blocks import Block, blocks_of, render_results
 from .context_validate import Checkpoint
-from .tokens import TokenCounter
+from .tokens import MESSAGE_OVERHEAD, TokenCounter
 
 MAX_MESSAGES = 20_000
 Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
@@ -121,7 +122,7 @@ class BlockCache:
         key = ("tokens", counter.source, counter.encoding)
         count = block.memo.get(key)
         if count is None:
-            count = block.memo[key] = sum(counter.message(m, False) for m in block.messages)
+            count = block.memo[key] = sum(_counts(block, counter))
         return count
 
     @staticmethod
@@ -130,8 +131,34 @@ class BlockCache:
         key = ("results", counter.source, counter.encoding)
         count = block.memo.get(key)
         if count is None:
-            count = block.memo[key] = sum(counter.message(m, False) for m in block.messages[1:])
+            count = block.memo[key] = sum(_counts(block, counter)[1:])
         return count
+
+
+def _counts(block: Block, counter: TokenCounter) -> list[int]:
+    """Each message's count, once per block and counter. A digest line is counted in three
+    pieces (`digest_pieces`): its tool, arguments and outcome repeat from call to call and
+    are counted once, its recall id alone is new."""
+    key = ("counts", counter.source, counter.encoding)
+    counts: list[int] | None = block.memo.get(key)
+    if counts is None:
+        if block.digested:
+            call, *results = block.messages
+            counts = [counter.message(call, False)]
+            counts += [_digest_tokens(m, counter) for m in results]
+        else:
+            counts = [counter.message(m, False) for m in block.messages]
+        block.memo[key] = counts
+    return counts
+
+
+def _digest_tokens(m: dict[str, Any], counter: TokenCounter) -> int:
+    """`counter.message(m)` of a digested tool result (a test holds them equal)."""
+    content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
+    if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
+        return counter.message(m, False)
+    text = counter.text
+    return MESSAGE_OVERHEAD + text(role) + text(call_id) + counter.joined(digest_pieces(content))
 
 
 SHARED = BlockCache()

@@ -230,6 +230,15 @@ class TokenCounter:
         texts[s] = tokens
         return tokens
 
+    def joined(self, pieces: Sequence[str]) -> int:
+        """Tokens of `"".join(pieces)`, where the caller vouches that every cut between two
+        pieces is one the encoding's pre-tokenizer always makes (BPE never merges across
+        those): the sum of the pieces' remembered counts. The estimate prices a text as a
+        whole, so without a tokenizer the joined text is counted."""
+        if self._encode is None:
+            return self.text("".join(pieces))
+        return sum(map(self.text, pieces))
+
     # -- messages --
 
     def message(self, m: Mapping[str, Any], cache: bool = True) -> int:

@@ -6,10 +6,13 @@ from typing import Any
 import pytest
 from comfyui_assistant.core.compaction import (
     cut_json,
+    digest_pieces,
     digest_tool_part,
     digest_tool_result,
     fallback_summary,
 )
+from comfyui_assistant.core.context_cache import _digest_tokens
+from comfyui_assistant.core.tokens import TokenCounter
 from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -550,3 +553,36 @@ def test_fallback_summary_property_capped_and_deterministic(
     summary = fallback_summary(messages, previous, cap)
     assert len(summary) <= cap
     assert fallback_summary(messages, previous, cap) == summary
+
+
+# --- digest_pieces: counted apart, the same count --------------------------------------------
+
+_body = st.text(min_size=1, max_size=40).filter(
+    lambda b: not b[0].isspace() and not b[-1].isspace()
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_body, st.text(max_size=12))
+def test_a_digest_line_counts_the_same_in_pieces(body: str, call_id: str) -> None:
+    counter = TokenCounter("cl100k_base")
+    line = f"[digest] {body} (recall: {call_id})"
+    pieces = digest_pieces(line)
+    assert "".join(pieces) == line
+    assert counter.joined(pieces) == len(counter._encode(line))  # type: ignore[misc]
+    message = {"role": "tool", "tool_call_id": call_id or "c", "content": line}
+    assert _digest_tokens(message, counter) == TokenCounter("cl100k_base").message(message)
+
+
+def test_real_digests_are_cut_in_three_and_other_text_is_left_whole() -> None:
+    line = digest_tool_result("addNode", {"nodeType": "KSampler"}, '{"nodeId":12}', "call_7")
+    assert digest_pieces(line) == ["[digest]", " addNode KSampler -> node 12", " (recall: call_7)"]
+    for text in [
+        "plain result",
+        "[digest] x",
+        "[digest]  (recall: c)",
+        "[digest] x \n (recall: c)",
+    ]:
+        assert digest_pieces(text) == [text]
+    estimate = TokenCounter(use_tiktoken=False)  # prices a text as a whole: joins the pieces
+    assert estimate.joined(digest_pieces(line)) == estimate.text(line)
