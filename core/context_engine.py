@@ -163,8 +163,7 @@ def compaction_plan(
         tokens_by_id[b.source_id] = get(b.source_id, 0) + b.tokens
     ids: list[str] = [i if type(i) is str else str(i or "") for i in map(_id_of, ui_messages)]
     end = next((k for k, mid in enumerate(ids) if mid in protected), len(ids))
-    # tokens before each message (comprehensions and accumulate: this runs over a thread
-    # too long for its window, on every request until it is summarized)
+    # tokens before each message (comprehensions and accumulate: the thread is a long one)
     before = [0, *accumulate(get(mid, 0) for mid in ids[:end])]
     cuts = [k for k in range(1, end) if ui_messages[k].get("role") == "user"]
     if not cuts:
