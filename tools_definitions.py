@@ -49,7 +49,8 @@ class ToolSpec:
     # Argument names that identify a call in a one-line digest, e.g. "addNode KSampler".
     digest_args: tuple[str, ...] = ()
     # Whether a digest names the files found in the result (walking it for them). Off for
-    # tools whose results are graphs, node definitions or documents: large, and never outputs.
+    # tools whose results are graphs, graph edits, node definitions or documents: never
+    # outputs (and some large).
     digest_files: bool = True
 
     def __post_init__(self) -> None:
@@ -159,6 +160,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="panel",
         digest_args=("nodeType",),
+        digest_files=False,
     ),
     ToolSpec(
         name="removeNodes",
@@ -174,6 +176,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="panel",
         digest_args=("nodeIds",),
+        digest_files=False,
     ),
     ToolSpec(
         name="connectNodes",
@@ -189,6 +192,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="panel",
         digest_args=("fromNodeId", "fromOutput", "toNodeId", "toInput"),
+        digest_files=False,
     ),
     ToolSpec(
         name="setWidgetValues",
@@ -207,6 +211,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         runs="panel",
         digest_args=("nodeId",),
+        digest_files=False,
     ),
     ToolSpec(
         name="queueWorkflow",

@@ -141,13 +141,15 @@ def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]
             parts.append(f"{'node' if key == 'nodeId' or 'Node' in name else 'id'} {_show(value)}")
         elif key.endswith("Id") and len(key) > 2:
             parts.append(f"{key[:-2]} {_show(value)}")
-    for key in _CHANGE_KEYS:
+    keys = result.keys()  # (most results have none of these: ask once, in C)
+    for key in () if keys.isdisjoint(_CHANGE_KEYS) else _CHANGE_KEYS:
         value = result.get(key)
         if isinstance(value, list):
             parts.append(f"{key} {len(value)}")
         elif value not in (None, False, "", {}):
             parts.append(f"{key} {_item_name(value) or _show(value)}")
-    parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
+    if not keys.isdisjoint(_LIST_KEYS):
+        parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
     files: dict[str, None] = {}
     spec = get_tool(name)
     if (spec is None or spec.digest_files) and (
