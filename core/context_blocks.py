@@ -39,6 +39,8 @@ class Block:
     cut: bool = False  # an oversized result shortened
     # A pending round: where its tool parts start among its message's (see above); else -1.
     offset: int = field(default=-1, compare=False, repr=False)
+    # The token counter `tokens` was counted with (None: not counted by the engine yet).
+    counted: Any = field(default=None, compare=False, repr=False)
     # Derived variants and counts, memoized by the engine's BlockCache (never compared).
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -60,12 +62,12 @@ class Block:
             self.cut if cut is None else cut,
         )
 
-    def with_tokens(self, tokens: int) -> Block:
-        """The same block with its count set (its memo copied: same messages, same values).
-        Spelled out: `dataclasses.replace` costs several times more, once per block."""
+    def with_tokens(self, tokens: int, counted: Any) -> Block:
+        """The same block counted by another counter (its memo copied: same messages, same
+        values). Spelled out: `dataclasses.replace` costs several times more."""
         return Block(
             self.kind, self.messages, self.source_id, tokens, self.digested, self.cut,
-            offset=self.offset, memo=dict(self.memo),
+            offset=self.offset, counted=counted, memo=dict(self.memo),
         )  # fmt: skip
 
 

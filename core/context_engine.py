@@ -173,13 +173,20 @@ def compaction_plan(
     return ids[: cuts[min(first, len(cuts) - 1)]]
 
 
-def _with_tokens(block: Block, counter: TokenCounter) -> Block:
+def _counted(block: Block, counter: TokenCounter) -> Block:
+    """The block with its count for `counter`: set in place the first time (a cached block
+    belongs to one thread, and a thread to one model at a time), else a copy remembered in
+    its memo (after a change of model)."""
     if block.offset >= 0:  # a pending round's results are placeholders: never counted or sent
         raise RuntimeError("a pending tool round reached the token count unrendered")
-    tokens = BlockCache.tokens(block, counter)
-    if block.tokens == tokens:
+    if block.counted is None:
+        block.tokens, block.counted = BlockCache.tokens(block, counter), counter
         return block
-    return block.with_tokens(tokens)
+    key = ("counted", id(counter))
+    other: Block | None = block.memo.get(key)
+    if other is None or other.counted is not counter:
+        other = block.memo[key] = block.with_tokens(BlockCache.tokens(block, counter), counter)
+    return other
 
 
 class _Origins:
@@ -221,16 +228,9 @@ def _blocks(
 
 
 def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:
-    """Each block with its count set, remembered in its own memo so the next request reuses
-    it (inlined: this loop runs over the whole thread on every request)."""
-    key = ("tokened", counter.source, counter.encoding)
-    out = []
-    for block in blocks:
-        done = block.memo.get(key)
-        if done is None:
-            done = block.memo[key] = _with_tokens(block, counter)
-        out.append(done)
-    return out
+    """Each block with its count for `counter` (inlined: this loop runs over the whole
+    thread on every request, and a block counted once is not looked at again)."""
+    return [b if b.counted is counter else _counted(b, counter) for b in blocks]
 
 
 def _fit_turn(

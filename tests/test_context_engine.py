@@ -24,7 +24,7 @@ from comfyui_assistant.core.context_engine import (
     compaction_plan,
 )
 from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
+from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
 from hypothesis import given, settings
@@ -734,3 +734,16 @@ def test_the_cyclic_collector_is_paused_only_while_assembling():
         assert not gc.isenabled()  # an application's own choice is kept
     finally:
         gc.enable()
+
+
+def test_a_thread_counted_by_one_model_then_another_has_each_ones_counts():
+    # blocks are counted in place by the first counter; another (a change of model) gets
+    # its own counts, and the first keeps its own
+    ui = [user("Build a graph.", "u1"), tool_turn("a1", "c1"), user("Thanks! Again?", "u2")]
+    estimate = TokenCounter(use_tiktoken=False)
+    cache = BlockCache()
+    exact_first = build_context(inputs(ui, cache_scope="t"), COUNTER, cache).exact
+    estimated = build_context(inputs(ui, cache_scope="t"), estimate, cache).exact
+    assert estimated == build_context(inputs(ui, cache_scope="t"), estimate, BlockCache()).exact
+    assert estimated != exact_first
+    assert build_context(inputs(ui, cache_scope="t"), COUNTER, cache).exact == exact_first
