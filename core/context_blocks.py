@@ -27,9 +27,9 @@ Message = dict[str, Any]
 
 @dataclass(slots=True)
 class Block:
-    """Never changed once made (steps return new blocks; only `memo` is written, by the
-    engine's cache). Not a frozen dataclass for speed alone: a long thread's first request
-    makes thousands, and a frozen one costs four times as much to make."""
+    """Never changed once made: steps return new blocks; the engine only fills `memo` and,
+    once, the count (`tokens`, `counted`). Not a frozen dataclass for speed alone: a long
+    thread's first request makes thousands, and a frozen one costs four times as much."""
 
     kind: Kind
     messages: tuple[Message, ...]

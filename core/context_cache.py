@@ -4,10 +4,10 @@ The panel resends the whole thread with every request, freshly parsed, so nothin
 cached by object identity. A UI message is keyed instead by a cheap signature — its thread,
 id, role, and per part the type, state, call id and its text — which changes whenever anything
 the model would see changes (within a thread a tool call's input and output are set once,
-with its state). For each
-message the cache keeps its blocks, rounds pending (results not rendered: an old round is only
-ever sent as a digest); each block keeps, in `Block.memo`, its rendered, digested and cut
-variants and its exact token count per counter.
+with its state). For each message the cache keeps its blocks, rounds pending (results not
+rendered, and no parsed output kept: an old round is only ever sent as a digest, written from
+the parts of the request at hand); each block keeps, in `Block.memo`, its rendered, digested
+and cut variants and its per-message counts, and carries its count for the thread's counter.
 """
 
 from __future__ import annotations

@@ -30,10 +30,10 @@ def digest_round(block: Block, parts: list[dict[str, Any]] | None = None) -> Blo
     digested from its tool parts (`parts_of`): its full results are never rendered."""
     call, *results = block.messages
     calls = {c["id"]: c["function"] for c in call["tool_calls"]}
-    if block.offset >= 0 and parts is None:
-        raise ValueError("a pending round is digested from its UI message's tool parts")
     if block.offset < 0:
-        parts = None
+        parts = None  # rendered: digested from its text
+    elif parts is None:
+        raise ValueError("a pending round is digested from its UI message's tool parts")
     digested = []
     for i, result in enumerate(results):
         call_id = result["tool_call_id"]
