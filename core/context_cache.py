@@ -142,12 +142,12 @@ def _counts(block: Block, counter: TokenCounter) -> list[int]:
     key = ("counts", counter.source, counter.encoding)
     counts: list[int] | None = block.memo.get(key)
     if counts is None:
+        count = counter.uncached
         if block.digested:
             call, *results = block.messages
-            counts = [counter.message(call, False)]
-            counts += [_digest_tokens(m, counter) for m in results]
+            counts = [count(call), *[_digest_tokens(m, counter) for m in results]]
         else:
-            counts = [counter.message(m, False) for m in block.messages]
+            counts = [count(m) for m in block.messages]
         block.memo[key] = counts
     return counts
 
@@ -156,7 +156,7 @@ def _digest_tokens(m: dict[str, Any], counter: TokenCounter) -> int:
     """`counter.message(m)` of a digested tool result (a test holds them equal)."""
     content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
     if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
-        return counter.message(m, False)
+        return counter.uncached(m)
     text = counter.text
     return MESSAGE_OVERHEAD + text(role) + text(call_id) + counter.joined(digest_pieces(content))
 

@@ -244,16 +244,16 @@ class TokenCounter:
     def message(self, m: Mapping[str, Any], cache: bool = True) -> int:
         """Tokens of one OpenAI chat message, with its share of the chat format's overhead
         (`MESSAGE_OVERHEAD`, `NAME_OVERHEAD`, `TOOL_CALL_OVERHEAD`); cached unless the caller
-        keeps the count itself (`cache=False`: the context engine's blocks do)."""
+        keeps the count itself (`cache=False`, or `uncached`: the context engine's blocks)."""
         if not cache:
-            return self._count_message(m)
+            return self.uncached(m)
         key, chars = _message_key(m)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit[0]
-        tokens = self._count_message(m)
+        tokens = self.uncached(m)
         self._remember(key, tokens, chars)
         return tokens
 
@@ -317,7 +317,8 @@ class TokenCounter:
                 _, (_, dropped) = self._cache.popitem(last=False)
                 self._cached_chars -= dropped
 
-    def _count_message(self, m: Mapping[str, Any]) -> int:
+    def uncached(self, m: Mapping[str, Any]) -> int:
+        """`message(m)`, counted afresh and not remembered."""
         # The shapes the context engine counts by the thousand, without the general walk
         # (the same sums: a test holds every shape to `_count_fields`).
         role, content = m.get("role"), m.get("content")

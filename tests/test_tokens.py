@@ -506,12 +506,12 @@ def test_cached_counts_are_never_stale(ms: list[dict[str, Any]]) -> None:
 @given(_messages)
 def test_the_common_message_shapes_count_as_the_general_walk(m: dict[str, Any]) -> None:
     counter = TokenCounter(max_entries=0)
-    assert counter._count_message(m) == counter._count_fields(m)
+    assert counter.uncached(m) == counter._count_fields(m)
     for shape in (
         {"role": "tool", "tool_call_id": "c1", "content": "x"},
         {"role": "user", "content": "y"},
     ):
-        assert counter._count_message(shape) == counter._count_fields(shape)
+        assert counter.uncached(shape) == counter._count_fields(shape)
 
 
 def test_text_counts_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
