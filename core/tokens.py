@@ -280,24 +280,20 @@ class TokenCounter:
         return total
 
     def _tool(self, tool: Mapping[str, Any]) -> int:
-        """One definition's count. Remembered by name with a snapshot of the definition: an
-        equal definition (compared in C, a fraction of serializing it) reuses the count, so
-        fresh copies of the same tools cost nothing per request."""
-        fn = tool.get("function")
-        name = fn.get("name") if isinstance(fn, Mapping) else None
+        """One definition's count. Remembered by name with a private copy of what is counted
+        (name, description, parameters): an equal definition (compared in C, a fraction of
+        serializing it) reuses the count, so fresh copies of the same tools cost nothing."""
+        body = _tool_body(tool)
+        name = body.get("name")
         known = self._tools.get(name) if isinstance(name, str) else None
-        if known is not None and known[0] == tool:
+        if known is not None and known[0] == body:
             return known[1]
-        text = _tool_json(tool)
+        text = compact_json(body)
         tokens = self.text(text) + TOOL_OVERHEAD
         if isinstance(name, str):
-            try:
-                snapshot = json.loads(json.dumps(tool))  # private: callers may mutate theirs
-            except (TypeError, ValueError):
-                return tokens
             if len(self._tools) >= TOOL_CACHE_ENTRIES:
                 self._tools.clear()
-            self._tools[name] = (snapshot, tokens)
+            self._tools[name] = (json.loads(text), tokens)  # callers may mutate theirs
         return tokens
 
     def cache_info(self) -> dict[str, int]:
@@ -440,13 +436,12 @@ def _message_key(m: Mapping[str, Any]) -> tuple[_Key, int]:
     return tuple(key), chars
 
 
-def _tool_json(tool: Mapping[str, Any]) -> str:
+def _tool_body(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a tool definition is counted: its function's name, description, parameters."""
     fn = tool.get("function", tool)
     if isinstance(fn, Mapping):
-        body = {k: fn[k] for k in ("name", "description", "parameters") if k in fn}
-    else:
-        body = {"tool": fn}
-    return compact_json(body)
+        return {k: fn[k] for k in ("name", "description", "parameters") if k in fn}
+    return {"tool": fn}
 
 
 @lru_cache(maxsize=8)
