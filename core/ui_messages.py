@@ -75,9 +75,9 @@ class _Step:
     results: list[Message] = field(default_factory=list)
 
     def emit(self, out: list[Message]) -> None:
-        text = "\n\n".join(t for t in self.texts if t)
-        if not text and not self.calls:
+        if not self.texts and not self.calls:
             return
+        text = "\n\n".join(self.texts)  # (never empty texts: only non-empty ones are kept)
         message: Message = {"role": "assistant", "content": text or None}
         if self.calls:
             message["tool_calls"] = self.calls
@@ -93,8 +93,9 @@ def _assistant(parts: list[dict[str, Any]], out: list[Message], result_text: Res
     for part in parts:
         ptype = part.get("type")
         if ptype == "step-start":
-            step.emit(out)
-            step = _Step()
+            if step.texts or step.calls:
+                step.emit(out)
+                step = _Step()
         elif ptype == "text":
             if not part["text"]:
                 continue
