@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import accumulate, chain
 from typing import Any
 
@@ -317,7 +317,7 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
         summarized = covered_ids(inputs.ui_messages, inputs.summary.until)
     blocks, origin = _blocks(inputs, cache, summarized)
     keep, batch = settings.keep_last_rounds, settings.digest_batch
-    blocks = steps.digest_rounds(blocks, keep, batch, lambda b: cache.digested(b, origin))
+    blocks = steps.digest_rounds(blocks, keep, batch, partial(cache.digested, origin=origin))
     blocks = [cache.rendered(b, origin) if b.offset >= 0 else b for b in blocks]  # sent whole
     max_result = max(256, raw(int(budget.available * settings.max_result_share)))
     blocks = steps.cut_oversized(

@@ -56,17 +56,12 @@ def digest_rounds(
 ) -> list[Block]:
     """Older tool rounds keep their calls but their results become one-line digests (the full
     results stay in the store: `recallToolResult` brings one back). `digest` may memoize."""
-    total = sum(1 for b in blocks if b.kind == "round")
-    n = digest_count(total, keep_last, batch)
+    rounds = [i for i, b in enumerate(blocks) if b.kind == "round"]
+    n = digest_count(len(rounds), keep_last, batch)
     if n == 0:
         return blocks
-    out, seen = [], 0
-    for block in blocks:
-        if seen < n and block.kind == "round":
-            seen += 1
-            block = digest(block)
-        out.append(block)
-    return out
+    end = rounds[n - 1] + 1  # just past the last round to digest
+    return [digest(b) if b.kind == "round" else b for b in blocks[:end]] + blocks[end:]
 
 
 def cut_text_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
