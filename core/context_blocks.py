@@ -78,7 +78,12 @@ def tool_parts(ui_message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def parts_of(block: Block, ui_message: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool parts a pending round's results come from."""
-    return tool_parts(ui_message)[block.offset : block.offset + len(block.messages) - 1]
+    return own_parts(block, tool_parts(ui_message))
+
+
+def own_parts(block: Block, message_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A pending round's share of its message's tool parts (`tool_parts`)."""
+    return message_parts[block.offset : block.offset + len(block.messages) - 1]
 
 
 def render_results(block: Block, parts: list[dict[str, Any]]) -> Block:

@@ -119,11 +119,7 @@ class BlockCache:
     @staticmethod
     def tokens(block: Block, counter: TokenCounter) -> int:
         """The block's exact token count (before any correction) for this counter."""
-        key = ("tokens", counter.source, counter.encoding)
-        count = block.memo.get(key)
-        if count is None:
-            count = block.memo[key] = sum(_counts(block, counter))
-        return count
+        return sum(_counts(block, counter))
 
     @staticmethod
     def result_tokens(block: Block, counter: TokenCounter) -> int:

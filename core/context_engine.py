@@ -31,7 +31,7 @@ from typing import Any
 
 from . import context_steps as steps
 from .budget import Budget, ContextBudgetError, Window, compute_budget
-from .context_blocks import Block, Message, flatten, latest_user_index, tool_parts
+from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts
 from .context_cache import SHARED, BlockCache
 from .context_validate import report_violation, validate
 from .tokens import REPLY_PRIMING, TokenCounter
@@ -210,7 +210,7 @@ class _Origins:
         parts = self._parts.get(k)
         if parts is None:
             parts = self._parts[k] = tool_parts(self.messages[k])
-        return parts[block.offset : block.offset + len(block.messages) - 1]
+        return own_parts(block, parts)
 
 
 def _blocks(
