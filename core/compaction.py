@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..tools_definitions import get_tool
+from ..tools_definitions import ToolSpec, get_tool
 from .json_text import compact_json
 from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
 
@@ -25,6 +25,7 @@ RECALL_HINT = "call recallToolResult for the full text"
 
 _NOT_RUN = {NOT_RUN: "not run", INPUT_INCOMPLETE: "not run", AWAITING: "not run", DENIED: "denied"}
 _QUOTED_ARGS = frozenset({"query", "name", "title"})
+_ARG_PREFIX = {"nodeId": "node ", "nodeIds": "nodes "}
 _BARE = re.compile(r"[\w.\-/:]+")
 _CHANGE_KEYS = ("created", "updated", "added", "removed", "deleted")
 _LIST_KEYS = ("nodes", "links", "groups", "results", "models", "skills", "inputs", "outputs")
@@ -45,6 +46,14 @@ def _loads(text: str, default: Any = None) -> Any:
 
 
 def _one_line(text: str, limit: int) -> str:
+    if (  # already one line (the common case): printable text has no whitespace but " "
+        len(text) <= limit
+        and text.isprintable()
+        and "  " not in text
+        and text[:1] != " "
+        and text[-1:] != " "
+    ):
+        return text
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
 
@@ -73,17 +82,15 @@ def _parse_args(arguments: str | dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _key_args(name: str, args: dict[str, Any]) -> str:
-    spec = get_tool(name)
+def _key_args(name: str, args: dict[str, Any], spec: ToolSpec | None) -> str:
     if spec is None:  # unknown tool: its first two scalar arguments
         scalars = [(k, v) for k, v in args.items() if not isinstance(v, (dict, list))][:2]
         return " ".join(f"{k}={_show(v)}" for k, v in scalars)
     keys = spec.digest_args
     if name == "connectNodes" and all(k in args for k in keys):
         return "{}.{} -> {}.{}".format(*(_show(args[k]) for k in keys))
-    prefix = {"nodeId": "node ", "nodeIds": "nodes "}
     return " ".join(
-        prefix.get(k, "") + _show(args[k], k in _QUOTED_ARGS) for k in keys if k in args
+        [_ARG_PREFIX.get(k, "") + _show(args[k], k in _QUOTED_ARGS) for k in keys if k in args]
     )
 
 
@@ -100,7 +107,13 @@ def _error_of(result: dict[str, Any]) -> str | None:
 
 def _item_name(item: Any) -> str | None:
     if isinstance(item, dict):
-        item = next((item[f] for f in _NAME_FIELDS if isinstance(item.get(f), (str, int))), None)
+        for field in _NAME_FIELDS:  # the first of these that holds a string or a number
+            value = item.get(field)
+            if isinstance(value, (str, int)):
+                item = value
+                break
+        else:
+            return None
     return _one_line(str(item), 40) if isinstance(item, (str, int)) else None
 
 
@@ -128,19 +141,45 @@ def _files(value: dict[str, Any] | list[Any], found: dict[str, None], depth: int
             _files(item, found, depth + 1)
 
 
-def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]:
+_NOT_ID, _NODE_IDS, _NODE_ID, _ID, _OTHER_ID = range(5)
+_KEY_KINDS: dict[Any, int] = {}  # a result key -> what kind of id it holds (keys repeat)
+
+
+def _key_kind(key: Any) -> int:
+    kind = _KEY_KINDS.get(key)
+    if kind is None:
+        kind = {"nodeIds": _NODE_IDS, "nodeId": _NODE_ID, "id": _ID}.get(key, _NOT_ID)
+        if not kind and isinstance(key, str) and key.endswith("Id") and len(key) > 2:
+            kind = _OTHER_ID
+        if len(_KEY_KINDS) < 4096:
+            _KEY_KINDS[key] = kind
+    return kind
+
+
+def _dict_outcome(
+    name: str, result: dict[str, Any], spec: ToolSpec | None, raw: str = ""
+) -> list[str]:
     err = _error_of(result)
     if err is not None:
         return [f"error: {err}"]
     parts = []
+    kinds = _KEY_KINDS
     for key, value in result.items():
-        if key == "nodeIds" and isinstance(value, list):
-            parts.append(f"nodes {_show(value)}")
+        kind = kinds.get(key)
+        if kind is None:
+            kind = _key_kind(key)
+        if not kind:
+            continue
+        if kind == _NODE_IDS:
+            if isinstance(value, list):
+                parts.append(f"nodes {_show(value)}")
         elif value is None or isinstance(value, (dict, list, bool)):
             continue
-        elif key in ("nodeId", "id"):
-            parts.append(f"{'node' if key == 'nodeId' or 'Node' in name else 'id'} {_show(value)}")
-        elif key.endswith("Id") and len(key) > 2:
+        elif kind == _NODE_ID:
+            parts.append(f"node {_show(value)}")
+        elif kind == _ID:
+            parts.append(f"{'node' if 'Node' in name else 'id'} {_show(value)}")
+        else:
             parts.append(f"{key[:-2]} {_show(value)}")
     keys = result.keys()  # (most results have none of these: ask once, in C)
     for key in () if keys.isdisjoint(_CHANGE_KEYS) else _CHANGE_KEYS:
@@ -152,7 +191,6 @@ def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]
     if not keys.isdisjoint(_LIST_KEYS):
         parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
     files: dict[str, None] = {}
-    spec = get_tool(name)
     if (spec is None or spec.digest_files) and (
         not raw or any(f'"{key}"' in raw for key in (*_FILE_KEYS, *_FILE_LISTS))
     ):
@@ -160,32 +198,38 @@ def _dict_outcome(name: str, result: dict[str, Any], raw: str = "") -> list[str]
     if files:
         shown = ", ".join(_one_line(f, 60) for f in list(files)[:3])
         parts.append(f"files: {shown}" + (f", +{len(files) - 3} more" if len(files) > 3 else ""))
+    if parts:
+        return parts
     message = result.get("message")
-    if not parts and isinstance(message, str) and message.strip():
+    if isinstance(message, str) and message.strip():
         parts.append(_one_line(message, 80))
-    if not parts and (result.get("ok") is True or result.get("success") is True):
+    elif result.get("ok") is True or result.get("success") is True:
         parts.append("ok")
     return parts
 
 
-def _outcome(name: str, result: str) -> str:
+def _outcome(name: str, result: str, spec: ToolSpec | None) -> str:
     text = result.strip()
     if text.startswith("Error:"):
         return "error: " + _one_line(text[len("Error:") :].strip().split("\n", 1)[0], 100)
     if text in _NOT_RUN:
         return _NOT_RUN[text]
-    return _value_outcome(name, _loads(text), lambda: len(result), text)
+    return _value_outcome(name, _loads(text), lambda: len(result), spec, text)
 
 
-def _value_outcome(name: str, value: Any, size: Callable[[], int], raw: str = "") -> str:
-    parts = _dict_outcome(name, value, raw) if isinstance(value, dict) else []
+def _value_outcome(
+    name: str, value: Any, size: Callable[[], int], spec: ToolSpec | None, raw: str = ""
+) -> str:
+    parts = _dict_outcome(name, value, spec, raw) if isinstance(value, dict) else []
     if isinstance(value, list):
         parts = [_count("items", value)]
     return ", ".join(parts) if parts else f"ok ({size():,} chars)"
 
 
-def _line(name: str, arguments: str | dict[str, Any], outcome: str, call_id: str) -> str:
-    key = _key_args(name, _parse_args(arguments))
+def _line(
+    name: str, arguments: str | dict[str, Any], outcome: str, call_id: str, spec: ToolSpec | None
+) -> str:
+    key = _key_args(name, _parse_args(arguments), spec)
     head = f"{name} {key}" if key else name
     suffix = f"{_RECALL}{call_id})" if call_id else ""
     room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
@@ -218,7 +262,8 @@ def digest_tool_result(
     name: str, arguments: str | dict[str, Any], result: str, call_id: str
 ) -> str:
     """One deterministic line for a tool call: tool, key arguments, outcome, recall id."""
-    return _line(name, arguments, _outcome(name, result), call_id)
+    spec = get_tool(name)
+    return _line(name, arguments, _outcome(name, result, spec), call_id, spec)
 
 
 def digest_tool_part(
@@ -230,7 +275,8 @@ def digest_tool_part(
     if part.get("state") != "output-available" or isinstance(output, str):
         return digest_tool_result(name, arguments, tool_result_text(part), call_id)
     size = lambda: len(tool_result_text(part))  # noqa: E731 (only when nothing else is said)
-    return _line(name, arguments, _value_outcome(name, output, size), call_id)
+    spec = get_tool(name)
+    return _line(name, arguments, _value_outcome(name, output, size, spec), call_id, spec)
 
 
 # --- cut_json ------------------------------------------------------------------------------

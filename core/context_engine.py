@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -194,19 +194,15 @@ class _Origins:
     from them. Only rounds without the variant asked for need them (new messages, mostly),
     so the map is built on the first question."""
 
-    def __init__(
-        self, blocks: list[Block], messages: Sequence[dict[str, Any]], found: list[Any]
-    ) -> None:
-        self.blocks, self.messages, self.found = blocks, messages, found
-        self._at: dict[int, int] | None = None
-        self._ends: list[int] = []
+    def __init__(self, messages: Sequence[dict[str, Any]], found: list[tuple[Block, ...]]) -> None:
+        self.messages, self.found = messages, found
+        self._at: dict[int, int] | None = None  # id of a pending round -> its message's index
         self._parts: dict[int, list[dict[str, Any]]] = {}  # message index -> its tool parts
 
     def __call__(self, block: Block) -> list[dict[str, Any]]:
         if self._at is None:
-            self._at = {id(b): i for i, b in enumerate(self.blocks)}
-            self._ends = list(accumulate(map(len, self.found)))  # where each message ends
-        k = bisect_right(self._ends, self._at[id(block)])
+            self._at = {id(b): k for k, bs in enumerate(self.found) for b in bs if b.offset >= 0}
+        k = self._at[id(block)]
         parts = self._parts.get(k)
         if parts is None:
             parts = self._parts[k] = tool_parts(self.messages[k])
@@ -224,7 +220,7 @@ def _blocks(
     lookup, scope = cache.blocks, inputs.cache_scope
     found = [lookup(message, scope) for message in messages]
     out = list(chain.from_iterable(found))
-    return out, _Origins(out, messages, found)
+    return out, _Origins(messages, found)
 
 
 def _count_all(blocks: list[Block], counter: TokenCounter) -> list[Block]:

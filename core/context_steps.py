@@ -29,23 +29,31 @@ def digest_round(block: Block, parts: list[dict[str, Any]] | None = None) -> Blo
     """The round with each result replaced by its one-line digest. A pending round is
     digested from its tool parts (`parts_of`): its full results are never rendered."""
     call, *results = block.messages
-    calls = {c["id"]: c["function"] for c in call["tool_calls"]}
-    if block.offset < 0:
-        parts = None  # rendered: digested from its text
-    elif parts is None:
-        raise ValueError("a pending round is digested from its UI message's tool parts")
-    digested = []
-    for i, result in enumerate(results):
-        call_id = result["tool_call_id"]
-        name, arguments = calls[call_id]["name"], calls[call_id]["arguments"]
-        if parts is not None:  # (the arguments were rendered from the part's input: read that)
-            given = parts[i].get("input")
-            args = given if isinstance(given, dict) else {}
-            line = digest_tool_part(name, args, parts[i], call_id)
-        else:
-            line = digest_tool_result(name, arguments, str(result["content"]), call_id)
-        digested.append({**result, "content": line})
+    calls = call["tool_calls"]
+    if block.offset >= 0:
+        if parts is None:
+            raise ValueError("a pending round is digested from its UI message's tool parts")
+        # (a pending round is made with one result per call, in order; the arguments were
+        # rendered from the part's input: read that)
+        lines = [
+            digest_tool_part(c["function"]["name"], _input(p), p, c["id"])
+            for c, p in zip(calls, parts, strict=True)
+        ]
+    else:  # rendered: digested from its text
+        by_id = {c["id"]: c["function"] for c in calls}
+        lines = []
+        for result in results:
+            call_id = result["tool_call_id"]
+            fn = by_id[call_id]
+            content = str(result["content"])
+            lines.append(digest_tool_result(fn["name"], fn["arguments"], content, call_id))
+    digested = [{**m, "content": line} for m, line in zip(results, lines, strict=True)]
     return block.with_messages([call, *digested], digested=True)
+
+
+def _input(part: dict[str, Any]) -> dict[str, Any]:
+    given = part.get("input")
+    return given if isinstance(given, dict) else {}
 
 
 def digest_rounds(

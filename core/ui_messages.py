@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -33,11 +32,13 @@ TEXT_FILE_LIMIT = 100_000
 
 def tool_name_of(part: dict[str, Any]) -> str | None:
     ptype = part.get("type", "")
+    if not isinstance(ptype, str):
+        return None
+    if ptype.startswith("tool-"):
+        return ptype[5:]
     if ptype == "dynamic-tool":
         name = part.get("toolName")
         return name if isinstance(name, str) else None
-    if isinstance(ptype, str) and ptype.startswith("tool-"):
-        return ptype[5:]
     return None
 
 
@@ -68,57 +69,48 @@ def _arguments(part: dict[str, Any]) -> str:
     return compact_json(value) if isinstance(value, dict) else "{}"
 
 
-@dataclass
-class _Step:
-    texts: list[str] = field(default_factory=list)
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    results: list[Message] = field(default_factory=list)
-
-    def emit(self, out: list[Message]) -> None:
-        if not self.texts and not self.calls:
-            return
-        text = "\n\n".join(self.texts)  # (never empty texts: only non-empty ones are kept)
-        message: Message = {"role": "assistant", "content": text or None}
-        if self.calls:
-            message["tool_calls"] = self.calls
-        out.append(message)
-        out.extend(self.results)
-
-
 ResultText = Callable[[dict[str, Any]], str]
 
 
+def _emit(
+    texts: list[str], calls: list[dict[str, Any]], results: list[Message], out: list[Message]
+) -> None:
+    """One step: "text, then its tool calls", then a result for each call."""
+    message: Message = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    if calls:
+        message["tool_calls"] = calls
+    out.append(message)
+    out.extend(results)
+
+
 def _assistant(parts: list[dict[str, Any]], out: list[Message], result_text: ResultText) -> None:
-    step = _Step()
+    texts: list[str] = []  # (never empty texts: only non-empty ones are kept)
+    calls: list[dict[str, Any]] = []
+    results: list[Message] = []
     for part in parts:
         ptype = part.get("type")
         if ptype == "step-start":
-            if step.texts or step.calls:
-                step.emit(out)
-                step = _Step()
+            if texts or calls:
+                _emit(texts, calls, results, out)
+                texts, calls, results = [], [], []
         elif ptype == "text":
-            if not part["text"]:
+            text = part["text"]
+            if not text:
                 continue
-            if step.calls:
-                step.emit(out)
-                step = _Step()
-            step.texts.append(part["text"])
+            if calls:
+                _emit(texts, calls, results, out)
+                texts, calls, results = [], [], []
+            texts.append(text)
         else:
             name = tool_name_of(part)
             if name is None:
                 continue
             call_id = part["toolCallId"]
-            step.calls.append(
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": _arguments(part)},
-                }
-            )
-            step.results.append(
-                {"role": "tool", "tool_call_id": call_id, "content": result_text(part)}
-            )
-    step.emit(out)
+            function = {"name": name, "arguments": _arguments(part)}
+            calls.append({"id": call_id, "type": "function", "function": function})
+            results.append({"role": "tool", "tool_call_id": call_id, "content": result_text(part)})
+    if texts or calls:
+        _emit(texts, calls, results, out)
 
 
 def _decode_text_file(url: str) -> str | None:
