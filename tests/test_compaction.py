@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.compaction import (
+    _one_line,
     cut_json,
     digest_pieces,
     digest_tool_part,
@@ -632,3 +633,19 @@ def test_real_digests_are_cut_where_they_repeat_and_other_text_is_left_whole() -
     assert digest_pieces("[digest] a  -> b (recall: c)")[1:3] == [" a  -> b", " (recall:"]
     estimate = TokenCounter(use_tiktoken=False)  # prices a text as a whole: joins the pieces
     assert estimate.joined(digest_pieces(line)) == estimate.text(line)
+
+
+_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(st.text(), st.text(alphabet=_SPACES + "ab.")),
+    st.integers(min_value=1, max_value=60),
+)
+def test_one_line_returns_single_line_text_as_is_and_flattens_the_rest(
+    text: str, limit: int
+) -> None:
+    flat = " ".join(text.split())  # the definition: whitespace runs become one space
+    expected = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    assert _one_line(text, limit) == expected
