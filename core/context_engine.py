@@ -25,7 +25,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from itertools import accumulate, chain
 from typing import Any
 
@@ -313,7 +313,12 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
         summarized = covered_ids(inputs.ui_messages, inputs.summary.until)
     blocks, origin = _blocks(inputs, cache, summarized)
     keep, batch = settings.keep_last_rounds, settings.digest_batch
-    blocks = steps.digest_rounds(blocks, keep, batch, partial(cache.digested, origin=origin))
+
+    def digest(block: Block) -> Block:  # (remembered: asked again of every old round each turn)
+        found: Block | None = block.memo.get("digested")
+        return found if found is not None else cache.digested(block, origin)
+
+    blocks = steps.digest_rounds(blocks, keep, batch, digest)
     blocks = [cache.rendered(b, origin) if b.offset >= 0 else b for b in blocks]  # sent whole
     max_result = max(256, raw(int(budget.available * settings.max_result_share)))
     blocks = steps.cut_oversized(

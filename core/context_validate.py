@@ -31,9 +31,6 @@ class _Scan:
     seen_ids: set[str] = field(default_factory=set)
     previous: str | None = None
 
-    def copy(self) -> _Scan:
-        return _Scan(list(self.found), set(self.pending), set(self.seen_ids), self.previous)
-
 
 def _scan(messages: list[Message], start: int, state: _Scan) -> _Scan:
     found, pending, seen_ids, previous = state.found, state.pending, state.seen_ids, state.previous
@@ -111,13 +108,28 @@ class Checkpoint:
                 or messages[0] == prefix[0]
             )
         )
-        if not same:
-            k = 0
-        state = self._state.copy() if same else _Scan()  # _scan extends the state it is given
+        # (the kept state is resumed in place, so it is forgotten until the scan is done)
+        state, self._prefix, self._state = (self._state if same else _Scan()), [], _Scan()
+        k = k if same else 0
         end = max(k, len(messages) - 2)
         state = _scan(messages[:end], k, state)
-        self._prefix, self._state = messages[:end], state.copy()
-        return _verdict(messages, _scan(messages, end, state))
+        self._prefix, self._state = messages[:end], state
+        # the last messages are scanned on a view of the state that leaves it as it is
+        tail = _Scan(
+            list(state.found), set(state.pending), _SeenSince(state.seen_ids), state.previous
+        )
+        return _verdict(messages, _scan(messages, end, tail))
+
+
+class _SeenSince(set[str]):
+    """The ids in `base` and the ones added since, without copying `base` (left as it is)."""
+
+    def __init__(self, base: set[str]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.base or super().__contains__(item)
 
 
 def _parts(content: Any) -> list[Any]:

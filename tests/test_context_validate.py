@@ -117,3 +117,22 @@ def test_a_checkpoint_answers_exactly_as_a_full_scan(
             messages = previous + messages
         assert checkpoint.problems(messages) == problems(messages)
         previous = messages
+
+
+def test_a_scan_that_fails_leaves_no_half_updated_checkpoint() -> None:
+    checkpoint = Checkpoint()
+    history = [SYSTEM, user("a"), call("c1"), result("c1"), user("b")]
+    assert checkpoint.problems(history) == []
+    broken = [*history[:-1], call("c2"), {"content": "no role"}, result("c2"), user("c")]
+    with pytest.raises(KeyError):
+        checkpoint.problems(broken)  # fails half-way through the new messages
+    again = [*history[:-1], call("c2"), result("c2"), call("c2"), result("c2"), user("c")]
+    assert (
+        checkpoint.problems(again)
+        == problems(again)
+        == ["message 6: a missing or repeated tool call id"]
+    )
+    # and the last messages are scanned without changing what is kept
+    tail = [*again[:-1], call("c3"), result("c3"), user("d")]
+    assert checkpoint.problems(tail) == problems(tail)
+    assert checkpoint.problems(tail) == problems(tail)

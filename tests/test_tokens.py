@@ -510,6 +510,9 @@ def test_the_common_message_shapes_count_as_the_general_walk(m: dict[str, Any]) 
     for shape in (
         {"role": "tool", "tool_call_id": "c1", "content": "x"},
         {"role": "user", "content": "y"},
+        {"role": "assistant", "content": None, "tool_calls": m.get("tool_calls") or []},
+        {"role": "assistant", "content": "z", "tool_calls": [{"function": {"name": "n"}}]},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": "x"}, 3]},
     ):
         assert counter.uncached(shape) == counter._count_fields(shape)
 
