@@ -141,16 +141,23 @@ def _files(value: dict[str, Any] | list[Any], found: dict[str, None], depth: int
             _files(item, found, depth + 1)
 
 
-_NOT_ID, _NODE_IDS, _NODE_ID, _ID, _OTHER_ID = range(5)
-_KEY_KINDS: dict[Any, int] = {}  # a result key -> what kind of id it holds (keys repeat)
+# What a result key says in a digest (keys repeat from result to result: classified once).
+_OTHER, _NODE_IDS, _NODE_ID, _ID, _OTHER_ID = range(5)
+_CHANGE, _LIST = 10, 20  # + the key's place in _CHANGE_KEYS / _LIST_KEYS: the order shown
+_KEY_KINDS: dict[Any, int] = {}
 
 
 def _key_kind(key: Any) -> int:
     kind = _KEY_KINDS.get(key)
     if kind is None:
-        kind = {"nodeIds": _NODE_IDS, "nodeId": _NODE_ID, "id": _ID}.get(key, _NOT_ID)
-        if not kind and isinstance(key, str) and key.endswith("Id") and len(key) > 2:
-            kind = _OTHER_ID
+        if key in _CHANGE_KEYS:
+            kind = _CHANGE + _CHANGE_KEYS.index(key)
+        elif key in _LIST_KEYS:
+            kind = _LIST + _LIST_KEYS.index(key)
+        else:
+            kind = {"nodeIds": _NODE_IDS, "nodeId": _NODE_ID, "id": _ID}.get(key, _OTHER)
+            if not kind and isinstance(key, str) and key.endswith("Id") and len(key) > 2:
+                kind = _OTHER_ID
         if len(_KEY_KINDS) < 4096:
             _KEY_KINDS[key] = kind
     return kind
@@ -159,18 +166,27 @@ def _key_kind(key: Any) -> int:
 def _dict_outcome(
     name: str, result: dict[str, Any], spec: ToolSpec | None, raw: str = ""
 ) -> list[str]:
+    """Ids first (in the result's order), then changes, then list counts (in their lists'
+    order), then file names; else the message, or "ok"."""
     err = _error_of(result)
     if err is not None:
         return [f"error: {err}"]
-    parts = []
+    parts: list[str] = []
+    changes: list[tuple[int, str, Any]] = []
+    lists: list[tuple[int, str, list[Any]]] = []
     kinds = _KEY_KINDS
-    for key, value in result.items():
+    for key, value in result.items():  # one pass, in C but for the few keys that say something
         kind = kinds.get(key)
         if kind is None:
             kind = _key_kind(key)
         if not kind:
             continue
-        if kind == _NODE_IDS:
+        if kind >= _LIST:
+            if isinstance(value, list):
+                lists.append((kind, key, value))
+        elif kind >= _CHANGE:
+            changes.append((kind, key, value))
+        elif kind == _NODE_IDS:
             if isinstance(value, list):
                 parts.append(f"nodes {_show(value)}")
         elif value is None or isinstance(value, (dict, list, bool)):
@@ -181,15 +197,13 @@ def _dict_outcome(
             parts.append(f"{'node' if 'Node' in name else 'id'} {_show(value)}")
         else:
             parts.append(f"{key[:-2]} {_show(value)}")
-    keys = result.keys()  # (most results have none of these: ask once, in C)
-    for key in () if keys.isdisjoint(_CHANGE_KEYS) else _CHANGE_KEYS:
-        value = result.get(key)
+    for _, key, value in sorted(changes) if len(changes) > 1 else changes:
         if isinstance(value, list):
             parts.append(f"{key} {len(value)}")
         elif value not in (None, False, "", {}):
             parts.append(f"{key} {_item_name(value) or _show(value)}")
-    if not keys.isdisjoint(_LIST_KEYS):
-        parts.extend(_count(k, result[k]) for k in _LIST_KEYS if isinstance(result.get(k), list))
+    for _, key, items in sorted(lists) if len(lists) > 1 else lists:
+        parts.append(_count(key, items))
     files: dict[str, None] = {}
     if (spec is None or spec.digest_files) and (
         not raw or any(f'"{key}"' in raw for key in (*_FILE_KEYS, *_FILE_LISTS))

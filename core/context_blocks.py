@@ -6,11 +6,13 @@ drop it whole, so no provider ever sees a call without its result or a result wi
 call. Each block remembers the UI message it came from (summaries and reports speak in those
 ids) and carries its token count once counted.
 
-A round built with `render=False` is *pending*: its results are placeholders, and `offset`
-says where its tool parts start among its UI message's (`tool_parts`). The engine digests it
-straight from those parts (an old round's full result is never sent, so it is never
-serialized) or renders it (`render_results`) before anything reads its messages. The parts
-come from the request at hand, so a cached block never holds a thread's parsed outputs.
+A round built with `render=False` is *pending*: each result holds its one-line digest
+(`digest_tool_part`, written from the part's output object: an old result is only ever sent
+as a digest, so its full text is never serialized), and `offset` says where its tool parts
+start among its UI message's (`tool_parts`). The engine sends it as digests
+(`steps.digest_round`, the same messages) or renders it (`render_results`, from the parts of
+the request at hand) before anything reads it as whole; a cached block never holds a
+thread's parsed outputs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .compaction import digest_tool_part
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 Kind = Literal["user", "assistant", "round"]
@@ -96,11 +99,17 @@ def render_results(block: Block, parts: list[dict[str, Any]]) -> Block:
     return block.with_messages([call, *rendered])
 
 
+def _digest_line(part: dict[str, Any]) -> str:
+    """A pending result: its digest (the tool name and arguments as the call renders them)."""
+    given = part.get("input")
+    args = given if isinstance(given, dict) else {}
+    return digest_tool_part(tool_name_of(part) or "", args, part, part["toolCallId"])
+
+
 def blocks_of(ui_message: dict[str, Any], render: bool = True) -> list[Block]:
     """The blocks of one UI message, in order; with `render=False` its rounds are pending."""
     source = str(ui_message.get("id") or "")
-    placeholder = None if render else (lambda part: "")
-    messages = to_openai_messages([ui_message], placeholder or tool_result_text)
+    messages = to_openai_messages([ui_message], tool_result_text if render else _digest_line)
     out: list[Block] = []
     i = done = 0
     while i < len(messages):

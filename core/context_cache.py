@@ -4,9 +4,9 @@ The panel resends the whole thread with every request, freshly parsed, so nothin
 cached by object identity. A UI message is keyed instead by a cheap signature — its thread,
 id, role, and per part the type, state, call id and its text — which changes whenever anything
 the model would see changes (within a thread a tool call's input and output are set once,
-with its state). For each message the cache keeps its blocks, rounds pending (results not
-rendered, and no parsed output kept: an old round is only ever sent as a digest, written from
-the parts of the request at hand); each block keeps, in `Block.memo`, its rendered, digested
+with its state). For each message the cache keeps its blocks, rounds pending (each result
+its one-line digest, and no parsed output kept: a round sent whole is rendered from the parts
+of the request at hand); each block keeps, in `Block.memo`, its rendered, digested
 and cut variants and its per-message counts, and carries its count for the thread's counter.
 """
 
@@ -82,17 +82,14 @@ class BlockCache:
         return made
 
     @staticmethod
-    def digested(block: Block, origin: Origin | None = None) -> Block:
-        """The round as digests (once: remembered in its memo). A pending round is digested
-        from the tool parts `origin` finds for it in the current request (the cache keeps
-        no parts)."""
+    def digested(block: Block) -> Block:
+        """The round as digests (once: remembered in its memo)."""
         if block.digested:
             return block
         block = block.memo.get("source", block)
         out = block.memo.get("digested")
         if out is None:
-            parts = origin(block) if origin is not None and block.offset >= 0 else None
-            out = block.memo["digested"] = steps.digest_round(block, parts)
+            out = block.memo["digested"] = steps.digest_round(block)
         return out
 
     @staticmethod

@@ -190,9 +190,9 @@ def _counted(block: Block, counter: TokenCounter) -> Block:
 
 
 class _Origins:
-    """The tool parts, in this request, of each pending round: it is digested or rendered
-    from them. Only rounds without the variant asked for need them (new messages, mostly),
-    so the map is built on the first question."""
+    """The tool parts, in this request, of each pending round sent whole: it is rendered
+    from them. Only the newest rounds of new messages need them, so the map is built on the
+    first question."""
 
     def __init__(self, messages: Sequence[dict[str, Any]], found: list[tuple[Block, ...]]) -> None:
         self.messages, self.found = messages, found
@@ -316,7 +316,7 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
 
     def digest(block: Block) -> Block:  # (remembered: asked again of every old round each turn)
         found: Block | None = block.memo.get("digested")
-        return found if found is not None else cache.digested(block, origin)
+        return found if found is not None else cache.digested(block)
 
     blocks = steps.digest_rounds(blocks, keep, batch, digest)
     blocks = [cache.rendered(b, origin) if b.offset >= 0 else b for b in blocks]  # sent whole

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .compaction import cut_json, digest_tool_part, digest_tool_result
+from .compaction import cut_json, digest_tool_result
 from .context_blocks import Block, Message, latest_user_index
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
@@ -25,35 +25,20 @@ def digest_count(rounds: int, keep_last: int, batch: int) -> int:
     return older - older % max(1, batch)
 
 
-def digest_round(block: Block, parts: list[dict[str, Any]] | None = None) -> Block:
-    """The round with each result replaced by its one-line digest. A pending round is
-    digested from its tool parts (`parts_of`): its full results are never rendered."""
-    call, *results = block.messages
-    calls = call["tool_calls"]
+def digest_round(block: Block) -> Block:
+    """The round with each result replaced by its one-line digest. A pending round holds its
+    digests already (written from its tool parts: its full results are never rendered)."""
     if block.offset >= 0:
-        if parts is None:
-            raise ValueError("a pending round is digested from its UI message's tool parts")
-        # (a pending round is made with one result per call, in order; the arguments were
-        # rendered from the part's input: read that)
-        lines = [
-            digest_tool_part(c["function"]["name"], _input(p), p, c["id"])
-            for c, p in zip(calls, parts, strict=True)
-        ]
-    else:  # rendered: digested from its text
-        by_id = {c["id"]: c["function"] for c in calls}
-        lines = []
-        for result in results:
-            call_id = result["tool_call_id"]
-            fn = by_id[call_id]
-            content = str(result["content"])
-            lines.append(digest_tool_result(fn["name"], fn["arguments"], content, call_id))
-    digested = [{**m, "content": line} for m, line in zip(results, lines, strict=True)]
+        return block.with_messages(block.messages, digested=True)
+    call, *results = block.messages
+    by_id = {c["id"]: c["function"] for c in call["tool_calls"]}
+    digested = []
+    for result in results:
+        call_id = result["tool_call_id"]
+        fn = by_id[call_id]
+        line = digest_tool_result(fn["name"], fn["arguments"], str(result["content"]), call_id)
+        digested.append({**result, "content": line})
     return block.with_messages([call, *digested], digested=True)
-
-
-def _input(part: dict[str, Any]) -> dict[str, Any]:
-    given = part.get("input")
-    return given if isinstance(given, dict) else {}
 
 
 def digest_rounds(

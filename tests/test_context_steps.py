@@ -55,13 +55,13 @@ def test_blocks_keep_rounds_atomic_and_remember_their_message():
 def test_a_pending_round_renders_to_the_round_built_whole():
     ui = tool_turn("a1", "c1", text="Done.", output={"nodes": [1, 2], "text": "é"})
     pending = blocks_of(ui, render=False)
-    assert pending[0].offset == 0 and pending[0].messages[1]["content"] == ""  # a placeholder
+    line = "[digest] getWorkflow compact -> 2 nodes (recall: c1)"
+    assert pending[0].offset == 0 and pending[0].messages[1]["content"] == line  # its digest
     rendered = [render_results(b, parts_of(b, ui)) for b in pending]
     assert rendered == blocks_of(ui) and all(b.offset == -1 for b in rendered)
-    digest = steps.digest_round(pending[0], parts_of(pending[0], ui))
+    digest = steps.digest_round(pending[0])
+    assert digest.digested and digest.offset == -1 and digest.messages == pending[0].messages
     assert digest.messages == steps.digest_round(rendered[0]).messages
-    with pytest.raises(ValueError, match="from its UI message"):
-        steps.digest_round(pending[0])  # its parts are not kept: they come with the message
 
 
 def test_pending_rounds_find_their_parts_among_several_rounds_of_a_message():
