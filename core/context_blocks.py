@@ -30,9 +30,10 @@ Message = dict[str, Any]
 
 @dataclass(slots=True)
 class Block:
-    """Never changed once made: steps return new blocks; the engine only fills `memo` and,
-    once, the count (`tokens`, `counted`). Not a frozen dataclass for speed alone: a long
-    thread's first request makes thousands, and a frozen one costs four times as much."""
+    """Never changed once made: steps return new blocks; the engine only fills `memo`,
+    `digest` and, once, the count (`tokens`, `results`, `counted`). Not a frozen dataclass
+    for speed alone: a long thread's first request makes thousands, and a frozen one costs
+    four times as much."""
 
     kind: Kind
     messages: tuple[Message, ...]
@@ -42,8 +43,13 @@ class Block:
     cut: bool = False  # an oversized result shortened
     # A pending round: where its tool parts start among its message's (see above); else -1.
     offset: int = field(default=-1, compare=False, repr=False)
-    # The token counter `tokens` was counted with (None: not counted by the engine yet).
+    # The token counter `tokens` was counted with (None: not counted by the engine yet), and
+    # how many of them are tool results (for the report).
     counted: Any = field(default=None, compare=False, repr=False)
+    results: int = field(default=0, compare=False, repr=False)
+    # A round's variant with digests, once made (the engine asks every old round for it on
+    # every request: a slot, not a memo entry, is one object less to reach).
+    digest: Block | None = field(default=None, compare=False, repr=False)
     # Derived variants and counts, memoized by the engine's BlockCache (never compared).
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -65,12 +71,13 @@ class Block:
             self.cut if cut is None else cut,
         )
 
-    def with_tokens(self, tokens: int, counted: Any) -> Block:
+    def with_tokens(self, tokens: int, counted: Any, results: int = 0) -> Block:
         """The same block counted by another counter (its memo copied: same messages, same
         values). Spelled out: `dataclasses.replace` costs several times more."""
         return Block(
             self.kind, self.messages, self.source_id, tokens, self.digested, self.cut,
-            offset=self.offset, counted=counted, memo=dict(self.memo),
+            offset=self.offset, counted=counted, results=results, digest=self.digest,
+            memo=dict(self.memo),
         )  # fmt: skip
 
 

@@ -2,12 +2,13 @@
 
 The panel resends the whole thread with every request, freshly parsed, so nothing can be
 cached by object identity. A UI message is keyed instead by a cheap signature — its thread,
-id, role, and per part the type, state, call id and its text — which changes whenever anything
-the model would see changes (within a thread a tool call's input and output are set once,
-with its state). For each message the cache keeps its blocks, rounds pending (each result
-its one-line digest, and no parsed output kept: a round sent whole is rendered from the parts
-of the request at hand); each block keeps, in `Block.memo`, its rendered, digested
-and cut variants and its per-message counts, and carries its count for the thread's counter.
+id, role, and per part the type, state, call id and its text, in one string — which changes
+whenever anything the model would see changes (within a thread a tool call's input and
+output are set once, with its state). For each message the cache keeps its blocks, rounds
+pending (each result its one-line digest, and no parsed output kept: a round sent whole is
+rendered from the parts of the request at hand); each block keeps, in `Block.memo`, its
+rendered and cut variants and its per-message counts, in `Block.digest` its digested
+variant, and carries its count for the thread's counter.
 """
 
 from __future__ import annotations
@@ -26,12 +27,19 @@ Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts
 MAX_CHECKPOINTS = 256
 
 
-def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
-    """Everything the model would see of a UI message, as a flat tuple of its own strings
-    (hashing and comparing them is C work; no serialization). A tool part is identified by
-    its call id and state: within a thread (the `scope`) a call's input and its output or
-    error are set once, together with its state, and never change after (the AI SDK's tool
-    parts are immutable once available) — so none of them needs reading on every request."""
+def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]:
+    """Everything the model would see of a UI message: its own strings, joined into one.
+
+    A tool part is identified by its call id and state: within a thread (the `scope`) a
+    call's input and its output or error are set once, together with its state, and never
+    change after (the AI SDK's tool parts are immutable once available) — so none of them
+    needs reading on every request. Each part gives its type and then, by a tag, what it holds
+    ("t": a text; "c": call id, state, streamed-preliminary flag; "u": a URL; "n": nothing
+    more), so the strings split at NUL back into exactly one message: the key is exact. One
+    string, not a tuple of them, because a long thread's keys are compared in memory that is
+    no longer in the CPU's caches: one contiguous comparison, not one per string. A message
+    whose strings hold a NUL, or that has a value that is not a string, is keyed by the tuple
+    of its values (as exact, a little slower)."""
     sig: list[Any] = [scope, message.get("id"), message.get("role")]
     append = sig.append
     for part in message.get("parts") or ():
@@ -41,21 +49,33 @@ def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
             continue
         text = part.get("text")
         if text is not None:
+            append("t")
             append(text)
             continue
         call = part.get("toolCallId")
         if call is not None:
+            append("c")
             append(call)
             append(part.get("state"))
-            append(part.get("preliminary"))  # a streamed tool's outputs before its last one
+            preliminary = part.get("preliminary")  # (a streamed tool's outputs before its last)
+            append("" if preliminary is None else preliminary)
+            continue
+        url = part.get("url")
+        if url is None:
+            append("n")
         else:
-            append(part.get("url"))
-    return tuple(sig)
+            append("u")
+            append(url)
+    try:
+        key = "\0".join(sig)
+    except TypeError:  # a value that is not a string
+        return tuple(sig)
+    return key if key.count("\0") == len(sig) - 1 else tuple(sig)
 
 
 class BlockCache:
     def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
-        self._blocks: dict[tuple[Any, ...], tuple[Block, ...]] = {}
+        self._blocks: dict[str | tuple[Any, ...], tuple[Block, ...]] = {}
         self._checkpoints: dict[str, Checkpoint] = {}
         self.max_messages = max_messages
 
@@ -87,9 +107,9 @@ class BlockCache:
         if block.digested:
             return block
         block = block.memo.get("source", block)
-        out = block.memo.get("digested")
+        out = block.digest
         if out is None:
-            out = block.memo["digested"] = steps.digest_round(block)
+            out = block.digest = steps.digest_round(block)
         return out
 
     @staticmethod
@@ -114,18 +134,12 @@ class BlockCache:
         return out  # type: ignore[no-any-return]
 
     @staticmethod
-    def tokens(block: Block, counter: TokenCounter) -> int:
-        """The block's exact token count (before any correction) for this counter."""
-        return sum(_counts(block, counter))
-
-    @staticmethod
-    def result_tokens(block: Block, counter: TokenCounter) -> int:
-        """Tokens of the tool results of a round (for the report)."""
-        key = ("results", counter.source, counter.encoding)
-        count = block.memo.get(key)
-        if count is None:
-            count = block.memo[key] = sum(_counts(block, counter)[1:])
-        return count
+    def count(block: Block, counter: TokenCounter) -> tuple[int, int]:
+        """The block's exact token count (before any correction) for this counter, and how
+        many of them are its tool results (a round's messages after the first)."""
+        counts = _counts(block, counter)
+        total = sum(counts)
+        return total, total - counts[0] if block.kind == "round" else 0
 
 
 def _counts(block: Block, counter: TokenCounter) -> list[int]:

@@ -180,12 +180,13 @@ def _counted(block: Block, counter: TokenCounter) -> Block:
     if block.offset >= 0:  # a pending round's results are placeholders: never counted or sent
         raise RuntimeError("a pending tool round reached the token count unrendered")
     if block.counted is None:
-        block.tokens, block.counted = BlockCache.tokens(block, counter), counter
+        (block.tokens, block.results), block.counted = BlockCache.count(block, counter), counter
         return block
     key = ("counted", id(counter))
     other: Block | None = block.memo.get(key)
     if other is None or other.counted is not counter:
-        other = block.memo[key] = block.with_tokens(BlockCache.tokens(block, counter), counter)
+        tokens, results = BlockCache.count(block, counter)
+        other = block.memo[key] = block.with_tokens(tokens, counter, results)
     return other
 
 
@@ -315,7 +316,7 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
     keep, batch = settings.keep_last_rounds, settings.digest_batch
 
     def digest(block: Block) -> Block:  # (remembered: asked again of every old round each turn)
-        found: Block | None = block.memo.get("digested")
+        found = block.digest
         return found if found is not None else cache.digested(block)
 
     blocks = steps.digest_rounds(blocks, keep, batch, digest)
@@ -354,7 +355,7 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
     note = counter.message({"role": "user", "content": steps.OMITTED_NOTE})
     blocks = _fit_turn(blocks, history_budget - note, counter, cache)
     kept, dropped = steps.select_window(blocks, history_budget, settings.max_history_messages, note)
-    tally = _tally(kept, counter)
+    tally = _tally(kept)
     if tally.tokens > history_budget:  # only the mandatory part can overflow
         last_user = latest_user_index(blocks)
         needed = blocks[last_user].tokens if last_user is not None else 0
@@ -404,16 +405,14 @@ class _Tally:
     adjacent_users: bool  # two user blocks in a row (after a drop): to be merged
 
 
-def _tally(kept: list[Block], counter: TokenCounter) -> _Tally:
-    key = ("results", counter.source, counter.encoding)
+def _tally(kept: list[Block]) -> _Tally:
     tokens = results = digested = 0
     adjacent, previous = False, ""
     for block in kept:
         kind = block.kind
         tokens += block.tokens
         if kind == "round":
-            found = block.memo.get(key)
-            results += BlockCache.result_tokens(block, counter) if found is None else found
+            results += block.results  # (every kept round is counted by `counter`)
             digested += block.digested
         elif kind == "user" and previous == "user":
             adjacent = True

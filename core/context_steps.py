@@ -9,6 +9,8 @@ and local servers cache stays byte-identical from one turn to the next.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
+from operator import not_
 from typing import Any
 
 from .compaction import cut_json, digest_tool_result
@@ -173,14 +175,14 @@ def select_window(
     order, rounds whole.
     Returns (kept, dropped). The caller checks that the mandatory part fits."""
     needs_note = bool(blocks) and blocks[0].kind != "user"
-    total = sum(b.tokens for b in blocks) + (note_tokens if needs_note else 0)
-    if max_messages is None and total <= budget:
+    tokens = [b.tokens for b in blocks]
+    if max_messages is None and sum(tokens) + (note_tokens if needs_note else 0) <= budget:
         return _no_leading_orphan(list(blocks), note_tokens), []  # everything fits
     last_user = latest_user_index(blocks)
     n = len(blocks)
     start = n if last_user is None else last_user
-    tokens = [b.tokens for b in blocks]
-    sizes = [len(b.messages) for b in blocks]
+    # (sizes count only under a message cap: reading every block's messages costs)
+    sizes = [0] * n if max_messages is None else [len(b.messages) for b in blocks]
     kinds = [b.kind for b in blocks]
     # Always sent: the latest user message. The turn in progress comes first among the
     # others, newest first (the results the model is about to use), then older rounds.
@@ -225,10 +227,8 @@ def select_window(
         used -= tokens[oldest]
         messages -= sizes[oldest]
         first = keep.index(True) if True in keep else n
-    kept = [b for b, k in zip(blocks, keep, strict=True) if k]
-    dropped = [
-        b for i, (b, k) in enumerate(zip(blocks, keep, strict=True)) if not k and i != last_user
-    ]
+    kept = list(compress(blocks, keep))  # (the latest user message is always kept)
+    dropped = list(compress(blocks, map(not_, keep)))
     return _no_leading_orphan(kept, note_tokens), dropped
 
 
