@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from comfyui_assistant.core.json_text import compact_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+def _reference(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=600, deadline=None)
+@given(_values)
+def test_compact_json_is_json_dumps_compact(value: Any) -> None:
+    assert compact_json(value) == _reference(value)
+
+
+def test_compact_json_edge_values() -> None:
+    for value in ['é\n"\\', "", 0, -0.0, 1e300, math.inf, {"k": math.nan}, [], {}, (1, 2)]:
+        assert compact_json(value) == _reference(value)
+    assert compact_json({"b": 1, "a": [None, True]}) == '{"b":1,"a":[null,true]}'  # key order kept
+
+
+def test_compact_json_refuses_what_json_refuses() -> None:
+    with pytest.raises(TypeError):
+        compact_json({"a": {1, 2}})
+    with pytest.raises(TypeError):  # and the next call is not affected
+        compact_json([object()])
+    assert compact_json({"a": [1]}) == '{"a":[1]}'
