@@ -13,7 +13,7 @@ variant, and carries its count for the thread's counter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import context_steps as steps
@@ -90,10 +90,20 @@ class BlockCache:
         return found
 
     def blocks(self, message: dict[str, Any], scope: str = "") -> tuple[Block, ...]:
-        key = signature(message, scope)
-        found = self._blocks.get(key)
-        if found is not None:
-            return found
+        return self.thread([message], scope)[0]
+
+    def thread(
+        self, messages: Sequence[dict[str, Any]], scope: str = ""
+    ) -> list[tuple[Block, ...]]:
+        """The blocks of each message, in order (this loop runs over the whole thread on
+        every request: one call per message, not two)."""
+        get = self._blocks.get
+        return [
+            found if (found := get(key := signature(m, scope))) is not None else self._add(m, key)
+            for m in messages
+        ]
+
+    def _add(self, message: dict[str, Any], key: str | tuple[Any, ...]) -> tuple[Block, ...]:
         made = tuple(blocks_of(message, render=False))  # rounds pending: see `rendered`
         if len(self._blocks) >= self.max_messages:  # forget the oldest half at once
             for old in list(self._blocks)[: self.max_messages // 2]:

@@ -218,8 +218,7 @@ def _blocks(
     messages = inputs.ui_messages
     if summarized:
         messages = [m for m in messages if str(m.get("id") or "") not in summarized]
-    lookup, scope = cache.blocks, inputs.cache_scope
-    found = [lookup(message, scope) for message in messages]
+    found = cache.thread(messages, inputs.cache_scope)
     out = list(chain.from_iterable(found))
     return out, _Origins(messages, found)
 
