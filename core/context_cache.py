@@ -146,36 +146,36 @@ class BlockCache:
     @staticmethod
     def count(block: Block, counter: TokenCounter) -> tuple[int, int]:
         """The block's exact token count (before any correction) for this counter, and how
-        many of them are its tool results (a round's messages after the first)."""
-        counts = _counts(block, counter)
-        total = sum(counts)
-        return total, total - counts[0] if block.kind == "round" else 0
-
-
-def _counts(block: Block, counter: TokenCounter) -> list[int]:
-    """Each message's count, once per block and counter. A digest line is counted in three
-    pieces (`digest_pieces`): its tool, arguments and outcome repeat from call to call and
-    are counted once, its recall id alone is new."""
-    key = ("counts", counter.source, counter.encoding)
-    counts: list[int] | None = block.memo.get(key)
-    if counts is None:
+        many of them are its tool results (a round's messages after the first). (Counted
+        once per block: the engine keeps the count on the block, see `Block.counted`.)"""
+        first, *rest = block.messages
         count = counter.uncached
-        if block.digested:
-            call, *results = block.messages
-            counts = [count(call), *[_digest_tokens(m, counter) for m in results]]
+        if block.kind != "round":
+            return count(first) + sum(map(count, rest)), 0
+        results = _digests_tokens(rest, counter) if block.digested else sum(map(count, rest))
+        return count(first) + results, results
+
+
+def _digests_tokens(results: Sequence[dict[str, Any]], counter: TokenCounter) -> int:
+    """`counter.message(m)` summed over a round's digested tool results (a test holds them
+    equal). A digest line is counted in pieces (`digest_pieces`): its tool and arguments,
+    its outcome and the recall prefix repeat from call to call and are counted once."""
+    texts: list[str] = []
+    n = 0
+    whole = counter.source == "estimate"  # (an estimate prices a line as a whole)
+    for m in results:
+        content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
+        if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
+            n += counter.uncached(m)
+            continue
+        n += MESSAGE_OVERHEAD
+        texts.append(role)
+        texts.append(call_id)
+        if whole:
+            texts.append(content)
         else:
-            counts = [count(m) for m in block.messages]
-        block.memo[key] = counts
-    return counts
-
-
-def _digest_tokens(m: dict[str, Any], counter: TokenCounter) -> int:
-    """`counter.message(m)` of a digested tool result (a test holds them equal)."""
-    content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
-    if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
-        return counter.uncached(m)
-    text = counter.text
-    return MESSAGE_OVERHEAD + text(role) + text(call_id) + counter.joined(digest_pieces(content))
+            texts += digest_pieces(content)
+    return n + counter.total(texts)
 
 
 SHARED = BlockCache()

@@ -32,7 +32,7 @@ import re
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -229,6 +229,18 @@ class TokenCounter:
             texts.clear()
         texts[s] = tokens
         return tokens
+
+    def total(self, texts: Iterable[str]) -> int:
+        """The sum of `text(s)` over `texts`, remembered counts looked up here (the engine
+        counts a round's strings by the dozen: a call for each would cost more)."""
+        if self._encode is None:
+            return sum(map(self.text, texts))
+        short, long = self._short, self._texts
+        n = 0
+        for s in texts:
+            hit = (short if len(s) < TEXT_CACHE_MIN_CHARS else long).get(s)
+            n += self.text(s) if hit is None else hit
+        return n
 
     def joined(self, pieces: Sequence[str]) -> int:
         """Tokens of `"".join(pieces)`, where the caller vouches that every cut between two

@@ -12,7 +12,7 @@ from comfyui_assistant.core.compaction import (
     digest_tool_result,
     fallback_summary,
 )
-from comfyui_assistant.core.context_cache import _digest_tokens
+from comfyui_assistant.core.context_cache import _digests_tokens
 from comfyui_assistant.core.tokens import TokenCounter
 from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
 from hypothesis import given, settings
@@ -573,7 +573,7 @@ def test_a_digest_line_counts_the_same_in_pieces(body: str, call_id: str) -> Non
     assert "".join(pieces) == line
     assert counter.joined(pieces) == len(counter._encode(line))  # type: ignore[misc]
     message = {"role": "tool", "tool_call_id": call_id or "c", "content": line}
-    assert _digest_tokens(message, counter) == TokenCounter("cl100k_base").message(message)
+    assert _digests_tokens([message], counter) == TokenCounter("cl100k_base").message(message)
 
 
 def _pretokenizers() -> dict[str, Any]:

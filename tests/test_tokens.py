@@ -517,6 +517,16 @@ def test_the_common_message_shapes_count_as_the_general_walk(m: dict[str, Any]) 
         assert counter.uncached(shape) == counter._count_fields(shape)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=30) | st.sampled_from(["tool", "", "x" * 300]), max_size=12))
+def test_a_total_is_the_sum_of_its_texts(texts: list[str]) -> None:
+    for exact in (True, False):
+        counter, reference = (TokenCounter(use_tiktoken=exact) for _ in range(2))
+        once = counter.total(texts)  # counted (and remembered) here
+        assert once == sum(reference.text(t) for t in texts)
+        assert counter.total(texts) == once  # and from memory
+
+
 def test_text_counts_are_remembered_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = TokenCounter("cl100k_base")
     encode, encoded = counter._encode, []
