@@ -177,7 +177,7 @@ def _counted(block: Block, counter: TokenCounter) -> Block:
     """The block with its count for `counter`: set in place the first time (a cached block
     belongs to one thread, and a thread to one model at a time), else a copy remembered in
     its memo (after a change of model)."""
-    if block.offset >= 0:  # a pending round's results are placeholders: never counted or sent
+    if block.offset >= 0:  # a pending round is sent as digests or rendered: never as it is
         raise RuntimeError("a pending tool round reached the token count unrendered")
     if block.counted is None:
         (block.tokens, block.results), block.counted = BlockCache.count(block, counter), counter
@@ -411,7 +411,7 @@ def _tally(kept: list[Block]) -> _Tally:
         kind = block.kind
         tokens += block.tokens
         if kind == "round":
-            results += block.results  # (every kept round is counted by `counter`)
+            results += block.results  # (every kept round was counted by this request's counter)
             digested += block.digested
         elif kind == "user" and previous == "user":
             adjacent = True
