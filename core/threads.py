@@ -40,6 +40,27 @@ def title_from(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
+_SET_ONCE = frozenset({"input", "output", "rawInput"})
+
+
+def stored_key(message: dict[str, Any]) -> str:
+    """What decides whether a stored message must be written again: its parts as JSON, but
+    for a tool part's input and output. The AI SDK sets those once, together with the part's
+    state (a streamed tool's interim outputs are flagged `preliminary`), and never changes
+    them after, so the state and flags stand for them; the input and output are where a
+    thread's size is (workflow graphs, node definitions), and are not serialized again on
+    every request. Any other change to any part — a text, a state, a flag, a data part —
+    gives another key."""
+    return compact_json(
+        [
+            {k: v for k, v in part.items() if k not in _SET_ONCE}
+            if not _SET_ONCE.isdisjoint(part) and tool_name_of(part) is not None
+            else part
+            for part in message.get("parts") or ()
+        ]
+    )
+
+
 def _touch_thread(db: sqlite3.Connection, thread_id: str, title: str, now: float) -> bool:
     """Create the thread, or mark it updated (and title it if it has no title yet); whether it
     was created."""
@@ -90,33 +111,54 @@ class Threads:
     ) -> None:
         """Store the request's messages before the model is called (see module docstring):
         one transaction, writing only what is new or changed — none at all when this process
-        already stored every one of them as they are (the common resubmit and retry). The
-        transaction is one trip to the database's thread; a thread it creates is written
-        without reading it first."""
+        already stored every one of them as they are (the common resubmit and retry). What
+        this process stored is known by each message's `stored_key`, so a long thread's
+        next message is written without reading or serializing the others; a thread it does
+        not know is compared with what the database holds. The transaction is one trip to the
+        database's thread; a thread it creates is written without reading it first."""
         rows = [
             (message.get("id") or f"{thread_id}:{position}", position, message)
             for position, message in enumerate(messages)
         ]
-        dumped = [compact_json(message.get("parts", [])) for _, _, message in rows]
+        keys = [(position, stored_key(message)) for _, position, message in rows]
         known = self._known.get(thread_id)
-        if (
-            replaces is None
-            and known is not None
-            and all(
-                known.get(mid) == (position, parts)
-                for (mid, position, _), parts in zip(rows, dumped, strict=True)
-            )
-        ):
+        if replaces is None and known is not None:
+            changed = [
+                (row, key) for row, key in zip(rows, keys, strict=True) if known.get(row[0]) != key
+            ]
+            if not changed:
+                return
+            await self._write_rows(thread_id, messages, [row for row, _ in changed], compare=False)
+            known.update((row[0], key) for row, key in changed)
             return
+        await self._write_rows(thread_id, messages, rows, compare=True, replaces=replaces)
+        if replaces is None:  # after a cut, what is stored is re-read next time
+            self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
+        else:
+            self._known.pop(thread_id, None)
+
+    async def _write_rows(
+        self,
+        thread_id: str,
+        messages: list[dict[str, Any]],
+        rows: list[tuple[str, int, dict[str, Any]]],
+        *,
+        compare: bool,
+        replaces: str | None = None,
+    ) -> None:
+        """Write `rows` (id, position, message) in one transaction; with `compare`, only those
+        whose position or parts differ from what the database holds (and, with `replaces`,
+        delete what comes after the message replaced)."""
+        dumped = [compact_json(message.get("parts", [])) for _, _, message in rows]
         now = time.time()
         title = title_from(messages)
         ids = [m.get("id", "") for m in messages]
         counter = counter_for(None)  # made here: its first use loads the encoding
 
-        def work(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, str]], bool]:
+        def work(db: sqlite3.Connection) -> bool:
             created = _touch_thread(db, thread_id, title, now)
             stored: dict[str, tuple[int, str]] = {}
-            if not created:  # a new thread has nothing to compare with
+            if compare and not created:  # a new thread has nothing to compare with
                 found = db.execute(
                     "SELECT id, position, parts FROM messages WHERE thread_id = ?", (thread_id,)
                 )
@@ -130,23 +172,17 @@ class Threads:
             for (mid, position, message), parts in zip(rows, dumped, strict=True):
                 if stored.get(mid) == (position, parts):
                     continue
-                stored[mid] = (position, parts)
                 _write(db, counter, thread_id, mid, position, message, parts, now)
                 if message.get("role") == "assistant":
                     _record_tool_results(db, thread_id, message.get("parts", []), now)
-            return stored, created
+            return created
 
-        state, created = await self.store.write(work)
-        if created:
+        if await self.store.write(work):
             ThreadState(self.store).created(thread_id)
-        if replaces is None:  # after a cut, what is stored is re-read next time
-            self._known[thread_id] = state
-        else:
-            self._known.pop(thread_id, None)
 
     @property
     def _known(self) -> dict[str, dict[str, tuple[int, str]]]:
-        """What this process stored per thread: (position, parts JSON) by message id."""
+        """What this process stored per thread: (position, `stored_key`) by message id."""
         known: dict[str, dict[str, tuple[int, str]]] = self.store.cache.setdefault("stored", {})
         return known
 
@@ -158,7 +194,7 @@ class Threads:
         parts = compact_json(message.get("parts", []))
         known = self._known.get(thread_id)
         if known is not None:
-            known[message["id"]] = (position, parts)
+            known[message["id"]] = (position, stored_key(message))
         counter = counter_for(None)
 
         def work(db: sqlite3.Connection) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from typing import Any
 
 import aiosqlite
 import pytest
 from comfyui_assistant.core.migrations import MIGRATIONS, applied_migrations, migrate
 from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.threads import Threads, ThreadState
+from comfyui_assistant.core.threads import Threads, ThreadState, stored_key
 
 from .conftest import start_app
 from .helpers import chat_body, user
@@ -275,3 +276,70 @@ async def test_a_stored_thread_unknown_to_this_process_gets_only_its_new_message
     written = [s for s in statements if s.startswith("INSERT INTO messages")]
     assert len(written) == 2  # the answer and the new question; the first is unchanged
     assert [m.id for m in await Threads(store).messages("old")] == ["u1", "a1", "u2"]
+
+
+def tool_message(mid: str, state: str, output: Any = None, **extra: Any) -> dict[str, Any]:
+    part = {"type": "tool-getWorkflow", "toolCallId": "c1", "state": state, "input": {"a": 1}}
+    if output is not None:
+        part["output"] = output
+    return {"id": mid, "role": "assistant", "parts": [part], **extra}
+
+
+async def test_a_known_thread_gets_its_next_message_without_reading_or_rewriting_the_rest(store):
+    threads = Threads(store)
+    history = [
+        text_message(f"m{i}", "user" if i % 2 else "assistant", f"text {i}") for i in range(40)
+    ]
+    await threads.sync("long", history)
+    statements = await traced(store)
+    await threads.sync("long", [*history, text_message("new", "user", "one more")])
+    assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    written = [s for s in statements if s.startswith("INSERT INTO messages")]
+    assert len(written) == 1 and "'new'" in written[0]
+    statements.clear()
+    await threads.sync("long", [*history, text_message("new", "user", "one more")])
+    assert statements == []  # a resubmit writes nothing at all
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (text_message("x", "user", "cfg 7"), text_message("x", "user", "cfg 8")),  # edited
+        (tool_message("x", "input-available"), tool_message("x", "output-available", {"n": 1})),
+        (
+            tool_message(
+                "x",
+                "output-available",
+                {"n": 1},
+            ),
+            tool_message(
+                "x",
+                "output-error",
+                None,
+            ),
+        ),
+        (
+            {"id": "x", "role": "assistant", "parts": [{"type": "data-context", "data": {"t": 1}}]},
+            {"id": "x", "role": "assistant", "parts": [{"type": "data-context", "data": {"t": 2}}]},
+        ),
+    ],
+)
+async def test_a_known_message_that_changed_is_written_again(store, before, after):
+    threads = Threads(store)
+    first = text_message("u0", "user", "hello")
+    await threads.sync("t", [first, before])
+    await threads.sync("t", [first, after])
+    stored = await threads.messages("t")
+    assert [m.parts for m in stored] == [first["parts"], after["parts"]]
+
+
+def test_the_stored_key_leaves_out_only_a_tool_calls_input_and_output() -> None:
+    done = tool_message("x", "output-available", {"nodes": list(range(50))})
+    other = tool_message("x", "output-available", {"nodes": []})
+    assert stored_key(done) == stored_key(other)  # set once, with the state
+    assert stored_key(done) != stored_key(tool_message("x", "output-error"))
+    preliminary = tool_message("x", "output-available", {"nodes": []})
+    preliminary["parts"][0]["preliminary"] = True
+    assert stored_key(preliminary) != stored_key(other)
+    data = {"id": "x", "role": "assistant", "parts": [{"type": "data-x", "input": 1}]}
+    assert stored_key(data) != stored_key({**data, "parts": [{"type": "data-x", "input": 2}]})
