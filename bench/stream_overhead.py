@@ -2,13 +2,19 @@
 streamed answer through our app versus straight from the provider, side by side in one run.
 
     .venv/bin/python bench/stream_overhead.py [--rounds 200] [--concurrency 50] [--chunks 40]
+                                              [--history 500] [--long-rounds 40]
 
 Both servers (the scripted OpenAI-compatible provider from tests/ and our standalone app, with
 its default pump options) and the client run in this one process and event loop, on real
 127.0.0.1 sockets. Requests alternate between the two paths, so drift hits both alike.
 TTFB = from sending the request to the first event carrying answer text (provider: a chunk with
 non-empty `choices[0].delta.content`; app: the first `text-delta`), not the first header byte.
-Total = until `[DONE]`. Exit code 0 even when a target is missed; non-zero only on a crash.
+Total = until `[DONE]`. Bodies are serialized before the clock starts.
+A third case sends the next message of a long thread (`--history` UI messages from
+context_bench's generator: tool rounds with real workflow graphs and node definitions, about
+1.7 KB a message): the app reads, stores and assembles the whole thread, and the direct path
+sends the provider the very request the app sent it for that thread.
+Exit code 0 even when a target is missed; non-zero only on a crash.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any, NamedTuple
 
 import aiohttp
 from aiohttp import web
+from comfyui_assistant.core.environment import load_object_info_file
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.standalone import create_app
 from comfyui_assistant.tests.scripted_provider import (
@@ -73,15 +80,19 @@ async def measure(
     session: aiohttp.ClientSession, url: str, body: dict[str, Any], via_app: bool, expected: str
 ) -> Run:
     """One streamed answer, read line by line; any failure is returned as the run's error."""
-    if via_app:  # a new thread and message each time: the store writes, as in real use
+    if via_app:  # a new message each time (in a new thread, or the long one): stored, as in use
         n = next(_SERIAL)
-        message = {**body["messages"][0], "id": f"u{n}"}
-        body = {**body, "id": f"thread-{n}", "messages": [message]}
+        *history, last = body["messages"]
+        message = {**last, "id": f"u{n}"}
+        thread = body["id"] if history else f"thread-{n}"
+        body = {**body, "id": thread, "messages": [*history, message]}
+    data = json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
     t0 = time.perf_counter()
     ttfb = None
     text: list[str] = []
     try:
-        async with session.post(url, json=body) as resp:
+        async with session.post(url, data=data, headers=headers) as resp:
             if resp.status != 200:
                 return Run(0, 0, f"HTTP {resp.status}")
             async for raw in resp.content:
@@ -186,6 +197,9 @@ async def run(args: argparse.Namespace) -> None:
                 for path in ("direct", "app") if i % 2 == 0 else ("app", "direct"):
                     many[path] += await batch(path, args.concurrency)
             elapsed = time.perf_counter() - started
+            long: dict[str, list[Run]] = {"direct": [], "app": []}
+            if args.history:
+                long = await long_thread(args, batch, bodies, provider)
         await runner.cleanup()
     await provider.stop()
 
@@ -196,11 +210,38 @@ async def run(args: argparse.Namespace) -> None:
     )
     added = report("1 chat at a time (ms)", single)
     report(f"{args.concurrency} concurrent chats (ms)", many)
+    added_long = None
+    if args.history:
+        title = f"the next message of a {args.history}-message thread, 1 at a time (ms)"
+        added_long = report(title, long)
     errors = sum(r.error is not None for r in many["app"])
     print(
         f"\nTARGET ttfb_added_median_ms={added:.2f} ({'PASS' if added < 5 else 'FAIL'}) "
         f"concurrent_errors={errors} ({'PASS' if errors == 0 else 'FAIL'})"
     )
+    if added_long is not None:
+        print(f"(not a target) long thread: added ttfb median {added_long:.2f} ms")
+
+
+async def long_thread(
+    args: argparse.Namespace, batch: Any, bodies: dict[str, dict[str, Any]], provider: Any
+) -> dict[str, list[Run]]:
+    """The next message of a long thread, `--long-rounds` times per path (alternating). The
+    direct path sends what the app sent the provider for this thread (recorded by it)."""
+    from context_bench import thread  # (bench/ is on the path when this script runs)
+
+    history = thread(args.history, load_object_info_file())
+    last = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    bodies["app"] = {**CHAT_BODY, "id": "long-thread", "messages": [*history, last]}
+    for _ in range(3):  # warm-up: the thread is stored and its blocks made once
+        await batch("app", 1)
+    sent = provider.requests[-1]
+    bodies["direct"] = {**DIRECT_BODY, **{k: sent[k] for k in ("messages", "tools") if k in sent}}
+    out: dict[str, list[Run]] = {"direct": [], "app": []}
+    for i in range(args.long_rounds):
+        for path in ("direct", "app") if i % 2 == 0 else ("app", "direct"):
+            out[path] += await batch(path, 1)
+    return out
 
 
 def main() -> None:
@@ -209,6 +250,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--concurrent-rounds", type=int, default=10)
     parser.add_argument("--chunks", type=int, default=40, help="text chunks per answer")
+    parser.add_argument("--history", type=int, default=500, help="long thread (0: none)")
+    parser.add_argument("--long-rounds", type=int, default=40)
     parser.add_argument("--first-pause-ms", type=float, default=5.0)
     parser.add_argument("--gap-ms", type=float, default=1.0, help="pause between chunks")
     asyncio.run(run(parser.parse_args()))

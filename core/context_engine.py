@@ -19,11 +19,9 @@ Token counts are exact for what is sent, scaled by the learned per-model correct
 
 from __future__ import annotations
 
-import gc
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, chain
@@ -34,6 +32,7 @@ from .budget import Budget, ContextBudgetError, Window, compute_budget
 from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts
 from .context_cache import SHARED, BlockCache
 from .context_validate import report_violation, validate
+from .gc_pause import cyclic_gc_paused
 from .tokens import REPLY_PRIMING, TokenCounter
 
 # Tool definitions may take at most this share of the room left after the output reserve:
@@ -262,29 +261,12 @@ def _fit_turn(
     return blocks[:start] + turn
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic collector paused (if it runs) while a thread is assembled. A long
-    thread's first assembly makes tens of thousands of objects that live on in the cache —
-    no cycles among them — and each burst of allocations sets off full collections that
-    walk the whole heap: on a 5,000-message thread they are a third of the time, and they
-    grow with the heap, not with the work. Reference counting frees everything as usual;
-    the collector resumes when this returns (or raises)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def build_context(
     inputs: ContextInputs, counter: TokenCounter, cache: BlockCache | None = None
 ) -> Assembled:
     """The exact request for `inputs`. Internally every count is exact (the counter's); the
     budgets are divided by the learned correction instead of scaling each count."""
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():  # (a 5,000-message thread's first assembly: a third faster)
         return _build_context(inputs, counter, cache or SHARED)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from ..core.chat_request import RequestError
+from ..core.gc_pause import cyclic_gc_paused
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -66,7 +67,8 @@ async def read_json(request: web.Request, limit: int) -> Any:
     if not data.strip():
         raise RequestError("the body is empty; send a JSON object")
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constants)
+        with cyclic_gc_paused():  # a long thread's body: tens of thousands of objects, no cycles
+            return json.loads(data.decode("utf-8"), parse_constant=_no_constants)
     except UnicodeDecodeError:
         raise RequestError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:

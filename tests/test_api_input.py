@@ -123,3 +123,24 @@ async def test_unknown_fields_are_ignored(assistant, provider):
     status, _ = await assistant.chat(body)
     assert status == 200
     assert sent(provider)[1] == {"role": "user", "content": "hi"}
+
+
+async def test_a_body_is_parsed_with_the_cyclic_collector_paused(assistant, provider, monkeypatch):
+    # a long thread's body is tens of thousands of objects: the collector waits, then resumes
+    import gc
+    import json
+    from types import SimpleNamespace
+
+    from comfyui_assistant.routes import common
+
+    seen: list[bool] = []
+
+    def loads(text: str, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return json.loads(text, **kwargs)  # type: ignore[arg-type]
+
+    parser = SimpleNamespace(loads=loads, JSONDecodeError=json.JSONDecodeError)
+    monkeypatch.setattr(common, "json", parser)  # the routes' parser only
+    provider.enqueue(text_reply("ok"))
+    status, _ = await assistant.chat(chat_body(user("hi")))
+    assert status == 200 and seen == [False] and gc.isenabled()
