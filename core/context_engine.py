@@ -363,7 +363,8 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
     over = tokens - budget.tools - budget.available
     if over > 0:  # the steps above guarantee this never happens: a bug if it does
         report_violation(f"the request is {over} tokens over the budget of {budget.available}")
-    digested, cut = _changed(blocks)
+    digested, cut = _changed(dropped)  # (with the kept ones, tallied: every block is one of them)
+    digested, cut = digested + tally.digested, cut + tally.cut
     report = _report(
         inputs, budget, counter, tally, dropped, cut, summarized, system, reminder, summary_text
     )
@@ -383,11 +384,12 @@ class _Tally:
     results: int  # tokens of the tool results in the kept rounds (digests included)
     kept: int
     digested: int  # kept rounds sent as digests
+    cut: int  # kept rounds with a result cut
     adjacent_users: bool  # two user blocks in a row (after a drop): to be merged
 
 
 def _tally(kept: list[Block]) -> _Tally:
-    tokens = results = digested = 0
+    tokens = results = digested = cut = 0
     adjacent, previous = False, ""
     for block in kept:
         kind = block.kind
@@ -395,14 +397,15 @@ def _tally(kept: list[Block]) -> _Tally:
         if kind == "round":
             results += block.results  # (every kept round was counted by this request's counter)
             digested += block.digested
+            cut += block.cut
         elif kind == "user" and previous == "user":
             adjacent = True
         previous = kind
-    return _Tally(tokens, results, len(kept), digested, adjacent)
+    return _Tally(tokens, results, len(kept), digested, cut, adjacent)
 
 
 def _changed(blocks: list[Block]) -> tuple[int, int]:
-    """(rounds digested, rounds with a result cut) among all the blocks."""
+    """(rounds digested, rounds with a result cut) among `blocks`."""
     digested = cut = 0
     for block in blocks:
         digested += block.digested

@@ -660,6 +660,14 @@ def test_older_rounds_are_digested_and_the_newest_kept_whole():
     assert "8 older tool rounds digested" in assembled.report["limits"]
 
 
+def test_the_limits_count_the_rounds_digested_whether_kept_or_left_out():
+    settings = ContextSettings(keep_last_rounds=2, digest_batch=1, summarize=False)
+    assembled = build(rounds_thread(60), window=4_000, settings=settings)
+    counts = assembled.report["counts"]
+    assert counts["dropped"] > 0 and 0 < counts["digested"] < 58  # some digests left out
+    assert "58 older tool rounds digested" in assembled.report["limits"]
+
+
 def test_the_digest_boundary_moves_in_steps_of_the_batch():
     settings = ContextSettings(keep_last_rounds=2, digest_batch=3)
     digested = []
