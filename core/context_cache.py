@@ -7,8 +7,8 @@ whenever anything the model would see changes (within a thread a tool call's inp
 output are set once, with its state). For each message the cache keeps its blocks, rounds
 pending (each result its one-line digest, and no parsed output kept: a round sent whole is
 rendered from the parts of the request at hand); each block keeps, in `Block.memo`, its
-rendered and cut variants and its per-message counts, in `Block.digest` its digested
-variant, and carries its count for the thread's counter.
+rendered and cut variants, in `Block.digest` its digested variant, and carries its count for
+the thread's counter.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class BlockCache:
 
     @staticmethod
     def digested(block: Block) -> Block:
-        """The round as digests (once: remembered in its memo)."""
+        """The round as digests (once: remembered in `Block.digest`)."""
         if block.digested:
             return block
         block = block.memo.get("source", block)
