@@ -89,9 +89,6 @@ class BlockCache:
             found = self._checkpoints[scope] = Checkpoint()
         return found
 
-    def blocks(self, message: dict[str, Any], scope: str = "") -> tuple[Block, ...]:
-        return self.thread([message], scope)[0]
-
     def thread(
         self, messages: Sequence[dict[str, Any]], scope: str = ""
     ) -> list[tuple[Block, ...]]:
@@ -162,7 +159,7 @@ def _digests_tokens(results: Sequence[dict[str, Any]], counter: TokenCounter) ->
     its outcome and the recall prefix repeat from call to call and are counted once."""
     texts: list[str] = []
     n = 0
-    whole = counter.source == "estimate"  # (an estimate prices a line as a whole)
+    split = counter.splits
     for m in results:
         content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
         if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
@@ -171,10 +168,10 @@ def _digests_tokens(results: Sequence[dict[str, Any]], counter: TokenCounter) ->
         n += MESSAGE_OVERHEAD
         texts.append(role)
         texts.append(call_id)
-        if whole:
-            texts.append(content)
-        else:
+        if split:
             texts += digest_pieces(content)
+        else:
+            texts.append(content)
     return n + counter.total(texts)
 
 

@@ -242,14 +242,12 @@ class TokenCounter:
             n += self.text(s) if hit is None else hit
         return n
 
-    def joined(self, pieces: Sequence[str]) -> int:
-        """Tokens of `"".join(pieces)`, where the caller vouches that every cut between two
-        pieces is one the encoding's pre-tokenizer always makes (BPE never merges across
-        those): the sum of the pieces' remembered counts. The estimate prices a text as a
-        whole, so without a tokenizer the joined text is counted."""
-        if self._encode is None:
-            return self.text("".join(pieces))
-        return sum(map(self.text, pieces))
+    @property
+    def splits(self) -> bool:
+        """Whether a text cut where the encoding's pre-tokenizer always cuts (BPE never merges
+        across those) counts as the sum of its pieces: true of a tokenizer, not of the
+        estimate, which prices a text as a whole."""
+        return self._encode is not None
 
     # -- messages --
 

@@ -571,7 +571,7 @@ def test_a_digest_line_counts_the_same_in_pieces(body: str, call_id: str) -> Non
     line = f"[digest] {body} (recall: {call_id})"
     pieces = digest_pieces(line)
     assert "".join(pieces) == line
-    assert counter.joined(pieces) == len(counter._encode(line))  # type: ignore[misc]
+    assert counter.splits and counter.total(pieces) == len(counter._encode(line))  # type: ignore[misc]
     message = {"role": "tool", "tool_call_id": call_id or "c", "content": line}
     assert _digests_tokens([message], counter) == TokenCounter("cl100k_base").message(message)
 
@@ -631,8 +631,9 @@ def test_real_digests_are_cut_where_they_repeat_and_other_text_is_left_whole() -
     ]:
         assert digest_pieces(text) == [text]
     assert digest_pieces("[digest] a  -> b (recall: c)")[1:3] == [" a  -> b", " (recall:"]
-    estimate = TokenCounter(use_tiktoken=False)  # prices a text as a whole: joins the pieces
-    assert estimate.joined(digest_pieces(line)) == estimate.text(line)
+    estimate = TokenCounter(use_tiktoken=False)  # prices a text as a whole: counts the line
+    message = {"role": "tool", "tool_call_id": "call_7", "content": line}
+    assert not estimate.splits and _digests_tokens([message], estimate) == estimate.message(message)
 
 
 _SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
