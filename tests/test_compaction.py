@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.compaction import (
+    LINE_MAX,
     _one_line,
     cut_json,
     digest_pieces,
@@ -650,3 +651,28 @@ def test_one_line_returns_single_line_text_as_is_and_flattens_the_rest(
     flat = " ".join(text.split())  # the definition: whitespace runs become one space
     expected = flat if len(flat) <= limit else flat[: limit - 1] + "…"
     assert _one_line(text, limit) == expected
+
+
+_ARGS = st.dictionaries(
+    st.sampled_from(["nodeType", "nodeId", "query", "x"]), JSON_VALUES, max_size=3
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(["queueWorkflow", "getWorkflow", "addNode", "connectNodes", "mystery"]),
+    args=_ARGS,
+    output=JSON_VALUES,
+    state=st.sampled_from(["output-available", "output-error", "input-available"]),
+)
+def test_any_result_digests_to_one_line_the_same_from_its_part_or_its_text(
+    name: str, args: dict[str, Any], output: Any, state: str
+) -> None:
+    """Every tool part of a new message is digested when it is first seen (sent whole or
+    not), so no output may make the digest fail."""
+    part = {"type": f"tool-{name}", "toolCallId": "c9", "state": state, "input": args}
+    part |= {"output": output} if state == "output-available" else {"errorText": str(output)}
+    line = digest_tool_part(name, args, part, "c9")
+    assert line == digest_tool_result(name, args, tool_result_text(part), "c9")
+    assert "\n" not in line and line.startswith("[digest] ") and line.endswith(" (recall: c9)")
+    assert len(line) <= LINE_MAX
