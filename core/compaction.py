@@ -175,7 +175,7 @@ def _dict_outcome(
     changes: list[tuple[int, str, Any]] = []
     lists: list[tuple[int, str, list[Any]]] = []
     kinds = _KEY_KINDS
-    for key, value in result.items():  # one pass, in C but for the few keys that say something
+    for key, value in result.items():  # one pass: most keys say nothing, known by one lookup
         kind = kinds.get(key)
         if kind is None:
             kind = _key_kind(key)

@@ -120,22 +120,22 @@ class Threads:
             (message.get("id") or f"{thread_id}:{position}", position, message)
             for position, message in enumerate(messages)
         ]
+        if replaces is not None:  # a cut: what is stored is re-read next time
+            await self._write_rows(thread_id, messages, rows, compare=True, replaces=replaces)
+            self._known.pop(thread_id, None)
+            return
         keys = [(position, stored_key(message)) for _, position, message in rows]
         known = self._known.get(thread_id)
-        if replaces is None and known is not None:
-            changed = [
-                (row, key) for row, key in zip(rows, keys, strict=True) if known.get(row[0]) != key
-            ]
-            if not changed:
-                return
+        if known is None:
+            await self._write_rows(thread_id, messages, rows, compare=True)
+            self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
+            return
+        changed = [
+            (row, key) for row, key in zip(rows, keys, strict=True) if known.get(row[0]) != key
+        ]
+        if changed:
             await self._write_rows(thread_id, messages, [row for row, _ in changed], compare=False)
             known.update((row[0], key) for row, key in changed)
-            return
-        await self._write_rows(thread_id, messages, rows, compare=True, replaces=replaces)
-        if replaces is None:  # after a cut, what is stored is re-read next time
-            self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
-        else:
-            self._known.pop(thread_id, None)
 
     async def _write_rows(
         self,
