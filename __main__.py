@@ -13,6 +13,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .core.service import ServiceOptions
+from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 
 
@@ -22,6 +23,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     serve = commands.add_parser("serve", help="run the assistant's API without ComfyUI")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8190)
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a further host name this server answers to (e.g. behind a reverse proxy); "
+        "repeatable. By default only the address it listens on (and localhost on loopback)",
+    )
     serve.add_argument(
         "--data-dir",
         type=Path,
@@ -34,7 +43,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 async def serve(args: argparse.Namespace) -> None:
     options = ServiceOptions(data_dir=args.data_dir.expanduser().resolve())
-    app = create_app(options)
+    app = create_app(options, HostPolicy.listening_on([args.host], args.allow_host))
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port)

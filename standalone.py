@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from .api_handlers import add_routes
 from .core.service import AssistantService, ServiceOptions
+from .routes.guard import LOOPBACK, HostPolicy, refusal
 
 UI_DIR = Path(__file__).resolve().parent / "ui"
 PANEL_DIST = UI_DIR / "dist"
@@ -111,17 +113,40 @@ def add_playground_routes(routes: web.RouteTableDef, service: AssistantService) 
         routes.static("/playground", PLAYGROUND_DIST)
 
 
+def _guard(hosts: HostPolicy) -> Any:
+    """Every page of this server, the playground's included, answers only to its own host
+    names (DNS rebinding); a static file name the file system refuses (too long, say) is
+    simply not there."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        reason = refusal(request, hosts)
+        if reason is not None:
+            return web.json_response({"error": reason}, status=415 if "JSON" in reason else 403)
+        try:
+            return await handler(request)  # type: ignore[no-any-return]
+        except OSError:
+            if request.method != "GET" or not request.path.startswith(STATIC_PREFIXES):
+                raise
+            raise web.HTTPNotFound(text="no such file") from None
+
+    return guard
+
+
+STATIC_PREFIXES = (EXTENSION_PREFIX + "/", "/playground/")
+
+
 async def _no_cache_for_static(request: web.Request, response: web.StreamResponse) -> None:
     # Rebuilt files must reach the browser at once: revalidate every time (ETag makes it cheap).
-    if request.path.startswith((EXTENSION_PREFIX + "/", "/playground/")):
+    if request.path.startswith(STATIC_PREFIXES):
         response.headers["Cache-Control"] = "no-cache"
 
 
-def create_app(options: ServiceOptions) -> web.Application:
+def create_app(options: ServiceOptions, hosts: HostPolicy = LOOPBACK) -> web.Application:
     service = AssistantService(options)
-    app = web.Application(client_max_size=options.chat_body_limit + 1)
+    app = web.Application(client_max_size=options.chat_body_limit + 1, middlewares=[_guard(hosts)])
     routes = web.RouteTableDef()
-    add_routes(routes, service)
+    add_routes(routes, service, hosts)
     add_playground_routes(routes, service)
 
     @routes.get("/status")

@@ -1,10 +1,17 @@
 """Provider settings: environment variables, the stored settings that override them, and the
 masked view the panel may see (the API key is never returned, only whether one is set).
+
+A key is bound to the origin (scheme, host, port) of the base URL it was given for, and is
+sent nowhere else: the stored key to the origin it was saved with (`apiKeyOrigin`), the
+environment's `LLM_API_KEY` to the origin of `LLM_BASE_URL` (or the default). Pointing the base
+URL at another origin without giving a key there leaves the request without a key, so nobody
+who can reach the server can make it send the user's key to an address of their choosing.
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,13 +92,51 @@ def provider_label(base_url: str) -> str:
     return "The provider"
 
 
+KEY_ORIGIN = "apiKeyOrigin"  # stored beside the key: where it may be sent
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of a checked base URL (the default port written out)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host = (parts.hostname or "").lower()
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
 def _check_url(value: str) -> str:
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    example = f"an http(s) URL such as {DEFAULT_BASE_URL}"
+    if "@" in parts.netloc:  # never echo it: it holds a password
         raise RequestError(
-            f"baseUrl must be an http(s) URL such as {DEFAULT_BASE_URL} (got {value!r})"
+            "baseUrl must not contain a user name or password; put the key in the API key "
+            "field (or LLM_API_KEY) instead"
         )
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        raise RequestError(
+            f"baseUrl must not have a query string or fragment ('?…', '#…'); use {example} "
+            "and put a key in the API key field"
+        )
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise RequestError(f"baseUrl must be {example} (got {value[:200]!r})")
+    if not value.isascii() and not parts.hostname.isascii():
+        raise RequestError("baseUrl's host name must be ASCII (write an IDN in its xn-- form)")
     return value.rstrip("/")
+
+
+def _check_key(value: str) -> str:
+    """An HTTP header carries the key: printable ASCII only. Never echo the key itself."""
+    for position, char in enumerate(value):
+        if not "!" <= char <= "~":
+            name = unicodedata.name(char, "a control character") if char != " " else "a space"
+            raise RequestError(
+                f"the API key contains {name} (U+{ord(char):04X}) at position {position + 1}, "
+                f"which no key has; paste it again without it"
+            )
+    return value
 
 
 def coerce(key: str, value: Any) -> Any:
@@ -105,6 +150,8 @@ def coerce(key: str, value: Any) -> Any:
         value = value.strip()
         if key == "baseUrl" and value:
             value = _check_url(value)
+        if key == "apiKey" and value:
+            value = _check_key(value)
         return value or None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RequestError(f"{key} must be a number")
@@ -139,21 +186,84 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSettings:
-    """Stored settings win over the environment, which wins over the defaults."""
+    """Stored settings win over the environment, which wins over the defaults; a key only
+    where its origin is the base URL's (see the module docstring)."""
     env = from_environment(environ)
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for spec in FIELDS:
+        if spec.key == "apiKey":
+            continue
         if stored.get(spec.key) is not None:
             merged[spec.key], sources[spec.key] = stored[spec.key], "settings"
         elif env.get(spec.key) is not None:
             merged[spec.key], sources[spec.key] = env[spec.key], "environment"
+    base_url = merged.get("baseUrl", DEFAULT_BASE_URL)
+    api_key = None
+    if stored.get("apiKey") and stored.get(KEY_ORIGIN) == origin(base_url):
+        api_key, sources["apiKey"] = stored["apiKey"], "settings"
+    elif env.get("apiKey") and origin(env.get("baseUrl", DEFAULT_BASE_URL)) == origin(base_url):
+        api_key, sources["apiKey"] = env["apiKey"], "environment"
     return ProviderSettings(
-        base_url=merged.get("baseUrl", DEFAULT_BASE_URL),
-        api_key=merged.get("apiKey"),
+        base_url=base_url,
+        api_key=api_key,
         model=merged.get("model"),
         context_window=merged.get("contextWindow"),
         max_output_tokens=merged.get("maxOutputTokens"),
         timeout_seconds=merged.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS),
         sources=sources,
     )
+
+
+def _base_url(stored: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    return resolve({k: v for k, v in stored.items() if k != "apiKey"}, environ).base_url
+
+
+def with_key_bound(values: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings whose key (if any) is bound to the base URL they resolve to: for a key just
+    given, and for a key stored before keys were bound (it was being sent there)."""
+    out = dict(values)
+    if out.get("apiKey") and not out.get(KEY_ORIGIN):
+        out[KEY_ORIGIN] = origin(_base_url(out, environ))
+    return out
+
+
+def apply_update(
+    stored: Mapping[str, Any], update: Mapping[str, Any], environ: Mapping[str, str]
+) -> tuple[dict[str, Any], str | None]:
+    """The stored values to write for a PUT (None deletes), and a notice for the user when the
+    key no longer applies. A key given with the update is bound to the new base URL; a base
+    URL moved to another origin without a key clears the stored key."""
+    changes = dict(update)
+    after = {k: v for k, v in {**stored, **changes}.items() if v is not None}
+    new_origin = origin(_base_url(after, environ))
+    notice = None
+    if "apiKey" in update:
+        changes[KEY_ORIGIN] = new_origin if update["apiKey"] else None
+    elif stored.get("apiKey") and stored.get(KEY_ORIGIN) != new_origin:
+        changes["apiKey"] = changes[KEY_ORIGIN] = None
+        notice = (
+            f"The stored API key was for {stored.get(KEY_ORIGIN)} and has been removed: a key is "
+            f"only sent where it was given. Enter the key for {new_origin}."
+        )
+    env = from_environment(environ)
+    if notice is None and "apiKey" not in update and env.get("apiKey"):
+        env_origin = origin(env.get("baseUrl", DEFAULT_BASE_URL))
+        if env_origin != new_origin and not after.get("apiKey"):
+            notice = (
+                f"LLM_API_KEY is only sent to {env_origin}; enter a key for {new_origin} if "
+                f"it needs one."
+            )
+    return changes, notice
+
+
+def with_overrides(
+    stored: Mapping[str, Any], overrides: Mapping[str, Any], environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """The settings a Test button tries: stored values with the form's changes on top; a key
+    in the form is bound to the base URL tested, the stored key only applies where it was
+    given."""
+    merged = {**stored, **overrides}
+    if "apiKey" in overrides:
+        merged[KEY_ORIGIN] = None
+    return with_key_bound(merged, environ)

@@ -17,7 +17,13 @@ from typing import Any
 from ..user_context_loader import SYSTEM_CONTEXT_DIR
 from .environment import EnvironmentService
 from .provider import Provider
-from .provider_config import ProviderSettings, resolve
+from .provider_config import (
+    ProviderSettings,
+    apply_update,
+    resolve,
+    with_key_bound,
+    with_overrides,
+)
 from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
 from .store import Store
@@ -73,9 +79,23 @@ class AssistantService:
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None
     ) -> ProviderSettings:
-        if self._stored_provider is None:  # read once; update_provider keeps it current
-            self._stored_provider = await self.store_settings(PROVIDER_NAMESPACE)
-        return resolve({**self._stored_provider, **(overrides or {})}, self.options.environ)
+        stored = await self._provider_values()
+        if overrides:
+            return resolve(
+                with_overrides(stored, overrides, self.options.environ), self.options.environ
+            )
+        return resolve(stored, self.options.environ)
+
+    async def _provider_values(self) -> dict[str, Any]:
+        """The stored provider settings (read once; update_provider keeps them current). A key
+        stored before keys were bound to an origin is bound to where it was being sent."""
+        if self._stored_provider is None:
+            stored = await self.store_settings(PROVIDER_NAMESPACE)
+            bound = with_key_bound(stored, self.options.environ)
+            if bound != stored:
+                await (await self.store()).update_settings(PROVIDER_NAMESPACE, bound)
+            self._stored_provider = bound
+        return self._stored_provider
 
     async def corrections(self) -> dict[str, Any]:
         """The learned per-model token corrections (read once, then kept current)."""
@@ -105,11 +125,16 @@ class AssistantService:
         for old in idle:
             await old.close()
 
-    async def update_provider(self, update: Mapping[str, Any]) -> ProviderSettings:
+    async def update_provider(
+        self, update: Mapping[str, Any]
+    ) -> tuple[ProviderSettings, str | None]:
+        """Save a settings change; the new settings and, when the key no longer applies, a
+        notice that says so (see `provider_config.apply_update`)."""
         store = await self.store()
-        await store.update_settings(PROVIDER_NAMESPACE, dict(update))
+        changes, notice = apply_update(await self._provider_values(), update, self.options.environ)
+        await store.update_settings(PROVIDER_NAMESPACE, changes)
         self._stored_provider = await store.get_settings(PROVIDER_NAMESPACE)
-        return (await self.provider()).settings
+        return (await self.provider()).settings, notice
 
     async def close(self) -> None:
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:

@@ -35,7 +35,7 @@ from ..core.stream_translate import Usage
 from ..core.summarizer import summarize
 from ..core.threads import Threads, ThreadState
 from ..core.user_data import sendable
-from .common import HTTPProblem, guarded, not_found, read_json, refuse_forms
+from .common import HTTPProblem, guarded, not_found, read_json
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -255,7 +255,6 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @guarded
     async def compact(request: web.Request) -> web.StreamResponse:
         """`/compact` in the panel: summarize everything before the latest exchange now."""
-        refuse_forms(request)
         thread_id = await existing_thread(request)
         threads = await service.threads()
         messages = [m.as_ui() for m in await threads.messages(thread_id)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -53,8 +54,9 @@ def guarded(handler: Handler) -> Handler:
     return wrapper
 
 
-async def read_json(request: web.Request, limit: int) -> Any:
-    """The JSON body; only `application/json` is accepted (a cross-site form cannot send it)."""
+async def read_json(request: web.Request, limit: int, empty: Any = None) -> Any:
+    """The JSON body; only `application/json` is accepted (a cross-site form cannot send it).
+    An empty body is `empty` where that is given, else an error."""
     if request.content_type != "application/json":
         raise HTTPProblem(415, "send the body as JSON with 'Content-Type: application/json'")
     if request.content_length is not None and request.content_length > limit:
@@ -65,19 +67,83 @@ async def read_json(request: web.Request, limit: int) -> Any:
         if len(data) > limit:
             raise HTTPProblem(413, f"the body is larger than the limit of {limit} bytes")
     if not data.strip():
+        if empty is not None:
+            return empty
         raise RequestError("the body is empty; send a JSON object")
+    return parse_json(data)
+
+
+def parse_json(data: bytes | bytearray) -> Any:
+    """A JSON document every later step can store and send: UTF-8, no NaN or Infinity, no
+    integer beyond 64 bits, no lone UTF-16 surrogate in any string, nesting the parser can
+    follow. Anything else is a RequestError that says what to fix."""
     try:
         with cyclic_gc_paused():  # a long thread's body: tens of thousands of objects, no cycles
-            return json.loads(data.decode("utf-8"), parse_constant=_no_constants)
+            value = json.loads(
+                data.decode("utf-8"), parse_constant=_no_constants, parse_int=_bounded_int
+            )
     except UnicodeDecodeError:
         raise RequestError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise RequestError(
             f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise RequestError("the body's JSON is nested too deeply; send a flatter object") from None
+    if _SURROGATE_ESCAPE.search(data):  # only then can a string hold a lone surrogate
+        _refuse_lone_surrogates(value)
+    return value
 
 
-FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+INT_DIGITS = 19
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > INT_DIGITS or not -(2**63) <= (value := int(text)) < 2**63:
+        raise RequestError(
+            f"the body contains the number {text[:12]}… ({len(text)} digits), beyond the 64-bit "
+            "range; send a smaller number"
+        )
+    return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """Raise if any string (or object key) holds half of a UTF-16 surrogate pair: it cannot be
+    stored or sent as UTF-8 (a pair written as two escapes is decoded to one character)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings: Any = (item,)
+        elif isinstance(item, dict):
+            strings = item.keys()
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+            continue
+        else:
+            continue
+        for text in strings:
+            found = _LONE_SURROGATE.search(text)
+            if found:
+                raise RequestError(
+                    f"the body contains a lone UTF-16 surrogate (\\u{ord(found.group()):04x}) "
+                    f"in {text[: found.start()][-20:]!r}…, which is not valid text; send "
+                    "complete characters"
+                )
+
+
+def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not (
+        raw.isascii() and raw.isdigit() and len(raw) <= len(str(high)) and low <= int(raw) <= high
+    ):
+        raise RequestError(f"'{name}' must be a number from {low} to {high}")
+    return int(raw)
 
 
 def int_param(request: web.Request, name: str) -> int:
@@ -85,12 +151,6 @@ def int_param(request: web.Request, name: str) -> int:
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
         raise RequestError(f"'{name}' must be a number (got {raw!r})")
     return int(raw)
-
-
-def refuse_forms(request: web.Request) -> None:
-    """A POST without a JSON body still must not come from a cross-site HTML form."""
-    if request.content_type in FORM_TYPES:
-        raise HTTPProblem(415, "send the body as JSON with 'Content-Type: application/json'")
 
 
 def _no_constants(name: str) -> Any:

@@ -7,7 +7,7 @@ from aiohttp import web
 from ..core.chat_request import RequestError
 from ..core.environment import UnknownModelCategory
 from ..core.service import AssistantService
-from .common import guarded, refuse_forms
+from .common import guarded, query_int
 
 BASE = "/api/environment"
 
@@ -24,15 +24,11 @@ def add_environment_routes(table: web.RouteTableDef, service: AssistantService) 
     @guarded
     async def nodes(request: web.Request) -> web.StreamResponse:
         query = request.query.get("q", "").strip()
-        limit_text = request.query.get("limit", "20")
-        if not (limit_text.isascii() and limit_text.isdigit()) or not 1 <= int(limit_text) <= 200:
-            raise RequestError("'limit' must be a number from 1 to 200")
+        limit = query_int(request, "limit", 20, 1, 200)
         env = await environment.get()
         if not query:
             raise RequestError("give a search with ?q=, e.g. ?q=upscale")
-        return web.json_response(
-            {"query": query, "nodes": env.search_nodes(query, int(limit_text))}
-        )
+        return web.json_response({"query": query, "nodes": env.search_nodes(query, limit)})
 
     @table.get(BASE + "/models")
     @guarded
@@ -46,5 +42,4 @@ def add_environment_routes(table: web.RouteTableDef, service: AssistantService) 
     @table.post(BASE + "/scan")
     @guarded
     async def scan(request: web.Request) -> web.StreamResponse:
-        refuse_forms(request)
         return web.json_response((await environment.rescan()).summary())

@@ -11,7 +11,7 @@ from ..core.provider_check import check_provider
 from ..core.provider_config import validate_update
 from ..core.service import AssistantService
 from ..tools_definitions import TOOLS
-from .common import guarded, read_json, refuse_forms
+from .common import guarded, read_json
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -33,15 +33,14 @@ def add_provider_routes(table: web.RouteTableDef, service: AssistantService) -> 
     @guarded
     async def put_provider(request: web.Request) -> web.StreamResponse:
         update = validate_update(await read_json(request, limit))
-        settings = await service.update_provider(update)
+        settings, notice = await service.update_provider(update)
         log.info("provider settings updated: %s", ", ".join(sorted(update)))
-        return web.json_response(settings.public())
+        return web.json_response({**settings.public(), "notice": notice})
 
     @table.post("/api/assistant/provider/test")
     @guarded
     async def test_provider(request: web.Request) -> web.StreamResponse:
-        refuse_forms(request)
-        body = await read_json(request, limit) if request.can_read_body else {}
+        body = await read_json(request, limit, empty={})
         overrides = validate_update(body) if body else {}
         provider = Provider(await service.provider_settings(overrides))
         try:

@@ -146,12 +146,16 @@ class ScriptedProvider:
         self.model_metadata: dict[str, Any] = {}  # extra fields of each /models entry
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        self.seen: list[
+            tuple[str, str, dict[str, str]]
+        ] = []  # every request: method, path, headers
+        self.redirect_to: str | None = None  # answer every request with a 307 to this origin
 
     def enqueue(self, *replies: Any) -> None:
         self.replies.extend(replies)
 
     async def start(self) -> ScriptedProvider:
-        app = web.Application()
+        app = web.Application(middlewares=[self._record])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, handler_cancellation=True)
@@ -165,6 +169,21 @@ class ScriptedProvider:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.seen.append((request.method, request.path_qs, dict(request.headers)))
+        if self.redirect_to is not None:
+            raise web.HTTPTemporaryRedirect(self.redirect_to + request.path_qs)
+        return await handler(request)  # type: ignore[no-any-return]
+
+    def saw(self, secret: str) -> list[str]:
+        """The requests whose headers or URL carried `secret`."""
+        return [
+            f"{method} {path}"
+            for method, path, headers in self.seen
+            if secret in path or any(secret in v for v in headers.values())
+        ]
 
     def _unauthorized(self, request: web.Request) -> web.Response | None:
         if self.api_key is None:

@@ -198,7 +198,7 @@ async def test_compact_endpoint_summarizes_everything_before_the_last_exchange(
     await assistant.chat(chat_body(*thread, user("last question", "u_last")))
     provider.enqueue(Completion("## Goals\n- compacted"))
     async with assistant.session.post(
-        assistant.base + "/api/assistant/threads/thread-1/compact"
+        assistant.base + "/api/assistant/threads/thread-1/compact", json={}
     ) as r:
         assert r.status == 200
         answer = await r.json()

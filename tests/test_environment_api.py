@@ -148,7 +148,7 @@ async def test_scan_returns_a_fresh_summary(assistant):
     status, first = await call(assistant, "GET", f"{BASE}/summary")
     assert status == 200
     started = time.time()
-    status, scanned = await call(assistant, "POST", f"{BASE}/scan")
+    status, scanned = await call(assistant, "POST", f"{BASE}/scan", json={})
     assert status == 200
     assert without_time(scanned, started) == {k: v for k, v in first.items() if k != "scannedAt"}
     assert scanned["scannedAt"] > first["scannedAt"]
@@ -266,7 +266,7 @@ async def test_a_scan_sees_new_model_files(with_models, tmp_path):
     assert await call(app, "GET", f"{BASE}/summary") == (200, before)
     assert (tmp_path / "data" / "environment.json").is_file()  # the scan is cached on disk
 
-    status, after = await call(app, "POST", f"{BASE}/scan")
+    status, after = await call(app, "POST", f"{BASE}/scan", json={})
     assert (status, scanner.calls) == (200, 2)
     assert without_time(after, before["scannedAt"]) == {
         "summary": "2 node types in 2 packages, 6 models",
@@ -297,7 +297,8 @@ async def test_a_scan_sees_new_model_files(with_models, tmp_path):
     "content_type", ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"]
 )
 async def test_a_cross_site_form_cannot_start_a_scan(with_models, content_type):
-    """A scan walks every model folder; like every POST it accepts only JSON (or no body)."""
+    """A scan walks every model folder; like every POST it accepts only JSON: neither a form
+    nor a bodiless POST (what a `no-cors` fetch from another site sends) starts one."""
     app, _, scanner = with_models
     assert (await call(app, "GET", f"{BASE}/summary"))[0] == 200
     status, answer = await call(
@@ -308,5 +309,7 @@ async def test_a_cross_site_form_cannot_start_a_scan(with_models, content_type):
         {"error": "send the body as JSON with 'Content-Type: application/json'"},
     )
     assert scanner.calls == 1
-    assert (await call(app, "POST", f"{BASE}/scan"))[0] == 200  # the panel's button: no body
+    assert (await call(app, "POST", f"{BASE}/scan"))[0] == 415  # no body, no content type
+    assert scanner.calls == 1
+    assert (await call(app, "POST", f"{BASE}/scan", json={}))[0] == 200  # the panel's button
     assert scanner.calls == 2

@@ -84,12 +84,19 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             async with TestClient(TestServer(app)) as client:
                 tools = await (await client.get("/api/assistant/tools")).json()
                 provider = await (await client.get("/api/assistant/provider")).json()
-            return tools, provider
-        tools, provider = asyncio.run(main())
+                put = "/api/assistant/provider"
+                refused = [
+                    (await client.put(put, json={{}}, headers=headers)).status
+                    for headers in ({{"Origin": "http://evil.example"}},
+                                    {{"Host": "evil.example"}})
+                ] + [(await client.post("/api/environment/scan")).status]
+            return tools, provider, refused
+        tools, provider, refused = asyncio.run(main())
         print(json.dumps({{
             "paths": sorted({{(r.method, r.path) for r in routes}}),
             "tools": [t["name"] for t in tools["tools"]],
             "baseUrl": provider["baseUrl"],
+            "refused": refused,
         }}))
         """,
         tmp_path,
@@ -146,6 +153,9 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
         ],
         "tools": [t.name for t in TOOLS],
         "baseUrl": "http://127.0.0.1:11434/v1",
+        # our guard holds inside ComfyUI too: another site's origin, a rebound host name, a
+        # POST without a JSON content type
+        "refused": [403, 403, 415],
     }
     # the data directory lives in ComfyUI's user directory
     assert (tmp_path / "comfyui-assistant" / "assistant.sqlite3").is_file()

@@ -124,7 +124,7 @@ async def test_the_test_button_verdicts(provider, tmp_path):
     try:
 
         async def verdict(body=None):
-            kwargs = {"json": body} if body is not None else {}
+            kwargs = {"json": body if body is not None else {}}
             async with app.session.post(
                 app.base + "/api/assistant/provider/test", **kwargs
             ) as resp:
@@ -170,7 +170,7 @@ async def test_the_test_button_reports_a_rejected_key(tmp_path):
     guarded = await ScriptedProvider(api_key="the-right-key").start()
     app = await start_app(tmp_path, {"LLM_BASE_URL": guarded.base_url, "LLM_API_KEY": SECRET})
     try:
-        async with app.session.post(app.base + "/api/assistant/provider/test") as resp:
+        async with app.session.post(app.base + "/api/assistant/provider/test", json={}) as resp:
             raw = await resp.text()
             verdict = await resp.json()
         assert SECRET not in raw
@@ -187,7 +187,7 @@ async def test_servers_without_a_models_list_are_checked_with_one_token(provider
     env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
     app = await start_app(tmp_path, env)
     try:
-        async with app.session.post(app.base + "/api/assistant/provider/test") as resp:
+        async with app.session.post(app.base + "/api/assistant/provider/test", json={}) as resp:
             verdict = await resp.json()
         assert (verdict["ok"], verdict["auth"], verdict["modelFound"]) == (True, "ok", True)
         assert provider.requests[0]["max_tokens"] == 1

@@ -1,0 +1,238 @@
+"""Fuzzing every route: no input may produce a 5xx or a traceback.
+
+The app runs on a real socket in a thread of its own (so hypothesis can drive it from a plain
+test); requests are raw HTTP (`http.client`), so bodies can be anything: JSON of any shape with
+lone surrogates, huge integers and deep nesting, invalid UTF-8, odd content types, path
+parameters and query strings of any length. Bounded and deterministic (derandomized); set
+`FUZZ_EXAMPLES` for a longer run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .conftest import App, start_app
+from .scripted_provider import ScriptedProvider
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+
+# Every field name a route reads, so generated objects reach the checks past "unknown key".
+FIELDS = (
+    "id", "messages", "trigger", "messageId", "tools", "system", "metadata", "role", "parts",
+    "type", "text", "state", "toolCallId", "toolName", "input", "output", "url", "mediaType",
+    "title", "archived", "enabled", "name", "description", "instructions",
+    "replacesSystemPrompt", "baseUrl", "apiKey", "model", "contextWindow", "maxOutputTokens",
+    "timeoutSeconds", "content", "language", "prompt", "mode",
+)  # fmt: skip
+
+# Any code point, lone surrogates included (json.dumps escapes them as \\udXXX).
+any_char = st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)
+nasty_text = st.one_of(
+    st.text(any_char, max_size=30),
+    st.sampled_from(["\ud800", "a\udfffb", "\u00a0sk-key", "x" * 300, "é" * 200, "%00", "../x"]),
+)
+numbers = st.one_of(
+    st.integers(),
+    st.integers(min_value=2**63 - 2, max_value=2**70),
+    st.integers(max_value=-(2**63) + 1, min_value=-(2**70)),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), numbers, nasty_text),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(st.sampled_from(FIELDS), nasty_text), inner, max_size=5),
+    ),
+    max_leaves=12,
+)
+shaped = st.dictionaries(st.sampled_from(FIELDS), json_values, min_size=1, max_size=6)
+messages_body = st.fixed_dictionaries(
+    {
+        "id": nasty_text,
+        "messages": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "id": nasty_text,
+                    "role": st.sampled_from(["user", "assistant"]),
+                    "parts": st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "type": st.sampled_from(["text", "file", "tool-x"]),
+                                "text": nasty_text,
+                            }
+                        ),
+                        max_size=2,
+                    ),
+                }
+            ),
+            min_size=1,
+            max_size=2,
+        ),
+    }
+)
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+bodies = st.one_of(
+    st.just(b""),
+    json_values.map(_encoded),
+    shaped.map(_encoded),
+    messages_body.map(_encoded),
+    st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n),
+    st.integers(1, 3000).map(lambda n: b'{"a":' * n + b"1" + b"}" * n),
+    st.integers(4000, 6000).map(lambda n: b'{"id": ' + b"7" * n + b"}"),
+    st.integers(4000, 6000).map(lambda n: b'{"limit": ' + b"9" * n + b"}"),
+    st.binary(max_size=64),
+    st.just(b'{"text": "\\ud800"}'),
+    st.just(b'{"id": 9223372036854775808}'),
+)
+content_types = st.sampled_from(
+    ["application/json", "application/json", "text/plain", None, "application/json; charset=x"]
+)
+path_values = st.one_of(
+    st.text(any_char, min_size=1, max_size=20),
+    st.text("0123456789", min_size=1, max_size=5000),
+    st.just("x" * 300),
+    st.just("é" * 200),
+)
+query_values = st.one_of(path_values, st.just("9" * 5000), st.just(""))
+
+
+def _quote(value: str) -> str:
+    return quote(value.encode("utf-8", "surrogatepass"), safe="")
+
+
+class ServerThread:
+    """The standalone app and a scripted provider on their own event loop."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.provider = self.run(ScriptedProvider().start())
+        env = {
+            "LLM_BASE_URL": self.provider.base_url,
+            "LLM_MODEL": "scripted-model",
+            "LLM_CONTEXT_WINDOW": "32768",
+        }
+        self.app: App = self.run(start_app(data_dir, env))
+        self.port = int(self.app.base.rsplit(":", 1)[1])
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+
+    def routes(self) -> list[tuple[str, str]]:
+        found = set()
+        for route in self.app.app.router.routes():
+            info = route.resource.get_info() if route.resource is not None else {}
+            path = info.get("formatter") or info.get("path")
+            if path is not None and route.method != "HEAD":
+                found.add((route.method, path))
+            elif "prefix" in info:  # static folders: fuzz their file names
+                found.add(("GET", info["prefix"] + "/{filename}"))
+        return sorted(found)
+
+    def request(
+        self, method: str, path: str, body: bytes, content_type: str | None
+    ) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {"Content-Type": content_type} if content_type else {}
+        try:
+            conn.request(method, path, body=body or None, headers=headers)
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.run(self.app.close())
+        self.run(self.provider.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    running = ServerThread(tmp_path_factory.mktemp("fuzz") / "data")
+    yield running
+    running.close()
+
+
+def _fill(template: str, values: list[str]) -> str:
+    out, rest = "", template
+    while "{" in rest:
+        head, _, tail = rest.partition("{")
+        _, _, rest = tail.partition("}")
+        out += head + _quote(values.pop() if values else "x")
+    return out + rest
+
+
+def test_the_routes_are_all_found(server: ServerThread) -> None:
+    routes = server.routes()
+    assert ("POST", "/api/chat") in routes
+    assert ("PUT", "/api/user-context/personas/active") in routes
+    assert any(path.startswith("/extensions/") for _, path in routes)
+    assert len(routes) >= 40
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObject) -> None:
+    method, template = data.draw(st.sampled_from(server.routes()), label="route")
+    path = _fill(template, data.draw(st.lists(path_values, max_size=2), label="params"))
+    query = data.draw(
+        st.dictionaries(st.sampled_from(["q", "limit", "category", "archived", "debug", "x"]),
+                        query_values, max_size=2), label="query")  # fmt: skip
+    if query:
+        path += "?" + urlencode(
+            {k: v.encode("utf-8", "surrogatepass") for k, v in query.items()}, safe=""
+        )
+    body = data.draw(bodies, label="body") if method != "GET" else b""
+    content_type = data.draw(content_types, label="content type")
+    status, answer = server.request(method, path, body, content_type)
+    assert status < 500, (method, path, body[:200], status, answer[:300])
+    assert b"Traceback" not in answer, answer[:500]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("PUT", "/api/user-context/personas/active", b'{"id": 9223372036854775808}'),
+        ("PUT", "/api/user-context/preferences", b'{"language": "\\ud800"}'),
+        ("PUT", "/api/user-context/system-prompt", b'{"text": "a\\udfffb"}'),
+        ("POST", "/api/assistant/threads", b"[" * 5000 + b"]" * 5000),
+        ("POST", "/api/assistant/threads", b'{"id": ' + b"1" * 5000 + b"}"),
+        ("GET", "/api/environment/nodes?q=x&limit=" + "9" * 5000, b""),
+        ("GET", "/extensions/comfyui-assistant/" + "x" * 300, b""),
+        ("GET", "/playground/" + _quote("é" * 200), b""),
+        ("PUT", "/api/assistant/provider", b'{"apiKey": "sk-abc\\u00a0def"}'),
+    ],
+)
+def test_the_inputs_a_fuzzer_found_are_refused_clearly(
+    server: ServerThread, method: str, path: str, body: bytes
+) -> None:
+    status, answer = server.request(method, path, body, "application/json")
+    assert 400 <= status < 500, (status, answer[:300])
+    if body:  # a body refused says why, in words
+        assert json.loads(answer)["error"], answer
