@@ -24,7 +24,7 @@ import openai
 from . import ui_stream as ui
 from .budget import is_context_overflow, window_from_error
 from .context_engine import Assembled
-from .provider import Provider, describe_error
+from .provider import Provider, ProviderError, describe_error
 from .server_tools import ToolContext, ToolFailure, run_server_tool
 from .stream_translate import StepTranslator, Usage, new_id
 from .ui_assembler import MessageAssembler
@@ -182,7 +182,7 @@ async def chat_chunks(
 
     translator = StepTranslator(frozenset())
     stream: Any = None
-    started = False
+    started = limited = False
     provider.active += 1
     try:
         yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
@@ -191,7 +191,14 @@ async def chat_chunks(
             started = False
             stream, assembled = await _open_step(provider, model, plan, assembler.message, last)
             offered = frozenset() if last else _names(assembled.tools)
-            translator = StepTranslator(offered, plan.server_tools)
+            translator = StepTranslator(
+                offered,
+                plan.server_tools,
+                secrets=(provider.settings.api_key,),
+                unoffered=f"Not run: this answer reached its limit of {plan.max_steps} tool steps."
+                if last
+                else None,
+            )
             outcome.assembled = assembled
             outcome.steps += 1
             yield emit(ui.Data("context", assembled.report, id="context"))
@@ -204,6 +211,8 @@ async def chat_chunks(
                     yield emit(out)
             await stream.close()
             stream = None
+            if not started:
+                raise _empty_answer(provider)
             for out in translator.finish():
                 yield emit(out)
             if translator.usage is not None:
@@ -213,6 +222,10 @@ async def chat_chunks(
             yield emit(ui.FinishStep())
             if not translator.tool_calls or _needs_panel(translator, plan):
                 break
+            if last:  # the model still wants tools after the last step: say so, in words
+                for out in step_limit_note(plan.max_steps, translator):
+                    yield emit(out)
+                limited = True
     except Exception as exc:
         error = describe_error(exc, provider.settings, outcome.model, started)
         outcome.error, outcome.error_kind = error.message, error.kind
@@ -224,13 +237,42 @@ async def chat_chunks(
         provider.active -= 1
         if stream is not None:
             await stream.close()
-    outcome.finish_reason = translator.finish_reason
+    outcome.finish_reason = "stop" if limited else translator.finish_reason
     metadata: dict[str, Any] = {"model": outcome.model}
     if outcome.usage is not None:
         metadata["usage"] = outcome.usage.as_metadata()
     if outcome.assembled is not None:
         yield emit(ui.Data("context", outcome.report(), id="context"))
-    yield emit(ui.Finish(translator.finish_reason, metadata))
+    yield emit(ui.Finish(outcome.finish_reason, metadata))
+
+
+def _empty_answer(provider: Provider) -> ProviderError:
+    settings = provider.settings
+    return ProviderError(
+        f"{settings.label} at {settings.base_url} answered, but sent no completion (an empty "
+        f"stream, or a web page instead of events) — check that the base URL points at an "
+        f"OpenAI-compatible /v1 endpoint, and look at the server's log.",
+        "empty",
+    )
+
+
+def step_limit_note(max_steps: int, translator: StepTranslator) -> list[ui.Chunk]:
+    """A last step of text: the answer stopped at the tool-step limit. (In a step of its own,
+    so the panel does not take the last step's tool calls as a reason to resubmit.)"""
+    names = ", ".join(dict.fromkeys(c.name for c in translator.tool_calls)) or "tools"
+    text_id = new_id("txt")
+    text = (
+        f"I stopped here: this answer reached its limit of {max_steps} tool steps while the "
+        f'model still wanted to call {names}, which did not run. Say "continue" to let it go '
+        f"on (LLM_MAX_TOOL_STEPS sets the limit)."
+    )
+    return [
+        ui.StartStep(),
+        ui.TextStart(text_id),
+        ui.TextDelta(text_id, text),
+        ui.TextEnd(text_id),
+        ui.FinishStep(),
+    ]
 
 
 def _add_usage(total: Usage | None, step: Usage) -> Usage:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
 import openai
 
 from .provider_config import ProviderSettings
+from .redact import redact, remember_secret
 
 # Local servers ignore the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -28,15 +27,6 @@ class ProviderError(Exception):
         self.message = message
         self.kind = kind
         self.status = status
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Remove API keys from text that may reach a user or a log."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
-    text = re.sub(r"\b(sk|rk|pk|gsk|xai)-[A-Za-z0-9_\-*]{6,}", "[redacted]", text)
-    return re.sub(r"(?i)(bearer\s+)\S+", r"\1[redacted]", text)
 
 
 def _provider_detail(exc: openai.APIStatusError) -> str:
@@ -157,6 +147,7 @@ class Provider:
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
+        remember_secret(settings.api_key)  # scrubbed from every log line and provider text
         self.client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key or PLACEHOLDER_KEY,
@@ -173,7 +164,8 @@ class Provider:
     async def list_models(self, refresh: bool = False) -> list[str]:
         if self._models is None or refresh:
             page = await self.client.models.list()
-            self._models = [m.id for m in page.data if getattr(m, "id", None)]
+            ids = [m.id for m in page.data if isinstance(getattr(m, "id", None), str) and m.id]
+            self._models = [redact(i, (self.settings.api_key,)) for i in ids]
         return self._models
 
     async def choose_model(self) -> tuple[str, str]:

@@ -8,6 +8,7 @@ store opens on first use. One instance serves every request.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from .provider_config import (
     with_key_bound,
     with_overrides,
 )
+from .redact import install_log_filter
 from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
 from .store import Store
@@ -49,6 +51,7 @@ class ServiceOptions:
 class AssistantService:
     def __init__(self, options: ServiceOptions) -> None:
         self.options = options
+        install_log_filter(logging.getLogger("comfyui_assistant"))  # no key in any log line
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)

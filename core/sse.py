@@ -11,14 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from . import ui_stream as ui
 
+log = logging.getLogger("comfyui_assistant")
+
 
 class ClientGone(Exception):
     """The browser disconnected (closed tab, stop button)."""
+
+
+class StreamFailed(Exception):
+    """The source failed after the response had started; the stream was ended with an
+    `error` chunk (a second HTTP response can no longer be written)."""
+
+
+FAILED_TEXT = (
+    "The answer failed on the server (an internal error, logged there) — the part shown is "
+    "kept; try again."
+)
 
 
 @dataclass(frozen=True)
@@ -48,8 +62,16 @@ async def pump(
         last_write = loop.time()
 
     async def write_all() -> None:
-        async for chunk in chunks:
-            await send(chunk.encode())
+        try:
+            async for chunk in chunks:
+                await send(chunk.encode())
+        except (ClientGone, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("the answer failed while streaming")
+            await send(ui.Error(FAILED_TEXT).encode())
+            await send(ui.DONE)
+            raise StreamFailed from exc
         await send(ui.DONE)
 
     writer = asyncio.ensure_future(write_all())

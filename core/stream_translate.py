@@ -4,7 +4,9 @@ Pure and synchronous: `feed()` takes each chunk as decoded JSON (a dict shaped l
 `ChatCompletionChunk`), `finish()` closes what is open and settles the tool calls. Handles what
 differs between OpenAI-compatible servers: tool calls in pieces keyed by `index` or whole in one
 chunk, servers that reuse index 0 for parallel calls, missing call ids, reasoning as
-`reasoning_content`, `reasoning` or `<think>` tags, usage in the last chunk.
+`reasoning_content`, `reasoning` or `<think>` tags, usage in the last chunk. Every text the
+provider streams passes a `StreamCleaner` first: the API key never comes back out, and a
+character split across two chunks is joined (redact.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ui_stream as ui
+from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
 
 FINISH_REASONS: dict[str, ui.FinishReason] = {
@@ -58,6 +61,7 @@ class ToolCall:
     started: bool = False
     input: dict[str, Any] | None = None
     error: str | None = None
+    clean: StreamCleaner = field(default_factory=StreamCleaner)
 
     @property
     def arguments_text(self) -> str:
@@ -81,9 +85,17 @@ def _usage(raw: Any) -> Usage | None:
 
 class StepTranslator:
     def __init__(
-        self, tool_names: Collection[str], server_tools: Collection[str] = frozenset()
+        self,
+        tool_names: Collection[str],
+        server_tools: Collection[str] = frozenset(),
+        secrets: Collection[str | None] = (),
+        unoffered: str | None = None,
     ) -> None:
         self.tool_names = tool_names
+        self.unoffered = unoffered  # why a call of a tool not offered did not run, if known
+        self.secrets = secrets
+        self._content = StreamCleaner(secrets)
+        self._reasoning = StreamCleaner(secrets)
         self.server_tools = server_tools
         self.tool_calls: list[ToolCall] = []
         self.usage: Usage | None = None
@@ -129,7 +141,10 @@ class StepTranslator:
         call = self._by_index.get(index)
         reused = call is not None and piece_id and call.id and piece_id != call.id
         if call is None or reused:
-            call = ToolCall(index=index if index >= 0 else len(self.tool_calls))
+            call = ToolCall(
+                index=index if index >= 0 else len(self.tool_calls),
+                clean=StreamCleaner(self.secrets),
+            )
             self._by_index[call.index] = call
             self.tool_calls.append(call)
         return call
@@ -142,7 +157,7 @@ class StepTranslator:
         name = name if isinstance(name, str) else None
         if isinstance(args, dict):  # a few servers send the arguments already parsed
             args = json.dumps(args, ensure_ascii=False)
-        args = args if isinstance(args, str) else None
+        args = call.clean.feed(args) if isinstance(args, str) else None
         if isinstance(piece.get("id"), str) and piece["id"] and not call.id:
             call.id = piece["id"]
         if name and not call.started:
@@ -175,10 +190,10 @@ class StepTranslator:
                 for key in ("reasoning_content", "reasoning"):
                     value = delta.get(key)
                     if isinstance(value, str):
-                        self._write("reasoning", value, out)
+                        self._write("reasoning", self._reasoning.feed(value), out)
                 content = delta.get("content")
                 if isinstance(content, str) and content:
-                    for kind, text in self._splitter.feed(content):
+                    for kind, text in self._splitter.feed(self._content.feed(content)):
                         self._write(kind, text, out)
                 for piece in delta.get("tool_calls") or ():
                     if isinstance(piece, dict):
@@ -192,7 +207,7 @@ class StepTranslator:
         assert call.id is not None
         raw = call.arguments_text.strip()
         if call.name not in self.tool_names:
-            call.error = (
+            call.error = self.unoffered or (
                 f"There is no tool named '{call.name}'. "
                 f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
             )
@@ -225,11 +240,22 @@ class StepTranslator:
         """Server tools are marked provider-executed, so the panel never tries to run them."""
         return True if call.name in self.server_tools else None
 
-    def finish(self) -> list[ui.Chunk]:
-        out: list[ui.Chunk] = []
-        for kind, text in self._splitter.flush():
+    def _flush_text(self, out: list[ui.Chunk]) -> None:
+        """The text the cleaners and the think-tag splitter still hold, then close the part."""
+        self._write("reasoning", self._reasoning.flush(), out)
+        for kind, text in [*self._splitter.feed(self._content.flush()), *self._splitter.flush()]:
             self._write(kind, text, out)
         self._close(out)
+        for call in self.tool_calls:
+            rest = call.clean.flush()
+            if rest:
+                call.arguments.append(rest)
+                if call.started and call.id is not None:
+                    out.append(ui.ToolInputDelta(call.id, rest))
+
+    def finish(self) -> list[ui.Chunk]:
+        out: list[ui.Chunk] = []
+        self._flush_text(out)
         for call in self.tool_calls:
             if not call.started:  # arguments arrived but never a name
                 call.id = call.id or new_id("call")
@@ -242,9 +268,7 @@ class StepTranslator:
     def finish_partial(self) -> list[ui.Chunk]:
         """Close what is open after a failure; started tool calls end as errors, unrun."""
         out: list[ui.Chunk] = []
-        for kind, text in self._splitter.flush():
-            self._write(kind, text, out)
-        self._close(out)
+        self._flush_text(out)
         for call in self.tool_calls:
             if call.started and call.input is None and call.error is None:
                 assert call.id is not None

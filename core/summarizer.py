@@ -18,6 +18,7 @@ from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
 from .context_steps import digest_rounds
 from .provider import Provider
+from .redact import redact
 from .ui_messages import to_openai_messages
 
 log = logging.getLogger("comfyui_assistant")
@@ -81,7 +82,7 @@ async def model_summary(
     }
     response: Any = await provider.client.post("/chat/completions", cast_to=object, body=body)
     text = response["choices"][0]["message"].get("content") or ""
-    text = THINK.sub("", str(text)).strip()
+    text = redact(THINK.sub("", str(text)), (provider.settings.api_key,)).strip()
     if not text:
         raise ValueError("the summarizer returned no text")
     return text

@@ -30,7 +30,7 @@ from ..core.context_engine import Assembled, Summary, covered_ids
 from ..core.provider import Provider, describe_error
 from ..core.server_tools import ToolContext
 from ..core.service import AssistantService
-from ..core.sse import ClientGone, pump
+from ..core.sse import ClientGone, StreamFailed, pump
 from ..core.stream_translate import Usage
 from ..core.summarizer import summarize
 from ..core.threads import Threads, ThreadState
@@ -232,6 +232,8 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             )
         except ClientGone:
             pass
+        except StreamFailed:
+            note = "failed: an internal error ended the stream"
         finally:
             await _finish(service, threads, req.thread_id, plan, outcome, status, len(req.messages))
             log_outcome(req.thread_id, outcome, note)

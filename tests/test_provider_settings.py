@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 
 import pytest
-from comfyui_assistant.core.provider import redact
 from comfyui_assistant.core.provider_config import resolve
+from comfyui_assistant.core.redact import redact
 
 from .conftest import start_app
 from .helpers import chat_body, user
