@@ -48,11 +48,13 @@ def _mount_in_comfyui() -> None:
     from .comfy_environment import scan_comfyui
     from .core.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
+    from .core.store import StoreUnavailable
+    from .routes.guard import policy_for_comfyui
 
     data_dir = _comfyui_data_dir()
     environment = EnvironmentService(data_dir, scan_comfyui, COMFYUI_SOURCE)
     service = AssistantService(ServiceOptions(data_dir=data_dir, environment=environment))
-    add_routes(instance.routes, service)
+    add_routes(instance.routes, service, policy_for_comfyui())
     app = getattr(instance, "app", None)
     if app is not None:
 
@@ -61,6 +63,12 @@ def _mount_in_comfyui() -> None:
             # the background (off the event loop), so the first chat never waits on it.
             task = asyncio.ensure_future(environment.rescan())
             task.add_done_callback(_report_failed_scan)
+            try:  # a database we cannot use: one clear line in ComfyUI's console, now
+                await service.store()
+            except StoreUnavailable as exc:
+                logging.getLogger("comfyui_assistant").error(
+                    "ComfyUI Assistant cannot use its database: %s", exc
+                )
 
         async def close(_app: Any) -> None:
             await service.close()

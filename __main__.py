@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
 from aiohttp import web
 
 from .core.service import ServiceOptions
+from .core.store import StoreUnavailable
 from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 
@@ -41,30 +44,55 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class StartupFailed(Exception):
+    """The server cannot start; the message is the one line to print."""
+
+
 async def serve(args: argparse.Namespace) -> None:
     options = ServiceOptions(data_dir=args.data_dir.expanduser().resolve())
     app = create_app(options, HostPolicy.listening_on([args.host], args.allow_host))
+    service = app[SERVICE]
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port)
-    await site.start()
-    settings = await app[SERVICE].provider_settings()
-    model = settings.model or "the first model the provider lists"
-    print(f"ComfyUI Assistant listening on http://{args.host}:{args.port}/", flush=True)
-    print(f"Playground: http://{args.host}:{args.port}/ (status: /status)", flush=True)
-    print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
-    print(f"Data directory: {options.data_dir}", flush=True)
     try:
+        await service.store()  # a data directory we cannot use fails now, not on a request
+        site = web.TCPSite(runner, args.host, args.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise StartupFailed(_listen_error(exc, args.host, args.port)) from exc
+        settings = await service.provider_settings()
+        model = settings.model or "the first model the provider lists"
+        print(f"ComfyUI Assistant listening on http://{args.host}:{args.port}/", flush=True)
+        print(f"Playground: http://{args.host}:{args.port}/ (status: /status)", flush=True)
+        print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
+        print(f"Data directory: {options.data_dir}", flush=True)
         await asyncio.Event().wait()
+    except StoreUnavailable as exc:
+        raise StartupFailed(str(exc)) from exc
     finally:
         await runner.cleanup()
+
+
+def _listen_error(exc: OSError, host: str, port: int) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is already in use — stop what uses it, or use --port"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"not allowed to listen on port {port} — use a port above 1023 with --port"
+    if exc.errno in (errno.EADDRNOTAVAIL, socket.EAI_NONAME) or isinstance(exc, socket.gaierror):
+        return f"cannot listen on {host!r}: no such address here — check --host"
+    return f"cannot listen on {host}:{port} ({exc.strerror or exc})"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(args))
+    except StartupFailed as exc:
+        print(f"ComfyUI Assistant cannot start: {exc}", file=sys.stderr, flush=True)
+        return 2
     return 0
 
 

@@ -76,6 +76,7 @@ class ChatOutcome:
     started_at: float = field(default_factory=time.monotonic)
     on_usage: Callable[[Assembled, Usage], None] | None = None
     correction: Any = None  # the learned token correction, persisted after the answer
+    revision: int = 0  # chunks applied to `message` so far (the partial saver watches it)
 
     def observe(self, assembled: Assembled, usage: Usage) -> None:
         self.usage = _add_usage(self.usage, usage)
@@ -171,6 +172,7 @@ async def chat_chunks(
 
     def emit(chunk: ui.Chunk) -> ui.Chunk:
         assembler.apply(chunk)
+        outcome.revision += 1
         return chunk
 
     yield emit(ui.Start(plan.message_id))

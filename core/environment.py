@@ -16,7 +16,6 @@ import gzip
 import importlib.util
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -24,6 +23,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from .atomic_file import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -432,14 +433,6 @@ def from_cache(data: bytes) -> Environment:
     return from_object_info(body["nodes"], body["models"], body["source"], body["scanned_at"])
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Readers see the old file or the new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 Job = asyncio.Task[Environment]
 
 
@@ -491,7 +484,7 @@ class EnvironmentService:
     async def _scan(self) -> Environment:
         env = await asyncio.to_thread(lambda: self.scanner().warm())
         try:
-            await asyncio.to_thread(lambda: _write_atomic(self.cache_path, to_cache(env)))
+            await asyncio.to_thread(lambda: write_atomic(self.cache_path, to_cache(env)))
         except OSError as e:  # the index still works from memory
             log.warning("could not write the environment cache %s: %s", self.cache_path, e)
         return env

@@ -28,7 +28,7 @@ from .provider_config import (
 from .redact import install_log_filter
 from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
-from .store import Store
+from .store import Store, StoreUnavailable
 from .threads import Threads
 from .user_data import UserData, install_defaults
 
@@ -43,6 +43,7 @@ class ServiceOptions:
     pump: PumpOptions = field(default_factory=PumpOptions)
     chat_body_limit: int = 32 * 1024 * 1024  # images arrive as data URLs
     json_body_limit: int = 1024 * 1024
+    partial_save_seconds: float = 1.0  # how often a streaming answer is written as it grows
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
@@ -66,8 +67,17 @@ class AssistantService:
         if self._store is None:
             async with self._store_lock:
                 if self._store is None:
-                    self._store = await Store.open(self.options.data_dir)
-                    await asyncio.to_thread(install_defaults, self.options.data_dir)
+                    store = await Store.open(self.options.data_dir)
+                    try:
+                        await asyncio.to_thread(install_defaults, self.options.data_dir)
+                    except OSError as exc:
+                        await store.close()
+                        raise StoreUnavailable(
+                            f"cannot write the default files into {self.options.data_dir} "
+                            f"({exc.strerror or exc}) — fix its permissions, or choose another "
+                            f"data directory"
+                        ) from exc
+                    self._store = store
         return self._store
 
     async def threads(self) -> Threads:

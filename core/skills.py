@@ -15,12 +15,13 @@ import logging
 import os
 import re
 import stat
-import tempfile
 import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic_file import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -260,7 +261,7 @@ class SkillDirectory:
             )
         path = self._file(slug)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, text)
+        write_atomic(path, text)
         self._cache = None
         return parse_skill(text, slug, path)
 
@@ -308,22 +309,3 @@ class SkillDirectory:
 def _check_fields(name: str, description: str) -> None:
     if not name.strip() or not description.strip():
         raise SkillError("a skill needs a non-empty name and a one-line description")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and os.replace: readers never see half a file."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

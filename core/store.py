@@ -9,6 +9,7 @@ and back; `write()` and the fetch helpers make one trip, for what a chat request
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sqlite3
 import threading
@@ -25,6 +26,30 @@ from .migrations import migrate
 DB_NAME = "assistant.sqlite3"
 USER_NAMESPACES = frozenset({"preferences", "prompt", "persona"})
 T = TypeVar("T")
+
+
+class StoreUnavailable(Exception):
+    """The database cannot be opened; the message is one line that says what to do."""
+
+
+def _unavailable(exc: BaseException, path: Path) -> StoreUnavailable:
+    text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
+    lowered = text.lower()
+    folder = path.parent
+    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in lowered:
+        return StoreUnavailable(
+            f"the disk holding {folder} is full ({text}) — free some space, or choose another "
+            f"data directory (--data-dir, or COMFY_ASSISTANT_DATA_DIR)"
+        )
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreUnavailable(
+            f"{path} is not a readable database ({text}); it was left untouched — move it "
+            f"away to start afresh, or restore it from a backup"
+        )
+    return StoreUnavailable(
+        f"cannot write to the data directory {folder} ({text}) — fix its permissions, or "
+        f"choose another (--data-dir, or COMFY_ASSISTANT_DATA_DIR)"
+    )
 
 
 def _prepare(data_dir: Path) -> Path:
@@ -99,6 +124,14 @@ class Store:
 
     @classmethod
     async def open(cls, data_dir: Path) -> Store:
+        """Open (and migrate) the database; StoreUnavailable says why it cannot be."""
+        try:
+            return await cls._open(data_dir)
+        except (OSError, sqlite3.DatabaseError) as exc:
+            raise _unavailable(exc, data_dir / DB_NAME) from exc
+
+    @classmethod
+    async def _open(cls, data_dir: Path) -> Store:
         path = await asyncio.to_thread(_prepare, data_dir)
         db = aiosqlite.connect(path, timeout=30)
         _daemonize(db)
@@ -110,12 +143,21 @@ class Store:
                 "internals ComfyUI Assistant uses; install a tested release: "
                 "pip install 'aiosqlite>=0.20,<0.23'"
             )
-        db.row_factory = aiosqlite.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
-        await db.execute("PRAGMA foreign_keys=ON")
-        await db.execute("PRAGMA busy_timeout=30000")
-        await migrate(db)
+        try:
+            db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA foreign_keys=ON")
+            await db.execute("PRAGMA busy_timeout=30000")
+            await migrate(db)
+            # An answer still "streaming" in the file was cut off by a crash of the last process.
+            await db.execute(
+                "UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'"
+            )
+            await db.commit()
+        except BaseException:
+            await db.close()
+            raise
         return cls(db, path)
 
     async def close(self) -> None:

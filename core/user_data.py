@@ -8,15 +8,14 @@ Rules, reminders and personas are small lists with the same shape of operations,
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import sqlite3
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .atomic_file import write_atomic
 from .chat_request import RequestError
 from .store import Store
 
@@ -32,7 +31,7 @@ def install_defaults(data_dir: Path, defaults: Path = DEFAULTS_DIR) -> list[str]
     for source in sorted(defaults.glob("*")) if defaults.is_dir() else []:
         target = data_dir / source.name
         if source.is_file() and not target.exists():
-            _write_atomic(target, source.read_text(encoding="utf-8"))
+            write_atomic(target, source.read_text(encoding="utf-8"))
             copied.append(source.name)
     return copied
 
@@ -151,14 +150,6 @@ PERSONA = (
 )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 _FILE_CACHE: dict[Path, tuple[tuple[int, int], str]] = {}
 
 
@@ -192,7 +183,7 @@ class UserData:
     async def write_file(self, name: str, text: Any) -> str:
         if not isinstance(text, str) or len(text) > TEXT_LIMIT:
             raise RequestError(f"'text' must be a string of at most {TEXT_LIMIT} characters")
-        await asyncio.to_thread(_write_atomic, self.data_dir / FILES[name], text)
+        await asyncio.to_thread(write_atomic, self.data_dir / FILES[name], text)
         return text
 
     async def setting(self, namespace: str, key: str) -> Any:

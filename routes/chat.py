@@ -13,6 +13,7 @@ from aiohttp import web
 
 from ..agent_prompts import UserContext, user_context_block
 from ..core import ui_stream as ui
+from ..core.answer_saver import AnswerSaver, has_content
 from ..core.budget import ContextBudgetError
 from ..core.chat_context import prepare_context
 from ..core.chat_plan import (
@@ -89,10 +90,6 @@ async def gather_sources(service: AssistantService) -> Sources:
         environ=environ,
         persona=snap.persona,
     )
-
-
-def _has_content(message: dict[str, Any]) -> bool:
-    return any(part.get("type") not in ("step-start", "data-context") for part in message["parts"])
 
 
 async def _error_stream(request: web.Request, message_id: str, text: str) -> web.StreamResponse:
@@ -218,6 +215,11 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         )
         response = web.StreamResponse(headers=headers)
         await response.prepare(request)
+        saver = AnswerSaver(
+            threads, req.thread_id, _position(plan, len(req.messages)), outcome,
+            opts.partial_save_seconds,
+        )  # fmt: skip
+        saver.start()
 
         def connected() -> bool:
             transport = request.transport
@@ -235,6 +237,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         except StreamFailed:
             note = "failed: an internal error ended the stream"
         finally:
+            await saver.stop()
             await _finish(service, threads, req.thread_id, plan, outcome, status, len(req.messages))
             log_outcome(req.thread_id, outcome, note)
         return response
@@ -279,6 +282,12 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         return web.json_response({"summary": await state.summary(thread_id), "compacted": len(ids)})
 
 
+def _position(plan: ChatPlan, count: int) -> int:
+    """Where the answer goes in the thread: after the request's messages, or in place of the
+    assistant message a continuation extends."""
+    return count - (1 if plan.answer_base is not None else 0)
+
+
 async def _finish(
     service: AssistantService,
     threads: Threads,
@@ -291,9 +300,8 @@ async def _finish(
     """Store the answer, the report and the learned correction — even when cancelled."""
 
     async def save() -> None:
-        position = count - (1 if plan.answer_base is not None else 0)
-        if _has_content(outcome.message):
-            await threads.save_answer(thread_id, outcome.message, position, status)
+        if has_content(outcome.message):
+            await threads.save_answer(thread_id, outcome.message, _position(plan, count), status)
         if outcome.assembled is not None:
             await ThreadState(threads.store).set_report(thread_id, outcome.report())
         if outcome.correction is not None and outcome.last_usage is not None:

@@ -343,3 +343,14 @@ def test_the_stored_key_leaves_out_only_a_tool_calls_input_and_output() -> None:
     assert stored_key(preliminary) != stored_key(other)
     data = {"id": "x", "role": "assistant", "parts": [{"type": "data-x", "input": 1}]}
     assert stored_key(data) != stored_key({**data, "parts": [{"type": "data-x", "input": 2}]})
+
+
+def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path):
+    from comfyui_assistant.core.atomic_file import write_atomic
+
+    target = tmp_path / "SOUL.md"
+    write_atomic(target, "old")
+    with pytest.raises(UnicodeEncodeError):
+        write_atomic(target, "half a character: \ud800")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["SOUL.md"]

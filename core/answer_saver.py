@@ -1,0 +1,63 @@
+"""The answer so far, written while it streams, so that a crash (`kill -9`, a power cut) keeps
+what the user already saw. Written at most once per `every` seconds and only when it changed,
+with the status "streaming"; the final save replaces it, and a store opened after a crash marks
+what was left "streaming" as interrupted (`Store.open`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from .chat_stream import ChatOutcome
+from .json_text import compact_json
+from .threads import Threads
+
+log = logging.getLogger("comfyui_assistant")
+
+STREAMING = "streaming"
+
+
+class AnswerSaver:
+    def __init__(
+        self, threads: Threads, thread_id: str, position: int, outcome: ChatOutcome, every: float
+    ) -> None:
+        self.threads, self.thread_id, self.position = threads, thread_id, position
+        self.outcome, self.every = outcome, every
+        self._saved_revision = 0
+        self._stopped = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Stop saving, after a write in progress (so the final save is the last one)."""
+        self._stopped.set()
+        if self._task is not None:
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), self.every)
+                return
+            revision = self.outcome.revision
+            if revision == self._saved_revision or not has_content(self.outcome.message):
+                continue
+            # a snapshot: the stream goes on changing the message while the database writes
+            snapshot = json.loads(compact_json(self.outcome.message))
+            try:
+                await self.threads.save_answer(self.thread_id, snapshot, self.position, STREAMING)
+            except Exception as exc:  # the final save still runs; a partial one may fail
+                log.warning("saving the partial answer failed: %s", exc)
+            self._saved_revision = revision
+
+
+def has_content(message: dict[str, Any]) -> bool:
+    """Whether an answer shows anything (more than step markers and the context report)."""
+    return any(
+        part.get("type") not in ("step-start", "data-context") for part in message.get("parts", ())
+    )
