@@ -20,9 +20,12 @@ from . import context_steps as steps
 from .compaction import digest_pieces
 from .context_blocks import Block, blocks_of, render_results
 from .context_validate import Checkpoint
+from .fingerprint import key_of
 from .tokens import MESSAGE_OVERHEAD, TokenCounter
 
 MAX_MESSAGES = 20_000
+MAX_CHARS = 64_000_000  # the characters the cached blocks may hold alive, all threads together
+LARGE = 1_000_000  # a message holding more is converted afresh each time, never kept
 Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
 MAX_CHECKPOINTS = 256
 
@@ -50,7 +53,7 @@ def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]
         text = part.get("text")
         if text is not None:
             append("t")
-            append(text)
+            append(key_of(text) if type(text) is str else text)
             continue
         call = part.get("toolCallId")
         if call is not None:
@@ -65,7 +68,7 @@ def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]
             append("n")
         else:
             append("u")
-            append(url)
+            append(key_of(url) if type(url) is str else url)
     try:
         key = "\0".join(sig)
     except TypeError:  # a value that is not a string
@@ -74,8 +77,11 @@ def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]
 
 
 class BlockCache:
-    def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
+    def __init__(self, max_messages: int = MAX_MESSAGES, max_chars: int = MAX_CHARS) -> None:
         self._blocks: dict[str | tuple[Any, ...], tuple[Block, ...]] = {}
+        self._sizes: dict[str | tuple[Any, ...], int] = {}  # characters each entry holds
+        self._chars = 0
+        self.max_chars = max_chars
         self._checkpoints: dict[str, Checkpoint] = {}
         self.max_messages = max_messages
 
@@ -102,11 +108,20 @@ class BlockCache:
 
     def _add(self, message: dict[str, Any], key: str | tuple[Any, ...]) -> tuple[Block, ...]:
         made = tuple(blocks_of(message, render=False))  # rounds pending: see `rendered`
-        if len(self._blocks) >= self.max_messages:  # forget the oldest half at once
-            for old in list(self._blocks)[: self.max_messages // 2]:
-                del self._blocks[old]
+        size = _held_chars(message)
+        if size > LARGE:
+            return made
+        if len(self._blocks) >= self.max_messages or self._chars + size > self.max_chars:
+            self._forget_oldest_half()
         self._blocks[key] = made
+        self._sizes[key] = size
+        self._chars += size
         return made
+
+    def _forget_oldest_half(self) -> None:
+        for old in list(self._blocks)[: max(len(self._blocks) // 2, 1)]:
+            del self._blocks[old]
+            self._chars -= self._sizes.pop(old, 0)
 
     @staticmethod
     def digested(block: Block) -> Block:
@@ -126,7 +141,9 @@ class BlockCache:
             return block
         out = block.memo.get("rendered")
         if out is None:
-            out = block.memo["rendered"] = render_results(block, origin(block))
+            out = render_results(block, origin(block))
+            if sum(len(m.get("content") or "") for m in out.messages[1:]) <= LARGE:
+                block.memo["rendered"] = out  # (a huge result is rendered afresh when sent)
         return out
 
     @staticmethod
@@ -151,6 +168,18 @@ class BlockCache:
             return count(first) + sum(map(count, rest)), 0
         results = _digests_tokens(rest, counter) if block.digested else sum(map(count, rest))
         return count(first) + results, results
+
+
+def _held_chars(message: dict[str, Any]) -> int:
+    """The characters of a message's texts and URLs: what its blocks keep alive (a pending
+    round keeps its digest lines, not its tool outputs)."""
+    size = 0
+    for part in message.get("parts") or ():
+        for field in ("text", "url"):
+            value = part.get(field)
+            if type(value) is str:
+                size += len(value)
+    return size
 
 
 def _digests_tokens(results: Sequence[dict[str, Any]], counter: TokenCounter) -> int:

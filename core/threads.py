@@ -12,15 +12,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .fingerprint import key_of
 from .json_text import compact_json
 from .store import Store
 from .tokens import TokenCounter, counter_for
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 TITLE_CHARS = 60
+KNOWN_THREADS = 64
 
 
 def title_from(messages: list[dict[str, Any]]) -> str:
@@ -50,14 +53,17 @@ def stored_key(message: dict[str, Any]) -> str:
     them after, so the state and flags stand for them; the input and output are where a
     thread's size is (workflow graphs, node definitions), and are not serialized again on
     every request. Any other change to any part — a text, a state, a flag, a data part —
-    gives another key."""
-    return compact_json(
-        [
-            {k: v for k, v in part.items() if k not in _SET_ONCE}
-            if not _SET_ONCE.isdisjoint(part) and tool_name_of(part) is not None
-            else part
-            for part in message.get("parts") or ()
-        ]
+    gives another key. A long key is kept as its fingerprint: the process remembers these
+    keys, and must not keep a thread's images and texts alive by them."""
+    return key_of(
+        compact_json(
+            [
+                {k: v for k, v in part.items() if k not in _SET_ONCE}
+                if not _SET_ONCE.isdisjoint(part) and tool_name_of(part) is not None
+                else part
+                for part in message.get("parts") or ()
+            ]
+        )
     )
 
 
@@ -126,9 +132,13 @@ class Threads:
             return
         keys = [(position, stored_key(message)) for _, position, message in rows]
         known = self._known.get(thread_id)
+        if known is not None:
+            self._known.move_to_end(thread_id)
         if known is None:
             await self._write_rows(thread_id, messages, rows, compare=True)
             self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
+            while len(self._known) > KNOWN_THREADS:  # the least recently used goes first
+                self._known.popitem(last=False)
             return
         changed = [
             (row, key) for row, key in zip(rows, keys, strict=True) if known.get(row[0]) != key
@@ -181,9 +191,12 @@ class Threads:
             ThreadState(self.store).created(thread_id)
 
     @property
-    def _known(self) -> dict[str, dict[str, tuple[int, str]]]:
-        """What this process stored per thread: (position, `stored_key`) by message id."""
-        known: dict[str, dict[str, tuple[int, str]]] = self.store.cache.setdefault("stored", {})
+    def _known(self) -> OrderedDict[str, dict[str, tuple[int, str]]]:
+        """What this process stored per thread: (position, `stored_key`) by message id, for
+        the KNOWN_THREADS threads used last (another one is compared with the database)."""
+        known: OrderedDict[str, dict[str, tuple[int, str]]] = self.store.cache.setdefault(
+            "stored", OrderedDict()
+        )
         return known
 
     async def save_answer(

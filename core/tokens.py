@@ -36,6 +36,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .fingerprint import key_of
 from .json_text import compact_json
 
 __all__ = [
@@ -221,13 +222,14 @@ class TokenCounter:
         if not s:
             return 0
         texts = self._texts if len(s) >= TEXT_CACHE_MIN_CHARS else self._short
-        hit = texts.get(s)
+        key = key_of(s)  # a long text is remembered by its fingerprint, not kept alive
+        hit = texts.get(key)
         if hit is not None:
             return hit
         tokens = estimate_tokens(s) if self._encode is None else len(self._encode(s))
         if len(texts) >= (TEXT_CACHE_ENTRIES if texts is self._texts else SHORT_CACHE_ENTRIES):
             texts.clear()
-        texts[s] = tokens
+        texts[key] = tokens
         return tokens
 
     def total(self, texts: Iterable[str]) -> int:
@@ -238,7 +240,7 @@ class TokenCounter:
         short, long = self._short, self._texts
         n = 0
         for s in texts:
-            hit = (short if len(s) < TEXT_CACHE_MIN_CHARS else long).get(s)
+            hit = short.get(s) if len(s) < TEXT_CACHE_MIN_CHARS else long.get(key_of(s))
             n += self.text(s) if hit is None else hit
         return n
 

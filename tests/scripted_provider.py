@@ -155,7 +155,7 @@ class ScriptedProvider:
         self.replies.extend(replies)
 
     async def start(self) -> ScriptedProvider:
-        app = web.Application(middlewares=[self._record])
+        app = web.Application(middlewares=[self._record], client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, handler_cancellation=True)
