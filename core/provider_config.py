@@ -219,6 +219,24 @@ def _base_url(stored: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     return resolve({k: v for k, v in stored.items() if k != "apiKey"}, environ).base_url
 
 
+def still_valid(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """Stored settings that today's checks accept (a base URL saved with a password, from
+    before those were refused, would otherwise show on every page); the others are dropped
+    with a warning that does not repeat them."""
+    out = dict(stored)
+    for spec in FIELDS:
+        if out.get(spec.key) is None:
+            continue
+        try:
+            coerce(spec.key, out[spec.key])
+        except RequestError as exc:
+            log.warning("dropping the stored %s: %s", spec.key, exc)
+            out[spec.key] = None
+            if spec.key in ("baseUrl", "apiKey"):
+                out["apiKey"] = out[KEY_ORIGIN] = None
+    return out
+
+
 def with_key_bound(values: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """Settings whose key (if any) is bound to the base URL they resolve to: for a key just
     given, and for a key stored before keys were bound (it was being sent there)."""

@@ -22,6 +22,7 @@ from .provider_config import (
     ProviderSettings,
     apply_update,
     resolve,
+    still_valid,
     with_key_bound,
     with_overrides,
 )
@@ -104,10 +105,10 @@ class AssistantService:
         stored before keys were bound to an origin is bound to where it was being sent."""
         if self._stored_provider is None:
             stored = await self.store_settings(PROVIDER_NAMESPACE)
-            bound = with_key_bound(stored, self.options.environ)
+            bound = with_key_bound(still_valid(stored), self.options.environ)
             if bound != stored:
                 await (await self.store()).update_settings(PROVIDER_NAMESPACE, bound)
-            self._stored_provider = bound
+            self._stored_provider = {k: v for k, v in bound.items() if v is not None}
         return self._stored_provider
 
     async def corrections(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ on 127.0.0.1 stand for the user's provider (`home`) and an address someone else 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,23 @@ async def test_settings_that_would_leak_or_break_every_chat_are_refused(tmp_path
         assert "hunter2" not in answer["error"]
     finally:
         await app.close()
+
+
+async def test_a_base_url_with_a_password_stored_before_it_was_refused_is_dropped(
+    tmp_path, home, caplog
+):
+    from comfyui_assistant.core.store import Store
+
+    store = await Store.open(tmp_path / "data")
+    leaky = home.base_url.replace("http://", "http://user:hunter2@")
+    await store.update_settings("provider", {"baseUrl": leaky, "apiKey": KEY})
+    await store.close()
+    app = await _app(tmp_path, home)
+    try:
+        status, settings = await _json(app, "GET", "/api/assistant/provider")
+        async with app.session.get(app.base + "/status") as resp:
+            page = await resp.text()
+    finally:
+        await app.close()
+    assert status == 200 and settings["apiKeySet"] is False
+    assert "hunter2" not in json.dumps(settings) + page + caplog.text

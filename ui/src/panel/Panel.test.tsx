@@ -248,5 +248,21 @@ describe("the panel", () => {
     expect(server.providerPuts).toEqual([{ contextWindow: 16384, apiKey: "sk-secret" }]);
     expect(screen.getByLabelText<HTMLInputElement>("API key").value).toBe("");
     expect(JSON.stringify(localStorage)).not.toContain("sk-secret");
+    // the key belongs to that address: moving the base URL elsewhere says it was removed
+    fireEvent.change(screen.getByLabelText("Base URL"), { target: { value: "http://elsewhere:1234/v1" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await screen.findByText(/Saved\. The stored API key was for http:\/\/127\.0\.0\.1:11434\/v1 and has been removed/);
+    expect(server.provider.apiKeySet).toBe(false);
+  });
+
+  it("drops the Test verdict once a field changes", async () => {
+    const { store } = setup(() => sseResponse(textAnswer("no")));
+    render(<Panel store={store} />);
+    fireEvent.click(screen.getByRole("button", { name: "Open the settings" }));
+    await screen.findByLabelText("Base URL");
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    await screen.findByText(/works with qwen3:8b/);
+    fireEvent.change(screen.getByLabelText("Model"), { target: { value: "llama3.2" } });
+    expect(screen.queryByText(/works with qwen3:8b/)).toBeNull();
   });
 });

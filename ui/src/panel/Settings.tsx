@@ -49,8 +49,10 @@ export const Settings: FC = () => {
     };
   }, []);
 
-  const set = (key: keyof ProviderForm) => (e: { target: { value: string } }) =>
+  const set = (key: keyof ProviderForm) => (e: { target: { value: string } }) => {
     setForm((f) => (f ? { ...f, [key]: e.target.value } : f));
+    setVerdict(null); // a verdict speaks of the fields as they were tested
+  };
 
   const save = async (body: Record<string, unknown>, done: string) => {
     setStatus({ kind: "busy", what: "Saving…" });
@@ -58,7 +60,7 @@ export const Settings: FC = () => {
       const next = await requestJson<ProviderSettings>(PROVIDER, { method: "PUT", body });
       setSaved(next);
       setForm(formFrom(next)); // also empties the key field: the key never stays in the page
-      setStatus({ kind: "ok", text: done });
+      setStatus({ kind: "ok", text: next.notice ? `${done} ${next.notice}` : done });
     } catch (error) {
       setStatus({ kind: "error", text: errorMessage(error) });
     }

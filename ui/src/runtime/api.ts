@@ -113,6 +113,8 @@ export interface ProviderSettings {
   apiKeySet: boolean;
   provider: string;
   sources: Record<string, "settings" | "environment" | string>;
+  /** After a save: what the user must know (e.g. the key was for another address, removed). */
+  notice?: string | null;
 }
 
 export interface ProviderVerdict {

@@ -120,15 +120,21 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return chat(request, url);
     }
     if (path === "/api/assistant/provider") {
+      let notice: string | null = null;
       if (method === "PUT" && body) {
         providerPuts.push(body);
+        // like the server: a key is bound to its base URL; moving away without a key drops it
+        if ("baseUrl" in body && !("apiKey" in body) && provider.apiKeySet) {
+          provider.apiKeySet = false;
+          notice = `The stored API key was for ${String(provider.baseUrl)} and has been removed.`;
+        }
         for (const [k, v] of Object.entries(body)) {
           if (k === "apiKey") provider.apiKeySet = v !== null;
           else provider[k] = v;
           (provider.sources as Record<string, string>)[k] = "settings";
         }
       }
-      return json(provider);
+      return json(method === "PUT" ? { ...provider, notice } : provider);
     }
     if (path === "/api/assistant/provider/test") {
       return json({
