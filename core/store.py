@@ -46,6 +46,11 @@ def _unavailable(exc: BaseException, path: Path) -> StoreUnavailable:
             f"{path} is not a readable database ({text}); it was left untouched — move it "
             f"away to start afresh, or restore it from a backup"
         )
+    if (isinstance(exc, OSError) and exc.errno == errno.EROFS) or "read-only" in lowered:
+        return StoreUnavailable(
+            f"the data directory {folder} is on a read-only file system ({text}) — choose "
+            f"another (--data-dir, or COMFY_ASSISTANT_DATA_DIR)"
+        )
     return StoreUnavailable(
         f"cannot write to the data directory {folder} ({text}) — fix its permissions, or "
         f"choose another (--data-dir, or COMFY_ASSISTANT_DATA_DIR)"

@@ -99,7 +99,7 @@ async def test_a_corrupt_database_is_named_and_never_overwritten(tmp_path):
     ("error", "says"),
     [
         (OSError(errno.ENOSPC, "No space left on device"), "is full (No space left on device)"),
-        (OSError(errno.EROFS, "Read-only file system"), "cannot write to the data directory"),
+        (OSError(errno.EROFS, "Read-only file system"), "is on a read-only file system"),
         (OSError(errno.EACCES, "Permission denied"), "(Permission denied) — fix its permissions"),
     ],
 )
