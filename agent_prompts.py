@@ -13,57 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .core.tool_registry import CITATION_TOOLS, TOOLS
+from .core.tool_spec import GROUPS
+
 FALLBACK_PROMPT = (
     "You are ComfyUI Assistant, an assistant inside ComfyUI. Help the user build, edit and run "
     "workflows with the tools you have. Read the workflow before changing it, never replace "
     "the user's graph without asking, and say which node ids you changed."
 )
 
-TOOL_GROUPS: tuple[tuple[str, frozenset[str], str], ...] = (
-    (
-        "Graph tools",
-        frozenset(
-            {
-                "getWorkflow",
-                "addNode",
-                "removeNodes",
-                "connectNodes",
-                "setWidgetValues",
-                "queueWorkflow",
-                "loadWorkflow",
-            }
-        ),
-        "run in the user's browser on the open workflow; each edit can be undone with Ctrl+Z.",
-    ),
-    (
-        "Lookup tools",
-        frozenset(
-            {"searchInstalledNodes", "getNodeDefinition", "getAvailableModels", "readDocumentation"}
-        ),
-        "answer from what this ComfyUI has installed; trust them over your memory.",
-    ),
-    (
-        "Skill tools",
-        frozenset(
-            {
-                "listSystemSkills",
-                "getSystemSkill",
-                "listUserSkills",
-                "getUserSkill",
-                "createUserSkill",
-                "updateUserSkill",
-            }
-        ),
-        "load procedures on demand; save a procedure only when the user asks you to remember.",
-    ),
-    (
-        "Memory tools",
-        frozenset({"recallToolResult", "readSystemContext"}),
-        "bring back a shortened result or an instruction section left out.",
-    ),
-)
-
-CITATION_TOOLS = frozenset({"readDocumentation", "searchInstalledNodes"})
 CITATION_PARTS = frozenset(f"tool-{name}" for name in CITATION_TOOLS)  # their UI part types
 CITATIONS = (
     "## Citations\nWhen an answer uses documentation or search results from your tools, say "
@@ -139,11 +97,11 @@ def user_context_block(user: UserContext, limits: UserContextLimits) -> str:
 
 def tools_section(tool_names: Sequence[str], extra: Sequence[tuple[str, str]]) -> str:
     names = set(tool_names)
-    lines = [
-        f"- {title} ({', '.join(sorted(names & members))}) {note}"
-        for title, members, note in TOOL_GROUPS
-        if names & members
-    ]
+    lines = []
+    for key, group in GROUPS.items():  # each group's tools from the registry, in its order
+        members = sorted(spec.name for spec in TOOLS if spec.group == key and spec.name in names)
+        if members:
+            lines.append(f"- {group.title} ({', '.join(members)}) {group.note}")
     lines += [f"- {name} (from the panel): {desc or 'no description'}" for name, desc in extra]
     return "## Tools this request\n" + "\n".join(lines) if lines else ""
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from comfyui_assistant.agent_prompts import PromptParts, build_system_message
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED, OPTIONAL_TOOLS
+from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED
 from comfyui_assistant.core.context_engine import (
     SUMMARY_SHARE,
     ContextInputs,
@@ -49,6 +49,7 @@ from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.environment import Environment, load_object_info_file
 from comfyui_assistant.core.summarizer import summarize
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
+from comfyui_assistant.core.tool_registry import OPTIONAL_TOOLS
 from comfyui_assistant.core.ui_messages import to_openai_messages
 from comfyui_assistant.tools_definitions import TOOLS, get_tool
 from comfyui_assistant.user_context_loader import load_system_context

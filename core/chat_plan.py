@@ -23,7 +23,6 @@ from ..agent_prompts import (
     build_continuation_message,
     build_system_message,
 )
-from ..tools_definitions import TOOLS
 from ..user_context_loader import (
     ROLE_FILE,
     SystemContext,
@@ -35,23 +34,13 @@ from ..user_context_loader import (
 from .chat_request import ChatRequest
 from .chat_stream import ChatPlan, response_message_id
 from .skills import Skill, SkillError, closest
+from .tool_registry import TOOLS
 from .ui_messages import system_texts
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
 ALWAYS_OFFERED = frozenset(spec.name for spec in TOOLS if spec.name != CONTEXT_READER)
 WITH_CONTEXT_READER = ALWAYS_OFFERED | {CONTEXT_READER}
-# Left out first when the tool definitions would crowd a small window.
-OPTIONAL_TOOLS = frozenset(
-    {
-        "readDocumentation",
-        "listSystemSkills",
-        "listUserSkills",
-        "getUserSkill",
-        "createUserSkill",
-        "updateUserSkill",
-    }
-)
 
 
 def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str | None:

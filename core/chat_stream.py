@@ -25,8 +25,9 @@ from . import ui_stream as ui
 from .budget import is_context_overflow, window_from_error
 from .context_engine import Assembled
 from .provider import Provider, ProviderError, describe_error
-from .server_tools import ToolContext, ToolFailure, run_server_tool
+from .server_tools import ToolContext, ToolFailure
 from .stream_translate import StepTranslator, Usage, new_id
+from .tool_registry import run_server_tool
 from .ui_assembler import MessageAssembler
 
 log = logging.getLogger("comfyui_assistant")

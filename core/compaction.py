@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from ..tools_definitions import ToolSpec, get_tool
 from .json_text import compact_json
+from .tool_registry import get_tool
+from .tool_spec import ToolSpec
 from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
 
 DIGEST_PREFIX = "[digest] "
@@ -87,8 +88,8 @@ def _key_args(name: str, args: dict[str, Any], spec: ToolSpec | None) -> str:
         scalars = [(k, v) for k, v in args.items() if not isinstance(v, (dict, list))][:2]
         return " ".join(f"{k}={_show(v)}" for k, v in scalars)
     keys = spec.digest_args
-    if name == "connectNodes" and all(k in args for k in keys):
-        return "{}.{} -> {}.{}".format(*(_show(args[k]) for k in keys))
+    if spec.digest_format is not None and all(k in args for k in keys):
+        return spec.digest_format.format(*(_show(args[k]) for k in keys))
     return " ".join(
         [_ARG_PREFIX.get(k, "") + _show(args[k], k in _QUOTED_ARGS) for k in keys if k in args]
     )

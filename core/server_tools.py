@@ -8,7 +8,7 @@ that says what to do instead; it goes back to the model as the tool's error resu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +29,6 @@ class ToolContext:
     user_skills: SkillDirectory
     environment: EnvironmentService
     read_context_section: Callable[[str], str | None]
-
-
-Handler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 
 
 def _skill_summary(skill: Skill) -> dict[str, Any]:
@@ -135,32 +132,3 @@ async def read_system_context(args: dict[str, Any], ctx: ToolContext) -> Any:
     if text is None:
         raise ToolFailure(f"There is no section '{args['section']}'; use a listed name.")
     return {"section": args["section"], "text": text}
-
-
-HANDLERS: dict[str, Handler] = {
-    "searchInstalledNodes": search_nodes,
-    "getNodeDefinition": node_definition,
-    "getAvailableModels": available_models,
-    "readDocumentation": documentation,
-    "listSystemSkills": list_system_skills,
-    "getSystemSkill": get_system_skill,
-    "listUserSkills": list_user_skills,
-    "getUserSkill": get_user_skill,
-    "createUserSkill": create_user_skill,
-    "updateUserSkill": update_user_skill,
-    "recallToolResult": recall_tool_result,
-    "readSystemContext": read_system_context,
-}
-
-
-async def run_server_tool(name: str, args: dict[str, Any], ctx: ToolContext) -> Any:
-    """Run one server tool; ToolFailure for errors the model can fix, never a crash."""
-    handler = HANDLERS.get(name)
-    if handler is None:
-        raise ToolFailure(f"'{name}' is not a server tool.")
-    try:
-        return await handler(args, ctx)
-    except ToolFailure:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ToolFailure(f"{name} could not use these arguments: {exc}") from None

@@ -17,7 +17,6 @@ from ..core.answer_saver import AnswerSaver, has_content
 from ..core.budget import ContextBudgetError
 from ..core.chat_context import prepare_context
 from ..core.chat_plan import (
-    OPTIONAL_TOOLS,
     Sources,
     build_plan,
     list_skills,
@@ -35,6 +34,7 @@ from ..core.sse import ClientGone, StreamFailed, pump
 from ..core.stream_translate import Usage
 from ..core.summarizer import summarize
 from ..core.threads import Threads, ThreadState
+from ..core.tool_registry import OPTIONAL_TOOLS
 from ..core.user_data import sendable
 from .common import HTTPProblem, guarded, not_found, read_json
 

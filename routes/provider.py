@@ -10,7 +10,7 @@ from ..core.provider import Provider
 from ..core.provider_check import check_provider
 from ..core.provider_config import validate_update
 from ..core.service import AssistantService
-from ..tools_definitions import TOOLS
+from ..core.tool_registry import TOOLS
 from .common import guarded, read_json
 
 log = logging.getLogger("comfyui_assistant")

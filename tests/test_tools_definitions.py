@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from comfyui_assistant.core.server_tools import search_nodes
 from comfyui_assistant.tools_definitions import (
+    GROUPS,
     TOOLS,
     ToolSpec,
     get_tool,
@@ -301,7 +303,10 @@ def test_constructing_a_spec_copies_the_callers_schema() -> None:
         "required": ["q"],
         "additionalProperties": False,
     }
-    spec = ToolSpec("searchNodes", "Search node types.", schema, "server", ("q",))
+    spec = ToolSpec(
+        "searchNodes", "Search node types.", schema, "server", ("q",), group="lookup",
+        handler=search_nodes,
+    )  # fmt: skip
     schema["properties"]["q"]["type"] = "integer"
     schema["required"].append("other")
     assert spec.openai_tool()["function"]["parameters"] == {
@@ -330,7 +335,37 @@ def test_malformed_specs_are_rejected(
     name: str, parameters: dict[str, Any], runs: Any, digest_args: tuple[str, ...]
 ) -> None:
     with pytest.raises(ValueError):
-        ToolSpec(name, "d", parameters, runs, digest_args)
+        ToolSpec(name, "d", parameters, runs, digest_args, group="graph")
+
+
+@pytest.mark.parametrize(
+    ("runs", "group", "handler"),
+    [
+        ("server", "lookup", None),  # a server tool without its handler
+        ("panel", "graph", search_nodes),  # a panel tool with one
+        ("panel", "nowhere", None),  # a group the prompt does not list
+        ("panel", "", None),
+    ],
+)
+def test_a_spec_must_say_where_it_runs_and_where_it_is_listed(
+    runs: Any, group: str, handler: Any
+) -> None:
+    with pytest.raises(ValueError):
+        ToolSpec("ok", "d", {"type": "object", "properties": {}}, runs, group=group,
+                 handler=handler)  # fmt: skip
+
+
+def test_every_tool_is_declared_in_one_place() -> None:
+    """Server tools run by their spec's handler, every tool is in a prompt group, and the
+    lists other modules use are derived from the specs."""
+    from comfyui_assistant.core import tool_registry as registry
+
+    for spec in TOOLS:
+        assert spec.group in GROUPS
+        assert (spec.handler is not None) == (spec.runs == "server")
+    assert {s.name for s in TOOLS if s.runs == "server"} == registry.SERVER_TOOLS
+    assert {s.name for s in TOOLS if s.optional} == registry.OPTIONAL_TOOLS
+    assert {"readDocumentation", "searchInstalledNodes"} == registry.CITATION_TOOLS
 
 
 def test_get_tool() -> None:

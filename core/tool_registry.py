@@ -1,0 +1,389 @@
+"""The registry: every tool the assistant's model can call, each declared once, as a `ToolSpec`
+(`tool_spec.py`): its name, a description written for the model, the JSON Schema of its
+arguments, where it runs ("panel": in the browser, against ComfyUI's `window.app` graph;
+"server": here, by its handler), the group the system prompt lists it in, whether it is left
+out first on a small window, whether its results are sources to cite, and how a digest shows it.
+
+Adding a server tool: one spec here and its handler in `server_tools.py`. Adding a panel tool:
+one spec here, its implementation in `ui/src/tools/`, one line in that folder's table (the
+panel's schemas are generated from this file: `scripts/gen_tool_schemas.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from . import server_tools
+from .tool_spec import ToolRunner, ToolSpec
+
+
+def _args(required: Iterable[str] = (), **properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+# A bare type list rather than oneOf: small local models follow it more reliably.
+_SLOT: dict[str, Any] = {"type": ["string", "integer"]}
+_NODE_ID: dict[str, Any] = {"type": "integer"}
+_WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+_SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
+_EXACT = "Exact node type (class name), e.g. KSampler."
+
+# The seven panel tools cost about 1,200 cl100k tokens as json.dumps(openai_tools()).
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="getWorkflow",
+        description="Read the current workflow graph. Read it again before editing if it may "
+        "have changed.",
+        parameters=_args(
+            detail={
+                "type": "string",
+                "enum": ["summary", "compact", "full"],
+                "default": "compact",
+                "description": "summary: node count, types, links. compact: ids, types, titles, "
+                "links, widget values that differ from default. full: all widget values and "
+                "positions.",
+            },
+            nodeIds={
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 1,
+                "description": "Only these nodes (default: all).",
+            },
+        ),
+        runs="panel",
+        group="graph",
+        digest_args=("detail",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="addNode",
+        description="Add one node; returns its id. nodeType must be an exact registered class "
+        "name (e.g. KSampler, CheckpointLoaderSimple); if unsure it exists, search the node "
+        "types first. Link it with connectNodes.",
+        parameters=_args(
+            ["nodeType"],
+            nodeType={"type": "string", "minLength": 1, "description": "Exact class name."},
+            title={"type": "string", "description": "Display title (default: the type's)."},
+            widgets={
+                "type": "object",
+                "additionalProperties": _WIDGET_VALUE,
+                "description": 'Widget name -> value, e.g. {"steps": 30}.',
+            },
+            nearNodeId={**_NODE_ID, "description": "Place the new node next to this node."},
+            position={
+                "type": "object",
+                "properties": {
+                    "x": {"type": "number", "description": "Canvas x."},
+                    "y": {"type": "number", "description": "Canvas y."},
+                },
+                "required": ["x", "y"],
+                "additionalProperties": False,
+                "description": "Exact canvas position.",
+            },
+        ),
+        runs="panel",
+        group="graph",
+        digest_args=("nodeType",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="removeNodes",
+        description="Remove nodes by id, with all their links.",
+        parameters=_args(
+            ["nodeIds"],
+            nodeIds={
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 1,
+                "description": "Ids of the nodes to remove.",
+            },
+        ),
+        runs="panel",
+        group="graph",
+        digest_args=("nodeIds",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="connectNodes",
+        description="Link one node's output to another node's input. Slot types must match "
+        "(e.g. MODEL to MODEL). An input takes one link: an existing link into it is replaced. "
+        "An output may feed many inputs.",
+        parameters=_args(
+            ["fromNodeId", "fromOutput", "toNodeId", "toInput"],
+            fromNodeId={**_NODE_ID, "description": "Source node id."},
+            fromOutput={**_SLOT, "description": 'Output name (e.g. "LATENT") or 0-based index.'},
+            toNodeId={**_NODE_ID, "description": "Target node id."},
+            toInput={**_SLOT, "description": 'Input name (e.g. "samples") or 0-based index.'},
+        ),
+        runs="panel",
+        group="graph",
+        digest_format="{}.{} -> {}.{}",
+        digest_args=("fromNodeId", "fromOutput", "toNodeId", "toInput"),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="setWidgetValues",
+        description="Set widget values on one node. Values are checked against the node "
+        "definition (combo choices, number min/max); an invalid value fails with the valid "
+        "choices listed.",
+        parameters=_args(
+            ["nodeId", "values"],
+            nodeId={**_NODE_ID, "description": "Node id."},
+            values={
+                "type": "object",
+                "additionalProperties": _WIDGET_VALUE,
+                "minProperties": 1,
+                "description": 'Widget name -> new value, e.g. {"steps": 30, "cfg": 6.5}.',
+            },
+        ),
+        runs="panel",
+        group="graph",
+        digest_args=("nodeId",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="queueWorkflow",
+        description="Queue the current workflow for execution. Returns its outputs (e.g. image "
+        "filenames) and execution time; on failure, each node error with node id, input name, "
+        "received value and message.",
+        parameters=_args(
+            waitForResult={
+                "type": "boolean",
+                "default": True,
+                "description": "Wait until it finishes; false returns once queued.",
+            },
+            timeoutSeconds={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 3600,
+                "default": 300,
+                "description": "Longest wait, in seconds.",
+            },
+        ),
+        runs="panel",
+        group="graph",
+    ),
+    ToolSpec(
+        name="loadWorkflow",
+        description="Replace the whole graph with a workflow. Use only when the user asks for "
+        "a new or complete workflow; otherwise prefer small edits. The user must confirm "
+        "before a non-empty graph is replaced.",
+        parameters=_args(
+            ["workflow"],
+            workflow={
+                "type": "object",
+                "description": 'ComfyUI workflow: UI format ("nodes", "links") or API format '
+                "(node id -> {class_type, inputs}).",
+            },
+        ),
+        runs="panel",
+        group="graph",
+    ),
+    # Server tools: they need no browser and run inside the same /api/chat response.
+    ToolSpec(
+        name="searchInstalledNodes",
+        description="Search the installed node types by purpose, name, category or slot type "
+        '(e.g. "upscale image", "load lora", "LATENT"). Returns types with their link inputs '
+        "and outputs.",
+        parameters=_args(
+            ["query"],
+            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            limit={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 15,
+                "description": "Most results to return.",
+            },
+        ),
+        runs="server",
+        group="lookup",
+        handler=server_tools.search_nodes,
+        cites=True,
+        digest_args=("query",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="getNodeDefinition",
+        description="The full definition of one node type: inputs with widget kinds, defaults, "
+        "ranges and choices, and outputs. Use before setting values you are unsure of.",
+        parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
+        runs="server",
+        group="lookup",
+        handler=server_tools.node_definition,
+        digest_args=("nodeType",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="getAvailableModels",
+        description="Model files installed for a folder type (checkpoints, loras, vae, "
+        "text_encoders, diffusion_models, upscale_models, controlnet, ...). Without a "
+        "category: the count per folder type.",
+        parameters=_args(category={"type": "string", "description": "Folder type."}),
+        runs="server",
+        group="lookup",
+        handler=server_tools.available_models,
+        digest_args=("category",),
+    ),
+    ToolSpec(
+        name="readDocumentation",
+        description="The documentation of a node type (how it works, its inputs and tips).",
+        parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
+        runs="server",
+        group="lookup",
+        handler=server_tools.documentation,
+        optional=True,
+        cites=True,
+        digest_args=("nodeType",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="listSystemSkills",
+        description="List the built-in skills (procedures and model-family notes).",
+        parameters=_args(),
+        runs="server",
+        group="skills",
+        handler=server_tools.list_system_skills,
+        optional=True,
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="getSystemSkill",
+        description="Read a built-in skill's instructions by slug; follow them for the task.",
+        parameters=_args(["slug"], slug=_SLUG),
+        runs="server",
+        group="skills",
+        handler=server_tools.get_system_skill,
+        digest_args=("slug",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="listUserSkills",
+        description="List the procedures the user taught you (their skills).",
+        parameters=_args(),
+        runs="server",
+        group="skills",
+        handler=server_tools.list_user_skills,
+        optional=True,
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="getUserSkill",
+        description="Read one of the user's skills by slug; follow it for the task.",
+        parameters=_args(["slug"], slug=_SLUG),
+        runs="server",
+        group="skills",
+        handler=server_tools.get_user_skill,
+        optional=True,
+        digest_args=("slug",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="createUserSkill",
+        description="Save a procedure the user wants you to remember, as a new skill. Write "
+        "the body as clear markdown steps with exact node types and values.",
+        parameters=_args(
+            ["name", "description", "body"],
+            name={"type": "string", "minLength": 1, "maxLength": 80, "description": "Short name."},
+            description={
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "One line: when to use it.",
+            },
+            body={"type": "string", "minLength": 1, "description": "The instructions."},
+        ),
+        runs="server",
+        group="skills",
+        handler=server_tools.create_user_skill,
+        optional=True,
+        digest_args=("name",),
+    ),
+    ToolSpec(
+        name="updateUserSkill",
+        description="Change one of the user's skills; send only the fields that change.",
+        parameters=_args(
+            ["slug"],
+            slug=_SLUG,
+            name={"type": "string", "minLength": 1, "maxLength": 80, "description": "New name."},
+            description={
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "New one-line description.",
+            },
+            body={"type": "string", "minLength": 1, "description": "New instructions."},
+        ),
+        runs="server",
+        group="skills",
+        handler=server_tools.update_user_skill,
+        optional=True,
+        digest_args=("slug",),
+    ),
+    ToolSpec(
+        name="recallToolResult",
+        description="The full result of an earlier tool call that was shortened to a digest, "
+        "by the id shown in the digest.",
+        parameters=_args(
+            ["toolCallId"], toolCallId={"type": "string", "description": "Id from the digest."}
+        ),
+        runs="server",
+        group="memory",
+        handler=server_tools.recall_tool_result,
+        digest_args=("toolCallId",),
+    ),
+    ToolSpec(
+        name="readSystemContext",
+        description="Read a section of your instructions that was left out to save space, by "
+        "the name listed in the system prompt.",
+        parameters=_args(["section"], section={"type": "string", "description": "Section name."}),
+        runs="server",
+        group="memory",
+        handler=server_tools.read_system_context,
+        digest_args=("section",),
+        digest_files=False,
+    ),
+)
+
+_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
+if len(_BY_NAME) != len(TOOLS):
+    raise ValueError("duplicate tool names in TOOLS")
+
+
+def get_tool(name: str) -> ToolSpec | None:
+    """The tool called `name`, or None if there is none."""
+    return _BY_NAME.get(name)
+
+
+OPTIONAL_TOOLS = frozenset(spec.name for spec in TOOLS if spec.optional)
+CITATION_TOOLS = frozenset(spec.name for spec in TOOLS if spec.cites)
+SERVER_TOOLS = frozenset(spec.name for spec in TOOLS if spec.runs == "server")
+
+
+def tools_for(runs: ToolRunner) -> tuple[ToolSpec, ...]:
+    """The tools that run in `runs`, in registry order."""
+    return tuple(spec for spec in TOOLS if spec.runs == runs)
+
+
+def openai_tools(specs: Iterable[ToolSpec] | None = None) -> list[dict[str, Any]]:
+    """OpenAI `tools` for `specs` (default: every tool), as fresh dicts."""
+    return [spec.openai_tool() for spec in (TOOLS if specs is None else specs)]
+
+
+async def run_server_tool(name: str, args: dict[str, Any], ctx: server_tools.ToolContext) -> Any:
+    """Run one server tool; ToolFailure for errors the model can fix, never a crash."""
+    spec = _BY_NAME.get(name)
+    if spec is None or spec.handler is None:
+        raise server_tools.ToolFailure(f"'{name}' is not a server tool.")
+    try:
+        return await spec.handler(args, ctx)
+    except server_tools.ToolFailure:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise server_tools.ToolFailure(f"{name} could not use these arguments: {exc}") from None

@@ -1,0 +1,131 @@
+"""What the registry knows about one tool (`ToolSpec`) and the groups the system prompt lists
+tools in. A spec is checked when it is made, so a malformed entry fails at import, not at the
+model. The registry itself is `tool_registry.py`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .server_tools import ToolContext
+
+Handler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ToolGroup:
+    title: str
+    note: str  # one line for the model: how to use the group's tools
+
+
+GROUPS: Mapping[str, ToolGroup] = MappingProxyType(
+    {
+        "graph": ToolGroup(
+            "Graph tools",
+            "run in the user's browser on the open workflow; each edit can be undone with Ctrl+Z.",
+        ),
+        "lookup": ToolGroup(
+            "Lookup tools",
+            "answer from what this ComfyUI has installed; trust them over your memory.",
+        ),
+        "skills": ToolGroup(
+            "Skill tools",
+            "load procedures on demand; save a procedure only when the user asks you to remember.",
+        ),
+        "memory": ToolGroup(
+            "Memory tools", "bring back a shortened result or an instruction section left out."
+        ),
+    }
+)
+
+ToolRunner = Literal["panel", "server"]
+
+_NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_RUNNERS: frozenset[str] = frozenset({"panel", "server"})
+
+
+def _freeze(value: Any) -> Any:
+    """Read-only copy of a JSON value: dicts become mapping proxies, lists become tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Fresh, mutable, JSON-serialisable copy of a frozen value."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    # Frozen in __post_init__, so callers can neither mutate the registry nor hash this field.
+    parameters: Mapping[str, Any] = field(hash=False)
+    runs: ToolRunner
+    # Argument names that identify a call in a one-line digest, e.g. "addNode KSampler".
+    digest_args: tuple[str, ...] = ()
+    # Whether a digest names the files found in the result (walking it for them). Off for
+    # tools whose results are graphs, graph edits, node definitions or documents: never
+    # outputs (and some large).
+    digest_files: bool = True
+    # How a digest shows the call when all `digest_args` are there (a str.format pattern, one
+    # {} per argument), if not "a b c".
+    digest_format: str | None = None
+    # Where the system prompt lists it (a key of GROUPS).
+    group: str = ""
+    # The handler of a server tool (None for a panel tool).
+    handler: Handler | None = field(default=None, compare=False)
+    # Left out first when the tool definitions would crowd a small window.
+    optional: bool = False
+    # Its results are sources the answer should name (documentation, searches).
+    cites: bool = False
+
+    def __post_init__(self) -> None:
+        # Checked at import time so that a malformed new entry fails loudly, not at the LLM.
+        if not _NAME_RE.fullmatch(self.name):
+            raise ValueError(f"invalid tool name {self.name!r}")
+        if self.runs not in _RUNNERS:
+            raise ValueError(f"{self.name}: runs must be 'panel' or 'server', not {self.runs!r}")
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"{self.name}: parameters must be an object schema")
+        props = self.parameters.get("properties", {})
+        named = (*self.digest_args, *self.parameters.get("required", ()))
+        unknown = [a for a in named if a not in props]
+        if unknown:
+            raise ValueError(f"{self.name}: undeclared argument(s) {unknown}")
+        if self.group not in GROUPS:
+            raise ValueError(f"{self.name}: group must be one of {sorted(GROUPS)}")
+        if (self.handler is None) != (self.runs == "panel"):
+            raise ValueError(f"{self.name}: a server tool needs a handler, a panel tool none")
+        object.__setattr__(self, "parameters", _freeze(self.parameters))
+        object.__setattr__(self, "digest_args", tuple(self.digest_args))
+
+    def openai_tool(self) -> dict[str, Any]:
+        """This tool in the OpenAI chat-completions `tools` format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _thaw(self.parameters),
+            },
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        """This tool as served to the browser panel."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": _thaw(self.parameters),
+            "runs": self.runs,
+        }
