@@ -21,6 +21,7 @@ from urllib.parse import quote
 import aiohttp
 
 from .provider_config import ProviderSettings
+from .provider_profiles import ProviderProfile
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -153,20 +154,19 @@ class _Lookup:
         self.base = settings.base_url.rstrip("/")
         self.root = re.sub(r"/v1$", "", self.base)
         self.key = (self.base, model)
-        self.name = "" if settings.label == "The provider" else settings.label
+        self.name = settings.label if settings.profile.named else ""
         self.headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
         self.provisional = self.troubled = False
 
-    def plan(self, label: str) -> list[Callable[[], Awaitable[Window | None]]]:
-        known: dict[str, list[Callable[[], Awaitable[Window | None]]]] = {
-            "Ollama": [self.ollama],
-            "LM Studio": [self.lmstudio],
-            "OpenRouter": [self.listing],
-            "Groq": [self.listing],
-            "OpenAI": [],  # its /models carries no context lengths
-            "The llama.cpp server": [self.props, self.listing],
+    def plan(self, profile: ProviderProfile) -> list[Callable[[], Awaitable[Window | None]]]:
+        """The profile's window lookups, in its order."""
+        steps: dict[str, Callable[[], Awaitable[Window | None]]] = {
+            "ollama": self.ollama,
+            "lmstudio": self.lmstudio,
+            "listing": self.listing,
+            "props": self.props,
         }
-        return known.get(label, [self.listing, self.props, self.ollama, self.lmstudio])
+        return [steps[probe] for probe in profile.probes]
 
     async def fetch(self, url: str, body: Any = None) -> Any:
         """One JSON document (POST when there is a body); None for any other answer."""
@@ -288,7 +288,7 @@ async def provider_window(
     lookup = _Lookup(settings, model, http)
     window: Window | None = None
     try:
-        for step in lookup.plan(settings.label):
+        for step in lookup.plan(settings.profile):
             window = await step()
             if window:
                 break

@@ -71,8 +71,8 @@ def describe_error(
     if isinstance(exc, openai.APIConnectionError):
         if started:
             return ProviderError(
-                f"The connection to {name} broke off in the middle of the answer — the part "
-                f"already shown is kept; try again.",
+                f"The connection to {settings.profile.subject} broke off in the middle of the "
+                f"answer — the part already shown is kept; try again.",
                 "broken_stream",
             )
         return ProviderError(
@@ -90,7 +90,8 @@ def describe_error(
             )
         if status == 404:
             what = f"model '{model}'" if model else "the endpoint"
-            pull = f" (for Ollama: ollama pull {model})" if name == "Ollama" and model else ""
+            hint = settings.profile.install_hint
+            pull = f" (for {name}: {hint.format(model=model)})" if hint and model else ""
             return ProviderError(
                 f"{name} at {url} does not know {what} (HTTP 404: {detail}) — choose an "
                 f"installed model or check the base URL in Settings{pull}.",

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .chat_request import RequestError
+from .provider_profiles import ProviderProfile, profile_for
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -56,8 +57,13 @@ class ProviderSettings:
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
+    def profile(self) -> ProviderProfile:
+        return profile_for(self.base_url)
+
+    @property
     def label(self) -> str:
-        return provider_label(self.base_url)
+        """The provider's name at the start of a sentence (its profile's)."""
+        return self.profile.name
 
     def public(self) -> dict[str, Any]:
         """What the panel may see: everything but the key itself."""
@@ -71,25 +77,6 @@ class ProviderSettings:
             "provider": self.label,
             "sources": dict(self.sources),
         }
-
-
-def provider_label(base_url: str) -> str:
-    """A human name for error messages ("Ollama is not reachable at ...")."""
-    parts = urlsplit(base_url)
-    host, port = (parts.hostname or "").lower(), parts.port
-    if "openrouter.ai" in host:
-        return "OpenRouter"
-    if host.endswith("openai.com"):
-        return "OpenAI"
-    if "groq.com" in host:
-        return "Groq"
-    if port == 11434 or "ollama" in host:
-        return "Ollama"
-    if port == 1234:
-        return "LM Studio"
-    if port == 8080:
-        return "The llama.cpp server"
-    return "The provider"
 
 
 KEY_ORIGIN = "apiKeyOrigin"  # stored beside the key: where it may be sent

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 
+import httpx2 as httpx  # the openai SDK's HTTP library
+import openai
 import pytest
 from comfyui_assistant.core.provider_config import resolve
 from comfyui_assistant.core.redact import redact
@@ -209,3 +211,31 @@ def test_bad_environment_values_are_ignored_not_fatal(caplog):
     assert (settings.context_window, settings.base_url) == (None, "http://127.0.0.1:11434/v1")
     assert "ignoring LLM_CONTEXT_WINDOW" in caplog.text
     assert "ignoring LLM_BASE_URL" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("base_url", "kind", "subject"),
+    [
+        ("http://127.0.0.1:11434/v1", "ollama", "Ollama"),
+        ("http://localhost:1234/v1", "lmstudio", "LM Studio"),
+        ("http://127.0.0.1:8080/v1", "llamacpp", "the llama.cpp server"),
+        ("https://api.openai.com/v1", "openai", "OpenAI"),
+        ("https://openrouter.ai/api/v1", "openrouter", "OpenRouter"),
+        ("http://10.0.0.5:9000/v1", "generic", "the provider"),
+    ],
+)
+def test_provider_profiles_by_base_url(base_url, kind, subject):
+    from comfyui_assistant.core.provider_profiles import profile_for
+
+    profile = profile_for(base_url)
+    assert (profile.kind.value, profile.subject) == (kind, subject)
+
+
+async def test_a_broken_stream_names_a_custom_endpoint_mid_sentence(provider, tmp_path):
+    from comfyui_assistant.core.provider import describe_error
+    from comfyui_assistant.core.provider_config import ProviderSettings
+
+    settings = ProviderSettings(base_url="http://10.0.0.5:9000/v1")
+    request = httpx.Request("POST", "http://10.0.0.5:9000/v1/chat/completions")
+    error = describe_error(openai.APIConnectionError(request=request), settings, "m", started=True)
+    assert error.message.startswith("The connection to the provider broke off")
