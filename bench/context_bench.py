@@ -34,7 +34,7 @@ import time
 from typing import Any
 
 from comfyui_assistant.agent_prompts import PromptParts, build_system_message
-from comfyui_assistant.core import compaction, tokens
+from comfyui_assistant.core import digests, tokens
 from comfyui_assistant.core.budget import Window
 from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import Assembled, ContextInputs, build_context
@@ -150,7 +150,7 @@ def one_run(
     summarize: not part of the assembly times). Returns the request's size: messages sent,
     tokens, blocks dropped (not the request: nothing of a run outlives it, as in a server)."""
     tokens._counter.cache_clear()
-    compaction._show_text.cache_clear()
+    digests._show_text.cache_clear()
     counter = tokens.counter_for(MODEL)
     cache = BlockCache()  # cold: no counts, no blocks, no digest pieces remembered
     out: list[Assembled] = []

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .compaction import digest_tool_part
+from .digests import digest_tool_part
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
 
 Kind = Literal["user", "assistant", "round"]

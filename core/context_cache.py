@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import context_steps as steps
-from .compaction import digest_pieces
 from .context_blocks import Block, blocks_of, render_results
 from .context_validate import Checkpoint
+from .digests import digest_pieces
 from .fingerprint import key_of
 from .tokens import MESSAGE_OVERHEAD, TokenCounter
 

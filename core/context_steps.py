@@ -13,8 +13,9 @@ from itertools import compress
 from operator import not_
 from typing import Any
 
-from .compaction import cut_json, digest_tool_result
 from .context_blocks import Block, Message, latest_user_index
+from .digests import digest_tool_result
+from .json_cut import cut_json
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"

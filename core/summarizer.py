@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .compaction import fallback_summary
 from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
 from .context_steps import digest_rounds
+from .fallback_summary import fallback_summary
 from .provider import Provider
 from .redact import redact
 from .ui_messages import to_openai_messages

@@ -4,16 +4,16 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.compaction import (
+from comfyui_assistant.core.context_cache import _digests_tokens
+from comfyui_assistant.core.digests import (
     LINE_MAX,
-    _one_line,
-    cut_json,
     digest_pieces,
     digest_tool_part,
     digest_tool_result,
-    fallback_summary,
+    one_line,
 )
-from comfyui_assistant.core.context_cache import _digests_tokens
+from comfyui_assistant.core.fallback_summary import fallback_summary
+from comfyui_assistant.core.json_cut import cut_json
 from comfyui_assistant.core.tokens import TokenCounter
 from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
 from hypothesis import given, settings
@@ -650,7 +650,7 @@ def test_one_line_returns_single_line_text_as_is_and_flattens_the_rest(
 ) -> None:
     flat = " ".join(text.split())  # the definition: whitespace runs become one space
     expected = flat if len(flat) <= limit else flat[: limit - 1] + "…"
-    assert _one_line(text, limit) == expected
+    assert one_line(text, limit) == expected
 
 
 _ARGS = st.dictionaries(

@@ -26,7 +26,6 @@ from typing import Any
 
 from comfyui_assistant.core import context_steps as steps
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.compaction import DIGEST_PREFIX, digest_tool_result
 from comfyui_assistant.core.context_blocks import blocks_of, flatten
 from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import (
@@ -37,6 +36,7 @@ from comfyui_assistant.core.context_engine import (
     build_context,
 )
 from comfyui_assistant.core.context_validate import problems
+from comfyui_assistant.core.digests import DIGEST_PREFIX, digest_tool_result
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import tool_name_of, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
