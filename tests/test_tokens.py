@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import tiktoken
-from comfyui_assistant.core import tokens
+from comfyui_assistant.core import token_encoding, tokens
 from comfyui_assistant.core.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
@@ -254,7 +254,7 @@ def test_cl100k_loads_offline_and_counters_are_shared_per_encoding() -> None:
 def test_o200k_without_its_file_falls_back_to_cl100k_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(tokens, "_tiktoken_cached", lambda name: False)
+    monkeypatch.setattr(token_encoding, "_tiktoken_cached", lambda name: False)
     c = TokenCounter("o200k_base")
     assert c.encoding == "o200k_base"
     assert c.source == "tiktoken:cl100k_base"
@@ -270,8 +270,8 @@ def test_o200k_is_used_when_tiktoken_cache_has_it(monkeypatch: pytest.MonkeyPatc
         asked.append(name)
         return lambda s: [0] * len(s.split())
 
-    monkeypatch.setattr(tokens, "_tiktoken_cached", lambda name: name == "o200k_base")
-    monkeypatch.setattr(tokens, "_get_encoding", fake)
+    monkeypatch.setattr(token_encoding, "_tiktoken_cached", lambda name: name == "o200k_base")
+    monkeypatch.setattr(token_encoding, "_get_encoding", fake)
     c = TokenCounter("o200k_base")
     assert asked == ["o200k_base"]
     assert (c.source, c.exact, c.name) == ("tiktoken:o200k_base", True, "o200k_base")
@@ -282,15 +282,15 @@ def test_tiktoken_cache_lookup_matches_tiktoken(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    assert not tokens._tiktoken_cached("o200k_base")
+    assert not token_encoding._tiktoken_cached("o200k_base")
     # tiktoken stores a download under sha1(url) in its cache directory
     import hashlib
 
     url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
     (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"")
-    assert tokens._tiktoken_cached("o200k_base")
+    assert token_encoding._tiktoken_cached("o200k_base")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken: caching disabled
-    assert not tokens._tiktoken_cached("o200k_base")
+    assert not token_encoding._tiktoken_cached("o200k_base")
 
 
 # --- exact message counts ---------------------------------------------------------------------
@@ -750,7 +750,7 @@ def test_fallback_when_tiktoken_fails_to_load(monkeypatch: pytest.MonkeyPatch) -
     def broken(name: str) -> Callable[[str], list[int]]:
         raise OSError("no encoding file and no network")
 
-    monkeypatch.setattr(tokens, "_get_encoding", broken)
+    monkeypatch.setattr(token_encoding, "_get_encoding", broken)
     c = counter_for("gpt-4")
     assert (c.source, c.exact, c.name) == (
         "estimate",

