@@ -14,7 +14,7 @@ it fits), no summary, all tools; counted exactly (cl100k) for the figures. Prefi
 tokens of a request's messages repeating the previous request's (equal messages from the start,
 then the common leading characters of the first different one) / tokens of its messages (tool
 definitions, constant and first, left out). Facts present = literal text in the final request.
-"Provider invariants broken" = requests DESIGN §7's validator rejects. `now` is fixed. Exit
+"Provider invariants broken" = requests docs/DESIGN.md §7's validator rejects. `now` is fixed. Exit
 code 0 even when a target is missed.
 """
 

@@ -1,4 +1,4 @@
-"""The validator: every assembled request must satisfy what providers enforce (DESIGN §7).
+"""The validator: every assembled request must satisfy what providers enforce (docs/DESIGN.md §7).
 
 A violation is a bug in an earlier step. Under tests (`COMFY_ASSISTANT_STRICT=1`, set by the
 test suite) it raises; in production the request is repaired — orphans dropped, missing

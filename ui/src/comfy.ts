@@ -1,5 +1,5 @@
 // The part of ComfyUI's frontend API the panel uses (checked on ComfyUI frontend 1.27; see
-// DESIGN.md §6). Types only: at run time the panel gets `app` from ComfyUI's own
+// docs/DESIGN.md §6). Types only: at run time the panel gets `app` from ComfyUI's own
 // "../../scripts/app.js" (or from the playground, which serves the same path), and LiteGraph
 // from `window.LiteGraph` — the panel never bundles a second LiteGraph.
 import type { LGraph, LGraphCanvas, LGraphNode } from "@comfyorg/litegraph";

@@ -1,5 +1,5 @@
 // For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
-// write AI SDK UI message streams (DESIGN.md §5) the way core/ui_stream.py does.
+// write AI SDK UI message streams (docs/DESIGN.md §5) the way core/ui_stream.py does.
 import type { UIMessage } from "ai";
 
 export type Chunk = Record<string, unknown>;
