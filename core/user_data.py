@@ -199,6 +199,8 @@ class UserData:
             return None
         if not isinstance(persona_id, int) or isinstance(persona_id, bool):
             raise RequestError("'id' must be a persona id (a number) or null")
+        if not 0 < persona_id < 2**63:
+            raise RequestError(f"there is no persona with id {persona_id}")
         persona = await self.personas.get(persona_id)
         if persona is None:
             raise RequestError(f"there is no persona with id {persona_id}")

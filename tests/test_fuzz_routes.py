@@ -236,3 +236,32 @@ def test_the_inputs_a_fuzzer_found_are_refused_clearly(
     assert 400 <= status < 500, (status, answer[:300])
     if body:  # a body refused says why, in words
         assert json.loads(answer)["error"], answer
+
+
+def test_real_values_are_not_refused_with_the_odd_ones(server: ServerThread) -> None:
+    """A ComfyUI seed goes up to 2**64 - 1 (20 digits); a pair of escapes is one emoji."""
+    seed = 2**64 - 1
+    body = {
+        "id": "seeds",
+        "messages": [
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "\ud83d\ude00 hi"}]},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "parts": [
+                    {
+                        "type": "tool-getWorkflow",
+                        "toolCallId": "c1",
+                        "state": "output-available",
+                        "input": {},
+                        "output": {"nodes": [{"id": 3, "widgets_values": [seed, "fixed"]}]},
+                    }
+                ],
+            },
+            {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "and now?"}]},
+        ],
+    }
+    status, answer = server.request(
+        "POST", "/api/chat", json.dumps(body).encode(), "application/json"
+    )
+    assert status == 200, answer[:300]
