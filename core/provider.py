@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import aiohttp
@@ -143,12 +144,37 @@ def _http_client() -> Any:
         return None
 
 
+_OUR_BASE_URLS: set[str] = set()
+
+
+class _QuietModelCalls(logging.Filter):
+    """The HTTP library logs every request at INFO: one line per model call in ComfyUI's
+    console. Ours are dropped (our own log line per answer says more); others' are kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.INFO:
+            return True
+        message = record.getMessage()
+        return not (
+            message.startswith("HTTP Request:") and any(u in message for u in _OUR_BASE_URLS)
+        )
+
+
+def _quiet_http_logs(base_url: str) -> None:
+    _OUR_BASE_URLS.add(base_url)
+    for name in ("httpx", "httpx2"):  # the openai SDK's HTTP library, by release
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietModelCalls) for f in logger.filters):
+            logger.addFilter(_QuietModelCalls())
+
+
 class Provider:
     """An `AsyncOpenAI` client for one settings snapshot (it keeps its connection pool)."""
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
         remember_secret(settings.api_key)  # scrubbed from every log line and provider text
+        _quiet_http_logs(settings.base_url)
         self.client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key or PLACEHOLDER_KEY,

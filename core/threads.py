@@ -10,6 +10,7 @@ Concurrent requests on one thread therefore never lose each other's messages.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections import OrderedDict
@@ -33,7 +34,7 @@ def title_from(messages: list[dict[str, Any]]) -> str:
             continue
         for part in message.get("parts", []):
             if part.get("type") == "text" and part["text"].strip():
-                line = str(part["text"]).strip().splitlines()[0].strip()
+                line = _without_command(str(part["text"]).strip().splitlines()[0].strip())
                 if len(line) <= TITLE_CHARS:
                     return line
                 head = line[: TITLE_CHARS - 1]
@@ -41,6 +42,22 @@ def title_from(messages: list[dict[str, Any]]) -> str:
                     head = head.rsplit(" ", 1)[0] or head
                 return head.rstrip(" ,.;:") + "…"
     return ""
+
+
+_COMMAND = re.compile(r"^/(?P<name>[a-z]+)(?:\s+(?P<rest>.*))?$", re.IGNORECASE)
+
+
+def _without_command(line: str) -> str:
+    """A title reads as what was asked: "/skill txt2img a red fox" → "a red fox (txt2img)",
+    a bare "/compact" → "compact"."""
+    found = _COMMAND.match(line)
+    if found is None:
+        return line
+    name, rest = found["name"].lower(), (found["rest"] or "").strip()
+    if name == "skill" and rest:
+        slug, _, request = rest.partition(" ")
+        return f"{request.strip()} ({slug})" if request.strip() else f"skill {slug}"
+    return rest or name
 
 
 _SET_ONCE = frozenset({"input", "output", "rawInput"})

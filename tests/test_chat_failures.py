@@ -24,6 +24,7 @@ from .scripted_provider import (
     call_piece,
     chunk,
     error_body,
+    text_reply,
 )
 
 SECRET = "sk-test-0123456789abcdefSECRET"
@@ -213,3 +214,16 @@ async def test_wrong_key_when_listing_models_is_an_auth_error(tmp_path, sdk):
     finally:
         await guarded.stop()
     assert "unauthorized (HTTP 401)" in only_error(result)
+
+
+async def test_a_model_call_is_not_logged_line_by_line_by_the_http_library(
+    assistant, provider, caplog
+):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    provider.enqueue(text_reply("hi"))
+    await assistant.chat(chat_body(user("hi")))
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("chat thread=") for line in lines)  # ours: one line per answer
+    assert not [line for line in lines if line.startswith("HTTP Request:")]

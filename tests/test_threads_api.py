@@ -272,6 +272,8 @@ async def test_a_complete_answer_is_stored_as_the_client_shows_it(assistant, pro
         ),
         ("x" * 80, "x" * 59 + "…"),
         ("Exactly sixty characters long, which is the longest title!!!", None),
+        ("/skill txt2img a red fox in the snow", "a red fox in the snow (txt2img)"),
+        ("/skill upscale", "skill upscale"),
     ],
 )
 async def test_the_title_comes_from_the_first_user_message(assistant, provider, text, title):
