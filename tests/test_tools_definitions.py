@@ -4,6 +4,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -409,3 +410,16 @@ def test_tool_definitions_fit_the_token_budget() -> None:
 
     assert cost(tools_for("panel")) < 1300
     assert cost(tools_for("server")) < 1300
+
+
+def test_the_panel_schemas_are_generated_from_this_registry() -> None:
+    """`scripts/gen_tool_schemas.py --check` passes: the committed panel schemas are what the
+    registry renders now (scripts/check runs it too, before building the bundles)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_tool_schemas.py"
+    ok = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    generated = script.parent.parent / "ui" / "src" / "tools" / "schemas.generated.ts"
+    assert all(f'"{spec.name}"' in generated.read_text() for spec in tools_for("panel"))

@@ -1,5 +1,5 @@
-// The panel tools: the seven graph tools the model calls (schemas served by the backend at
-// GET /api/assistant/tools, mirrored in schema.ts), run against ComfyUI's `app`.
+// The panel tools: the seven graph tools the model calls (schemas from the Python registry,
+// generated into schemas.generated.ts), run against ComfyUI's `app`.
 //
 //   const tools = graphTools(app);              // LiteGraph from window.LiteGraph, looked up per call
 //   const result = await tools.addNode({ nodeType: "KSampler" });
@@ -18,22 +18,13 @@ import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
 import { removeNodes, type RemoveNodesArgs } from "./removeNodes";
 import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
+import type { PanelToolName } from "./schemas.generated";
 import { setWidgetValues, type SetWidgetValuesArgs } from "./setWidgetValues";
 
 export type { ToolResult } from "./context";
 export { PANEL_TOOL_SCHEMAS } from "./schema";
 
-export const PANEL_TOOL_NAMES = [
-  "getWorkflow",
-  "addNode",
-  "removeNodes",
-  "connectNodes",
-  "setWidgetValues",
-  "queueWorkflow",
-  "loadWorkflow",
-] as const;
-
-export type ToolName = (typeof PANEL_TOOL_NAMES)[number];
+export type ToolName = PanelToolName;
 export type PanelTools = Record<ToolName, (input: unknown) => Promise<ToolResult>>;
 
 interface ArgsByTool {
@@ -55,6 +46,10 @@ const IMPLEMENTATIONS: { [K in ToolName]: (ctx: ToolContext, args: ArgsByTool[K]
   queueWorkflow,
   loadWorkflow,
 };
+
+/** The panel's tools: those it implements (the table above must name every panel tool of the
+ * registry, and only those: tsc checks it against the generated schemas). */
+export const PANEL_TOOL_NAMES = Object.keys(IMPLEMENTATIONS) as ToolName[];
 
 export function isPanelTool(name: string): name is ToolName {
   return (PANEL_TOOL_NAMES as readonly string[]).includes(name);

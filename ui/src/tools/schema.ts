@@ -1,9 +1,10 @@
-// The argument schemas of the seven panel tools, mirroring tools_definitions.py (descriptions
-// left out; schema.test.ts checks the two agree), and a small validator for them. The model's
-// arguments are checked here before a tool runs, so a bad call gets a precise, fixable error.
+// The panel tools' argument schemas (generated from the Python registry into
+// schemas.generated.ts by scripts/gen_tool_schemas.py) and a small validator for them. The
+// model's arguments are checked here before a tool runs, so a bad call gets a precise error.
 
 export interface Schema {
   type?: string | string[];
+  description?: string;
   enum?: unknown[];
   default?: unknown;
   properties?: Record<string, Schema>;
@@ -17,49 +18,7 @@ export interface Schema {
   maximum?: number;
 }
 
-const SLOT: Schema = { type: ["string", "integer"] };
-const NODE_ID: Schema = { type: "integer" };
-const WIDGET_VALUE: Schema = { type: ["string", "number", "boolean"] };
-const NODE_IDS: Schema = { type: "array", items: { type: "integer" }, minItems: 1 };
-
-function args(required: string[], properties: Record<string, Schema>): Schema {
-  return { type: "object", properties, required, additionalProperties: false };
-}
-
-export const PANEL_TOOL_SCHEMAS = {
-  getWorkflow: args([], {
-    detail: { type: "string", enum: ["summary", "compact", "full"], default: "compact" },
-    nodeIds: NODE_IDS,
-  }),
-  addNode: args(["nodeType"], {
-    nodeType: { type: "string", minLength: 1 },
-    title: { type: "string" },
-    widgets: { type: "object", additionalProperties: WIDGET_VALUE },
-    nearNodeId: NODE_ID,
-    position: {
-      type: "object",
-      properties: { x: { type: "number" }, y: { type: "number" } },
-      required: ["x", "y"],
-      additionalProperties: false,
-    },
-  }),
-  removeNodes: args(["nodeIds"], { nodeIds: NODE_IDS }),
-  connectNodes: args(["fromNodeId", "fromOutput", "toNodeId", "toInput"], {
-    fromNodeId: NODE_ID,
-    fromOutput: SLOT,
-    toNodeId: NODE_ID,
-    toInput: SLOT,
-  }),
-  setWidgetValues: args(["nodeId", "values"], {
-    nodeId: NODE_ID,
-    values: { type: "object", additionalProperties: WIDGET_VALUE, minProperties: 1 },
-  }),
-  queueWorkflow: args([], {
-    waitForResult: { type: "boolean", default: true },
-    timeoutSeconds: { type: "integer", minimum: 1, maximum: 3600, default: 300 },
-  }),
-  loadWorkflow: args(["workflow"], { workflow: { type: "object" } }),
-} satisfies Record<string, Schema>;
+export { PANEL_TOOL_SCHEMAS } from "./schemas.generated";
 
 function typeName(value: unknown): string {
   if (value === null) return "null";
