@@ -263,12 +263,16 @@ def step_limit_note(max_steps: int, translator: StepTranslator) -> list[ui.Chunk
     """A last step of text: the answer stopped at the tool-step limit. (In a step of its own,
     so the panel does not take the last step's tool calls as a reason to resubmit.)"""
     names = ", ".join(dict.fromkeys(c.name for c in translator.tool_calls)) or "tools"
-    text_id = new_id("txt")
-    text = (
+    return text_step(
         f"I stopped here: this answer reached its limit of {max_steps} tool steps while the "
         f'model still wanted to call {names}, which did not run. Say "continue" to let it go '
         f"on (LLM_MAX_TOOL_STEPS sets the limit)."
     )
+
+
+def text_step(text: str) -> list[ui.Chunk]:
+    """One step holding one text part."""
+    text_id = new_id("txt")
     return [
         ui.StartStep(),
         ui.TextStart(text_id),
@@ -292,15 +296,7 @@ def _add_usage(total: Usage | None, step: Usage) -> Usage:
 
 def local_reply(text: str) -> list[ui.Chunk]:
     """An answer that needs no model (unknown commands and skills)."""
-    text_id = new_id("txt")
-    return [
-        ui.StartStep(),
-        ui.TextStart(text_id),
-        ui.TextDelta(text_id, text),
-        ui.TextEnd(text_id),
-        ui.FinishStep(),
-        ui.Finish("stop"),
-    ]
+    return [*text_step(text), ui.Finish("stop")]
 
 
 def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
