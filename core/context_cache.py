@@ -18,7 +18,6 @@ from typing import Any
 
 from . import context_steps as steps
 from .context_blocks import Block, blocks_of, render_results
-from .context_validate import Checkpoint
 from .digests import digest_pieces
 from .fingerprint import key_of
 from .tokens import MESSAGE_OVERHEAD, TokenCounter
@@ -27,7 +26,6 @@ MAX_MESSAGES = 20_000
 MAX_CHARS = 64_000_000  # the characters the cached blocks may hold alive, all threads together
 LARGE = 1_000_000  # a message holding more is converted afresh each time, never kept
 Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
-MAX_CHECKPOINTS = 256
 
 
 def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]:
@@ -82,18 +80,7 @@ class BlockCache:
         self._sizes: dict[str | tuple[Any, ...], int] = {}  # characters each entry holds
         self._chars = 0
         self.max_chars = max_chars
-        self._checkpoints: dict[str, Checkpoint] = {}
         self.max_messages = max_messages
-
-    def checkpoint(self, scope: str) -> Checkpoint:
-        """The validator's checkpoint for a thread (correct for any requests: it only saves
-        work when they share a prefix)."""
-        found = self._checkpoints.get(scope)
-        if found is None:
-            if len(self._checkpoints) >= MAX_CHECKPOINTS:
-                self._checkpoints.clear()
-            found = self._checkpoints[scope] = Checkpoint()
-        return found
 
     def thread(
         self, messages: Sequence[dict[str, Any]], scope: str = ""

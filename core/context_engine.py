@@ -347,7 +347,7 @@ def _build_context(inputs: ContextInputs, counter: TokenCounter, cache: BlockCac
     history = flatten(kept)
     merged = steps.merge_adjacent_users(history) if tally.adjacent_users else history
     messages = steps.add_reminders([system_message, *merged], reminder)
-    messages = validate(messages, cache.checkpoint(inputs.cache_scope))
+    messages = validate(messages)
     if len(merged) == len(history):
         last = messages[-1]
         closing = (

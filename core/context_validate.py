@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
@@ -22,20 +21,18 @@ class ContextInvariantError(AssertionError):
     """An assembled request that a provider would reject."""
 
 
-@dataclass
-class _Scan:
-    """The validator's state after some messages: a left fold, so it can resume."""
-
-    found: list[str] = field(default_factory=list)
-    pending: set[str] = field(default_factory=set)
-    seen_ids: set[str] = field(default_factory=set)
+def problems(messages: list[Message]) -> list[str]:
+    """Every invariant the request breaks, described; [] when it is valid. (One pass: a
+    1,400-message request takes a fraction of a millisecond.)"""
+    found: list[str] = []
+    if not messages or messages[0].get("role") != "system":
+        found.append("the first message is not the system message")
+    if len(messages) > 1 and messages[1].get("role") != "user":
+        found.append(f"the first turn is {messages[1].get('role')}, not user")
+    pending: set[str] = set()
+    seen_ids: set[str] = set()
     previous: str | None = None
-
-
-def _scan(messages: list[Message], start: int, state: _Scan) -> _Scan:
-    found, pending, seen_ids, previous = state.found, state.pending, state.seen_ids, state.previous
-    for i in range(start, len(messages)):
-        m = messages[i]
+    for i, m in enumerate(messages):
         role = m["role"]
         if role == "tool":
             call_id = m.get("tool_call_id", "")
@@ -62,74 +59,9 @@ def _scan(messages: list[Message], start: int, state: _Scan) -> _Scan:
         elif role == "system" and i > 0:
             found.append("a second system message")
         previous = role
-    return _Scan(found, pending, seen_ids, previous)
-
-
-def _verdict(messages: list[Message], state: _Scan) -> list[str]:
-    found: list[str] = []
-    if not messages or messages[0].get("role") != "system":
-        found.append("the first message is not the system message")
-    if len(messages) > 1 and messages[1].get("role") != "user":
-        found.append(f"the first turn is {messages[1].get('role')}, not user")
-    found += state.found
-    if state.pending:
-        found.append(f"the request ends with calls without results: {sorted(state.pending)}")
+    if pending:
+        found.append(f"the request ends with calls without results: {sorted(pending)}")
     return found
-
-
-def problems(messages: list[Message]) -> list[str]:
-    """Every invariant the request breaks, described; [] when it is valid."""
-    return _verdict(messages, _scan(messages, 0, _Scan()))
-
-
-class Checkpoint:
-    """`problems` for a conversation's successive requests, scanning only what is new.
-
-    Requests of one thread grow at the end, and the engine's cached blocks hand out the same
-    message objects every time; so the scan's state is kept after all but the last two
-    messages (the last user message changes: reminders are merged into it), and the next
-    request resumes from there when its messages up to that point are the same objects (or
-    equal ones: a list comparison tries identity first, in C) — all but the system message,
-    which is rebuilt each time and leaves nothing but its role in the state. The result is
-    exactly `problems(messages)`."""
-
-    def __init__(self) -> None:
-        self._prefix: list[Message] = []
-        self._state = _Scan()
-
-    def problems(self, messages: list[Message]) -> list[str]:
-        k, prefix = len(self._prefix), self._prefix
-        same = (
-            1 < k <= len(messages)
-            and messages[1:k] == prefix[1:]
-            # a first message leaves only its role in the state, if it is the system message
-            and (
-                messages[0].get("role") == prefix[0].get("role") == "system"
-                or messages[0] == prefix[0]
-            )
-        )
-        # (the kept state is resumed in place, so it is forgotten until the scan is done)
-        state, self._prefix, self._state = (self._state if same else _Scan()), [], _Scan()
-        k = k if same else 0
-        end = max(k, len(messages) - 2)
-        state = _scan(messages[:end], k, state)
-        self._prefix, self._state = messages[:end], state
-        # the last messages are scanned on a view of the state that leaves it as it is
-        tail = _Scan(
-            list(state.found), set(state.pending), _SeenSince(state.seen_ids), state.previous
-        )
-        return _verdict(messages, _scan(messages, end, tail))
-
-
-class _SeenSince(set[str]):
-    """The ids in `base` and the ones added since, without copying `base` (left as it is)."""
-
-    def __init__(self, base: set[str]) -> None:
-        super().__init__()
-        self.base = base
-
-    def __contains__(self, item: object) -> bool:
-        return item in self.base or super().__contains__(item)
 
 
 def _parts(content: Any) -> list[Any]:
@@ -187,8 +119,8 @@ def strict() -> bool:
     return os.environ.get("COMFY_ASSISTANT_STRICT", "") not in ("", "0")
 
 
-def validate(messages: list[Message], checkpoint: Checkpoint | None = None) -> list[Message]:
-    found = problems(messages) if checkpoint is None else checkpoint.problems(messages)
+def validate(messages: list[Message]) -> list[Message]:
+    found = problems(messages)
     if not found:
         return messages
     if strict():
