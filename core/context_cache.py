@@ -28,19 +28,16 @@ LARGE = 1_000_000  # a message holding more is converted afresh each time, never
 Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
 
 
-def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]:
-    """Everything the model would see of a UI message: its own strings, joined into one.
+def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
+    """Everything the model would see of a UI message, as a tuple of its values.
 
     A tool part is identified by its call id and state: within a thread (the `scope`) a
     call's input and its output or error are set once, together with its state, and never
     change after (the AI SDK's tool parts are immutable once available) — so none of them
     needs reading on every request. Each part gives its type and then, by a tag, what it holds
     ("t": a text; "c": call id, state, streamed-preliminary flag; "u": a URL; "n": nothing
-    more), so the strings split at NUL back into exactly one message: the key is exact. One
-    string, not a tuple of them, because a long thread's keys are compared in memory that is
-    no longer in the CPU's caches: one contiguous comparison, not one per string. A message
-    whose strings hold a NUL, or that has a value that is not a string, is keyed by the tuple
-    of its values (as exact, a little slower)."""
+    more), so two different messages never share a key. Long texts and URLs stand by their
+    fingerprint (`key_of`), so the cache does not keep them alive."""
     sig: list[Any] = [scope, message.get("id"), message.get("role")]
     append = sig.append
     for part in message.get("parts") or ():
@@ -58,8 +55,7 @@ def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]
             append("c")
             append(call)
             append(part.get("state"))
-            preliminary = part.get("preliminary")  # (a streamed tool's outputs before its last)
-            append("" if preliminary is None else preliminary)
+            append(part.get("preliminary"))  # (a streamed tool's outputs before its last)
             continue
         url = part.get("url")
         if url is None:
@@ -67,17 +63,13 @@ def signature(message: dict[str, Any], scope: str = "") -> str | tuple[Any, ...]
         else:
             append("u")
             append(key_of(url) if type(url) is str else url)
-    try:
-        key = "\0".join(sig)
-    except TypeError:  # a value that is not a string
-        return tuple(sig)
-    return key if key.count("\0") == len(sig) - 1 else tuple(sig)
+    return tuple(sig)
 
 
 class BlockCache:
     def __init__(self, max_messages: int = MAX_MESSAGES, max_chars: int = MAX_CHARS) -> None:
-        self._blocks: dict[str | tuple[Any, ...], tuple[Block, ...]] = {}
-        self._sizes: dict[str | tuple[Any, ...], int] = {}  # characters each entry holds
+        self._blocks: dict[tuple[Any, ...], tuple[Block, ...]] = {}
+        self._sizes: dict[tuple[Any, ...], int] = {}  # characters each entry holds
         self._chars = 0
         self.max_chars = max_chars
         self.max_messages = max_messages
@@ -93,7 +85,7 @@ class BlockCache:
             for m in messages
         ]
 
-    def _add(self, message: dict[str, Any], key: str | tuple[Any, ...]) -> tuple[Block, ...]:
+    def _add(self, message: dict[str, Any], key: tuple[Any, ...]) -> tuple[Block, ...]:
         made = tuple(blocks_of(message, render=False))  # rounds pending: see `rendered`
         size = _held_chars(message)
         if size > LARGE:
