@@ -18,9 +18,8 @@ from typing import Any
 
 from . import context_steps as steps
 from .context_blocks import Block, blocks_of, render_results
-from .digests import digest_pieces
 from .fingerprint import key_of
-from .tokens import MESSAGE_OVERHEAD, TokenCounter
+from .tokens import TokenCounter
 
 MAX_MESSAGES = 20_000
 MAX_CHARS = 64_000_000  # the characters the cached blocks may hold alive, all threads together
@@ -145,7 +144,7 @@ class BlockCache:
         count = counter.uncached
         if block.kind != "round":
             return count(first) + sum(map(count, rest)), 0
-        results = _digests_tokens(rest, counter) if block.digested else sum(map(count, rest))
+        results = sum(map(count, rest))
         return count(first) + results, results
 
 
@@ -159,28 +158,6 @@ def _held_chars(message: dict[str, Any]) -> int:
             if type(value) is str:
                 size += len(value)
     return size
-
-
-def _digests_tokens(results: Sequence[dict[str, Any]], counter: TokenCounter) -> int:
-    """`counter.message(m)` summed over a round's digested tool results (a test holds them
-    equal). A digest line is counted in pieces (`digest_pieces`): its tool and arguments,
-    its outcome and the recall prefix repeat from call to call and are counted once."""
-    texts: list[str] = []
-    n = 0
-    split = counter.splits
-    for m in results:
-        content, role, call_id = m.get("content"), m.get("role"), m.get("tool_call_id")
-        if len(m) != 3 or not (type(content) is type(role) is type(call_id) is str):
-            n += counter.uncached(m)
-            continue
-        n += MESSAGE_OVERHEAD
-        texts.append(role)
-        texts.append(call_id)
-        if split:
-            texts += digest_pieces(content)
-        else:
-            texts.append(content)
-    return n + counter.total(texts)
 
 
 SHARED = BlockCache()

@@ -20,7 +20,6 @@ from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_resul
 
 DIGEST_PREFIX = "[digest] "
 _RECALL = " (recall: "
-_RECALL_CUT = len(_RECALL) - 1  # " (recall:" | " <id>)"
 LINE_MAX = 200
 RECALL_HINT = "call recallToolResult for the full text"
 
@@ -249,28 +248,6 @@ def _line(
     suffix = f"{_RECALL}{call_id})" if call_id else ""
     room = max(LINE_MAX - len(DIGEST_PREFIX) - len(suffix), 40)
     return DIGEST_PREFIX + one_line(f"{head} -> {outcome}", room) + suffix
-
-
-def digest_pieces(line: str) -> list[str]:
-    """A digest line in pieces whose token counts add up to the line's: "[digest]", " " +
-    tool and arguments, " -> " + outcome, " (recall:", " " + id + ")". Every cut falls before
-    a space that follows a non-space: no pre-token of these tokenizers holds a non-space and
-    then a space (each is a letter, number or punctuation run with at most one leading
-    character, or whitespace alone), so each cut is one the pre-tokenizer always makes, and
-    BPE never merges across those. The pieces can be counted apart, and all but the last,
-    which repeat from call to call, once. Any other text: itself."""
-    head = DIGEST_PREFIX.rstrip()
-    end = line.rfind(_RECALL)
-    if not line.startswith(DIGEST_PREFIX) or end <= len(DIGEST_PREFIX) or line[-1] != ")":
-        return [line]
-    body = line[len(DIGEST_PREFIX) : end]
-    if body[:1].isspace() or body[-1:].isspace():
-        return [line]
-    recall = line[end : end + _RECALL_CUT]
-    arrow = body.rfind(" -> ")
-    if arrow > 0 and not body[arrow - 1].isspace():
-        return [head, " " + body[:arrow], body[arrow:], recall, line[end + _RECALL_CUT :]]
-    return [head, " " + body, recall, line[end + _RECALL_CUT :]]
 
 
 def digest_tool_result(

@@ -169,13 +169,6 @@ class TokenCounter:
             n += self.text(s) if hit is None else hit
         return n
 
-    @property
-    def splits(self) -> bool:
-        """Whether a text cut where the encoding's pre-tokenizer always cuts (BPE never merges
-        across those) counts as the sum of its pieces: true of a tokenizer, not of the
-        estimate, which prices a text as a whole."""
-        return self._encode is not None
-
     # -- messages --
 
     def message(self, m: Mapping[str, Any], cache: bool = True) -> int:

@@ -4,17 +4,14 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.context_cache import _digests_tokens
 from comfyui_assistant.core.digests import (
     LINE_MAX,
-    digest_pieces,
     digest_tool_part,
     digest_tool_result,
     one_line,
 )
 from comfyui_assistant.core.fallback_summary import fallback_summary
 from comfyui_assistant.core.json_cut import cut_json
-from comfyui_assistant.core.tokens import TokenCounter
 from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -555,86 +552,6 @@ def test_fallback_summary_property_capped_and_deterministic(
     summary = fallback_summary(messages, previous, cap)
     assert len(summary) <= cap
     assert fallback_summary(messages, previous, cap) == summary
-
-
-# --- digest_pieces: counted apart, the same count --------------------------------------------
-
-_words = st.text(min_size=1, max_size=20)
-_body = st.one_of(_words, st.builds(lambda a, b: f"{a} -> {b}", _words, _words)).filter(
-    lambda b: not b[0].isspace() and not b[-1].isspace()
-)
-
-
-@settings(max_examples=1500, deadline=None)
-@given(_body, st.text(max_size=12))
-def test_a_digest_line_counts_the_same_in_pieces(body: str, call_id: str) -> None:
-    counter = TokenCounter("cl100k_base")
-    line = f"[digest] {body} (recall: {call_id})"
-    pieces = digest_pieces(line)
-    assert "".join(pieces) == line
-    assert counter.splits and counter.total(pieces) == len(counter._encode(line))  # type: ignore[misc]
-    message = {"role": "tool", "tool_call_id": call_id or "c", "content": line}
-    assert _digests_tokens([message], counter) == TokenCounter("cl100k_base").message(message)
-
-
-def _pretokenizers() -> dict[str, Any]:
-    """The pre-tokenizer patterns of tiktoken's encodings (their rank files are not needed,
-    nor loaded: the constructors are asked for their pattern only)."""
-    import regex
-    import tiktoken_ext.openai_public as public
-
-    patterns = {}
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: {}  # type: ignore[assignment]
-    try:
-        for name in ("r50k_base", "cl100k_base", "o200k_base"):
-            patterns[name] = regex.compile(getattr(public, name)()["pat_str"])
-    finally:
-        public.load_tiktoken_bpe = original  # type: ignore[assignment]
-    return patterns
-
-
-PRETOKENIZERS = _pretokenizers()
-
-
-@settings(max_examples=1500, deadline=None)
-@given(_body, st.text(max_size=12))
-def test_every_encoding_pre_tokenizes_a_digest_line_as_its_pieces(body: str, call_id: str) -> None:
-    """BPE runs within pre-tokens: equal pre-tokens mean equal counts, for o200k too."""
-    line = f"[digest] {body} (recall: {call_id})"
-    pieces = digest_pieces(line)
-    for name, pattern in PRETOKENIZERS.items():
-        apart = [token for piece in pieces for token in pattern.findall(piece)]
-        assert apart == pattern.findall(line), name
-
-
-def test_real_digests_are_cut_where_they_repeat_and_other_text_is_left_whole() -> None:
-    line = digest_tool_result("addNode", {"nodeType": "KSampler"}, '{"nodeId":12}', "call_7")
-    assert digest_pieces(line) == [
-        "[digest]",
-        " addNode KSampler",
-        " -> node 12",
-        " (recall:",
-        " call_7)",
-    ]
-    linked = digest_tool_result(
-        "connectNodes",
-        {"fromNodeId": 4, "fromOutput": 0, "toNodeId": 3, "toInput": "model"},
-        '{"ok":true,"linkId":9}',
-        "c2",
-    )
-    assert digest_pieces(linked)[1:3] == [" connectNodes 4.0 -> 3.model", " -> link 9"]
-    for text in [
-        "plain result",
-        "[digest] x",
-        "[digest]  (recall: c)",
-        "[digest] x \n (recall: c)",
-    ]:
-        assert digest_pieces(text) == [text]
-    assert digest_pieces("[digest] a  -> b (recall: c)")[1:3] == [" a  -> b", " (recall:"]
-    estimate = TokenCounter(use_tiktoken=False)  # prices a text as a whole: counts the line
-    message = {"role": "tool", "tool_call_id": "call_7", "content": line}
-    assert not estimate.splits and _digests_tokens([message], estimate) == estimate.message(message)
 
 
 _SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
