@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -18,6 +19,12 @@ from .redact import redact, remember_secret
 # Local servers ignore the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
 SETTINGS_HINT = "set the provider in Settings"
+
+
+@dataclass(frozen=True)
+class Completed:
+    text: str
+    finish_reason: str | None  # "stop", "length" (cut at max_tokens), ... or None if not said
 
 
 class ProviderError(Exception):
@@ -212,6 +219,28 @@ class Provider:
                 "no_model",
             )
         return models[0], "auto"
+
+    async def complete(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float | None = None,
+    ) -> Completed:
+        """One chat completion, not streamed: its text (redacted) and why it ended."""
+        body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
+        if temperature is not None:
+            body["temperature"] = temperature
+        response: Any = await self.client.post("/chat/completions", cast_to=object, body=body)
+        choices = response.get("choices") if isinstance(response, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else {}
+        message = choice.get("message") if isinstance(choice, dict) else None
+        text = message.get("content") if isinstance(message, dict) else None
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return Completed(
+            redact(str(text or ""), (self.settings.api_key,)),
+            finish if isinstance(finish, str) else None,
+        )
 
     async def stream(
         self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]

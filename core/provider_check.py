@@ -14,9 +14,7 @@ MAX_LISTED = 200
 
 
 async def _try_completion(provider: Provider, model: str) -> None:
-    await provider.client.chat.completions.create(
-        model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
-    )
+    await provider.complete(model, [{"role": "user", "content": "ping"}], max_tokens=1)
 
 
 async def check_provider(provider: Provider) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from .context_engine import Summary
 from .context_steps import digest_rounds
 from .fallback_summary import fallback_summary
 from .provider import Provider
-from .redact import redact
 from .ui_messages import to_openai_messages
 
 log = logging.getLogger("comfyui_assistant")
@@ -71,18 +70,12 @@ async def model_summary(
     user = (f"Previous summary:\n{previous}\n\n" if previous else "") + (
         f"New part of the conversation:\n{transcript(messages)}"
     )
-    body = {
-        "model": model,
-        "messages": [
-            {"role": "system", "content": SUMMARY_PROMPT},
-            {"role": "user", "content": user},
-        ],
-        "max_tokens": 800,
-        "temperature": 0.2,
-    }
-    response: Any = await provider.client.post("/chat/completions", cast_to=object, body=body)
-    text = response["choices"][0]["message"].get("content") or ""
-    text = redact(THINK.sub("", str(text)), (provider.settings.api_key,)).strip()
+    messages = [
+        {"role": "system", "content": SUMMARY_PROMPT},
+        {"role": "user", "content": user},
+    ]
+    completed = await provider.complete(model, messages, max_tokens=800, temperature=0.2)
+    text = THINK.sub("", completed.text).strip()
     if not text:
         raise ValueError("the summarizer returned no text")
     return text
