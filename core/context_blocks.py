@@ -17,7 +17,7 @@ thread's parsed outputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,56 +28,51 @@ Kind = Literal["user", "assistant", "round"]
 Message = dict[str, Any]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Block:
-    """Never changed once made: steps return new blocks; the engine only fills `memo`,
-    `digest` and, once, the count (`tokens`, `results`, `counted`). Not a frozen dataclass
-    for speed alone: a long thread's first request makes thousands, and a frozen one costs
-    four times as much."""
+    """Never changed once made: steps return new blocks (`with_messages`, `with_count`).
+    What is derived from a block (its digest, its cut or rendered variant, its count) is
+    remembered by the engine's `BlockCache`, under the block's `key`."""
 
     kind: Kind
     messages: tuple[Message, ...]
     source_id: str  # the UI message it came from
-    tokens: int = 0
+    tokens: int = 0  # exact, before any correction (0: not counted yet)
     digested: bool = False  # tool results replaced by one-line digests
     cut: bool = False  # an oversized result shortened
     # A pending round: where its tool parts start among its message's (see above); else -1.
     offset: int = field(default=-1, compare=False, repr=False)
-    # The token counter `tokens` was counted with (None: not counted by the engine yet), and
-    # how many of them are tool results (for the report).
-    counted: Any = field(default=None, compare=False, repr=False)
+    # How many of `tokens` are tool results (for the report).
     results: int = field(default=0, compare=False, repr=False)
-    # A round's variant with digests, once made (the engine asks every old round for it on
-    # every request: a slot, not a memo entry, is one object less to reach).
-    digest: Block | None = field(default=None, compare=False, repr=False)
-    # Derived variants and counts, memoized by the engine's BlockCache (never compared).
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def is_round(self) -> bool:
-        return self.kind == "round"  # hot loops compare `kind` directly
+    # What the cache remembers this block's derivations under (None: a block made for one
+    # request only, derived afresh each time).
+    key: Hashable = field(default=None, compare=False, repr=False)
 
     def with_messages(
         self, messages: Iterable[Message], *, digested: bool | None = None, cut: bool | None = None
     ) -> Block:
-        """A variant with other messages (rendered, digested or cut): its count unset, its
-        memo empty. Spelled out, like `with_tokens`: `dataclasses.replace` costs more."""
+        """A variant with other messages (rendered, digested or cut), not counted yet."""
         return Block(
             self.kind,
             tuple(messages),
             self.source_id,
-            0,
-            self.digested if digested is None else digested,
-            self.cut if cut is None else cut,
+            digested=self.digested if digested is None else digested,
+            cut=self.cut if cut is None else cut,
         )
 
-    def with_tokens(self, tokens: int, counted: Any, results: int = 0) -> Block:
-        """The same block counted by another counter (its memo copied: same messages, same
-        values). Spelled out: `dataclasses.replace` costs several times more."""
+    def with_count(self, tokens: int, results: int) -> Block:
+        """The block with its count (its key kept: same messages, same derivations)."""
         return Block(
             self.kind, self.messages, self.source_id, tokens, self.digested, self.cut,
-            offset=self.offset, counted=counted, results=results, digest=self.digest,
-            memo=dict(self.memo),
+            self.offset, results, self.key,
+        )  # fmt: skip
+
+    def keyed(self, key: Hashable) -> Block:
+        """The block under another cache key. (`with_count` and this are spelled out:
+        `dataclasses.replace` costs half as much again, on thousands of blocks per thread.)"""
+        return Block(
+            self.kind, self.messages, self.source_id, self.tokens, self.digested, self.cut,
+            self.offset, self.results, key,
         )  # fmt: skip
 
 
@@ -113,8 +108,11 @@ def _digest_line(part: dict[str, Any]) -> str:
     return digest_tool_part(tool_name_of(part) or "", args, part, part["toolCallId"])
 
 
-def blocks_of(ui_message: dict[str, Any], render: bool = True) -> list[Block]:
-    """The blocks of one UI message, in order; with `render=False` its rounds are pending."""
+def blocks_of(
+    ui_message: dict[str, Any], render: bool = True, keys: Iterator[Hashable] | None = None
+) -> list[Block]:
+    """The blocks of one UI message, in order; with `render=False` its rounds are pending.
+    `keys` gives each block its cache key."""
     source = str(ui_message.get("id") or "")
     messages = to_openai_messages([ui_message], tool_result_text if render else _digest_line)
     out: list[Block] = []
@@ -124,12 +122,15 @@ def blocks_of(ui_message: dict[str, Any], render: bool = True) -> list[Block]:
         if message["role"] == "assistant" and message.get("tool_calls"):
             n = len(message["tool_calls"])
             offset = -1 if render else done
-            out.append(Block("round", tuple(messages[i : i + 1 + n]), source, offset=offset))
+            key = None if keys is None else next(keys)
+            out.append(
+                Block("round", tuple(messages[i : i + 1 + n]), source, offset=offset, key=key)
+            )
             i += 1 + n
             done += n
         else:
             kind: Kind = "user" if message["role"] == "user" else "assistant"
-            out.append(Block(kind, (message,), source))
+            out.append(Block(kind, (message,), source, key=None if keys is None else next(keys)))
             i += 1
     return out
 

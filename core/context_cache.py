@@ -1,19 +1,21 @@
-"""Memoized blocks: a long thread re-assembled each turn costs only its new messages.
+"""The context engine's one cache: a long thread re-assembled each turn costs only its new
+messages.
 
 The panel resends the whole thread with every request, freshly parsed, so nothing can be
 cached by object identity. A UI message is keyed instead by a cheap signature — its thread,
-id, role, and per part the type, state, call id and its text, in one string — which changes
-whenever anything the model would see changes (within a thread a tool call's input and
-output are set once, with its state). For each message the cache keeps its blocks, rounds
-pending (each result its one-line digest, and no parsed output kept: a round sent whole is
-rendered from the parts of the request at hand); each block keeps, in `Block.memo`, its
-rendered and cut variants, in `Block.digest` its digested variant, and carries its count for
-the thread's counter.
+id, role, and per part the type, state, call id and its text — which changes whenever anything
+the model would see changes (within a thread a tool call's input and output are set once, with
+its state). For each message the cache keeps its blocks, rounds pending (each result its
+one-line digest, and no parsed output kept: a round sent whole is rendered from the parts of
+the request at hand), each with a key of its own. What the engine derives from a block — its
+digest, its rendered or cut variant, its count for an encoding — is remembered here too, under
+the block's key and the variant: blocks themselves never change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from itertools import count
 from typing import Any
 
 from . import context_steps as steps
@@ -72,12 +74,15 @@ class BlockCache:
         self._chars = 0
         self.max_chars = max_chars
         self.max_messages = max_messages
+        self._keys = count(1)
+        # (block key, variant) -> the derived block; a variant's own key is that pair
+        self._derived: dict[tuple[Hashable, Hashable], Block] = {}
+        self._roots: dict[Hashable, Block] = {}  # a cut variant's key -> the block it was cut from
 
     def thread(
         self, messages: Sequence[dict[str, Any]], scope: str = ""
     ) -> list[tuple[Block, ...]]:
-        """The blocks of each message, in order (this loop runs over the whole thread on
-        every request: one call per message, not two)."""
+        """The blocks of each message, in order."""
         get = self._blocks.get
         return [
             found if (found := get(key := signature(m, scope))) is not None else self._add(m, key)
@@ -85,12 +90,12 @@ class BlockCache:
         ]
 
     def _add(self, message: dict[str, Any], key: tuple[Any, ...]) -> tuple[Block, ...]:
-        made = tuple(blocks_of(message, render=False))  # rounds pending: see `rendered`
         size = _held_chars(message)
-        if size > LARGE:
-            return made
+        if size > LARGE:  # converted afresh each time, its derivations not remembered
+            return tuple(blocks_of(message, render=False))
         if len(self._blocks) >= self.max_messages or self._chars + size > self.max_chars:
             self._forget_oldest_half()
+        made = tuple(blocks_of(message, render=False, keys=self._keys))  # rounds pending
         self._blocks[key] = made
         self._sizes[key] = size
         self._chars += size
@@ -100,52 +105,76 @@ class BlockCache:
         for old in list(self._blocks)[: max(len(self._blocks) // 2, 1)]:
             del self._blocks[old]
             self._chars -= self._sizes.pop(old, 0)
+        self._derived.clear()  # (rare: derived again on the next request)
+        self._roots.clear()
 
-    @staticmethod
-    def digested(block: Block) -> Block:
-        """The round as digests (once: remembered in `Block.digest`)."""
+    def _derive(
+        self,
+        block: Block,
+        variant: Hashable,
+        make: Callable[[Block], Block],
+        keep: Callable[[Block], bool] = lambda _: True,
+    ) -> Block:
+        """`make(block)`, remembered under the block's key and `variant` (when `keep` says)."""
+        if block.key is None:
+            return make(block)
+        key = (block.key, variant)
+        found = self._derived.get(key)
+        if found is None:
+            found = make(block)
+            found = block if found is block else found.keyed(key)
+            if keep(found):
+                self._derived[key] = found
+        return found
+
+    def counted(self, block: Block, counter: TokenCounter) -> Block:
+        """The block with its exact token count for the counter's encoding (before any
+        correction), and how many of them are tool results (a round's messages after its
+        first). A count keeps the block's key: the same messages, the same derivations."""
+        if block.offset >= 0:  # a pending round is sent as digests or rendered: never as it is
+            raise RuntimeError("a pending tool round reached the token count unrendered")
+        if block.key is None:
+            return block.with_count(*_count(block, counter))
+        key = (block.key, counter.source)
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = block.with_count(*_count(block, counter))
+        return found
+
+    def digested(self, block: Block) -> Block:
+        """The round as digests (of its whole results, also when it was cut)."""
         if block.digested:
             return block
-        block = block.memo.get("source", block)
-        out = block.digest
-        if out is None:
-            out = block.digest = steps.digest_round(block)
-        return out
+        return self._derive(self._roots.get(block.key, block), "digest", steps.digest_round)
 
-    @staticmethod
-    def rendered(block: Block, origin: Origin) -> Block:
-        """A pending round with its results rendered (once: remembered in its memo)."""
+    def rendered(self, block: Block, origin: Origin) -> Block:
+        """A pending round with its results rendered (a huge result afresh each time)."""
         if block.offset < 0:
             return block
-        out = block.memo.get("rendered")
-        if out is None:
-            out = render_results(block, origin(block))
-            if sum(len(m.get("content") or "") for m in out.messages[1:]) <= LARGE:
-                block.memo["rendered"] = out  # (a huge result is rendered afresh when sent)
+        return self._derive(block, "rendered", lambda b: render_results(b, origin(b)), _not_huge)
+
+    def cut(self, block: Block, max_tokens: int, count: Callable[[str], int]) -> Block:
+        """The round with each result over `max_tokens` cut (always from the whole results)."""
+        root = self._roots.get(block.key, block)
+        out = self._derive(
+            root, ("cut", max_tokens), lambda b: steps.cut_round(b, max_tokens, count)
+        )
+        if out is not root and out.key is not None:
+            self._roots[out.key] = root
         return out
 
-    @staticmethod
-    def cut(block: Block, max_tokens: int, count: Callable[[str], int]) -> Block:
-        root = block.memo.get("source", block)  # always cut (and digest) the whole results
-        key = ("cut", max_tokens)
-        out = root.memo.get(key)
-        if out is None:
-            out = root.memo[key] = steps.cut_round(root, max_tokens, count)
-            if out is not root:
-                out.memo["source"] = root
-        return out  # type: ignore[no-any-return]
 
-    @staticmethod
-    def count(block: Block, counter: TokenCounter) -> tuple[int, int]:
-        """The block's exact token count (before any correction) for this counter, and how
-        many of them are its tool results (a round's messages after the first). (Counted
-        once per block: the engine keeps the count on the block, see `Block.counted`.)"""
-        first, *rest = block.messages
-        count = counter.uncached
-        if block.kind != "round":
-            return count(first) + sum(map(count, rest)), 0
-        results = sum(map(count, rest))
-        return count(first) + results, results
+def _not_huge(round_: Block) -> bool:
+    return sum(len(m.get("content") or "") for m in round_.messages[1:]) <= LARGE
+
+
+def _count(block: Block, counter: TokenCounter) -> tuple[int, int]:
+    first, *rest = block.messages
+    one = counter.uncached
+    if block.kind != "round":
+        return one(first) + sum(map(one, rest)), 0
+    results = sum(map(one, rest))
+    return one(first) + results, results
 
 
 def _held_chars(message: dict[str, Any]) -> int:

@@ -1,5 +1,5 @@
 """The context engine's steps: small pure functions over blocks, run in a fixed order by
-`context_engine.build_context`. Each returns new blocks; none mutates its input.
+`context_engine.STAGES`. Each returns new blocks; none mutates its input.
 
 Every step is deterministic, and steps that change old history do it in large, rare moves
 (digests advance in batches, summaries at watermarks), so the request prefix that providers
@@ -8,8 +8,9 @@ and local servers cache stays byte-identical from one turn to the next.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from itertools import compress
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from itertools import accumulate, compress
 from operator import not_
 from typing import Any
 
@@ -262,3 +263,26 @@ def _as_parts(content: Any) -> list[dict[str, Any]]:
 
 def summary_section(summary: str) -> str:
     return f"## Summary of the earlier conversation\n{summary.strip()}"
+
+
+def compaction_plan(
+    ui_messages: Sequence[dict[str, Any]], blocks: list[Block], target: int
+) -> list[str] | None:
+    """The oldest UI messages to summarize so the history left is at most `target` tokens;
+    the cut falls just before a user message, never at or after the latest one."""
+    last_user = latest_user_index(blocks)
+    if last_user is None:
+        return None
+    protected = {b.source_id for b in blocks[last_user:]}
+    tokens_by_id: dict[str, int] = {}
+    for b in blocks:
+        tokens_by_id[b.source_id] = tokens_by_id.get(b.source_id, 0) + b.tokens
+    ids = [str(m.get("id") or "") for m in ui_messages]
+    end = next((k for k, mid in enumerate(ids) if mid in protected), len(ids))
+    before = [0, *accumulate(tokens_by_id.get(mid, 0) for mid in ids[:end])]  # tokens before k
+    cuts = [k for k in range(1, end) if ui_messages[k].get("role") == "user"]
+    if not cuts:
+        return None
+    # the first cut that leaves at most `target`, else the last one there is
+    first = bisect_left([before[k] for k in cuts], sum(tokens_by_id.values()) - target)
+    return ids[: cuts[min(first, len(cuts) - 1)]]

@@ -21,8 +21,8 @@ from comfyui_assistant.core.context_engine import (
     ContextSettings,
     Summary,
     build_context,
-    compaction_plan,
 )
+from comfyui_assistant.core.context_steps import compaction_plan
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text

@@ -72,7 +72,7 @@ def test_pending_rounds_find_their_parts_among_several_rounds_of_a_message():
     pending = [b for b in blocks_of(ui, render=False) if b.kind == "round"]
     assert [b.offset for b in pending] == [0, 1]
     rendered = [render_results(b, parts_of(b, ui)) for b in pending]
-    assert rendered == [b for b in blocks_of(ui) if b.is_round]
+    assert rendered == [b for b in blocks_of(ui) if b.kind == "round"]
 
 
 @pytest.mark.parametrize(
@@ -96,8 +96,8 @@ def test_digests_advance_in_batches(rounds, keep, batch, digested):
 def test_old_rounds_are_digested_the_newest_kept_whole():
     ui = [user("go", "u1")] + [tool_turn(f"a{i}", f"c{i}") for i in range(5)]
     blocks = steps.digest_rounds(build_blocks(ui), keep_last=2, batch=1)
-    results = [b.messages[1]["content"] for b in blocks if b.is_round]
-    assert [b.digested for b in blocks if b.is_round] == [True, True, True, False, False]
+    results = [b.messages[1]["content"] for b in blocks if b.kind == "round"]
+    assert [b.digested for b in blocks if b.kind == "round"] == [True, True, True, False, False]
     assert results[0].startswith("[digest] getWorkflow compact") and "c0" in results[0]
     assert results[3:] == ['{"nodes":3}', '{"nodes":3}']
     # the calls themselves are kept: the model still sees what it did

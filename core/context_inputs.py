@@ -1,0 +1,114 @@
+"""What the context engine is given (`ContextInputs`, its `ContextSettings`, the thread's
+running `Summary`) and what it gives back (`Assembled`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .budget import Budget, Window
+
+Message = dict[str, Any]
+
+
+def _env_float(environ: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(environ.get(name, default))
+    except ValueError:
+        return default
+    return value if 0 < value <= 1 else default
+
+
+def _env_int(environ: Mapping[str, str], name: str, default: int | None) -> int | None:
+    raw = environ.get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    keep_last_rounds: int = 2
+    """LLM_TOOL_RESULT_KEEP_LAST_ROUNDS: the newest tool rounds always sent whole."""
+    digest_batch: int = 3
+    """LLM_TOOL_RESULT_DIGEST_BATCH: older rounds are digested this many at a time."""
+    max_result_share: float = 0.25
+    """LLM_TOOL_RESULT_MAX_SHARE: one tool result may take at most this share of the budget."""
+    high_watermark: float = 0.75
+    """LLM_HISTORY_HIGH_WATERMARK: summarize when the history passes this share."""
+    low_watermark: float = 0.45
+    """LLM_HISTORY_LOW_WATERMARK: ...down to this share."""
+    max_history_messages: int | None = None
+    """LLM_HISTORY_MAX_MESSAGES: an optional cap on messages sent (the budget governs)."""
+    summarize: bool = True
+    """LLM_HISTORY_SUMMARIZE=0 turns summaries off (the priority window still applies)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> ContextSettings:
+        return cls(
+            keep_last_rounds=_env_int(environ, "LLM_TOOL_RESULT_KEEP_LAST_ROUNDS", 2) or 2,
+            digest_batch=_env_int(environ, "LLM_TOOL_RESULT_DIGEST_BATCH", 3) or 3,
+            max_result_share=_env_float(environ, "LLM_TOOL_RESULT_MAX_SHARE", 0.25),
+            high_watermark=_env_float(environ, "LLM_HISTORY_HIGH_WATERMARK", 0.75),
+            low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.45),
+            max_history_messages=_env_int(environ, "LLM_HISTORY_MAX_MESSAGES", None),
+            summarize=environ.get("LLM_HISTORY_SUMMARIZE", "1") not in ("0", "false", "no"),
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    until: str  # the last UI message it covers
+    fallback: bool = False  # the deterministic digest stood in for the model's summary
+
+    @classmethod
+    def stored(cls, value: Mapping[str, Any] | None) -> Summary | None:
+        """A summary as ThreadState stores it (or None)."""
+        if not value:
+            return None
+        return cls(str(value["text"]), str(value["until"]), bool(value.get("fallback")))
+
+
+@dataclass(frozen=True)
+class ContextInputs:
+    system: str
+    ui_messages: Sequence[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    model: str
+    window: Window
+    max_output_tokens: int | None = None
+    user_context: str = ""  # the part of `system` that is the user's context (for the report)
+    summary: Summary | None = None
+    persona: tuple[str, str] | None = None  # (name, instructions)
+    reminders: Sequence[str] = ()
+    citation_reminder: bool = False
+    now: str = ""
+    correction: float = 1.0
+    settings: ContextSettings = field(default_factory=ContextSettings)
+    optional_tools: frozenset[str] = frozenset()  # left out first when tools crowd the window
+    cache_scope: str = ""  # the thread: blocks are memoized per thread (see context_cache)
+
+
+@dataclass
+class Assembled:
+    messages: list[Message]
+    tokens: int  # the prompt as we estimate the provider counts it (corrected)
+    exact: int  # our exact count, before the correction
+    budget: Budget
+    report: dict[str, Any]
+    tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
+    # Above the high watermark: works out the compaction plan (see `compaction`).
+    plan: Callable[[], list[str] | None] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def compaction(self) -> list[str] | None:
+        """UI message ids to summarize, oldest first; None below the high watermark. Worked
+        out when first asked for: only a caller about to summarize needs it, and it walks the
+        whole thread (the request itself never depends on it)."""
+        return None if self.plan is None else self.plan()
+
+
+def covered_ids(ui_messages: Sequence[dict[str, Any]], until: str) -> frozenset[str]:
+    ids = [str(m.get("id") or "") for m in ui_messages]
+    return frozenset(ids[: ids.index(until) + 1]) if until in ids else frozenset()

@@ -1,0 +1,341 @@
+"""The context engine's stages: each a small function over one `Assembly`, the state one
+request is assembled in. `context_engine.STAGES` runs them in order; each stage says what it
+reads and sets, and reports the limits it applies (`Assembly.limits`).
+
+Counts are exact for what is sent (`TokenCounter`); the budgets are divided by the learned
+per-model correction instead of scaling each count (`Assembly.raw`, `Assembly.scaled`).
+What is derived from a block (its digest, cut and rendered variants, its count) is remembered
+by the `BlockCache`; blocks never change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+from . import context_steps as steps
+from .budget import Budget, ContextBudgetError, compute_budget
+from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts
+from .context_cache import BlockCache
+from .context_inputs import ContextInputs, covered_ids
+from .context_validate import report_violation, validate
+from .tokens import REPLY_PRIMING, TokenCounter
+
+# Tool definitions may take at most this share of the room left after the output reserve:
+# on a 4K local window the full set would crowd out the conversation.
+TOOLS_SHARE = 0.3
+# The running summary may take at most this share of the budget (the newest part is kept).
+SUMMARY_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the checks and the report need of the chosen blocks, in one pass over them."""
+
+    tokens: int
+    results: int  # tokens of the tool results in the kept rounds (digests included)
+    kept: int
+    digested: int  # kept rounds sent as digests
+    cut: int  # kept rounds with a result cut
+    adjacent_users: bool  # two user blocks in a row (after a drop): to be merged
+
+
+@dataclass
+class Assembly:
+    """One request in the making. The fields after `limits` are set by the stage named."""
+
+    inputs: ContextInputs
+    counter: TokenCounter
+    cache: BlockCache
+    limits: list[str] = field(default_factory=list)  # what the stages left out or shortened
+    tools: list[dict[str, Any]] = field(init=False)  # fit_tools: the definitions to send
+    tool_tokens: int = field(init=False)  # fit_tools
+    budget: Budget = field(init=False)  # fit_tools
+    summarized: frozenset[str] = field(init=False)  # thread_blocks: UI ids under the summary
+    blocks: list[Block] = field(init=False)  # thread_blocks, then every stage up to the window
+    origin: Origins = field(init=False)  # thread_blocks
+    system_message: Message = field(init=False)  # system_message
+    summary_text: str = field(init=False)  # system_message: the part of the summary sent
+    reminder: str = field(init=False)  # closing_reminder
+    reminder_cost: int = field(init=False)  # closing_reminder
+    history_budget: int = field(init=False)  # closing_reminder: exact tokens for the history
+    plan: Callable[[], list[str] | None] | None = None  # plan_compaction
+    kept: list[Block] = field(init=False)  # priority_window
+    dropped: list[Block] = field(init=False)  # priority_window
+    tally: Tally = field(init=False)  # priority_window
+    messages: list[Message] = field(init=False)  # final_messages: the request
+    exact: int = field(init=False)  # final_messages: its exact count, tools included
+
+    def scaled(self, exact: int) -> int:
+        """An exact count as the provider counts it (the learned correction)."""
+        return math.ceil(exact * self.inputs.correction)
+
+    def raw(self, provider_tokens: int) -> int:
+        """A provider-sized room in exact tokens."""
+        return math.floor(provider_tokens / self.inputs.correction)
+
+
+class Origins:
+    """The tool parts, in this request, of each pending round sent whole: it is rendered
+    from them. Only the newest rounds of new messages need them, so the map is built on the
+    first question."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]], found: list[tuple[Block, ...]]) -> None:
+        self.messages, self.found = messages, found
+        self._at: dict[int, int] | None = None  # id of a pending round -> its message's index
+        self._parts: dict[int, list[dict[str, Any]]] = {}  # message index -> its tool parts
+
+    def __call__(self, block: Block) -> list[dict[str, Any]]:
+        if self._at is None:
+            self._at = {id(b): k for k, bs in enumerate(self.found) for b in bs if b.offset >= 0}
+        k = self._at[id(block)]
+        parts = self._parts.get(k)
+        if parts is None:
+            parts = self._parts[k] = tool_parts(self.messages[k])
+        return own_parts(block, parts)
+
+
+# --- the stages, in order -----------------------------------------------------------------------
+
+
+def fit_tools(a: Assembly) -> None:
+    """The budget: window − output reserve − safety margin − tool definitions. When the
+    definitions would take more than TOOLS_SHARE of the room, the optional tools go first."""
+    inputs = a.inputs
+    a.tools, a.tool_tokens = inputs.tools, a.counter.tools(inputs.tools)
+    room = compute_budget(inputs.window, inputs.max_output_tokens, 0).available
+    if a.scaled(a.tool_tokens) > TOOLS_SHARE * room and inputs.optional_tools:
+        a.tools = [t for t in a.tools if t["function"]["name"] not in inputs.optional_tools]
+        a.tool_tokens = a.counter.tools(a.tools)
+        a.limits.append(f"tool definitions reduced to {len(a.tools)} of {len(inputs.tools)}")
+    a.budget = compute_budget(inputs.window, inputs.max_output_tokens, a.scaled(a.tool_tokens))
+
+
+def thread_blocks(a: Assembly) -> None:
+    """The thread's blocks, from the cache (tool rounds pending: digested or rendered next).
+    The messages under the running summary are not sent again."""
+    messages, summary = a.inputs.ui_messages, a.inputs.summary
+    a.summarized = covered_ids(messages, summary.until) if summary else frozenset()
+    if a.summarized:
+        messages = [m for m in messages if str(m.get("id") or "") not in a.summarized]
+    found = a.cache.thread(messages, a.inputs.cache_scope)
+    a.blocks = list(chain.from_iterable(found))
+    a.origin = Origins(messages, found)
+
+
+def digest_old_rounds(a: Assembly) -> None:
+    """Older tool rounds become one line per call, in batches (the request prefix changes
+    rarely); the newest rounds are rendered whole."""
+    settings = a.inputs.settings
+    blocks = steps.digest_rounds(
+        a.blocks, settings.keep_last_rounds, settings.digest_batch, a.cache.digested
+    )
+    a.blocks = [a.cache.rendered(b, a.origin) if b.offset >= 0 else b for b in blocks]
+    digested = sum(b.digested for b in a.blocks)
+    if digested:
+        a.limits.append(f"{digested} older tool rounds digested")
+
+
+def cut_oversized_results(a: Assembly) -> None:
+    """A result sent whole takes at most `max_result_share` of the budget: one larger is cut
+    structure-aware (a 200 KB workflow keeps its shape)."""
+    limit = max(256, a.raw(int(a.budget.available * a.inputs.settings.max_result_share)))
+    text = a.counter.text
+    a.blocks = steps.cut_oversized(a.blocks, limit, text, lambda b: a.cache.cut(b, limit, text))
+    cut = sum(b.cut for b in a.blocks)
+    if cut:
+        a.limits.append(f"{cut} oversized tool results cut")
+
+
+def add_persona(a: Assembly) -> None:
+    """The active persona's instructions, right above the latest user message."""
+    if a.inputs.persona is not None:
+        a.blocks = steps.apply_persona(a.blocks, *a.inputs.persona)
+
+
+def count_blocks(a: Assembly) -> None:
+    """Every block with its exact count (remembered by the cache per encoding)."""
+    counted, counter = a.cache.counted, a.counter
+    a.blocks = [counted(b, counter) for b in a.blocks]
+
+
+def system_message(a: Assembly) -> None:
+    """The system message, cut only if it would take more than half the budget, with the
+    running summary right after its own text (its newest part, at most SUMMARY_SHARE)."""
+    system, cut = steps.truncate_system(
+        a.inputs.system, a.budget.available, lambda t: a.scaled(a.counter.text(t))
+    )
+    if cut:
+        a.limits.append("system prompt truncated to 30% of the budget")
+    a.summary_text = ""
+    if a.inputs.summary is not None and a.summarized:
+        cap = max(64, a.raw(int(a.budget.available * SUMMARY_SHARE)))
+        a.summary_text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
+        system = f"{system}\n\n{steps.summary_section(a.summary_text)}"
+    a.system_message = {"role": "system", "content": system}
+
+
+def closing_reminder(a: Assembly) -> None:
+    """The reminder that closes the request, and what that leaves for the history."""
+    inputs, counter = a.inputs, a.counter
+    a.reminder = steps.reminder_text(list(inputs.reminders), inputs.citation_reminder, inputs.now)
+    # it costs at most its own user message (merged into the last one it costs less)
+    a.reminder_cost = counter.message({"role": "user", "content": a.reminder})
+    fixed = counter.message(a.system_message) + a.reminder_cost + REPLY_PRIMING
+    a.history_budget = a.raw(a.budget.available) - fixed
+
+
+def plan_compaction(a: Assembly) -> None:
+    """Above the high watermark, the plan names the oldest messages to summarize down to the
+    low watermark (worked out only if the caller asks: it summarizes, stores, builds again)."""
+    settings = a.inputs.settings
+    history = sum(b.tokens for b in a.blocks)
+    if settings.summarize and history > settings.high_watermark * a.history_budget:
+        ui, blocks = a.inputs.ui_messages, a.blocks
+        low = int(settings.low_watermark * a.history_budget)
+        a.plan = lambda: steps.compaction_plan(ui, blocks, low)
+
+
+def fit_turn(a: Assembly) -> None:
+    """The turn in progress made to fit beside the latest user message, if it can: its older
+    rounds become digests, its newest round's results are cut to equal shares of the room
+    left, and as a last resort every round of the turn is digested. (What still does not fit
+    is left to the priority window, newest first.)"""
+    blocks, start = a.blocks, latest_user_index(a.blocks)
+    room = a.history_budget - _note_tokens(a)
+    if start is None or sum(b.tokens for b in blocks[start:]) <= room:
+        return
+    turn = blocks[start:]
+    rounds = [i for i, b in enumerate(turn) if b.kind == "round" and not b.digested]
+    if not rounds:
+        return
+    cache, counter = a.cache, a.counter
+
+    def counted(blocks: list[Block]) -> list[Block]:
+        return [cache.counted(b, counter) for b in blocks]
+
+    if len(rounds) > 1:  # the older rounds of this turn become digests
+        turn = counted([cache.digested(b) if i in rounds[:-1] else b for i, b in enumerate(turn)])
+    fixed = sum(b.tokens for b in turn if b.kind != "round" or b.digested)
+    whole = [b for b in turn if b.kind == "round" and not b.digested]
+    share = max(64, (room - fixed) // max(1, sum(len(b.messages) - 1 for b in whole)) - 16)
+    turn = counted(
+        [
+            cache.cut(b, share, counter.text) if b.kind == "round" and not b.digested else b
+            for b in turn
+        ]
+    )
+    if sum(b.tokens for b in turn) > room:  # last resort: every round of the turn as digests
+        turn = counted([cache.digested(b) if b.kind == "round" else b for b in turn])
+    a.blocks = blocks[:start] + turn
+    a.limits.append("the tool results of the turn in progress shortened to fit")
+
+
+def priority_window(a: Assembly) -> None:
+    """The priority window: the latest user message and the turn in progress always, then
+    tool rounds, then chatter, newest first; sent in chronological order."""
+    limit = a.inputs.settings.max_history_messages
+    a.kept, a.dropped = steps.select_window(a.blocks, a.history_budget, limit, _note_tokens(a))
+    a.tally = tally(a.kept)
+    if a.tally.tokens > a.history_budget:  # only the mandatory part can overflow
+        last_user = latest_user_index(a.blocks)
+        needed = a.blocks[last_user].tokens if last_user is not None else 0
+        fixed = a.raw(a.budget.available) - a.history_budget
+        raise ContextBudgetError.for_message(a.scaled(needed + fixed), a.budget, a.inputs.model)
+    if a.dropped:
+        a.limits.append(f"{len(a.dropped)} older blocks left out by the priority window")
+
+
+def final_messages(a: Assembly) -> None:
+    """The request: system message, history (user turns left adjacent by a drop merged), the
+    reminder last; validated, and counted exactly."""
+    counter, tally = a.counter, a.tally
+    history = flatten(a.kept)
+    merged = steps.merge_adjacent_users(history) if tally.adjacent_users else history
+    a.messages = validate(steps.add_reminders([a.system_message, *merged], a.reminder))
+    if len(merged) == len(history):  # the history's counts are known: add the ends
+        last = a.messages[-1]
+        closing = (
+            a.reminder_cost
+            if last["content"] == a.reminder
+            else counter.message(last) - counter.message(history[-1])
+        )
+        a.exact = counter.message(a.system_message) + tally.tokens + closing + REPLY_PRIMING
+        a.exact += a.tool_tokens
+    else:  # rare: user turns were merged, count the whole request
+        a.exact = counter.messages(a.messages) + a.tool_tokens
+    over = a.scaled(a.exact) - a.budget.tools - a.budget.available
+    if over > 0:  # the stages above guarantee this never happens: a bug if it does
+        report_violation(f"the request is {over} tokens over the budget of {a.budget.available}")
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _note_tokens(a: Assembly) -> int:
+    """What the note standing in for left-out messages costs."""
+    return a.counter.message({"role": "user", "content": steps.OMITTED_NOTE})
+
+
+def tally(kept: list[Block]) -> Tally:
+    tokens = results = digested = cut = 0
+    adjacent, previous = False, ""
+    for block in kept:
+        kind = block.kind
+        tokens += block.tokens
+        if kind == "round":
+            results += block.results
+            digested += block.digested
+            cut += block.cut
+        elif kind == "user" and previous == "user":
+            adjacent = True
+        previous = kind
+    return Tally(tokens, results, len(kept), digested, cut, adjacent)
+
+
+def report(a: Assembly) -> dict[str, Any]:
+    """The context report the panel's gauge shows (sizes as the provider counts them)."""
+    inputs, counter, tally = a.inputs, a.counter, a.tally
+    summary_tokens = a.scaled(counter.text(a.summary_text)) if a.summary_text else 0
+    user_tokens = a.scaled(counter.text(inputs.user_context)) if inputs.user_context else 0
+    system = a.scaled(counter.text(a.system_message["content"])) - summary_tokens - user_tokens
+    tool_results = a.scaled(tally.results)
+    return {
+        "model": inputs.model,
+        "window": {
+            "tokens": inputs.window.tokens,
+            "source": inputs.window.source,
+            "detail": inputs.window.detail,
+        },
+        "budget": a.budget.available,
+        "tokens": {
+            "system": system,
+            "userContext": user_tokens,
+            "summary": summary_tokens,
+            "history": a.scaled(tally.tokens) - tool_results,
+            "toolResults": tool_results,
+            "tools": a.budget.tools,
+            "reminders": a.scaled(counter.text(a.reminder)),
+            "reserve": a.budget.reserve,
+        },
+        "counts": {
+            "kept": tally.kept,
+            "digested": tally.digested,
+            "summarized": len(a.summarized),
+            "dropped": len(a.dropped),
+            "cut": tally.cut + sum(b.cut for b in a.dropped),
+        },
+        "summary": None
+        if inputs.summary is None or not a.summarized
+        else {"covers": len(a.summarized), "fallback": inputs.summary.fallback},
+        "counter": counter.source,
+        "correction": round(inputs.correction, 4),
+        "reported": None,
+        "cachedTokens": None,
+        "estimated": a.scaled(a.exact),
+        "exact": a.exact,
+        "limits": a.limits,
+    }
