@@ -590,6 +590,31 @@ def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fi
     sent = [m.get("tool_call_id") for m in assembled.messages if m["role"] == "tool"]
     assert sent == ["c0", "c1", "c2", "c3", "c4"]
     assert assembled.messages[-1] == {"role": "user", "content": REMINDER}
+    # the stage that shortened them says so (and the whole-result cut said what it cut first)
+    limits = assembled.report["limits"]
+    assert "the tool results of the turn in progress shortened to fit" in limits
+    assert "5 oversized tool results cut" not in limits  # one round of five results: 1 cut
+    assert "1 oversized tool results cut" in limits
+
+
+def test_the_cache_remembers_derivations_and_never_changes_a_block():
+    # the same thread built twice on one cache: the second build derives nothing anew (its
+    # digests and counts are the first build's objects), and no block was changed in place
+    cache = BlockCache()
+    settings = ContextSettings(keep_last_rounds=1, digest_batch=1)
+    ui = rounds_thread(4)
+    first = build_context(inputs(ui, settings=settings, cache_scope="t"), COUNTER, cache)
+    derived = dict(cache._derived)
+    assert any(variant == "digest" for _, variant in derived)
+    assert any(variant == COUNTER.source for _, variant in derived)
+    again = build_context(
+        inputs(rounds_thread(4), settings=settings, cache_scope="t"), COUNTER, cache
+    )
+    assert again.messages == first.messages and cache._derived == derived
+    assert all(a is b for a, b in zip(cache._derived.values(), derived.values(), strict=True))
+    block = next(iter(derived.values()))
+    with pytest.raises(AttributeError):
+        block.tokens = 1  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("ending", ["user", "tool"])
