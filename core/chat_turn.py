@@ -1,0 +1,185 @@
+"""One chat turn, from a parsed request to the stored answer: `prepare` (the request's
+messages stored, the sources read, the answer planned, the model chosen, the first request
+assembled), `stream` (the answer's UI message chunks, saved as they come), `finish` (the
+answer, the context report and the learned token correction stored; one log line). The
+HTTP route only moves bytes: it parses the body, writes the chunks and says how the stream
+ended."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+from collections.abc import AsyncIterator
+from types import TracebackType
+
+from ..agent_prompts import user_context_block
+from . import ui_stream as ui
+from .answer_saver import AnswerSaver, has_content
+from .budget import ContextBudgetError
+from .chat_context import prepare_context
+from .chat_plan import build_plan, user_limits
+from .chat_request import ChatRequest
+from .chat_sources import gather_sources, user_snapshot
+from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
+from .context_engine import Assembled
+from .provider import Provider, describe_error
+from .server_tools import ToolContext
+from .service import AssistantService
+from .stream_translate import Usage
+from .threads import Threads, ThreadState
+from .tool_registry import OPTIONAL_TOOLS
+
+log = logging.getLogger("comfyui_assistant")
+
+
+class StreamEnd(enum.Enum):
+    """How the response stream ended, as the route saw it."""
+
+    WRITTEN = "written"  # every chunk reached the client
+    CLIENT_GONE = "client gone"  # the browser disconnected (stop, a closed tab)
+    FAILED = "failed"  # an internal error ended the stream
+
+
+class ChatTurn:
+    """Use as `async with ChatTurn(service, req) as turn:`, which stores the request's
+    messages (on the database's thread while the turn plans) and waits for that write on the
+    way out, also after an early error answer."""
+
+    def __init__(self, service: AssistantService, req: ChatRequest, *, debug: bool = False):
+        self.service, self.req, self.debug = service, req, debug
+        self.outcome = ChatOutcome()
+        self.message_id = ""
+        self.headers: dict[str, str] = {}  # the first request's size, for the response
+        self._stored: asyncio.Future[None] | None = None
+        self._threads: Threads | None = None
+        self._plan: ChatPlan | None = None
+        self._provider: Provider | None = None
+        self._model = ""
+        self._tools: ToolContext | None = None
+        self._saver: AnswerSaver | None = None
+
+    async def __aenter__(self) -> ChatTurn:
+        req = self.req
+        self._threads = threads = await self.service.threads()
+        self._stored = asyncio.ensure_future(
+            threads.sync(req.thread_id, req.messages, replaces=req.message_id)
+        )
+        await asyncio.sleep(0)  # (one turn of the loop hands the write over)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stored = self._stored
+        if stored is None:
+            return
+        await asyncio.wait({stored})
+        if not stored.cancelled() and stored.exception() is not None:
+            log.error("storing the request's messages failed: %s", stored.exception())
+
+    async def prepare(self) -> str | None:
+        """Plan the answer and assemble its first request. Returns the message to answer
+        with instead (the context cannot fit, the provider cannot be reached), or None."""
+        service, req = self.service, self.req
+        snap = await user_snapshot(service)
+        sources = await gather_sources(service, snap)
+        first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
+        plan = self._plan = build_plan(req, sources, first_turn)
+        self.message_id = plan.message_id
+        plan.debug = self.debug
+        provider = self._provider = await service.provider()
+        assert self._stored is not None and self._threads is not None, "use `async with`"
+        # the user's message is stored before the model is called (and the context then
+        # knows a thread just created has no summary to read)
+        await self._stored
+        self._tools = ToolContext(
+            thread_id=req.thread_id,
+            threads=self._threads,
+            system_skills=service.system_skills,
+            user_skills=service.user_skills,
+            environment=service.environment,
+            read_context_section=sources.system_context.section,
+        )
+        if plan.local_reply is not None:
+            self._model = provider.settings.model or ""
+            return None
+        try:
+            self._model, plan.model_source = await provider.choose_model()
+            context = await prepare_context(
+                plan=plan,
+                provider=provider,
+                model=self._model,
+                state=ThreadState(await service.store()),
+                thread_id=req.thread_id,
+                environ=service.options.environ,
+                stored_correction=await service.corrections(),
+                persona=sources.persona_prompt,
+                reminders=snap.reminders,
+                user_context=user_context_block(sources.user, user_limits(sources.environ)),
+                optional_tools=OPTIONAL_TOOLS,
+            )
+        except ContextBudgetError as exc:
+            return str(exc)
+        except Exception as exc:
+            return describe_error(exc, provider.settings, provider.settings.model).message
+        plan.assemble = context.assemble
+        model, correction = self._model, context.correction
+
+        def learn(assembled: Assembled, usage: Usage) -> None:
+            correction.observe(model, assembled.exact, usage.prompt_tokens)
+
+        self.outcome.on_usage, self.outcome.correction = learn, correction
+        first = context.assemble(plan.answer_start(), None)
+        self.headers = {
+            "X-Context-Tokens": str(first.tokens),
+            "X-Context-Budget": str(first.budget.available),
+            "X-Context-Window": str(first.budget.window.tokens),
+        }
+        return None
+
+    async def stream(self) -> AsyncIterator[ui.Chunk]:
+        """The answer's chunks; what it shows so far is saved every few seconds."""
+        plan, provider, tools = self._plan, self._provider, self._tools
+        assert plan is not None and provider is not None and tools is not None, "prepare first"
+        assert self._threads is not None
+        self._saver = AnswerSaver(
+            self._threads, self.req.thread_id, self._position(), self.outcome,
+            self.service.options.partial_save_seconds,
+        )  # fmt: skip
+        self._saver.start()
+        async for chunk in chat_chunks(provider, self._model, plan, tools, self.outcome):
+            yield chunk
+
+    async def finish(self, end: StreamEnd) -> None:
+        """Store the answer, the report and the learned correction (even when cancelled)."""
+        if self._saver is not None:
+            await self._saver.stop()
+        outcome, threads, thread_id = self.outcome, self._threads, self.req.thread_id
+        status, note = "interrupted", "stopped: the browser disconnected"
+        if end is StreamEnd.WRITTEN:
+            status, note = (
+                ("complete", "completed") if outcome.error is None else (status, "failed")
+            )
+        elif end is StreamEnd.FAILED:
+            note = "failed: an internal error ended the stream"
+
+        async def save() -> None:
+            assert threads is not None
+            if has_content(outcome.message):
+                await threads.save_answer(thread_id, outcome.message, self._position(), status)
+            if outcome.assembled is not None:
+                await ThreadState(threads.store).set_report(thread_id, outcome.report())
+            if outcome.correction is not None and outcome.last_usage is not None:
+                await self.service.save_corrections(outcome.correction.as_dict())
+
+        with contextlib.suppress(Exception):
+            await asyncio.shield(save())
+        log_outcome(thread_id, outcome, note)
+
+    def _position(self) -> int:
+        """Where the answer goes in the thread: after the request's messages, or in place of
+        the assistant message a continuation extends."""
+        extends = self._plan is not None and self._plan.answer_base is not None
+        return len(self.req.messages) - (1 if extends else 0)
