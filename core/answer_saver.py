@@ -9,11 +9,11 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import Any
 
 from .chat_stream import ChatOutcome
 from .json_text import compact_json
 from .threads import Threads
+from .wire_types import UIMessage
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -44,11 +44,11 @@ class AnswerSaver:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), self.every)
                 return
-            revision = self.outcome.revision
-            if revision == self._saved_revision or not has_content(self.outcome.message):
+            revision, message = self.outcome.revision, self.outcome.message
+            if revision == self._saved_revision or message is None or not has_content(message):
                 continue
             # a snapshot: the stream goes on changing the message while the database writes
-            snapshot = json.loads(compact_json(self.outcome.message))
+            snapshot = json.loads(compact_json(message))
             try:
                 await self.threads.save_answer(self.thread_id, snapshot, self.position, STREAMING)
             except Exception as exc:  # the final save still runs; a partial one may fail
@@ -56,8 +56,8 @@ class AnswerSaver:
             self._saved_revision = revision
 
 
-def has_content(message: dict[str, Any]) -> bool:
+def has_content(message: UIMessage | None) -> bool:
     """Whether an answer shows anything (more than step markers and the context report)."""
-    return any(
+    return message is not None and any(
         part.get("type") not in ("step-start", "data-context") for part in message.get("parts", ())
     )

@@ -24,6 +24,7 @@ from .provider import Provider
 from .summarizer import summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
+from .wire_types import UIMessage
 
 
 @dataclass
@@ -32,7 +33,7 @@ class ChatContext:
     correction: Correction
     _last: tuple[tuple[Any, ...], Assembled] | None = None
 
-    def assemble(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
+    def assemble(self, answer: UIMessage, window: int | None = None) -> Assembled:
         """The request for the answer so far. The same answer is built once: the compaction
         check, the headers and the first model step all ask for it."""
         parts = answer.get("parts", [])
@@ -43,7 +44,7 @@ class ChatContext:
         self._last = (key, built)
         return built
 
-    def _build(self, answer: dict[str, Any], window: int | None) -> Assembled:
+    def _build(self, answer: UIMessage, window: int | None) -> Assembled:
         citation = any(p.get("type") in CITATION_PARTS for p in answer.get("parts", []))
         inputs = replace(
             self.inputs,

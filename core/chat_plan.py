@@ -36,6 +36,7 @@ from .chat_stream import ChatPlan, response_message_id
 from .skills import Skill, SkillError, closest
 from .tool_registry import TOOLS
 from .ui_messages import system_texts
+from .wire_types import UIMessage, UIPart
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
@@ -85,14 +86,14 @@ def load_context(directory: Path, environ: Mapping[str, str], replace_role: bool
     return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
 
 
-def _last_user(messages: list[dict[str, Any]]) -> int | None:
+def _last_user(messages: list[UIMessage]) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             return i
     return None
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def _text_of(message: UIMessage) -> str:
     return "\n\n".join(p["text"] for p in message.get("parts", []) if p.get("type") == "text")
 
 
@@ -117,7 +118,7 @@ def skill_message(skill: Skill, rest: str) -> str:
     )
 
 
-def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) -> str | None:
+def apply_skill_command(history: list[UIMessage], skills: Sequence[Skill]) -> str | None:
     """Inject a `/skill` into (a copy of) the last user message; a local reply if it fails.
     The stored thread keeps what the user typed."""
     index = _last_user(history)
@@ -137,8 +138,9 @@ def apply_skill_command(history: list[dict[str, Any]], skills: Sequence[Skill]) 
         return f"There is no skill called '{words.split()[0]}'.{hint} Skills: {names}."
     message = history[index]
     others = [p for p in message.get("parts", []) if p.get("type") != "text"]
-    text = {"type": "text", "text": skill_message(*hit)}
-    history[index] = {**message, "parts": [text, *others]}
+    text: UIPart = {"type": "text", "text": skill_message(*hit)}
+    history[index] = message.copy()  # (the stored thread keeps what the user typed)
+    history[index]["parts"] = [text, *others]
     return None
 
 
@@ -166,7 +168,7 @@ def _offered_tools(
     return tools, server
 
 
-def _used_lookups(messages: list[dict[str, Any]]) -> bool:
+def _used_lookups(messages: list[UIMessage]) -> bool:
     return any(
         part.get("type") in CITATION_PARTS
         for message in messages

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .wire_types import UIMessage
+
 ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -32,7 +34,7 @@ class ClientTool:
 @dataclass(frozen=True)
 class ChatRequest:
     thread_id: str
-    messages: list[dict[str, Any]]
+    messages: list[UIMessage]
     trigger: str = "submit-message"
     message_id: str | None = None
     system: str | None = None

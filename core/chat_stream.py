@@ -29,6 +29,7 @@ from .server_tools import ToolContext, ToolFailure
 from .stream_translate import StepTranslator, Usage, new_id
 from .tool_registry import run_server_tool
 from .ui_assembler import MessageAssembler
+from .wire_types import ContextReport, UIMessage
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -38,24 +39,24 @@ class ChatPlan:
     """Everything one answer needs, decided before the model is called."""
 
     system: str
-    ui_history: list[dict[str, Any]]  # UI messages before the answer (a /skill applied)
+    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
     message_id: str
-    answer_base: dict[str, Any] | None = None  # the assistant message a continuation extends
+    answer_base: UIMessage | None = None  # the assistant message a continuation extends
     tools: list[dict[str, Any]] = field(default_factory=list)
     server_tools: frozenset[str] = frozenset()
     max_steps: int = 8
     local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
     # Builds the exact request for the answer so far (the context engine); the optional
     # window overrides ours after a provider's "context length exceeded".
-    assemble: Callable[[dict[str, Any], int | None], Assembled] | None = None
+    assemble: Callable[[UIMessage, int | None], Assembled] | None = None
     model_source: str = "settings"
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
 
-    def answer_start(self) -> dict[str, Any]:
+    def answer_start(self) -> UIMessage:
         """The assistant message this answer extends (a continuation), or a new empty one."""
         return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
 
-    def request(self, answer: dict[str, Any], window: int | None = None) -> Assembled:
+    def request(self, answer: UIMessage, window: int | None = None) -> Assembled:
         if self.assemble is None:
             raise RuntimeError("the plan has no context engine attached")
         return self.assemble(answer, window)
@@ -65,7 +66,7 @@ class ChatPlan:
 class ChatOutcome:
     """What happened: for the log line, the stored answer and the context report."""
 
-    message: dict[str, Any] = field(default_factory=dict)
+    message: UIMessage | None = None  # the answer as it streams
     model: str | None = None
     finish_reason: str = "other"
     usage: Usage | None = None
@@ -85,16 +86,18 @@ class ChatOutcome:
         if self.on_usage is not None:
             self.on_usage(assembled, usage)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> ContextReport | None:
         """The last step's context report, with what the provider reported for it."""
-        report = dict(self.assembled.report) if self.assembled is not None else {}
+        if self.assembled is None:
+            return None
+        report = self.assembled.report.copy()
         if self.last_usage is not None:
             report["reported"] = self.last_usage.prompt_tokens
             report["cachedTokens"] = self.last_usage.cached_tokens
         return report
 
 
-def response_message_id(messages: list[dict[str, Any]]) -> str:
+def response_message_id(messages: list[UIMessage]) -> str:
     """A continuation (last message is the assistant's) must keep that message's id."""
     last = messages[-1]
     if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
@@ -133,7 +136,7 @@ def _names(tools: list[dict[str, Any]]) -> frozenset[str]:
 
 
 async def _open_step(
-    provider: Provider, model: str, plan: ChatPlan, answer: dict[str, Any], last: bool
+    provider: Provider, model: str, plan: ChatPlan, answer: UIMessage, last: bool
 ) -> tuple[Any, Assembled]:
     """Start one model call (the last allowed step offers no tools); on "context length
     exceeded" rebuild for the window the provider reported (or 75% of ours), retry once."""
@@ -148,7 +151,7 @@ async def _open_step(
         window = window_from_error(detail) or int(assembled.budget.window.tokens * 0.75)
         log.warning("the provider's window is smaller than ours; retrying with %d", window)
         assembled = plan.request(answer, window)
-        assembled.report["limits"] = [*assembled.report.get("limits", []), "retried: overflow"]
+        assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
         tools = [] if last else assembled.tools
         return await provider.stream(model, assembled.messages, tools), assembled
 
@@ -244,8 +247,9 @@ async def chat_chunks(
     metadata: dict[str, Any] = {"model": outcome.model}
     if outcome.usage is not None:
         metadata["usage"] = outcome.usage.as_metadata()
-    if outcome.assembled is not None:
-        yield emit(ui.Data("context", outcome.report(), id="context"))
+    report = outcome.report()
+    if report is not None:
+        yield emit(ui.Data("context", report, id="context"))
     yield emit(ui.Finish(outcome.finish_reason, metadata))
 
 
@@ -305,7 +309,7 @@ def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
     tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}" if usage else "n/a"
     report = outcome.report()
     context = "context=n/a"
-    if report:
+    if report is not None:
         counts = report["counts"]
         context = (
             f"context={report['estimated']}/{report['budget']} window={report['window']['tokens']}"
@@ -315,7 +319,7 @@ def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
     log.info(
         "chat thread=%s message=%s model=%s finish=%s steps=%d tokens=%s %s %s in %.2fs",
         thread_id,
-        outcome.message.get("id"),
+        outcome.message and outcome.message.get("id"),
         outcome.model,
         outcome.finish_reason if outcome.error is None else f"error:{outcome.error_kind}",
         outcome.steps,

@@ -167,10 +167,11 @@ class ChatTurn:
 
         async def save() -> None:
             assert threads is not None
-            if has_content(outcome.message):
+            if outcome.message is not None and has_content(outcome.message):
                 await threads.save_answer(thread_id, outcome.message, self._position(), status)
-            if outcome.assembled is not None:
-                await ThreadState(threads.store).set_report(thread_id, outcome.report())
+            report = outcome.report()
+            if report is not None:
+                await ThreadState(threads.store).set_report(thread_id, report)
             if outcome.correction is not None and outcome.last_usage is not None:
                 await self.service.save_corrections(outcome.correction.as_dict())
 

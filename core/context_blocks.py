@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from .digests import digest_tool_part
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
+from .wire_types import OpenAIMessage, UIMessage, UIPart, with_content
 
 Kind = Literal["user", "assistant", "round"]
-Message = dict[str, Any]
+Message = OpenAIMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,32 +77,32 @@ class Block:
         )  # fmt: skip
 
 
-def tool_parts(ui_message: dict[str, Any]) -> list[dict[str, Any]]:
+def tool_parts(ui_message: UIMessage) -> list[UIPart]:
     """The tool parts of a UI message, in the order their results are converted."""
     return [p for p in ui_message.get("parts") or () if tool_name_of(p) is not None]
 
 
-def parts_of(block: Block, ui_message: dict[str, Any]) -> list[dict[str, Any]]:
+def parts_of(block: Block, ui_message: UIMessage) -> list[UIPart]:
     """The tool parts a pending round's results come from."""
     return own_parts(block, tool_parts(ui_message))
 
 
-def own_parts(block: Block, message_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def own_parts(block: Block, message_parts: list[UIPart]) -> list[UIPart]:
     """A pending round's share of its message's tool parts (`tool_parts`)."""
     return message_parts[block.offset : block.offset + len(block.messages) - 1]
 
 
-def render_results(block: Block, parts: list[dict[str, Any]]) -> Block:
+def render_results(block: Block, parts: list[UIPart]) -> Block:
     """A pending round with its results rendered from its tool parts (`parts_of`); any other
     block as it is."""
     if block.offset < 0:
         return block
     call, *results = block.messages
-    rendered = [{**m, "content": tool_result_text(p)} for m, p in zip(results, parts, strict=True)]
+    rendered = [with_content(m, tool_result_text(p)) for m, p in zip(results, parts, strict=True)]
     return block.with_messages([call, *rendered])
 
 
-def _digest_line(part: dict[str, Any]) -> str:
+def _digest_line(part: UIPart) -> str:
     """A pending result: its digest (the tool name and arguments as the call renders them)."""
     given = part.get("input")
     args = given if isinstance(given, dict) else {}
@@ -109,7 +110,7 @@ def _digest_line(part: dict[str, Any]) -> str:
 
 
 def blocks_of(
-    ui_message: dict[str, Any], render: bool = True, keys: Iterator[Hashable] | None = None
+    ui_message: UIMessage, render: bool = True, keys: Iterator[Hashable] | None = None
 ) -> list[Block]:
     """The blocks of one UI message, in order; with `render=False` its rounds are pending.
     `keys` gives each block its cache key."""
@@ -135,7 +136,7 @@ def blocks_of(
     return out
 
 
-def build_blocks(ui_messages: Iterable[dict[str, Any]]) -> list[Block]:
+def build_blocks(ui_messages: Iterable[UIMessage]) -> list[Block]:
     return [block for message in ui_messages for block in blocks_of(message)]
 
 

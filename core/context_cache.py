@@ -22,14 +22,15 @@ from . import context_steps as steps
 from .context_blocks import Block, blocks_of, render_results
 from .fingerprint import key_of
 from .tokens import TokenCounter
+from .wire_types import UIMessage, UIPart
 
 MAX_MESSAGES = 20_000
 MAX_CHARS = 64_000_000  # the characters the cached blocks may hold alive, all threads together
 LARGE = 1_000_000  # a message holding more is converted afresh each time, never kept
-Origin = Callable[[Block], list[dict[str, Any]]]  # a pending round's tool parts (this request's)
+Origin = Callable[[Block], list[UIPart]]  # a pending round's tool parts (this request's)
 
 
-def signature(message: dict[str, Any], scope: str = "") -> tuple[Any, ...]:
+def signature(message: UIMessage, scope: str = "") -> tuple[Any, ...]:
     """Everything the model would see of a UI message, as a tuple of its values.
 
     A tool part is identified by its call id and state: within a thread (the `scope`) a
@@ -79,9 +80,7 @@ class BlockCache:
         self._derived: dict[tuple[Hashable, Hashable], Block] = {}
         self._roots: dict[Hashable, Block] = {}  # a cut variant's key -> the block it was cut from
 
-    def thread(
-        self, messages: Sequence[dict[str, Any]], scope: str = ""
-    ) -> list[tuple[Block, ...]]:
+    def thread(self, messages: Sequence[UIMessage], scope: str = "") -> list[tuple[Block, ...]]:
         """The blocks of each message, in order."""
         get = self._blocks.get
         return [
@@ -89,7 +88,7 @@ class BlockCache:
             for m in messages
         ]
 
-    def _add(self, message: dict[str, Any], key: tuple[Any, ...]) -> tuple[Block, ...]:
+    def _add(self, message: UIMessage, key: tuple[Any, ...]) -> tuple[Block, ...]:
         size = _held_chars(message)
         if size > LARGE:  # converted afresh each time, its derivations not remembered
             return tuple(blocks_of(message, render=False))
@@ -177,7 +176,7 @@ def _count(block: Block, counter: TokenCounter) -> tuple[int, int]:
     return one(first) + results, results
 
 
-def _held_chars(message: dict[str, Any]) -> int:
+def _held_chars(message: UIMessage) -> int:
     """The characters of a message's texts and URLs: what its blocks keep alive (a pending
     round keeps its digest lines, not its tool outputs)."""
     size = 0

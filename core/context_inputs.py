@@ -9,8 +9,9 @@ from functools import cached_property
 from typing import Any
 
 from .budget import Budget, Window
+from .wire_types import ContextReport, OpenAIMessage, UIMessage
 
-Message = dict[str, Any]
+Message = OpenAIMessage
 
 
 def _env_float(environ: Mapping[str, str], name: str, default: float) -> float:
@@ -73,7 +74,7 @@ class Summary:
 @dataclass(frozen=True)
 class ContextInputs:
     system: str
-    ui_messages: Sequence[dict[str, Any]]
+    ui_messages: Sequence[UIMessage]
     tools: list[dict[str, Any]]
     model: str
     window: Window
@@ -96,7 +97,7 @@ class Assembled:
     tokens: int  # the prompt as we estimate the provider counts it (corrected)
     exact: int  # our exact count, before the correction
     budget: Budget
-    report: dict[str, Any]
+    report: ContextReport
     tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
     # Above the high watermark: works out the compaction plan (see `compaction`).
     plan: Callable[[], list[str] | None] | None = field(default=None, repr=False, compare=False)
@@ -109,6 +110,6 @@ class Assembled:
         return None if self.plan is None else self.plan()
 
 
-def covered_ids(ui_messages: Sequence[dict[str, Any]], until: str) -> frozenset[str]:
+def covered_ids(ui_messages: Sequence[UIMessage], until: str) -> frozenset[str]:
     ids = [str(m.get("id") or "") for m in ui_messages]
     return frozenset(ids[: ids.index(until) + 1]) if until in ids else frozenset()

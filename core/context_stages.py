@@ -23,6 +23,7 @@ from .context_cache import BlockCache
 from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
 from .tokens import REPLY_PRIMING, TokenCounter
+from .wire_types import ContextReport, UIMessage, UIPart
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
@@ -83,12 +84,12 @@ class Origins:
     from them. Only the newest rounds of new messages need them, so the map is built on the
     first question."""
 
-    def __init__(self, messages: Sequence[dict[str, Any]], found: list[tuple[Block, ...]]) -> None:
+    def __init__(self, messages: Sequence[UIMessage], found: list[tuple[Block, ...]]) -> None:
         self.messages, self.found = messages, found
         self._at: dict[int, int] | None = None  # id of a pending round -> its message's index
-        self._parts: dict[int, list[dict[str, Any]]] = {}  # message index -> its tool parts
+        self._parts: dict[int, list[UIPart]] = {}  # message index -> its tool parts
 
-    def __call__(self, block: Block) -> list[dict[str, Any]]:
+    def __call__(self, block: Block) -> list[UIPart]:
         if self._at is None:
             self._at = {id(b): k for k, bs in enumerate(self.found) for b in bs if b.offset >= 0}
         k = self._at[id(block)]
@@ -296,12 +297,16 @@ def tally(kept: list[Block]) -> Tally:
     return Tally(tokens, results, len(kept), digested, cut, adjacent)
 
 
-def report(a: Assembly) -> dict[str, Any]:
+def report(a: Assembly) -> ContextReport:
     """The context report the panel's gauge shows (sizes as the provider counts them)."""
     inputs, counter, tally = a.inputs, a.counter, a.tally
     summary_tokens = a.scaled(counter.text(a.summary_text)) if a.summary_text else 0
     user_tokens = a.scaled(counter.text(inputs.user_context)) if inputs.user_context else 0
-    system = a.scaled(counter.text(a.system_message["content"])) - summary_tokens - user_tokens
+    system = (
+        a.scaled(counter.text(str(a.system_message.get("content") or "")))
+        - summary_tokens
+        - user_tokens
+    )
     tool_results = a.scaled(tally.results)
     return {
         "model": inputs.model,

@@ -17,6 +17,7 @@ from typing import Any
 from .context_blocks import Block, Message, latest_user_index
 from .digests import digest_tool_result
 from .json_cut import cut_json
+from .wire_types import Content, UIMessage, with_content
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
@@ -41,7 +42,7 @@ def digest_round(block: Block) -> Block:
         call_id = result["tool_call_id"]
         fn = by_id[call_id]
         line = digest_tool_result(fn["name"], fn["arguments"], str(result["content"]), call_id)
-        digested.append({**result, "content": line})
+        digested.append(with_content(result, line))
     return block.with_messages([call, *digested], digested=True)
 
 
@@ -100,17 +101,17 @@ def cut_oversized(
 
 
 def _prefix_user(message: Message, text: str) -> Message:
-    content = message["content"]
+    content = message.get("content")
     if isinstance(content, str):
-        return {**message, "content": f"{text}\n\n{content}"}
-    return {**message, "content": [{"type": "text", "text": text}, *content]}
+        return with_content(message, f"{text}\n\n{content}")
+    return with_content(message, [{"type": "text", "text": text}, *_as_parts(content)])
 
 
 def _suffix_user(message: Message, text: str) -> Message:
-    content = message["content"]
+    content = message.get("content")
     if isinstance(content, str):
-        return {**message, "content": f"{content}\n\n{text}"}
-    return {**message, "content": [*content, {"type": "text", "text": text}]}
+        return with_content(message, f"{content}\n\n{text}")
+    return with_content(message, [*_as_parts(content), {"type": "text", "text": text}])
 
 
 def apply_persona(blocks: list[Block], name: str, instructions: str) -> list[Block]:
@@ -237,7 +238,7 @@ def select_window(
 def _no_leading_orphan(kept: list[Block], note_tokens: int) -> list[Block]:
     """History starts with a user message (local templates require it)."""
     if kept and kept[0].kind != "user":
-        message = {"role": "user", "content": OMITTED_NOTE}
+        message: Message = {"role": "user", "content": OMITTED_NOTE}
         return [Block("user", (message,), "", tokens=note_tokens), *kept]
     return kept
 
@@ -247,18 +248,20 @@ def merge_adjacent_users(messages: list[Message]) -> list[Message]:
     out: list[Message] = []
     for message in messages:
         if out and message["role"] == "user" and out[-1]["role"] == "user":
-            text = message["content"]
+            text = message.get("content")
             if isinstance(text, str):
                 out[-1] = _suffix_user(out[-1], text)
             else:
-                out[-1] = {**out[-1], "content": _as_parts(out[-1]["content"]) + text}
+                out[-1] = with_content(out[-1], _as_parts(out[-1].get("content")) + _as_parts(text))
             continue
         out.append(message)
     return out
 
 
-def _as_parts(content: Any) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def _as_parts(content: Content) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or ())
 
 
 def summary_section(summary: str) -> str:
@@ -266,7 +269,7 @@ def summary_section(summary: str) -> str:
 
 
 def compaction_plan(
-    ui_messages: Sequence[dict[str, Any]], blocks: list[Block], target: int
+    ui_messages: Sequence[UIMessage], blocks: list[Block], target: int
 ) -> list[str] | None:
     """The oldest UI messages to summarize so the history left is at most `target` tokens;
     the cut falls just before a user message, never at or after the latest one."""

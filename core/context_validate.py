@@ -12,7 +12,9 @@ import logging
 import os
 from typing import Any
 
-Message = dict[str, Any]
+from .wire_types import OpenAIMessage
+
+Message = OpenAIMessage
 log = logging.getLogger("comfyui_assistant")
 MISSING_RESULT = "The tool did not run: no result was recorded."
 
@@ -95,7 +97,8 @@ def repair(messages: list[Message]) -> list[Message]:
             calls = [c for c in m["tool_calls"] if c.get("id") and c["id"] not in seen]
             seen.update(c["id"] for c in calls)
             if len(calls) < len(m["tool_calls"]):
-                m = {k: v for k, v in m.items() if k != "tool_calls"}
+                m = m.copy()
+                del m["tool_calls"]
                 if calls:
                     m["tool_calls"] = calls
         if role == "assistant" and not m.get("tool_calls") and not m.get("content"):

@@ -17,6 +17,7 @@ from .json_text import compact_json
 from .tool_registry import get_tool
 from .tool_spec import ToolSpec
 from .ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
+from .wire_types import UIPart
 
 DIGEST_PREFIX = "[digest] "
 _RECALL = " (recall: "
@@ -258,9 +259,7 @@ def digest_tool_result(
     return _line(name, arguments, _outcome(name, result, spec), call_id, spec)
 
 
-def digest_tool_part(
-    name: str, arguments: str | dict[str, Any], part: dict[str, Any], call_id: str
-) -> str:
+def digest_tool_part(name: str, arguments: str | dict[str, Any], part: UIPart, call_id: str) -> str:
     """`digest_tool_result` of a UI tool part's result, read from its output object: the same
     line, without rendering (and re-parsing) the whole result as JSON."""
     output = part.get("output")

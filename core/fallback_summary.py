@@ -7,13 +7,14 @@ Pure and deterministic, like the digests.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .digests import DIGEST_PREFIX, digest_tool_result, one_line, parse_args
 from .json_text import compact_json
 from .ui_messages import NOT_RUN
+from .wire_types import OpenAIMessage
 
 _Fact = Callable[[re.Match[str]], str]
 _PARAMS = (
@@ -188,7 +189,7 @@ def _expendable(sections: list[_Section], stated: dict[str, None]) -> tuple[_Sec
 
 
 def fallback_summary(
-    messages: list[dict[str, Any]], previous: str | None, max_chars: int = 4000
+    messages: Sequence[OpenAIMessage], previous: str | None, max_chars: int = 4000
 ) -> str:
     """A deterministic digest of a stretch of conversation (OpenAI messages): what the user
     stated (sentences with a preference, a name or a value, verbatim), the user's requests, a

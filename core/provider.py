@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ import openai
 
 from .provider_config import ProviderSettings
 from .redact import redact, remember_secret
+from .wire_types import OpenAIMessage
 
 # Local servers ignore the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -223,7 +225,7 @@ class Provider:
     async def complete(
         self,
         model: str,
-        messages: list[dict[str, Any]],
+        messages: Sequence[OpenAIMessage],
         max_tokens: int,
         temperature: float | None = None,
     ) -> Completed:
@@ -243,7 +245,7 @@ class Provider:
         )
 
     async def stream(
-        self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, model: str, messages: Sequence[OpenAIMessage], tools: list[dict[str, Any]]
     ) -> openai.AsyncStream[Any]:
         """Open a streamed chat completion of raw chunk dicts; the caller must close it.
 

@@ -11,7 +11,6 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
@@ -19,6 +18,7 @@ from .context_steps import digest_rounds
 from .fallback_summary import fallback_summary
 from .provider import Provider
 from .ui_messages import to_openai_messages
+from .wire_types import OpenAIMessage, UIMessage
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -42,7 +42,7 @@ THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 TRANSCRIPT_CHARS = 60_000
 
 
-def transcript(messages: Sequence[dict[str, Any]]) -> str:
+def transcript(messages: Sequence[OpenAIMessage]) -> str:
     """The conversation as plain text for the summarizer (tool results already digested)."""
     lines = []
     for m in messages:
@@ -65,7 +65,7 @@ def transcript(messages: Sequence[dict[str, Any]]) -> str:
 
 
 async def model_summary(
-    provider: Provider, model: str, previous: str | None, messages: Sequence[dict[str, Any]]
+    provider: Provider, model: str, previous: str | None, messages: Sequence[OpenAIMessage]
 ) -> str:
     user = (f"Previous summary:\n{previous}\n\n" if previous else "") + (
         f"New part of the conversation:\n{transcript(messages)}"
@@ -85,7 +85,7 @@ async def summarize(
     provider: Provider,
     model: str,
     previous: Summary | None,
-    ui_messages: Sequence[dict[str, Any]],
+    ui_messages: Sequence[UIMessage],
     ids: list[str],
     timeout: float = SUMMARY_TIMEOUT,
     max_chars: int = 4000,

@@ -22,12 +22,13 @@ from .json_text import compact_json
 from .store import Store
 from .tokens import TokenCounter, counter_for
 from .ui_messages import to_openai_messages, tool_name_of, tool_result_text
+from .wire_types import ContextReport, Role, UIMessage, UIPart
 
 TITLE_CHARS = 60
 KNOWN_THREADS = 64
 
 
-def title_from(messages: list[dict[str, Any]]) -> str:
+def title_from(messages: list[UIMessage]) -> str:
     """The first line of the first user text, cut at a word boundary."""
     for message in messages:
         if message.get("role") != "user":
@@ -63,7 +64,7 @@ def _without_command(line: str) -> str:
 _SET_ONCE = frozenset({"input", "output", "rawInput"})
 
 
-def stored_key(message: dict[str, Any]) -> str:
+def stored_key(message: UIMessage) -> str:
     """What decides whether a stored message must be written again: its parts as JSON, but
     for a tool part's input and output. The AI SDK sets those once, together with the part's
     state (a streamed tool's interim outputs are flagged `preliminary`), and never changes
@@ -105,14 +106,14 @@ def _touch_thread(db: sqlite3.Connection, thread_id: str, title: str, now: float
 @dataclass(frozen=True)
 class StoredMessage:
     id: str
-    role: str
-    parts: list[dict[str, Any]]
+    role: Role
+    parts: list[UIPart]
     metadata: dict[str, Any] | None
     status: str
     created_at: float
 
-    def as_ui(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "role": self.role, "parts": self.parts}
+    def as_ui(self) -> UIMessage:
+        out: UIMessage = {"id": self.id, "role": self.role, "parts": self.parts}
         if self.metadata is not None:
             out["metadata"] = self.metadata
         if self.status != "complete":
@@ -125,12 +126,12 @@ class Threads:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def ensure(self, thread_id: str, messages: list[dict[str, Any]]) -> None:
+    async def ensure(self, thread_id: str, messages: list[UIMessage]) -> None:
         title, now = title_from(messages), time.time()
         await self.store.write(lambda db: _touch_thread(db, thread_id, title, now))
 
     async def sync(
-        self, thread_id: str, messages: list[dict[str, Any]], replaces: str | None = None
+        self, thread_id: str, messages: list[UIMessage], replaces: str | None = None
     ) -> None:
         """Store the request's messages before the model is called (see module docstring):
         one transaction, writing only what is new or changed — none at all when this process
@@ -167,8 +168,8 @@ class Threads:
     async def _write_rows(
         self,
         thread_id: str,
-        messages: list[dict[str, Any]],
-        rows: list[tuple[str, int, dict[str, Any]]],
+        messages: list[UIMessage],
+        rows: list[tuple[str, int, UIMessage]],
         *,
         compare: bool,
         replaces: str | None = None,
@@ -217,7 +218,7 @@ class Threads:
         return known
 
     async def save_answer(
-        self, thread_id: str, message: dict[str, Any], position: int, status: str
+        self, thread_id: str, message: UIMessage, position: int, status: str
     ) -> None:
         """Store the assistant's answer: complete, or interrupted when the stream broke."""
         now = time.time()
@@ -311,7 +312,7 @@ def _write(
     thread_id: str,
     mid: str,
     position: int,
-    message: dict[str, Any],
+    message: UIMessage,
     parts: str,
     now: float,
     status: str = "complete",
@@ -340,7 +341,7 @@ def _write(
 
 
 def _record_tool_results(
-    db: sqlite3.Connection, thread_id: str, parts: list[dict[str, Any]], now: float
+    db: sqlite3.Connection, thread_id: str, parts: list[UIPart], now: float
 ) -> None:
     """Keep every finished tool result whole, so a shortened one can be recalled later."""
     for part in parts:
@@ -421,5 +422,5 @@ class ThreadState:
         value = await self._get(thread_id, "context_report")
         return value if isinstance(value, dict) else None
 
-    async def set_report(self, thread_id: str, report: dict[str, Any]) -> None:
+    async def set_report(self, thread_id: str, report: ContextReport) -> None:
         await self._set(thread_id, context_report=compact_json(report))

@@ -6,7 +6,7 @@ out first on a small window, whether its results are sources to cite, and how a 
 
 Adding a server tool: one spec here and its handler in `server_tools.py`. Adding a panel tool:
 one spec here, its implementation in `ui/src/tools/`, one line in that folder's table (the
-panel's schemas are generated from this file: `scripts/gen_tool_schemas.py`).
+panel's schemas are generated from this file: `scripts/gen_panel_types.py`).
 """
 
 from __future__ import annotations

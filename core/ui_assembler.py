@@ -8,32 +8,39 @@ client's `readUIMessageStream` for every stream they produce.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from . import ui_stream as ui
+from .wire_types import UIMessage
 
 
 class MessageAssembler:
-    def __init__(self, base: dict[str, Any] | None = None) -> None:
+    def __init__(self, base: UIMessage | None = None) -> None:
         """`base` is the assistant message a continuation appends to."""
-        self.message: dict[str, Any] = (
-            copy.deepcopy(base) if base else {"id": "", "role": "assistant", "parts": []}
+        # (built from stream chunks, part by part: a plain dict while it grows)
+        self._message: dict[str, Any] = (
+            copy.deepcopy(dict(base)) if base else {"id": "", "role": "assistant", "parts": []}
         )
         self._open: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, dict[str, Any]] = {
-            p["toolCallId"]: p for p in self.message["parts"] if "toolCallId" in p
+            p["toolCallId"]: p for p in self._message["parts"] if "toolCallId" in p
         }
+
+    @property
+    def message(self) -> UIMessage:
+        """The message so far (the same object as it grows)."""
+        return cast(UIMessage, self._message)
 
     def _metadata(self, value: dict[str, Any] | None) -> None:
         if value:
-            self.message["metadata"] = {**self.message.get("metadata", {}), **value}
+            self._message["metadata"] = {**self._message.get("metadata", {}), **value}
 
     def _tool(self, chunk: Any, **fields: Any) -> None:
         part = self._tools.get(chunk.tool_call_id)
         if part is None:
             part = {"type": f"tool-{chunk.tool_name}", "toolCallId": chunk.tool_call_id}
             self._tools[chunk.tool_call_id] = part
-            self.message["parts"].append(part)
+            self._message["parts"].append(part)
         part.update({k: v for k, v in fields.items() if v is not None})
         for key in [k for k, v in fields.items() if v is None]:
             part.pop(key, None)
@@ -41,10 +48,10 @@ class MessageAssembler:
             part["providerExecuted"] = True
 
     def apply(self, chunk: ui.Chunk) -> None:
-        parts: list[dict[str, Any]] = self.message["parts"]
+        parts: list[dict[str, Any]] = self._message["parts"]
         if isinstance(chunk, ui.Start):
             if chunk.message_id:
-                self.message["id"] = chunk.message_id
+                self._message["id"] = chunk.message_id
             self._metadata(chunk.message_metadata)
         elif isinstance(chunk, (ui.MessageMetadata, ui.Finish)):
             self._metadata(chunk.message_metadata)

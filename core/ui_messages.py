@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from .json_text import compact_json
+from .wire_types import FunctionCall, OpenAIMessage, ToolCall, UIMessage, UIPart
 
-Message = dict[str, Any]
+Message = OpenAIMessage
 
 NOT_RUN = "The tool did not run: no result was returned (the run was stopped or interrupted)."
 INPUT_INCOMPLETE = "The tool did not run: its arguments were still incomplete when the turn ended."
@@ -30,7 +31,7 @@ AWAITING = "The tool did not run: it was waiting for the user's approval."
 TEXT_FILE_LIMIT = 100_000
 
 
-def tool_name_of(part: dict[str, Any]) -> str | None:
+def tool_name_of(part: UIPart) -> str | None:
     ptype = part.get("type", "")
     if not isinstance(ptype, str):
         return None
@@ -42,7 +43,7 @@ def tool_name_of(part: dict[str, Any]) -> str | None:
     return None
 
 
-def tool_result_text(part: dict[str, Any]) -> str:
+def tool_result_text(part: UIPart) -> str:
     """What the model reads as the result of one tool part, whatever state it ended in."""
     state = part.get("state")
     if state == "output-available":
@@ -64,16 +65,16 @@ def tool_result_text(part: dict[str, Any]) -> str:
     return NOT_RUN
 
 
-def _arguments(part: dict[str, Any]) -> str:
+def _arguments(part: UIPart) -> str:
     value = part.get("input")
     return compact_json(value) if isinstance(value, dict) else "{}"
 
 
-ResultText = Callable[[dict[str, Any]], str]
+ResultText = Callable[[UIPart], str]
 
 
 def _emit(
-    texts: list[str], calls: list[dict[str, Any]], results: list[Message], out: list[Message]
+    texts: list[str], calls: list[ToolCall], results: list[Message], out: list[Message]
 ) -> None:
     """One step: "text, then its tool calls", then a result for each call."""
     message: Message = {"role": "assistant", "content": "\n\n".join(texts) or None}
@@ -83,9 +84,9 @@ def _emit(
     out.extend(results)
 
 
-def _assistant(parts: list[dict[str, Any]], out: list[Message], result_text: ResultText) -> None:
+def _assistant(parts: list[UIPart], out: list[Message], result_text: ResultText) -> None:
     texts: list[str] = []  # (never empty texts: only non-empty ones are kept)
-    calls: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
     results: list[Message] = []
     for part in parts:
         ptype = part.get("type")
@@ -106,7 +107,7 @@ def _assistant(parts: list[dict[str, Any]], out: list[Message], result_text: Res
             if name is None:
                 continue
             call_id = part["toolCallId"]
-            function = {"name": name, "arguments": _arguments(part)}
+            function: FunctionCall = {"name": name, "arguments": _arguments(part)}
             calls.append({"id": call_id, "type": "function", "function": function})
             results.append({"role": "tool", "tool_call_id": call_id, "content": result_text(part)})
     if texts or calls:
@@ -127,7 +128,7 @@ def _decode_text_file(url: str) -> str | None:
         return None
 
 
-def _file_content(part: dict[str, Any]) -> dict[str, Any]:
+def _file_content(part: UIPart) -> dict[str, Any]:
     media = part["mediaType"]
     name = part.get("filename") or "attachment"
     if media.startswith("image/"):
@@ -139,7 +140,7 @@ def _file_content(part: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": f"[file {name} ({media}) was attached but cannot be sent]"}
 
 
-def _user(parts: list[dict[str, Any]], out: list[Message]) -> None:
+def _user(parts: list[UIPart], out: list[Message]) -> None:
     content: list[dict[str, Any]] = []
     for part in parts:
         if part.get("type") == "text" and part["text"]:
@@ -154,7 +155,7 @@ def _user(parts: list[dict[str, Any]], out: list[Message]) -> None:
         out.append({"role": "user", "content": content})
 
 
-def system_texts(messages: list[dict[str, Any]]) -> list[str]:
+def system_texts(messages: Sequence[UIMessage]) -> list[str]:
     """Text of UI `system` messages; the prompt builder folds them into the system message."""
     return [
         part["text"]
@@ -166,7 +167,7 @@ def system_texts(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def to_openai_messages(
-    messages: list[dict[str, Any]], result_text: ResultText = tool_result_text
+    messages: Sequence[UIMessage], result_text: ResultText = tool_result_text
 ) -> list[Message]:
     """Convert validated UI messages (see chat_request) to OpenAI chat messages. `result_text`
     renders each tool part's result (the context engine defers it: an old result is only ever

@@ -597,6 +597,16 @@ def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fi
     assert "1 oversized tool results cut" in limits
 
 
+def test_the_report_has_exactly_the_fields_of_its_type():
+    # the panel's type is generated from ContextReport: the report must be what it says
+    from comfyui_assistant.core.wire_types import ContextReport, ReportCounts, ReportTokens
+
+    report = build(rounds_thread(3)).report
+    assert set(report) == set(ContextReport.__annotations__)
+    assert set(report["tokens"]) == set(ReportTokens.__annotations__)
+    assert set(report["counts"]) == set(ReportCounts.__annotations__)
+
+
 def test_the_cache_remembers_derivations_and_never_changes_a_block():
     # the same thread built twice on one cache: the second build derives nothing anew (its
     # digests and counts are the first build's objects), and no block was changed in place

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.server_tools import search_nodes
+from comfyui_assistant.core.wire_types import ContextReport
 from comfyui_assistant.tools_definitions import (
     GROUPS,
     TOOLS,
@@ -413,13 +414,15 @@ def test_tool_definitions_fit_the_token_budget() -> None:
 
 
 def test_the_panel_schemas_are_generated_from_this_registry() -> None:
-    """`scripts/gen_tool_schemas.py --check` passes: the committed panel schemas are what the
-    registry renders now (scripts/check runs it too, before building the bundles)."""
+    """`scripts/gen_panel_types.py --check` passes: the committed panel schemas (and the
+    context report's type) are what the Python renders now (scripts/check runs it too)."""
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_tool_schemas.py"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_panel_types.py"
     ok = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     generated = script.parent.parent / "ui" / "src" / "tools" / "schemas.generated.ts"
     assert all(f'"{spec.name}"' in generated.read_text() for spec in tools_for("panel"))
+    report = script.parent.parent / "ui" / "src" / "panel" / "contextReport.generated.ts"
+    assert all(f"  {key}: " in report.read_text() for key in ContextReport.__annotations__)

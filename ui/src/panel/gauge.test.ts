@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { computeGauge, formatTokens, isContextReport, latestReport, shorteningText, type ContextReport } from "./gauge";
+import type { ContextReport as ServerReport } from "./contextReport.generated";
+import { computeGauge, formatTokens, isContextReport, latestReport, shorteningText } from "./gauge";
 
-const report: ContextReport = {
+// A whole report as the server sends it (its type is generated from core/wire_types.py).
+const report: ServerReport = {
   model: "qwen3:8b",
   window: { tokens: 10000, source: "settings", detail: null },
   budget: 7000,
@@ -9,7 +11,9 @@ const report: ContextReport = {
   counts: { kept: 10, digested: 0, summarized: 0, dropped: 0, cut: 0 },
   summary: null,
   estimated: 5800,
-  exact: true,
+  exact: 5800,
+  counter: "tiktoken:cl100k_base",
+  correction: 1,
   reported: null,
   cachedTokens: null,
   limits: [],
@@ -23,6 +27,8 @@ describe("computeGauge", () => {
     expect(g.used).toBe(5800);
     expect(g.prompt).toBe(5800);
     expect(computeGauge({ ...report, estimated: 5900 }).prompt).toBe(5900);
+    expect(g.lines[1]).toBe("Prompt: 5,800 tokens — 58% of the window");
+    expect(computeGauge({ ...report, counter: "estimate" }).lines[1]).toContain("tokens (estimated)");
     expect(g.total).toBe(7800);
     expect(g.free).toBe(2200);
     expect(g.usedRatio).toBeCloseTo(0.58);

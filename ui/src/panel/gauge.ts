@@ -1,33 +1,21 @@
-// The context gauge's arithmetic: a context report (core/context_engine.py `_report`, sent as a
+// The context gauge's arithmetic: a context report (core/context_stages.py `report`, sent as a
 // `data-context` part with every response) becomes the segments of one slim bar — the window
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
-export interface ContextReport {
-  model?: string | null;
-  window: { tokens: number; source?: string; detail?: string | null };
-  budget?: number;
-  tokens: Partial<Record<SectionKey, number>>;
-  counts?: Partial<Record<"kept" | "digested" | "summarized" | "dropped" | "cut", number>>;
-  summary?: { covers: number; fallback: boolean } | null;
-  estimated?: number;
-  /** Whether the count is exact; the server sends the exact count itself (a number). */
-  exact?: boolean | number;
-  reported?: number | null;
-  cachedTokens?: number | null;
-  limits?: string[];
-  counter?: string;
-  correction?: number;
-}
+import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportWindow } from "./contextReport.generated";
 
-export type SectionKey =
-  | "system"
-  | "userContext"
-  | "summary"
-  | "history"
-  | "toolResults"
-  | "tools"
-  | "reminders"
-  | "reserve";
+/**
+ * A report as the gauge reads it: the server's (`ServerReport`, generated from
+ * core/wire_types.py), with only the window size and the sections required — a report stored
+ * by an older version may lack the rest.
+ */
+export type ContextReport = Partial<Omit<ServerReport, "window" | "tokens" | "counts">> & {
+  window: Partial<ReportWindow> & { tokens: number };
+  tokens: Partial<ReportTokens>;
+  counts?: Partial<ReportCounts>;
+};
+
+export type SectionKey = keyof ReportTokens;
 
 /** The bar's sections, in the order they are drawn (the order a request is assembled). */
 export const SECTIONS: ReadonlyArray<{ key: SectionKey; label: string }> = [
@@ -107,7 +95,7 @@ export function computeGauge(report: ContextReport): Gauge {
   lines.push(`Context window: ${window.toLocaleString("en-US")} tokens${source}${model}`);
   const prompt = count(report.estimated) || used;
   lines.push(
-    `Prompt: ${prompt.toLocaleString("en-US")} tokens${report.exact === false ? " (estimated)" : ""}` +
+    `Prompt: ${prompt.toLocaleString("en-US")} tokens${report.counter === "estimate" ? " (estimated)" : ""}` +
       (window ? ` — ${Math.round((prompt / window) * 100)}% of the window` : ""),
   );
   if (count(report.reported)) {

@@ -1,5 +1,5 @@
 // The panel tools' argument schemas (generated from the Python registry into
-// schemas.generated.ts by scripts/gen_tool_schemas.py) and a small validator for them. The
+// schemas.generated.ts by scripts/gen_panel_types.py) and a small validator for them. The
 // model's arguments are checked here before a tool runs, so a bad call gets a precise error.
 
 export interface Schema {

@@ -1,0 +1,129 @@
+"""The shapes that cross a boundary, as TypedDicts: the AI SDK's UI messages the panel sends,
+the OpenAI chat messages a provider gets, and the context report the panel's gauge shows
+(its TypeScript type is generated from `ContextReport` by scripts/gen_panel_types.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+# --- the AI SDK's UI messages (what the panel sends and the thread stores) ---------------------
+
+
+class UIPart(TypedDict, total=False):
+    """One part of a UI message. `type` says which: "text", "reasoning", "file", "step-start",
+    "tool-<name>" or "dynamic-tool" (with the tool fields), "data-<name>" (with `data`)."""
+
+    type: str
+    text: str
+    state: str  # a tool part: input-streaming, input-available, output-available, output-error
+    toolCallId: str
+    toolName: str  # a dynamic-tool part's tool
+    input: Any
+    output: Any
+    errorText: str
+    preliminary: bool
+    url: str  # a file part's data: or http(s): URL
+    mediaType: str
+    filename: str
+    data: Any  # a data part's payload
+    id: str
+
+
+Role = Literal["user", "assistant", "system"]
+
+
+class _UIMessageFields(TypedDict):
+    id: str
+    role: Role
+    parts: list[UIPart]
+
+
+class UIMessage(_UIMessageFields, total=False):
+    metadata: Any
+
+
+# --- OpenAI chat messages (what the provider gets) -------------------------------------------
+
+Content = str | list[dict[str, Any]] | None
+
+
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class _OpenAIRole(TypedDict):
+    role: Literal["system", "user", "assistant", "tool"]
+
+
+class OpenAIMessage(_OpenAIRole, total=False):
+    content: Content  # a text, or parts (text and image_url)
+    tool_calls: list[ToolCall]  # an assistant message's calls
+    tool_call_id: str  # a tool message: the call it answers
+    name: str
+
+
+def with_content(message: OpenAIMessage, content: Content) -> OpenAIMessage:
+    """The message with other content (the original unchanged)."""
+    out = message.copy()
+    out["content"] = content
+    return out
+
+
+# --- the context report ------------------------------------------------------------------------
+
+
+class ReportWindow(TypedDict):
+    tokens: int
+    source: str  # where the window size came from: settings, model table, provider, ...
+    detail: str | None
+
+
+class ReportTokens(TypedDict):
+    """What each section of the request takes, as the provider counts (corrected)."""
+
+    system: int
+    userContext: int
+    summary: int
+    history: int
+    toolResults: int
+    tools: int
+    reminders: int
+    reserve: int
+
+
+class ReportCounts(TypedDict):
+    kept: int  # blocks sent
+    digested: int  # kept tool rounds sent as digests
+    summarized: int  # UI messages under the running summary
+    dropped: int  # blocks left out by the priority window
+    cut: int  # tool rounds with a result cut
+
+
+class ReportSummary(TypedDict):
+    covers: int  # UI messages it covers
+    fallback: bool  # the deterministic digest stood in for the model's summary
+
+
+class ContextReport(TypedDict):
+    """What the context engine did for one request (a `data-context` part of the answer)."""
+
+    model: str
+    window: ReportWindow
+    budget: int  # tokens for system prompt and messages
+    tokens: ReportTokens
+    counts: ReportCounts
+    summary: ReportSummary | None
+    counter: str  # "tiktoken:<encoding>" or "estimate"
+    correction: float  # the learned per-model factor applied to exact counts
+    reported: int | None  # the provider's prompt tokens for this request, once known
+    cachedTokens: int | None  # of those, what the provider served from its prefix cache
+    estimated: int  # our count, corrected
+    exact: int  # our exact count, before the correction
+    limits: list[str]  # what the engine left out or shortened, in words
