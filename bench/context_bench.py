@@ -34,14 +34,14 @@ import statistics
 import time
 from typing import Any
 
-from comfyui_assistant.agent_prompts import PromptParts, build_system_message
 from comfyui_assistant.core import digests, tokens
 from comfyui_assistant.core.budget import Window
 from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import Assembled, ContextInputs, build_context
+from comfyui_assistant.core.context_files import load_system_context
 from comfyui_assistant.core.environment import Environment, load_object_info_file
+from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
 from comfyui_assistant.tools_definitions import openai_tools
-from comfyui_assistant.user_context_loader import load_system_context
 
 MODEL = "gpt-4"  # cl100k_base
 NOW = "2026-11-22 10:00 UTC (Sunday)"

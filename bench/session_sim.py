@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
-from comfyui_assistant.agent_prompts import PromptParts, build_system_message
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
 from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED
 from comfyui_assistant.core.context_engine import (
@@ -45,14 +44,15 @@ from comfyui_assistant.core.context_engine import (
     build_context,
     covered_ids,
 )
+from comfyui_assistant.core.context_files import load_system_context
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.environment import Environment, load_object_info_file
 from comfyui_assistant.core.summarizer import summarize
+from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.core.tool_registry import OPTIONAL_TOOLS
 from comfyui_assistant.core.ui_messages import to_openai_messages
 from comfyui_assistant.tools_definitions import TOOLS, get_tool
-from comfyui_assistant.user_context_loader import load_system_context
 
 MODEL, NOW = "gpt-4", "2026-11-22 10:00 UTC (Sunday)"
 Msg = dict[str, Any]

@@ -8,7 +8,6 @@ import datetime
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..agent_prompts import CITATION_PARTS
 from .budget import Window, provider_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
@@ -22,6 +21,7 @@ from .context_engine import (
 )
 from .provider import Provider
 from .summarizer import summarize
+from .system_prompt import CITATION_PARTS
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 from .wire_types import UIMessage

@@ -15,15 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agent_prompts import (
-    CITATION_PARTS,
-    PromptParts,
-    UserContext,
-    UserContextLimits,
-    build_continuation_message,
-    build_system_message,
-)
-from ..user_context_loader import (
+from .chat_request import ChatRequest
+from .chat_stream import ChatPlan, response_message_id
+from .context_files import (
     ROLE_FILE,
     SystemContext,
     env_int,
@@ -31,9 +25,15 @@ from ..user_context_loader import (
     max_chars_from_env,
     skills_index,
 )
-from .chat_request import ChatRequest
-from .chat_stream import ChatPlan, response_message_id
 from .skills import Skill, SkillError, closest
+from .system_prompt import (
+    CITATION_PARTS,
+    PromptParts,
+    UserContext,
+    UserContextLimits,
+    build_continuation_message,
+    build_system_message,
+)
 from .tool_registry import TOOLS
 from .ui_messages import system_texts
 from .wire_types import UIMessage, UIPart

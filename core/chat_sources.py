@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent_prompts import UserContext
 from .chat_plan import Sources, list_skills, load_context, role_override
 from .service import AssistantService
+from .system_prompt import UserContext
 from .user_data import sendable
 
 

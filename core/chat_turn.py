@@ -14,7 +14,6 @@ import logging
 from collections.abc import AsyncIterator
 from types import TracebackType
 
-from ..agent_prompts import user_context_block
 from . import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .budget import ContextBudgetError
@@ -28,6 +27,7 @@ from .provider import Provider, describe_error
 from .server_tools import ToolContext
 from .service import AssistantService
 from .stream_translate import Usage
+from .system_prompt import user_context_block
 from .threads import Threads, ThreadState
 from .tool_registry import OPTIONAL_TOOLS
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..user_context_loader import SYSTEM_CONTEXT_DIR
+from .context_files import SYSTEM_CONTEXT_DIR
 from .environment import EnvironmentService
 from .provider import Provider
 from .provider_config import (

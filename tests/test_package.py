@@ -167,3 +167,19 @@ async def test_tools_endpoint_serves_the_registry(assistant):
         body = await resp.json()
     assert body == {"tools": [spec.as_json() for spec in TOOLS]}
     assert {t["runs"] for t in body["tools"]} == {"panel", "server"}
+
+
+def test_layers_import_one_way():
+    # core imports nothing above it (routes, the top-level adapters); routes import only core
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    wrong = []
+    for layer, allowed in (("core", set()), ("routes", {"core"})):
+        for path in sorted((root / layer).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                    target = (node.module or "").split(".")[0]
+                    if target not in allowed:
+                        wrong.append(f"{layer}/{path.name}: from {'.' * node.level}{node.module}")
+    assert wrong == []

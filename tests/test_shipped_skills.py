@@ -6,6 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from comfyui_assistant.core.context_files import (
+    SYSTEM_CONTEXT_DIR,
+    load_system_context,
+    skills_index,
+)
 from comfyui_assistant.core.skills import (
     MAX_SKILL_CHARS,
     SKILL_FILE,
@@ -13,11 +18,6 @@ from comfyui_assistant.core.skills import (
     SkillDirectory,
     check_slug,
     parse_skill,
-)
-from comfyui_assistant.user_context_loader import (
-    SYSTEM_CONTEXT_DIR,
-    load_system_context,
-    skills_index,
 )
 
 SKILL_DIRS = sorted(p for p in SYSTEM_SKILLS_DIR.iterdir() if p.is_dir())

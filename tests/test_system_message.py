@@ -3,7 +3,7 @@ continuation mode, and byte-identical output while the inputs do not change."""
 
 from __future__ import annotations
 
-from comfyui_assistant.agent_prompts import (
+from comfyui_assistant.core.system_prompt import (
     UserContext,
     UserContextLimits,
     user_context_block,
