@@ -8,7 +8,7 @@ import datetime
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .budget import Window, provider_window, resolve_window
+from .budget import Window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
     SUMMARY_SHARE,
@@ -20,6 +20,7 @@ from .context_engine import (
     covered_ids,
 )
 from .provider import Provider
+from .provider_probes import provider_window
 from .summarizer import summarize
 from .system_prompt import CITATION_PARTS
 from .threads import ThreadState

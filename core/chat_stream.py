@@ -22,9 +22,9 @@ from typing import Any
 import openai
 
 from . import ui_stream as ui
-from .budget import is_context_overflow, window_from_error
 from .context_engine import Assembled
 from .provider import Provider, ProviderError, describe_error
+from .provider_profiles import is_context_overflow, window_from_error
 from .server_tools import ToolContext, ToolFailure
 from .stream_translate import StepTranslator, Usage, new_id
 from .tool_registry import run_server_tool

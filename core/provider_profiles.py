@@ -7,6 +7,7 @@ The kind is recognized from the base URL (a host or a default port); anything el
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
@@ -22,7 +23,7 @@ class ProviderKind(str, Enum):
     GENERIC = "generic"
 
 
-Probe = str  # a window lookup of budget._Lookup: "ollama", "lmstudio", "listing", "props"
+Probe = str  # a window lookup of provider_probes._Lookup: "ollama", "lmstudio", "listing", "props"
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class ProviderProfile:
     name: str
     """How messages name it at the start of a sentence ("Ollama is not reachable ...")."""
     probes: tuple[Probe, ...]
-    """Where its context window can be read, in the order to ask (budget.provider_window)."""
+    """Where its context window can be read, in the order to ask (provider_probes)."""
     install_hint: str = ""
     """How to get a missing model, with {model} for its name ("" when there is no command)."""
 
@@ -89,3 +90,49 @@ def kind_of(base_url: str) -> ProviderKind:
 
 def profile_for(base_url: str) -> ProviderProfile:
     return PROFILES[kind_of(base_url)]
+
+
+# --- overflow errors: every kind's wording, recognized whoever sent it --------------------------
+
+_N = r"(\d[\d,]*)"
+_WINDOW_IN_ERROR = tuple(
+    re.compile(p, re.I)
+    for p in (
+        rf"maximum context length is {_N}",  # OpenAI, vLLM, OpenRouter, DeepSeek, Groq
+        rf"available context size \({_N} tokens?\)",  # llama.cpp
+        rf"context length of (?:only )?{_N}",  # LM Studio
+        rf"maximum model length of {_N}",  # vLLM: "The decoder prompt (length N) is longer ..."
+        rf"too large for model with {_N} maximum context length",  # Mistral
+        rf"tokens? > {_N} maximum",  # Anthropic: "prompt is too long: N tokens > M maximum"
+        rf"maximum number of tokens allowed \({_N}\)",  # Gemini
+        rf"exceed context window of {_N}",  # llama-cpp-python
+        rf"\bn_ctx['\"]?\s*[:=]\s*{_N}",  # llama.cpp error fields, "n_ctx: 4096"
+    )
+)
+_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+_OVERFLOW = re.compile(
+    "context_length_exceeded|exceed_context_size|maximum context length|context length exceeded"
+    "|exceeds the available context size|context length of only|context the overflows"
+    "|maximum model length|prompt is too long|input is too long|reduce the length of the messages"
+    "|exceeds the maximum number of tokens|exceeds the context window|exceed context window",
+    re.I,
+)
+
+
+def window_from_error(message: str) -> int | None:
+    """The window a provider's "context length exceeded" error states, or None."""
+    for pattern in _WINDOW_IN_ERROR:
+        found = pattern.search(message)
+        tokens = int(found.group(1).replace(",", "")) if found else 0
+        if tokens > 0:
+            return tokens
+    return None
+
+
+def is_context_overflow(status: int | None, message: str, code: str | None) -> bool:
+    """Whether a provider error means the request did not fit the model's window."""
+    if status == 429:  # "Request too large ... tokens per min": a rate limit, not the window
+        return False
+    if code in _OVERFLOW_CODES:
+        return True
+    return bool(_OVERFLOW.search(message)) or window_from_error(message) is not None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Sequence
 
 from .context_blocks import build_blocks, flatten
@@ -17,6 +16,7 @@ from .context_engine import Summary
 from .context_steps import digest_rounds
 from .fallback_summary import fallback_summary
 from .provider import Provider
+from .think_tags import visible_text
 from .ui_messages import to_openai_messages
 from .wire_types import OpenAIMessage, UIMessage
 
@@ -38,7 +38,6 @@ Use exactly these sections, each a few short bullet points (write "none" if empt
 At most 350 words. Output only the summary."""
 
 SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
-THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 TRANSCRIPT_CHARS = 60_000
 
 
@@ -75,7 +74,7 @@ async def model_summary(
         {"role": "user", "content": user},
     ]
     completed = await provider.complete(model, messages, max_tokens=800, temperature=0.2)
-    text = THINK.sub("", completed.text).strip()
+    text = visible_text(completed.text).strip()
     if not text:
         raise ValueError("the summarizer returned no text")
     return text

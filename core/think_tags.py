@@ -76,3 +76,11 @@ class ThinkTagSplitter:
             self._emit("reasoning" if self._in_think else "text", self._pending, out)
             self._pending = ""
         return out
+
+
+def visible_text(content: str) -> str:
+    """A whole answer's text without its leading `<think>` reasoning (the same rule as the
+    streamed split: a tag after visible text is left alone)."""
+    splitter = ThinkTagSplitter()
+    parts = [*splitter.feed(content), *splitter.flush()]
+    return "".join(text for kind, text in parts if kind == "text")

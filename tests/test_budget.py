@@ -15,19 +15,18 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
-from comfyui_assistant.core import budget
+from comfyui_assistant.core import provider_probes as probes
 from comfyui_assistant.core.budget import (
     Budget,
     ContextBudgetError,
     Window,
     compute_budget,
-    is_context_overflow,
-    provider_window,
     resolve_window,
     table_window,
-    window_from_error,
 )
 from comfyui_assistant.core.provider_config import ProviderSettings
+from comfyui_assistant.core.provider_probes import provider_window
+from comfyui_assistant.core.provider_profiles import is_context_overflow, window_from_error
 
 # --- the model table ------------------------------------------------------------------------
 
@@ -201,9 +200,9 @@ class MetadataServer:
 
 @pytest.fixture(autouse=True)
 def fresh_caches() -> Iterator[None]:
-    budget.clear_caches()
+    probes.clear_caches()
     yield
-    budget.clear_caches()
+    probes.clear_caches()
 
 
 @pytest.fixture
@@ -360,7 +359,7 @@ async def test_ollama_a_loaded_model_shows_its_real_context(serve: Any, loopback
 async def test_ollama_remembers_the_context_after_the_model_unloads(
     serve: Any, loopback: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(budget, "CACHE_SECONDS", 0.0)
+    monkeypatch.setattr(probes, "CACHE_SECONDS", 0.0)
     routes = {"GET /api/ps": ollama_ps(("qwen3:8b", 32768)), "POST /api/show": ollama_show()}
     server = await serve(routes)
     settings = server.settings(host="ollama.internal")
@@ -382,7 +381,7 @@ async def test_answers_are_cached_and_guesses_retried_soon(
     await provider_window(settings, "qwen3:8b", loopback)
     assert len(server.seen) == 2  # the second call asked nobody
 
-    monkeypatch.setattr(budget, "RETRY_SECONDS", 0.0)
+    monkeypatch.setattr(probes, "RETRY_SECONDS", 0.0)
     routes["POST /api/show"] = ollama_show()  # not loaded, no num_ctx: a guess
     first = await provider_window(settings, "llama3.2", loopback)
     routes["GET /api/ps"] = ollama_ps(("llama3.2:latest", 16384))
@@ -550,7 +549,7 @@ async def test_openai_is_not_asked() -> None:
 async def test_a_hanging_server_gives_up_quickly(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(budget, "PROBE_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(probes, "PROBE_TIMEOUT_SECONDS", 0.2)
     server = await serve({"GET /v1/models": Hang()})
     started = time.monotonic()
     assert await provider_window(server.settings(), "qwen3:8b") is None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import budget
+from comfyui_assistant.core import provider_probes
 
 from .conftest import App, start_app
 from .helpers import chat_body, user
@@ -37,7 +37,7 @@ async def elsewhere() -> AsyncIterator[ScriptedProvider]:
 
 @pytest.fixture(autouse=True)
 def fresh_window_probes() -> None:
-    budget.clear_caches()  # each test's servers are probed anew
+    provider_probes.clear_caches()  # each test's servers are probed anew
 
 
 async def _app(tmp_path: Path, home: ScriptedProvider, **env: str) -> App:

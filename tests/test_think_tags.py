@@ -3,7 +3,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from comfyui_assistant.core.think_tags import Kind, ThinkTagSplitter
+from comfyui_assistant.core.think_tags import Kind, ThinkTagSplitter, visible_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -228,3 +228,12 @@ def test_segments_are_never_empty_and_text_is_never_lost_without_tags(s: str) ->
     if "<think>" not in s:
         # Without an opening tag everything is text; only whitespace-only streams vanish.
         assert merge(segments) == ([("text", s)] if s.strip() else [])
+
+
+def test_a_whole_answer_loses_its_leading_reasoning_only() -> None:
+    assert visible_text("<think>plan it</think>\n\nThe summary.") == "The summary."
+    assert visible_text("  <think>a\nb</think>Done") == "Done"
+    assert visible_text("Use <think> tags like this: <think>x</think>") == (
+        "Use <think> tags like this: <think>x</think>"
+    )
+    assert visible_text("<think>never closed") == ""

@@ -1,0 +1,217 @@
+"""The context window a provider's own metadata states for a model: the lookups each kind of
+server answers (`ProviderProfile.probes`, in its order), with short timeouts, cached per
+(base URL, model). A local server's answer for a model not loaded yet is provisional: asked
+again sooner, and the window it last ran the model with is remembered meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from .budget import Window
+from .provider_config import ProviderSettings
+from .provider_profiles import ProviderProfile
+
+log = logging.getLogger("comfyui_assistant")
+
+PROBE_TIMEOUT_SECONDS = 2.0  # per metadata request; a slow answer must not delay the chat
+CACHE_SECONDS = 600.0  # metadata answers are kept this long per (base URL, model)
+RETRY_SECONDS = 30.0  # ... but failures and "not loaded yet" answers only this long
+OLLAMA_DEFAULT_NUM_CTX = 4096
+
+_windows: dict[tuple[str, str], tuple[float, Window | None]] = {}
+_lists: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+_last_loaded: dict[tuple[str, str], Window] = {}  # what a local server last ran the model with
+
+
+def clear_caches() -> None:
+    _windows.clear()
+    _lists.clear()
+    _last_loaded.clear()
+
+
+class _Unreachable(Exception):
+    """The server did not answer at all (refused, timed out): stop asking it."""
+
+
+def _positive(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok else None
+
+
+def _entries(body: Any, key: str) -> list[dict[str, Any]]:
+    items = body.get(key) if isinstance(body, dict) else None
+    return [e for e in items if isinstance(e, dict)] if isinstance(items, list) else []
+
+
+def _find(entries: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
+    for wanted in dict.fromkeys((model, model.split(":")[0])):  # "x:free" may list as "x"
+        for entry in entries:
+            if entry.get("id") == wanted:
+                return entry
+    return None
+
+
+class _Lookup:
+    """One metadata lookup against one server; `provisional` marks an answer that may change
+    soon (a model not loaded yet), `troubled` a server that failed."""
+
+    def __init__(self, settings: ProviderSettings, model: str, session: aiohttp.ClientSession):
+        self.session, self.model = session, model
+        self.base = settings.base_url.rstrip("/")
+        self.root = re.sub(r"/v1$", "", self.base)
+        self.key = (self.base, model)
+        self.name = settings.label if settings.profile.named else ""
+        self.headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+        self.provisional = self.troubled = False
+
+    def plan(self, profile: ProviderProfile) -> list[Callable[[], Awaitable[Window | None]]]:
+        """The profile's window lookups, in its order."""
+        steps: dict[str, Callable[[], Awaitable[Window | None]]] = {
+            "ollama": self.ollama,
+            "lmstudio": self.lmstudio,
+            "listing": self.listing,
+            "props": self.props,
+        }
+        return [steps[probe] for probe in profile.probes]
+
+    async def fetch(self, url: str, body: Any = None) -> Any:
+        """One JSON document (POST when there is a body); None for any other answer."""
+        method = "GET" if body is None else "POST"
+        timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_SECONDS)
+        try:
+            async with self.session.request(
+                method, url, json=body, headers=self.headers, timeout=timeout
+            ) as resp:
+                if resp.status != 200:
+                    log.debug("context window: %s %s answered HTTP %s", method, url, resp.status)
+                    self.troubled = self.troubled or resp.status >= 500
+                    return None
+                return await resp.json(content_type=None)
+        except (aiohttp.ClientConnectionError, asyncio.TimeoutError, OSError) as exc:
+            raise _Unreachable(f"{method} {url}: {exc!r}") from exc
+        except (aiohttp.ClientError, ValueError) as exc:
+            log.debug("context window: %s %s sent no usable JSON: %r", method, url, exc)
+            self.troubled = True
+            return None
+
+    def remembered(self) -> Window | None:
+        self.provisional = True
+        return _last_loaded.get(self.key)
+
+    def loaded(self, tokens: int, what: str) -> Window:
+        _last_loaded[self.key] = Window(tokens, "provider", f"{what}={tokens} (when last loaded)")
+        return Window(tokens, "provider", f"{what}={tokens}")
+
+    async def ollama(self) -> Window | None:
+        # A loaded model shows the context it really runs with (num_ctx, OLLAMA_CONTEXT_LENGTH
+        # or the server's VRAM-based default); the OpenAI endpoint silently cuts longer prompts.
+        tail = self.model.rsplit("/", 1)[-1]
+        wanted = (self.model if ":" in tail else f"{self.model}:latest").lower()
+        for entry in _entries(await self.fetch(f"{self.root}/api/ps"), "models"):
+            names = {str(entry.get("model", "")).lower(), str(entry.get("name", "")).lower()}
+            tokens = _positive(entry.get("context_length"))
+            if tokens and wanted in names:
+                return self.loaded(tokens, "Ollama /api/ps context_length")
+        show = await self.fetch(f"{self.root}/api/show", {"model": self.model})
+        if not (isinstance(show, dict) and isinstance(show.get("details"), dict)):
+            return None
+        num_ctx = re.search(r"^\s*num_ctx\s+(\d+)", str(show.get("parameters") or ""), re.M)
+        if num_ctx:
+            tokens = int(num_ctx.group(1))
+            return Window(tokens, "provider", f"Ollama /api/show num_ctx={tokens}")
+        info = show["model_info"] if isinstance(show.get("model_info"), dict) else {}
+        lengths = [v for k, v in info.items() if k.endswith(".context_length")]
+        maximum = _positive(lengths[0]) if lengths else None
+        if maximum and show.get("remote_host"):  # a cloud model runs at its maximum
+            return Window(maximum, "provider", f"Ollama cloud model context_length={maximum}")
+        remembered = self.remembered()
+        if remembered:
+            return remembered
+        if maximum and maximum <= OLLAMA_DEFAULT_NUM_CTX:
+            return Window(maximum, "provider", f"Ollama /api/show context_length={maximum}")
+        return Window(
+            OLLAMA_DEFAULT_NUM_CTX,
+            "provider",
+            f"Ollama default num_ctx {OLLAMA_DEFAULT_NUM_CTX} (the model allows "
+            f"{maximum or 'more'}; set num_ctx in the Modelfile or LLM_CONTEXT_WINDOW to use more)",
+        )
+
+    async def lmstudio(self) -> Window | None:
+        entry = await self.fetch(f"{self.root}/api/v0/models/{quote(self.model, safe='')}")
+        if not (isinstance(entry, dict) and entry.get("id") == self.model):
+            listing = await self.fetch(f"{self.root}/api/v0/models")
+            entry = _find(_entries(listing, "data"), self.model)
+        if entry is None:
+            return None
+        tokens = _positive(entry.get("loaded_context_length"))
+        if tokens:
+            return self.loaded(tokens, "LM Studio /api/v0/models loaded_context_length")
+        tokens = _positive(entry.get("max_context_length"))
+        remembered = self.remembered()  # not loaded: it will load with its own settings
+        if remembered or not tokens:
+            return remembered
+        return Window(tokens, "provider", f"LM Studio /api/v0/models max_context_length={tokens}")
+
+    async def listing(self) -> Window | None:
+        url = f"{self.base}/models"
+        cached = _lists.get(url)
+        if cached and cached[0] > time.monotonic():
+            entries = cached[1]
+        else:
+            entries = _entries(await self.fetch(url), "data")
+            if entries:
+                _lists[url] = (time.monotonic() + CACHE_SECONDS, entries)
+        entry = _find(entries, self.model) or {}
+        for field in ("max_model_len", "context_length", "context_window"):
+            tokens = _positive(entry.get(field))
+            if tokens:
+                top = entry.get("top_provider")  # OpenRouter: the provider it routes to first
+                served = _positive(top.get("context_length")) if isinstance(top, dict) else None
+                if served and served < tokens:
+                    tokens, field = served, "top_provider.context_length"
+                return Window(tokens, "provider", f"{self.name} /models {field}={tokens}".strip())
+        return None
+
+    async def props(self) -> Window | None:
+        body = await self.fetch(f"{self.root}/props")
+        defaults = body.get("default_generation_settings") if isinstance(body, dict) else None
+        tokens = _positive(defaults.get("n_ctx")) if isinstance(defaults, dict) else None
+        return Window(tokens, "provider", f"llama.cpp /props n_ctx={tokens}") if tokens else None
+
+
+async def provider_window(
+    settings: ProviderSettings, model: str, session: aiohttp.ClientSession | None = None
+) -> Window | None:
+    """The window the provider's own metadata states for this model, or None. Never raises;
+    each request has a short timeout and answers are cached per (base URL, model)."""
+    key = (settings.base_url.rstrip("/"), model)
+    hit = _windows.get(key)
+    if hit and hit[0] > time.monotonic():
+        return hit[1]
+    if not model:
+        return None
+    http = session or aiohttp.ClientSession()
+    lookup = _Lookup(settings, model, http)
+    window: Window | None = None
+    try:
+        for step in lookup.plan(settings.profile):
+            window = await step()
+            if window:
+                break
+    except Exception as exc:  # _Unreachable, or anything a strange answer provokes
+        log.debug("context window: no metadata from %s for %s: %r", key[0], model, exc)
+        lookup.troubled = True
+    finally:
+        if session is None:
+            await http.close()
+    short = lookup.troubled or lookup.provisional
+    _windows[key] = (time.monotonic() + (RETRY_SECONDS if short else CACHE_SECONDS), window)
+    return window
