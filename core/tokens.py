@@ -245,40 +245,7 @@ class TokenCounter:
 
     def uncached(self, m: Mapping[str, Any]) -> int:
         """`message(m)`, counted afresh and not remembered."""
-        # The shapes the context engine counts by the thousand, without the general walk
-        # (the same sums: a test holds every shape to `_count_fields`).
-        role, content = m.get("role"), m.get("content")
-        if type(role) is str and len(m) <= 3:
-            text = self.text
-            if len(m) == 2 and type(content) is str:  # text: system, user, assistant
-                return MESSAGE_OVERHEAD + text(role) + text(content)
-            call_id = m.get("tool_call_id")
-            if type(call_id) is str and type(content) is str:  # a tool result
-                return MESSAGE_OVERHEAD + text(role) + text(call_id) + text(content)
-            calls = m.get("tool_calls")
-            if (
-                type(calls) is list
-                and (content is None or type(content) is str)
-                and len(m) == 2 + ("content" in m)  # (nothing else: a name counts more)
-            ):
-                n = self._calls(calls)  # an assistant's tool calls (and its text)
-                if n >= 0:
-                    return MESSAGE_OVERHEAD + text(role) + (text(content) if content else 0) + n
         return self._count_fields(m)
-
-    def _calls(self, calls: list[Any]) -> int:
-        """The tool calls of the engine's assistant messages (name and arguments strings), or
-        -1 for any other shape (the general walk counts those)."""
-        n = 0
-        for call in calls:
-            fn = call.get("function") if type(call) is dict else None
-            if type(fn) is not dict:
-                return -1
-            name, arguments = fn.get("name"), fn.get("arguments")
-            if type(name) is not str or type(arguments) is not str:
-                return -1
-            n += self.text(name) + self.text(arguments) + TOOL_CALL_OVERHEAD
-        return n
 
     def _count_fields(self, m: Mapping[str, Any]) -> int:
         n = MESSAGE_OVERHEAD

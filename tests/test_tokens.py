@@ -502,21 +502,6 @@ def test_cached_counts_are_never_stale(ms: list[dict[str, Any]]) -> None:
         assert shared.message(m) == TokenCounter(max_entries=0).message(m)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_messages)
-def test_the_common_message_shapes_count_as_the_general_walk(m: dict[str, Any]) -> None:
-    counter = TokenCounter(max_entries=0)
-    assert counter.uncached(m) == counter._count_fields(m)
-    for shape in (
-        {"role": "tool", "tool_call_id": "c1", "content": "x"},
-        {"role": "user", "content": "y"},
-        {"role": "assistant", "content": None, "tool_calls": m.get("tool_calls") or []},
-        {"role": "assistant", "content": "z", "tool_calls": [{"function": {"name": "n"}}]},
-        {"role": "assistant", "content": "", "tool_calls": [{"function": "x"}, 3]},
-    ):
-        assert counter.uncached(shape) == counter._count_fields(shape)
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(max_size=30) | st.sampled_from(["tool", "", "x" * 300]), max_size=12))
 def test_a_total_is_the_sum_of_its_texts(texts: list[str]) -> None:
