@@ -2,7 +2,6 @@
 `core/system_prompt.py`, so the core uses it without importing from above itself."""
 
 from .core.system_prompt import (
-    CITATION_PARTS,
     PromptParts,
     UserContext,
     UserContextLimits,
@@ -12,7 +11,6 @@ from .core.system_prompt import (
 )
 
 __all__ = [
-    "CITATION_PARTS",
     "PromptParts",
     "UserContext",
     "UserContextLimits",

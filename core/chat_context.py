@@ -1,10 +1,10 @@
 """Ties the context engine to a chat request: the window, the stored summary and correction,
-the persona and reminders, compaction when the engine asks for it, and the `assemble`
-function each model step calls with the answer so far."""
+what each user message was sent with, compaction when the engine asks for it, and the
+`assemble` function each model step calls with the answer so far."""
 
 from __future__ import annotations
 
-import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,8 +21,8 @@ from .context_engine import (
 )
 from .provider import Provider
 from .provider_probes import provider_window
+from .sent_turns import SentTurn
 from .summarizer import summarize
-from .system_prompt import CITATION_PARTS
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 from .wire_types import UIMessage
@@ -46,20 +46,11 @@ class ChatContext:
         return built
 
     def _build(self, answer: UIMessage, window: int | None) -> Assembled:
-        citation = any(p.get("type") in CITATION_PARTS for p in answer.get("parts", []))
-        inputs = replace(
-            self.inputs,
-            ui_messages=[*self.inputs.ui_messages, answer],
-            citation_reminder=citation,
-        )
+        inputs = replace(self.inputs, ui_messages=[*self.inputs.ui_messages, answer])
         if window is not None:
             shrunk = Window(window, "provider error", f"the provider reported {window} tokens")
             inputs = replace(inputs, window=shrunk)
         return build_context(inputs, counter_for(inputs.model))
-
-
-def now_text() -> str:
-    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z (%A)")
 
 
 async def prepare_context(
@@ -71,14 +62,18 @@ async def prepare_context(
     thread_id: str,
     environ: Any,
     stored_correction: dict[str, Any],
-    persona: tuple[str, str] | None,
-    reminders: list[str],
+    sent: dict[str, SentTurn],
+    learned_window: Mapping[str, int] | None = None,
     user_context: str,
     optional_tools: frozenset[str] = frozenset(),
 ) -> ChatContext:
     settings = provider.settings
     meta = None if settings.context_window else await provider_window(settings, model)
     window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
+    if learned_window and learned_window.get("over") == window.tokens:
+        # the provider said this window was too large: plan with what it said instead
+        told = int(learned_window["tokens"])
+        window = Window(told, "provider error", f"the provider reported {told} tokens")
     correction = Correction.from_dict(stored_correction)
     summary = Summary.stored(await state.summary(thread_id))
     inputs = ContextInputs(
@@ -90,9 +85,7 @@ async def prepare_context(
         max_output_tokens=settings.max_output_tokens,
         user_context=user_context,
         summary=summary,
-        persona=persona,
-        reminders=reminders,
-        now=now_text(),
+        sent=sent,
         correction=correction.factor(model),
         settings=ContextSettings.from_env(environ),
         optional_tools=optional_tools,

@@ -27,7 +27,6 @@ from .context_files import (
 )
 from .skills import Skill, SkillError, closest
 from .system_prompt import (
-    CITATION_PARTS,
     PromptParts,
     UserContext,
     UserContextLimits,
@@ -36,7 +35,7 @@ from .system_prompt import (
 )
 from .tool_registry import TOOLS
 from .ui_messages import system_texts
-from .wire_types import UIMessage, UIPart
+from .wire_types import UIMessage
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
@@ -70,7 +69,8 @@ class Sources:
 
     @property
     def persona_prompt(self) -> tuple[str, str] | None:
-        """A persona placed above the latest user message (one that does not replace)."""
+        """A persona that adds to the role (one that does not replace it): a section of the
+        system message, which changes only when the persona does."""
         if self.persona and not self.persona.get("replacesSystemPrompt"):
             return str(self.persona["name"]), str(self.persona["instructions"])
         return None
@@ -118,30 +118,23 @@ def skill_message(skill: Skill, rest: str) -> str:
     )
 
 
-def apply_skill_command(history: list[UIMessage], skills: Sequence[Skill]) -> str | None:
-    """Inject a `/skill` into (a copy of) the last user message; a local reply if it fails.
-    The stored thread keeps what the user typed."""
-    index = _last_user(history)
-    if index is None:
-        return None
-    match = SKILL_COMMAND.match(_text_of(history[index]))
+def skill_command(message: UIMessage, skills: Sequence[Skill]) -> tuple[str | None, str | None]:
+    """A `/skill` command in a user message: (the text to send in place of what was typed,
+    None) — or (None, a local reply) when it names no skill; (None, None) for any other text.
+    The stored thread keeps what the user typed; the expansion is recorded (SentTurn)."""
+    match = SKILL_COMMAND.match(_text_of(message))
     if match is None:
-        return None
+        return None, None
     words = (match.group("rest") or "").strip()
     names = ", ".join(s.slug for s in sorted(skills, key=lambda s: s.slug))
     if not words:
-        return f"Use /skill <name> followed by your request. Skills: {names}."
+        return None, f"Use /skill <name> followed by your request. Skills: {names}."
     hit = find_skill(words, skills)
     if hit is None:
         near = closest(words.split()[0], skills)
         hint = f" Closest: {', '.join(near)}." if near else ""
-        return f"There is no skill called '{words.split()[0]}'.{hint} Skills: {names}."
-    message = history[index]
-    others = [p for p in message.get("parts", []) if p.get("type") != "text"]
-    text: UIPart = {"type": "text", "text": skill_message(*hit)}
-    history[index] = message.copy()  # (the stored thread keeps what the user typed)
-    history[index]["parts"] = [text, *others]
-    return None
+        return None, f"There is no skill called '{words.split()[0]}'.{hint} Skills: {names}."
+    return skill_message(*hit), None
 
 
 @functools.cache
@@ -168,31 +161,31 @@ def _offered_tools(
     return tools, server
 
 
-def _used_lookups(messages: list[UIMessage]) -> bool:
-    return any(
-        part.get("type") in CITATION_PARTS
-        for message in messages
-        for part in message.get("parts", [])
-    )
-
-
-def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan:
+def build_plan(
+    req: ChatRequest, sources: Sources, first_turn: bool, recorded: Mapping[str, Any] = {}
+) -> ChatPlan:
+    """`recorded`: the user messages already sent (SentTurn by id): a /skill in one of them
+    was expanded when it was first sent, and is resent as it was then."""
     ui = req.messages
     continued = ui[-1] if ui[-1].get("role") == "assistant" else None
     history = list(ui[:-1] if continued else ui)
     every_skill = [*sources.system_skills, *sources.user_skills]
-    reply = apply_skill_command(history, every_skill)
+    index = _last_user(history)
+    latest = history[index] if index is not None else None
+    skill_text = reply = None
+    if latest is not None and latest["id"] not in recorded:
+        skill_text, reply = skill_command(latest, every_skill)
     tools, server = _offered_tools(req, sources.system_context)
     parts = PromptParts(
         system_context=sources.system_context.text,
         role_override=sources.role_override,
+        persona=sources.persona_prompt,
         skills_index=skills_index(sources.system_skills, sources.user_skills),
         environment=sources.environment_line,
         user=sources.user,
         user_limits=user_limits(sources.environ),
         tool_names=[t["function"]["name"] for t in tools],
         extra_tools=[(t.name, t.description) for t in req.tools if t.name not in ALWAYS_OFFERED],
-        citations=_used_lookups(ui),
         panel_instructions=[req.system or "", *system_texts(ui)],
     )
     continuation = sources.environ.get("LLM_SYSTEM_PROMPT_MODE", "full") == "continuation"
@@ -206,6 +199,8 @@ def build_plan(req: ChatRequest, sources: Sources, first_turn: bool) -> ChatPlan
         server_tools=server,
         max_steps=env_int(sources.environ, "LLM_MAX_TOOL_STEPS", 8, minimum=1),
         local_reply=reply,
+        latest_user_id=latest["id"] if latest is not None else None,
+        skill_text=skill_text,
     )
 
 

@@ -46,6 +46,8 @@ class ChatPlan:
     server_tools: frozenset[str] = frozenset()
     max_steps: int = 8
     local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
+    latest_user_id: str | None = None  # the message this answer replies to
+    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
     # Builds the exact request for the answer so far (the context engine); the optional
     # window overrides ours after a provider's "context length exceeded".
     assemble: Callable[[UIMessage, int | None], Assembled] | None = None
@@ -79,6 +81,8 @@ class ChatOutcome:
     on_usage: Callable[[Assembled, Usage], None] | None = None
     correction: Any = None  # the learned token correction, persisted after the answer
     revision: int = 0  # chunks applied to `message` so far (the partial saver watches it)
+    # the window a provider's overflow error stated, and ours it replaced (to remember)
+    overflow_window: tuple[int, int] | None = None
 
     def observe(self, assembled: Assembled, usage: Usage) -> None:
         self.usage = _add_usage(self.usage, usage)
@@ -136,10 +140,16 @@ def _names(tools: list[dict[str, Any]]) -> frozenset[str]:
 
 
 async def _open_step(
-    provider: Provider, model: str, plan: ChatPlan, answer: UIMessage, last: bool
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    answer: UIMessage,
+    last: bool,
+    outcome: ChatOutcome,
 ) -> tuple[Any, Assembled]:
     """Start one model call (the last allowed step offers no tools); on "context length
-    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once."""
+    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
+    window is remembered for the next turns: `outcome.overflow_window`)."""
     assembled = plan.request(answer)
     try:
         tools = [] if last else assembled.tools
@@ -150,6 +160,7 @@ async def _open_step(
             raise
         window = window_from_error(detail) or int(assembled.budget.window.tokens * 0.75)
         log.warning("the provider's window is smaller than ours; retrying with %d", window)
+        outcome.overflow_window = (window, assembled.budget.window.tokens)
         assembled = plan.request(answer, window)
         assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
         tools = [] if last else assembled.tools
@@ -195,7 +206,9 @@ async def chat_chunks(
         for step in range(plan.max_steps):
             last = step == plan.max_steps - 1
             started = False
-            stream, assembled = await _open_step(provider, model, plan, assembler.message, last)
+            stream, assembled = await _open_step(
+                provider, model, plan, assembler.message, last, outcome
+            )
             offered = frozenset() if last else _names(assembled.tools)
             translator = StepTranslator(
                 offered,

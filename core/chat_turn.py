@@ -24,6 +24,7 @@ from .chat_sources import gather_sources, user_snapshot
 from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
 from .context_engine import Assembled
 from .provider import Provider, describe_error
+from .sent_turns import SentTurn, SentTurns, now_text, turn_note
 from .server_tools import ToolContext
 from .service import AssistantService
 from .stream_translate import Usage
@@ -32,6 +33,22 @@ from .threads import Threads, ThreadState
 from .tool_registry import OPTIONAL_TOOLS
 
 log = logging.getLogger("comfyui_assistant")
+
+
+WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
+
+
+def window_key(provider: Provider, model: str) -> str:
+    return f"{provider.settings.base_url.rstrip('/')} {model}"
+
+
+async def learned_window(
+    service: AssistantService, provider: Provider, model: str
+) -> dict[str, int] | None:
+    """The window this provider said a model has when a request overflowed (and the window
+    we had planned with then), or None."""
+    value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
+    return value if isinstance(value, dict) else None
 
 
 class StreamEnd(enum.Enum):
@@ -85,15 +102,17 @@ class ChatTurn:
         service, req = self.service, self.req
         snap = await user_snapshot(service)
         sources = await gather_sources(service, snap)
-        first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
-        plan = self._plan = build_plan(req, sources, first_turn)
-        self.message_id = plan.message_id
-        plan.debug = self.debug
         provider = self._provider = await service.provider()
         assert self._stored is not None and self._threads is not None, "use `async with`"
         # the user's message is stored before the model is called (and the context then
         # knows a thread just created has no summary to read)
         await self._stored
+        turns = SentTurns(self._threads.store)
+        sent = await turns.of_thread(req.thread_id)
+        first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
+        plan = self._plan = build_plan(req, sources, first_turn, sent)
+        self.message_id = plan.message_id
+        plan.debug = self.debug
         self._tools = ToolContext(
             thread_id=req.thread_id,
             threads=self._threads,
@@ -105,6 +124,10 @@ class ChatTurn:
         if plan.local_reply is not None:
             self._model = provider.settings.model or ""
             return None
+        latest = plan.latest_user_id
+        if latest is not None and latest not in sent:  # first sent now: recorded as sent
+            sent[latest] = SentTurn(turn_note(snap.reminders, now_text()), plan.skill_text)
+            await turns.record(req.thread_id, latest, sent[latest])
         try:
             self._model, plan.model_source = await provider.choose_model()
             context = await prepare_context(
@@ -115,8 +138,8 @@ class ChatTurn:
                 thread_id=req.thread_id,
                 environ=service.options.environ,
                 stored_correction=await service.corrections(),
-                persona=sources.persona_prompt,
-                reminders=snap.reminders,
+                sent=sent,
+                learned_window=await learned_window(service, provider, self._model),
                 user_context=user_context_block(sources.user, user_limits(sources.environ)),
                 optional_tools=OPTIONAL_TOOLS,
             )
@@ -174,6 +197,11 @@ class ChatTurn:
                 await ThreadState(threads.store).set_report(thread_id, report)
             if outcome.correction is not None and outcome.last_usage is not None:
                 await self.service.save_corrections(outcome.correction.as_dict())
+            if outcome.overflow_window is not None and self._provider is not None:
+                told, over = outcome.overflow_window
+                key = window_key(self._provider, self._model)
+                store = await self.service.store()
+                await store.update_settings(WINDOWS, {key: {"tokens": told, "over": over}})
 
         with contextlib.suppress(Exception):
             await asyncio.shield(save())

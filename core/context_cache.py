@@ -107,7 +107,7 @@ class BlockCache:
         self._derived.clear()  # (rare: derived again on the next request)
         self._roots.clear()
 
-    def _derive(
+    def derive(
         self,
         block: Block,
         variant: Hashable,
@@ -144,18 +144,18 @@ class BlockCache:
         """The round as digests (of its whole results, also when it was cut)."""
         if block.digested:
             return block
-        return self._derive(self._roots.get(block.key, block), "digest", steps.digest_round)
+        return self.derive(self._roots.get(block.key, block), "digest", steps.digest_round)
 
     def rendered(self, block: Block, origin: Origin) -> Block:
         """A pending round with its results rendered (a huge result afresh each time)."""
         if block.offset < 0:
             return block
-        return self._derive(block, "rendered", lambda b: render_results(b, origin(b)), _not_huge)
+        return self.derive(block, "rendered", lambda b: render_results(b, origin(b)), _not_huge)
 
     def cut(self, block: Block, max_tokens: int, count: Callable[[str], int]) -> Block:
         """The round with each result over `max_tokens` cut (always from the whole results)."""
         root = self._roots.get(block.key, block)
-        out = self._derive(
+        out = self.derive(
             root, ("cut", max_tokens), lambda b: steps.cut_round(b, max_tokens, count)
         )
         if out is not root and out.key is not None:

@@ -32,16 +32,15 @@ __all__ = [
 STAGES: tuple[Callable[[Assembly], None], ...] = (
     stage.fit_tools,  # the budget; optional tools left out when the definitions crowd it
     stage.thread_blocks,  # blocks from the UI messages; none under the running summary
+    stage.as_sent,  # user messages as first sent (their reminders); unanswered ones marked
     stage.digest_old_rounds,  # older tool rounds as one line per call, in batches
     stage.cut_oversized_results,  # one huge result cut structure-aware
-    stage.add_persona,  # the persona above the latest user message
     stage.count_blocks,  # exact counts
-    stage.system_message,  # the system prompt (cut only past half the budget) and the summary
-    stage.closing_reminder,  # the reminder last, and the room left for the history
+    stage.system_message,  # the system prompt (cut only past half the budget), the summary
     stage.plan_compaction,  # above the high watermark: what to summarize
     stage.fit_turn,  # the turn in progress made to fit, if it can
     stage.priority_window,  # newest first by priority, sent in order; over budget: an error
-    stage.final_messages,  # reminders, validation, the exact count
+    stage.final_messages,  # validation, the exact count
 )
 
 

@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any
 
 from .budget import Budget, Window
+from .sent_turns import SentTurn
 from .wire_types import ContextReport, OpenAIMessage, UIMessage
 
 Message = OpenAIMessage
@@ -81,10 +82,8 @@ class ContextInputs:
     max_output_tokens: int | None = None
     user_context: str = ""  # the part of `system` that is the user's context (for the report)
     summary: Summary | None = None
-    persona: tuple[str, str] | None = None  # (name, instructions)
-    reminders: Sequence[str] = ()
-    citation_reminder: bool = False
-    now: str = ""
+    # UI message id -> what that user message was first sent with (resent exactly)
+    sent: Mapping[str, SentTurn] = field(default_factory=dict)
     correction: float = 1.0
     settings: ContextSettings = field(default_factory=ContextSettings)
     optional_tools: frozenset[str] = frozenset()  # left out first when tools crowd the window

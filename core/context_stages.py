@@ -60,9 +60,7 @@ class Assembly:
     origin: Origins = field(init=False)  # thread_blocks
     system_message: Message = field(init=False)  # system_message
     summary_text: str = field(init=False)  # system_message: the part of the summary sent
-    reminder: str = field(init=False)  # closing_reminder
-    reminder_cost: int = field(init=False)  # closing_reminder
-    history_budget: int = field(init=False)  # closing_reminder: exact tokens for the history
+    history_budget: int = field(init=False)  # system_message: exact tokens for the history
     plan: Callable[[], list[str] | None] | None = None  # plan_compaction
     kept: list[Block] = field(init=False)  # priority_window
     dropped: list[Block] = field(init=False)  # priority_window
@@ -151,10 +149,19 @@ def cut_oversized_results(a: Assembly) -> None:
         a.limits.append(f"{cut} oversized tool results cut")
 
 
-def add_persona(a: Assembly) -> None:
-    """The active persona's instructions, right above the latest user message."""
-    if a.inputs.persona is not None:
-        a.blocks = steps.apply_persona(a.blocks, *a.inputs.persona)
+def as_sent(a: Assembly) -> None:
+    """Each user message as it was first sent (its reminder block, a /skill expansion), and a
+    note after one that got no answer (never merged into the next)."""
+    sent, cache = a.inputs.sent, a.cache
+
+    def one(block: Block) -> Block:
+        turn = sent.get(block.source_id) if block.kind == "user" else None
+        if turn is None:
+            return block
+        return cache.derive(block, ("sent", turn), lambda b: steps.as_sent(b, turn))
+
+    blocks = steps.answer_gaps(a.blocks)  # (on what was typed: a retry repeats it)
+    a.blocks = [one(b) for b in blocks] if sent else blocks
 
 
 def count_blocks(a: Assembly) -> None:
@@ -165,7 +172,8 @@ def count_blocks(a: Assembly) -> None:
 
 def system_message(a: Assembly) -> None:
     """The system message, cut only if it would take more than half the budget, with the
-    running summary right after its own text (its newest part, at most SUMMARY_SHARE)."""
+    running summary right after its own text (its newest part, at most SUMMARY_SHARE); and
+    what that leaves for the history."""
     system, cut = steps.truncate_system(
         a.inputs.system, a.budget.available, lambda t: a.scaled(a.counter.text(t))
     )
@@ -177,15 +185,7 @@ def system_message(a: Assembly) -> None:
         a.summary_text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
         system = f"{system}\n\n{steps.summary_section(a.summary_text)}"
     a.system_message = {"role": "system", "content": system}
-
-
-def closing_reminder(a: Assembly) -> None:
-    """The reminder that closes the request, and what that leaves for the history."""
-    inputs, counter = a.inputs, a.counter
-    a.reminder = steps.reminder_text(list(inputs.reminders), inputs.citation_reminder, inputs.now)
-    # it costs at most its own user message (merged into the last one it costs less)
-    a.reminder_cost = counter.message({"role": "user", "content": a.reminder})
-    fixed = counter.message(a.system_message) + a.reminder_cost + REPLY_PRIMING
+    fixed = a.counter.message(a.system_message) + REPLY_PRIMING
     a.history_budget = a.raw(a.budget.available) - fixed
 
 
@@ -251,20 +251,14 @@ def priority_window(a: Assembly) -> None:
 
 
 def final_messages(a: Assembly) -> None:
-    """The request: system message, history (user turns left adjacent by a drop merged), the
-    reminder last; validated, and counted exactly."""
+    """The request: system message and history (user turns left adjacent by a drop merged);
+    validated, and counted exactly."""
     counter, tally = a.counter, a.tally
     history = flatten(a.kept)
     merged = steps.merge_adjacent_users(history) if tally.adjacent_users else history
-    a.messages = validate(steps.add_reminders([a.system_message, *merged], a.reminder))
-    if len(merged) == len(history):  # the history's counts are known: add the ends
-        last = a.messages[-1]
-        closing = (
-            a.reminder_cost
-            if last["content"] == a.reminder
-            else counter.message(last) - counter.message(history[-1])
-        )
-        a.exact = counter.message(a.system_message) + tally.tokens + closing + REPLY_PRIMING
+    a.messages = validate([a.system_message, *merged])
+    if len(merged) == len(history):  # the history's counts are known
+        a.exact = counter.message(a.system_message) + tally.tokens + REPLY_PRIMING
         a.exact += a.tool_tokens
     else:  # rare: user turns were merged, count the whole request
         a.exact = counter.messages(a.messages) + a.tool_tokens
@@ -274,6 +268,13 @@ def final_messages(a: Assembly) -> None:
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+
+def _notes_tokens(a: Assembly) -> int:
+    """What the reminder blocks of the kept user messages take (part of the history)."""
+    kept = {b.source_id for b in a.kept if b.kind == "user"}
+    sent = a.inputs.sent
+    return sum(a.counter.text(sent[i].note) for i in kept if i in sent)
 
 
 def _note_tokens(a: Assembly) -> int:
@@ -307,7 +308,7 @@ def report(a: Assembly) -> ContextReport:
         - summary_tokens
         - user_tokens
     )
-    tool_results = a.scaled(tally.results)
+    tool_results, notes = a.scaled(tally.results), a.scaled(_notes_tokens(a))
     return {
         "model": inputs.model,
         "window": {
@@ -320,10 +321,10 @@ def report(a: Assembly) -> ContextReport:
             "system": system,
             "userContext": user_tokens,
             "summary": summary_tokens,
-            "history": a.scaled(tally.tokens) - tool_results,
+            "history": a.scaled(tally.tokens) - tool_results - notes,
             "toolResults": tool_results,
             "tools": a.budget.tools,
-            "reminders": a.scaled(counter.text(a.reminder)),
+            "reminders": notes,
             "reserve": a.budget.reserve,
         },
         "counts": {

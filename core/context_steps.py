@@ -17,10 +17,15 @@ from typing import Any
 from .context_blocks import Block, Message, latest_user_index
 from .digests import digest_tool_result
 from .json_cut import cut_json
+from .sent_turns import SentTurn
 from .wire_types import Content, UIMessage, with_content
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"
 OMITTED_NOTE = "[Earlier messages were left out to fit the context window.]"
+NO_ANSWER: Message = {
+    "role": "assistant",
+    "content": "[No answer: this request failed or was stopped before the reply began.]",
+}
 
 
 def digest_count(rounds: int, keep_last: int, batch: int) -> int:
@@ -100,13 +105,6 @@ def cut_oversized(
     return [one(b) if b.kind == "round" and not b.digested else b for b in blocks]
 
 
-def _prefix_user(message: Message, text: str) -> Message:
-    content = message.get("content")
-    if isinstance(content, str):
-        return with_content(message, f"{text}\n\n{content}")
-    return with_content(message, [{"type": "text", "text": text}, *_as_parts(content)])
-
-
 def _suffix_user(message: Message, text: str) -> Message:
     content = message.get("content")
     if isinstance(content, str):
@@ -114,36 +112,34 @@ def _suffix_user(message: Message, text: str) -> Message:
     return with_content(message, [*_as_parts(content), {"type": "text", "text": text}])
 
 
-def apply_persona(blocks: list[Block], name: str, instructions: str) -> list[Block]:
-    """The active persona's instructions, right above the latest user message. They are merged
-    into that message (as a leading block): a separate user message would make two user turns
-    in a row, which several local chat templates reject."""
-    i = latest_user_index(blocks)
-    if i is None or not instructions.strip():
-        return blocks
-    text = f'<persona name="{name}">\n{instructions.strip()}\n</persona>'
-    block = blocks[i]
-    updated = block.with_messages([_prefix_user(block.messages[0], text)])
-    return [*blocks[:i], updated, *blocks[i + 1 :]]
-
-
-def reminder_text(reminders: list[str], citation: bool, now: str) -> str:
-    lines = [f"- {r.strip()}" for r in reminders if r.strip()]
-    if citation:
-        lines.append(
-            "- You used documentation or search results this turn: say which node's docs or "
-            "which search your answer relies on."
+def as_sent(block: Block, turn: SentTurn) -> Block:
+    """A user message as it was first sent: its typed text replaced by what was sent instead
+    (a /skill expansion), then its reminder block appended."""
+    message = block.messages[0]
+    if turn.text is not None:
+        content = message.get("content")
+        others = (
+            [p for p in content if p.get("type") != "text"] if isinstance(content, list) else []
         )
-    lines.append(f"- Current date and time: {now}")
-    return "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
+        message = with_content(
+            message, [{"type": "text", "text": turn.text}, *others] if others else turn.text
+        )
+    return block.with_messages([_suffix_user(message, turn.note)])
 
 
-def add_reminders(messages: list[Message], text: str) -> list[Message]:
-    """Reminders go last: merged into the final user message, or as a user message after a
-    tool result (never two user messages in a row)."""
-    if messages and messages[-1]["role"] == "user":
-        return [*messages[:-1], _suffix_user(messages[-1], text)]
-    return [*messages, {"role": "user", "content": text}]
+def answer_gaps(blocks: list[Block]) -> list[Block]:
+    """A user message that got no answer (the request failed or was stopped before any text)
+    is followed by a short assistant note, so it is never merged into the next message; when
+    the next message repeats it word for word (the user retried), it is left out instead."""
+    out: list[Block] = []
+    for i, block in enumerate(blocks):
+        following = blocks[i + 1] if i + 1 < len(blocks) else None
+        if block.kind != "user" or following is None or following.kind != "user":
+            out.append(block)
+        elif block.messages[0].get("content") != following.messages[0].get("content"):
+            key = None if block.key is None else (block.key, "no answer")
+            out += [block, Block("assistant", (NO_ANSWER,), block.source_id, key=key)]
+    return out
 
 
 def keep_tail(text: str, max_tokens: int, count: Callable[[str], int]) -> str:

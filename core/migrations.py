@@ -101,10 +101,24 @@ async def m003_threads(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m004_sent_turns(db: aiosqlite.Connection) -> None:
+    await db.execute(
+        """CREATE TABLE sent_turns (
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            note TEXT NOT NULL,
+            text TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (thread_id, message_id)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
     ("003_threads", m003_threads),
+    ("004_sent_turns", m004_sent_turns),
 ]
 
 

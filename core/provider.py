@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import openai
 
+from .budget import ContextBudgetError
 from .provider_config import ProviderSettings
 from .redact import redact, remember_secret
 from .wire_types import OpenAIMessage
@@ -71,6 +72,8 @@ def describe_error(
     secrets = (settings.api_key,)
     if isinstance(exc, ProviderError):
         return exc
+    if isinstance(exc, ContextBudgetError):  # (e.g. the retry after an overflow cannot fit)
+        return ProviderError(exc.message, "context_budget")
     if isinstance(exc, openai.APITimeoutError) and not _failed_to_connect(exc):
         return ProviderError(
             f"{name} at {url} did not answer within {settings.timeout_seconds:g} s — it may "

@@ -13,20 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tool_registry import CITATION_TOOLS, TOOLS
+from .tool_registry import TOOLS
 from .tool_spec import GROUPS
 
 FALLBACK_PROMPT = (
     "You are ComfyUI Assistant, an assistant inside ComfyUI. Help the user build, edit and run "
     "workflows with the tools you have. Read the workflow before changing it, never replace "
     "the user's graph without asking, and say which node ids you changed."
-)
-
-CITATION_PARTS = frozenset(f"tool-{name}" for name in CITATION_TOOLS)  # their UI part types
-CITATIONS = (
-    "## Citations\nWhen an answer uses documentation or search results from your tools, say "
-    "which node's documentation or which search it came from, and do not present guesses as "
-    "documented facts."
 )
 
 
@@ -51,13 +44,13 @@ class PromptParts:
 
     system_context: str  # shipped guidance, capped; "" falls back to FALLBACK_PROMPT
     role_override: str | None = None  # the user's edited system prompt
+    persona: tuple[str, str] | None = None  # (name, instructions) of a persona that adds
     skills_index: str = ""
     environment: str = ""
     user: UserContext = field(default_factory=UserContext)
     user_limits: UserContextLimits = field(default_factory=UserContextLimits)
     tool_names: Sequence[str] = ()
     extra_tools: Sequence[tuple[str, str]] = ()  # (name, description) the panel declared
-    citations: bool = False
     panel_instructions: Sequence[str] = ()
 
 
@@ -109,13 +102,14 @@ def tools_section(tool_names: Sequence[str], extra: Sequence[tuple[str, str]]) -
 def build_system_message(parts: PromptParts) -> str:
     sections = [parts.role_override.strip()] if parts.role_override else []
     sections.append(parts.system_context.strip() or ("" if sections else FALLBACK_PROMPT))
+    if parts.persona is not None and parts.persona[1].strip():
+        name, instructions = parts.persona
+        sections.append(f'<persona name="{name}">\n{instructions.strip()}\n</persona>')
     sections.append(parts.skills_index)
     if parts.environment:
         sections.append(f"## Environment\n{parts.environment}")
     sections.append(user_context_block(parts.user, parts.user_limits))
     sections.append(tools_section(parts.tool_names, parts.extra_tools))
-    if parts.citations:
-        sections.append(CITATIONS)
     sections += [t.strip() for t in parts.panel_instructions]
     return "\n\n".join(s for s in sections if s and s.strip())
 
@@ -134,7 +128,5 @@ def build_continuation_message(parts: PromptParts) -> str:
     if rules:
         lines.append("The user's rules: " + " | ".join(rules[: parts.user_limits.rules]))
     sections = ["\n".join(lines), tools_section(parts.tool_names, parts.extra_tools)]
-    if parts.citations:
-        sections.append(CITATIONS)
     sections += [t.strip() for t in parts.panel_instructions]
     return "\n\n".join(s for s in sections if s)

@@ -363,6 +363,10 @@ def get_tool(name: str) -> ToolSpec | None:
 
 OPTIONAL_TOOLS = frozenset(spec.name for spec in TOOLS if spec.optional)
 CITATION_TOOLS = frozenset(spec.name for spec in TOOLS if spec.cites)
+CITE_NOTE = (
+    "When your answer uses this, say which node's documentation or which search it came "
+    "from; do not present guesses as documented facts."
+)
 SERVER_TOOLS = frozenset(spec.name for spec in TOOLS if spec.runs == "server")
 
 
@@ -382,7 +386,9 @@ async def run_server_tool(name: str, args: dict[str, Any], ctx: server_tools.Too
     if spec is None or spec.handler is None:
         raise server_tools.ToolFailure(f"'{name}' is not a server tool.")
     try:
-        return await spec.handler(args, ctx)
+        out = await spec.handler(args, ctx)
+        # a result to cite says so itself: the request before it stays as it was sent
+        return {**out, "cite": CITE_NOTE} if spec.cites and isinstance(out, dict) else out
     except server_tools.ToolFailure:
         raise
     except (KeyError, TypeError, ValueError) as exc:

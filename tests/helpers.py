@@ -9,6 +9,12 @@ def user(text: str, id: str = "u1") -> dict[str, Any]:
     return {"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
+def assistant_message(text: str, id: str = "a1") -> dict[str, Any]:
+    """An answer as the panel resends it."""
+    parts = [{"type": "step-start"}, {"type": "text", "text": text}]
+    return {"id": id, "role": "assistant", "parts": parts}
+
+
 def chat_body(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"id": "thread-1", "messages": list(messages), "trigger": "submit-message", **extra}
 

@@ -12,7 +12,7 @@ from comfyui_assistant.core.summarizer import SUMMARY_PROMPT
 from comfyui_assistant.core.tokens import counter_for
 
 from .conftest import start_app
-from .helpers import chat_body, content_parts, sent, sse_events, user
+from .helpers import assistant_message, chat_body, content_parts, sent, sse_events, user
 from .scripted_provider import Completion, Status, Stream, chunk, error_body, text_reply
 
 WORKFLOW = {
@@ -148,6 +148,29 @@ async def test_context_overflow_is_retried_once_with_the_reported_window(assista
     assert counter.messages(second["messages"]) + counter.tools(second["tools"]) <= 4096
     report = context_report(body)
     assert report["window"]["tokens"] == 4096 and "retried: overflow" in report["limits"]
+    # the next turn plans with the window the provider stated: no second overflow, and the
+    # response's headers and its report say the same
+    provider.enqueue(Completion("## Goals\n- a warmer image"), text_reply("still fits"))
+    thread += [{"id": "a_last", "role": "assistant", "parts": [{"type": "text", "text": "ok"}]}]
+    async with assistant.session.post(
+        assistant.base + "/api/chat", json=chat_body(*thread, user("more", "u_more"))
+    ) as response:
+        headers, body = response.headers, await response.text()
+    chats = [r for r in provider.requests if r.get("stream")]  # (a summary may be made too)
+    assert len(chats) == 3
+    report = context_report(body)
+    assert headers["X-Context-Window"] == "4096" == str(report["window"]["tokens"])
+    assert report["window"]["source"] == "provider error"
+    assert "retried: overflow" not in report["limits"]
+
+
+async def test_an_overflow_retry_that_cannot_fit_says_why(assistant, provider, sdk):
+    overflow = error_body("maximum context length is 256 tokens", "context_length_exceeded")
+    provider.enqueue(Status(400, overflow))
+    _, body = await assistant.chat(chat_body(user("describe this: " + "word " * 400)))
+    (error,) = sdk.check(body)["errors"]
+    assert error.startswith("The latest message needs "), error
+    assert "ContextBudgetError" not in error
 
 
 async def test_a_message_too_large_for_the_window_is_refused_without_a_model_call(
@@ -164,7 +187,9 @@ async def test_a_message_too_large_for_the_window_is_refused_without_a_model_cal
     assert provider.requests == []
 
 
-async def test_personas_sit_above_the_latest_message_or_replace_the_role(assistant, provider):
+async def test_personas_join_the_system_message_or_replace_the_role(assistant, provider):
+    # a persona is part of the system message (which changes only when the persona does), so
+    # the conversation's prefix stays byte-identical from turn to turn
     async def persona(body):
         async with assistant.session.post(
             assistant.base + "/api/user-context/personas", json=body
@@ -178,9 +203,9 @@ async def test_personas_sit_above_the_latest_message_or_replace_the_role(assista
     await persona({"name": "Pirate", "instructions": "Talk like a pirate."})
     provider.enqueue(text_reply("Arr."), text_reply("Aye."))
     await assistant.chat(chat_body(user("hi")))
-    assert sent(provider)[-1]["content"] == (
-        '<persona name="Pirate">\nTalk like a pirate.\n</persona>\n\nhi'
-    )
+    system = provider.requests[0]["messages"][0]["content"]
+    assert '<persona name="Pirate">\nTalk like a pirate.\n</persona>\n\n' in system
+    assert sent(provider)[-1]["content"] == "hi"
     await persona(
         {"name": "Tutor", "instructions": "You teach ComfyUI.", "replacesSystemPrompt": True}
     )
@@ -266,3 +291,34 @@ async def test_the_window_comes_from_the_providers_metadata(provider, tmp_path, 
     report = context_report(body)
     assert (report["window"]["tokens"], report["window"]["source"]) == (6144, "provider")
     assert json.dumps(report)  # plain JSON all the way
+
+
+async def test_each_request_is_the_previous_one_plus_new_messages(assistant, provider):
+    # through /api/chat: a turn, a /skill turn and a third: every request begins with the
+    # whole previous request byte for byte (its reminder blocks and the skill's expansion
+    # included), so a server's prefix cache reuses all of it
+    provider.enqueue(text_reply("One."), text_reply("Two."), text_reply("Three."))
+    thread = [user("Make the image warmer.", "u1")]
+    await assistant.chat(chat_body(*thread))
+    thread += [assistant_message("One.", "a1"), user("/skill txt2img a cat in a hat", "u2")]
+    await assistant.chat(chat_body(*thread))
+    thread += [assistant_message("Two.", "a2"), user("Now make it bigger.", "u3")]
+    await assistant.chat(chat_body(*thread))
+    first, second, third = (r["messages"] for r in provider.requests)
+    assert second[: len(first)] == first and third[: len(second)] == second
+    assert second[-1]["content"].startswith('The user activated the skill "')
+    assert all(m["content"].endswith("</system-reminder>") for m in third if m["role"] == "user")
+    assert len(third) == len(first) + 4  # each turn added its answer and the next message
+
+
+async def test_a_message_that_failed_is_never_merged_into_the_next_one(assistant, provider):
+    provider.enqueue(Status(500, error_body("the server fell over")), text_reply("Done."))
+    _, body = await assistant.chat(chat_body(user("Make it blue.", "u1")))
+    assert any(e.get("type") == "error" for e in sse_events(body))
+    await assistant.chat(chat_body(user("Make it blue.", "u1"), user("Make it red.", "u2")))
+    roles = [m["role"] for m in provider.requests[-1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+    messages = provider.requests[-1]["messages"]
+    assert messages[1]["content"].startswith("Make it blue.")
+    assert messages[2]["content"].startswith("[No answer:")
+    assert messages[3]["content"].startswith("Make it red.")

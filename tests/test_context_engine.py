@@ -24,6 +24,7 @@ from comfyui_assistant.core.context_engine import (
 )
 from comfyui_assistant.core.context_steps import compaction_plan
 from comfyui_assistant.core.context_validate import problems
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
@@ -34,7 +35,7 @@ MODEL = "gpt-4"  # counted with cl100k_base, exactly
 COUNTER = counter_for(MODEL)
 NOW = "2026-11-22 10:00 UTC"
 SYSTEM = "You are ComfyUI Assistant."
-REMINDER = f"<system-reminder>\n- Current date and time: {NOW}\n</system-reminder>"
+REMINDER = turn_note([], NOW)
 PNG = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
     "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -91,7 +92,10 @@ def chat(turns: int, words: int = 5) -> list[dict[str, Any]]:
 def inputs(ui: list[dict[str, Any]], window: int = 32_000, **kw: Any) -> ContextInputs:
     kw.setdefault("system", SYSTEM)
     kw.setdefault("tools", [])
-    kw.setdefault("now", NOW)
+    reminders = kw.pop("reminders", [])
+    if "sent" not in kw:  # the latest user message as first sent: with its reminder block
+        latest = next((m["id"] for m in reversed(ui) if m["role"] == "user"), None)
+        kw["sent"] = {} if latest is None else {latest: SentTurn(turn_note(reminders, NOW))}
     return ContextInputs(
         ui_messages=ui, model=MODEL, window=Window(window, "settings", "Settings"), **kw
     )
@@ -116,7 +120,7 @@ def ui_tokens(message: dict[str, Any]) -> int:
 
 
 def fixed_tokens(system: str = SYSTEM, reminder: str = REMINDER) -> int:
-    """The system message, the reminder and the reply priming."""
+    """The system message, the latest message's reminder block and the reply priming."""
     return COUNTER.message({"role": "system", "content": system}) + COUNTER.text(reminder) + 3
 
 
@@ -165,11 +169,12 @@ def test_a_small_thread_in_a_roomy_window_is_sent_whole_with_the_reminder_last()
     assert assembled.tokens == assembled.exact
 
 
-def test_a_thread_ending_with_a_tool_result_gets_the_reminder_as_its_own_user_message():
+def test_a_thread_ending_with_a_tool_result_gets_no_reminder_after_it():
+    # the answer continues right after the result: nothing reads as a new user request
     answer = {"id": "a1", "role": "assistant", "parts": [{"type": "step-start"}, tool_part("c1")]}
     assembled = build([user("Look at my workflow.", "u1"), answer])
     assert assembled.messages[1:] == [
-        {"role": "user", "content": "Look at my workflow."},
+        {"role": "user", "content": f"Look at my workflow.\n\n{REMINDER}"},
         {
             "role": "assistant",
             "content": None,
@@ -182,7 +187,6 @@ def test_a_thread_ending_with_a_tool_result_gets_the_reminder_as_its_own_user_me
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": '{"nodes":[{"id":1,"type":"KSampler"}]}'},
-        {"role": "user", "content": REMINDER},
     ]
 
 
@@ -421,30 +425,43 @@ def test_a_summary_over_its_share_keeps_its_newest_lines_and_the_report_counts_w
     assert tokens["system"] >= COUNTER.text(SYSTEM)
 
 
-def test_the_persona_is_merged_into_the_latest_user_message():
-    ui = chat(1)
-    assembled = build(ui, persona=("Ada", "  Answer like a pirate.\n"))
-    assert assembled.messages[-1] == {
-        "role": "user",
-        "content": '<persona name="Ada">\nAnswer like a pirate.\n</persona>\n\n'
-        f"And the latest question?\n\n{REMINDER}",
+def test_each_user_message_is_sent_as_it_was_first_sent():
+    # the reminder blocks stay with the messages they were first sent with (byte for byte),
+    # so the next request is this one plus new messages; a /skill expansion is resent too
+    ui = chat(2)
+    first, second, latest = (m["id"] for m in ui if m["role"] == "user")
+    sent = {
+        first: SentTurn(turn_note(["Use metric units."], "2026-11-20 09:00 UTC")),
+        second: SentTurn(turn_note([], NOW), text='<skill name="x">Do X.</skill>'),
     }
-    assert assembled.messages[:-1] == build(ui).messages[:-1]  # the prefix is untouched
+    before = build(ui, sent=sent)
+    assert [m["content"] for m in before.messages if m["role"] == "user"] == [
+        f"{ui[0]['parts'][0]['text']}\n\n{sent[first].note}",
+        f'<skill name="x">Do X.</skill>\n\n{REMINDER}',
+        "And the latest question?",  # not recorded: sent as typed
+    ]
+    sent[latest] = SentTurn(REMINDER)
+    after = build([*ui, assistant("An answer.", "a9"), user("Next.", "u9")], sent=sent)
+    # the previous request (with its latest message now recorded) is a prefix of the next one
+    assert after.messages[: len(before.messages)] == build(ui, sent=sent).messages
+    with_image = [*ui[:-1], user("What is in this picture?", latest, image=PNG)]
+    assert build(with_image, sent=sent).messages[-1]["content"] == [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": PNG}},
+        {"type": "text", "text": REMINDER},
+    ]
 
-    with_image = [*ui[:-1], user("What is in this picture?", "u1", image=PNG)]
-    assembled = build(with_image, persona=("Ada", "Answer like a pirate."))
-    assert assembled.messages[-1] == {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": '<persona name="Ada">\nAnswer like a pirate.\n</persona>'},
-            {"type": "text", "text": "What is in this picture?"},
-            {"type": "image_url", "image_url": {"url": PNG}},
-            {"type": "text", "text": REMINDER},
-        ],
-    }
 
-
-# --- limits -----------------------------------------------------------------------------------
+def test_an_unanswered_message_is_never_merged_into_the_next_one():
+    ui = [user("Make it blue.", "u1"), user("Why no answer?", "u2")]
+    assembled = build(ui)
+    assert [m["role"] for m in assembled.messages] == ["system", "user", "assistant", "user"]
+    assert assembled.messages[1]["content"] == "Make it blue."
+    assert assembled.messages[2]["content"].startswith("[No answer:")
+    assert assembled.messages[3]["content"].startswith("Why no answer?")
+    # the same words again (the user retried): the failed copy is left out
+    retried = build([user("Make it blue.", "u1"), user("Make it blue.", "u2")])
+    assert [m["role"] for m in retried.messages] == ["system", "user"]
 
 
 def test_a_system_prompt_over_half_the_budget_is_cut_to_30_percent_with_the_marker():
@@ -589,7 +606,7 @@ def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fi
     assert assembled.tokens <= assembled.budget.available
     sent = [m.get("tool_call_id") for m in assembled.messages if m["role"] == "tool"]
     assert sent == ["c0", "c1", "c2", "c3", "c4"]
-    assert assembled.messages[-1] == {"role": "user", "content": REMINDER}
+    assert assembled.messages[-1]["role"] == "tool"  # nothing after the turn's results
     # the stage that shortened them says so (and the whole-result cut said what it cut first)
     limits = assembled.report["limits"]
     assert "the tool results of the turn in progress shortened to fit" in limits

@@ -19,12 +19,12 @@ from comfyui_assistant.core.context_engine import (
     build_context,
 )
 from comfyui_assistant.core.context_validate import problems
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.tokens import counter_for
 from comfyui_assistant.tools_definitions import openai_tools
 
 MODEL = "gpt-4"
 COUNTER = counter_for(MODEL)
-NOW = "2026-11-22 10:00 UTC (Sunday)"
 SYSTEM = "You are ComfyUI Assistant, an expert in ComfyUI workflows.\n" + "".join(
     f"- Guideline {i}: read the workflow before you edit it, and say what you changed.\n"
     for i in range(60)
@@ -69,6 +69,7 @@ def requests(
     the requests and the number of tool rounds in the last one."""
     ui: list[dict[str, Any]] = []
     out: list[Assembled] = []
+    sent: dict[str, SentTurn] = {}
     rounds = 0
     for turn in range(TURNS):
         if turn:
@@ -76,13 +77,15 @@ def requests(
             ui.append(answer(turn - 1, n))
             rounds += n
         ui.append(user(turn))
+        # each message is recorded with its reminder block (its own time) when first sent
+        sent[f"u{turn}"] = SentTurn(turn_note([], f"2026-11-22 10:{turn:02d} UTC (Sunday)"))
         inputs = ContextInputs(
             system=SYSTEM,
             ui_messages=list(ui),
             tools=openai_tools(),
             model=MODEL,
             window=Window(window, "settings", "Settings"),
-            now=NOW,
+            sent=dict(sent),
             settings=settings,
         )
         assembled = build_context(inputs, COUNTER)
@@ -106,11 +109,11 @@ def common_prefix(a: list[str], b: list[str]) -> int:
 
 
 def reuse(built: list[Assembled]) -> tuple[int, float]:
-    """How many requests changed the previous request's prefix (all but its last user
-    message), and the share of prompt tokens that are a prefix of the previous request."""
+    """How many requests changed the previous request (each should be the previous one plus
+    new messages), and the share of prompt tokens that are a prefix of the previous request."""
     changed, reused, total = 0, 0, 0
     for before, after in pairwise(built):
-        prefix = dumps(before.messages[:-1])
+        prefix = dumps(before.messages)
         same = common_prefix(prefix, dumps(after.messages))
         changed += same < len(prefix)
         reused += sum(COUNTER.message(m) for m in after.messages[:same])
@@ -123,11 +126,10 @@ def test_a_steady_conversation_keeps_a_byte_identical_prefix_turn_after_turn(rec
     built, rounds = requests(lambda t: 1 if t % 7 == 3 else 0, ContextSettings())
     assert rounds == 4
     for turn, (before, after) in enumerate(pairwise(built), start=1):
-        prefix = dumps(before.messages[:-1])  # the system message and every earlier message
+        prefix = dumps(before.messages)  # the whole previous request, its reminders included
         assert dumps(after.messages[: len(prefix)]) == prefix, f"turn {turn} changed the prefix"
-        # the previous question follows, now without the reminder
         question = user(turn - 1)["parts"][0]["text"]
-        assert after.messages[len(prefix)] == {"role": "user", "content": question}
+        assert before.messages[-1]["content"].startswith(f"{question}\n\n<system-reminder>")
         assert after.report["counts"]["digested"] == 0
     assert built[-1].messages[0] == {"role": "system", "content": SYSTEM}
     assert len(built[-1].messages) == 1 + 2 * TURNS - 1 + 2 * rounds
@@ -155,9 +157,8 @@ def test_a_tool_heavy_conversation_changes_its_prefix_only_in_digest_batches(
     assert changed == moves
     # ... and what changed is old tool results: every request still starts with the system
     # message and the first question, and the first difference is a tool result
-    question = {"role": "user", "content": user(0)["parts"][0]["text"]}
-    assert all(a.messages[0] == built[0].messages[0] for a in built)
-    assert all(a.messages[1] == question for a in built[1:])
+    assert all(a.messages[:2] == built[0].messages[:2] for a in built)
+    assert built[0].messages[1]["content"].startswith(user(0)["parts"][0]["text"])
     for before, after in pairwise(built):
         prefix = dumps(before.messages[:-1])
         same = common_prefix(prefix, dumps(after.messages))

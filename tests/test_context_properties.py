@@ -37,6 +37,7 @@ from comfyui_assistant.core.context_engine import (
 )
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.digests import DIGEST_PREFIX, digest_tool_result
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import tool_name_of, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
@@ -230,8 +231,7 @@ class Case:
                 f"correction={i.correction}, system={len(i.system)} chars, "
                 f"tools={[t['function']['name'] for t in i.tools]}",
                 f"{i.settings}",
-                f"summary={summary}, persona={i.persona is not None}, reminders={i.reminders}, "
-                f"citation={i.citation_reminder}",
+                f"summary={summary}, sent={dict(i.sent)}",
                 *lines,
                 ")",
             ]
@@ -264,7 +264,18 @@ def cases(draw: st.DrawFn) -> Case:
         f"Rule {i}: check the {WORDS[i % 10]} before you change it.\n" for i in range(rules)
     )
     tools = draw(st.lists(st.sampled_from(ALL_TOOLS), max_size=4, unique_by=lambda t: id(t)))
-    persona = draw(st.none() | st.just(("Ada", "Answer briefly, like a pirate.")))
+    # what each user message was first sent with: the latest always, older ones mostly
+    # (a /skill expansion keeps the user's words, as skill_message does)
+    users = [m for m in thread.ui if m["role"] == "user"]
+    sent = {
+        m["id"]: SentTurn(
+            turn_note(reminders, NOW),
+            draw(st.none() | st.just(f"<skill>Do it.</skill>\n\n{m['parts'][0]['text']}")),
+        )
+        for m in users
+        if m is users[-1] or draw(st.booleans())
+        for reminders in [draw(st.lists(st.sampled_from(["Metric units.", "Brief."]), max_size=2))]
+    }
     inputs = ContextInputs(
         system=system,
         ui_messages=thread.ui,
@@ -273,10 +284,7 @@ def cases(draw: st.DrawFn) -> Case:
         window=Window(draw(windows), "settings", "Settings"),
         max_output_tokens=draw(st.none() | st.integers(64, 16_384)),
         summary=summary,
-        persona=persona,
-        reminders=draw(st.lists(st.sampled_from(["Use metric units.", "Be brief."]), max_size=2)),
-        citation_reminder=draw(st.booleans()),
-        now=NOW,
+        sent=sent,
         correction=draw(st.sampled_from([0.5, 0.8, 1.0, 1.0, 1.25, 1.6, 2.0])),
         settings=context_settings,
     )
@@ -329,7 +337,7 @@ def check_result(message: dict[str, Any], part: dict[str, Any]) -> None:
 
 def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
     """Tokens of the smallest request: the system message (summary included, cut as the engine
-    cuts it) and the latest user message with the persona and reminders."""
+    cuts it) and the latest user message as sent."""
     factor = inputs.correction
     system, _ = steps.truncate_system(
         inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factor)
@@ -339,12 +347,8 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
         text = steps.keep_tail(inputs.summary.text, cap, COUNTER.text)
         system = f"{system}\n\n{steps.summary_section(text)}"
     latest = next(m for m in reversed(inputs.ui_messages) if m["role"] == "user")
-    blocks = blocks_of(latest)
-    if inputs.persona is not None:
-        blocks = steps.apply_persona(blocks, *inputs.persona)
-    reminder = steps.reminder_text(list(inputs.reminders), inputs.citation_reminder, inputs.now)
+    blocks = [steps.as_sent(b, inputs.sent[latest["id"]]) for b in blocks_of(latest)]
     request = [{"role": "system", "content": system}, *flatten(blocks)]
-    request = steps.add_reminders(request, reminder)
     return math.ceil(COUNTER.messages(request) * factor)
 
 
@@ -412,9 +416,8 @@ def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(ca
     for part in latest["parts"][1:]:
         image = {"type": "image_url", "image_url": {"url": part["url"]}}
         assert image in messages[at]["content"]
-    for j, message in enumerate(messages[at + 1 :], start=at + 1):
-        reminder_only = j == len(messages) - 1 and texts(message).startswith("<system-reminder>")
-        assert message["role"] in ("assistant", "tool") or reminder_only, message
+    for message in messages[at + 1 :]:  # (nothing after the turn's results)
+        assert message["role"] in ("assistant", "tool"), message
     # ... and of the turn in progress, its newest part always, the rest newest first: when
     # the whole turn cannot fit even with its results digested, older steps give way before
     # the request fails (only the latest user message alone may make it fail)

@@ -18,6 +18,7 @@ from comfyui_assistant.core.context_validate import (
     repair,
     validate,
 )
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 
 
 def user(text, id):
@@ -115,32 +116,28 @@ def test_a_huge_result_is_cut_to_its_share_and_stays_json():
     assert "nodes" in json.loads(content)
 
 
-def test_persona_is_merged_above_the_latest_user_message():
-    blocks = build_blocks([user("first", "u1"), user("second", "u2")])
-    out = steps.apply_persona(blocks, "Ada", "Answer like a pirate.")
-    assert flatten(out) == [
-        {"role": "user", "content": "first"},
-        {
-            "role": "user",
-            "content": '<persona name="Ada">\nAnswer like a pirate.\n</persona>\n\nsecond',
-        },
-    ]
-
-
-def test_reminders_merge_into_a_final_user_message_or_follow_a_tool_result():
-    text = steps.reminder_text(["Use metric units."], citation=True, now="2026-11-22 10:00 UTC")
-    assert text == (
-        "<system-reminder>\n- Use metric units.\n- You used documentation or search results "
-        "this turn: say which node's docs or which search your answer relies on.\n"
+def test_a_user_message_is_sent_with_its_note_and_its_expansion():
+    (block,) = build_blocks([user("/skill x make it", "u1")])
+    note = turn_note(["Use metric units."], "2026-11-22 10:00 UTC")
+    assert note == (
+        "<system-reminder>\n- Use metric units.\n"
         "- Current date and time: 2026-11-22 10:00 UTC\n</system-reminder>"
     )
-    ends_with_user = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
-    assert steps.add_reminders(ends_with_user, "R") == [
-        {"role": "system", "content": "s"},
-        {"role": "user", "content": "hi\n\nR"},
+    assert flatten([steps.as_sent(block, SentTurn(note))]) == [
+        {"role": "user", "content": f"/skill x make it\n\n{note}"}
     ]
-    ends_with_tool = [*ends_with_user, {"role": "tool", "tool_call_id": "c", "content": "{}"}]
-    assert steps.add_reminders(ends_with_tool, "R")[-1] == {"role": "user", "content": "R"}
+    assert flatten([steps.as_sent(block, SentTurn(note, text="Do X."))]) == [
+        {"role": "user", "content": f"Do X.\n\n{note}"}
+    ]
+
+
+def test_an_unanswered_user_message_gets_a_note_or_goes_when_retried():
+    blocks = build_blocks([user("a", "u1"), user("b", "u2"), user("b", "u3")])
+    out = steps.answer_gaps(blocks)
+    assert [(b.kind, b.source_id) for b in out] == [
+        ("user", "u1"), ("assistant", "u1"), ("user", "u3"),
+    ]  # fmt: skip
+    assert out[1].messages == (steps.NO_ANSWER,)
 
 
 def test_the_system_message_is_cut_only_above_half_the_budget():

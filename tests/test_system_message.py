@@ -3,11 +3,14 @@ continuation mode, and byte-identical output while the inputs do not change."""
 
 from __future__ import annotations
 
+from comfyui_assistant.core.server_tools import ToolContext
 from comfyui_assistant.core.system_prompt import (
     UserContext,
     UserContextLimits,
     user_context_block,
 )
+from comfyui_assistant.core.tool_registry import CITE_NOTE, run_server_tool
+from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app
 from .helpers import chat_body, content_parts, user
@@ -167,7 +170,11 @@ async def test_continuation_mode_sends_a_short_message_after_the_first_turn(prov
     assert "The user's rules: Never use SDXL." in later
 
 
-async def test_citations_appear_once_a_lookup_ran_in_the_thread(assistant, provider):
+async def test_a_lookup_changes_nothing_before_it_and_its_result_asks_for_citations(
+    assistant, provider
+):
+    # the request before a lookup stays byte-identical (no system section appears later):
+    # the result of a tool to cite carries the request to cite it
     lookup = {
         "id": "a1",
         "role": "assistant",
@@ -185,9 +192,17 @@ async def test_citations_appear_once_a_lookup_ran_in_the_thread(assistant, provi
     }
     before = await system_of(assistant, provider, user("what is KSampler?"))
     after = await system_of(assistant, provider, user("what is KSampler?"), lookup, user("and?"))
-    assert "## Citations" not in before
-    assert after.startswith(before.split("\n\n## Tools this request")[0])
-    assert "## Citations\nWhen an answer uses documentation or search results" in after
+    assert before == after
+    service = assistant.app[SERVICE]
+    ctx = ToolContext(
+        thread_id="t", threads=await service.threads(), system_skills=service.system_skills,
+        user_skills=service.user_skills, environment=service.environment,
+        read_context_section=lambda _: None,
+    )  # fmt: skip
+    found = await run_server_tool("searchInstalledNodes", {"query": "sampler"}, ctx)
+    assert found["cite"] == CITE_NOTE and found["results"]
+    models = await run_server_tool("getAvailableModels", {}, ctx)
+    assert "cite" not in models
 
 
 async def test_shipped_defaults_are_installed_and_their_comments_never_sent(
