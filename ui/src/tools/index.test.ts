@@ -73,7 +73,7 @@ describe("panel tools", () => {
       ok: false,
       error: "Unexpected error in addNode: max number of nodes reached",
     });
-    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange", "checkState"]);
+    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange"]);
   });
 
   it("builds ComfyUI's default workflow from nothing, with JSON-safe results only", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { nodeBox, overlaps } from "./layout";
 import { buildTxt2Img, createTestApp, place } from "./testing";
 
-const EDIT = ["beforeChange", "afterChange", "checkState"];
+const EDIT = ["beforeChange", "afterChange"];
 
 /** ComfyUI's default workflow in API format. */
 function apiTxt2Img(): Record<string, unknown> {
