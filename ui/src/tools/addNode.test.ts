@@ -160,7 +160,7 @@ describe("addNode", () => {
     const t = createTestApp();
     expect(await t.tools.addNode({ type: "KSampler" })).toEqual({
       ok: false,
-      error: "Invalid arguments for addNode: 'nodeType' is required; unknown argument 'type' (allowed: nodeType, title, widgets, nearNodeId, position).",
+      error: "Invalid arguments for addNode: 'nodeType' is required; unknown argument 'type' (allowed: nodeType, title, widgets, nearNodeId, position, subgraph).",
     });
     expect(await t.tools.addNode({ nodeType: "KSampler", position: { x: 1 } })).toEqual({
       ok: false,

@@ -127,6 +127,9 @@ type NotFound = { missing: string; ref: GraphRef; hint?: string } | { error: str
 
 function lookup(app: ComfyApp, id: NodeId, viewing?: GraphRef): Found | NotFound {
   const text = String(id).trim();
+  if (!/^\d+(:\d+)*$/.test(text)) {
+    return { error: `${JSON.stringify(id)} is not a node id: ids are numbers like 5, or paths like "12:5" (node 5 inside subgraph node 12).` };
+  }
   const segments = text.split(":");
   let ref = rootRef(app);
   for (const [i, segment] of segments.entries()) {
@@ -180,7 +183,8 @@ export function requireNodes(app: ComfyApp, ids: readonly NodeId[], consequence 
 }
 
 function throwErrors(errors: string[], tail: string): never {
-  throw new ToolError(`${errors.join(" ")}${tail ? ` (${tail.slice(2)}.)` : ""}`);
+  const after = tail.slice(2);
+  throw new ToolError(`${errors.join(" ")}${after ? ` ${after[0]!.toUpperCase()}${after.slice(1)}.` : ""}`);
 }
 
 /** One node by id, or undefined. */

@@ -72,7 +72,7 @@ describe("removeNodes", () => {
     });
     expect(await t.tools.removeNodes({ nodeIds: ["five"] })).toEqual({
       ok: false,
-      error: `Invalid arguments for removeNodes: 'nodeIds[0]' must be integer, got string "five".`,
+      error: `"five" is not a node id: ids are numbers like 5, or paths like "12:5" (node 5 inside subgraph node 12). Nothing was removed.`,
     });
   });
 });
