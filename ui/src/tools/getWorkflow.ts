@@ -12,7 +12,7 @@ import { lastRunErrors, type ComfyApp, type LGraphNode } from "../comfy";
 import { findInput, nodeDefOf, widgetKind } from "../litegraph/defs";
 import { typeName, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { nodeErrorList } from "./execution";
-import { graphName, nodeRef, requireNodes, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
+import { graphName, nodeRef, requireNodes, rootRef, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
 import { LinkIndex, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID, type LinkLike } from "./links";
 import { slotSummary, typeText } from "./slots";
 import { widgetValues } from "./widgets";
@@ -171,7 +171,8 @@ export function getWorkflow(ctx: ToolContext, args: GetWorkflowArgs): ToolResult
     }
     groups = [...levels.values()];
   } else {
-    const ref = targetGraph(app, args.subgraph);
+    // A canvas left inside a subgraph that was since removed: read the root graph instead.
+    const ref = args.subgraph === undefined && !viewed ? rootRef(app) : targetGraph(app, args.subgraph);
     groups = [{ level: new Level(ref), nodes: [...((ref.graph.nodes ?? []) as LGraphNode[])].sort(byId) }];
   }
   const head: Record<string, unknown> = { detail };
@@ -181,7 +182,8 @@ export function getWorkflow(ctx: ToolContext, args: GetWorkflowArgs): ToolResult
     const sub = refs[0]!.graph as unknown as SubgraphLike;
     Object.assign(head, { name: sub.name, in: sub.inputs.map(slotSummary), out: sub.outputs.map(slotSummary) });
   }
-  if (viewed && !refs.some((r) => r.graph === viewed.graph)) head.viewing = graphName(viewed);
+  if (!viewed) head.viewing = "a subgraph that is no longer in the workflow";
+  else if (!refs.some((r) => r.graph === viewed.graph)) head.viewing = graphName(viewed);
   const errors = lastRun(app);
   const tail = errors ? { lastRun: errors } : {};
   const nodes = groups.flatMap((g) => g.nodes.map((node) => ({ level: g.level, node })));

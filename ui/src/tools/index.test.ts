@@ -50,7 +50,7 @@ describe("panel tools", () => {
     const t = createTestApp();
     const broken = new Proxy(t.app, {
       get(target, key) {
-        if (key === "graph") throw new Error("graph is gone");
+        if (key === "graph" || key === "rootGraph") throw new Error("graph is gone");
         return Reflect.get(target, key);
       },
     }) as ComfyApp;

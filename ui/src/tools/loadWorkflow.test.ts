@@ -47,7 +47,7 @@ describe("loadWorkflow, UI format", () => {
       nodes: TXT2IMG_TYPES,
     });
     expect(t.dialog.asked).toEqual([]);
-    expect(t.tracker.calls).toEqual(["checkState"]);
+    expect(t.tracker.calls).toEqual(["captureCanvasState"]);
     expect(t.canvas.dirty).toBeGreaterThan(0);
     t.tracker.undo();
     expect(t.graph.nodes).toHaveLength(0);
