@@ -44,7 +44,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
         description="Read the workflow graph the user is viewing; again before editing if it "
-        'may have changed. Ids inside subgraphs are paths: '
+        "may have changed. Ids inside subgraphs are paths: "
         '"12:5" is node 5 inside subgraph node 12, "12:in"/"12:out" its inputs/outputs.',
         parameters=_args(
             detail={

@@ -2,7 +2,7 @@
 // LiteGraph 0.17.2's LGraph with subgraph node types registered as the frontend does.
 import { describe, expect, it } from "vitest";
 import type { LGraph, LGraphNode } from "../comfy";
-import { createTestApp, loadFixture, openSubgraph, type TestSetup } from "./testing";
+import { createTestApp, jsonResponse, loadFixture, openSubgraph, type TestSetup } from "./testing";
 
 const FLUX = "subgraph-flux-dev.json";
 const FLUX_ID = "e2a55522-bf16-4d9f-a222-5b8788ef2982";
@@ -93,6 +93,24 @@ describe("getWorkflow with subgraphs", () => {
       lastRun: { executionError: { nodeId: "56:52", nodeType: "KSampler", message: "RuntimeError: out of memory" } },
     });
     expect((await flux().tools.getWorkflow({})).lastRun).toBeUndefined();
+  });
+});
+
+describe("queueWorkflow with subgraphs", () => {
+  it("names a failing node inside a subgraph by its execution id, and runs inner widgets' queue hooks", async () => {
+    const t = flux();
+    const seed = inner(t).getNodeById(52)!.widgets!.find((w) => w.name === "seed")!;
+    let hooked = 0;
+    Object.assign(seed, { beforeQueued: () => hooked++ });
+    t.api.handler = () => {
+      setTimeout(() => {
+        t.api.emit("execution_start", { prompt_id: "p1" });
+        t.api.emit("execution_error", { prompt_id: "p1", node_id: "56:52", node_type: "KSampler", exception_type: "RuntimeError", exception_message: "boom" });
+      }, 0);
+      return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
+    };
+    expect(await t.tools.queueWorkflow({})).toMatchObject({ ok: false, error: "Execution failed at KSampler#56:52: RuntimeError: boom", nodeId: "56:52" });
+    expect(hooked).toBe(1);
   });
 });
 

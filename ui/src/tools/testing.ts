@@ -4,6 +4,7 @@
 import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyorg/litegraph";
 import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
 import { registerNodeDefs } from "../litegraph/register";
+import { registerSubgraphTypes } from "../litegraph/subgraphs";
 import { graphTools, type PanelTools } from "./index";
 
 // Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
@@ -186,30 +187,11 @@ export interface TestSetup {
   tools: PanelTools;
 }
 
-/**
- * Registers a node type per subgraph definition as ComfyUI's frontend does (subgraphService:
- * on the root graph's "subgraph-created", a SubgraphNode class named by the subgraph's UUID).
- */
-function registerSubgraphTypes(graph: LGraph): void {
-  graph.events.addEventListener("subgraph-created", (event) => {
-    const { subgraph, data } = event.detail;
-    const instanceData = { id: -1, type: data.id, pos: [0, 0], size: [100, 100], inputs: [], outputs: [], flags: {}, order: 0, mode: 0 };
-    class ComfySubgraphNode extends SubgraphNode {
-      static override title = data.name;
-      static nodeData = { name: data.id, display_name: data.name, category: "subgraph", input: { required: {} }, output: [] };
-      constructor() {
-        super(graph, subgraph, instanceData as never);
-      }
-    }
-    LiteGraph.registerNodeType(data.id, ComfySubgraphNode);
-  });
-}
-
 /** A fresh app around an empty real LGraph (subgraphs load as in ComfyUI; the canvas views the root). */
 export function createTestApp(options: { legacy?: boolean } = {}): TestSetup {
   const lg = realLiteGraph();
   const graph = new LGraph();
-  registerSubgraphTypes(graph);
+  registerSubgraphTypes(LiteGraph, SubgraphNode, graph);
   const tracker = options.legacy ? new LegacyTestTracker(graph) : new TestTracker(graph);
   const api = new TestApi();
   const toasts: TestSetup["toasts"] = [];
