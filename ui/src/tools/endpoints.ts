@@ -27,7 +27,7 @@ function subgraphOfRef(ref: GraphRef): SubgraphLike {
 }
 
 /** A stand-in node for a subgraph boundary: named and slotted for resolveInput/resolveOutput. */
-function boundary(ref: GraphRef, kind: "in" | "out"): Endpoint {
+export function boundary(ref: GraphRef, kind: "in" | "out"): Endpoint {
   const sub = subgraphOfRef(ref);
   const id = `${ref.path}:${kind}`;
   const node = {
@@ -99,5 +99,3 @@ export function freeName(slots: readonly Slot[], name: string): string {
   while (taken.has(`${name}_${n}`)) n++;
   return `${name}_${n}`;
 }
-
-export { boundary };
