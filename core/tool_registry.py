@@ -29,32 +29,38 @@ def _args(required: Iterable[str] = (), **properties: dict[str, Any]) -> dict[st
 
 # A bare type list rather than oneOf: small local models follow it more reliably.
 _SLOT: dict[str, Any] = {"type": ["string", "integer"]}
-_NODE_ID: dict[str, Any] = {"type": "integer"}
+# 5 at the top level, "12:5" for node 5 inside subgraph node 12.
+_NODE_ID: dict[str, Any] = {"type": ["integer", "string"]}
+_GRAPH: dict[str, Any] = {
+    "type": "string",
+    "description": 'Subgraph node id to work inside, or "root". Default: the graph the user views.',
+}
 _WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 _SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
 _EXACT = "Exact node type (class name), e.g. KSampler."
 
-# The seven panel tools cost about 1,200 cl100k tokens as json.dumps(openai_tools()).
+# The seven panel tools cost about 1,300 cl100k tokens as json.dumps(openai_tools()).
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
-        description="Read the current workflow graph. Read it again before editing if it may "
-        "have changed.",
+        description="Read the workflow graph the user is viewing; again before editing if it "
+        "may have changed. Ids inside subgraphs are paths: "
+        '"12:5" is node 5 inside subgraph node 12, "12:in"/"12:out" its inputs/outputs.',
         parameters=_args(
             detail={
                 "type": "string",
                 "enum": ["summary", "compact", "full"],
                 "default": "compact",
-                "description": "summary: node count, types, links. compact: ids, types, titles, "
-                "links, widget values that differ from default. full: all widget values and "
-                "positions.",
+                "description": "summary: counts. compact: ids, types, links, non-default widget "
+                "values. full: all widget values, positions.",
             },
             nodeIds={
                 "type": "array",
-                "items": {"type": "integer"},
+                "items": _NODE_ID,
                 "minItems": 1,
                 "description": "Only these nodes (default: all).",
             },
+            subgraph=_GRAPH,
         ),
         runs="panel",
         group="graph",
@@ -64,12 +70,11 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="addNode",
         description="Add one node; returns its id. nodeType must be an exact registered class "
-        "name (e.g. KSampler, CheckpointLoaderSimple); if unsure it exists, search the node "
-        "types first. Link it with connectNodes.",
+        "name (e.g. KSampler); if unsure it exists, search the node types first.",
         parameters=_args(
             ["nodeType"],
             nodeType={"type": "string", "minLength": 1, "description": "Exact class name."},
-            title={"type": "string", "description": "Display title (default: the type's)."},
+            title={"type": "string", "description": "Display title."},
             widgets={
                 "type": "object",
                 "additionalProperties": _WIDGET_VALUE,
@@ -86,6 +91,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "additionalProperties": False,
                 "description": "Exact canvas position.",
             },
+            subgraph=_GRAPH,
         ),
         runs="panel",
         group="graph",
@@ -99,7 +105,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["nodeIds"],
             nodeIds={
                 "type": "array",
-                "items": {"type": "integer"},
+                "items": _NODE_ID,
                 "minItems": 1,
                 "description": "Ids of the nodes to remove.",
             },

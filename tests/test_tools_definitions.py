@@ -197,6 +197,7 @@ def test_openai_tool_has_the_exact_openai_shape() -> None:
     spec = get_tool("connectNodes")
     assert spec is not None
     slot = ["string", "integer"]
+    node_id = ["integer", "string"]  # 5, or "12:5" inside subgraph node 12
     assert spec.openai_tool() == {
         "type": "function",
         "function": {
@@ -205,12 +206,12 @@ def test_openai_tool_has_the_exact_openai_shape() -> None:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "fromNodeId": {"type": "integer", "description": "Source node id."},
+                    "fromNodeId": {"type": node_id, "description": "Source node id."},
                     "fromOutput": {
                         "type": slot,
                         "description": 'Output name (e.g. "LATENT") or 0-based index.',
                     },
-                    "toNodeId": {"type": "integer", "description": "Target node id."},
+                    "toNodeId": {"type": node_id, "description": "Target node id."},
                     "toInput": {
                         "type": slot,
                         "description": 'Input name (e.g. "samples") or 0-based index.',

@@ -1,7 +1,9 @@
-// The part of ComfyUI's frontend API the panel uses (checked on ComfyUI frontend 1.27; see
-// docs/DESIGN.md §6). Types only: at run time the panel gets `app` from ComfyUI's own
-// "../../scripts/app.js" (or from the playground, which serves the same path), and LiteGraph
-// from `window.LiteGraph` — the panel never bundles a second LiteGraph.
+// The part of ComfyUI's frontend API the panel uses (checked on ComfyUI frontend 1.27.10 and
+// 1.58.1; see docs/DESIGN.md §6), and the few accessors that pick the current API where the
+// frontend offers it and fall back for 1.27 (feature detection, never version strings). At
+// run time the panel gets `app` from ComfyUI's own "../../scripts/app.js" (or from the
+// playground, which serves the same path), and LiteGraph from `window.LiteGraph` — the panel
+// never bundles a second LiteGraph.
 import type { LGraph, LGraphCanvas, LGraphNode } from "@comfyorg/litegraph";
 
 export type { LGraph, LGraphCanvas, LGraphNode };
@@ -32,23 +34,35 @@ export interface ComfyApi {
   removeEventListener(type: string, listener: (event: CustomEvent) => void): void;
 }
 
-/** The active workflow's undo history: checkState() after an edit makes Ctrl+Z undo it. */
+/** The active workflow's undo history: edits between beforeChange() and the matching
+ * afterChange() are one Ctrl+Z step. captureCanvasState() (1.58) replaced checkState() (1.27). */
 export interface ChangeTracker {
   beforeChange(): void;
   afterChange(): void;
-  checkState(): void;
+  captureCanvasState?(): void;
+  checkState?(): void;
   undo?(): Promise<void> | void;
   redo?(): Promise<void> | void;
 }
 
+type ToastKind = "success" | "error" | "info" | "warning";
+
+/** 1.27 has add() only; newer frontends add one method per kind and deprecate add(). */
+export type ComfyToast = { add(message: { severity: string; summary: string; detail?: string; life?: number }): void } & Partial<
+  Record<ToastKind, (summary: string, options?: { description?: string; duration?: number }) => void>
+>;
+
 export interface ComfyExtensionManager {
-  toast: { add(message: { severity: string; summary: string; detail?: string; life?: number }): void };
+  toast: ComfyToast;
   dialog: {
     confirm(options: { title: string; message: string; type?: string }): Promise<boolean | null>;
   };
   setting: { get(id: string): unknown; set(id: string, value: unknown): Promise<void> | void };
   command: { execute(id: string): Promise<void> | void };
   workflow?: { activeWorkflow?: { changeTracker?: ChangeTracker } | null };
+  /** The last run's errors (newer frontends; 1.27 has them on `app`). */
+  lastNodeErrors?: Record<string, unknown> | null;
+  lastExecutionError?: Record<string, unknown> | null;
 }
 
 export interface BottomPanelTab {
@@ -85,13 +99,18 @@ export interface ComfyPrompt {
 }
 
 export interface ComfyApp {
+  /** The whole workflow (newer frontends); 1.27 has only the deprecated `graph`. */
+  rootGraph?: LGraph;
   graph: LGraph;
+  /** `canvas.graph` is the level the user is viewing: a subgraph while one is open. */
   canvas: LGraphCanvas;
   api: ComfyApi;
   extensionManager: ComfyExtensionManager;
   registerExtension(extension: ComfyExtension): void;
   graphToPrompt(): Promise<ComfyPrompt>;
   loadGraphData(data: unknown, clean?: boolean): Promise<void> | void;
+  lastNodeErrors?: Record<string, unknown> | null;
+  lastExecutionError?: Record<string, unknown> | null;
 }
 
 /** LiteGraph's global, as ComfyUI exposes it on window. */
@@ -104,4 +123,40 @@ export function liteGraph(): LiteGraphGlobal {
   const global = (globalThis as { LiteGraph?: LiteGraphGlobal }).LiteGraph;
   if (!global) throw new Error("LiteGraph is not loaded on this page");
   return global;
+}
+
+/** The whole workflow: `app.rootGraph`, else (1.27) `app.graph`. */
+export function rootGraph(app: ComfyApp): LGraph {
+  return app.rootGraph ?? app.graph;
+}
+
+/** The graph level the user is looking at: the open subgraph, else the root graph. */
+export function viewedGraph(app: ComfyApp): LGraph {
+  return (app.canvas as { graph?: LGraph | null } | undefined)?.graph ?? rootGraph(app);
+}
+
+/** The active workflow's change tracker, if the frontend has one. */
+export function changeTracker(app: ComfyApp): ChangeTracker | undefined {
+  return app.extensionManager?.workflow?.activeWorkflow?.changeTracker ?? undefined;
+}
+
+/** Records the graph as it is now as an undo step (captureCanvasState, else checkState). */
+export function captureState(tracker: ChangeTracker | undefined): void {
+  if (typeof tracker?.captureCanvasState === "function") tracker.captureCanvasState();
+  else tracker?.checkState?.();
+}
+
+/** Shows a toast: the per-kind method where the frontend has it, else toast.add(). */
+export function showToast(app: ComfyApp, kind: ToastKind, summary: string, detail?: string, life = 5000): void {
+  const toast = app.extensionManager?.toast;
+  const method = toast?.[kind];
+  if (typeof method === "function") method.call(toast, summary, { description: detail, duration: life });
+  else toast?.add?.({ severity: kind === "warning" ? "warn" : kind, summary, detail, life });
+}
+
+/** The last run's node errors and execution error, from the extension manager, else (1.27) the app. */
+export function lastRunErrors(app: ComfyApp): { nodeErrors: Record<string, unknown> | null; executionError: Record<string, unknown> | null } {
+  const manager = app.extensionManager;
+  const from = manager && ("lastNodeErrors" in manager || "lastExecutionError" in manager) ? manager : app;
+  return { nodeErrors: from.lastNodeErrors ?? null, executionError: from.lastExecutionError ?? null };
 }

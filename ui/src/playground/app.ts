@@ -1,7 +1,8 @@
 // `window.app` for the playground: the subset of ComfyUI's app object the panel and its tools use
 // (see ../comfy.ts), over a real LiteGraph graph and canvas.
-import { LGraph, LGraphCanvas, LiteGraph } from "@comfyorg/litegraph";
+import { LGraph, LGraphCanvas, LiteGraph, SubgraphNode } from "@comfyorg/litegraph";
 import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../comfy";
+import { registerSubgraphTypes } from "../litegraph/subgraphs";
 import { PlaygroundApi } from "./api";
 import { BottomPanel } from "./bottomPanel";
 import { PlaygroundChangeTracker } from "./changeTracker";
@@ -31,6 +32,7 @@ export class PlaygroundApp implements ComfyApp {
 
   constructor(elements: PlaygroundElements) {
     this.graph = new LGraph();
+    registerSubgraphTypes(LiteGraph, SubgraphNode, this.graph); // workflows with subgraphs load as in ComfyUI
     this.canvas = new LGraphCanvas(elements.canvas, this.graph);
     this.canvas.show_info = false;
     this.canvas.render_canvas_border = false;

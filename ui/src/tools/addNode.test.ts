@@ -3,7 +3,7 @@ import { graphTools } from "./index";
 import { nodeBox, overlaps } from "./layout";
 import { buildTxt2Img, createTestApp, type TestSetup } from "./testing";
 
-const EDIT = ["beforeChange", "afterChange", "checkState"];
+const EDIT = ["beforeChange", "afterChange"];
 
 function assertNoOverlap(t: TestSetup): void {
   const boxes = t.graph.nodes.map((n) => ({ id: n.id, box: nodeBox(n, 30) }));
@@ -19,7 +19,7 @@ describe("addNode", () => {
     const node = t.graph.getNodeById(1)!;
     const [w, h] = [node.size[0], node.size[1]];
     expect(result).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 1,
       type: "EmptyLatentImage",
       pos: [Math.round(800 - w / 2), Math.round(450 - h / 2)],
@@ -42,7 +42,7 @@ describe("addNode", () => {
       position: { x: 100, y: 200 },
     });
     expect(result).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 1,
       type: "KSampler",
       title: "Refiner",
@@ -96,7 +96,7 @@ describe("addNode", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     const result = await t.tools.addNode({ nodeType: "PreviewImage", position: { x: 870, y: 200 } });
-    expect(result).toMatchObject({ ok: true, nodeId: 8, pos: [870, 200], notes: ["at the requested position it overlaps node(s) 5"] });
+    expect(result).toMatchObject({ ok: true, graph: "root", nodeId: 8, pos: [870, 200], notes: ["at the requested position it overlaps node(s) 5"] });
   });
 
   it("fails on an unknown type with the closest registered names; nothing is added", async () => {
@@ -160,7 +160,7 @@ describe("addNode", () => {
     const t = createTestApp();
     expect(await t.tools.addNode({ type: "KSampler" })).toEqual({
       ok: false,
-      error: "Invalid arguments for addNode: 'nodeType' is required; unknown argument 'type' (allowed: nodeType, title, widgets, nearNodeId, position).",
+      error: "Invalid arguments for addNode: 'nodeType' is required; unknown argument 'type' (allowed: nodeType, title, widgets, nearNodeId, position, subgraph).",
     });
     expect(await t.tools.addNode({ nodeType: "KSampler", position: { x: 1 } })).toEqual({
       ok: false,

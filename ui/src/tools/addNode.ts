@@ -1,15 +1,9 @@
 // addNode: one node of a registered type, its widgets checked before anything changes, placed
-// next to a related node in free space (or exactly where asked).
-import type { LiteGraphGlobal } from "../comfy";
-import {
-  closest,
-  publicId,
-  recordEdit,
-  requireNodes,
-  ToolError,
-  type ToolContext,
-  type ToolResult,
-} from "./context";
+// next to a related node in free space (or exactly where asked), in the graph the user is
+// viewing (or the named subgraph, or nearNodeId's graph).
+import type { LGraphNode, LiteGraphGlobal } from "../comfy";
+import { closest, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
+import { editedGraph, graphLabel, nodeRef, requireNodes, targetGraph, type GraphRef } from "./graphs";
 import { overlapping, placeNewNode, type Point } from "./layout";
 import { linkInputs, slotSummary } from "./slots";
 import { applyWidgetChanges, planWidgetValues, widgetValues } from "./widgets";
@@ -18,8 +12,9 @@ export interface AddNodeArgs {
   nodeType: string;
   title?: string;
   widgets?: Record<string, unknown>;
-  nearNodeId?: number;
+  nearNodeId?: NodeId;
   position?: { x: number; y: number };
+  subgraph?: string;
 }
 
 function displayName(lg: LiteGraphGlobal, type: string): string | undefined {
@@ -45,14 +40,24 @@ export function isRegistered(lg: LiteGraphGlobal, type: string): boolean {
   return Object.prototype.hasOwnProperty.call(lg.registered_node_types, type);
 }
 
+/** Where the node goes: the named graph, else nearNodeId's, else the one the user is viewing. */
+function placement(ctx: ToolContext, args: AddNodeArgs): { ref: GraphRef; near?: LGraphNode } {
+  if (args.nearNodeId === undefined) return { ref: targetGraph(ctx.app, args.subgraph) };
+  const near = requireNodes(ctx.app, [args.nearNodeId], "nearNodeId must be an existing node; nothing was added")[0]!;
+  if (args.subgraph !== undefined) {
+    const ref = targetGraph(ctx.app, args.subgraph);
+    if (ref.graph !== near.ref.graph) {
+      throw new ToolError(`nearNodeId ${args.nearNodeId} is in ${graphLabel(near.ref)}, not in ${graphLabel(ref)}; nothing was added. Pick a node of that graph or leave out one of them.`);
+    }
+  }
+  return { ref: near.ref, near: near.node };
+}
+
 export async function addNode(ctx: ToolContext, args: AddNodeArgs): Promise<ToolResult> {
   const { app, lg } = ctx;
   const type = args.nodeType;
   if (!isRegistered(lg, type)) throw new ToolError(unknownTypeMessage(lg, type));
-  const near =
-    args.nearNodeId === undefined
-      ? undefined
-      : requireNodes(app, [args.nearNodeId], "nearNodeId must be an existing node; nothing was added")[0];
+  const { ref, near } = placement(ctx, args);
   const node = lg.createNode(type, args.title);
   if (!node) throw new ToolError(`LiteGraph could not create a ${type} node (its constructor failed). Nothing was added.`);
   if (args.title !== undefined) node.title = args.title;
@@ -66,27 +71,29 @@ export async function addNode(ctx: ToolContext, args: AddNodeArgs): Promise<Tool
   let pos: Point;
   if (args.position) {
     pos = [args.position.x, args.position.y];
-    const hit = overlapping(app, lg, pos, size);
-    if (hit.length) notes.push(`at the requested position it overlaps node(s) ${hit.join(", ")}`);
+    const hit = overlapping(ref.graph, lg, pos, size);
+    if (hit.length) notes.push(`at the requested position it overlaps node(s) ${hit.map((n) => nodeRef(ref, n)).join(", ")}`);
   } else {
-    pos = placeNewNode(app, lg, size, near);
+    pos = placeNewNode(app, ref.graph, lg, size, near);
   }
 
   await recordEdit(app, () => {
     node.pos = pos;
-    app.graph.add(node);
+    ref.graph.add(node);
     notes.push(...applyWidgetChanges(app, node, plan.changes));
   });
+  const where = editedGraph(app, ref, `${type} was added`);
 
   return {
     ok: true,
-    nodeId: publicId(node.id),
+    nodeId: nodeRef(ref, node),
     type,
+    graph: where.graph,
     ...(args.title !== undefined ? { title: node.title } : {}),
     pos: [Math.round(node.pos[0]), Math.round(node.pos[1])],
     inputs: linkInputs(node).map(({ slot }) => slotSummary(slot)),
     outputs: (node.outputs ?? []).map(slotSummary),
     widgets: widgetValues(node, "all", 200),
-    ...(notes.length ? { notes } : {}),
+    ...(notes.length || where.notes.length ? { notes: [...where.notes, ...notes] } : {}),
   };
 }

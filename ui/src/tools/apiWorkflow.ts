@@ -1,7 +1,7 @@
 // Loading an API-format workflow (node id -> {class_type, inputs}): every node, link and widget
 // value is checked first (nothing changes on an error), then the graph is rebuilt in place,
 // laid out left to right, as one undo step.
-import type { LGraphNode } from "../comfy";
+import { rootGraph, type LGraphNode } from "../comfy";
 import { publicId, recordEdit, ToolError, type ToolContext } from "./context";
 import { layoutColumns, titleHeight, type Point } from "./layout";
 import { describeSlots, resolveInput, typeText, typesMatch } from "./slots";
@@ -132,10 +132,11 @@ export async function buildApiWorkflow(ctx: ToolContext, plan: ApiPlan): Promise
   const { app } = ctx;
   const warnings = [...plan.notes];
   await recordEdit(app, () => {
-    app.graph.clear();
+    const graph = rootGraph(app);
+    graph.clear();
     for (const p of plan.nodes) {
       p.node.pos = p.pos;
-      app.graph.add(p.node);
+      graph.add(p.node);
     }
     for (const p of plan.nodes) warnings.push(...applyWidgetChanges(app, p.node, p.changes));
     for (const l of plan.links) {

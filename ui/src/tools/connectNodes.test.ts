@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTxt2Img, createTestApp, link, place, type TestSetup } from "./testing";
 
-const EDIT = ["beforeChange", "afterChange", "checkState"];
+const EDIT = ["beforeChange", "afterChange"];
 
 /** A loader, a sampler and a decode, unlinked. */
 function parts(t: TestSetup) {
@@ -17,7 +17,7 @@ describe("connectNodes", () => {
     const t = createTestApp();
     const { sampler } = parts(t);
     const result = await t.tools.connectNodes({ fromNodeId: 1, fromOutput: "model", toNodeId: 2, toInput: "MODEL" });
-    expect(result).toEqual({ ok: true, link: [1, "MODEL", 2, "model"], linkId: 1 });
+    expect(result).toEqual({ ok: true, graph: "root", link: [1, "MODEL", 2, "model"], linkId: 1 });
     expect(sampler.inputs[0]!.link).toBe(1);
     expect(t.tracker.calls).toEqual(EDIT);
     t.tracker.undo();
@@ -28,12 +28,12 @@ describe("connectNodes", () => {
     const t = createTestApp();
     parts(t);
     expect(await t.tools.connectNodes({ fromNodeId: 1, fromOutput: 2, toNodeId: 3, toInput: "1" })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       link: [1, "VAE", 3, "vae"],
       linkId: 1,
     });
     expect(await t.tools.connectNodes({ fromNodeId: 2, fromOutput: "0", toNodeId: 3, toInput: 0 })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       link: [2, "LATENT", 3, "samples"],
       linkId: 2,
     });
@@ -43,7 +43,7 @@ describe("connectNodes", () => {
     const t = createTestApp();
     parts(t);
     expect(await t.tools.connectNodes({ fromNodeId: 2, fromOutput: "latent", toNodeId: 3, toInput: "LATENT" })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       link: [2, "LATENT", 3, "samples"],
       linkId: 1,
     });
@@ -55,7 +55,7 @@ describe("connectNodes", () => {
     const other = place(t, "EmptySD3LatentImage", [0, 900]);
     t.tracker.reset();
     expect(await t.tools.connectNodes({ fromNodeId: 8, fromOutput: 0, toNodeId: 5, toInput: "latent_image" })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       link: [8, "LATENT", 5, "latent_image"],
       linkId: 10,
       replaced: [4, "LATENT"],
@@ -70,7 +70,7 @@ describe("connectNodes", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     expect(await t.tools.connectNodes({ fromNodeId: 1, fromOutput: "MODEL", toNodeId: 5, toInput: "model" })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       link: [1, "MODEL", 5, "model"],
       linkId: 1,
       unchanged: true,
@@ -87,16 +87,16 @@ describe("connectNodes", () => {
     place(t, "TripoTextToModelNode", [0, 400]);
     place(t, "TripoConversionNode", [400, 400]);
     expect(await t.tools.connectNodes({ fromNodeId: 1, fromOutput: 0, toNodeId: 2, toInput: "seed" })).toMatchObject({
-      ok: true,
+      ok: true, graph: "root",
       link: [1, "INT", 2, "seed"],
     });
     expect(primitive.outputs[0]!.links).toHaveLength(1);
     expect(await t.tools.connectNodes({ fromNodeId: 2, fromOutput: "LATENT", toNodeId: 3, toInput: "source" })).toMatchObject({
-      ok: true,
+      ok: true, graph: "root",
       link: [2, "LATENT", 3, "source"],
     });
     expect(await t.tools.connectNodes({ fromNodeId: 4, fromOutput: "model task_id", toNodeId: 5, toInput: 0 })).toMatchObject({
-      ok: true,
+      ok: true, graph: "root",
       link: [4, "model task_id", 5, "original_model_task_id"],
     });
   });

@@ -1,6 +1,6 @@
-// Shared plumbing of the graph tools: results, expected failures, node lookup, undo recording,
-// redraw, and "did you mean" suggestions.
-import type { ComfyApp, LGraphNode, LiteGraphGlobal } from "../comfy";
+// Shared plumbing of the graph tools: results, expected failures, undo recording, redraw, and
+// "did you mean" suggestions. Which graph and which node an id names: graphs.ts.
+import { changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
 
 /** What every panel tool returns: JSON-serialisable, never thrown. */
 export type ToolResult =
@@ -25,9 +25,23 @@ export class ToolError extends Error {
 
 export type NodeId = number | string;
 
-/** "KSampler#3": how nodes are named in messages to the model ("KSampler" before it is added). */
+/** The ids the model knows nodes by ("12:5" inside subgraph node 12), as graphs.ts named them. */
+const modelIds = new WeakMap<object, NodeId>();
+
+export function rememberId(node: object, id: NodeId): void {
+  modelIds.set(node, id);
+}
+
+/** A node's type for the model: the subgraph's name for a subgraph node (its type is a UUID). */
+export function typeName(node: LGraphNode): string {
+  const inner = node as LGraphNode & { isSubgraphNode?: () => boolean; subgraph?: { name?: string } };
+  return (typeof inner.isSubgraphNode === "function" && inner.isSubgraphNode() && inner.subgraph?.name) || node.type;
+}
+
+/** "KSampler#3", "KSampler#12:5": how nodes are named in messages to the model ("KSampler" before it is added). */
 export function nodeLabel(node: LGraphNode): string {
-  return node.id === -1 || node.id === null || node.id === undefined ? node.type : `${node.type}#${node.id}`;
+  if (node.id === -1 || node.id === null || node.id === undefined) return typeName(node);
+  return `${typeName(node)}#${modelIds.get(node) ?? node.id}`;
 }
 
 /** Node ids as the model sees them: numbers where they are numeric. */
@@ -37,49 +51,22 @@ export function publicId(id: unknown): NodeId {
   return /^-?\d+$/.test(text) ? Number(text) : text;
 }
 
-export function allNodes(app: ComfyApp): LGraphNode[] {
-  return [...(app.graph.nodes ?? [])];
-}
-
 /** Up to `max` items joined with ", ", then "… and N more". */
 export function listText(items: readonly unknown[], max = 30): string {
   const shown = items.slice(0, max).map(String).join(", ");
   return items.length > max ? `${shown} … and ${items.length - max} more` : shown;
 }
 
-function existingIds(app: ComfyApp): string {
-  const ids = allNodes(app).map((n) => n.id);
-  return ids.length ? `Node ids in the graph: ${listText(ids, 50)}.` : "The graph is empty.";
-}
-
-/** The nodes with these ids, or a ToolError naming the ids that do not exist. */
-export function requireNodes(app: ComfyApp, ids: readonly number[], consequence = ""): LGraphNode[] {
-  const found = ids.map((id) => app.graph.getNodeById(id));
-  const missing = ids.filter((_, i) => !found[i]);
-  if (missing.length) {
-    const which = missing.length === 1 ? `No node has id ${missing[0]}` : `No nodes have ids ${missing.join(", ")}`;
-    throw new ToolError(`${which}${consequence ? `; ${consequence}` : ""}. ${existingIds(app)}`);
-  }
-  return found as LGraphNode[];
-}
-
-export function requireNode(app: ComfyApp, id: number): LGraphNode {
-  return requireNodes(app, [id])[0]!;
-}
-
 /** Asks the canvas to redraw (foreground and background). */
 export function redraw(app: ComfyApp): void {
-  app.graph.setDirtyCanvas?.(true, true);
+  rootGraph(app)?.setDirtyCanvas?.(true, true);
   (app.canvas as { setDirty?: (fg: boolean, bg?: boolean) => void } | undefined)?.setDirty?.(true, true);
 }
 
-export function changeTracker(app: ComfyApp) {
-  return app.extensionManager?.workflow?.activeWorkflow?.changeTracker ?? undefined;
-}
-
 /**
- * Runs one edit so that ComfyUI's change tracker records it as one undo step (Ctrl+Z), then
- * redraws. The tracker is closed even if the edit throws.
+ * Runs one edit as one undo step: between the active change tracker's beforeChange() and
+ * afterChange() (the closing afterChange records the state, on 1.27 and on newer frontends),
+ * then redraws. The tracker is closed even if the edit throws.
  */
 export async function recordEdit<T>(app: ComfyApp, edit: () => T | Promise<T>): Promise<T> {
   const tracker = changeTracker(app);
@@ -88,7 +75,6 @@ export async function recordEdit<T>(app: ComfyApp, edit: () => T | Promise<T>): 
     return await edit();
   } finally {
     tracker?.afterChange();
-    tracker?.checkState();
     redraw(app);
   }
 }

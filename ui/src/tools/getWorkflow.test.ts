@@ -19,7 +19,7 @@ describe("getWorkflow", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     expect(await t.tools.getWorkflow({})).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       detail: "compact",
       nodes: [
         { id: 1, type: "CheckpointLoaderSimple", widgets: { ckpt_name: "" } },
@@ -49,7 +49,7 @@ describe("getWorkflow", () => {
     encode.mode = 2;
     const result = await t.tools.getWorkflow({ detail: "compact" });
     expect(result).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       detail: "compact",
       nodes: [
         {
@@ -76,7 +76,7 @@ describe("getWorkflow", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     expect(await t.tools.getWorkflow({ detail: "summary" })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       detail: "summary",
       nodeCount: 7,
       linkCount: 9,
@@ -88,7 +88,7 @@ describe("getWorkflow", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     expect(await t.tools.getWorkflow({ detail: "full", nodeIds: [6, 4, 6] })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       detail: "full",
       nodes: [
         {
@@ -144,7 +144,7 @@ describe("getWorkflow", () => {
     note.addWidget("text", "text", "remember", () => {});
     t.graph.add(note);
     expect(await t.tools.getWorkflow({})).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       detail: "compact",
       nodes: [{ id: 1, type: "Note", widgets: { text: "remember" } }],
       links: [],
@@ -153,8 +153,8 @@ describe("getWorkflow", () => {
 
   it("an empty graph", async () => {
     const t = createTestApp();
-    expect(await t.tools.getWorkflow({})).toEqual({ ok: true, detail: "compact", nodes: [], links: [] });
-    expect(await t.tools.getWorkflow({ detail: "summary" })).toEqual({ ok: true, detail: "summary", nodeCount: 0, linkCount: 0, types: {} });
+    expect(await t.tools.getWorkflow({})).toEqual({ ok: true, graph: "root", detail: "compact", nodes: [], links: [] });
+    expect(await t.tools.getWorkflow({ detail: "summary" })).toEqual({ ok: true, graph: "root", detail: "summary", nodeCount: 0, linkCount: 0, types: {} });
     expect(await t.tools.getWorkflow({ nodeIds: [1] })).toEqual({
       ok: false,
       error: "No node has id 1; ask for existing ids, or omit nodeIds for the whole graph. The graph is empty.",

@@ -50,7 +50,7 @@ describe("panel tools", () => {
     const t = createTestApp();
     const broken = new Proxy(t.app, {
       get(target, key) {
-        if (key === "graph") throw new Error("graph is gone");
+        if (key === "graph" || key === "rootGraph") throw new Error("graph is gone");
         return Reflect.get(target, key);
       },
     }) as ComfyApp;
@@ -73,7 +73,7 @@ describe("panel tools", () => {
       ok: false,
       error: "Unexpected error in addNode: max number of nodes reached",
     });
-    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange", "checkState"]);
+    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange"]);
   });
 
   it("builds ComfyUI's default workflow from nothing, with JSON-safe results only", async () => {

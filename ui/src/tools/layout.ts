@@ -1,6 +1,6 @@
 // Where new nodes go: free space next to a related node (never on top of another node), and a
 // left-to-right layout for workflows built from scratch.
-import type { ComfyApp, LGraphNode, LiteGraphGlobal } from "../comfy";
+import type { ComfyApp, LGraph, LGraphNode, LiteGraphGlobal } from "../comfy";
 
 /** x, y, width, height in graph space, title bar included. */
 export type Box = [number, number, number, number];
@@ -59,12 +59,12 @@ function canvasCentre(app: ComfyApp): Point | null {
 }
 
 /**
- * A position for a new node of `size`: right of `near` (or of the most recently added node),
- * else centred in the visible canvas, moved to the nearest free space.
+ * A position in `graph` for a new node of `size`: right of `near` (or of the most recently
+ * added node), else centred in the visible canvas, moved to the nearest free space.
  */
-export function placeNewNode(app: ComfyApp, lg: LiteGraphGlobal, size: Point, near?: LGraphNode): Point {
+export function placeNewNode(app: ComfyApp, graph: LGraph, lg: LiteGraphGlobal, size: Point, near?: LGraphNode): Point {
   const title = titleHeight(lg);
-  const nodes = [...(app.graph.nodes ?? [])];
+  const nodes = [...(graph.nodes ?? [])];
   const boxes = nodes.map((n) => nodeBox(n, title));
   const anchor = near ?? nodes[nodes.length - 1];
   let start: Point;
@@ -79,11 +79,11 @@ export function placeNewNode(app: ComfyApp, lg: LiteGraphGlobal, size: Point, ne
   return [x, y];
 }
 
-/** Ids of the nodes whose boxes a node of `size` at `pos` would overlap. */
-export function overlapping(app: ComfyApp, lg: LiteGraphGlobal, pos: Point, size: Point): (number | string)[] {
+/** The nodes of `graph` whose boxes a node of `size` at `pos` would overlap. */
+export function overlapping(graph: LGraph, lg: LiteGraphGlobal, pos: Point, size: Point): LGraphNode[] {
   const title = titleHeight(lg);
   const box: Box = [pos[0], pos[1] - title, size[0], size[1] + title];
-  return (app.graph.nodes ?? []).filter((n) => overlaps(box, nodeBox(n, title))).map((n) => n.id);
+  return (graph.nodes ?? []).filter((n) => overlaps(box, nodeBox(n, title)));
 }
 
 /**

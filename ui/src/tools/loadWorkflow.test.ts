@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { nodeBox, overlaps } from "./layout";
 import { buildTxt2Img, createTestApp, place } from "./testing";
 
-const EDIT = ["beforeChange", "afterChange", "checkState"];
+const EDIT = ["beforeChange", "afterChange"];
 
 /** ComfyUI's default workflow in API format. */
 function apiTxt2Img(): Record<string, unknown> {
@@ -47,7 +47,7 @@ describe("loadWorkflow, UI format", () => {
       nodes: TXT2IMG_TYPES,
     });
     expect(t.dialog.asked).toEqual([]);
-    expect(t.tracker.calls).toEqual(["checkState"]);
+    expect(t.tracker.calls).toEqual(["captureCanvasState"]);
     expect(t.canvas.dirty).toBeGreaterThan(0);
     t.tracker.undo();
     expect(t.graph.nodes).toHaveLength(0);

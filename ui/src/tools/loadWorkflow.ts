@@ -1,17 +1,17 @@
 // loadWorkflow: replaces the whole graph with a workflow in ComfyUI's UI format (loaded by
 // app.loadGraphData) or API format (built node by node, see apiWorkflow.ts). Node types are
 // checked first; a non-empty graph is only replaced after the user confirms.
-import type { ComfyApp, LiteGraphGlobal } from "../comfy";
+import { captureState, changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
+import { graphLinks } from "./links";
 import {
-  allNodes,
-  changeTracker,
   closest,
   errorMessage,
   publicId,
   redraw,
   ToolError,
+  typeName,
   type ToolContext,
   type ToolResult,
 } from "./context";
@@ -21,6 +21,10 @@ export interface LoadWorkflowArgs {
 }
 
 type Obj = Record<string, unknown>;
+
+function rootNodes(app: ComfyApp): LGraphNode[] {
+  return [...((rootGraph(app).nodes ?? []) as LGraphNode[])];
+}
 
 const isObject = (value: unknown): value is Obj => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -35,7 +39,7 @@ function unknownTypes(lg: LiteGraphGlobal, types: string[]): string {
 
 /** Asks the user before a non-empty graph is replaced; throws if they decline. */
 async function confirmReplace(app: ComfyApp, incoming: number): Promise<void> {
-  const current = allNodes(app).length;
+  const current = rootNodes(app).length;
   if (!current) return;
   const dialog = app.extensionManager?.dialog;
   if (typeof dialog?.confirm !== "function") {
@@ -55,11 +59,8 @@ async function confirmReplace(app: ComfyApp, incoming: number): Promise<void> {
 
 function summary(app: ComfyApp): Obj {
   const nodes: Record<string, string> = {};
-  let links = 0;
-  for (const node of allNodes(app)) {
-    nodes[String(publicId(node.id))] = node.type;
-    links += (node.inputs ?? []).filter((i) => i.link != null).length;
-  }
+  for (const node of rootNodes(app)) nodes[String(publicId(node.id))] = typeName(node);
+  const links = graphLinks(rootGraph(app)).length;
   return { nodeCount: Object.keys(nodes).length, linkCount: links, nodes };
 }
 
@@ -84,7 +85,7 @@ async function loadUiFormat(ctx: ToolContext, workflow: Obj): Promise<ToolResult
   }
   // loadGraphData manages the workflow tab's history itself; record the result in the tracker
   // that is active now (a no-op when the tracker already holds this state).
-  changeTracker(app)?.checkState();
+  captureState(changeTracker(app));
   redraw(app);
   return { ok: true, format: "ui", ...summary(app) };
 }

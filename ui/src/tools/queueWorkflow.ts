@@ -1,8 +1,9 @@
 // queueWorkflow: converts the graph with app.graphToPrompt(), POSTs it to /prompt through
 // app.api.fetchApi (as ComfyUI's own queue does), and optionally follows its execution until
 // the outputs are ready. Validation errors (HTTP 400) come back with every node error's details.
-import type { ComfyApp } from "../comfy";
+import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
 import { errorMessage, nodeLabel, publicId, ToolError, type ToolContext, type ToolResult } from "./context";
+import { allGraphs, findNode } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type Outcome } from "./execution";
 
 export interface QueueWorkflowArgs {
@@ -22,9 +23,15 @@ async function readBody(response: Response): Promise<Body> {
   }
 }
 
+/** Every node of the workflow, inside subgraphs too (a subgraph used twice counts once). */
+function everyNode(app: ComfyApp): LGraphNode[] {
+  const graphs = new Set([rootGraph(app), ...allGraphs(app).map((ref) => ref.graph)]);
+  return [...graphs].flatMap((graph) => (graph.nodes ?? []) as LGraphNode[]);
+}
+
 /** Runs the widgets' queue hooks (e.g. seed "randomize"), as ComfyUI's queue button does. */
 function runWidgetHooks(app: ComfyApp, hook: "beforeQueued" | "afterQueued"): void {
-  for (const node of app.graph.nodes ?? []) {
+  for (const node of everyNode(app)) {
     for (const widget of node.widgets ?? []) {
       const run = (widget as unknown as Partial<Record<typeof hook, () => void>>)[hook];
       try {
@@ -63,7 +70,7 @@ function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: Exe
     }
     case "error": {
       const d = outcome.detail;
-      const node = app.graph.getNodeById(publicId(d.node_id));
+      const node = d.node_id != null ? findNode(app, publicId(d.node_id))?.node : undefined;
       const where = node ? nodeLabel(node) : `${String(d.node_type ?? "node")}#${String(d.node_id)}`;
       const traceback = Array.isArray(d.traceback) ? d.traceback.map(String).join("").trim().split("\n").slice(-3) : [];
       return {
@@ -99,7 +106,7 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
   const { app } = ctx;
   const wait = args.waitForResult ?? true;
   const timeout = args.timeoutSeconds ?? 300;
-  if (!(app.graph.nodes ?? []).length) throw new ToolError("The workflow is empty: add nodes before queueing it.");
+  if (!(rootGraph(app).nodes ?? []).length) throw new ToolError("The workflow is empty: add nodes before queueing it.");
   runWidgetHooks(app, "beforeQueued");
   let prompt: Awaited<ReturnType<ComfyApp["graphToPrompt"]>>;
   try {

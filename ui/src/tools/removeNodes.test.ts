@@ -6,10 +6,10 @@ describe("removeNodes", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     // KSampler has 4 links in and 1 out; VAE Decode shares that one and adds 2 more.
-    expect(await t.tools.removeNodes({ nodeIds: [5, 6, 5] })).toEqual({ ok: true, removed: [5, 6], linksRemoved: 7 });
+    expect(await t.tools.removeNodes({ nodeIds: [5, 6, 5] })).toEqual({ ok: true, graph: "root", removed: [5, 6], linksRemoved: 7 });
     expect(t.graph.nodes.map((n) => n.id)).toEqual([1, 2, 3, 4, 7]);
     expect(t.graph.links.size).toBe(2);
-    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange", "checkState"]);
+    expect(t.tracker.calls).toEqual(["beforeChange", "afterChange"]);
     t.tracker.undo();
     expect(t.graph.nodes).toHaveLength(7);
     expect(t.graph.links.size).toBe(9);
@@ -19,7 +19,7 @@ describe("removeNodes", () => {
     const t = createTestApp();
     buildTxt2Img(t);
     await t.tools.addNode({ nodeType: "PreviewImage" });
-    expect(await t.tools.removeNodes({ nodeIds: [8] })).toEqual({ ok: true, removed: [8], linksRemoved: 0 });
+    expect(await t.tools.removeNodes({ nodeIds: [8] })).toEqual({ ok: true, graph: "root", removed: [8], linksRemoved: 0 });
   });
 
   it("removes nothing when an id is unknown", async () => {
@@ -72,7 +72,7 @@ describe("removeNodes", () => {
     });
     expect(await t.tools.removeNodes({ nodeIds: ["five"] })).toEqual({
       ok: false,
-      error: `Invalid arguments for removeNodes: 'nodeIds[0]' must be integer, got string "five".`,
+      error: `"five" is not a node id: ids are numbers like 5, or paths like "12:5" (node 5 inside subgraph node 12). Nothing was removed.`,
     });
   });
 });

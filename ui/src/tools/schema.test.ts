@@ -20,7 +20,8 @@ describe("validateArgs", () => {
   });
 
   it("accepts arguments as a JSON string and numbers or booleans sent as strings", () => {
-    expect(validateArgs(removeNodes, '{"nodeIds": ["3", 4]}')).toEqual({ ok: true, value: { nodeIds: [3, 4] } });
+    // Node ids may be strings ("12:5" inside a subgraph): "3" stays a string, the tool reads it.
+    expect(validateArgs(removeNodes, '{"nodeIds": ["3", 4]}')).toEqual({ ok: true, value: { nodeIds: ["3", 4] } });
     expect(validateArgs(queueWorkflow, { waitForResult: "false", timeoutSeconds: " 60 " })).toEqual({
       ok: true,
       value: { waitForResult: false, timeoutSeconds: 60 },
@@ -47,8 +48,8 @@ describe("validateArgs", () => {
         "'nodeType' is required",
         "'title' must be string, got integer 5",
         "'widgets.steps' must be string or number or boolean, got array [1]",
-        "'nearNodeId' must be integer, got number 1.5",
-        "unknown argument 'extra' (allowed: nodeType, title, widgets, nearNodeId, position)",
+        "'nearNodeId' must be integer or string, got number 1.5",
+        "unknown argument 'extra' (allowed: nodeType, title, widgets, nearNodeId, position, subgraph)",
       ],
     });
     expect(validateArgs(addNode, { nodeType: "", position: { x: 1 } })).toEqual({

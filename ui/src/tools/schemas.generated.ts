@@ -18,15 +18,22 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
           "full"
         ],
         "default": "compact",
-        "description": "summary: node count, types, links. compact: ids, types, titles, links, widget values that differ from default. full: all widget values and positions."
+        "description": "summary: counts. compact: ids, types, links, non-default widget values. full: all widget values, positions."
       },
       "nodeIds": {
         "type": "array",
         "items": {
-          "type": "integer"
+          "type": [
+            "integer",
+            "string"
+          ]
         },
         "minItems": 1,
         "description": "Only these nodes (default: all)."
+      },
+      "subgraph": {
+        "type": "string",
+        "description": "Subgraph node id to work inside, or \"root\". Default: the graph the user views."
       }
     },
     "required": [],
@@ -42,7 +49,7 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
       },
       "title": {
         "type": "string",
-        "description": "Display title (default: the type's)."
+        "description": "Display title."
       },
       "widgets": {
         "type": "object",
@@ -56,7 +63,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
         "description": "Widget name -> value, e.g. {\"steps\": 30}."
       },
       "nearNodeId": {
-        "type": "integer",
+        "type": [
+          "integer",
+          "string"
+        ],
         "description": "Place the new node next to this node."
       },
       "position": {
@@ -77,6 +87,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
         ],
         "additionalProperties": false,
         "description": "Exact canvas position."
+      },
+      "subgraph": {
+        "type": "string",
+        "description": "Subgraph node id to work inside, or \"root\". Default: the graph the user views."
       }
     },
     "required": [
@@ -90,7 +104,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
       "nodeIds": {
         "type": "array",
         "items": {
-          "type": "integer"
+          "type": [
+            "integer",
+            "string"
+          ]
         },
         "minItems": 1,
         "description": "Ids of the nodes to remove."
@@ -105,7 +122,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     "type": "object",
     "properties": {
       "fromNodeId": {
-        "type": "integer",
+        "type": [
+          "integer",
+          "string"
+        ],
         "description": "Source node id."
       },
       "fromOutput": {
@@ -116,7 +136,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
         "description": "Output name (e.g. \"LATENT\") or 0-based index."
       },
       "toNodeId": {
-        "type": "integer",
+        "type": [
+          "integer",
+          "string"
+        ],
         "description": "Target node id."
       },
       "toInput": {
@@ -139,7 +162,10 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     "type": "object",
     "properties": {
       "nodeId": {
-        "type": "integer",
+        "type": [
+          "integer",
+          "string"
+        ],
         "description": "Node id."
       },
       "values": {

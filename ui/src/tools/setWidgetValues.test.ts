@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTxt2Img, createTestApp, link, place } from "./testing";
 
-const EDIT = ["beforeChange", "afterChange", "checkState"];
+const EDIT = ["beforeChange", "afterChange"];
 
 describe("setWidgetValues", () => {
   it("sets values of every widget kind, as one undo step", async () => {
@@ -13,16 +13,16 @@ describe("setWidgetValues", () => {
         values: { steps: 30, cfg: "6.5", sampler_name: "dpmpp_2m", scheduler: "karras", control_after_generate: "increment", seed: 7 },
       }),
     ).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 5,
       values: { steps: 30, cfg: 6.5, sampler_name: "dpmpp_2m", scheduler: "karras", control_after_generate: "increment", seed: 7 },
     });
     expect(sampler.widgets!.map((w) => w.value)).toEqual([7, "increment", 30, 6.5, "dpmpp_2m", "karras", 1]);
-    expect(await t.tools.setWidgetValues({ nodeId: 2, values: { text: "a dog" } })).toEqual({ ok: true, nodeId: 2, values: { text: "a dog" } });
+    expect(await t.tools.setWidgetValues({ nodeId: 2, values: { text: "a dog" } })).toEqual({ ok: true, graph: "root", nodeId: 2, values: { text: "a dog" } });
     expect(positive.widgets![0]!.value).toBe("a dog");
     const grow = place(t, "GrowMask", [0, 900]);
     expect(await t.tools.setWidgetValues({ nodeId: 8, values: { tapered_corners: "false", expand: -3 } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 8,
       values: { tapered_corners: false, expand: -3 },
     });
@@ -41,13 +41,13 @@ describe("setWidgetValues", () => {
     place(t, "EmptySD3LatentImage", [0, 0]);
     place(t, "KSampler", [400, 0]);
     expect(await t.tools.setWidgetValues({ nodeId: 1, values: { width: 1000, height: 16384 } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 1,
       values: { width: 1008, height: 16384 },
       notes: ["'width': 1000 rounded to 1008 (integer, step 16)"],
     });
     expect(await t.tools.setWidgetValues({ nodeId: 2, values: { steps: 20.4, cfg: 7.123 } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 2,
       values: { steps: 20, cfg: 7.12 },
       notes: ["'steps': 20.4 rounded to 20 (integer, step 1)", "'cfg': 7.123 rounded to 7.12"],
@@ -66,7 +66,7 @@ describe("setWidgetValues", () => {
       throw new Error("preview failed");
     };
     expect(await t.tools.setWidgetValues({ nodeId: 5, values: { steps: 26 } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 5,
       values: { steps: 26 },
       notes: ["'steps' was set, but its change handler failed: preview failed"],
@@ -78,7 +78,7 @@ describe("setWidgetValues", () => {
     const { ckpt } = buildTxt2Img(t);
     ckpt.widgets![0]!.options.values = ["sd15.safetensors", "sdxl_base.safetensors"];
     expect(await t.tools.setWidgetValues({ nodeId: 1, values: { ckpt_name: "sdxl_base.safetensors" } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 1,
       values: { ckpt_name: "sdxl_base.safetensors" },
     });
@@ -94,7 +94,7 @@ describe("setWidgetValues", () => {
     const t = createTestApp();
     const { ckpt } = buildTxt2Img(t);
     expect(await t.tools.setWidgetValues({ nodeId: 1, values: { ckpt_name: "model.safetensors" } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 1,
       values: { ckpt_name: "model.safetensors" },
       notes: [
@@ -111,7 +111,7 @@ describe("setWidgetValues", () => {
     sampler.addInput("seed", "INT", { widget: { name: "seed" } });
     link(primitive, 0, sampler, 4);
     expect(await t.tools.setWidgetValues({ nodeId: 2, values: { seed: 5 } })).toEqual({
-      ok: true,
+      ok: true, graph: "root",
       nodeId: 2,
       values: { seed: 5 },
       notes: ["'seed' is linked, so the linked value is used when the workflow runs, not this one"],

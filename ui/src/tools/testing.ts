@@ -1,9 +1,10 @@
 // Test helpers (vitest only; never imported by the panel): a real LiteGraph LGraph with the
 // real ComfyUI node types of data/object_info.json.gz, inside a minimal ComfyApp whose change
 // tracker, confirm dialog and api (fetchApi + events) each test scripts and inspects.
-import { LGraph, LiteGraph, type ISerialisedGraph } from "@comfyorg/litegraph";
+import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyorg/litegraph";
 import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
 import { registerNodeDefs } from "../litegraph/register";
+import { registerSubgraphTypes } from "../litegraph/subgraphs";
 import { graphTools, type PanelTools } from "./index";
 
 // Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
@@ -40,9 +41,10 @@ export function realLiteGraph(): LiteGraphGlobal {
 }
 
 /**
- * A change tracker that behaves like ComfyUI's: snapshots of graph.serialize(); checkState()
- * (or the last afterChange()) records a new undo step when the graph changed; undo() restores.
- * `calls` lists every method call, for asserting that edits were (or were not) recorded.
+ * A change tracker that behaves like ComfyUI's (1.58): snapshots of graph.serialize();
+ * captureCanvasState() (or the last afterChange()) records a new undo step when the graph
+ * changed; undo() restores. `calls` lists every method call, for asserting that edits were (or
+ * were not) recorded; the deprecated checkState() is listed too, so a test can see it unused.
  */
 export class TestTracker implements ChangeTracker {
   calls: string[] = [];
@@ -75,6 +77,11 @@ export class TestTracker implements ChangeTracker {
     if (this.depth > 0 && --this.depth === 0) this.record();
   }
 
+  captureCanvasState(): void {
+    this.calls.push("captureCanvasState");
+    if (this.depth === 0) this.record();
+  }
+
   checkState(): void {
     this.calls.push("checkState");
     if (this.depth === 0) this.record();
@@ -94,6 +101,12 @@ export class TestTracker implements ChangeTracker {
     this.activeState = this.snapshot();
   }
 }
+
+/** ComfyUI 1.27's tracker: checkState() only, no captureCanvasState(). */
+export class LegacyTestTracker extends TestTracker {
+  declare captureCanvasState: never;
+}
+Object.defineProperty(LegacyTestTracker.prototype, "captureCanvasState", { value: undefined });
 
 type Listener = (event: CustomEvent) => void;
 
@@ -167,31 +180,53 @@ export interface TestSetup {
   tracker: TestTracker;
   api: TestApi;
   dialog: TestDialog;
-  canvas: { visible_area: Float32Array; graph_mouse: [number, number]; dirty: number; setDirty(): void };
+  canvas: { visible_area: Float32Array; graph_mouse: [number, number]; dirty: number; graph: LGraph; setDirty(): void };
+  toasts: { kind: string; summary: string; detail?: string }[];
+  /** Deprecated frontend API the tools used (on the modern app: app.graph, toast.add, checkState). */
+  deprecated: string[];
   tools: PanelTools;
 }
 
-/** A fresh app around an empty real LGraph. */
-export function createTestApp(): TestSetup {
+/** A fresh app around an empty real LGraph (subgraphs load as in ComfyUI; the canvas views the root). */
+export function createTestApp(options: { legacy?: boolean } = {}): TestSetup {
   const lg = realLiteGraph();
   const graph = new LGraph();
-  const tracker = new TestTracker(graph);
+  registerSubgraphTypes(LiteGraph, SubgraphNode, graph);
+  const tracker = options.legacy ? new LegacyTestTracker(graph) : new TestTracker(graph);
   const api = new TestApi();
+  const toasts: TestSetup["toasts"] = [];
+  const deprecated: string[] = [];
   const dialog = new TestDialog();
   const canvas = {
     visible_area: new Float32Array([0, 0, 1600, 900]),
     graph_mouse: [0, 0] as [number, number],
     dirty: 0,
+    graph,
     setDirty() {
       canvas.dirty++;
     },
   };
+  // 1.58 has rootGraph and a toast method per kind; 1.27 only graph and toast.add().
+  const toast = options.legacy
+    ? { add: (m: { severity: string; summary: string; detail?: string }) => toasts.push({ kind: m.severity, summary: m.summary, detail: m.detail }) }
+    : {
+        add(m: { severity: string; summary: string; detail?: string }) {
+          deprecated.push("toast.add");
+          toasts.push({ kind: m.severity, summary: m.summary, detail: m.detail });
+        },
+        ...Object.fromEntries(
+          ["success", "error", "info", "warning"].map((kind) => [
+            kind,
+            (summary: string, options?: { description?: string }) => toasts.push({ kind, summary, detail: options?.description }),
+          ]),
+        ),
+      };
   const app = {
-    graph,
+    ...(options.legacy ? { graph } : { rootGraph: graph }),
     canvas,
     api,
     extensionManager: {
-      toast: { add() {} },
+      toast,
       dialog,
       setting: { get: () => undefined, set() {} },
       command: { execute() {} },
@@ -203,7 +238,20 @@ export function createTestApp(): TestSetup {
       graph.configure(data as ISerialisedGraph);
     },
   } as unknown as ComfyApp;
-  return { app, graph, lg, tracker, api, dialog, canvas, tools: graphTools(app, lg) };
+  if (!options.legacy) {
+    Object.defineProperty(app, "graph", {
+      get() {
+        deprecated.push("app.graph");
+        return graph;
+      },
+    });
+    const checkState = tracker.checkState.bind(tracker);
+    tracker.checkState = () => {
+      deprecated.push("checkState");
+      checkState();
+    };
+  }
+  return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg) };
 }
 
 /** Adds a node directly (not through the tools), to arrange a test's starting graph. */
@@ -244,4 +292,25 @@ export function buildTxt2Img(t: TestSetup) {
   link(decode, 0, save, 0);
   t.tracker.reset();
   return { ckpt, positive, negative, latent, sampler, decode, save };
+}
+
+/** A workflow of ui/src/tools/fixtures (real ComfyUI templates with subgraphs), loaded into the graph. */
+export function loadFixture(t: TestSetup, name: string): void {
+  const candidates = [resolve(process.cwd(), "src/tools/fixtures", name), resolve(process.cwd(), "ui/src/tools/fixtures", name)];
+  const found = candidates.find((path) => existsSync(path));
+  if (!found) throw new Error(`fixture ${name} not found (looked at ${candidates.join(", ")})`);
+  t.graph.configure(JSON.parse(readFileSync(found, "utf8")) as ISerialisedGraph);
+  t.tracker.reset();
+}
+
+/** Opens the subgraph of subgraph node `path` ("56", "48:35") on the canvas, as a double click does. */
+export function openSubgraph(t: TestSetup, path: string): LGraph {
+  let graph: LGraph = t.graph;
+  for (const id of path.split(":")) {
+    const node = graph.getNodeById(Number(id)) as unknown as { subgraph?: LGraph } | null;
+    if (!node?.subgraph) throw new Error(`${id} is not a subgraph node`);
+    graph = node.subgraph;
+  }
+  t.canvas.graph = graph;
+  return graph;
 }

@@ -1,7 +1,7 @@
 // Widget values: the rule each widget follows (from the node definition, else from the widget
 // itself), checking a proposed value against it, planning a set of changes all-or-nothing, and
 // applying them the way the canvas does (value, then the widget's callback).
-import type { ComfyApp, LGraphNode } from "../comfy";
+import type { ComfyApp, LGraph, LGraphNode } from "../comfy";
 import {
   CONTROL_VALUES,
   CONTROL_WIDGET,
@@ -16,6 +16,7 @@ import {
   type WidgetKind,
 } from "../litegraph/defs";
 import { closest, errorMessage, listText, nodeLabel } from "./context";
+import { LinkIndex } from "./links";
 import { typeText } from "./slots";
 
 export type Widget = NonNullable<LGraphNode["widgets"]>[number];
@@ -210,8 +211,8 @@ export function planWidgetValues(node: LGraphNode, values: Record<string, unknow
     }
     changes.push({ widget, value: checked.value });
     if (checked.note) notes.push(checked.note);
-    const socket = node.inputs?.find((i) => i.widget?.name === widget.name && i.link != null);
-    if (socket) notes.push(`'${widget.name}' is linked, so the linked value is used when the workflow runs, not this one`);
+    const socket = node.inputs?.findIndex((i) => i.widget?.name === widget.name) ?? -1;
+    if (socket >= 0 && new LinkIndex(node.graph as LGraph | null).into(node.id, socket)) notes.push(`'${widget.name}' is linked, so the linked value is used when the workflow runs, not this one`);
   }
   return errors.length ? { ok: false, errors } : { ok: true, changes, notes };
 }
