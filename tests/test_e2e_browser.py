@@ -1,7 +1,8 @@
 """The playground's routes on the standalone server, and the browser end-to-end suite.
 
 The suite (`ui/e2e/*.test.mjs`: node:test + playwright-core in headless Chromium) drives the
-real panel in the playground against our server and the scripted provider; see
+real panel in the playground and inside the real ComfyUI frontends (served by the ComfyUI
+stand-in, tests/comfy_standin) against our server and the scripted provider; see
 tests/e2e_harness.py. It never skips silently: without Chromium this test fails and says how to
 install it.
 """
