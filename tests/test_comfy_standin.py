@@ -219,3 +219,9 @@ async def test_a_valid_prompt_runs_over_the_websocket(standin: Standin) -> None:
     assert [j["id"] for j in jobs["jobs"]] == [answer["prompt_id"]]
     assert jobs["pagination"] == {"offset": 0, "limit": 10, "total": 1, "has_more": False}
     await ws.close()
+
+    assert (await standin.call("POST", "/api/history", {"delete": [7, "nope"]}))[0] == 200
+    assert len((await standin.call("GET", "/api/history"))[1]) == 1
+    assert (await standin.call("POST", "/api/history", {"clear": True}))[0] == 200
+    assert await standin.call("GET", "/api/history") == (200, {})
+    assert (await standin.call("POST", "/api/history", [1]))[0] == 400

@@ -166,8 +166,20 @@ def add_queue_routes(routes: web.RouteTableDef, queue: Queue) -> None:
             raise web.HTTPNotFound()
         return web.json_response({**found, "outputs": {}})
 
-    async def accept(request: web.Request) -> web.Response:  # clear, delete, interrupt, free
+    @routes.post("/api/history")
+    async def post_history(request: web.Request) -> web.Response:  # as ComfyUI: clear, delete
+        body = await json_body(request)
+        if not isinstance(body, dict):
+            raise web.HTTPBadRequest(text="send a JSON object")
+        doomed = list(queue.history) if body.get("clear") else body.get("delete") or []
+        for prompt_id in doomed if isinstance(doomed, list) else []:
+            if isinstance(prompt_id, str) and prompt_id in queue.history:
+                del queue.history[prompt_id]
+                queue.jobs.pop(prompt_id, None)
         return web.Response(status=200)
 
-    for path in ("/api/queue", "/api/history", "/api/interrupt", "/api/free"):
+    async def accept(request: web.Request) -> web.Response:  # nothing pending, nothing running
+        return web.Response(status=200)
+
+    for path in ("/api/queue", "/api/interrupt", "/api/free"):
         routes.post(path)(accept)
