@@ -77,6 +77,21 @@ def playground_built() -> bool:
     return PLAYGROUND_PAGE.is_file() and (PLAYGROUND_DIST / "playground.js").is_file()
 
 
+def panel_scripts() -> list[str]:
+    """The panel's scripts, as ComfyUI lists a custom node's `WEB_DIRECTORY` files in
+    `/api/extensions` (served at `/extensions/<folder>/`)."""
+    scripts = sorted(p.name for p in PANEL_DIST.glob("*.js")) if PANEL_DIST.is_dir() else []
+    return [f"{EXTENSION_PREFIX}/{name}" for name in scripts]
+
+
+async def object_info_response(service: AssistantService) -> web.Response:
+    """`/api/object_info` as ComfyUI answers it: the environment's node definitions."""
+    env = await service.environment.get()
+    response = web.json_response(dict(env.nodes))
+    response.enable_compression()
+    return response
+
+
 def add_playground_routes(routes: web.RouteTableDef, service: AssistantService) -> None:
     @routes.get("/")
     async def index(request: web.Request) -> web.StreamResponse:
@@ -90,15 +105,11 @@ def add_playground_routes(routes: web.RouteTableDef, service: AssistantService) 
 
     @routes.get("/api/extensions")
     async def extensions(request: web.Request) -> web.Response:
-        scripts = sorted(p.name for p in PANEL_DIST.glob("*.js")) if PANEL_DIST.is_dir() else []
-        return web.json_response([f"{EXTENSION_PREFIX}/{name}" for name in scripts])
+        return web.json_response(panel_scripts())
 
     @routes.get("/api/object_info")
     async def object_info(request: web.Request) -> web.Response:
-        env = await service.environment.get()
-        response = web.json_response(dict(env.nodes))
-        response.enable_compression()
-        return response
+        return await object_info_response(service)
 
     @routes.get("/api/view")
     async def view(request: web.Request) -> web.Response:

@@ -6,7 +6,8 @@ starts the scripted OpenAI-compatible provider and the standalone app (a fresh d
 the provider configured through the environment) on free ports of 127.0.0.1, prints one JSON line
 `{"app": "http://127.0.0.1:PORT", "provider": "http://127.0.0.1:PORT"}` and serves until stdin
 closes or SIGTERM. With `--provider-only` it starts only the provider (for a real ComfyUI, see
-ui/e2e/README.md) and `app` is null.
+ui/e2e/README.md) and `app` is null. With `--comfy-frontend VERSION` the app is the ComfyUI
+stand-in (tests/comfy_standin) serving that real ComfyUI frontend with our panel and routes.
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -43,6 +44,7 @@ from aiohttp import web
 if __package__ in (None, ""):  # run as a file: import the installed package instead
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app
+    from comfyui_assistant.tests.comfy_standin import create_standin
     from comfyui_assistant.tests.scripted_provider import (
         Completion,
         Cut,
@@ -59,6 +61,7 @@ if __package__ in (None, ""):  # run as a file: import the installed package ins
 else:
     from ..core.service import ServiceOptions
     from ..standalone import create_app
+    from .comfy_standin import create_standin
     from .scripted_provider import (
         Completion,
         Cut,
@@ -193,13 +196,17 @@ class ControlledProvider(ScriptedProvider):
         return web.json_response({"reset": True})
 
 
-async def start_app(provider: ControlledProvider, data_dir: Path, host: str, port: int) -> Any:
+async def start_app(
+    provider: ControlledProvider, data_dir: Path, host: str, port: int, frontend: str | None = None
+) -> Any:
+    """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend."""
     environ = {
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
         "LLM_CONTEXT_WINDOW": "32768",
     }
-    app = create_app(ServiceOptions(data_dir=data_dir, environ=environ))
+    options = ServiceOptions(data_dir=data_dir, environ=environ)
+    app = create_standin(frontend, options) if frontend else create_app(options)
     runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -234,7 +241,9 @@ async def main(args: argparse.Namespace) -> None:
             app_url = None
             if not args.provider_only:
                 data_dir = args.data_dir or Path(tmp) / "data"
-                runner, app_url = await start_app(provider, data_dir, args.host, args.port)
+                runner, app_url = await start_app(
+                    provider, data_dir, args.host, args.port, args.comfy_frontend
+                )
             print(json.dumps({"app": app_url, "provider": provider.origin}), flush=True)
             await stop.wait()
         finally:
@@ -251,6 +260,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--provider-port", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, help="default: a fresh temporary directory")
     parser.add_argument("--provider-only", action="store_true", help="no app (real ComfyUI)")
+    parser.add_argument(
+        "--comfy-frontend",
+        metavar="VERSION",
+        help="serve the ComfyUI stand-in with this frontend (tests/comfy_standin) as the app",
+    )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)
 

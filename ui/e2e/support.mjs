@@ -2,11 +2,12 @@
 // provider and the standalone app), headless Chromium (the Debian package, never a downloaded
 // browser), the scripted provider's control routes, and the panel's selectors.
 //
-// Target: the playground served by the standalone app, or a real ComfyUI with this extension
-// installed when COMFYUI_URL is set (its assistant is pointed at the scripted provider for the
-// run and restored afterwards).
+// Target: the playground served by the standalone app; the real ComfyUI frontend (each version
+// in tests/comfy_standin/frontends.txt) served by the ComfyUI stand-in (tests/comfy_standin);
+// or a real ComfyUI with this extension installed when COMFYUI_URL is set (its assistant is
+// pointed at the scripted provider for the run and restored afterwards).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import readline from "node:readline";
@@ -22,6 +23,35 @@ export const COMFYUI_SKIP = COMFYUI_URL
   ? false
   : "COMFYUI_URL is not set: set it to a running ComfyUI with this extension installed to run these tests against it";
 
+/** The ComfyUI frontend versions the stand-in serves (tests/comfy_standin/frontends.txt). */
+export function frontendVersions() {
+  const text = readFileSync(join(ROOT, "tests", "comfy_standin", "frontends.txt"), "utf8");
+  return text.split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#"));
+}
+
+/**
+ * The settings of a user who has used ComfyUI before, stored through the stand-in's
+ * POST /api/settings before the page loads, as the frontend would have stored them: no
+ * template dialog (and the default workflow on the canvas), no first-run migration; and the
+ * canvas navigation pair that frontend 1.27 otherwise sets during start-up, where setting it
+ * throws (its onChange runs before the setting is registered).
+ */
+export const RETURNING_USER_SETTINGS = {
+  "Comfy.TutorialCompleted": true,
+  "Comfy.Canvas.NavigationMode": "legacy",
+  "Comfy.Canvas.LeftMouseClickBehavior": "panning",
+  "Comfy.Canvas.MouseWheelScroll": "zoom",
+};
+
+export async function storeSettings(baseUrl, settings) {
+  const res = await fetch(`${baseUrl}/api/settings`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(settings),
+  });
+  if (!res.ok) throw new Error(`POST ${baseUrl}/api/settings: ${res.status} ${await res.text()}`);
+}
+
 export function python() {
   if (process.env.PYTHON) return process.env.PYTHON;
   const venv = join(ROOT, ".venv", "bin", "python");
@@ -29,8 +59,12 @@ export function python() {
 }
 
 /** Start tests/e2e_harness.py and read the URLs it prints. */
-export async function startHarness({ providerOnly = false } = {}) {
-  const args = [join(ROOT, "tests", "e2e_harness.py"), ...(providerOnly ? ["--provider-only"] : [])];
+export async function startHarness({ providerOnly = false, comfyFrontend = null } = {}) {
+  const args = [
+    join(ROOT, "tests", "e2e_harness.py"),
+    ...(providerOnly ? ["--provider-only"] : []),
+    ...(comfyFrontend ? ["--comfy-frontend", comfyFrontend] : []),
+  ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
   child.stderr.on("data", (data) => {
@@ -184,7 +218,7 @@ export async function openTarget(page, baseUrl, { comfyui = false } = {}) {
 
 export async function waitReady(page, { comfyui = false } = {}) {
   if (comfyui) {
-    await page.waitForFunction(() => Boolean(window.app?.graph && window.app?.extensionManager), null, { timeout: 60_000 });
+    await page.waitForFunction(() => Boolean((window.app?.rootGraph ?? window.app?.graph) && window.app?.extensionManager), null, { timeout: 60_000 });
     // A new user's template dialog would cover the page.
     await page.evaluate(() => window.app.extensionManager.setting.set("Comfy.TutorialCompleted", true));
     await page.keyboard.press("Escape");
@@ -280,7 +314,7 @@ export async function focusCanvas(page) {
 /** Graph facts from window.app (the same in the playground and in ComfyUI). */
 export function graphState(page) {
   return page.evaluate(() => {
-    const graph = window.app.graph;
+    const graph = window.app.rootGraph ?? window.app.graph; // rootGraph: frontends ≥ 1.2x
     const links = [...(graph.links instanceof Map ? graph.links.values() : Object.values(graph.links ?? {}))].filter(Boolean);
     return {
       nodes: graph.nodes.map((n) => ({ id: n.id, type: n.type, inputs: (n.inputs ?? []).map((i) => ({ name: i.name, link: i.link })) })),

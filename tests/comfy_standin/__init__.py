@@ -1,0 +1,168 @@
+"""A test-only stand-in for the HTTP and WebSocket API that ComfyUI's frontend needs.
+
+It serves the real frontend (the `static/` folder of the PyPI package
+`comfyui-frontend-package`, which `scripts/setup` installs into `.frontends/<version>/`) with
+our panel mounted as ComfyUI mounts a custom node, so the browser suite runs the panel inside
+the real frontend without ComfyUI, torch or models:
+
+| route | what |
+| --- | --- |
+| `/` and every other file | the frontend's static folder (ComfyUI's web root) |
+| `/extensions/comfyui-assistant/*` | our `ui/dist`, ComfyUI's `WEB_DIRECTORY` of this node |
+| `GET /api/extensions` | the web root's `extensions/**/*.js`, then ours, as ComfyUI lists them |
+| `GET /api/object_info` | our shipped node definitions (`data/object_info.json.gz`) |
+| `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
+| `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
+| `/api/system_stats`, `/api/embeddings`, `/api/i18n`, ... | fixed answers (`STATIC_ANSWERS`) |
+| `/api/chat`, `/api/assistant/...` | ours: `api_handlers.add_routes`, as `__init__.py` adds them |
+
+Every request the frontend makes that nothing answers is logged (`missing`), so a newer
+frontend that asks for something new shows up in the suite's output.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ...api_handlers import add_routes
+from ...core.service import AssistantService, ServiceOptions
+from ...routes.guard import LOOPBACK
+from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
+from .queue import Queue, add_queue_routes
+from .userdata import UserData, add_user_routes
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTENDS_DIR = ROOT / ".frontends"
+FRONTENDS_FILE = Path(__file__).with_name("frontends.txt")
+log = logging.getLogger("comfy_standin")
+
+STATIC_ANSWERS: dict[str, Any] = {
+    "/api/embeddings": [],
+    "/api/i18n": {},
+    "/api/workflow_templates": {},
+    "/api/models": ["checkpoints", "loras", "vae", "text_encoders", "diffusion_models"],
+    "/api/experiment/models": [],
+    "/api/features": {"supports_preview_metadata": True, "max_upload_size": 100 * 1024 * 1024},
+    "/api/global_subgraphs": {},
+    "/templates/index.json": [],
+    "/templates/index_logo.json": {},
+}
+
+
+def frontend_versions() -> list[str]:
+    lines = FRONTENDS_FILE.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def frontend_root(version: str) -> Path:
+    """The installed frontend's web root, or a one-line reason it is not there."""
+    root = FRONTENDS_DIR / version / "comfyui_frontend_package" / "static"
+    if not (root / "index.html").is_file():
+        raise FileNotFoundError(
+            f"ComfyUI frontend {version} is not installed at {root}: run scripts/setup"
+        )
+    return root
+
+
+def system_stats(version: str) -> dict[str, Any]:
+    return {
+        "system": {
+            "os": "posix",
+            "ram_total": 8 << 30,
+            "ram_free": 4 << 30,
+            "comfyui_version": "0.3.64 (stand-in)",
+            "required_frontend_version": version,
+            "python_version": sys.version,
+            "pytorch_version": "none (stand-in)",
+            "embedded_python": False,
+            "argv": ["main.py"],
+        },
+        "devices": [
+            {
+                "name": "cpu",
+                "type": "cpu",
+                "index": None,
+                "vram_total": 0,
+                "vram_free": 0,
+                "torch_vram_total": 0,
+                "torch_vram_free": 0,
+            }
+        ],
+    }
+
+
+@web.middleware
+async def refuse_bad_paths(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)  # type: ignore[no-any-return]
+    except OSError as exc:  # a name the file system refuses (too long, say): not a 500
+        raise web.HTTPBadRequest(text=f"bad path: {exc.strerror}") from None
+
+
+async def log_missing(request: web.Request, response: web.StreamResponse) -> None:
+    if response.status == 404:
+        log.warning("missing: %s %s", request.method, request.path_qs)
+
+
+def create_standin(version: str, options: ServiceOptions) -> web.Application:
+    web_root = frontend_root(version)
+    service = AssistantService(options)
+    queue = Queue(lambda: _definitions(service))
+    app = web.Application(
+        client_max_size=options.chat_body_limit + 1, middlewares=[refuse_bad_paths]
+    )
+    routes = web.RouteTableDef()
+    add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
+    add_user_routes(routes, UserData.returning_user(options.data_dir / "comfy-user" / "default"))
+    add_queue_routes(routes, queue)
+
+    @routes.get("/")
+    async def index(request: web.Request) -> web.FileResponse:
+        return web.FileResponse(web_root / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @routes.get("/user.css")  # the page links it; ComfyUI's web root has none
+    async def user_css(request: web.Request) -> web.Response:
+        return web.Response(text="", content_type="text/css")
+
+    @routes.get("/api/extensions")
+    async def extensions(request: web.Request) -> web.Response:
+        core = sorted(
+            p.relative_to(web_root).as_posix() for p in web_root.glob("extensions/**/*.js")
+        )
+        return web.json_response([f"/{p}" for p in core] + panel_scripts())
+
+    @routes.get("/api/object_info")
+    async def object_info(request: web.Request) -> web.Response:
+        return await object_info_response(service)
+
+    @routes.get("/api/system_stats")
+    async def stats(request: web.Request) -> web.Response:
+        return web.json_response(system_stats(version))
+
+    for path, answer in STATIC_ANSWERS.items():
+        routes.get(path)(_fixed(answer))
+
+    routes.static(EXTENSION_PREFIX, PANEL_DIST)
+    routes.static("/", web_root)  # last: ComfyUI's web root takes whatever is left
+    app.add_routes(routes)
+    app.on_response_prepare.append(log_missing)
+
+    app.on_shutdown.append(lambda app: queue.close())
+    app.on_cleanup.append(lambda app: service.close())
+    return app
+
+
+async def _definitions(service: AssistantService) -> dict[str, Any]:
+    return dict((await service.environment.get()).nodes)
+
+
+def _fixed(answer: Any) -> Any:
+    async def handler(request: web.Request) -> web.Response:
+        return web.json_response(answer)
+
+    return handler

@@ -1,0 +1,185 @@
+"""ComfyUI's queue as its frontend sees it: `/ws`, `POST /api/prompt`, `/api/queue`,
+`/api/history`, `/api/jobs` (newer frontends' queue and history), `/api/interrupt`.
+
+`POST /api/prompt` validates like ComfyUI (`validation.py`): an invalid prompt gets HTTP 400
+`{error, node_errors}`; a valid one `{prompt_id, number, node_errors: {}}`, then its "run" goes
+over the WebSocket the way ComfyUI reports a run (`status`, `execution_start`,
+`execution_cached`, `executing` per node, `executing` null, `execution_success`) and lands in
+the history. Nothing is computed: no images.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from .userdata import json_body
+from .validation import validate_prompt
+
+Definitions = Callable[[], Awaitable[dict[str, Any]]]
+STEP_SECONDS = 0.05  # between two `executing` messages, so a client sees a run progress
+
+
+class Queue:
+    def __init__(self, definitions: Definitions) -> None:
+        self.definitions = definitions
+        self.sockets: dict[str, web.WebSocketResponse] = {}
+        self.history: dict[str, dict[str, Any]] = {}
+        self.running: list[Any] = []
+        self.jobs: dict[str, dict[str, Any]] = {}  # prompt id -> the Jobs API's entry
+        self.number = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def queue_info(self) -> dict[str, Any]:
+        return {"exec_info": {"queue_remaining": len(self.running)}}
+
+    async def send(self, kind: str, data: dict[str, Any], sid: str | None = None) -> None:
+        targets = [self.sockets[sid]] if sid in self.sockets else list(self.sockets.values())
+        for ws in targets:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await ws.send_json({"type": kind, "data": data})
+
+    async def websocket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        sid = request.query.get("clientId") or uuid.uuid4().hex
+        self.sockets[sid] = ws
+        try:
+            await self.send("status", {"status": self.queue_info(), "sid": sid}, sid)
+            async for message in ws:  # the client's feature flags and the like: not needed
+                if message.type == WSMsgType.ERROR:
+                    break
+        finally:
+            if self.sockets.get(sid) is ws:
+                del self.sockets[sid]
+        return ws
+
+    async def post_prompt(self, request: web.Request) -> web.Response:
+        body = await json_body(request)
+        if not isinstance(body, dict) or "prompt" not in body:
+            return web.json_response({"error": "no prompt", "node_errors": []}, status=400)
+        ok, error, outputs, node_errors = validate_prompt(body["prompt"], await self.definitions())
+        if not ok:
+            return web.json_response({"error": error, "node_errors": node_errors}, status=400)
+        prompt_id, number = str(uuid.uuid4()), self.number
+        self.number += 1
+        extra = body.get("extra_data") if isinstance(body.get("extra_data"), dict) else {}
+        client_id = body.get("client_id") if isinstance(body.get("client_id"), str) else None
+        item = [number, prompt_id, body["prompt"], {**extra, "client_id": client_id}, outputs]
+        self.running.append(item)
+        self.jobs[prompt_id] = {
+            "id": prompt_id,
+            "status": "in_progress",
+            "create_time": int(time.time() * 1000),
+            "outputs_count": 0,
+            "previewable_outputs_count": 0,
+        }
+        task = asyncio.ensure_future(self.run(item, client_id))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return web.json_response({"prompt_id": prompt_id, "number": number, "node_errors": {}})
+
+    async def run(self, item: list[Any], sid: str | None) -> None:
+        prompt_id, prompt = item[1], item[2]
+        now = lambda: int(time.time() * 1000)  # noqa: E731
+        try:
+            await self.send("status", {"status": self.queue_info()})
+            await self.send("execution_start", {"prompt_id": prompt_id, "timestamp": now()}, sid)
+            await self.send(
+                "execution_cached", {"nodes": [], "prompt_id": prompt_id, "timestamp": now()}, sid
+            )
+            for node_id in prompt:
+                await asyncio.sleep(STEP_SECONDS)
+                data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
+                await self.send("executing", data, sid)
+            await self.send("executing", {"node": None, "prompt_id": prompt_id}, sid)
+            await self.send("execution_success", {"prompt_id": prompt_id, "timestamp": now()}, sid)
+        finally:
+            self.running.remove(item)
+            self.jobs[prompt_id]["status"] = "completed"
+            self.history[prompt_id] = {
+                "prompt": item,
+                "outputs": {},
+                "status": {"status_str": "success", "completed": True, "messages": []},
+                "meta": {},
+            }
+            await self.send("status", {"status": self.queue_info()})
+
+    async def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        for ws in list(self.sockets.values()):
+            await ws.close()
+
+
+def add_queue_routes(routes: web.RouteTableDef, queue: Queue) -> None:
+    routes.get("/ws")(queue.websocket)
+    routes.post("/api/prompt")(queue.post_prompt)
+
+    @routes.get("/api/prompt")
+    async def prompt_info(request: web.Request) -> web.Response:
+        return web.json_response(queue.queue_info())
+
+    @routes.get("/api/queue")
+    async def get_queue(request: web.Request) -> web.Response:
+        return web.json_response({"queue_running": queue.running, "queue_pending": []})
+
+    @routes.get("/api/history")
+    async def get_history(request: web.Request) -> web.Response:
+        try:
+            limit = int(request.query.get("max_items", len(queue.history)))
+        except ValueError:
+            raise web.HTTPBadRequest(text="max_items must be a number") from None
+        items = list(queue.history.items())[-limit:] if limit > 0 else []
+        return web.json_response(dict(items))
+
+    @routes.get("/api/history/{prompt_id}")
+    async def one_history(request: web.Request) -> web.Response:
+        prompt_id = request.match_info["prompt_id"]
+        found = queue.history.get(prompt_id)
+        return web.json_response({prompt_id: found} if found else {})
+
+    @routes.get("/api/jobs")
+    async def jobs(request: web.Request) -> web.Response:
+        wanted = set(request.query.get("status", "").split(","))
+        try:
+            limit = int(request.query.get("limit", 200))
+            offset = int(request.query.get("offset", 0))
+        except ValueError:
+            raise web.HTTPBadRequest(text="limit and offset must be numbers") from None
+        found = [j for j in reversed(queue.jobs.values()) if j["status"] in wanted]
+        page = found[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+        more = offset + len(page) < len(found)
+        pagination = {"offset": offset, "limit": limit, "total": len(found), "has_more": more}
+        return web.json_response({"jobs": page, "pagination": pagination})
+
+    @routes.get("/api/jobs/{prompt_id}")
+    async def job(request: web.Request) -> web.Response:
+        found = queue.jobs.get(request.match_info["prompt_id"])
+        if found is None:
+            raise web.HTTPNotFound()
+        return web.json_response({**found, "outputs": {}})
+
+    @routes.post("/api/history")
+    async def post_history(request: web.Request) -> web.Response:  # as ComfyUI: clear, delete
+        body = await json_body(request)
+        if not isinstance(body, dict):
+            raise web.HTTPBadRequest(text="send a JSON object")
+        doomed = list(queue.history) if body.get("clear") else body.get("delete") or []
+        for prompt_id in doomed if isinstance(doomed, list) else []:
+            if isinstance(prompt_id, str) and prompt_id in queue.history:
+                del queue.history[prompt_id]
+                queue.jobs.pop(prompt_id, None)
+        return web.Response(status=200)
+
+    async def accept(request: web.Request) -> web.Response:  # nothing pending, nothing running
+        return web.Response(status=200)
+
+    for path in ("/api/queue", "/api/interrupt", "/api/free"):
+        routes.post(path)(accept)

@@ -1,0 +1,227 @@
+"""The ComfyUI stand-in (tests/comfy_standin) over real sockets: what the real frontend needs
+from it, ComfyUI's validation answers for `POST /api/prompt`, the run reported over `/ws`, and
+bad input answered with a 4xx, never a crash. The browser suite runs the frontend against it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from comfyui_assistant.core.service import ServiceOptions
+from comfyui_assistant.tests.comfy_standin import (
+    create_standin,
+    frontend_root,
+    frontend_versions,
+)
+
+VERSION = frontend_versions()[-1]
+
+
+class Standin:
+    def __init__(self, base: str, session: aiohttp.ClientSession) -> None:
+        self.base, self.session = base, session
+
+    async def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+        kwargs: dict[str, Any] = {"json": body} if body is not None else {"data": raw}
+        async with self.session.request(method, self.base + path, **kwargs) as resp:
+            text = await resp.text()
+            try:
+                return resp.status, json.loads(text)
+            except ValueError:
+                return resp.status, text
+
+
+@pytest.fixture
+async def standin(tmp_path: Path) -> AsyncIterator[Standin]:
+    try:
+        frontend_root(VERSION)
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    environ = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+    app = create_standin(VERSION, ServiceOptions(data_dir=tmp_path, environ=environ))
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    async with aiohttp.ClientSession() as session:
+        yield Standin(f"http://127.0.0.1:{port}", session)
+    await runner.cleanup()
+
+
+def txt2img() -> dict[str, Any]:
+    return {
+        "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "any.safetensors"}},
+        "5": {
+            "class_type": "EmptyLatentImage",
+            "inputs": {"width": 512, "height": 512, "batch_size": 1},
+        },
+        "8": {"class_type": "VAEDecode", "inputs": {"samples": ["5", 0], "vae": ["4", 2]}},
+        "9": {"class_type": "PreviewImage", "inputs": {"images": ["8", 0]}},
+    }
+
+
+async def test_the_frontend_and_our_panel_are_served(standin: Standin) -> None:
+    status, page = await standin.call("GET", "/")
+    assert status == 200 and '<div id="vue-app"' in page
+    status, scripts = await standin.call("GET", "/api/extensions")
+    assert status == 200 and "/extensions/comfyui-assistant/comfyui-assistant.js" in scripts
+    assert all(s.startswith("/extensions/") for s in scripts)
+    status, body = await standin.call("GET", "/extensions/comfyui-assistant/comfyui-assistant.js")
+    assert status == 200 and "../../scripts/app.js" in body
+    status, body = await standin.call("GET", "/scripts/app.js")  # the frontend's shim module
+    assert status == 200 and "export" in body
+    status, defs = await standin.call("GET", "/api/object_info")
+    assert status == 200 and len(defs) == 478 and "KSampler" in defs
+    status, provider = await standin.call("GET", "/api/assistant/provider")
+    assert status == 200 and provider["model"] == "m"
+
+
+async def test_settings_and_userdata_round_trip(standin: Standin) -> None:
+    assert await standin.call("POST", "/api/settings", {"Comfy.TutorialCompleted": True}) == (
+        200,
+        "",
+    )
+    assert (await standin.call("POST", "/api/settings/Comfy.Locale", "en"))[0] == 200
+    assert await standin.call("GET", "/api/settings") == (
+        200,
+        {"Comfy.TutorialCompleted": True, "Comfy.Locale": "en"},
+    )
+    assert await standin.call("GET", "/api/settings/Comfy.Locale") == (200, "en")
+    assert await standin.call("GET", "/api/settings/Nope") == (200, None)
+
+    name = "workflows%2Fmine.json"
+    assert await standin.call("POST", f"/api/userdata/{name}", raw=b'{"a": 1}') == (
+        200,
+        "workflows/mine.json",
+    )
+    assert (await standin.call("POST", f"/api/userdata/{name}?overwrite=false", raw=b"{}"))[
+        0
+    ] == 409
+    assert await standin.call("GET", f"/api/userdata/{name}") == (200, {"a": 1})
+    status, listed = await standin.call("GET", "/api/userdata?dir=workflows&full_info=true")
+    assert status == 200 and [e["path"] for e in listed] == ["mine.json"]
+    moved = await standin.call("POST", f"/api/userdata/{name}/move/workflows%2Fb.json")
+    assert moved == (200, "workflows/b.json")
+    assert await standin.call("GET", "/api/userdata?dir=workflows") == (200, ["b.json"])
+    assert (await standin.call("DELETE", "/api/userdata/workflows%2Fb.json"))[0] == 204
+    assert (await standin.call("GET", "/api/userdata/workflows%2Fb.json"))[0] == 404
+    status, entries = await standin.call("GET", "/api/v2/userdata")
+    assert (
+        status == 200 and {"name": "workflows", "path": "workflows", "type": "directory"} in entries
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/userdata/..%2F..%2Fsecret",
+        "/api/userdata/%2Fetc%2Fpasswd",
+        "/api/userdata?dir=..",
+        "/api/v2/userdata?path=..%2F..",
+        "/api/userdata/" + "x" * 5000,
+        "/api/history?max_items=lots",
+        "/api/jobs?limit=x",
+    ],
+)
+async def test_bad_paths_are_refused_not_crashed(standin: Standin, path: str) -> None:
+    status, _ = await standin.call("GET", path)
+    assert 400 <= status < 500, status
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"[1, 2]", b'"text"', b"{}", b'{"prompt": 7}', b'{"prompt": {"1": 5}}'],
+)
+async def test_bad_prompts_get_comfyuis_error_shape(standin: Standin, body: bytes) -> None:
+    status, answer = await standin.call("POST", "/api/prompt", raw=body)
+    assert status == 400
+    assert isinstance(answer, str) or {"error", "node_errors"} <= set(answer)
+
+
+async def test_prompt_validation_answers_like_comfyui(standin: Standin) -> None:
+    prompt = txt2img()
+    prompt["9"]["class_type"] = "NoSuchNode"
+    status, answer = await standin.call("POST", "/api/prompt", {"prompt": prompt})
+    assert status == 400 and answer["error"]["type"] == "missing_node_type"
+    assert answer["error"]["extra_info"]["class_type"] == "NoSuchNode"
+
+    prompt = txt2img()
+    del prompt["5"]["inputs"]["width"]
+    prompt["8"]["inputs"]["vae"] = ["4", 0]  # MODEL into a VAE input
+    status, answer = await standin.call("POST", "/api/prompt", {"prompt": prompt})
+    assert status == 400 and answer["error"]["type"] == "prompt_outputs_failed_validation"
+    errors = {k: [e["type"] for e in v["errors"]] for k, v in answer["node_errors"].items()}
+    assert errors == {"5": ["required_input_missing"], "8": ["return_type_mismatch"]}
+    assert answer["node_errors"]["5"]["dependent_outputs"] == ["9"]
+
+    prompt = txt2img()
+    prompt["8"] = {"class_type": "KSampler", "inputs": {}}
+    prompt["8"]["inputs"] = {
+        "model": ["4", 0], "positive": ["4", 1], "negative": ["4", 1],
+        "latent_image": ["5", 0], "seed": 1, "steps": 0, "cfg": "x",
+        "sampler_name": "no-such-sampler", "scheduler": "normal", "denoise": 1.0,
+    }  # fmt: skip
+    prompt["10"] = {"class_type": "VAEDecode", "inputs": {"samples": ["8", 0], "vae": ["4", 2]}}
+    prompt["9"]["inputs"]["images"] = ["10", 0]
+    status, answer = await standin.call("POST", "/api/prompt", {"prompt": prompt})
+    assert status == 400
+    by_input = {
+        e["extra_info"]["input_name"]: e["type"] for e in answer["node_errors"]["8"]["errors"]
+    }
+    assert by_input == {
+        "positive": "return_type_mismatch",  # CLIP into CONDITIONING
+        "negative": "return_type_mismatch",
+        "steps": "value_smaller_than_min",
+        "cfg": "invalid_input_type",
+        "sampler_name": "value_not_in_list",
+    }
+
+    prompt = {"5": txt2img()["5"]}
+    status, answer = await standin.call("POST", "/api/prompt", {"prompt": prompt})
+    assert status == 400 and answer["error"]["type"] == "prompt_no_outputs"
+
+
+async def test_a_valid_prompt_runs_over_the_websocket(standin: Standin) -> None:
+    ws = await standin.session.ws_connect(standin.base + "/ws?clientId=me")
+    first = await ws.receive_json(timeout=5)
+    assert first == {
+        "type": "status",
+        "data": {"status": {"exec_info": {"queue_remaining": 0}}, "sid": "me"},
+    }
+    status, answer = await standin.call(
+        "POST", "/api/prompt", {"prompt": txt2img(), "client_id": "me"}
+    )
+    assert status == 200 and answer["node_errors"] == {} and answer["number"] == 0
+    kinds: list[tuple[str, Any]] = []
+    while not kinds or kinds[-1][0] != "execution_success":
+        message = await ws.receive_json(timeout=5)
+        kinds.append((message["type"], message["data"].get("node")))
+        assert message["data"].get("prompt_id", answer["prompt_id"]) == answer["prompt_id"]
+    assert [k for k, _ in kinds] == [
+        "status",
+        "execution_start",
+        "execution_cached",
+        *["executing"] * 5,
+        "execution_success",
+    ]
+    assert [n for k, n in kinds if k == "executing"] == ["4", "5", "8", "9", None]
+    await asyncio.sleep(0.05)
+    status, history = await standin.call("GET", f"/api/history/{answer['prompt_id']}")
+    assert history[answer["prompt_id"]]["status"]["completed"] is True
+    status, jobs = await standin.call("GET", "/api/jobs?status=completed&limit=10&offset=0")
+    assert [j["id"] for j in jobs["jobs"]] == [answer["prompt_id"]]
+    assert jobs["pagination"] == {"offset": 0, "limit": 10, "total": 1, "has_more": False}
+    await ws.close()
+
+    assert (await standin.call("POST", "/api/history", {"delete": [7, "nope"]}))[0] == 200
+    assert len((await standin.call("GET", "/api/history"))[1]) == 1
+    assert (await standin.call("POST", "/api/history", {"clear": True}))[0] == 200
+    assert await standin.call("GET", "/api/history") == (200, {})
+    assert (await standin.call("POST", "/api/history", [1]))[0] == 400

@@ -1,0 +1,127 @@
+// What our bundle logs inside the real ComfyUI frontends: every console message of the page is
+// recorded with the stack that logged it (a wrapper installed before the frontend starts, so the
+// frontend's own deprecation helpers log through it), while the panel loads and a chat adds and
+// connects a node through tool calls. Messages whose stack passes through our bundle
+// (comfyui-assistant.js) are printed, deprecation warnings first. For now this reports them;
+// it fails only when the collection itself did not work or the chat did not run.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  RETURNING_USER_SETTINGS,
+  frontendVersions,
+  launchBrowser,
+  openAssistant,
+  openTarget,
+  panel,
+  reply,
+  send,
+  startHarness,
+  storeSettings,
+} from "./support.mjs";
+
+const BUNDLE = "comfyui-assistant.js";
+
+/** Runs in the page before any of its scripts: keep every console call with its stack. */
+function recordConsole() {
+  window.__consoleRecord = [];
+  for (const type of ["log", "info", "warn", "error", "debug"]) {
+    const original = console[type].bind(console);
+    console[type] = (...args) => {
+      const text = args.map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : safeJson(a))).join(" ");
+      if (window.__consoleRecord.length < 5000) window.__consoleRecord.push({ type, text: text.slice(0, 500), stack: new Error().stack ?? "" });
+      original(...args);
+    };
+  }
+  function safeJson(value) {
+    try {
+      return JSON.stringify(value)?.slice(0, 200) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  }
+}
+
+/** The first frame of a stack that is in our bundle, e.g. "addNode (…/comfyui-assistant.js:1:2345)". */
+function bundleFrame(stack) {
+  return stack.split("\n").find((line) => line.includes(BUNDLE))?.trim().replace(/^at /, "") ?? null;
+}
+
+for (const version of frontendVersions()) {
+  describe(`console messages of our bundle in ComfyUI frontend ${version} (stand-in)`, () => {
+    let harness;
+    let browser;
+    let page;
+
+    before(async () => {
+      harness = await startHarness({ comfyFrontend: version });
+      await storeSettings(harness.app, RETURNING_USER_SETTINGS);
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      await page.addInitScript(recordConsole);
+    });
+
+    after(async () => {
+      await browser?.close();
+      await harness?.stop();
+    });
+
+    test("the panel loads and a chat with tool calls runs; our bundle's warnings are reported", { timeout: 90_000 }, async (t) => {
+      await openTarget(page, harness.app, { comfyui: true });
+      await openAssistant(page);
+      // LiteGraph warns once per message and page unless told to repeat: repeat during the chat,
+      // so a warning the frontend's own code raised first still shows when our code raises it.
+      await page.evaluate(() => {
+        if (window.LiteGraph && "alwaysRepeatWarnings" in window.LiteGraph) window.LiteGraph.alwaysRepeatWarnings = true;
+      });
+      const loaderId = await page.evaluate(
+        () => (window.app.rootGraph ?? window.app.graph).nodes.find((n) => n.type === "CheckpointLoaderSimple")?.id ?? null,
+      );
+      const lastId = await page.evaluate(() => {
+        const graph = window.app.rootGraph ?? window.app.graph;
+        return graph.last_node_id ?? Math.max(0, ...graph.nodes.map((n) => Number(n.id)));
+      });
+      const near = loaderId ?? undefined;
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_add", name: "addNode", arguments: { nodeType: "EmptyLatentImage", ...(near ? { nearNodeId: near } : {}) } }),
+        reply.toolCalls({ id: "call_add2", name: "addNode", arguments: { nodeType: "VAEDecode" } }),
+        reply.toolCalls({
+          id: "call_connect",
+          name: "connectNodes",
+          arguments: { fromNodeId: lastId + 1, fromOutput: "LATENT", toNodeId: lastId + 2, toInput: "samples" },
+        }),
+        reply.text("Connected."),
+      );
+      await send(page, "add an empty latent and a VAE decode, and connect them");
+      await panel(page).getByText("Connected.").waitFor({ timeout: 30_000 });
+      const { requests } = await harness.provider.state();
+      assert.equal(requests.length, 4, "one request, then a resubmission after each tool round");
+      const linked = await page.evaluate((id) => {
+        const graph = window.app.rootGraph ?? window.app.graph;
+        return graph.getNodeById(id)?.inputs?.find((i) => i.name === "samples")?.link != null;
+      }, lastId + 2);
+      assert.ok(linked, "connectNodes linked the new nodes");
+
+      const record = await page.evaluate(() => window.__consoleRecord);
+      assert.ok(record.length > 0, "the console recorder saw the frontend's messages");
+      const ours = record
+        .map((m) => ({ ...m, frame: bundleFrame(m.stack) }))
+        .filter((m) => m.frame !== null);
+      // One line per distinct warning and place (repeated warnings repeat).
+      const seen = new Set();
+      const distinct = ours.filter((m) => !seen.has(m.text + m.frame) && seen.add(m.text + m.frame));
+      const deprecations = distinct.filter((m) => /deprecat/i.test(m.text));
+      // The frontend warns once per message and page: a warning its own code triggered first
+      // (listed here) hides ours.
+      const others = [...new Set(record.filter((m) => /deprecat/i.test(m.text) && !bundleFrame(m.stack)).map((m) => m.text.slice(0, 160)))];
+      const lines = [
+        `frontend ${version}: ${record.length} console messages, ${ours.length} from ${BUNDLE}, ${deprecations.length} distinct deprecation warnings from it`,
+        ...others.map((text) => `  (not ours, deprecated: ${text})`),
+        ...deprecations.map((m) => `  DEPRECATED (${m.type}) ${m.text}\n      at ${m.frame}`),
+        ...distinct.filter((m) => !deprecations.includes(m)).map((m) => `  ${m.type}: ${m.text}\n      at ${m.frame}`),
+      ];
+      for (const line of lines) t.diagnostic(line);
+      console.log(lines.join("\n"));
+    });
+  });
+}
