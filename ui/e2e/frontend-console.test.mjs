@@ -2,8 +2,8 @@
 // recorded with the stack that logged it (a wrapper installed before the frontend starts, so the
 // frontend's own deprecation helpers log through it), while the panel loads and a chat adds and
 // connects a node through tool calls. Messages whose stack passes through our bundle
-// (comfyui-assistant.js) are printed, deprecation warnings first. For now this reports them;
-// it fails only when the collection itself did not work or the chat did not run.
+// (comfyui-assistant.js) are printed, deprecation warnings first; any deprecation warning from
+// our bundle fails the test (the frontend would break the panel when it removes the API).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
@@ -65,7 +65,7 @@ for (const version of frontendVersions()) {
       await harness?.stop();
     });
 
-    test("the panel loads and a chat with tool calls runs; our bundle's warnings are reported", { timeout: 90_000 }, async (t) => {
+    test("the panel loads and a chat with tool calls runs with no deprecation warning from our bundle", { timeout: 90_000 }, async (t) => {
       await openTarget(page, harness.app, { comfyui: true });
       await openAssistant(page);
       // LiteGraph warns once per message and page unless told to repeat: repeat during the chat,
@@ -122,6 +122,8 @@ for (const version of frontendVersions()) {
       ];
       for (const line of lines) t.diagnostic(line);
       console.log(lines.join("\n"));
+      // our bundle calls no deprecated frontend API (issue 13: it would break when removed)
+      assert.deepEqual(deprecations.map((m) => `${m.text} at ${m.frame}`), [], "deprecated calls from our bundle");
     });
   });
 }
