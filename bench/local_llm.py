@@ -1,0 +1,365 @@
+"""What a local-model user waits for: a 30-turn session through our server against a real
+llama.cpp `llama-server`, measured per turn from the server's own timings.
+
+    .venv/bin/python bench/local_llm.py [--llama URL | --local-llm PATH] [--tools] [--turns 30]
+        [--ctx 8192] [--max-output 96] [--json FILE]
+
+With `--llama URL` it uses a running llama-server; else it starts one with the `local-llm`
+tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside the project;
+`--tools` serves a chat template that renders tools). Between our server and llama-server
+sits a recording proxy: for every model call it keeps what llama-server reported —
+`timings.prompt_n` (tokens it had to process: what the user waits for), `timings.cache_n`
+(tokens reused from its prefix cache), `usage.prompt_tokens` — and whether it was the
+summarizer (a non-streamed call).
+
+The session: short requests, a long paste every few turns (so an 8K window needs compaction),
+each request the whole thread so far as the panel sends it. Per turn it prints the prompt
+size, the tokens re-processed, the new user message's own size (llama-server's /tokenize),
+time to the first byte and to the first text, the longest silence in the stream, and whether a
+summary was made. TARGET lines (from issue 12): a steady turn re-processes at most its new user
+message plus what the turn adds (the reminder block) plus 40 tokens; a compaction turn never
+re-processes the system prompt and tools; the first byte of every response within 1 s; no
+stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from comfyui_assistant.core.service import ServiceOptions
+from comfyui_assistant.standalone import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+PASTE = "Here is the log of my last run, for reference:\n" + "".join(
+    f"[{i:03d}] KSampler step {i}/30 seed=1234 cfg=7.0 sampler=euler scheduler=normal "
+    f"denoise=1.0 latent=1024x1024 vram=5.2GB elapsed={i * 0.8:.1f}s\n"
+    for i in range(60)
+)
+REQUESTS = [
+    "Make the image a bit warmer.",
+    "Which sampler would you use for portraits?",
+    "Set the steps to 28.",
+    "What does the scheduler change?",
+    "Use seed 42 from now on.",
+    "Can you explain CFG in one sentence?",
+    "Switch to the karras scheduler.",
+]
+
+
+@dataclass
+class Call:
+    """One model call as llama-server reported it."""
+
+    stream: bool
+    messages: int
+    last_user: str = ""  # the request's last user message as sent (reminder block included)
+    prompt_tokens: int | None = None
+    prompt_n: int | None = None
+    cache_n: int | None = None
+
+
+@dataclass
+class Turn:
+    turn: int
+    paste: bool
+    new_message_tokens: int
+    calls: list[Call] = field(default_factory=list)
+    ttfb_ms: float = 0.0
+    ttft_ms: float | None = None
+    longest_silence_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def chat(self) -> Call | None:
+        streamed = [c for c in self.calls if c.stream]
+        return streamed[0] if streamed else None
+
+    @property
+    def summarized(self) -> bool:
+        return any(not c.stream for c in self.calls)
+
+
+class Proxy:
+    """Forwards everything to llama-server and records each chat completion's timings."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.calls: list[Call] = []
+        self.session: aiohttp.ClientSession | None = None
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        assert self.session is not None
+        body = await request.read()
+        url = self.upstream + request.rel_url.path_qs
+        headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type",)}
+        call = None
+        if request.path.endswith("/chat/completions"):
+            sent = json.loads(body)
+            messages = sent.get("messages", [])
+            last = messages[-1] if messages else {}
+            content = last.get("content") if last.get("role") == "user" else ""
+            call = Call(
+                bool(sent.get("stream")), len(messages), content if isinstance(content, str) else ""
+            )
+            self.calls.append(call)
+        async with self.session.request(request.method, url, data=body, headers=headers) as up:
+            response = web.StreamResponse(
+                status=up.status,
+                headers={"Content-Type": up.headers.get("Content-Type", "application/json")},
+            )
+            await response.prepare(request)
+            tail = b""
+            async for piece in up.content.iter_any():
+                await response.write(piece)
+                tail = (tail + piece)[-8192:]
+                if call is not None:
+                    _note_timings(call, tail)
+            await response.write_eof()
+            return response
+
+
+def _note_timings(call: Call, tail: bytes) -> None:
+    """The timings and usage in the last chunk (or the whole JSON answer) seen so far."""
+    text = tail.decode("utf-8", "replace")
+    for line in reversed(text.replace("data: ", "\n").splitlines()):
+        line = line.strip()
+        if '"timings"' not in line:
+            continue
+        with contextlib.suppress(ValueError):
+            found = json.loads(line)
+            timings, usage = found.get("timings") or {}, found.get("usage") or {}
+            call.prompt_n, call.cache_n = timings.get("prompt_n"), timings.get("cache_n")
+            call.prompt_tokens = usage.get("prompt_tokens")
+            return
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_for(url: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with session.get(url + "/health") as r:
+                    if r.status == 200:
+                        return
+            await asyncio.sleep(0.5)
+    raise SystemExit(f"llama-server at {url} did not become healthy")
+
+
+async def tokens_of(session: aiohttp.ClientSession, llama: str, text: str) -> int:
+    async with session.post(llama + "/tokenize", json={"content": text}) as r:
+        return len((await r.json())["tokens"])
+
+
+async def one_turn(
+    session: aiohttp.ClientSession, app: str, thread: list[dict[str, Any]]
+) -> tuple[str, float, float | None, float, str | None]:
+    """POST /api/chat; (answer text, ms to first byte, ms to first text, longest silence in
+    seconds, error text)."""
+    start = time.monotonic()
+    body = {"id": "bench-thread", "messages": thread, "trigger": "submit-message"}
+    text, error, first_text = "", None, None
+    async with session.post(app + "/api/chat", json=body) as response:
+        first = None
+        last = time.monotonic()
+        silence = 0.0
+        buffer = b""
+        async for piece in response.content.iter_any():
+            now = time.monotonic()
+            first = first or now
+            silence = max(silence, now - last)
+            last = now
+            buffer += piece
+            while b"\n\n" in buffer:
+                event, buffer = buffer.split(b"\n\n", 1)
+                data = event.decode()
+                if not data.startswith("data: ") or data == "data: [DONE]":
+                    continue  # (keep-alive comments, the end)
+                data = data.removeprefix("data: ")
+                chunk = json.loads(data)
+                if chunk["type"] == "text-delta":
+                    first_text = first_text or now
+                    text += chunk["delta"]
+                elif chunk["type"] == "error":
+                    error = chunk["errorText"]
+    ttfb = ((first or time.monotonic()) - start) * 1000
+    ttft = None if first_text is None else (first_text - start) * 1000
+    return text, ttfb, ttft, silence, error
+
+
+async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
+    proxy = Proxy(llama)
+    proxy.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
+    server = web.Application()
+    server.router.add_route("*", "/{tail:.*}", proxy.handle)
+    proxy_runner = web.AppRunner(server)
+    await proxy_runner.setup()
+    proxy_port = free_port()
+    await web.TCPSite(proxy_runner, "127.0.0.1", proxy_port).start()
+    data = Path(tempfile.mkdtemp(prefix="bench-local-llm-"))
+    environ = {
+        "LLM_BASE_URL": f"http://127.0.0.1:{proxy_port}/v1",
+        "LLM_MAX_OUTPUT_TOKENS": str(args.max_output),
+        "LLM_TIMEOUT_SECONDS": "600",
+    }
+    app = create_app(ServiceOptions(data_dir=data, environ=environ))
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    base = f"http://127.0.0.1:{port}"
+    turns: list[Turn] = []
+    thread: list[dict[str, Any]] = []
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as session:
+            for i in range(args.turns):
+                paste = i % args.paste_every == args.paste_every - 1
+                request = REQUESTS[i % len(REQUESTS)]
+                text = f"{PASTE}\n{request}" if paste else request
+                thread.append(
+                    {"id": f"u{i}", "role": "user", "parts": [{"type": "text", "text": text}]}
+                )
+                turn = Turn(i + 1, paste, 0)
+                before = len(proxy.calls)
+                (
+                    answer,
+                    turn.ttfb_ms,
+                    turn.ttft_ms,
+                    turn.longest_silence_s,
+                    turn.error,
+                ) = await one_turn(session, base, thread)
+                turn.calls = proxy.calls[before:]
+                chat = turn.chat
+                sent_text = chat.last_user if chat and chat.last_user else text
+                turn.new_message_tokens = await tokens_of(session, llama, sent_text)
+                turns.append(turn)
+                parts = [{"type": "step-start"}, {"type": "text", "text": answer or "(no answer)"}]
+                if answer:
+                    thread.append({"id": f"a{i}", "role": "assistant", "parts": parts})
+                print(row(turn), flush=True)
+    finally:
+        await runner.cleanup()
+        await proxy_runner.cleanup()
+        await proxy.session.close()
+    return turns
+
+
+HEADER = (
+    f"{'turn':>4} {'paste':>5} {'new msg':>7} {'prompt':>7} {'re-proc':>7} {'reused':>7} "
+    f"{'ttfb ms':>8} {'ttft ms':>8} {'silence s':>9}  notes"
+)
+
+
+def row(t: Turn) -> str:
+    c = t.chat
+    cells = [c.prompt_tokens, c.prompt_n, c.cache_n] if c else [None] * 3
+    shown = [f"{x:>7}" if x is not None else f"{'-':>7}" for x in cells]
+    ttft = f"{t.ttft_ms:>8.0f}" if t.ttft_ms is not None else f"{'-':>8}"
+    notes = []
+    if t.summarized:
+        s = [x for x in t.calls if not x.stream]
+        notes.append(f"summary ({sum(x.prompt_n or 0 for x in s)} tokens processed)")
+    if len([x for x in t.calls if x.stream]) > 1:
+        notes.append(f"{len([x for x in t.calls if x.stream])} chat calls (retry)")
+    if t.error:
+        notes.append(f"error: {t.error[:80]}")
+    return (
+        f"{t.turn:>4} {'yes' if t.paste else '':>5} {t.new_message_tokens:>7} {' '.join(shown)} "
+        f"{t.ttfb_ms:>8.0f} {ttft} {t.longest_silence_s:>9.1f}  {'; '.join(notes)}"
+    )
+
+
+def verdicts(turns: list[Turn], slack: int) -> list[str]:
+    steady = [t for t in turns[1:] if t.chat and not t.summarized and t.chat.prompt_n is not None]
+    over = [
+        t.turn
+        for t in steady
+        if (t.chat.prompt_n or 0) > t.new_message_tokens + slack  # type: ignore[union-attr]
+    ]
+    excess = [(t.chat.prompt_n or 0) - t.new_message_tokens for t in steady]  # type: ignore[union-attr]
+    compaction = [t for t in turns if t.summarized and t.chat and t.chat.prompt_n is not None]
+    whole = [t.turn for t in compaction if t.chat.cache_n == 0]  # type: ignore[union-attr]
+    slow = [t.turn for t in turns if t.ttfb_ms > 1000]
+    silent = [t.turn for t in turns if t.longest_silence_s > 15]
+    median = statistics.median(excess) if excess else 0
+    return [
+        f"steady turns: {len(steady)}, re-processed beyond the new message: median {median:.0f}, "
+        f"max {max(excess, default=0)} tokens",
+        f"TARGET steady_reprocess_within_new_message_plus_{slack}: "
+        f"{'PASS' if not over else 'FAIL'} (over on turns {over})",
+        f"TARGET compaction_keeps_system_prompt_cached: {'PASS' if not whole else 'FAIL'} "
+        f"({len(compaction)} compaction turns; re-processed everything on {whole})",
+        f"TARGET first_byte_within_1s: {'PASS' if not slow else 'FAIL'} (slower on {slow})",
+        f"TARGET no_silence_over_15s: {'PASS' if not silent else 'FAIL'} (on turns {silent})",
+    ]
+
+
+def start_llama(args: argparse.Namespace) -> tuple[str, subprocess.Popen[bytes]]:
+    tool = (
+        args.local_llm or os.environ.get("LOCAL_LLM") or str(ROOT.parent / "shared/tools/local-llm")
+    )
+    if not Path(tool).exists():
+        raise SystemExit(
+            f"no llama-server: pass --llama URL or --local-llm PATH ({tool} is missing)"
+        )
+    port = free_port()
+    command = [tool, "serve", str(port), str(args.ctx)] + (["--", "--tools"] if args.tools else [])
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return f"http://127.0.0.1:{port}", process
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--llama", help="a running llama-server (else one is started)")
+    parser.add_argument("--local-llm", help="the local-llm tool that starts llama-server")
+    parser.add_argument("--tools", action="store_true", help="serve a template that renders tools")
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--paste-every", type=int, default=5)
+    parser.add_argument("--ctx", type=int, default=8192)
+    parser.add_argument("--max-output", type=int, default=96, help="LLM_MAX_OUTPUT_TOKENS")
+    parser.add_argument("--slack", type=int, default=40, help="tokens a turn may add (issue 12)")
+    parser.add_argument("--json", help="write every turn's figures to this file")
+    args = parser.parse_args()
+    process = None
+    llama = args.llama
+    if llama is None:
+        llama, process = start_llama(args)
+    try:
+        await wait_for(llama)
+        print(f"llama-server {llama}, n_ctx {args.ctx}, tools template: {args.tools}")
+        print(HEADER)
+        turns = await session_run(args, llama)
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+    for line in verdicts(turns, args.slack):
+        print(line)
+    if args.json:
+        await asyncio.to_thread(
+            Path(args.json).write_text, json.dumps([asdict(t) for t in turns], indent=1)
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
