@@ -60,6 +60,7 @@ class Assembly:
     origin: Origins = field(init=False)  # thread_blocks
     system_message: Message = field(init=False)  # system_message
     summary_text: str = field(init=False)  # system_message: the part of the summary sent
+    summary_block: Block | None = field(init=False)  # system_message: it, as a message
     history_budget: int = field(init=False)  # system_message: exact tokens for the history
     plan: Callable[[], list[str] | None] | None = None  # plan_compaction
     kept: list[Block] = field(init=False)  # priority_window
@@ -171,21 +172,23 @@ def count_blocks(a: Assembly) -> None:
 
 
 def system_message(a: Assembly) -> None:
-    """The system message, cut only if it would take more than half the budget, with the
-    running summary right after its own text (its newest part, at most SUMMARY_SHARE); and
-    what that leaves for the history."""
+    """The system message, cut only if it would take more than half the budget, and the
+    running summary (its newest part, at most SUMMARY_SHARE) as the history's first message:
+    a compaction changes the request after the system prompt and tools only. And what they
+    leave for the history."""
     system, cut = steps.truncate_system(
         a.inputs.system, a.budget.available, lambda t: a.scaled(a.counter.text(t))
     )
     if cut:
         a.limits.append("system prompt truncated to 30% of the budget")
-    a.summary_text = ""
+    a.system_message = {"role": "system", "content": system}
+    a.summary_text, a.summary_block, summary_tokens = "", None, 0
     if a.inputs.summary is not None and a.summarized:
         cap = max(64, a.raw(int(a.budget.available * SUMMARY_SHARE)))
         a.summary_text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
-        system = f"{system}\n\n{steps.summary_section(a.summary_text)}"
-    a.system_message = {"role": "system", "content": system}
-    fixed = a.counter.message(a.system_message) + REPLY_PRIMING
+        a.summary_block = a.cache.counted(steps.summary_block(a.summary_text), a.counter)
+        summary_tokens = a.summary_block.tokens
+    fixed = a.counter.message(a.system_message) + summary_tokens + REPLY_PRIMING
     a.history_budget = a.raw(a.budget.available) - fixed
 
 
@@ -254,12 +257,14 @@ def final_messages(a: Assembly) -> None:
     """The request: system message and history (user turns left adjacent by a drop merged);
     validated, and counted exactly."""
     counter, tally = a.counter, a.tally
-    history = flatten(a.kept)
-    merged = steps.merge_adjacent_users(history) if tally.adjacent_users else history
+    head = [] if a.summary_block is None else [a.summary_block]
+    history = flatten([*head, *a.kept])
+    merge = tally.adjacent_users or a.summary_block is not None
+    merged = steps.merge_adjacent_users(history) if merge else history
     a.messages = validate([a.system_message, *merged])
     if len(merged) == len(history):  # the history's counts are known
         a.exact = counter.message(a.system_message) + tally.tokens + REPLY_PRIMING
-        a.exact += a.tool_tokens
+        a.exact += a.tool_tokens + sum(b.tokens for b in head)
     else:  # rare: user turns were merged, count the whole request
         a.exact = counter.messages(a.messages) + a.tool_tokens
     over = a.scaled(a.exact) - a.budget.tools - a.budget.available
@@ -301,13 +306,9 @@ def tally(kept: list[Block]) -> Tally:
 def report(a: Assembly) -> ContextReport:
     """The context report the panel's gauge shows (sizes as the provider counts them)."""
     inputs, counter, tally = a.inputs, a.counter, a.tally
-    summary_tokens = a.scaled(counter.text(a.summary_text)) if a.summary_text else 0
+    summary_tokens = a.scaled(a.summary_block.tokens) if a.summary_block is not None else 0
     user_tokens = a.scaled(counter.text(inputs.user_context)) if inputs.user_context else 0
-    system = (
-        a.scaled(counter.text(str(a.system_message.get("content") or "")))
-        - summary_tokens
-        - user_tokens
-    )
+    system = a.scaled(counter.text(str(a.system_message.get("content") or ""))) - user_tokens
     tool_results, notes = a.scaled(tally.results), a.scaled(_notes_tokens(a))
     return {
         "model": inputs.model,

@@ -260,8 +260,18 @@ def _as_parts(content: Content) -> list[dict[str, Any]]:
     return list(content or ())
 
 
-def summary_section(summary: str) -> str:
-    return f"## Summary of the earlier conversation\n{summary.strip()}"
+SUMMARY_OPEN = "<conversation-summary>\nThe earlier conversation, summarized:\n"
+SUMMARY_CLOSE = "\n</conversation-summary>"
+
+
+def summary_block(summary: str) -> Block:
+    """The running summary as the history's first message (merged into the first kept user
+    message when one follows: never two user turns in a row)."""
+    message: Message = {
+        "role": "user",
+        "content": f"{SUMMARY_OPEN}{summary.strip()}{SUMMARY_CLOSE}",
+    }
+    return Block("user", (message,), "")
 
 
 def compaction_plan(

@@ -271,3 +271,36 @@ def fallback_summary(
             return out[: max_chars - 1] + "…"
         out = "\n".join(s.render() for s in sections)
     return out
+
+
+FACTS_HEADER = "Kept verbatim:"
+
+
+def facts_block(
+    messages: Sequence[OpenAIMessage], previous: str | None, max_chars: int = 1500
+) -> str:
+    """What the deterministic digest keeps verbatim — the user's stated sentences and the
+    facts (file names, values, node ids) — of this stretch and of the previous summary's own
+    block, the newest within `max_chars`: kept beside a model summary, which may paraphrase
+    them away."""
+    earlier = ""
+    if previous and FACTS_HEADER in previous:
+        earlier = previous.split(f"\n\n{FACTS_HEADER}", 1)[-1]
+    sections = _sections_of(fallback_summary(messages, earlier or None, max_chars=100_000))
+    stated = _newest(sections.get("Stated", []), max_chars // 2, 3)
+    facts = _newest(sections.get("Facts", []), max_chars - sum(len(x) + 3 for x in stated), 2)
+    lines = ["Stated:", *(f"- {line}" for line in stated)] if stated else []
+    if facts:
+        lines.append("Facts: " + "; ".join(facts))
+    return f"{FACTS_HEADER}\n" + "\n".join(lines) if lines else ""
+
+
+def _newest(items: list[str], room: int, joint: int) -> list[str]:
+    """The newest items whose lengths (each with `joint` more) fit in `room`, in order."""
+    kept: list[str] = []
+    for item in reversed(items):
+        room -= len(item) + joint
+        if room < 0:
+            break
+        kept.append(item)
+    return kept[::-1]

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
 from .context_steps import digest_rounds
-from .fallback_summary import fallback_summary
+from .fallback_summary import FACTS_HEADER, facts_block, fallback_summary
 from .provider import Provider
+from .summary_checks import problem
 from .think_tags import visible_text
+from .tokens import counter_for
 from .ui_messages import to_openai_messages
 from .wire_types import OpenAIMessage, UIMessage
 
@@ -38,11 +40,16 @@ Use exactly these sections, each a few short bullet points (write "none" if empt
 At most 350 words. Output only the summary."""
 
 SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
-TRANSCRIPT_CHARS = 60_000
+SUMMARY_MAX_TOKENS = 800  # the answer's limit (a summary of at most 350 words fits easily)
+DEFAULT_WINDOW = 8192
 
 
-def transcript(messages: Sequence[OpenAIMessage]) -> str:
-    """The conversation as plain text for the summarizer (tool results already digested)."""
+class UnusableSummary(ValueError):
+    """The model's summary failed a check (summary_checks); the digest stands in."""
+
+
+def transcript_lines(messages: Sequence[OpenAIMessage]) -> list[str]:
+    """The conversation as plain text lines for the summarizer (tool results digested)."""
     lines = []
     for m in messages:
         content = m.get("content")
@@ -59,25 +66,72 @@ def transcript(messages: Sequence[OpenAIMessage]) -> str:
             lines.append(f"Assistant: {text}" + (f" [calls: {'; '.join(calls)}]" if calls else ""))
         else:
             lines.append(f"User: {content}")
-    text = "\n".join(lines)
-    return text if len(text) <= TRANSCRIPT_CHARS else "…" + text[-TRANSCRIPT_CHARS:]
+    return lines
 
 
-async def model_summary(
-    provider: Provider, model: str, previous: str | None, messages: Sequence[OpenAIMessage]
-) -> str:
+def transcript(messages: Sequence[OpenAIMessage]) -> str:
+    return "\n".join(transcript_lines(messages))
+
+
+def chunks(lines: list[str], room: int, count: Callable[[str], int]) -> list[str]:
+    """The transcript in pieces of at most `room` tokens, oldest first, cut between lines (a
+    line longer than a piece keeps its start and its end)."""
+    out: list[str] = []
+    current: list[str] = []
+    used = 0
+    for line in lines:
+        size = count(line) + 1
+        if size > room:  # one huge line (a paste): its start and end
+            keep = max(200, len(line) * room // size // 2 - 20)
+            line = f"{line[:keep]} […] {line[-keep:]}"
+            size = count(line) + 1
+        if current and used + size > room:
+            out.append("\n".join(current))
+            current, used = [], 0
+        current.append(line)
+        used += size
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+async def _one_summary(provider: Provider, model: str, previous: str | None, part: str) -> str:
     user = (f"Previous summary:\n{previous}\n\n" if previous else "") + (
-        f"New part of the conversation:\n{transcript(messages)}"
+        f"New part of the conversation:\n{part}"
     )
-    messages = [
+    request: list[OpenAIMessage] = [
         {"role": "system", "content": SUMMARY_PROMPT},
         {"role": "user", "content": user},
     ]
-    completed = await provider.complete(model, messages, max_tokens=800, temperature=0.2)
+    completed = await provider.complete(
+        model, request, max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2
+    )
     text = visible_text(completed.text).strip()
-    if not text:
-        raise ValueError("the summarizer returned no text")
+    reason = problem(text, completed.finish_reason, part)
+    if reason is not None:
+        raise UnusableSummary(f"the summary was rejected: {reason}")
     return text
+
+
+async def model_summary(
+    provider: Provider,
+    model: str,
+    previous: str | None,
+    messages: Sequence[OpenAIMessage],
+    window: int = DEFAULT_WINDOW,
+) -> str:
+    """The new running summary, from the oldest stretch up: each request fits the model's
+    window (prompt, previous summary, a piece of the transcript, room for the answer), and
+    each summary builds on the one before."""
+    count = counter_for(model).text
+    fixed = count(SUMMARY_PROMPT) + 2 * SUMMARY_MAX_TOKENS + 64  # (the previous summary too)
+    room = max(256, int(window * 0.9) - fixed)
+    summary = previous
+    for part in chunks(transcript_lines(messages), room, count):
+        summary = await _one_summary(provider, model, summary, part)
+    if not summary:
+        raise UnusableSummary("there was nothing to summarize")
+    return summary
 
 
 async def summarize(
@@ -88,17 +142,30 @@ async def summarize(
     ids: list[str],
     timeout: float = SUMMARY_TIMEOUT,
     max_chars: int = 4000,
+    window: int = DEFAULT_WINDOW,
 ) -> Summary:
-    """Summarize the UI messages named in `ids` (oldest first) on top of `previous`."""
+    """Summarize the UI messages named in `ids` (oldest first) on top of `previous`. A model
+    summary keeps the deterministic facts of the stretch beside it (file names, values, node
+    ids, what the user stated)."""
     wanted = set(ids)
     part = [m for m in ui_messages if str(m.get("id") or "") in wanted]
     digested = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
+    whole = to_openai_messages(part)  # (the digest reads the full results itself)
     before = previous.text if previous else None
     try:
-        text = await asyncio.wait_for(model_summary(provider, model, before, digested), timeout)
-        return Summary(text, until=ids[-1], fallback=False)
+        text = await asyncio.wait_for(
+            model_summary(provider, model, _without_facts(before), digested, window), timeout
+        )
+        facts = facts_block(whole, before)
+        return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
         log.warning("summarizing failed (%s); using the deterministic digest", exc)
-        whole = to_openai_messages(part)  # it digests the full results itself
         text = fallback_summary(whole, before, max_chars=max_chars)
         return Summary(text, until=ids[-1], fallback=True)
+
+
+def _without_facts(summary: str | None) -> str | None:
+    """A model summary without the facts block kept beside it (the model rewrites the rest)."""
+    if summary is None:
+        return None
+    return summary.split(f"\n\n{FACTS_HEADER}", 1)[0]

@@ -9,6 +9,15 @@ def user(text: str, id: str = "u1") -> dict[str, Any]:
     return {"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
+def summary_text(*goals: str) -> str:
+    """A model summary with the sections the summarizer asks for (summary_checks)."""
+    lines = "\n".join(f"- {g}" for g in goals) or "- none"
+    return (
+        f"## Goals\n{lines}\n## Workflow\n- none\n## Decisions\n- none\n"
+        "## Preferences the user stated\n- none\n## Open requests\n- none"
+    )
+
+
 def assistant_message(text: str, id: str = "a1") -> dict[str, Any]:
     """An answer as the panel resends it."""
     parts = [{"type": "step-start"}, {"type": "text", "text": text}]

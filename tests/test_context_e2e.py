@@ -6,13 +6,22 @@ from __future__ import annotations
 import json
 
 from comfyui_assistant.core.budget import compute_budget, resolve_window
+from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.provider_config import resolve
 from comfyui_assistant.core.summarizer import SUMMARY_PROMPT
 from comfyui_assistant.core.tokens import counter_for
 
 from .conftest import start_app
-from .helpers import assistant_message, chat_body, content_parts, sent, sse_events, user
+from .helpers import (
+    assistant_message,
+    chat_body,
+    content_parts,
+    sent,
+    sse_events,
+    summary_text,
+    user,
+)
 from .scripted_provider import Completion, Status, Stream, chunk, error_body, text_reply
 
 WORKFLOW = {
@@ -63,7 +72,7 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = long_thread()
     thread.append(user("Now make it a portrait.", "u_last"))
-    provider.enqueue(Completion("## Goals\n- warm images\n## Workflow\n- node 3 changed"))
+    provider.enqueue(Completion(summary_text("warm images", "node 3 changed")))
     provider.enqueue(text_reply("Done.", usage=(5000, 2)))
     try:
         status, body = await app.chat(chat_body(*thread))
@@ -81,7 +90,8 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
         tool_tokens = counter.tools(chat_call["tools"])
         budget = compute_budget(window, None, tool_tokens)
         assert counter.messages(messages) <= budget.available
-        assert "## Summary of the earlier conversation\n## Goals" in messages[0]["content"]
+        assert messages[1]["content"].startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
+        assert "Kept verbatim:" in messages[1]["content"]  # the facts beside it
         assert sent(provider, 1)[-1]["content"] == "Now make it a portrait."
         report = context_report(body)
         assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}
@@ -126,9 +136,9 @@ async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provi
     sdk.check(body)
     report = context_report(body)
     assert report["summary"]["fallback"] is True
-    system = provider.requests[1]["messages"][0]["content"]
-    assert "## Summary of the earlier conversation\nUser requests" in system
-    assert "seed 1244" in system  # facts from the summarized part survive (newest first)
+    opening = provider.requests[1]["messages"][1]["content"]
+    assert opening.startswith(f"{SUMMARY_OPEN}User requests")
+    assert "seed 1244" in opening  # facts from the summarized part survive (newest first)
 
 
 async def test_context_overflow_is_retried_once_with_the_reported_window(assistant, provider, sdk):
@@ -150,7 +160,7 @@ async def test_context_overflow_is_retried_once_with_the_reported_window(assista
     assert report["window"]["tokens"] == 4096 and "retried: overflow" in report["limits"]
     # the next turn plans with the window the provider stated: no second overflow, and the
     # response's headers and its report say the same
-    provider.enqueue(Completion("## Goals\n- a warmer image"), text_reply("still fits"))
+    provider.enqueue(Completion(summary_text("a warmer image")), text_reply("still fits"))
     thread += [{"id": "a_last", "role": "assistant", "parts": [{"type": "text", "text": "ok"}]}]
     async with assistant.session.post(
         assistant.base + "/api/chat", json=chat_body(*thread, user("more", "u_more"))
@@ -221,20 +231,20 @@ async def test_compact_endpoint_summarizes_everything_before_the_last_exchange(
     thread = long_thread(20, 3)
     provider.enqueue(text_reply("ok"))
     await assistant.chat(chat_body(*thread, user("last question", "u_last")))
-    provider.enqueue(Completion("## Goals\n- compacted"))
+    provider.enqueue(Completion(summary_text("compacted")))
     async with assistant.session.post(
         assistant.base + "/api/assistant/threads/thread-1/compact", json={}
     ) as r:
         assert r.status == 200
         answer = await r.json()
     assert answer["compacted"] == 20
-    assert answer["summary"]["text"] == "## Goals\n- compacted"
+    assert answer["summary"]["text"].startswith(summary_text("compacted"))
     assert answer["summary"]["until"] == "a19"
     provider.enqueue(text_reply("ok"))
     await assistant.chat(chat_body(*thread, user("last question", "u_last")))
-    system = provider.requests[-1]["messages"][0]["content"]
-    assert system.endswith("## Summary of the earlier conversation\n## Goals\n- compacted")
-    assert [m["content"] for m in sent(provider, 2)[1:]] == ["last question"]
+    (opening,) = [m["content"] for m in sent(provider, 2)[1:]]
+    assert opening.startswith(f"{SUMMARY_OPEN}{summary_text('compacted')}")
+    assert opening.endswith(f"{SUMMARY_CLOSE}\n\nlast question")
 
 
 async def test_the_report_headers_debug_request_and_learned_correction(assistant, provider, sdk):

@@ -22,7 +22,7 @@ from comfyui_assistant.core.context_engine import (
     Summary,
     build_context,
 )
-from comfyui_assistant.core.context_steps import compaction_plan
+from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN, compaction_plan
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
@@ -343,14 +343,13 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert assembled.report["counts"]["dropped"] == 0
 
     # the caller summarizes those messages and builds again: below the watermark, the covered
-    # messages are not sent, the summary follows the system prompt
+    # messages are not sent, the summary opens the history (the system prompt is untouched)
     summary = Summary("The user asked about samplers; euler is fast.", until=ids[-1])
     again = build(ui, window, summary=summary)
     assert again.compaction is None
-    assert again.messages[0]["content"] == (
-        f"{SYSTEM}\n\n## Summary of the earlier conversation\n{summary.text}"
-    )
-    assert text_of(again.messages[1]).startswith("Question 9: ")
+    assert again.messages[0]["content"] == SYSTEM
+    first = text_of(again.messages[1])
+    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 9: ")
     assert again.report["counts"]["summarized"] == 18
 
 
@@ -379,24 +378,27 @@ def test_compaction_never_names_the_latest_user_message_or_the_turn_in_progress(
 # --- summary and persona ----------------------------------------------------------------------
 
 
-def test_a_summary_replaces_the_messages_it_covers_and_follows_the_system_prompt():
+def test_a_summary_replaces_the_messages_it_covers_and_opens_the_history():
+    # after the system prompt and tools, so a compaction re-processes the summary and the
+    # kept history only; merged into the first kept message (never two user turns in a row)
     ui = chat(2)
     summary = Summary("The user compared samplers.\n", until="a0")
     assembled = build(ui, summary=summary)
     assert assembled.messages == [
+        {"role": "system", "content": SYSTEM},
         {
-            "role": "system",
-            "content": f"{SYSTEM}\n\n## Summary of the earlier conversation\n"
-            "The user compared samplers.",
+            "role": "user",
+            "content": f"{SUMMARY_OPEN}The user compared samplers.{SUMMARY_CLOSE}\n\n"
+            "Question 1: " + "tell me about samplers " * 5,
         },
-        {"role": "user", "content": "Question 1: " + "tell me about samplers " * 5},
         {"role": "assistant", "content": "Answer 1: " + "the euler sampler is fast " * 5},
         {"role": "user", "content": f"And the latest question?\n\n{REMINDER}"},
     ]
     report = assembled.report
     assert report["summary"] == {"covers": 2, "fallback": False}
     assert report["counts"]["summarized"] == 2
-    assert report["tokens"]["summary"] == COUNTER.text(summary.text)
+    opened = f"{SUMMARY_OPEN}The user compared samplers.{SUMMARY_CLOSE}"
+    assert report["tokens"]["summary"] == COUNTER.message({"role": "user", "content": opened})
 
     # a summary of messages this thread no longer has (an edited branch) is not used
     stale = build(ui, summary=Summary("Something else.", until="gone"))
@@ -411,18 +413,18 @@ def test_a_summary_over_its_share_keeps_its_newest_lines_and_the_report_counts_w
     available = compute_budget(Window(window, "settings", "S"), None, 0).available
     assert COUNTER.text(lines) > 0.2 * available
     assembled = build(ui, window, summary=Summary(lines, until="a0"))
-    system = assembled.messages[0]["content"]
-    head = f"{SYSTEM}\n\n## Summary of the earlier conversation\n"
-    assert system.startswith(head + "…- Turn ")
-    sent = system.removeprefix(head)
+    assert assembled.messages[0]["content"] == SYSTEM
+    first = text_of(assembled.messages[1])
+    assert first.startswith(SUMMARY_OPEN + "…- Turn ")
+    sent = first.removeprefix(SUMMARY_OPEN).split(SUMMARY_CLOSE)[0]
     assert lines.endswith(sent[1:] + "\n")  # whole lines, the newest
     assert COUNTER.text(sent) <= int(0.2 * available)
     assert assembled.report["summary"] == {"covers": 2, "fallback": False}
     tokens = assembled.report["tokens"]
-    # what is reported is what is sent: the summary as cut, the system prompt around it
-    assert abs(tokens["summary"] - COUNTER.text(sent)) <= 1, (tokens, COUNTER.text(sent))
-    assert abs(tokens["system"] + tokens["summary"] - COUNTER.text(system)) <= 1
-    assert tokens["system"] >= COUNTER.text(SYSTEM)
+    # what is reported is what is sent: the summary as cut (its message), the system prompt
+    opened = {"role": "user", "content": f"{SUMMARY_OPEN}{sent}{SUMMARY_CLOSE}"}
+    assert tokens["summary"] == COUNTER.message(opened)
+    assert tokens["system"] == COUNTER.text(SYSTEM)
 
 
 def test_each_user_message_is_sent_as_it_was_first_sent():

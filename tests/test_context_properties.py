@@ -342,13 +342,15 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
     system, _ = steps.truncate_system(
         inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factor)
     )
+    head = []
     if inputs.summary is not None and covered:  # its newest part, within its share
         cap = max(64, int(available * SUMMARY_SHARE / factor))
         text = steps.keep_tail(inputs.summary.text, cap, COUNTER.text)
-        system = f"{system}\n\n{steps.summary_section(text)}"
+        head = [steps.summary_block(text)]
     latest = next(m for m in reversed(inputs.ui_messages) if m["role"] == "user")
     blocks = [steps.as_sent(b, inputs.sent[latest["id"]]) for b in blocks_of(latest)]
-    request = [{"role": "system", "content": system}, *flatten(blocks)]
+    history = steps.merge_adjacent_users(flatten([*head, *blocks]))
+    request = [{"role": "system", "content": system}, *history]
     return math.ceil(COUNTER.messages(request) * factor)
 
 
@@ -452,11 +454,13 @@ def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(ca
     # (e) chronological: markers rise, none twice, none from under the summary
     assert marks == sorted(set(marks))
     assert all(thread.marks[m] >= case.covered for m in marks)
-    summary_header = "## Summary of the earlier conversation"
-    assert (summary_header in messages[0]["content"]) == (case.covered > 0)
+    # the summary opens the history (the system message never carries it)
+    opened = texts(messages[1]).startswith(steps.SUMMARY_OPEN) if len(messages) > 1 else False
+    assert opened == (case.covered > 0)
+    assert steps.SUMMARY_OPEN not in messages[0]["content"]
     if case.covered:  # the summary's newest part is never cut away
         assert inputs.summary is not None
-        assert messages[0]["content"].endswith(inputs.summary.text.strip()[-60:])
+        assert inputs.summary.text.strip()[-60:] + steps.SUMMARY_CLOSE in texts(messages[1])
 
     # the report's sections are token counts: never negative
     assert all(v >= 0 for v in assembled.report["tokens"].values()), assembled.report["tokens"]

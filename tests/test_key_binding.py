@@ -14,7 +14,7 @@ import pytest
 from comfyui_assistant.core import provider_probes
 
 from .conftest import App, start_app
-from .helpers import chat_body, user
+from .helpers import chat_body, summary_text, user
 from .scripted_provider import Completion, ScriptedProvider, text_reply
 
 KEY = "sk-home-0123456789abcdef"
@@ -113,7 +113,7 @@ async def test_moving_the_base_url_clears_the_key_and_nothing_sends_it_there(
             and home.base_url.rsplit("/", 1)[0] in (settings["notice"])
         )
         # chat (with its window probes), the summarizer, the connection test
-        elsewhere.enqueue(text_reply("hi"), text_reply("ok"), Completion("## Goals\n- x"))
+        elsewhere.enqueue(text_reply("hi"), text_reply("ok"), Completion(summary_text("x")))
         thread = [user(f"message {i}", f"u{i}") for i in range(3)]
         await app.chat(chat_body(*thread[:1]))
         assert ("GET", "/props") in {(m, p) for m, p, _ in elsewhere.seen}
