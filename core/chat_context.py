@@ -45,6 +45,10 @@ class ChatContext:
         self._last = (key, built)
         return built
 
+    def forget(self) -> None:
+        """The inputs changed: build again on the next request."""
+        self._last = None
+
     def _build(self, answer: UIMessage, window: int | None) -> Assembled:
         inputs = replace(self.inputs, ui_messages=[*self.inputs.ui_messages, answer])
         if window is not None:
@@ -91,17 +95,37 @@ async def prepare_context(
         optional_tools=optional_tools,
         cache_scope=thread_id,
     )
-    context = ChatContext(inputs, correction)
-    first = context.assemble(plan.answer_start())
-    ids = first.compaction
-    if ids:
-        covered = covered_ids(plan.ui_history, summary.until) if summary else frozenset()
-        fresh = [i for i in ids if i not in covered]
-        if fresh:
-            # the digest should fit the summary's share of the budget (~3 chars a token; if it
-            # is over, the engine keeps its newest part)
-            room = int(first.budget.available * SUMMARY_SHARE * 3)
-            new = await summarize(provider, model, summary, plan.ui_history, fresh, max_chars=room)
-            await state.set_summary(thread_id, new.text, new.until, new.fallback)
-            context.inputs = replace(context.inputs, summary=new)
-    return context
+    return ChatContext(inputs, correction)
+
+
+async def compact(
+    context: ChatContext,
+    thread: list[UIMessage],
+    provider: Provider,
+    model: str,
+    state: ThreadState,
+    thread_id: str,
+) -> None:
+    """Summarize the oldest stretch of `thread` (the history and the answer just given) when
+    the next turn would cross the high watermark, down to the low one, and store it."""
+    inputs = replace(context.inputs, ui_messages=thread)
+    assembled = build_context(inputs, counter_for(model))
+    ids = assembled.compaction
+    summary = inputs.summary
+    covered = covered_ids(thread, summary.until) if summary else frozenset()
+    fresh = [i for i in ids or () if i not in covered]
+    if not fresh:
+        return
+    # the digest should fit the summary's share of the budget (~3 chars a token; if it is
+    # over, the engine keeps its newest part)
+    room = int(assembled.budget.available * SUMMARY_SHARE * 3)
+    window = assembled.budget.window.tokens
+    new = await summarize(provider, model, summary, thread, fresh, max_chars=room, window=window)
+    await state.set_summary(thread_id, new.text, new.until, new.fallback)
+
+
+async def reload_summary(context: ChatContext, state: ThreadState, thread_id: str) -> None:
+    """The thread's summary as stored now (after a compaction finished)."""
+    summary = Summary.stored(await state.summary(thread_id))
+    context.inputs = replace(context.inputs, summary=summary)
+    context.forget()

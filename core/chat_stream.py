@@ -52,6 +52,9 @@ class ChatPlan:
     # window overrides ours after a provider's "context length exceeded".
     assemble: Callable[[UIMessage, int | None], Assembled] | None = None
     model_source: str = "settings"
+    # Work the user sees before the first model call (a summary of the thread still being
+    # made): its chunks (`data-status` parts) come first in the answer.
+    before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
 
     def answer_start(self) -> UIMessage:
@@ -203,6 +206,9 @@ async def chat_chunks(
     provider.active += 1
     try:
         yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
+        if plan.before is not None:
+            async for chunk in plan.before():
+                yield emit(chunk)
         for step in range(plan.max_steps):
             last = step == plan.max_steps - 1
             started = False

@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import enum
 import logging
+import time
 from collections.abc import AsyncIterator
 from types import TracebackType
 
 from . import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .budget import ContextBudgetError
-from .chat_context import prepare_context
+from .chat_context import ChatContext, compact, prepare_context, reload_summary
 from .chat_plan import build_plan, user_limits
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
@@ -76,6 +77,8 @@ class ChatTurn:
         self._model = ""
         self._tools: ToolContext | None = None
         self._saver: AnswerSaver | None = None
+        self._context: ChatContext | None = None
+        self._state: ThreadState | None = None
 
     async def __aenter__(self) -> ChatTurn:
         req = self.req
@@ -143,24 +146,43 @@ class ChatTurn:
                 user_context=user_context_block(sources.user, user_limits(sources.environ)),
                 optional_tools=OPTIONAL_TOOLS,
             )
+            first = context.assemble(plan.answer_start(), None)
         except ContextBudgetError as exc:
             return str(exc)
         except Exception as exc:
             return describe_error(exc, provider.settings, provider.settings.model).message
         plan.assemble = context.assemble
+        self._context, self._state = context, ThreadState(await service.store())
         model, correction = self._model, context.correction
 
         def learn(assembled: Assembled, usage: Usage) -> None:
             correction.observe(model, assembled.exact, usage.prompt_tokens)
 
         self.outcome.on_usage, self.outcome.correction = learn, correction
-        first = context.assemble(plan.answer_start(), None)
         self.headers = {
-            "X-Context-Tokens": str(first.tokens),
             "X-Context-Budget": str(first.budget.available),
             "X-Context-Window": str(first.budget.window.tokens),
         }
+        if service.compactor.running(req.thread_id) is None:
+            self.headers["X-Context-Tokens"] = str(first.tokens)
+        else:  # (the request is known once the summary is: the report says it)
+            plan.before = self._summary_first
         return None
+
+    async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
+        """Wait for the summary of this thread being made, and say so while it is."""
+        task = self.service.compactor.running(self.req.thread_id)
+        if task is None or self._context is None or self._state is None:
+            return
+        started = time.monotonic()
+        yield ui.Data(
+            "status", {"text": "Summarizing earlier messages…", "done": False}, id="status"
+        )
+        await asyncio.wait({task})
+        await reload_summary(self._context, self._state, self.req.thread_id)
+        took = time.monotonic() - started
+        text = f"Summarized earlier messages ({took:.0f} s)."
+        yield ui.Data("status", {"text": text, "done": True}, id="status")
 
     async def stream(self) -> AsyncIterator[ui.Chunk]:
         """The answer's chunks; what it shows so far is saved every few seconds."""
@@ -206,6 +228,21 @@ class ChatTurn:
         with contextlib.suppress(Exception):
             await asyncio.shield(save())
         log_outcome(thread_id, outcome, note)
+        self._compact_after(end)
+
+    def _compact_after(self, end: StreamEnd) -> None:
+        """A finished answer: summarize in the background if the next turn would need it."""
+        outcome, plan, context = self.outcome, self._plan, self._context
+        finished = end is StreamEnd.WRITTEN and outcome.error is None
+        if not finished or outcome.finish_reason != "stop" or outcome.message is None:
+            return
+        if plan is None or context is None or self._provider is None or self._state is None:
+            return
+        thread = [*plan.ui_history, outcome.message]
+        work = compact(
+            context, thread, self._provider, self._model, self._state, self.req.thread_id
+        )
+        self.service.compactor.start(self.req.thread_id, work)
 
     def _position(self) -> int:
         """Where the answer goes in the thread: after the request's messages, or in place of

@@ -36,9 +36,9 @@ class ContextSettings:
     """LLM_TOOL_RESULT_DIGEST_BATCH: older rounds are digested this many at a time."""
     max_result_share: float = 0.25
     """LLM_TOOL_RESULT_MAX_SHARE: one tool result may take at most this share of the budget."""
-    high_watermark: float = 0.75
+    high_watermark: float = 0.9
     """LLM_HISTORY_HIGH_WATERMARK: summarize when the history passes this share."""
-    low_watermark: float = 0.45
+    low_watermark: float = 0.6
     """LLM_HISTORY_LOW_WATERMARK: ...down to this share."""
     max_history_messages: int | None = None
     """LLM_HISTORY_MAX_MESSAGES: an optional cap on messages sent (the budget governs)."""
@@ -51,8 +51,8 @@ class ContextSettings:
             keep_last_rounds=_env_int(environ, "LLM_TOOL_RESULT_KEEP_LAST_ROUNDS", 2) or 2,
             digest_batch=_env_int(environ, "LLM_TOOL_RESULT_DIGEST_BATCH", 3) or 3,
             max_result_share=_env_float(environ, "LLM_TOOL_RESULT_MAX_SHARE", 0.25),
-            high_watermark=_env_float(environ, "LLM_HISTORY_HIGH_WATERMARK", 0.75),
-            low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.45),
+            high_watermark=_env_float(environ, "LLM_HISTORY_HIGH_WATERMARK", 0.9),
+            low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.6),
             max_history_messages=_env_int(environ, "LLM_HISTORY_MAX_MESSAGES", None),
             summarize=environ.get("LLM_HISTORY_SUMMARIZE", "1") not in ("0", "false", "no"),
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compactor import Compactor
 from .context_files import SYSTEM_CONTEXT_DIR
 from .environment import EnvironmentService
 from .provider import Provider
@@ -63,6 +64,7 @@ class AssistantService:
         self._retired: list[Provider] = []  # replaced clients still serving a stream
         self._stored_provider: dict[str, Any] | None = None
         self._corrections: dict[str, Any] | None = None
+        self.compactor = Compactor()  # summaries made after answers, in the background
 
     async def store(self) -> Store:
         if self._store is None:
@@ -151,6 +153,7 @@ class AssistantService:
         return (await self.provider()).settings, notice
 
     async def close(self) -> None:
+        await self.compactor.close()
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:
             await provider.close()
         self._provider, self._retired = None, []

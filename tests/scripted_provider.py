@@ -52,9 +52,11 @@ class Status:
 
 @dataclass
 class Completion:
-    """A non-streamed answer (the summarizer asks for one)."""
+    """A non-streamed answer (the summarizer asks for one), after `delay` seconds."""
 
     text: str
+    delay: float = 0.0
+    finish_reason: str = "stop"
 
 
 @dataclass
@@ -219,8 +221,9 @@ class ScriptedProvider:
         if isinstance(reply, Status):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         if isinstance(reply, Completion):
+            await asyncio.sleep(reply.delay)
             message = {"role": "assistant", "content": reply.text}
-            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
             return web.json_response({"id": "c", "object": "chat.completion", "choices": [choice]})
         if isinstance(reply, Hang):
             try:

@@ -3,7 +3,9 @@ the fallback), overflow recovery, personas, /compact, the report and the learned
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 
 from comfyui_assistant.core.budget import compute_budget, resolve_window
 from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
@@ -11,6 +13,7 @@ from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.provider_config import resolve
 from comfyui_assistant.core.summarizer import SUMMARY_PROMPT
 from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app
 from .helpers import (
@@ -68,18 +71,32 @@ def env_for(provider, **extra) -> dict:
     return {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model", **extra}
 
 
-async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, tmp_path, sdk):
+async def summaries_done(app) -> None:
+    """Wait until no summary is being made in the background."""
+    compactor = app.app[SERVICE].compactor
+    for _ in range(200):
+        if compactor.running("thread-1") is None:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the background summary did not finish")
+
+
+async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider, tmp_path, sdk):
+    # the first request of a long thread in an 8K window goes out at once (the priority window
+    # fits it); the summary is made after the answer, in the background, and the next request
+    # uses it; later turns stay under the watermark: summarized once
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = long_thread()
     thread.append(user("Now make it a portrait.", "u_last"))
-    provider.enqueue(Completion(summary_text("warm images", "node 3 changed")))
     provider.enqueue(text_reply("Done.", usage=(5000, 2)))
+    provider.enqueue(Completion(summary_text("warm images", "node 3 changed")))
     try:
         status, body = await app.chat(chat_body(*thread))
         assert status == 200
         sdk.check(body)
-        summary_call, chat_call = provider.requests
-        assert is_summary_request(summary_call) and "stream" not in summary_call
+        await summaries_done(app)
+        chat_call, summary_call = provider.requests
+        assert "stream" in chat_call and is_summary_request(summary_call)
         messages = chat_call["messages"]
         assert problems(messages) == []
         counter = counter_for("scripted-model")
@@ -87,22 +104,14 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
         window = resolve_window(
             thread_setting=None, settings=settings, model="scripted-model", provider=None
         )
-        tool_tokens = counter.tools(chat_call["tools"])
-        budget = compute_budget(window, None, tool_tokens)
+        budget = compute_budget(window, None, counter.tools(chat_call["tools"]))
         assert counter.messages(messages) <= budget.available
-        assert messages[1]["content"].startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
-        assert "Kept verbatim:" in messages[1]["content"]  # the facts beside it
-        assert sent(provider, 1)[-1]["content"] == "Now make it a portrait."
+        assert sent(provider)[-1]["content"] == "Now make it a portrait."
         report = context_report(body)
-        assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}
-        assert report["window"] == {
-            "tokens": 8192,
-            "source": "environment",
-            "detail": report["window"]["detail"],
-        }
-        assert report["reported"] == 5000
+        assert report["summary"] is None and report["counts"]["dropped"] > 0
+        assert report["window"]["tokens"] == 8192 and report["reported"] == 5000
 
-        # the next turns stay under the watermark: no second summary
+        # the next turns: the summary opens the history; no second summary
         answer = content_parts(sdk.check(body)["message"])
         thread.append({"id": "a_last", "role": "assistant", "parts": answer})
         for turn in range(3):
@@ -110,6 +119,7 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
             thread.append(user(f"One more change {turn}.", f"u_more{turn}"))
             status, body = await app.chat(chat_body(*thread))
             assert status == 200
+            await summaries_done(app)
             thread.append(
                 {
                     "id": f"a_more{turn}",
@@ -117,6 +127,14 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
                     "parts": content_parts(sdk.check(body)["message"]),
                 }
             )
+            opening = provider.requests[-1]["messages"][1]["content"]
+            assert opening.startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
+            assert "Kept verbatim:" in opening  # the facts beside the model's summary
+            report = context_report(body)
+            assert report["summary"] == {
+                "covers": report["counts"]["summarized"],
+                "fallback": False,
+            }
         assert sum(is_summary_request(r) for r in provider.requests) == 1
         async with app.session.get(app.base + "/api/assistant/threads/thread-1/summary") as r:
             stored = (await r.json())["summary"]
@@ -125,18 +143,58 @@ async def test_a_long_thread_fits_an_8k_window_and_is_summarized_once(provider, 
         await app.close()
 
 
+async def test_a_request_waits_for_a_summary_still_being_made_and_says_so(provider, tmp_path, sdk):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done."), Completion(summary_text("warm"), delay=0.5))
+    provider.enqueue(text_reply("Next."))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        answer = {
+            "id": "a_last",
+            "role": "assistant",
+            "parts": content_parts(sdk.check(body)["message"]),
+        }
+        assert app.app[SERVICE].compactor.running("thread-1") is not None  # still summarizing
+        started = time.monotonic()
+        async with app.session.post(
+            app.base + "/api/chat", json=chat_body(*thread, answer, user("And now?", "u_next"))
+        ) as response:
+            first = await response.content.readline()
+            first_byte = time.monotonic() - started
+            body = first.decode() + await response.text()
+        assert first_byte < 0.4  # the response starts at once, before the summary is ready
+        events = sse_events(body)
+        statuses = [e["data"] for e in events if e["type"] == "data-status"]
+        assert [s["done"] for s in statuses] == [False, True]
+        assert statuses[0]["text"] == "Summarizing earlier messages…"
+        assert sdk.check(body)["message"]["parts"][-1]["text"] == "Next."
+        opening = provider.requests[-1]["messages"][1]["content"]
+        assert opening.startswith(f"{SUMMARY_OPEN}## Goals\n- warm")  # it waited for it
+    finally:
+        await app.close()
+
+
 async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provider, tmp_path, sdk):
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = [*long_thread(), user("Continue.", "u_last")]
-    provider.enqueue(Status(500, error_body("summarizer down")), text_reply("ok"))
+    provider.enqueue(text_reply("ok"), Status(500, error_body("summarizer down")))
+    provider.enqueue(text_reply("ok again"))
     try:
         _, body = await app.chat(chat_body(*thread))
+        await summaries_done(app)
+        answer = {
+            "id": "a_last",
+            "role": "assistant",
+            "parts": content_parts(sdk.check(body)["message"]),
+        }
+        _, body = await app.chat(chat_body(*thread, answer, user("More.", "u_more")))
     finally:
         await app.close()
     sdk.check(body)
     report = context_report(body)
     assert report["summary"]["fallback"] is True
-    opening = provider.requests[1]["messages"][1]["content"]
+    opening = provider.requests[-1]["messages"][1]["content"]
     assert opening.startswith(f"{SUMMARY_OPEN}User requests")
     assert "seed 1244" in opening  # facts from the summarized part survive (newest first)
 

@@ -319,6 +319,9 @@ def _history_after(ui: list[dict[str, Any]], ids: list[str]) -> int:
     return sum(ui_tokens(m) for m in ui if m["id"] not in ids)
 
 
+EARLY = ContextSettings(high_watermark=0.75, low_watermark=0.45)  # (the mechanism, not defaults)
+
+
 def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     ui = chat(17, words=30)
     window = 8192
@@ -329,7 +332,7 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     least = most - 8
     assert _history_after(ui, []) > 0.75 * most  # above the high watermark
 
-    assembled = build(ui, window)
+    assembled = build(ui, window, settings=EARLY)
     ids = assembled.compaction
     assert ids is not None
     # the oldest messages, in order, up to just before a user message that is not the latest
@@ -345,7 +348,7 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     # the caller summarizes those messages and builds again: below the watermark, the covered
     # messages are not sent, the summary opens the history (the system prompt is untouched)
     summary = Summary("The user asked about samplers; euler is fast.", until=ids[-1])
-    again = build(ui, window, summary=summary)
+    again = build(ui, window, summary=summary, settings=EARLY)
     assert again.compaction is None
     assert again.messages[0]["content"] == SYSTEM
     first = text_of(again.messages[1])
@@ -356,7 +359,8 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
 def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():
     assert build(chat(3)).compaction is None
     ui = chat(17, words=30)
-    off = build(ui, 8192, settings=ContextSettings(summarize=False))
+    assert build(ui, 8192).compaction is None  # the defaults: 90% of the history budget
+    off = build(ui, 8192, settings=ContextSettings(summarize=False, high_watermark=0.75))
     assert off.compaction is None
     assert off.messages == build(ui, 8192).messages
 
@@ -368,10 +372,10 @@ def test_compaction_never_names_the_latest_user_message_or_the_turn_in_progress(
     ui = chat(10)[:-1]
     ui.append(user("Explain this: " + "sampler " * 4000, "u10"))
     ui.append(assistant("Working on it. " * 200, "a10"))
-    assembled = build(ui, 8192)
+    assembled = build(ui, 8192, settings=EARLY)
     assert assembled.compaction == [f"{r}{i}" for i in range(9) for r in "ua"]
     # with no earlier user message to cut before, there is nothing to compact
-    alone = build([user("hi", "u0"), assistant("hello", "a0"), *ui[-2:]], 8192)
+    alone = build([user("hi", "u0"), assistant("hello", "a0"), *ui[-2:]], 8192, settings=EARLY)
     assert alone.compaction is None
 
 

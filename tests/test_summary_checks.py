@@ -1,0 +1,74 @@
+"""A model summary is used only when it can be trusted; long stretches are summarized in
+pieces that fit the model's window, each building on the one before."""
+
+from __future__ import annotations
+
+from comfyui_assistant.core.summarizer import chunks, summarize
+from comfyui_assistant.core.summary_checks import problem
+from comfyui_assistant.core.tokens import counter_for
+
+from .helpers import assistant_message, summary_text, user
+from .scripted_provider import Completion, ScriptedProvider
+
+GOOD = summary_text("a warm portrait with seed 1234")
+SOURCE = "User: make it warm, seed 1234\nAssistant: done, node 3 now uses seed 1234."
+
+
+def test_a_good_summary_passes_and_each_kind_of_bad_one_is_named():
+    assert problem(GOOD, "stop", SOURCE) is None
+    assert problem(GOOD, "length", SOURCE) == "it hit its token limit"
+    assert problem(GOOD + "\n<|im_end|>", "stop", SOURCE) == "it contains chat template tokens"
+    assert problem(GOOD + "\n<start_of_turn>model", "stop", SOURCE) is not None
+    looping = GOOD + "\n" + "- the seed is 1234 and it stays\n" * 3
+    assert problem(looping, "stop", SOURCE) == "it repeats itself"
+    assert problem("The user wants a warm portrait.", "stop", SOURCE).startswith("it lacks")
+    long_source = "\n".join(  # thirty distinct lines: the summary copies them all
+        "User: " + " ".join(f"w{i}x{j}" for j in range(12)) for i in range(30)
+    )
+    echoed = summary_text(long_source)
+    assert problem(echoed, "stop", long_source) == (
+        "it copies the conversation instead of summarizing it"
+    )
+
+
+def test_the_transcript_is_cut_into_pieces_that_fit_oldest_first():
+    count = counter_for("gpt-4").text
+    lines = [f"User: request {i} " + "word " * 50 for i in range(40)]
+    pieces = chunks(lines, 400, count)
+    assert len(pieces) > 4 and all(count(p) <= 400 for p in pieces)
+    assert "\n".join(pieces) == "\n".join(lines)  # nothing lost, in order
+    huge = chunks(["User: " + "paste " * 5000], 400, count)
+    assert len(huge) == 1 and count(huge[0]) <= 400 and "[…]" in huge[0]
+
+
+async def test_a_long_stretch_is_summarized_in_chained_requests_that_fit_the_window():
+    provider = ScriptedProvider()
+    await provider.start()
+    try:
+        from comfyui_assistant.core.provider import Provider
+        from comfyui_assistant.core.provider_config import resolve
+
+        client = Provider(resolve({}, {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}))
+        ui = []
+        for i in range(60):
+            ui += [user(f"Request {i}: " + "make it warmer " * 30, f"u{i}")]
+            ui += [assistant_message(f"Answer {i}: " + "done " * 30, f"a{i}")]
+        ids = [m["id"] for m in ui]
+        provider.enqueue(*(Completion(summary_text(f"part {k}")) for k in range(10)))
+        made = await summarize(client, "m", None, ui, ids, window=4096)
+        count = counter_for("m")
+        calls = provider.requests
+        assert len(calls) > 2  # several pieces
+        assert all(count.messages(c["messages"]) + c["max_tokens"] <= 4096 for c in calls)
+        # each builds on the summary before it; the last one is kept
+        assert summary_text("part 0") in calls[1]["messages"][1]["content"]
+        assert made.text.startswith(summary_text(f"part {len(calls) - 1}"))
+        assert not made.fallback
+        # a summary cut at its token limit is not used: the digest stands in
+        provider.replies.clear()
+        provider.enqueue(Completion(GOOD, finish_reason="length"))
+        cut = await summarize(client, "m", None, ui[:4], ids[:4], window=32_000)
+        assert cut.fallback and "Request 0" in cut.text
+        await client.close()
+    finally:
+        await provider.stop()
