@@ -171,32 +171,40 @@ async def tokens_of(session: aiohttp.ClientSession, llama: str, text: str) -> in
         return len((await r.json())["tokens"])
 
 
+VISIBLE = (
+    "text-delta",
+    "reasoning-delta",
+    "tool-input-start",
+    "tool-output-available",
+    "data-status",
+    "error",
+)  # chunks the panel shows
+
+
 async def one_turn(
     session: aiohttp.ClientSession, app: str, thread: list[dict[str, Any]]
 ) -> tuple[str, float, float | None, float, str | None]:
-    """POST /api/chat; (answer text, ms to first byte, ms to first text, longest silence in
-    seconds, error text)."""
+    """POST /api/chat; (answer text, ms to first byte, ms to first text, the longest stretch
+    in seconds without a visible part, from the request on, error text)."""
     start = time.monotonic()
     body = {"id": "bench-thread", "messages": thread, "trigger": "submit-message"}
-    text, error, first_text = "", None, None
+    text, error, first_text, first = "", None, None, None
+    last_visible, silence = start, 0.0
     async with session.post(app + "/api/chat", json=body) as response:
-        first = None
-        last = time.monotonic()
-        silence = 0.0
         buffer = b""
         async for piece in response.content.iter_any():
             now = time.monotonic()
             first = first or now
-            silence = max(silence, now - last)
-            last = now
             buffer += piece
             while b"\n\n" in buffer:
                 event, buffer = buffer.split(b"\n\n", 1)
                 data = event.decode()
                 if not data.startswith("data: ") or data == "data: [DONE]":
                     continue  # (keep-alive comments, the end)
-                data = data.removeprefix("data: ")
-                chunk = json.loads(data)
+                chunk = json.loads(data.removeprefix("data: "))
+                if chunk["type"] in VISIBLE:
+                    silence = max(silence, now - last_visible)
+                    last_visible = now
                 if chunk["type"] == "text-delta":
                     first_text = first_text or now
                     text += chunk["delta"]

@@ -139,11 +139,22 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
 
 const Nothing: FC = () => null;
 
+/** A `data-status` part: what the server is doing before the answer (a summary being made). */
+export const StatusNote: FC<{ data: unknown }> = ({ data }) => {
+  const status = (data ?? {}) as { text?: unknown; done?: unknown };
+  if (typeof status.text !== "string") return null;
+  return (
+    <div className="cua-muted cua-status" role="status" data-done={status.done === true}>
+      {status.text}
+    </div>
+  );
+};
+
 const assistantComponents = {
   Text: MarkdownText,
   Reasoning,
   tools: { Fallback: ToolCard },
-  data: { Fallback: Nothing },
+  data: { by_name: { status: StatusNote }, Fallback: Nothing },
 };
 
 export const AssistantMessage: FC = () => (
