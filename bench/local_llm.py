@@ -238,6 +238,7 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
     base = f"http://127.0.0.1:{port}"
     turns: list[Turn] = []
     thread: list[dict[str, Any]] = []
+    mark = 0
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as session:
             for i in range(args.turns):
@@ -248,7 +249,7 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
                     {"id": f"u{i}", "role": "user", "parts": [{"type": "text", "text": text}]}
                 )
                 turn = Turn(i + 1, paste, 0)
-                before = len(proxy.calls)
+                before = mark  # (a summary made after the last answer belongs to this turn)
                 (
                     answer,
                     turn.ttfb_ms,
@@ -257,6 +258,7 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
                     turn.error,
                 ) = await one_turn(session, base, thread)
                 turn.calls = proxy.calls[before:]
+                mark = len(proxy.calls)
                 chat = turn.chat
                 sent_text = chat.last_user if chat and chat.last_user else text
                 turn.new_message_tokens = await tokens_of(session, llama, sent_text)

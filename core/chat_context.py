@@ -22,7 +22,7 @@ from .context_engine import (
 from .provider import Provider
 from .provider_probes import provider_window
 from .sent_turns import SentTurn
-from .summarizer import summarize
+from .summarizer import Prefix, summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 from .wire_types import UIMessage
@@ -120,7 +120,11 @@ async def compact(
     # over, the engine keeps its newest part)
     room = int(assembled.budget.available * SUMMARY_SHARE * 3)
     window = assembled.budget.window.tokens
-    new = await summarize(provider, model, summary, thread, fresh, max_chars=room, window=window)
+    system = str(assembled.messages[0].get("content") or "")
+    prefix = Prefix(system, tuple(assembled.tools))  # (the chat's own: its cache is kept)
+    new = await summarize(
+        provider, model, summary, thread, fresh, max_chars=room, window=window, prefix=prefix
+    )
     await state.set_summary(thread_id, new.text, new.until, new.fallback)
 
 

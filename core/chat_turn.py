@@ -36,6 +36,7 @@ from .tool_registry import OPTIONAL_TOOLS
 log = logging.getLogger("comfyui_assistant")
 
 
+STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
 
 
@@ -175,10 +176,12 @@ class ChatTurn:
         if task is None or self._context is None or self._state is None:
             return
         started = time.monotonic()
-        yield ui.Data(
-            "status", {"text": "Summarizing earlier messages…", "done": False}, id="status"
-        )
-        await asyncio.wait({task})
+        waiting = {"text": "Summarizing earlier messages…", "done": False}
+        yield ui.Data("status", waiting, id="status")
+        while not (await asyncio.wait({task}, timeout=STATUS_EVERY))[0]:  # still working
+            took = time.monotonic() - started
+            text = f"Summarizing earlier messages… ({took:.0f} s)"
+            yield ui.Data("status", {"text": text, "done": False}, id="status")
         await reload_summary(self._context, self._state, self.req.thread_id)
         took = time.monotonic() - started
         text = f"Summarized earlier messages ({took:.0f} s)."
@@ -234,7 +237,8 @@ class ChatTurn:
         """A finished answer: summarize in the background if the next turn would need it."""
         outcome, plan, context = self.outcome, self._plan, self._context
         finished = end is StreamEnd.WRITTEN and outcome.error is None
-        if not finished or outcome.finish_reason != "stop" or outcome.message is None:
+        # (not while the panel runs a tool call: it resubmits at once, the turn goes on)
+        if not finished or outcome.finish_reason == "tool-calls" or outcome.message is None:
             return
         if plan is None or context is None or self._provider is None or self._state is None:
             return

@@ -231,11 +231,16 @@ class Provider:
         messages: Sequence[OpenAIMessage],
         max_tokens: int,
         temperature: float | None = None,
+        tools: Sequence[dict[str, Any]] = (),
     ) -> Completed:
-        """One chat completion, not streamed: its text (redacted) and why it ended."""
+        """One chat completion, not streamed: its text (redacted) and why it ended. `tools`
+        are offered but not to be called (`tool_choice: none`): a request that shares a chat
+        request's system message and tools shares its cached prefix on a local server."""
         body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
         if temperature is not None:
             body["temperature"] = temperature
+        if tools:
+            body["tools"], body["tool_choice"] = list(tools), "none"
         response: Any = await self.client.post("/chat/completions", cast_to=object, body=body)
         choices = response.get("choices") if isinstance(response, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else {}

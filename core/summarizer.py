@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
@@ -24,11 +26,12 @@ from .wire_types import OpenAIMessage, UIMessage
 
 log = logging.getLogger("comfyui_assistant")
 
-SUMMARY_PROMPT = """You keep the running summary of a conversation between a ComfyUI user and \
-ComfyUI Assistant (an assistant that edits and runs ComfyUI workflows with tools). Write the \
-new summary from the previous summary (if any) and the new part of the conversation. Keep \
-every fact the assistant may need later, verbatim: file names, model names, seeds, sizes, \
-steps, cfg, node ids and node types, values the user chose. Drop small talk.
+SUMMARY_PROMPT = """Do not answer the conversation or call tools now: summarize it. You keep \
+the running summary of a conversation between a ComfyUI user and ComfyUI Assistant (an \
+assistant that edits and runs ComfyUI workflows with tools). Write the new summary from the \
+previous summary (if any) and the new part of the conversation. Keep every fact the \
+assistant may need later, verbatim: file names, model names, seeds, sizes, steps, cfg, node \
+ids and node types, values the user chose. Drop small talk.
 
 Use exactly these sections, each a few short bullet points (write "none" if empty):
 ## Goals
@@ -95,16 +98,34 @@ def chunks(lines: list[str], room: int, count: Callable[[str], int]) -> list[str
     return out
 
 
-async def _one_summary(provider: Provider, model: str, previous: str | None, part: str) -> str:
-    user = (f"Previous summary:\n{previous}\n\n" if previous else "") + (
-        f"New part of the conversation:\n{part}"
+@dataclass(frozen=True)
+class Prefix:
+    """What the summarizer's requests begin with: the chat's own system message and tools,
+    so that on a local server (one cache slot: the last request's tokens) the chat request
+    after a summary still finds them cached and re-processes only the summary and the kept
+    history."""
+
+    system: str = ""
+    tools: tuple[dict[str, Any], ...] = ()
+
+
+NO_PREFIX = Prefix()
+
+
+async def _one_summary(
+    provider: Provider, model: str, previous: str | None, part: str, prefix: Prefix
+) -> str:
+    user = (
+        f"{SUMMARY_PROMPT}\n\n"
+        + (f"Previous summary:\n{previous}\n\n" if previous else "")
+        + f"New part of the conversation:\n<conversation>\n{part}\n</conversation>"
     )
     request: list[OpenAIMessage] = [
-        {"role": "system", "content": SUMMARY_PROMPT},
+        {"role": "system", "content": prefix.system or "You summarize conversations."},
         {"role": "user", "content": user},
     ]
     completed = await provider.complete(
-        model, request, max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2
+        model, request, max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2, tools=prefix.tools
     )
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)
@@ -119,16 +140,19 @@ async def model_summary(
     previous: str | None,
     messages: Sequence[OpenAIMessage],
     window: int = DEFAULT_WINDOW,
+    prefix: Prefix = NO_PREFIX,
 ) -> str:
     """The new running summary, from the oldest stretch up: each request fits the model's
     window (prompt, previous summary, a piece of the transcript, room for the answer), and
     each summary builds on the one before."""
-    count = counter_for(model).text
-    fixed = count(SUMMARY_PROMPT) + 2 * SUMMARY_MAX_TOKENS + 64  # (the previous summary too)
+    counter = counter_for(model)
+    count = counter.text
+    fixed = count(SUMMARY_PROMPT) + count(prefix.system) + counter.tools(list(prefix.tools))
+    fixed += 2 * SUMMARY_MAX_TOKENS + 64  # (the answer, the previous summary)
     room = max(256, int(window * 0.9) - fixed)
     summary = previous
     for part in chunks(transcript_lines(messages), room, count):
-        summary = await _one_summary(provider, model, summary, part)
+        summary = await _one_summary(provider, model, summary, part, prefix)
     if not summary:
         raise UnusableSummary("there was nothing to summarize")
     return summary
@@ -143,6 +167,7 @@ async def summarize(
     timeout: float = SUMMARY_TIMEOUT,
     max_chars: int = 4000,
     window: int = DEFAULT_WINDOW,
+    prefix: Prefix = NO_PREFIX,
 ) -> Summary:
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`. A model
     summary keeps the deterministic facts of the stretch beside it (file names, values, node
@@ -154,7 +179,8 @@ async def summarize(
     before = previous.text if previous else None
     try:
         text = await asyncio.wait_for(
-            model_summary(provider, model, _without_facts(before), digested, window), timeout
+            model_summary(provider, model, _without_facts(before), digested, window, prefix),
+            timeout,
         )
         facts = facts_block(whole, before)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)

@@ -140,6 +140,9 @@ class ScriptedProvider:
         self.models = ["scripted-model"] if models is None else models
         self.api_key = api_key
         self.replies: deque[Any] = deque()
+        # answers to non-streamed requests (the summarizer's), each used as often as asked
+        # while it is the only one left; empty: they take from `replies` like the rest
+        self.summaries: deque[Any] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.disconnects: list[float] = []  # when a stream found its client gone
@@ -215,9 +218,12 @@ class ScriptedProvider:
         denied = self._unauthorized(request)
         if denied is not None:
             return denied
-        if not self.replies:
+        if self.summaries and not body.get("stream"):
+            reply = self.summaries.popleft() if len(self.summaries) > 1 else self.summaries[0]
+        elif not self.replies:
             return web.json_response(error_body("the test enqueued no reply"), status=500)
-        reply = self.replies.popleft()
+        else:
+            reply = self.replies.popleft()
         if isinstance(reply, Status):
             return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         if isinstance(reply, Completion):
