@@ -55,6 +55,7 @@ class ChatPlan:
     # Work the user sees before the first model call (a summary of the thread still being
     # made): its chunks (`data-status` parts) come first in the answer.
     before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
+    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
 
     def answer_start(self) -> UIMessage:
@@ -156,7 +157,7 @@ async def _open_step(
     assembled = plan.request(answer)
     try:
         tools = [] if last else assembled.tools
-        return await provider.stream(model, assembled.messages, tools), assembled
+        return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
     except openai.APIStatusError as exc:
         detail = str(exc.message)
         if not is_context_overflow(exc.status_code, detail, _code(exc)):
@@ -167,7 +168,7 @@ async def _open_step(
         assembled = plan.request(answer, window)
         assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
         tools = [] if last else assembled.tools
-        return await provider.stream(model, assembled.messages, tools), assembled
+        return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
 
 
 def _code(exc: openai.APIStatusError) -> str | None:

@@ -25,6 +25,7 @@ from .chat_sources import gather_sources, user_snapshot
 from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
 from .context_engine import Assembled
 from .provider import Provider, describe_error
+from .provider_probes import provider_capabilities
 from .sent_turns import SentTurn, SentTurns, now_text, turn_note
 from .server_tools import ToolContext
 from .service import AssistantService
@@ -36,6 +37,12 @@ from .tool_registry import OPTIONAL_TOOLS
 log = logging.getLogger("comfyui_assistant")
 
 
+NOTICES = "notices"  # store namespace: what the user was told once
+NO_TOOLS = (
+    "This model cannot use tools here: the server's chat template does not render them, so "
+    "I can answer but cannot read or change your workflow. For graph edits, use a model or "
+    "chat template with tool support (llama.cpp: --jinja with a tool-capable template)."
+)
 STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
 
@@ -51,6 +58,15 @@ async def learned_window(
     we had planned with then), or None."""
     value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
     return value if isinstance(value, dict) else None
+
+
+async def first_notice(service: AssistantService, key: str) -> bool:
+    """True the first time this is asked for `key` (then remembered)."""
+    store = await service.store()
+    if (await store.get_settings(NOTICES)).get(key):
+        return False
+    await store.update_settings(NOTICES, {key: True})
+    return True
 
 
 class StreamEnd(enum.Enum):
@@ -79,6 +95,7 @@ class ChatTurn:
         self._tools: ToolContext | None = None
         self._saver: AnswerSaver | None = None
         self._context: ChatContext | None = None
+        self._no_tools = False  # say once that this model cannot use tools
         self._state: ThreadState | None = None
 
     async def __aenter__(self) -> ChatTurn:
@@ -134,6 +151,11 @@ class ChatTurn:
             await turns.record(req.thread_id, latest, sent[latest])
         try:
             self._model, plan.model_source = await provider.choose_model()
+            caps = await provider_capabilities(provider.settings, self._model)
+            plan.progress = caps.progress
+            if caps.tools is False and plan.tools:  # the server would drop them silently
+                plan.tools, plan.server_tools = [], frozenset()
+                self._no_tools = await first_notice(service, window_key(provider, self._model))
             context = await prepare_context(
                 plan=plan,
                 provider=provider,
@@ -166,9 +188,15 @@ class ChatTurn:
         }
         if service.compactor.running(req.thread_id) is None:
             self.headers["X-Context-Tokens"] = str(first.tokens)
-        else:  # (the request is known once the summary is: the report says it)
-            plan.before = self._summary_first
+        # (else the request is known once the summary is: the report says it)
+        plan.before = self._before
         return None
+
+    async def _before(self) -> AsyncIterator[ui.Chunk]:
+        if self._no_tools:
+            yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
+        async for chunk in self._summary_first():
+            yield chunk
 
     async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
         """Wait for the summary of this thread being made, and say so while it is."""

@@ -253,7 +253,11 @@ class Provider:
         )
 
     async def stream(
-        self, model: str, messages: Sequence[OpenAIMessage], tools: list[dict[str, Any]]
+        self,
+        model: str,
+        messages: Sequence[OpenAIMessage],
+        tools: list[dict[str, Any]],
+        progress: bool = False,
     ) -> openai.AsyncStream[Any]:
         """Open a streamed chat completion of raw chunk dicts; the caller must close it.
 
@@ -271,6 +275,8 @@ class Provider:
             body["tools"] = tools
         if self.settings.max_output_tokens:
             body["max_tokens"] = self.settings.max_output_tokens
+        if progress:  # (llama.cpp: prompt-processing progress in the stream)
+            body["return_progress"] = True
         return await self.client.post(
             "/chat/completions",
             cast_to=object,

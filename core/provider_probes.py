@@ -10,6 +10,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -17,7 +18,7 @@ import aiohttp
 
 from .budget import Window
 from .provider_config import ProviderSettings
-from .provider_profiles import ProviderProfile
+from .provider_profiles import ProviderKind, ProviderProfile
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -32,6 +33,7 @@ _last_loaded: dict[tuple[str, str], Window] = {}  # what a local server last ran
 
 
 def clear_caches() -> None:
+    _capabilities.clear()
     _windows.clear()
     _lists.clear()
     _last_loaded.clear()
@@ -215,3 +217,53 @@ async def provider_window(
     short = lookup.troubled or lookup.provisional
     _windows[key] = (time.monotonic() + (RETRY_SECONDS if short else CACHE_SECONDS), window)
     return window
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the server can do with a model, as far as it says."""
+
+    tools: bool | None = None  # renders tool definitions (None: it does not say)
+    progress: bool = False  # streams prompt-processing progress (llama.cpp `return_progress`)
+
+
+_capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
+
+
+async def provider_capabilities(settings: ProviderSettings, model: str) -> Capabilities:
+    """Asked of llama.cpp (`/props`: its chat template's `supports_tools`) and Ollama
+    (`/api/show`: the model's `capabilities`); cached per (base URL, model). Never raises."""
+    key = (settings.base_url.rstrip("/"), model)
+    hit = _capabilities.get(key)
+    if hit and hit[0] > time.monotonic():
+        return hit[1]
+    found, ttl = Capabilities(), CACHE_SECONDS
+    if settings.profile.kind not in (
+        ProviderKind.OPENAI,
+        ProviderKind.OPENROUTER,
+        ProviderKind.GROQ,
+    ):
+        async with aiohttp.ClientSession() as session:
+            lookup = _Lookup(settings, model, session)
+            try:
+                found = await _capabilities_of(lookup, settings.profile.kind)
+            except Exception as exc:  # _Unreachable, or a strange answer
+                log.debug("capabilities: none from %s for %s: %r", key[0], model, exc)
+                ttl = RETRY_SECONDS
+    _capabilities[key] = (time.monotonic() + ttl, found)
+    return found
+
+
+async def _capabilities_of(lookup: _Lookup, kind: ProviderKind) -> Capabilities:
+    if kind in (ProviderKind.LLAMA_CPP, ProviderKind.GENERIC):
+        props = await lookup.fetch(f"{lookup.root}/props")
+        if isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict):
+            caps = props.get("chat_template_caps")
+            tools = caps.get("supports_tools") if isinstance(caps, dict) else None
+            return Capabilities(tools if isinstance(tools, bool) else None, progress=True)
+    if kind in (ProviderKind.OLLAMA, ProviderKind.GENERIC):
+        show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
+        listed = show.get("capabilities") if isinstance(show, dict) else None
+        if isinstance(listed, list):
+            return Capabilities(tools="tools" in listed)
+    return Capabilities()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,9 @@ from typing import Any
 from . import ui_stream as ui
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
+
+PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
+PROGRESS_EVERY = 2.0  # seconds between progress updates
 
 FINISH_REASONS: dict[str, ui.FinishReason] = {
     "stop": "stop",
@@ -104,6 +108,8 @@ class StepTranslator:
         self._open: tuple[Kind, str] | None = None
         self._splitter = ThinkTagSplitter()
         self._by_index: dict[int, ToolCall] = {}
+        self._started = time.monotonic()
+        self._progress_at = 0.0  # when progress was last shown
 
     @property
     def finish_reason(self) -> ui.FinishReason:
@@ -175,10 +181,31 @@ class StepTranslator:
             assert call.id is not None
             out.append(ui.ToolInputDelta(call.id, args))
 
+    def _progress(self, value: Any, out: list[ui.Chunk]) -> None:
+        """llama.cpp's prompt progress, shown when reading the prompt takes a while (a long
+        prompt on a local model: seconds with nothing else to show); cleared when done."""
+        if not isinstance(value, dict):
+            return
+        total, done = value.get("total"), value.get("processed")
+        if not isinstance(total, int) or not isinstance(done, int) or total <= 0:
+            return
+        now = time.monotonic()
+        if done >= total:
+            if self._progress_at:  # (shown before: now cleared)
+                out.append(ui.Data("status", {"text": "", "done": True}, id="status"))
+            return
+        if now - self._started < PROGRESS_AFTER or now - self._progress_at < PROGRESS_EVERY:
+            return
+        self._progress_at = now
+        text = f"Reading the conversation… {done * 100 // total}% of {total:,} tokens"
+        out.append(ui.Data("status", {"text": text, "done": False}, id="status"))
+
     def feed(self, chunk: Any) -> list[ui.Chunk]:
         out: list[ui.Chunk] = []
         if not isinstance(chunk, dict):
             return out
+        if "prompt_progress" in chunk:
+            self._progress(chunk["prompt_progress"], out)
         usage = _usage(chunk.get("usage"))
         if usage is not None:
             self.usage = usage

@@ -143,6 +143,7 @@ class ScriptedProvider:
         # answers to non-streamed requests (the summarizer's), each used as often as asked
         # while it is the only one left; empty: they take from `replies` like the rest
         self.summaries: deque[Any] = deque()
+        self.props: dict[str, Any] | None = None  # served at /props (llama.cpp) when set
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.disconnects: list[float] = []  # when a stream found its client gone
@@ -163,6 +164,7 @@ class ScriptedProvider:
         app = web.Application(middlewares=[self._record], client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._props)
         self._runner = web.AppRunner(app, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -198,6 +200,12 @@ class ScriptedProvider:
         return web.json_response(
             error_body("Incorrect API key provided: sk-wro****", "invalid_api_key"), status=401
         )
+
+    async def _props(self, request: web.Request) -> web.Response:
+        """llama.cpp's server properties, when a test sets `props`."""
+        if self.props is None:
+            raise web.HTTPNotFound()
+        return web.json_response(self.props)
 
     async def _models(self, request: web.Request) -> web.Response:
         denied = self._unauthorized(request)

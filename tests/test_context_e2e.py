@@ -396,3 +396,39 @@ async def test_a_message_that_failed_is_never_merged_into_the_next_one(assistant
     assert messages[1]["content"].startswith("Make it blue.")
     assert messages[2]["content"].startswith("[No answer:")
     assert messages[3]["content"].startswith("Make it red.")
+
+
+async def test_a_llama_cpp_template_without_tools_is_not_offered_any_and_the_user_is_told_once(
+    assistant, provider, sdk, monkeypatch
+):
+    # llama-server drops `tools` silently when its chat template cannot render them: we send
+    # none (and count none), say so once, and ask for its prompt progress, which the panel
+    # shows while a long prompt is read
+    from comfyui_assistant.core import provider_probes, stream_translate
+
+    provider_probes.clear_caches()
+    monkeypatch.setattr(stream_translate, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(stream_translate, "PROGRESS_EVERY", 0.0)
+    provider.props = {
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template_caps": {"supports_tools": False},
+    }
+    progress = [
+        {"choices": [], "prompt_progress": {"total": 900, "processed": n, "cache": 0}}
+        for n in (300, 900)
+    ]
+    provider.enqueue(Stream([*progress, chunk("Hello."), chunk(finish_reason="stop")]))
+    provider.enqueue(text_reply("Again."))
+    _, body = await assistant.chat(chat_body(user("hi")))
+    request = provider.requests[0]
+    assert "tools" not in request and request["return_progress"] is True
+    report = context_report(body)
+    assert report["tokens"]["tools"] == 0
+    statuses = [e for e in sse_events(body) if e["type"] == "data-status"]
+    assert statuses[0]["id"] == "tools" and "cannot use tools" in statuses[0]["data"]["text"]
+    shown = [s["data"]["text"] for s in statuses if s["id"] == "status"]
+    assert shown == ["Reading the conversation… 33% of 900 tokens", ""]
+    assert sdk.check(body)["message"]["parts"][-1]["text"] == "Hello."
+    _, body = await assistant.chat(chat_body(user("hi"), user("again", "u2")))
+    assert not [e for e in sse_events(body) if e.get("id") == "tools"]  # told once
+    provider_probes.clear_caches()
