@@ -50,7 +50,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +79,28 @@ Msg = dict[str, Any]
 
 # --- data ---------------------------------------------------------------------------------------
 
-SYLLABLES = "ka lo mi ren sa tor vel qui dra fen zor bri pam lux nev hol tas gri mon fal".split()
+SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "sa",
+    "tor",
+    "vel",
+    "qui",
+    "dra",
+    "fen",
+    "zor",
+    "bri",
+    "pam",
+    "lux",
+    "nev",
+    "hol",
+    "tas",
+    "gri",
+    "mon",
+    "fal",
+)
 
 
 @dataclass(frozen=True)
@@ -198,7 +218,7 @@ def assistant_fact(
         calls = [("addNode", {"nodeType": "UpscaleModelLoader"}, {"ok": True, "nodeId": new_id})]
         return (
             "Add an upscaler after the decode.",
-            f"Node {new_id} is the upscaler now; I titled its group {t} Upscale so you can find it.",
+            f"Node {new_id} is the upscaler now; I titled its group {t} Upscale to find it.",
             t,
             "the upscaler group's title",
             calls,
@@ -275,6 +295,25 @@ CHATTER = [
     ("What's the difference between euler and euler_a?", "euler is deterministic; euler_a adds "
      "noise at each step, so results vary more and never fully converge."),
 ]  # fmt: skip
+EXPLANATIONS = [
+    ("Why do my faces look waxy at high CFG?", "High CFG pushes the sampler to follow the "
+     "prompt too literally: contrast and saturation climb, skin loses texture and the result "
+     "looks waxy. Lower CFG a little, add a little noise with an ancestral sampler, or run a "
+     "light img2img pass with a detail LoRA at low strength. Keeping the step count moderate "
+     "also helps, since very long schedules over-smooth skin on most SD1.5 checkpoints."),
+    ("How should I structure a two-pass upscale?", "Render the base image at the model's native "
+     "size, upscale the pixels with a model upscaler, encode back to latent and sample again "
+     "with a low denoise so the layout stays and only detail is added. Tiled VAE decode keeps "
+     "memory in check on bigger outputs; a final sharpen is optional and usually unnecessary."),
+    ("What does the scheduler actually change?", "The scheduler decides how the noise level "
+     "falls across the steps: karras spends more steps at low noise, which sharpens detail; "
+     "normal spaces them evenly; exponential drops quickly. The sampler decides how each step "
+     "moves; the scheduler decides where the steps are. Try karras with dpmpp samplers first."),
+    ("Is ControlNet depth or canny better for architecture?", "Depth keeps the volumes and the "
+     "perspective but lets surfaces change; canny keeps the edges, windows and lines exactly, "
+     "which suits facades. Many people stack both at lower strengths: depth for the space, "
+     "canny for the outline, ending canny early so the texture can still vary."),
+]  # fmt: skip
 PASTE_LINES = [
     "Traceback (most recent call last):",
     '  File "/ComfyUI/execution.py", line 151, in recursive_execute',
@@ -297,9 +336,13 @@ SERVER_LOOKUPS = [
 ]
 
 
-def conversation(seed: int, turns: int, forbidden: str, *, small: bool = False) -> list[Turn]:
-    """A conversation of `turns` turns; `small`: no workflow dumps, pastes or lookups, and one
-    question at the end (a thread that fits)."""
+def conversation(
+    seed: int, turns: int, forbidden: str, *, profile: str = "tools", small: bool = False
+) -> list[Turn]:
+    """A conversation of `turns` turns. `profile` "tools": workflow dumps, lookups, pastes and
+    edits between the facts; "chat": no workflow dumps or lookups (explanations instead: most
+    of the thread is text both speakers wrote). `small`: facts and chatter only, and one
+    question at the end, about every fact (a thread that fits)."""
     rng = random.Random(seed)
     names = Names(rng, forbidden)
     facts: list[Fact] = []
@@ -336,6 +379,9 @@ def conversation(seed: int, turns: int, forbidden: str, *, small: bool = False) 
         elif small:
             text, reply = rng.choice(CHATTER)
             out.append(Turn(t, text, [Step(reply)]))
+        elif profile == "chat" and roll < 0.62:
+            text, reply = rng.choice(EXPLANATIONS)
+            out.append(Turn(t, text, [Step(reply)]))
         elif roll < 0.52:
             graph = workflow(rng)
             steps = [
@@ -348,7 +394,7 @@ def conversation(seed: int, turns: int, forbidden: str, *, small: bool = False) 
             steps = [Step(calls=[(name, args, None)]), Step("Here is what is installed for it.")]
             out.append(Turn(t, "What do I have installed for that?", steps))
         elif roll < 0.72:
-            lines = [rng.choice(PASTE_LINES) for _ in range(rng.randint(25, 70))]
+            lines = [rng.choice(PASTE_LINES) for _ in range(rng.randint(12, 30))]
             text = "It failed again, here's the log:\n" + "\n".join(lines)
             reply = "The GPU ran out of memory: lower the batch size or the resolution."
             out.append(Turn(t, text, [Step(reply)]))
@@ -423,7 +469,9 @@ class FidelityProvider(ScriptedProvider):
         self.requests.append(body)
         self.summary_calls += 1
         if self.summaries == "fallback":
-            return web.json_response(error_body("summarizer down", type_="server_error"), status=500)
+            return web.json_response(
+                error_body("summarizer down", type_="server_error"), status=500
+            )
         message = {"role": "assistant", "content": summary_reply(body)}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         return web.json_response({"id": "s", "object": "chat.completion", "choices": [choice]})
@@ -452,9 +500,13 @@ def text_of(messages: Sequence[Msg]) -> str:
     return "\n".join(out)
 
 
-def baseline_request(ui: Sequence[Msg], system: str, budget: int) -> list[Msg]:
-    """Newest-first whole messages of the full thread while they fit `budget` (history tokens,
-    reply priming included); the latest message always."""
+def baseline_request(
+    ui: Sequence[Msg], system: str, budget: int, *, skip: bool = False
+) -> list[Msg]:
+    """Newest-first whole messages of the full thread in `budget` (the report's budget: the
+    system message and the reply priming come off it, as in the engine), the latest always.
+    The first message that does not fit ends it; `skip`: it is passed over and older ones
+    that fit are still taken (a stronger, if incoherent, baseline)."""
     counter = counter_for(MODEL)
     history = to_openai_messages(list(ui))
     room = budget - counter.message({"role": "system", "content": system}) - REPLY_PRIMING
@@ -462,41 +514,49 @@ def baseline_request(ui: Sequence[Msg], system: str, budget: int) -> list[Msg]:
     for message in reversed(history):
         cost = counter.message(message)
         if kept and cost > room:
+            if skip:
+                continue
             break
         kept.append(message)
         room -= cost
     return [{"role": "system", "content": system}, *reversed(kept)]
 
 
+STRATEGIES = ("ours", "baseline", "skipping")
+AGES = ((1, 10), (11, 40), (41, 10**6))  # turns between the statement and the question
+
+
 @dataclass
 class Question:
     turn: int
     needs: list[Fact]
-    ours: set[str]  # ids of the needed facts found in what the provider received
-    base: set[str]  # ... in the baseline's request
+    found: dict[str, set[str]]  # strategy -> ids of the needed facts its request holds
     fits: bool  # the context report: nothing left out, nothing summarized
     summary: bool  # the request carried a summary
+    room: int  # the history budget (the report's budget minus the system message)
 
 
 @dataclass
 class Run:
     questions: list[Question] = field(default_factory=list)
     compactions: int = 0
+    thread_tokens: int = 0  # the whole thread at the end (full tool results)
+    tool_tokens: int = 0  # of which tool results
 
-    def tally(self, speaker: str | None = None) -> tuple[int, int, int]:
-        """(needed, found by ours, found by the baseline), optionally for one speaker's facts."""
-        needed = ours = base = 0
+    def tally(self, keep: Any = None) -> tuple[int, dict[str, int]]:
+        """(facts needed, found per strategy), over the facts `keep(question, fact)` accepts."""
+        needed, found = 0, dict.fromkeys(STRATEGIES, 0)
         for q in self.questions:
             for f in q.needs:
-                if speaker is None or f.speaker == speaker:
+                if keep is None or keep(q, f):
                     needed += 1
-                    ours += f.id in q.ours
-                    base += f.id in q.base
-        return needed, ours, base
+                    for name in STRATEGIES:
+                        found[name] += f.id in q.found[name]
+        return needed, found
 
-    def shares(self) -> tuple[float, float]:
-        needed, ours, base = self.tally()
-        return (ours / needed, base / needed) if needed else (1.0, 1.0)
+    def shares(self) -> dict[str, float]:
+        needed, found = self.tally()
+        return {k: (v / needed if needed else 1.0) for k, v in found.items()}
 
 
 class Bench:
@@ -577,19 +637,22 @@ class Bench:
             system = str(received[0]["content"]).split(SUMMARY_HEADER)[0]
             assert first_report is not None, "no context report"
             needs = [facts[i] for i in turn.needs]
-            ours_text = text_of(received)
-            base_text = text_of(baseline_request(ui[:-1], system, int(first_report["budget"]))[1:])
+            budget = int(first_report["budget"])
+            texts = {
+                "ours": text_of(received),
+                "baseline": text_of(baseline_request(ui[:-1], system, budget)[1:]),
+                "skipping": text_of(baseline_request(ui[:-1], system, budget, skip=True)[1:]),
+            }
             counts = first_report["counts"]
-            run.questions.append(
-                Question(
-                    turn.index,
-                    needs,
-                    {f.id for f in needs if f.token in ours_text},
-                    {f.id for f in needs if f.token in base_text},
-                    counts["dropped"] == 0 and counts["summarized"] == 0,
-                    first_report["summary"] is not None,
-                )
-            )
+            found = {k: {f.id for f in needs if f.token in t} for k, t in texts.items()}
+            fits = counts["dropped"] == 0 and counts["summarized"] == 0
+            room = budget - counter_for(MODEL).message({"role": "system", "content": system})
+            room -= REPLY_PRIMING
+            summary = first_report["summary"] is not None
+            run.questions.append(Question(turn.index, needs, found, fits, summary, room))
+        counter, whole = counter_for(MODEL), to_openai_messages(ui)
+        run.thread_tokens = counter.messages(whole)
+        run.tool_tokens = sum(counter.message(m) for m in whole if m["role"] == "tool")
         run.compactions = provider.summary_calls - calls_before
         return run
 
@@ -597,159 +660,187 @@ class Bench:
 # --- the report -----------------------------------------------------------------------------------
 
 
-def pct(x: float) -> str:
-    return f"{x:.1%}"
-
-
-async def measure(args: argparse.Namespace) -> dict[int, dict[str, Any]]:
-    forbidden = json.dumps(load_object_info_file().nodes).lower() if args.lookups else ""
-    seeds = list(range(args.seed, args.seed + args.seeds))
-    convs = {s: conversation(s, args.turns, forbidden) for s in seeds}
-    small = {s: conversation(1000 + s, args.small_turns, forbidden, small=True) for s in seeds}
-    variants = args.variants.split(",")
-    results: dict[int, dict[str, Any]] = {}
-    for window in [int(w) for w in args.windows.split(",")]:
-        started = time.perf_counter()
-        async with Bench(window) as bench:
-            runs = {
-                (v, s): await bench.run(convs[s], f"t-{v}-{s}", v) for v in variants for s in seeds
-            }
-            fits = {s: await bench.run(small[s], f"small-{s}", "fallback") for s in seeds}
-        results[window] = {"runs": runs, "fits": fits, "seconds": time.perf_counter() - started}
-    return results
-
-
 def pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1%}"
+    return "  n/a" if x is None else f"{x:.1%}"
+
+
+Key = tuple[str, str, int]  # profile, variant, seed
 
 
 @dataclass
 class WindowResult:
     window: int
-    runs: dict[tuple[str, int], Run]  # (variant, seed)
+    runs: dict[Key, Run]
     fits: dict[int, Run]  # seed: the short thread
     seconds: float
 
-    def of(self, variant: str) -> list[Run]:
-        return [r for (v, _), r in sorted(self.runs.items()) if v == variant]
+    def of(self, profile: str, variant: str) -> list[Run]:
+        return [r for (p, v, _), r in sorted(self.runs.items()) if (p, v) == (profile, variant)]
 
-    def medians(self, variant: str) -> tuple[float, float, float]:
-        """Median over the seeds of ours, of the baseline, of their difference."""
-        per = [r.shares() for r in self.of(variant)]
-        return (
-            statistics.median(p[0] for p in per),
-            statistics.median(p[1] for p in per),
-            statistics.median(p[0] - p[1] for p in per),
-        )
+    def medians(self, profile: str, variant: str) -> dict[str, float]:
+        """Median over the seeds of each strategy's share, and of ours − baseline ("diff")."""
+        per = [r.shares() for r in self.of(profile, variant)]
+        out = {k: statistics.median(p[k] for p in per) for k in STRATEGIES}
+        out["diff"] = statistics.median(p["ours"] - p["baseline"] for p in per)
+        return out
 
     def fit_share(self) -> tuple[float | None, int, int]:
         """Ours over the short threads' questions that fit whole: (share, fitting, asked)."""
         asked = [q for r in self.fits.values() for q in r.questions]
         fitted = [q for q in asked if q.fits]
         needed = sum(len(q.needs) for q in fitted)
-        found = sum(len(q.ours) for q in fitted)
+        found = sum(len(q.found["ours"]) for q in fitted)
         return (found / needed if needed else None), len(fitted), len(asked)
 
 
 async def measure(
     seeds: Sequence[int], turns: int, small_turns: int, windows: Sequence[int],
-    variants: Sequence[str], forbidden: str = "",
+    variants: Sequence[str], profiles: Sequence[str], forbidden: str = "",
 ) -> list[WindowResult]:  # fmt: skip
-    convs = {s: conversation(s, turns, forbidden) for s in seeds}
+    convs = {(p, s): conversation(s, turns, forbidden, profile=p) for p in profiles for s in seeds}
     small = {s: conversation(1000 + s, small_turns, forbidden, small=True) for s in seeds}
     out = []
     for window in windows:
         started = time.perf_counter()
         async with Bench(window) as bench:
             runs = {}
-            for v in variants:
-                for s in seeds:
-                    runs[(v, s)] = await bench.run(convs[s], f"t-{v}-{s}", v)
+            for (p, s), turns_ in convs.items():
+                for v in variants:
+                    runs[(p, v, s)] = await bench.run(turns_, f"{p}-{v}-{s}", v)
             fits = {s: await bench.run(small[s], f"small-{s}", "fallback") for s in seeds}
         out.append(WindowResult(window, runs, fits, time.perf_counter() - started))
     return out
 
 
-def report(results: Sequence[WindowResult], variants: Sequence[str]) -> list[str]:
+def _shares(runs: Sequence[Run], keep: Any) -> tuple[str, int]:
+    needed, found = 0, dict.fromkeys(STRATEGIES, 0)
+    for r in runs:
+        n, f = r.tally(keep)
+        needed += n
+        for k in STRATEGIES:
+            found[k] += f[k]
+    return " / ".join(pct(found[k] / needed if needed else None) for k in STRATEGIES), needed
+
+
+def _by_speaker(speaker: str) -> Any:
+    return lambda q, f: f.speaker == speaker
+
+
+def _by_age(lo: int, hi: int) -> Any:
+    return lambda q, f: lo <= q.turn - f.turn <= hi
+
+
+ROWS = [(f"{s} facts", _by_speaker(s)) for s in ("user", "assistant")] + [
+    (f"age {lo}-{hi}" if hi < 10**6 else f"age {lo}+", _by_age(lo, hi)) for lo, hi in AGES
+]
+
+
+def report(
+    results: Sequence[WindowResult], variants: Sequence[str], profiles: Sequence[str]
+) -> list[str]:
     lines = []
     for got in results:
-        lines.append(f"\nwindow {got.window:,} ({got.seconds:.1f} s)")
-        for v in variants:
-            runs = got.of(v)
-            ours, base, diff = got.medians(v)
-            questions = sum(len(r.questions) for r in runs)
-            needed = sum(r.tally()[0] for r in runs)
-            summaries = sum(r.compactions for r in runs)
-            with_summary = sum(q.summary for r in runs for q in r.questions)
+        rooms = [q.room for r in got.runs.values() for q in r.questions]
+        lines.append(
+            f"\nwindow {got.window:,} ({got.seconds:.1f} s): history budget "
+            f"{min(rooms):,}-{max(rooms):,} tokens (the report's budget minus the system message)"
+        )
+        for p in profiles:
+            runs = got.of(p, variants[0])
+            size = statistics.median(r.thread_tokens for r in runs)
+            tools = sum(r.tool_tokens for r in runs) / max(1, sum(r.thread_tokens for r in runs))
             lines.append(
-                f"  {v:<8}  ours {pct(ours):>6}  baseline {pct(base):>6}  "
-                f"diff {100 * diff:+5.1f} pts  ({questions} questions, {needed} facts needed, "
-                f"{summaries} summaries, {with_summary} questions saw one)"
+                f"  profile {p}: threads of {size:,.0f} tokens (median; {tools:.0%} tool results)"
             )
-            for speaker in ("user", "assistant"):
-                n, o, b = (sum(x) for x in zip(*(r.tally(speaker) for r in runs), strict=True))
-                lines.append(
-                    f"  {'':<8}    {speaker + ' facts':<16} ours {pct(o / n if n else None):>6}"
-                    f"  baseline {pct(b / n if n else None):>6}  ({n} needed, all seeds)"
+            for v in variants:
+                runs = got.of(p, v)
+                m = got.medians(p, v)
+                questions = sum(len(r.questions) for r in runs)
+                needed = sum(r.tally()[0] for r in runs)
+                summaries = sum(r.compactions for r in runs)
+                seen = sum(q.summary for r in runs for q in r.questions)
+                lost = sum(
+                    len(q.found["baseline"] - q.found["ours"]) for r in runs for q in r.questions
                 )
-            seeds = "  ".join(
-                f"{o:.0%}/{b:.0%}" for o, b in (r.shares() for r in runs)
-            )
-            lines.append(f"  {'':<8}    per seed ours/baseline: {seeds}")
+                lines.append(
+                    f"    {v:<8}  ours {pct(m['ours']):>6}  baseline {pct(m['baseline']):>6}  "
+                    f"diff {100 * m['diff']:+5.1f} pts  (skipping baseline "
+                    f"{pct(m['skipping'])}; {questions} questions, {needed} facts needed, "
+                    f"{summaries} summaries made, {seen} questions saw one; {lost} facts the "
+                    f"baseline had and ours missed)"
+                )
+                for label, keep in ROWS:
+                    text, n = _shares(runs, keep)
+                    lines.append(f"    {'':<8}    {label:<15} {text}  ({n} needed)")
+                per = "  ".join(
+                    f"{x['ours']:.0%}/{x['baseline']:.0%}" for x in (r.shares() for r in runs)
+                )
+                lines.append(f"    {'':<8}    per seed ours/baseline: {per}")
         share, fitted, asked = got.fit_share()
         lines.append(
-            f"  fits      short threads: {fitted}/{asked} questions with nothing left out or "
+            f"  fits: short threads, {fitted}/{asked} questions with nothing left out or "
             f"summarized; ours {pct(share)} of their facts"
         )
-    lines.append("")
-    for v in variants:
-        for got in results:
-            ours, base, diff = got.medians(v)
-            ok = ours >= base
-            lines.append(
-                f"TARGET {v} window={got.window} ours>=baseline {pct(ours)} vs {pct(base)} "
-                f"({'PASS' if ok else 'FAIL'})"
-            )
-            if got.window <= 8192:
-                ok = diff >= 0.10
+    lines.append(
+        "\n(rows by speaker and age: ours / baseline / skipping baseline, all seeds pooled; "
+        "the shares above are medians over the seeds)"
+    )
+    for p in profiles:
+        for v in variants:
+            for got in results:
+                m = got.medians(p, v)
+                ok = m["ours"] >= m["baseline"]
+                name = f"TARGET {p}/{v} window={got.window}"
                 lines.append(
-                    f"TARGET {v} window={got.window} margin {100 * diff:+.1f} pts "
-                    f"({'PASS' if ok else 'FAIL'}, >= +10 pts)"
+                    f"{name} ours>=baseline {pct(m['ours'])} vs {pct(m['baseline'])} "
+                    f"({'PASS' if ok else 'FAIL'})"
                 )
+                if got.window <= 8192:
+                    ok = m["diff"] >= 0.10
+                    lines.append(
+                        f"{name} margin {100 * m['diff']:+.1f} pts ({'PASS' if ok else 'FAIL'}, "
+                        f">= +10 pts)"
+                    )
     for got in results:
-        share, fitted, _ = got.fit_share()
+        share, _, _ = got.fit_share()
         status = "n/a: no short thread fit" if share is None else (
             "PASS" if share == 1.0 else "FAIL")  # fmt: skip
         lines.append(
-            f"TARGET window={got.window} fits {pct(share)} of the facts when the thread fits "
-            f"({status}, 100%)"
+            f"TARGET window={got.window} fits {pct(share)} of the needed facts when the thread "
+            f"fits ({status}, 100%)"
         )
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=5, help="how many conversations")
+    parser.add_argument("--seeds", type=int, default=5, help="conversations per profile")
     parser.add_argument("--seed", type=int, default=1, help="the first seed")
     parser.add_argument("--turns", type=int, default=120, help="turns per conversation")
     parser.add_argument("--small-turns", type=int, default=12, help="turns of the short thread")
     parser.add_argument("--windows", default="4096,8192,32768")
-    parser.add_argument("--variants", default="fallback,model", help="fallback,model")
+    parser.add_argument("--variants", default="fallback,model", help="summaries: fallback,model")
+    parser.add_argument("--profiles", default="tools,chat", help="conversations: tools,chat")
     args = parser.parse_args(argv)
-    # the fallback variant makes every summary fail on purpose: that is not news
-    logging.getLogger("comfyui_assistant").setLevel(logging.ERROR)
     forbidden = json.dumps(load_object_info_file().nodes).lower()
     seeds = list(range(args.seed, args.seed + args.seeds))
     windows = [int(w) for w in args.windows.split(",")]
-    variants = args.variants.split(",")
+    variants, profiles = args.variants.split(","), args.profiles.split(",")
     print(
-        f"{args.seeds} conversations of {args.turns} turns (seeds {seeds[0]}-{seeds[-1]}), "
-        f"short threads of {args.small_turns} turns; windows {windows}; model {MODEL}"
+        f"{args.seeds} conversations of {args.turns} turns per profile (seeds {seeds[0]}-"
+        f"{seeds[-1]}), short threads of {args.small_turns} turns; windows {windows}; "
+        f"model {MODEL}"
     )
-    results = asyncio.run(
-        measure(seeds, args.turns, args.small_turns, windows, variants, forbidden)
-    )
-    print("\n".join(report(results, variants)))
+    log = logging.getLogger("comfyui_assistant")
+    level = log.level
+    log.setLevel(logging.ERROR)  # the fallback variant fails every summary on purpose
+    try:
+        results = asyncio.run(
+            measure(seeds, args.turns, args.small_turns, windows, variants, profiles, forbidden)
+        )
+    finally:
+        log.setLevel(level)
+    print("\n".join(report(results, variants, profiles)))
     return 0
 
 
