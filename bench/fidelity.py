@@ -1,6 +1,7 @@
 """Fidelity: are the facts a question needs in what the provider receives? (issue 12)
 
     .venv/bin/python bench/fidelity.py [--seeds 5] [--turns 120] [--windows 4096,8192,32768]
+        [--variants fallback,model] [--profiles tools,chat]
 
 Synthetic ComfyUI conversations (seeded): the user states facts ("my checkpoint is X", "always
 use seed N", "never use the Y LoRA"), the assistant states facts ("I set the seed on node 7 to
@@ -8,7 +9,9 @@ N", "I saved this as the preset Z"), with tool rounds (getWorkflow, addNode, set
 queueWorkflow run by the "panel"; searchInstalledNodes and getNodeDefinition run by our server
 on its shipped node list), chatter and long pastes. Each fact has an id, the turn it was
 stated, who stated it and a distinctive token (a made-up name, a long number, a file name); at
-question turns the user asks for earlier facts by description (never by token).
+question turns the user asks for earlier facts by description (never by token). Profiles:
+"tools" (most tokens are tool results, as in a working session) and "chat" (explanations
+instead of workflow dumps and lookups).
 
 Each conversation is driven through OUR REAL SERVER (`standalone.create_app` on 127.0.0.1, as
 tests/conftest.py starts it) against a scripted OpenAI-compatible provider, turn by turn as
@@ -32,6 +35,8 @@ Measured at each question turn, on the first request of that turn (after any com
             budget: the response's context report (`data-context`) `budget` minus the system
             message without its summary section, counted as the engine counts (exact tokens,
             + reply priming). The same token check (the system prompt holds no token).
+  skipping  the baseline, but a message that does not fit is passed over and older ones
+            that fit are still taken (stronger, if incoherent: reported, not targeted).
 A short thread (12 turns, no large results) is also run at each window: when the report says
 nothing was left out or summarized, every needed fact must be there.
 Medians over the seeds; TARGET lines: ours >= baseline at every window, >= +10 points at 4K
