@@ -83,6 +83,8 @@ class Turn:
     ttft_ms: float | None = None
     longest_silence_s: float = 0.0
     error: str | None = None
+    dropped: int = 0  # blocks the priority window left out (the context report)
+    summarized: int = 0  # UI messages under the running summary (the context report)
 
     @property
     def chat(self) -> Call | None:
@@ -90,7 +92,7 @@ class Turn:
         return streamed[0] if streamed else None
 
     @property
-    def summarized(self) -> bool:
+    def made_summary(self) -> bool:
         return any(not c.stream for c in self.calls)
 
 
@@ -182,10 +184,11 @@ VISIBLE = (
 
 
 async def one_turn(
-    session: aiohttp.ClientSession, app: str, thread: list[dict[str, Any]]
-) -> tuple[str, float, float | None, float, str | None]:
-    """POST /api/chat; (answer text, ms to first byte, ms to first text, the longest stretch
-    in seconds without a visible part, from the request on, error text)."""
+    session: aiohttp.ClientSession, app: str, thread: list[dict[str, Any]], turn: Turn
+) -> str:
+    """POST /api/chat; the answer's text. Sets the turn's times (to the first byte, to the first
+    text, the longest stretch without a visible part from the request on), its error and what
+    its context report says was left out or summarized."""
     start = time.monotonic()
     body = {"id": "bench-thread", "messages": thread, "trigger": "submit-message"}
     text, error, first_text, first = "", None, None, None
@@ -210,9 +213,13 @@ async def one_turn(
                     text += chunk["delta"]
                 elif chunk["type"] == "error":
                     error = chunk["errorText"]
-    ttfb = ((first or time.monotonic()) - start) * 1000
-    ttft = None if first_text is None else (first_text - start) * 1000
-    return text, ttfb, ttft, silence, error
+                elif chunk["type"] == "data-context":
+                    counts = chunk["data"]["counts"]
+                    turn.dropped, turn.summarized = counts["dropped"], counts["summarized"]
+    turn.ttfb_ms = ((first or time.monotonic()) - start) * 1000
+    turn.ttft_ms = None if first_text is None else (first_text - start) * 1000
+    turn.longest_silence_s, turn.error = silence, error
+    return text
 
 
 async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
@@ -250,13 +257,7 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
                 )
                 turn = Turn(i + 1, paste, 0)
                 before = mark  # (a summary made after the last answer belongs to this turn)
-                (
-                    answer,
-                    turn.ttfb_ms,
-                    turn.ttft_ms,
-                    turn.longest_silence_s,
-                    turn.error,
-                ) = await one_turn(session, base, thread)
+                answer = await one_turn(session, base, thread, turn)
                 turn.calls = proxy.calls[before:]
                 mark = len(proxy.calls)
                 chat = turn.chat
@@ -286,7 +287,7 @@ def row(t: Turn) -> str:
     shown = [f"{x:>7}" if x is not None else f"{'-':>7}" for x in cells]
     ttft = f"{t.ttft_ms:>8.0f}" if t.ttft_ms is not None else f"{'-':>8}"
     notes = []
-    if t.summarized:
+    if t.made_summary:
         s = [x for x in t.calls if not x.stream]
         notes.append(f"summary ({sum(x.prompt_n or 0 for x in s)} tokens processed)")
     if len([x for x in t.calls if x.stream]) > 1:
@@ -299,22 +300,35 @@ def row(t: Turn) -> str:
     )
 
 
+def moved(turns: list[Turn], i: int) -> bool:
+    """Whether turn i's history start moved: a summary made for it, or the priority window
+    leaving out more (a long paste pushed old messages out): the prompt changes from there."""
+    t, before = turns[i], turns[i - 1]
+    return t.made_summary or t.summarized != before.summarized or t.dropped > before.dropped
+
+
 def verdicts(turns: list[Turn], slack: int) -> list[str]:
-    steady = [t for t in turns[1:] if t.chat and not t.summarized and t.chat.prompt_n is not None]
+    steady = [
+        t
+        for i, t in enumerate(turns)
+        if i and t.chat and t.chat.prompt_n is not None and not moved(turns, i)
+    ]
+    pushed = [t.turn for i, t in enumerate(turns) if i and not t.made_summary and moved(turns, i)]
     over = [
         t.turn
         for t in steady
         if (t.chat.prompt_n or 0) > t.new_message_tokens + slack  # type: ignore[union-attr]
     ]
     excess = [(t.chat.prompt_n or 0) - t.new_message_tokens for t in steady]  # type: ignore[union-attr]
-    compaction = [t for t in turns if t.summarized and t.chat and t.chat.prompt_n is not None]
+    compaction = [t for t in turns if t.made_summary and t.chat and t.chat.prompt_n is not None]
     whole = [t.turn for t in compaction if t.chat.cache_n == 0]  # type: ignore[union-attr]
     slow = [t.turn for t in turns if t.ttfb_ms > 1000]
     silent = [t.turn for t in turns if t.longest_silence_s > 15]
     median = statistics.median(excess) if excess else 0
     return [
         f"steady turns: {len(steady)}, re-processed beyond the new message: median {median:.0f}, "
-        f"max {max(excess, default=0)} tokens",
+        f"max {max(excess, default=0)} tokens; turns whose new message pushed old ones out of "
+        f"the window (re-processed from there): {pushed}",
         f"TARGET steady_reprocess_within_new_message_plus_{slack}: "
         f"{'PASS' if not over else 'FAIL'} (over on turns {over})",
         f"TARGET compaction_keeps_system_prompt_cached: {'PASS' if not whole else 'FAIL'} "
