@@ -439,6 +439,9 @@ def summary_reply(body: Msg) -> str:
     """The scripted model summary (the rule is in the module docstring)."""
     prompt = str(body["messages"][-1]["content"])
     previous, _, new = prompt.partition("New part of the conversation:\n")
+    previous = (
+        previous.split("Previous summary:\n", 1)[-1] if "Previous summary:" in previous else ""
+    )
     keep = [line[2:] for line in previous.splitlines() if line.startswith("- ")]
     for line in new.splitlines():
         speaker, _, text = line.partition(": ")
@@ -455,16 +458,20 @@ def summary_reply(body: Msg) -> str:
         if words > 350:
             break
         lines.append(line)
-    return "## Decisions\n" + "\n".join(f"- {line}" for line in reversed(lines))
+    kept = "\n".join(f"- {line}" for line in reversed(lines)) or "- none"
+    return (  # the sections the summarizer asks for (summary_checks rejects a summary without)
+        f"## Goals\n- none\n## Workflow\n- none\n## Decisions\n{kept}\n"
+        "## Preferences the user stated\n- none\n## Open requests\n- none"
+    )
 
 
 class FidelityProvider(ScriptedProvider):
     """Streamed requests take the turn's scripted steps; summary requests (non-streamed)
-    fail (`summaries = "fallback"`) or get `summary_reply` (`"model"`)."""
+    fail (`summary_mode = "fallback"`) or get `summary_reply` (`"model"`)."""
 
     def __init__(self) -> None:
         super().__init__(models=[MODEL])
-        self.summaries = "fallback"
+        self.summary_mode = "fallback"
         self.summary_calls = 0
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -473,7 +480,7 @@ class FidelityProvider(ScriptedProvider):
             return await super()._chat(request)
         self.requests.append(body)
         self.summary_calls += 1
-        if self.summaries == "fallback":
+        if self.summary_mode == "fallback":
             return web.json_response(
                 error_body("summarizer down", type_="server_error"), status=500
             )
@@ -609,7 +616,7 @@ class Bench:
 
     async def run(self, turns: Sequence[Turn], thread: str, summaries: str) -> Run:
         provider, facts, run = self.provider, all_facts(turns), Run()
-        provider.summaries = summaries
+        provider.summary_mode = summaries
         calls_before = provider.summary_calls
         ui: list[Msg] = []
         for turn in turns:

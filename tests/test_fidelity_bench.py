@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from comfyui_assistant.core.summary_checks import problem
 from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
 
 from .helpers import assistant_message, user
@@ -83,14 +84,16 @@ def test_the_scripted_summary_keeps_valued_sentences_within_350_words(fidelity):
         "Previous summary:\n## Decisions\n- User: My checkpoint is a_b.safetensors\n\n"
         f"New part of the conversation:\n{transcript}")}]}  # fmt: skip
     summary = fidelity.summary_reply(body)
-    assert summary.splitlines() == [
-        "## Decisions",
+    assert problem(summary, "stop", transcript) is None  # a summary the checks accept
+    decisions = summary.split("## Decisions\n")[1].split("\n## ")[0]
+    assert decisions.splitlines() == [
         "- User: My checkpoint is a_b.safetensors",
         "- User: Always use seed 4242.",
         "- Assistant: I named it Kalo-12.",
     ]
     body["messages"][1]["content"] = "New part of the conversation:\n" + "User: 1 2 3 4.\n" * 200
-    kept = fidelity.summary_reply(body).splitlines()[1:]
+    made = fidelity.summary_reply(body)
+    kept = made.split("## Decisions\n")[1].split("\n## ")[0].splitlines()
     assert 60 <= len(kept) < 200  # the newest lines, up to 350 words
     assert sum(len(line.removeprefix("- ").split()) for line in kept) <= 350
 
