@@ -103,11 +103,14 @@ class Origins:
 
 def fit_tools(a: Assembly) -> None:
     """The budget: window − output reserve − safety margin − tool definitions. When the
-    definitions would take more than TOOLS_SHARE of the room, the optional tools go first."""
+    definitions would take more than TOOLS_SHARE of the room, the optional tools go first
+    (the same set on every turn of a thread with the same window)."""
     inputs = a.inputs
     a.tools, a.tool_tokens = inputs.tools, a.counter.tools(inputs.tools)
     room = compute_budget(inputs.window, inputs.max_output_tokens, 0).available
-    if a.scaled(a.tool_tokens) > TOOLS_SHARE * room and inputs.optional_tools:
+    # (decided on our own count, not the learned correction: as the correction is learned
+    # over the first turns the offered set would change, and with it the cached prefix)
+    if a.tool_tokens > TOOLS_SHARE * room and inputs.optional_tools:
         a.tools = [t for t in a.tools if t["function"]["name"] not in inputs.optional_tools]
         a.tool_tokens = a.counter.tools(a.tools)
         a.limits.append(f"tool definitions reduced to {len(a.tools)} of {len(inputs.tools)}")

@@ -813,3 +813,18 @@ def test_a_thread_counted_by_one_model_then_another_has_each_ones_counts():
     assert estimated == build_context(inputs(ui, cache_scope="t"), estimate, BlockCache()).exact
     assert estimated != exact_first
     assert build_context(inputs(ui, cache_scope="t"), COUNTER, cache).exact == exact_first
+
+
+def test_the_offered_tools_stay_the_same_as_the_correction_is_learned():
+    # a changing tool list breaks the prefix cache: the set depends on the window, not on the
+    # per-model correction learned over a thread's first turns
+    tools = openai_tools()
+    optional = frozenset({"readDocumentation", "listSystemSkills", "getUserSkill"})
+    for window in (4096, 8192, 32_000):
+        offered = {
+            tuple(t["function"]["name"] for t in build(
+                chat(1), window, tools=tools, optional_tools=optional, correction=factor
+            ).tools)
+            for factor in (0.8, 1.0, 1.3, 1.6)
+        }  # fmt: skip
+        assert len(offered) == 1, (window, offered)
