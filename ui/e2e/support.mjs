@@ -311,6 +311,11 @@ export async function focusCanvas(page) {
   });
 }
 
+/** The id (or else the class) of the element with the keyboard focus. */
+export function focusedId(page) {
+  return page.evaluate(() => document.activeElement?.id || document.activeElement?.className || null);
+}
+
 /** Graph facts from window.app (the same in the playground and in ComfyUI). */
 export function graphState(page) {
   return page.evaluate(() => {
