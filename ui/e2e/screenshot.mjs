@@ -45,16 +45,16 @@ function buildGraph() {
   };
   const ckpt = add("CheckpointLoaderSimple", 40, 160); // no model name: the stand-in has no models
   const pos = add("CLIPTextEncode", 420, 40, { text: "a watercolor fox in a snowy forest, soft morning light" });
-  const neg = add("CLIPTextEncode", 420, 250, { text: "blurry, low quality, watermark" });
-  const latent = add("EmptyLatentImage", 420, 460);
+  const neg = add("CLIPTextEncode", 420, 280, { text: "blurry, low quality, watermark" });
+  const latent = add("EmptyLatentImage", 420, 520);
   const decode = add("VAEDecode", 1180, 60);
   const save = add("SaveImage", 1400, 60);
   ckpt.connect(1, pos, 0);
   ckpt.connect(1, neg, 0);
   ckpt.connect(2, decode, 1);
   decode.connect(0, save, 0);
-  window.app.canvas.ds.offset = [100, 140];
-  window.app.canvas.ds.scale = 0.6;
+  window.app.canvas.ds.offset = [110, 120];
+  window.app.canvas.ds.scale = 0.58;
   window.app.canvas.setDirty(true, true);
   const id = (node) => Number(node.id);
   return { ckpt: id(ckpt), pos: id(pos), neg: id(neg), latent: id(latent), decode: id(decode), next: graph.last_node_id + 1 };
