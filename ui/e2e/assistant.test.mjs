@@ -81,7 +81,7 @@ for (const target of TARGETS) {
 
     const step = (name) => `${target.slug}-${name}`;
 
-    test("Ctrl+Shift+L on the canvas opens the panel and hides it again", { timeout: 60_000 }, async () => {
+    test("Ctrl+Shift+L on the canvas or in the composer shows and hides the panel", { timeout: 60_000 }, async () => {
       await assistantTabId(page); // the extension is loaded
       if (await panel(page).isVisible()) await toggleAssistant(page); // the playground opens it at start
       await panel(page).waitFor({ state: "hidden" });
@@ -91,9 +91,14 @@ for (const target of TARGETS) {
         await page.keyboard.press("Control+Shift+L");
         await panel(page).waitFor({ state: shown ? "visible" : "hidden", timeout: 5_000 });
       }
-      // Opening the panel puts the cursor in the composer.
+      // Opening the panel puts the cursor in the composer, where the keys hide it again.
       await page.waitForFunction(() => document.activeElement?.classList.contains("cua-input"));
       await screenshot(page, step("keys"), "opened-with-ctrl-shift-l");
+      await page.keyboard.press("Control+Shift+L");
+      await panel(page).waitFor({ state: "hidden", timeout: 5_000 });
+      await focusCanvas(page);
+      await page.keyboard.press("Control+Shift+L");
+      await panel(page).waitFor({ state: "visible", timeout: 5_000 });
     });
 
     test("a request adds a KSampler, connects it, resubmits and shows the final answer", { timeout: 90_000 }, async () => {
