@@ -10,7 +10,8 @@ export const OPEN_COMMAND = "ComfyUIAssistant.Open";
  * (an extension's `keybindings`, in 1.27.10 and 1.58.1 alike; users can rebind it in ComfyUI's
  * keybinding settings). Not Ctrl+Shift+A: LiteGraph's canvas in 1.27 takes every Ctrl+A, with or
  * without Shift, as "select all" and stops the event, and browsers use it (Chrome's tab search,
- * Firefox's add-ons). L is free in both frontends, LiteGraph, Chrome and Firefox.
+ * Firefox's add-ons). Ctrl+Shift+L is taken by neither frontend nor LiteGraph (the e2e suite
+ * presses it on the canvas of both) and, as far as we know, by no browser's defaults.
  */
 export const OPEN_KEYS = { key: "l", ctrl: true, shift: true };
 
