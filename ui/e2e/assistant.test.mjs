@@ -3,7 +3,7 @@
 // stand-in), and in a real ComfyUI when COMFYUI_URL is set; our server, and the scripted
 // provider answering with tool calls. Screenshots of every step go to e2e/screenshots/.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
@@ -11,8 +11,10 @@ import {
   COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   ROOT,
+  assistantTabId,
   composer,
   focusCanvas,
+  focusedId,
   frontendVersions,
   graphState,
   lastUserText,
@@ -79,6 +81,26 @@ for (const target of TARGETS) {
 
     const step = (name) => `${target.slug}-${name}`;
 
+    test("Ctrl+Shift+L on the canvas or in the composer shows and hides the panel", { timeout: 60_000 }, async () => {
+      await assistantTabId(page); // the extension is loaded
+      if (await panel(page).isVisible()) await toggleAssistant(page); // the playground opens it at start
+      await panel(page).waitFor({ state: "hidden" });
+      for (const shown of [true, false, true]) {
+        await focusCanvas(page);
+        assert.equal(await focusedId(page), "graph-canvas");
+        await page.keyboard.press("Control+Shift+L");
+        await panel(page).waitFor({ state: shown ? "visible" : "hidden", timeout: 5_000 });
+      }
+      // Opening the panel puts the cursor in the composer, where the keys hide it again.
+      await page.waitForFunction(() => document.activeElement?.classList.contains("cua-input"));
+      await screenshot(page, step("keys"), "opened-with-ctrl-shift-l");
+      await page.keyboard.press("Control+Shift+L");
+      await panel(page).waitFor({ state: "hidden", timeout: 5_000 });
+      await focusCanvas(page);
+      await page.keyboard.press("Control+Shift+L");
+      await panel(page).waitFor({ state: "visible", timeout: 5_000 });
+    });
+
     test("a request adds a KSampler, connects it, resubmits and shows the final answer", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       story.before = await graphState(page);
@@ -128,16 +150,15 @@ for (const target of TARGETS) {
 
     test("Ctrl+Z removes the node", { timeout: 30_000 }, async (t) => {
       assert.ok(story.newId, "needs the node the previous test added");
-      // One undo step per assistant edit (add, then connect), or one for the whole turn.
+      // One undo step per assistant edit (add, then connect), or one for the whole turn. The
+      // focus stays on the canvas: the composer (whose text the chat edited) must not take it.
+      await focusCanvas(page);
       let presses = 0;
       while (presses < 2) {
-        // Leave the composer (its own Ctrl+Z is text undo) for the canvas, before every press:
-        // in the real frontends the focus is back in the composer after an undo (no script
-        // focuses it; seen on 1.27.10 and 1.58.1), so a second press would undo text.
-        await focusCanvas(page);
         await page.keyboard.press("Control+z");
         presses++;
         await page.waitForTimeout(300);
+        assert.equal(await focusedId(page), "graph-canvas", `the focus after Ctrl+Z number ${presses}`);
         if (!(await page.evaluate((id) => Boolean((window.app.rootGraph ?? window.app.graph).getNodeById(id)), story.newId))) break;
       }
       t.diagnostic(`Ctrl+Z presses to remove the node: ${presses}`);
@@ -146,6 +167,47 @@ for (const target of TARGETS) {
       assert.deepEqual(now.nodes.map((n) => n.id).sort(), story.before.nodes.map((n) => n.id).sort(), "and only it");
       assert.equal(now.links.length, story.before.links.length);
       await screenshot(page, step("undo"), "after-ctrl-z");
+    });
+
+    test("two Ctrl+Z on the canvas undo two graph changes and leave the composer alone", { timeout: 30_000 }, async () => {
+      // The composer has text history of its own: a draft typed, then cleared.
+      await composer(page).fill("a draft");
+      await composer(page).fill("");
+      const before = await graphState(page);
+      const added = await addTrackedNodes(page, ["EmptyImage", "PreviewImage"]);
+      assert.equal((await graphState(page)).nodes.length, before.nodes.length + 2);
+      await focusCanvas(page);
+      for (const [press, gone] of [[1, added.slice(1)], [2, added]]) {
+        await page.keyboard.press("Control+z");
+        await page.waitForFunction(
+          (ids) => ids.every((id) => !(window.app.rootGraph ?? window.app.graph).getNodeById(id)),
+          gone,
+          { timeout: 5_000 },
+        ).catch(() => {});
+        assert.equal(await focusedId(page), "graph-canvas", `the focus after Ctrl+Z number ${press}`);
+        const ids = (await graphState(page)).nodes.map((n) => n.id);
+        assert.deepEqual(gone.filter((id) => ids.includes(id)), [], `Ctrl+Z number ${press} undid a change`);
+      }
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.id).sort(), before.nodes.map((n) => n.id).sort());
+      assert.equal(await composer(page).inputValue(), "", "the composer's text is untouched");
+    });
+
+    test("the /skill autocomplete lists every skill and scrolls to the last", { timeout: 30_000 }, async () => {
+      const shipped = readdirSync(join(ROOT, "system_context", "skills")).length;
+      await composer(page).fill("/skill ");
+      const list = panel(page).getByRole("listbox", { name: "Commands" });
+      const options = list.getByRole("option");
+      await options.first().waitFor();
+      assert.ok((await options.count()) >= shipped, `${await options.count()} options for ${shipped} shipped skills`);
+      await composer(page).press("ArrowUp"); // from the first to the last
+      const last = options.last();
+      assert.equal(await last.getAttribute("aria-selected"), "true");
+      await page.waitForTimeout(200);
+      const [box, item] = [await list.boundingBox(), await last.boundingBox()];
+      assert.ok(item.y >= box.y - 1 && item.y + item.height <= box.y + box.height + 1, `the last skill is in view: ${JSON.stringify({ box, item })}`);
+      await screenshot(page, step("skill-list"), "last-skill");
+      await composer(page).press("Escape");
+      await composer(page).fill("");
     });
 
     test("closing and reopening the tab keeps the conversation", { timeout: 30_000 }, async () => {
@@ -236,6 +298,21 @@ for (const target of TARGETS) {
       assert.ok(layout.composerBottom <= layout.windowHeight, JSON.stringify(layout));
     });
   });
+}
+
+/** Add nodes by script, each its own undo step (as a user's edits on the canvas are); their ids. */
+async function addTrackedNodes(page, types) {
+  return page.evaluate((types) => {
+    const graph = window.app.rootGraph ?? window.app.graph;
+    const tracker = window.app.extensionManager.workflow.activeWorkflow.changeTracker;
+    return types.map((type, i) => {
+      const node = window.LiteGraph.createNode(type);
+      node.pos = [100 + 250 * i, 700];
+      graph.add(node);
+      (tracker.captureCanvasState ?? tracker.checkState).call(tracker);
+      return node.id;
+    });
+  }, types);
 }
 
 /** Make sure a checkpoint loader is in the graph (a real ComfyUI may show an empty one). */

@@ -160,7 +160,7 @@ export function lastUserText(request) {
 }
 
 /** Headless Chromium from the Debian package, with a fresh profile. */
-export async function launchBrowser() {
+export async function launchBrowser(viewport = { width: 1400, height: 900 }) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install chromium: apt-get install -y chromium`);
   }
@@ -168,7 +168,7 @@ export async function launchBrowser() {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1400, height: 900 },
+    viewport,
     args: [
       "--headless",
       "--no-sandbox",
@@ -309,6 +309,11 @@ export async function focusCanvas(page) {
     document.activeElement?.blur?.();
     document.getElementById("graph-canvas")?.focus?.();
   });
+}
+
+/** The id (or else the class) of the element with the keyboard focus. */
+export function focusedId(page) {
+  return page.evaluate(() => document.activeElement?.id || document.activeElement?.className || null);
 }
 
 /** Graph facts from window.app (the same in the playground and in ComfyUI). */

@@ -1,10 +1,19 @@
 // ComfyUI loads this file (ui/dist/comfyui-assistant.js) as an extension script: the Assistant
-// tab in the bottom panel, a command that opens it and a keybinding for the command.
+// tab in the bottom panel, a command that shows or hides it and a keybinding for the command.
 import { app } from "./app";
 import { mountPanel } from "./panel";
 
 export const TAB_ID = "comfyui-assistant";
 export const OPEN_COMMAND = "ComfyUIAssistant.Open";
+/**
+ * Ctrl+Shift+L (Cmd+Shift+L on a Mac) runs the command, through the frontend's keybinding store
+ * (an extension's `keybindings`, in 1.27.10 and 1.58.1 alike; users can rebind it in ComfyUI's
+ * keybinding settings). Not Ctrl+Shift+A: LiteGraph's canvas in 1.27 takes every Ctrl+A, with or
+ * without Shift, as "select all" and stops the event, and browsers use it (Chrome's tab search,
+ * Firefox's add-ons). Ctrl+Shift+L is taken by neither frontend nor LiteGraph (the e2e suite
+ * presses it on the canvas of both) and, as far as we know, by no browser's defaults.
+ */
+export const OPEN_KEYS = { key: "l", ctrl: true, shift: true };
 
 let unmount: (() => void) | null = null;
 
@@ -32,5 +41,5 @@ app.registerExtension({
       function: () => app.extensionManager.command.execute(`Workspace.ToggleBottomPanelTab.${TAB_ID}`),
     },
   ],
-  keybindings: [{ combo: { key: "a", ctrl: true, shift: true }, commandId: OPEN_COMMAND }],
+  keybindings: [{ combo: OPEN_KEYS, commandId: OPEN_COMMAND }],
 });

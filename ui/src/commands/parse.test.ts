@@ -95,6 +95,14 @@ describe("completions", () => {
     expect(completions("/skill basics", skills).map((c) => c.label)).toEqual(["sdxl-basics"]);
   });
 
+  it("offers every matching skill, however many (the list scrolls)", () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ slug: `skill-${String(i).padStart(2, "0")}`, name: `Skill ${i}` }));
+    const offered = completions("/skill ", many).map((c) => c.label);
+    expect(offered).toHaveLength(30);
+    expect(offered.at(-1)).toBe("skill-29");
+    expect(completions("/skill skill-2", many)).toHaveLength(10); // skill-20 to skill-29
+  });
+
   it("stops after the skill name and for anything else", () => {
     expect(completions("/skill upscale ", skills)).toEqual([]);
     expect(completions("/skill upscale", skills)).toEqual([]);

@@ -83,11 +83,10 @@ export interface SkillName {
   description?: string;
 }
 
-const MAX_COMPLETIONS = 8;
-
 /**
  * The autocomplete for the composer's text: command names while the first word is typed,
- * skill names after `/skill `. Empty when nothing fits (or the text is complete).
+ * skill names after `/skill `. Every match, best first (the list scrolls); empty when nothing
+ * fits (or the text is complete).
  */
 export function completions(input: string, skills: readonly SkillName[]): Completion[] {
   if (!input.startsWith("/") || input.startsWith("//") || input.includes("\n")) return [];
@@ -96,7 +95,6 @@ export function completions(input: string, skills: readonly SkillName[]): Comple
     const typed = (head[1] ?? "").toLowerCase();
     return COMMANDS.filter((c) => c.name.startsWith(typed) && c.name !== typed)
       .concat(COMMANDS.filter((c) => c.name === typed && c.args))
-      .slice(0, MAX_COMPLETIONS)
       .map((c) => ({
         text: `/${c.name} `,
         label: `/${c.name}${c.args ? ` ${c.args}` : ""}`,
@@ -119,7 +117,6 @@ export function completions(input: string, skills: readonly SkillName[]): Comple
       .map((s) => ({ s, rank: score(s) }))
       .filter(({ rank }) => rank >= 0)
       .sort((a, b) => a.rank - b.rank || a.s.slug.localeCompare(b.s.slug))
-      .slice(0, MAX_COMPLETIONS)
       .map(({ s }) => ({
         text: `/skill ${s.slug} `,
         label: s.slug,

@@ -1,10 +1,11 @@
 // The composer: the message box with the slash-command autocomplete, Send, and a Stop that
 // aborts at once (the stream, and any resubmit after panel tools still running).
 import { ComposerPrimitive, useAui, useAuiState } from "@assistant-ui/react";
-import { useEffect, useId, useState, type FC, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useId, useRef, useState, type FC, type FormEvent, type KeyboardEvent } from "react";
 import { completions, isLocal, parseInput } from "../commands/parse";
 import { runCommand, type CommandContext } from "../commands/run";
 import { requestJson } from "../runtime/api";
+import { useComposerFocus } from "./composerFocus";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
 export const Composer: FC = () => {
@@ -18,6 +19,8 @@ export const Composer: FC = () => {
   const [active, setActive] = useState(0);
   const [dismissed, setDismissed] = useState<string | null>(null);
   const listId = useId();
+  const input = useRef<HTMLTextAreaElement>(null);
+  useComposerFocus(input);
 
   // The draft survives closing the tab and switching threads: keep it in the store.
   useEffect(() => {
@@ -31,6 +34,10 @@ export const Composer: FC = () => {
   const items = dismissed === text ? [] : completions(text, store.skills);
   const open = items.length > 0;
   const current = open ? Math.min(active, items.length - 1) : 0;
+  // Every match is listed and the list scrolls: keep the chosen one in view.
+  useEffect(() => {
+    if (open) document.getElementById(`${listId}-${current}`)?.scrollIntoView?.({ block: "nearest" });
+  }, [open, current, listId]);
 
   const context = (): CommandContext => ({
     serverId: remoteId,
@@ -141,7 +148,7 @@ export const Composer: FC = () => {
         aria-controls={open ? listId : undefined}
         aria-activedescendant={open ? `${listId}-${current}` : undefined}
         rows={1}
-        autoFocus
+        ref={input}
         onKeyDown={onKeyDown}
       />
       {busy ? (

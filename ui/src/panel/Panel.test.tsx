@@ -135,6 +135,20 @@ describe("the panel", () => {
     expect(input().value).toBe("");
   });
 
+  it("takes the focus when it opens, but not from the canvas when a run starts", async () => {
+    const { store } = setup(() => sseResponse(textAnswer("Done.")));
+    const canvas = document.createElement("canvas");
+    canvas.tabIndex = 0;
+    document.body.appendChild(canvas);
+    render(<Panel store={store} />);
+    await waitFor(() => expect(document.activeElement).toBe(input()));
+    canvas.focus();
+    await send("hello"); // a click event that moves no focus, as a run that starts after tools
+    await screen.findByText("Done.");
+    expect(document.activeElement).toBe(canvas);
+    canvas.remove();
+  });
+
   it("completes skill names from the server", async () => {
     const { store } = setup(() => sseResponse(textAnswer("no")));
     render(<Panel store={store} />);

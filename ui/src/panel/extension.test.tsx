@@ -41,7 +41,7 @@ describe("the extension", () => {
     const tab = extension.bottomPanelTabs?.[0];
     expect(tab).toMatchObject({ id: "comfyui-assistant", title: "Assistant", type: "custom" });
     expect(extension.commands?.[0]?.id).toBe("ComfyUIAssistant.Open");
-    expect(extension.keybindings?.[0]).toEqual({ combo: { key: "a", ctrl: true, shift: true }, commandId: "ComfyUIAssistant.Open" });
+    expect(extension.keybindings?.[0]).toEqual({ combo: { key: "l", ctrl: true, shift: true }, commandId: "ComfyUIAssistant.Open" });
 
     await extension.commands?.[0]?.function();
     expect(execute).toHaveBeenCalledWith("Workspace.ToggleBottomPanelTab.comfyui-assistant");

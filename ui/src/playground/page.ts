@@ -16,6 +16,13 @@ function typingIn(target: EventTarget | null): boolean {
   return target.tagName === "TEXTAREA" || target.tagName === "INPUT" || target.isContentEditable;
 }
 
+/** The keys a text field owns (ComfyUI's RESERVED_BY_TEXT_INPUT, in short): others still run. */
+function ownedByTextField(event: KeyboardEvent): boolean {
+  const ctrl = event.ctrlKey || event.metaKey;
+  if (!ctrl && !event.altKey) return true; // plain keys, Shift+key
+  return ctrl && !event.altKey && (/^[acvxzyp]$/i.test(event.key) || /^(Backspace|Delete|Home|End|Arrow\w+)$/.test(event.key));
+}
+
 function matches(binding: ComfyKeybinding, event: KeyboardEvent): boolean {
   const { key, ctrl = false, alt = false, shift = false } = binding.combo;
   return (
@@ -28,7 +35,7 @@ function matches(binding: ComfyKeybinding, event: KeyboardEvent): boolean {
 
 export function bindKeys(app: PlaygroundApp): void {
   window.addEventListener("keydown", (event) => {
-    if (typingIn(event.composedPath()[0] ?? event.target)) return;
+    if (typingIn(event.composedPath()[0] ?? event.target) && ownedByTextField(event)) return;
     const bindings = [...app.extensions.flatMap((e) => e.keybindings ?? []), ...BUILTIN_KEYS];
     const binding = bindings.find((b) => matches(b, event));
     if (!binding) return;
