@@ -97,6 +97,11 @@ def table_window(model: str) -> Window | None:
     return None
 
 
+def reported_window(tokens: int) -> Window:
+    """The window a provider's "context length exceeded" error stated."""
+    return Window(tokens, "provider error", f"the provider reported {tokens} tokens")
+
+
 def resolve_window(
     *, thread_setting: int | None, settings: ProviderSettings, model: str, provider: Window | None
 ) -> Window:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .budget import Window, resolve_window
+from .budget import reported_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
     SUMMARY_SHARE,
@@ -52,8 +52,7 @@ class ChatContext:
     def _build(self, answer: UIMessage, window: int | None) -> Assembled:
         inputs = replace(self.inputs, ui_messages=[*self.inputs.ui_messages, answer])
         if window is not None:
-            shrunk = Window(window, "provider error", f"the provider reported {window} tokens")
-            inputs = replace(inputs, window=shrunk)
+            inputs = replace(inputs, window=reported_window(window))
         return build_context(inputs, counter_for(inputs.model))
 
 
@@ -76,8 +75,7 @@ async def prepare_context(
     window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
     if learned_window and learned_window.get("over") == window.tokens:
         # the provider said this window was too large: plan with what it said instead
-        told = int(learned_window["tokens"])
-        window = Window(told, "provider error", f"the provider reported {told} tokens")
+        window = reported_window(int(learned_window["tokens"]))
     correction = Correction.from_dict(stored_correction)
     summary = Summary.stored(await state.summary(thread_id))
     inputs = ContextInputs(

@@ -128,7 +128,8 @@ class ChatTurn:
         # the user's message is stored before the model is called (and the context then
         # knows a thread just created has no summary to read)
         await self._stored
-        turns = SentTurns(self._threads.store)
+        store = self._threads.store
+        turns, state = SentTurns(store), ThreadState(store)
         sent = await turns.of_thread(req.thread_id)
         first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
         plan = self._plan = build_plan(req, sources, first_turn, sent)
@@ -160,7 +161,7 @@ class ChatTurn:
                 plan=plan,
                 provider=provider,
                 model=self._model,
-                state=ThreadState(await service.store()),
+                state=state,
                 thread_id=req.thread_id,
                 environ=service.options.environ,
                 stored_correction=await service.corrections(),
@@ -175,7 +176,7 @@ class ChatTurn:
         except Exception as exc:
             return describe_error(exc, provider.settings, provider.settings.model).message
         plan.assemble = context.assemble
-        self._context, self._state = context, ThreadState(await service.store())
+        self._context, self._state = context, state
         model, correction = self._model, context.correction
 
         def learn(assembled: Assembled, usage: Usage) -> None:

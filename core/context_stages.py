@@ -59,8 +59,7 @@ class Assembly:
     blocks: list[Block] = field(init=False)  # thread_blocks, then every stage up to the window
     origin: Origins = field(init=False)  # thread_blocks
     system_message: Message = field(init=False)  # system_message
-    summary_text: str = field(init=False)  # system_message: the part of the summary sent
-    summary_block: Block | None = field(init=False)  # system_message: it, as a message
+    summary_block: Block | None = field(init=False)  # system_message: the summary sent
     history_budget: int = field(init=False)  # system_message: exact tokens for the history
     plan: Callable[[], list[str] | None] | None = None  # plan_compaction
     kept: list[Block] = field(init=False)  # priority_window
@@ -185,11 +184,11 @@ def system_message(a: Assembly) -> None:
     if cut:
         a.limits.append("system prompt truncated to 30% of the budget")
     a.system_message = {"role": "system", "content": system}
-    a.summary_text, a.summary_block, summary_tokens = "", None, 0
+    a.summary_block, summary_tokens = None, 0
     if a.inputs.summary is not None and a.summarized:
         cap = max(64, a.raw(int(a.budget.available * SUMMARY_SHARE)))
-        a.summary_text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
-        a.summary_block = a.cache.counted(steps.summary_block(a.summary_text), a.counter)
+        text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
+        a.summary_block = a.cache.counted(steps.summary_block(text), a.counter)
         summary_tokens = a.summary_block.tokens
     fixed = a.counter.message(a.system_message) + summary_tokens + REPLY_PRIMING
     a.history_budget = a.raw(a.budget.available) - fixed

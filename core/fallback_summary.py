@@ -276,6 +276,12 @@ def fallback_summary(
 FACTS_HEADER = "Kept verbatim:"
 
 
+def split_facts(summary: str) -> tuple[str, str]:
+    """A model summary and the facts block kept beside it ("" when it has none)."""
+    text, _, facts = summary.partition(f"\n\n{FACTS_HEADER}")
+    return text, facts
+
+
 def facts_block(
     messages: Sequence[OpenAIMessage], previous: str | None, max_chars: int = 1500
 ) -> str:
@@ -283,9 +289,7 @@ def facts_block(
     facts (file names, values, node ids) — of this stretch and of the previous summary's own
     block, the newest within `max_chars`: kept beside a model summary, which may paraphrase
     them away."""
-    earlier = ""
-    if previous and FACTS_HEADER in previous:
-        earlier = previous.split(f"\n\n{FACTS_HEADER}", 1)[-1]
+    earlier = split_facts(previous)[1] if previous else ""
     sections = _sections_of(fallback_summary(messages, earlier or None, max_chars=100_000))
     stated = _newest(sections.get("Stated", []), max_chars // 2, 3)
     facts = _newest(sections.get("Facts", []), max_chars - sum(len(x) + 3 for x in stated), 2)

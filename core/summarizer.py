@@ -16,7 +16,7 @@ from typing import Any
 from .context_blocks import build_blocks, flatten
 from .context_engine import Summary
 from .context_steps import digest_rounds
-from .fallback_summary import FACTS_HEADER, facts_block, fallback_summary
+from .fallback_summary import facts_block, fallback_summary, split_facts
 from .provider import Provider
 from .summary_checks import problem
 from .think_tags import visible_text
@@ -194,4 +194,4 @@ def _without_facts(summary: str | None) -> str | None:
     """A model summary without the facts block kept beside it (the model rewrites the rest)."""
     if summary is None:
         return None
-    return summary.split(f"\n\n{FACTS_HEADER}", 1)[0]
+    return split_facts(summary)[0]
