@@ -8,7 +8,7 @@ const nodeEnv = vi.hoisted(() => {
 });
 
 import { act, waitFor } from "@testing-library/react";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComfyExtension } from "../comfy";
 import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
 
@@ -27,14 +27,20 @@ vi.mock("../app", () => ({
   },
 }));
 
+// Importing the extension loads the whole panel (React, assistant-ui): seconds on a busy
+// machine, so it happens here, with its own time limit, not inside the test's 5 s.
+beforeAll(async () => {
+  vi.stubGlobal("fetch", fakeServer(() => sseResponse(textAnswer("hi"))).fetch);
+  await import("../extension");
+}, 60_000);
+
 afterAll(() => {
+  vi.unstubAllGlobals();
   process.env["NODE_ENV"] = nodeEnv;
 });
 
 describe("the extension", () => {
   it("registers the Assistant tab, its command and keybinding, and survives destroy", async () => {
-    vi.stubGlobal("fetch", fakeServer(() => sseResponse(textAnswer("hi"))).fetch);
-    await import("../extension");
     expect(registered).toHaveLength(1);
     const extension = registered[0]!;
     expect(extension.name).toBe("comfyui-assistant");
@@ -49,13 +55,12 @@ describe("the extension", () => {
     const el = document.createElement("div");
     document.body.appendChild(el);
     act(() => tab!.render(el));
-    await waitFor(() => expect(el.querySelector(".cua-root textarea")).toBeTruthy());
+    await waitFor(() => expect(el.querySelector(".cua-root textarea")).toBeTruthy(), { timeout: 10_000 });
     act(() => tab!.destroy!());
     expect(el.querySelector(".cua-root")).toBeNull();
     const again = document.createElement("div");
     act(() => tab!.render(again));
-    await waitFor(() => expect(again.querySelector(".cua-root")).toBeTruthy());
+    await waitFor(() => expect(again.querySelector(".cua-root")).toBeTruthy(), { timeout: 10_000 });
     act(() => tab!.destroy!());
-    vi.unstubAllGlobals();
   });
 });
