@@ -3,7 +3,6 @@ where the core can use it without importing from above itself."""
 
 from .core.tool_registry import (
     CITATION_TOOLS,
-    OPTIONAL_TOOLS,
     SERVER_TOOLS,
     TOOLS,
     get_tool,
@@ -15,7 +14,6 @@ from .core.tool_spec import GROUPS, ToolGroup, ToolRunner, ToolSpec
 __all__ = [
     "CITATION_TOOLS",
     "GROUPS",
-    "OPTIONAL_TOOLS",
     "SERVER_TOOLS",
     "TOOLS",
     "ToolGroup",

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .budget import reported_window, resolve_window
+from .budget import Window, reported_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
     SUMMARY_SHARE,
@@ -56,26 +56,33 @@ class ChatContext:
         return build_context(inputs, counter_for(inputs.model))
 
 
+async def turn_window(
+    provider: Provider, model: str, learned_window: Mapping[str, int] | None = None
+) -> Window:
+    """The window to plan with: the settings', else what the provider says (probed), else the
+    model table's; and when the provider's overflow error said that window was too large,
+    the window it stated instead."""
+    settings = provider.settings
+    meta = None if settings.context_window else await provider_window(settings, model)
+    window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
+    if learned_window and learned_window.get("over") == window.tokens:
+        window = reported_window(int(learned_window["tokens"]))
+    return window
+
+
 async def prepare_context(
     *,
     plan: ChatPlan,
     provider: Provider,
     model: str,
+    window: Window,
     state: ThreadState,
     thread_id: str,
     environ: Any,
     stored_correction: dict[str, Any],
     sent: dict[str, SentTurn],
-    learned_window: Mapping[str, int] | None = None,
     user_context: str,
-    optional_tools: frozenset[str] = frozenset(),
 ) -> ChatContext:
-    settings = provider.settings
-    meta = None if settings.context_window else await provider_window(settings, model)
-    window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
-    if learned_window and learned_window.get("over") == window.tokens:
-        # the provider said this window was too large: plan with what it said instead
-        window = reported_window(int(learned_window["tokens"]))
     correction = Correction.from_dict(stored_correction)
     summary = Summary.stored(await state.summary(thread_id))
     inputs = ContextInputs(
@@ -84,13 +91,13 @@ async def prepare_context(
         tools=plan.tools,
         model=model,
         window=window,
-        max_output_tokens=settings.max_output_tokens,
+        max_output_tokens=provider.settings.max_output_tokens,
         user_context=user_context,
         summary=summary,
         sent=sent,
         correction=correction.factor(model),
         settings=ContextSettings.from_env(environ),
-        optional_tools=optional_tools,
+        profile=plan.profile,
         cache_scope=thread_id,
     )
     return ChatContext(inputs, correction)

@@ -18,18 +18,21 @@ from typing import Any
 from .chat_request import ChatRequest
 from .chat_stream import ChatPlan, response_message_id
 from .context_files import (
+    COMPACT_DIR,
     ROLE_FILE,
+    SYSTEM_CONTEXT_DIR,
     SystemContext,
     env_int,
     load_system_context,
     max_chars_from_env,
+    skill_names_line,
     skills_index,
 )
+from .prompt_profile import FULL, PromptProfile
 from .skills import Skill, SkillError, closest
 from .system_prompt import (
     PromptParts,
     UserContext,
-    UserContextLimits,
     build_continuation_message,
     build_system_message,
 )
@@ -39,8 +42,7 @@ from .wire_types import UIMessage
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
-ALWAYS_OFFERED = frozenset(spec.name for spec in TOOLS if spec.name != CONTEXT_READER)
-WITH_CONTEXT_READER = ALWAYS_OFFERED | {CONTEXT_READER}
+REGISTRY_NAMES = frozenset(spec.name for spec in TOOLS)
 
 
 def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str | None:
@@ -55,6 +57,7 @@ class Sources:
     """What the plan reads, already loaded (the route gathers it from the service)."""
 
     system_context: SystemContext
+    compact_context: SystemContext  # the guidance of the compact profiles
     custom_system_prompt: str | None
     system_skills: Sequence[Skill]
     user_skills: Sequence[Skill]
@@ -76,12 +79,15 @@ class Sources:
         return None
 
 
-def user_limits(environ: Mapping[str, str]) -> UserContextLimits:
-    return UserContextLimits(total=env_int(environ, "LLM_USER_CONTEXT_MAX_CHARS", 2500))
-
-
-def load_context(directory: Path, environ: Mapping[str, str], replace_role: bool) -> SystemContext:
-    """The shipped guidance, capped; without the role file when something replaces it."""
+def load_context(
+    directory: Path, environ: Mapping[str, str], replace_role: bool, compact: bool = False
+) -> SystemContext:
+    """The shipped guidance, capped; without the role file when something replaces it.
+    `compact`: the compact profiles' guidance, from `compact/` in that directory (the shipped
+    one when a directory of the user's own has none)."""
+    if compact:
+        own = directory / COMPACT_DIR
+        directory = own if own.is_dir() else SYSTEM_CONTEXT_DIR / COMPACT_DIR
     skip = (ROLE_FILE,) if replace_role else ()
     return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
 
@@ -138,22 +144,34 @@ def skill_command(message: UIMessage, skills: Sequence[Skill]) -> tuple[str | No
 
 
 @functools.cache
-def registry_tools(names: frozenset[str]) -> tuple[tuple[dict[str, Any], ...], frozenset[str]]:
-    """The registry's tools among `names` in the OpenAI format, and the names of those that run
-    on the server. Rendered once (the registry never changes) and shared by every request's
-    plan: read-only by convention — nothing on the way to the provider edits a definition."""
+def registry_tools(
+    names: frozenset[str], brief: bool = False
+) -> tuple[tuple[dict[str, Any], ...], frozenset[str]]:
+    """The registry's tools among `names` in the OpenAI format (`brief`: the compact form), and
+    the names of those that run on the server. Rendered once (the registry never changes) and
+    shared by every request's plan: read-only by convention — nothing on the way to the
+    provider edits a definition."""
     specs = [spec for spec in TOOLS if spec.name in names]
     server = frozenset(spec.name for spec in specs if spec.runs == "server")
-    return tuple(spec.openai_tool() for spec in specs), server
+    return tuple(spec.openai_tool(brief) for spec in specs), server
+
+
+def offered_names(profile: PromptProfile, context_cut: bool) -> frozenset[str]:
+    """The registry tools a profile offers; the reader of left-out guidance only when the
+    guidance sent was cut."""
+    names = {spec.name for spec in TOOLS if profile.offers(spec.tier)} - {CONTEXT_READER}
+    return frozenset(names | ({CONTEXT_READER} if context_cut else set()))
 
 
 def _offered_tools(
-    req: ChatRequest, context: SystemContext
+    req: ChatRequest, names: frozenset[str], brief: bool
 ) -> tuple[list[dict[str, Any]], frozenset[str]]:
-    shared, server = registry_tools(WITH_CONTEXT_READER if context.omitted else ALWAYS_OFFERED)
+    shared, server = registry_tools(names, brief)
     tools = list(shared)
     for tool in req.tools:  # extra tools the panel declared; the registry wins on a name clash
-        if not any(t["function"]["name"] == tool.name for t in tools):
+        if tool.name not in REGISTRY_NAMES and not any(
+            t["function"]["name"] == tool.name for t in tools
+        ):
             function = {"name": tool.name, "description": tool.description}
             tools.append(
                 {"type": "function", "function": {**function, "parameters": tool.parameters}}
@@ -161,46 +179,82 @@ def _offered_tools(
     return tools, server
 
 
-def build_plan(
-    req: ChatRequest, sources: Sources, first_turn: bool, recorded: Mapping[str, Any] = {}
-) -> ChatPlan:
+@dataclass(frozen=True)
+class SkillUse:
+    """A `/skill` in the message being answered."""
+
+    latest_id: str | None = None  # the latest user message
+    text: str | None = None  # its expansion, sent in place of what was typed
+    reply: str | None = None  # the answer without the model (it names no skill)
+
+
+def skill_use(req: ChatRequest, sources: Sources, recorded: Mapping[str, Any]) -> SkillUse:
     """`recorded`: the user messages already sent (SentTurn by id): a /skill in one of them
     was expanded when it was first sent, and is resent as it was then."""
     ui = req.messages
+    history = ui[:-1] if ui[-1].get("role") == "assistant" else ui
+    index = _last_user(list(history))
+    if index is None:
+        return SkillUse()
+    latest = history[index]
+    if latest["id"] in recorded:
+        return SkillUse(latest["id"])
+    text, reply = skill_command(latest, [*sources.system_skills, *sources.user_skills])
+    return SkillUse(latest["id"], text, reply)
+
+
+def build_plan(
+    req: ChatRequest,
+    sources: Sources,
+    first_turn: bool,
+    skill: SkillUse,
+    profile: PromptProfile = FULL,
+    tools_usable: bool = True,
+) -> ChatPlan:
+    """The plan of the answer for a window of `profile`'s class; `tools_usable` False when
+    the model cannot call tools (none offered, none listed)."""
+    ui = req.messages
     continued = ui[-1] if ui[-1].get("role") == "assistant" else None
-    history = list(ui[:-1] if continued else ui)
-    every_skill = [*sources.system_skills, *sources.user_skills]
-    index = _last_user(history)
-    latest = history[index] if index is not None else None
-    skill_text = reply = None
-    if latest is not None and latest["id"] not in recorded:
-        skill_text, reply = skill_command(latest, every_skill)
-    tools, server = _offered_tools(req, sources.system_context)
+    guidance = sources.compact_context if profile.compact else sources.system_context
+    tools: list[dict[str, Any]] = []
+    server: frozenset[str] = frozenset()
+    if tools_usable:
+        names = offered_names(profile, bool(guidance.omitted))
+        tools, server = _offered_tools(req, names, brief=profile.compact)
+    index = (
+        skill_names_line(sources.system_skills, sources.user_skills)
+        if profile.skill_names_only
+        else skills_index(sources.system_skills, sources.user_skills)
+    )
     parts = PromptParts(
-        system_context=sources.system_context.text,
+        system_context=guidance.text,
         role_override=sources.role_override,
         persona=sources.persona_prompt,
-        skills_index=skills_index(sources.system_skills, sources.user_skills),
+        skills_index=index,
         environment=sources.environment_line,
         user=sources.user,
-        user_limits=user_limits(sources.environ),
+        user_limits=profile.user_limits(sources.environ),
         tool_names=[t["function"]["name"] for t in tools],
-        extra_tools=[(t.name, t.description) for t in req.tools if t.name not in ALWAYS_OFFERED],
+        extra_tools=[(t.name, t.description) for t in req.tools if t.name not in REGISTRY_NAMES]
+        if tools_usable
+        else [],
         panel_instructions=[req.system or "", *system_texts(ui)],
+        list_tool_groups=not profile.compact,
     )
     continuation = sources.environ.get("LLM_SYSTEM_PROMPT_MODE", "full") == "continuation"
     build = build_continuation_message if continuation and not first_turn else build_system_message
     return ChatPlan(
         system=build(parts),
-        ui_history=history,
+        ui_history=list(ui[:-1] if continued else ui),
         message_id=response_message_id(ui),
         answer_base=continued,
         tools=tools,
         server_tools=server,
         max_steps=env_int(sources.environ, "LLM_MAX_TOOL_STEPS", 8, minimum=1),
-        local_reply=reply,
-        latest_user_id=latest["id"] if latest is not None else None,
-        skill_text=skill_text,
+        local_reply=skill.reply,
+        latest_user_id=skill.latest_id,
+        skill_text=skill.text,
+        profile=profile.name,
     )
 
 

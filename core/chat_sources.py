@@ -45,8 +45,10 @@ async def gather_sources(service: AssistantService, snap: UserSnapshot) -> Sourc
     environ = service.options.environ
     env = await service.environment.get()
     replaces = role_override(snap.persona, snap.custom) is not None
+    directory = service.options.system_context_dir
     return Sources(
-        system_context=load_context(service.options.system_context_dir, environ, replaces),
+        system_context=load_context(directory, environ, replaces),
+        compact_context=load_context(directory, environ, replaces, compact=True),
         custom_system_prompt=snap.custom,
         system_skills=list_skills(service.system_skills),
         user_skills=list_skills(service.user_skills),

@@ -52,6 +52,7 @@ class ChatPlan:
     # window overrides ours after a provider's "context length exceeded".
     assemble: Callable[[UIMessage, int | None], Assembled] | None = None
     model_source: str = "settings"
+    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
     # Work the user sees before the first model call (a summary of the thread still being
     # made): its chunks (`data-status` parts) come first in the answer.
     before: Callable[[], AsyncIterator[ui.Chunk]] | None = None

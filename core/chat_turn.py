@@ -13,17 +13,19 @@ import enum
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from types import TracebackType
 
 from . import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .budget import ContextBudgetError
-from .chat_context import ChatContext, compact, prepare_context, reload_summary
-from .chat_plan import build_plan, user_limits
+from .chat_context import ChatContext, compact, prepare_context, reload_summary, turn_window
+from .chat_plan import build_plan, skill_use
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
-from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome
+from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, response_message_id
 from .context_engine import Assembled
+from .prompt_profile import profile_for
 from .provider import Provider, describe_error
 from .provider_probes import provider_capabilities
 from .sent_turns import SentTurn, SentTurns, now_text, turn_note
@@ -32,7 +34,6 @@ from .service import AssistantService
 from .stream_translate import Usage
 from .system_prompt import user_context_block
 from .threads import Threads, ThreadState
-from .tool_registry import OPTIONAL_TOOLS
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -121,6 +122,7 @@ class ChatTurn:
         """Plan the answer and assemble its first request. Returns the message to answer
         with instead (the context cannot fit, the provider cannot be reached), or None."""
         service, req = self.service, self.req
+        self.message_id = response_message_id(req.messages)
         snap = await user_snapshot(service)
         sources = await gather_sources(service, snap)
         provider = self._provider = await service.provider()
@@ -132,9 +134,7 @@ class ChatTurn:
         turns, state = SentTurns(store), ThreadState(store)
         sent = await turns.of_thread(req.thread_id)
         first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
-        plan = self._plan = build_plan(req, sources, first_turn, sent)
-        self.message_id = plan.message_id
-        plan.debug = self.debug
+        skill = skill_use(req, sources, sent)
         self._tools = ToolContext(
             thread_id=req.thread_id,
             threads=self._threads,
@@ -142,33 +142,41 @@ class ChatTurn:
             user_skills=service.user_skills,
             environment=service.environment,
             read_context_section=sources.system_context.section,
-        )
-        if plan.local_reply is not None:
+        )  # (the search's size follows the profile, once the window is known)
+        if skill.reply is not None:  # answered here, without the model
+            self._plan = build_plan(req, sources, first_turn, skill)
             self._model = provider.settings.model or ""
             return None
-        latest = plan.latest_user_id
+        latest = skill.latest_id
         if latest is not None and latest not in sent:  # first sent now: recorded as sent
-            sent[latest] = SentTurn(turn_note(snap.reminders, now_text()), plan.skill_text)
+            sent[latest] = SentTurn(turn_note(snap.reminders, now_text()), skill.text)
             await turns.record(req.thread_id, latest, sent[latest])
         try:
-            self._model, plan.model_source = await provider.choose_model()
+            self._model, model_source = await provider.choose_model()
             caps = await provider_capabilities(provider.settings, self._model)
-            plan.progress = caps.progress
-            if caps.tools is False and plan.tools:  # the server would drop them silently
-                plan.tools, plan.server_tools = [], frozenset()
+            window = await turn_window(
+                provider, self._model, await learned_window(service, provider, self._model)
+            )
+            # the window picks the prompt profile: the same on every turn of the thread
+            profile = profile_for(window.tokens, sources.environ)
+            # a server whose template cannot render tools drops them silently: none offered
+            tools_usable = caps.tools is not False
+            plan = self._plan = build_plan(req, sources, first_turn, skill, profile, tools_usable)
+            self._tools = replace(self._tools, search_limit=profile.search_results)
+            plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
+            if not tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             context = await prepare_context(
                 plan=plan,
                 provider=provider,
                 model=self._model,
+                window=window,
                 state=state,
                 thread_id=req.thread_id,
                 environ=service.options.environ,
                 stored_correction=await service.corrections(),
                 sent=sent,
-                learned_window=await learned_window(service, provider, self._model),
-                user_context=user_context_block(sources.user, user_limits(sources.environ)),
-                optional_tools=OPTIONAL_TOOLS,
+                user_context=user_context_block(sources.user, profile.user_limits(sources.environ)),
             )
             first = context.assemble(plan.answer_start(), None)
         except ContextBudgetError as exc:

@@ -13,14 +13,13 @@ from collections.abc import Callable
 from . import context_stages as stage
 from .context_cache import SHARED, BlockCache
 from .context_inputs import Assembled, ContextInputs, ContextSettings, Summary, covered_ids
-from .context_stages import SUMMARY_SHARE, TOOLS_SHARE, Assembly
+from .context_stages import SUMMARY_SHARE, Assembly
 from .gc_pause import cyclic_gc_paused
 from .tokens import TokenCounter
 
 __all__ = [
     "STAGES",
     "SUMMARY_SHARE",
-    "TOOLS_SHARE",
     "Assembled",
     "ContextInputs",
     "ContextSettings",

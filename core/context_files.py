@@ -25,6 +25,7 @@ SYSTEM_CONTEXT_DIR = Path(__file__).resolve().parent.parent / "system_context"
 MAX_CHARS_ENV = "LLM_SYSTEM_CONTEXT_MAX_CHARS"
 DEFAULT_MAX_CHARS = 12000
 ROLE_FILE = "01_role.md"
+COMPACT_DIR = "compact"  # the compact profiles' guidance, inside the system context folder
 SEPARATOR = " › "
 OMITTED_NOTE = "Sections not loaded to save space (read them with readSystemContext): "
 INDEX_DESCRIPTION_CHARS = 200
@@ -226,4 +227,19 @@ def skills_index(
     lines += [f"- {s.slug}: {_one_line(s.description)}" for s in user_sorted[:max_user]]
     if len(user_sorted) > max_user:
         lines.append(f"- ...and {len(user_sorted) - max_user} more (listUserSkills).")
+    return "\n".join(lines)
+
+
+def skill_names_line(system: Iterable[Skill], user: Iterable[Skill]) -> str:
+    """The skill index of the compact profiles: the slugs only, in one line or two."""
+    procedures = sorted(s.slug for s in system if not s.is_model)
+    models = sorted(s.slug for s in system if s.is_model)
+    lines = [f"Skills (getSystemSkill): {', '.join(procedures) or 'none'}."]
+    if models:
+        lines[0] += f" Model notes: {', '.join(models)}."
+    users = sorted(s.slug for s in user)
+    if users:
+        shown = users[:INDEX_MAX_USER_SKILLS]
+        more = f" and {len(users) - len(shown)} more" if len(users) > len(shown) else ""
+        lines.append(f"User skills (getUserSkill): {', '.join(shown)}{more}.")
     return "\n".join(lines)

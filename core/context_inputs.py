@@ -86,7 +86,7 @@ class ContextInputs:
     sent: Mapping[str, SentTurn] = field(default_factory=dict)
     correction: float = 1.0
     settings: ContextSettings = field(default_factory=ContextSettings)
-    optional_tools: frozenset[str] = frozenset()  # left out first when tools crowd the window
+    profile: str = "full"  # the prompt profile that chose `system` and `tools` (for the report)
     cache_scope: str = ""  # the thread: blocks are memoized per thread (see context_cache)
 
 

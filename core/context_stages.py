@@ -27,7 +27,6 @@ from .wire_types import ContextReport, UIMessage, UIPart
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
-TOOLS_SHARE = 0.3
 # The running summary may take at most this share of the budget (the newest part is kept).
 SUMMARY_SHARE = 0.2
 
@@ -101,18 +100,15 @@ class Origins:
 
 
 def fit_tools(a: Assembly) -> None:
-    """The budget: window − output reserve − safety margin − tool definitions. When the
-    definitions would take more than TOOLS_SHARE of the room, the optional tools go first
-    (the same set on every turn of a thread with the same window)."""
+    """The budget: window − output reserve − safety margin − tool definitions. (Which tools,
+    and in which form, the prompt profile decided for the window: `prompt_profile.py`.)"""
     inputs = a.inputs
     a.tools, a.tool_tokens = inputs.tools, a.counter.tools(inputs.tools)
-    room = compute_budget(inputs.window, inputs.max_output_tokens, 0).available
-    # (decided on our own count, not the learned correction: as the correction is learned
-    # over the first turns the offered set would change, and with it the cached prefix)
-    if a.tool_tokens > TOOLS_SHARE * room and inputs.optional_tools:
-        a.tools = [t for t in a.tools if t["function"]["name"] not in inputs.optional_tools]
-        a.tool_tokens = a.counter.tools(a.tools)
-        a.limits.append(f"tool definitions reduced to {len(a.tools)} of {len(inputs.tools)}")
+    if inputs.profile != "full":
+        a.limits.append(
+            f"{inputs.profile} prompt profile for a {inputs.window.tokens:,}-token window: "
+            f"compact instructions, {len(a.tools) or 'no'} brief tool definitions"
+        )
     a.budget = compute_budget(inputs.window, inputs.max_output_tokens, a.scaled(a.tool_tokens))
 
 

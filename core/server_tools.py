@@ -29,6 +29,7 @@ class ToolContext:
     user_skills: SkillDirectory
     environment: EnvironmentService
     read_context_section: Callable[[str], str | None]
+    search_limit: int = 15  # node search results when the model asks for no number (profile)
 
 
 def _skill_summary(skill: Skill) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def _unknown_node(env: Environment, node_type: Any) -> Any:
 
 async def search_nodes(args: dict[str, Any], ctx: ToolContext) -> Any:
     env = await ctx.environment.get()
-    results = env.search_nodes(str(args["query"]), int(args.get("limit", 15)))
+    results = env.search_nodes(str(args["query"]), int(args.get("limit", ctx.search_limit)))
     if not results:
         raise ToolFailure(
             f"No installed node matches '{args['query']}'. Try fewer or other words (a purpose "

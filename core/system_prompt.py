@@ -51,6 +51,7 @@ class PromptParts:
     user_limits: UserContextLimits = field(default_factory=UserContextLimits)
     tool_names: Sequence[str] = ()
     extra_tools: Sequence[tuple[str, str]] = ()  # (name, description) the panel declared
+    list_tool_groups: bool = True  # (the compact profiles leave the groups' notes out)
     panel_instructions: Sequence[str] = ()
 
 
@@ -88,8 +89,10 @@ def user_context_block(user: UserContext, limits: UserContextLimits) -> str:
     return "## The user\n" + _cut("\n".join(lines), limits.total)
 
 
-def tools_section(tool_names: Sequence[str], extra: Sequence[tuple[str, str]]) -> str:
-    names = set(tool_names)
+def tools_section(
+    tool_names: Sequence[str], extra: Sequence[tuple[str, str]], groups: bool = True
+) -> str:
+    names = set(tool_names) if groups else set()
     lines = []
     for key, group in GROUPS.items():  # each group's tools from the registry, in its order
         members = sorted(spec.name for spec in TOOLS if spec.group == key and spec.name in names)
@@ -109,7 +112,7 @@ def build_system_message(parts: PromptParts) -> str:
     if parts.environment:
         sections.append(f"## Environment\n{parts.environment}")
     sections.append(user_context_block(parts.user, parts.user_limits))
-    sections.append(tools_section(parts.tool_names, parts.extra_tools))
+    sections.append(tools_section(parts.tool_names, parts.extra_tools, parts.list_tool_groups))
     sections += [t.strip() for t in parts.panel_instructions]
     return "\n\n".join(s for s in sections if s and s.strip())
 

@@ -43,6 +43,8 @@ _EXACT = "Exact node type (class name), e.g. KSampler."
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
+        brief="Read the graph the user is viewing (detail: summary, compact (default) or full).",
+        tier="small",
         description="Read the workflow graph the user is viewing; again before editing if it "
         "may have changed. Ids inside subgraphs are paths: "
         '"12:5" is node 5 inside subgraph node 12, "12:in"/"12:out" its inputs/outputs.',
@@ -69,6 +71,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="addNode",
+        brief="Add one node by exact class name (e.g. KSampler); returns its id.",
+        tier="small",
         description="Add one node; returns its id. nodeType must be an exact registered class "
         "name (e.g. KSampler); if unsure it exists, search the node types first.",
         parameters=_args(
@@ -100,6 +104,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="removeNodes",
+        brief="Remove nodes by id, with their links.",
+        tier="small",
         description="Remove nodes by id, with all their links.",
         parameters=_args(
             ["nodeIds"],
@@ -117,6 +123,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="connectNodes",
+        brief="Link an output to an input (slot name or 0-based index); replaces its old link.",
+        tier="small",
         description="Link one node's output to another node's input. Slot types must match "
         "(e.g. MODEL to MODEL). An input takes one link: an existing link into it is replaced. "
         "An output may feed many inputs.",
@@ -135,6 +143,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="setWidgetValues",
+        brief="Set widget values on one node; an invalid value fails with the valid choices.",
+        tier="small",
         description="Set widget values on one node. Values are checked against the node "
         "definition (combo choices, number min/max); an invalid value fails with the valid "
         "choices listed.",
@@ -155,6 +165,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="queueWorkflow",
+        brief="Run the workflow; returns outputs, or each node error.",
+        tier="small",
         description="Queue the current workflow for execution. Returns its outputs (e.g. image "
         "filenames) and execution time; on failure, each node error with node id, input name, "
         "received value and message.",
@@ -177,6 +189,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="loadWorkflow",
+        brief="Replace the whole graph with a workflow; only when the user asks.",
+        tier="medium",
         description="Replace the whole graph with a workflow. Use only when the user asks for "
         "a new or complete workflow; otherwise prefer small edits. The user must confirm "
         "before a non-empty graph is replaced.",
@@ -194,6 +208,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     # Server tools: they need no browser and run inside the same /api/chat response.
     ToolSpec(
         name="searchInstalledNodes",
+        brief="Find installed node types by purpose, name, category or slot type.",
+        tier="small",
         description="Search the installed node types by purpose, name, category or slot type "
         '(e.g. "upscale image", "load lora", "LATENT"). Returns types with their link inputs '
         "and outputs.",
@@ -217,6 +233,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="getNodeDefinition",
+        brief="One node type's inputs (widget defaults, ranges, choices) and outputs.",
+        tier="small",
         description="The full definition of one node type: inputs with widget kinds, defaults, "
         "ranges and choices, and outputs. Use before setting values you are unsure of.",
         parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
@@ -228,6 +246,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="getAvailableModels",
+        brief="Installed model files of a folder type (checkpoints, loras, vae, ...).",
+        tier="small",
         description="Model files installed for a folder type (checkpoints, loras, vae, "
         "text_encoders, diffusion_models, upscale_models, controlnet, ...). Without a "
         "category: the count per folder type.",
@@ -239,28 +259,32 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="readDocumentation",
+        brief="A node type's documentation.",
+        tier="medium",
         description="The documentation of a node type (how it works, its inputs and tips).",
         parameters=_args(["nodeType"], nodeType={"type": "string", "description": _EXACT}),
         runs="server",
         group="lookup",
         handler=server_tools.documentation,
-        optional=True,
         cites=True,
         digest_args=("nodeType",),
         digest_files=False,
     ),
     ToolSpec(
         name="listSystemSkills",
+        brief="List the built-in skills.",
+        tier="full",
         description="List the built-in skills (procedures and model-family notes).",
         parameters=_args(),
         runs="server",
         group="skills",
         handler=server_tools.list_system_skills,
-        optional=True,
         digest_files=False,
     ),
     ToolSpec(
         name="getSystemSkill",
+        brief="Read a built-in skill by slug and follow it.",
+        tier="small",
         description="Read a built-in skill's instructions by slug; follow them for the task.",
         parameters=_args(["slug"], slug=_SLUG),
         runs="server",
@@ -271,27 +295,31 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="listUserSkills",
+        brief="List the user's skills.",
+        tier="full",
         description="List the procedures the user taught you (their skills).",
         parameters=_args(),
         runs="server",
         group="skills",
         handler=server_tools.list_user_skills,
-        optional=True,
         digest_files=False,
     ),
     ToolSpec(
         name="getUserSkill",
+        brief="Read one of the user's skills by slug and follow it.",
+        tier="small",
         description="Read one of the user's skills by slug; follow it for the task.",
         parameters=_args(["slug"], slug=_SLUG),
         runs="server",
         group="skills",
         handler=server_tools.get_user_skill,
-        optional=True,
         digest_args=("slug",),
         digest_files=False,
     ),
     ToolSpec(
         name="createUserSkill",
+        brief="Save a procedure the user asks you to remember, as markdown steps.",
+        tier="medium",
         description="Save a procedure the user wants you to remember, as a new skill. Write "
         "the body as clear markdown steps with exact node types and values.",
         parameters=_args(
@@ -308,11 +336,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="server",
         group="skills",
         handler=server_tools.create_user_skill,
-        optional=True,
         digest_args=("name",),
     ),
     ToolSpec(
         name="updateUserSkill",
+        brief="Change one of the user's skills; send only the fields that change.",
+        tier="full",
         description="Change one of the user's skills; send only the fields that change.",
         parameters=_args(
             ["slug"],
@@ -329,11 +358,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="server",
         group="skills",
         handler=server_tools.update_user_skill,
-        optional=True,
         digest_args=("slug",),
     ),
     ToolSpec(
         name="recallToolResult",
+        brief="The full result of an earlier call shortened to a digest, by the id in the digest.",
+        tier="small",
         description="The full result of an earlier tool call that was shortened to a digest, "
         "by the id shown in the digest.",
         parameters=_args(
@@ -346,6 +376,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="readSystemContext",
+        brief="Read a section of your instructions left out to save space.",
+        tier="full",
         description="Read a section of your instructions that was left out to save space, by "
         "the name listed in the system prompt.",
         parameters=_args(["section"], section={"type": "string", "description": "Section name."}),
@@ -367,7 +399,6 @@ def get_tool(name: str) -> ToolSpec | None:
     return _BY_NAME.get(name)
 
 
-OPTIONAL_TOOLS = frozenset(spec.name for spec in TOOLS if spec.optional)
 CITATION_TOOLS = frozenset(spec.name for spec in TOOLS if spec.cites)
 CITE_NOTE = (
     "When your answer uses this, say which node's documentation or which search it came "

@@ -42,6 +42,10 @@ GROUPS: Mapping[str, ToolGroup] = MappingProxyType(
 )
 
 ToolRunner = Literal["panel", "server"]
+# The smallest prompt profile (`prompt_profile.py`) that offers a tool: "small" tools are
+# offered at every window, "medium" ones from about 8K, "full" ones from about 16K.
+Tier = Literal["small", "medium", "full"]
+TIERS: tuple[Tier, ...] = ("small", "medium", "full")
 
 _NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _RUNNERS: frozenset[str] = frozenset({"panel", "server"})
@@ -54,6 +58,26 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+def _brief_schema(schema: Any) -> Any:
+    """A JSON Schema in its compact form: without "description" texts, defaults,
+    `"additionalProperties": false` and empty "required" lists (the shapes, types, choices and
+    ranges stay; a default may differ by profile, e.g. the number of search results)."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "description" or (key, value) in (
+            ("additionalProperties", False),
+            ("required", ()),
+        ):
+            continue
+        if key == "properties":  # property names, each a schema
+            out[key] = {name: _brief_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = _brief_schema(value)
+    return out
 
 
 def _thaw(value: Any) -> Any:
@@ -85,8 +109,11 @@ class ToolSpec:
     group: str = ""
     # The handler of a server tool (None for a panel tool).
     handler: Handler | None = field(default=None, compare=False)
-    # Left out first when the tool definitions would crowd a small window.
-    optional: bool = False
+    # One sentence for the compact profiles, where the definition goes without its
+    # parameters' descriptions: what the tool does and anything the model must know to call it.
+    brief: str = ""
+    # The smallest prompt profile that offers it (see Tier).
+    tier: Tier = "full"
     # Its results are sources the answer should name (documentation, searches).
     cites: bool = False
 
@@ -105,19 +132,25 @@ class ToolSpec:
             raise ValueError(f"{self.name}: undeclared argument(s) {unknown}")
         if self.group not in GROUPS:
             raise ValueError(f"{self.name}: group must be one of {sorted(GROUPS)}")
+        if self.tier not in TIERS:
+            raise ValueError(f"{self.name}: tier must be one of {TIERS}")
+        if not self.brief.strip():
+            raise ValueError(f"{self.name}: a brief description is needed (compact profiles)")
         if (self.handler is None) != (self.runs == "panel"):
             raise ValueError(f"{self.name}: a server tool needs a handler, a panel tool none")
         object.__setattr__(self, "parameters", _freeze(self.parameters))
         object.__setattr__(self, "digest_args", tuple(self.digest_args))
 
-    def openai_tool(self) -> dict[str, Any]:
-        """This tool in the OpenAI chat-completions `tools` format."""
+    def openai_tool(self, brief: bool = False) -> dict[str, Any]:
+        """This tool in the OpenAI chat-completions `tools` format; `brief`: the compact form
+        (the brief description, `_brief_schema`: about half the tokens). The arguments the
+        model may send are the same in both forms."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.description,
-                "parameters": _thaw(self.parameters),
+                "description": self.brief if brief else self.description,
+                "parameters": _thaw(_brief_schema(self.parameters) if brief else self.parameters),
             },
         }
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED, WITH_CONTEXT_READER, registry_tools
+from comfyui_assistant.core.chat_plan import offered_names, registry_tools
+from comfyui_assistant.core.prompt_profile import FULL, PROFILES
 from comfyui_assistant.core.skills import SYSTEM_SKILLS_DIR
 from comfyui_assistant.tools_definitions import TOOLS
 
@@ -225,7 +226,12 @@ async def test_the_shared_tool_definitions_stay_as_the_registry_renders_them(ass
         return [t["function"]["name"] for t in provider.requests[i]["tools"]]
 
     assert names(0) == [*names(1), "panelExtra"]
-    for names_offered in (ALWAYS_OFFERED, WITH_CONTEXT_READER):
-        shared, _ = registry_tools(names_offered)
-        assert list(shared) == [spec.openai_tool() for spec in TOOLS if spec.name in names_offered]
-    assert provider.requests[1]["tools"] == list(registry_tools(ALWAYS_OFFERED)[0])
+    for profile in PROFILES:
+        for cut in (False, True):
+            offered = offered_names(profile, cut)
+            shared, _ = registry_tools(offered, profile.compact)
+            assert list(shared) == [
+                spec.openai_tool(profile.compact) for spec in TOOLS if spec.name in offered
+            ]
+    # (a 32K window: the full profile)
+    assert provider.requests[1]["tools"] == list(registry_tools(offered_names(FULL, False))[0])

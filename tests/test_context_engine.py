@@ -669,19 +669,19 @@ def test_the_exact_count_never_exceeds_the_budget_at_the_boundary(ending):
     assert {n: d for n, d in over.items() if d > 0} == {}
 
 
-def test_optional_tool_definitions_go_first_when_they_would_crowd_a_small_window():
+def test_the_tools_given_are_sent_and_counted_whatever_the_window():
+    # which tools, and in which form, the prompt profile decides (tests/test_prompt_profile.py);
+    # the engine sends what it is given and takes their count from the budget
     tools = openai_tools()
-    optional = frozenset({"readDocumentation", "listSystemSkills", "getUserSkill"})
-    essential = [t for t in tools if t["function"]["name"] not in optional]
-    assert len(essential) == len(tools) - 3
-    small = build(chat(1), 4096, tools=tools, optional_tools=optional)
-    assert small.tools == essential
-    assert small.budget.tools == COUNTER.tools(essential)
-    assert small.exact == COUNTER.messages(small.messages) + COUNTER.tools(essential)
-    assert f"tool definitions reduced to {len(essential)} of {len(tools)}" in small.report["limits"]
-    roomy = build(chat(1), 200_000, tools=tools, optional_tools=optional)
-    assert roomy.tools == tools and roomy.report["limits"] == []
-    assert build(chat(1), 4096, tools=tools).tools == tools  # nothing optional: all sent
+    for window in (4096, 200_000):
+        built = build(chat(1), window, tools=tools)
+        assert built.tools == tools and built.budget.tools == COUNTER.tools(tools)
+        assert built.exact == COUNTER.messages(built.messages) + COUNTER.tools(tools)
+    small = build(chat(1), 4096, tools=tools[:3], profile="small")
+    assert small.report["limits"] == [
+        "small prompt profile for a 4,096-token window: compact instructions, 3 brief tool "
+        "definitions"
+    ]
 
 
 # --- digests ----------------------------------------------------------------------------------
@@ -813,18 +813,3 @@ def test_a_thread_counted_by_one_model_then_another_has_each_ones_counts():
     assert estimated == build_context(inputs(ui, cache_scope="t"), estimate, BlockCache()).exact
     assert estimated != exact_first
     assert build_context(inputs(ui, cache_scope="t"), COUNTER, cache).exact == exact_first
-
-
-def test_the_offered_tools_stay_the_same_as_the_correction_is_learned():
-    # a changing tool list breaks the prefix cache: the set depends on the window, not on the
-    # per-model correction learned over a thread's first turns
-    tools = openai_tools()
-    optional = frozenset({"readDocumentation", "listSystemSkills", "getUserSkill"})
-    for window in (4096, 8192, 32_000):
-        offered = {
-            tuple(t["function"]["name"] for t in build(
-                chat(1), window, tools=tools, optional_tools=optional, correction=factor
-            ).tools)
-            for factor in (0.8, 1.0, 1.3, 1.6)
-        }  # fmt: skip
-        assert len(offered) == 1, (window, offered)

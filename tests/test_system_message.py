@@ -115,6 +115,7 @@ async def test_a_small_cap_keeps_whole_sections_and_offers_the_rest_on_demand(
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
         "LLM_SYSTEM_CONTEXT_MAX_CHARS": "1500",
+        "LLM_CONTEXT_WINDOW": "32768",  # (the full guidance: a small window gets the compact)
     }
     app = await start_app(tmp_path, env)
     try:
@@ -149,6 +150,7 @@ async def test_continuation_mode_sends_a_short_message_after_the_first_turn(prov
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
         "LLM_SYSTEM_PROMPT_MODE": "continuation",
+        "LLM_CONTEXT_WINDOW": "32768",
     }
     app = await start_app(tmp_path, env)
     try:

@@ -308,7 +308,7 @@ def test_constructing_a_spec_copies_the_callers_schema() -> None:
     }
     spec = ToolSpec(
         "searchNodes", "Search node types.", schema, "server", ("q",), group="lookup",
-        handler=search_nodes,
+        handler=search_nodes, brief="Search.",
     )  # fmt: skip
     schema["properties"]["q"]["type"] = "integer"
     schema["required"].append("other")
@@ -337,8 +337,15 @@ def test_constructing_a_spec_copies_the_callers_schema() -> None:
 def test_malformed_specs_are_rejected(
     name: str, parameters: dict[str, Any], runs: Any, digest_args: tuple[str, ...]
 ) -> None:
-    with pytest.raises(ValueError):
-        ToolSpec(name, "d", parameters, runs, digest_args, group="graph")
+    with pytest.raises(ValueError, match=r"invalid tool name|runs must|object schema|undeclared"):
+        ToolSpec(name, "d", parameters, runs, digest_args, group="graph", brief="b")
+
+
+@pytest.mark.parametrize(("brief", "tier"), [("", "small"), ("  ", "full"), ("b", "tiny")])
+def test_a_spec_needs_a_brief_form_and_a_known_tier(brief: str, tier: Any) -> None:
+    with pytest.raises(ValueError, match=r"brief|tier"):
+        ToolSpec("ok", "d", {"type": "object", "properties": {}}, "panel", group="graph",
+                 brief=brief, tier=tier)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -353,9 +360,9 @@ def test_malformed_specs_are_rejected(
 def test_a_spec_must_say_where_it_runs_and_where_it_is_listed(
     runs: Any, group: str, handler: Any
 ) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"handler|group"):
         ToolSpec("ok", "d", {"type": "object", "properties": {}}, runs, group=group,
-                 handler=handler)  # fmt: skip
+                 handler=handler, brief="b")  # fmt: skip
 
 
 def test_every_tool_is_declared_in_one_place() -> None:
@@ -367,7 +374,6 @@ def test_every_tool_is_declared_in_one_place() -> None:
         assert spec.group in GROUPS
         assert (spec.handler is not None) == (spec.runs == "server")
     assert {s.name for s in TOOLS if s.runs == "server"} == registry.SERVER_TOOLS
-    assert {s.name for s in TOOLS if s.optional} == registry.OPTIONAL_TOOLS
     assert {"readDocumentation", "searchInstalledNodes"} == registry.CITATION_TOOLS
 
 
