@@ -38,11 +38,11 @@ from typing import Any
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
 from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED
 from comfyui_assistant.core.context_engine import (
-    SUMMARY_SHARE,
     ContextInputs,
     Summary,
     build_context,
     covered_ids,
+    summary_cap,
 )
 from comfyui_assistant.core.context_files import load_system_context
 from comfyui_assistant.core.context_validate import problems
@@ -252,7 +252,7 @@ class Ours:
             covered = covered_ids(ui, self.summary.until) if self.summary else frozenset()
             fresh = [i for i in got.compaction or [] if i not in covered] if new else []
             if fresh:  # the real summarizer, with no model: its deterministic fallback
-                room = int(got.budget.available * SUMMARY_SHARE * 3)  # as chat_context sizes it
+                room = summary_cap(got.budget.available, inputs.correction)  # as chat_context
                 self.summary = asyncio.run(
                     summarize(NO_MODEL, MODEL, self.summary, ui, fresh, 1.0, room)  # type: ignore[arg-type]
                 )

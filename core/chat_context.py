@@ -11,13 +11,13 @@ from typing import Any
 from .budget import Window, reported_window, resolve_window
 from .chat_stream import ChatPlan
 from .context_engine import (
-    SUMMARY_SHARE,
     Assembled,
     ContextInputs,
     ContextSettings,
     Summary,
     build_context,
     covered_ids,
+    summary_cap,
 )
 from .provider import Provider
 from .provider_probes import provider_window
@@ -121,14 +121,13 @@ async def compact(
     fresh = [i for i in ids or () if i not in covered]
     if not fresh:
         return
-    # the digest should fit the summary's share of the budget (~3 chars a token; if it is
-    # over, the engine keeps its newest part)
-    room = int(assembled.budget.available * SUMMARY_SHARE * 3)
+    # the summary's share of the budget, as the engine will cut it
+    room = summary_cap(assembled.budget.available, inputs.correction)
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools))  # (the chat's own: its cache is kept)
     new = await summarize(
-        provider, model, summary, thread, fresh, max_chars=room, window=window, prefix=prefix
+        provider, model, summary, thread, fresh, max_tokens=room, window=window, prefix=prefix
     )
     await state.set_summary(thread_id, new.text, new.until, new.fallback)
 

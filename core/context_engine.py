@@ -13,7 +13,7 @@ from collections.abc import Callable
 from . import context_stages as stage
 from .context_cache import SHARED, BlockCache
 from .context_inputs import Assembled, ContextInputs, ContextSettings, Summary, covered_ids
-from .context_stages import SUMMARY_SHARE, Assembly
+from .context_stages import SUMMARY_SHARE, Assembly, summary_cap
 from .gc_pause import cyclic_gc_paused
 from .tokens import TokenCounter
 
@@ -26,6 +26,7 @@ __all__ = [
     "Summary",
     "build_context",
     "covered_ids",
+    "summary_cap",
 ]
 
 STAGES: tuple[Callable[[Assembly], None], ...] = (

@@ -31,6 +31,13 @@ from .wire_types import ContextReport, UIMessage, UIPart
 SUMMARY_SHARE = 0.2
 
 
+def summary_cap(available: int, correction: float) -> int:
+    """The most tokens (by our counter) the running summary may take: SUMMARY_SHARE of the
+    budget as the provider counts it (`correction`), at least 64. The engine keeps the newest
+    part of a longer summary; the summarizer sizes its summaries to it."""
+    return max(64, math.floor(int(available * SUMMARY_SHARE) / correction))
+
+
 @dataclass(frozen=True)
 class Tally:
     """What the checks and the report need of the chosen blocks, in one pass over them."""
@@ -182,7 +189,7 @@ def system_message(a: Assembly) -> None:
     a.system_message = {"role": "system", "content": system}
     a.summary_block, summary_tokens = None, 0
     if a.inputs.summary is not None and a.summarized:
-        cap = max(64, a.raw(int(a.budget.available * SUMMARY_SHARE)))
+        cap = summary_cap(a.budget.available, a.inputs.correction)
         text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
         a.summary_block = a.cache.counted(steps.summary_block(text), a.counter)
         summary_tokens = a.summary_block.tokens

@@ -1,5 +1,12 @@
-"""The deterministic summary that stands in when no model summary can be had: what both
-speakers stated, the actions taken and the facts named (files, parameters, node ids).
+"""The deterministic summary that stands in when no model summary can be had, and the facts
+block kept beside a model summary (which may paraphrase them away).
+
+Both are a digest of lines in conversation order: what each speaker said ("user: …",
+"assistant: …", verbatim where short) and what the tools did ("tool: …", the one-line tool
+digest). Every line is ranked by what it names, dates or counts (the user's explicit
+instructions first); lines a newer line repeats and chatter come last. Over the token budget
+the weakest lines go first: a line that names something first shrinks to what it names
+("user (facts): …"), then goes; ties go oldest first.
 
 Pure and deterministic, like the digests.
 """
@@ -7,52 +14,144 @@ Pure and deterministic, like the digests.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .digests import DIGEST_PREFIX, digest_tool_result, one_line, parse_args
-from .json_text import compact_json
+from .digests import DIGEST_PREFIX, digest_tool_result, one_line
 from .ui_messages import NOT_RUN
 from .wire_types import OpenAIMessage
 
-_Fact = Callable[[re.Match[str]], str]
+Count = Callable[[str], int]
+"""Tokens of a text: the chat's counter (`TokenCounter.text`), so a digest sized here is the
+size the context engine measures."""
+
+LINE_CHARS = 200  # a sentence longer than this is cut (one_line)
+PER_MESSAGE = 3  # a long message (a paste, an explanation) offers its strongest sentences only
+FACTS_TITLE = "Kept verbatim"
+FACTS_HEADER = f"{FACTS_TITLE}:"
+EARLIER_HEADER = "Earlier:"
+DIGEST_TITLE = "Digest (oldest first)"
+
+# --- what a line names, dates or counts ---------------------------------------------------------
+
 _PARAMS = (
     r"(?:noise_)?seed|steps|cfg|width|height|denoise|batch[ _]size|strength(?:_model|_clip)?"
     r"|guidance|shift|fps|frames"
 )
-_FILE_RE = re.compile(
-    r"(?<![\w./\\-])[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g|webp"
-    r"|gif|json|ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_COUNT_WORD = (
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty"
+    r"|fifty|hundred|thousand|dozen|a couple of|a pair of"
+)
+_NOT_UNITS = "a|an|and|as|at|but|by|for|from|if|in|is|it|of|on|or|so|the|to|with"  # after a number
+# Patterns for what a line names, dates or counts, most specific first: a stretch of text
+# taken by one is not matched again by the next (a file name is not also an identifier).
+_FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(  # a file
+        r"(?<![\w./\\-])[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g"
+        r"|webp|gif|json|ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(  # a setting
+        rf"\b(?:{_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?-?\d+(?:\.\d+)?(?![\d.]*\w)",
+        re.IGNORECASE,
+    ),
+    re.compile(  # a date or a time
+        rf"\b{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"
+        r"|\b\d{4}-\d\d-\d\d\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
+        r"|\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b|\b\d{1,2}:\d\d\b|\b(?:tomorrow|tonight)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bnodes?\s+(?:id\s+)?#?\d+\b|(?<![\w&#])#\d+\b", re.IGNORECASE),  # a node
+    re.compile(r"(?<![\w.])\d{2,5}\s?[x×]\s?\d{2,5}(?![\w.])"),  # a size
+    re.compile(r"\"[^\"\n]{2,80}\"|“[^”\n]{2,80}”"),  # a quoted name
+    re.compile(r"(?<![\w./-])[\w.-]*[^\W_](?:[_/]|-(?=\d))[\w./-]*[^\W_]"),  # an identifier
+    re.compile(  # a number, with its unit when it has one; a count in words
+        rf"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%|\s?(?!(?:{_NOT_UNITS})\b)[A-Za-z]+\b)?"
+        rf"|\b(?:{_COUNT_WORD}) \w+",
+        re.IGNORECASE,
+    ),
+    # a name: CamelCase or a capital inside a word anywhere, a capitalized word (or a run of
+    # them) after the first word of the sentence; "I" is no name
+    re.compile(
+        r"\b[a-z]+[A-Z]\w*|\b[A-Z]\w*[A-Z]\w*|(?<=[^\s:.!?] )(?!I\b|I')[A-Z][\w'-]*(?: [A-Z]\w*)*"
+    ),
+)
+_INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user only)
+    r"\b(?:always|never|from now on|going forward|remember|prefer|must|make sure|don'?t|do not"
+    r"|keep|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)"
+    r"|(?:is|are) (?:called|named))\b",
     re.IGNORECASE,
 )
-_FACT_PATTERNS: tuple[tuple[re.Pattern[str], _Fact], ...] = (
-    (_FILE_RE, lambda m: m.group(0)),
-    (
-        re.compile(
-            rf"\b({_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?"
-            r"(-?\d+(?:\.\d+)?)(?![\d.]*\w)",
-            re.IGNORECASE,
-        ),
-        lambda m: f"{m.group(1).lower().replace(' ', '_')} {m.group(2)}",
-    ),
-    (
-        re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(px|steps|seconds|ms|GB|MB|fps|frames|%)(?!\w)"),
-        lambda m: f"{m.group(1)} {m.group(2)}",
-    ),
-    (
-        re.compile(r"(?<![\w.])(\d{2,5})\s?[x×]\s?(\d{2,5})(?![\w.])"),
-        lambda m: f"{m.group(1)}x{m.group(2)}",
-    ),
-    (
-        re.compile(r"\bnodes?\s+(?:id\s+)?#?(\d+)\b|(?<![\w&#])#(\d+)\b", re.IGNORECASE),
-        lambda m: f"node {m.group(1) or m.group(2)}",
-    ),
-    (
-        re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”"),
-        lambda m: compact_json(m.group(1) or m.group(2)),
-    ),
-)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_RECALL_SUFFIX = re.compile(r" \(recall: [^)]*\)$")
+_WORDS = re.compile(r"\W+")
+
+
+def facts_of(text: str) -> tuple[str, ...]:
+    """What `text` names, dates or counts, in the order it says them, each once."""
+    taken: list[tuple[int, int]] = []
+    for pattern in _FACT_PATTERNS:
+        for m in pattern.finditer(text):
+            if not any(m.start() < end and start < m.end() for start, end in taken):
+                taken.append(m.span())
+    found = (text[start:end].strip() for start, end in sorted(taken))
+    return tuple(dict.fromkeys(f for f in found if f))
+
+
+# --- the lines ----------------------------------------------------------------------------------
+
+KEEP, SHORT, GONE = 2, 1, 0  # a line's form: whole, shrunk to what it names, left out
+
+
+@dataclass
+class Line:
+    """One line of the digest. `tier` ranks it: 0 a newer line repeats it, 1 it names nothing
+    (chatter), 2 it names something, 3 the user's explicit instruction; `value` orders lines of
+    a tier (how many things it names, at most 2); `order` is its place in the conversation;
+    `short` is the line shrunk to what it names ("" when it cannot shrink)."""
+
+    speaker: str  # "user", "assistant" or "tool"
+    text: str
+    order: int = 0
+    facts: tuple[str, ...] = ()
+    tier: int = 1
+    value: int = 0
+    short: str = ""
+    form: int = KEEP
+
+    def render(self) -> str:
+        if self.form == SHORT:
+            return f"- {self.speaker} (facts): {self.short}"
+        return f"- {self.speaker}: {self.text}"
+
+
+def _line(speaker: str, text: str) -> Line:
+    """A line and what it is worth. A tool line is judged without its tool's name and recall
+    id, and never shrinks (the recall id is what it is for); an instruction shrinks to its cue
+    and what it names ("never: X LoRA", not "X LoRA", which would say the opposite)."""
+    gist = _RECALL_SUFFIX.sub("", text).partition(" ")[2] if speaker == "tool" else text
+    facts = facts_of(gist)
+    cue = _INSTRUCTION.search(text) if speaker == "user" else None
+    short = "; ".join(facts) if facts and speaker != "tool" else ""
+    short = f"{cue[0].lower()}: {short}" if cue and short else short
+    tier = 3 if cue else 2 if facts else 1
+    fits = len(short) < len(text) - 8
+    return Line(speaker, text, 0, facts, tier, min(len(facts), 2), short if fits else "")
+
+
+def _parsed(speaker: str, text: str, facts_only: bool) -> Line:
+    """A line of a previous digest, as it was: a "(facts)" line keeps the facts it listed
+    (an instruction's with its cue)."""
+    if not facts_only:
+        return _line(speaker, text)
+    facts = tuple(f.strip() for f in text.split(";"))
+    tier = 3 if speaker == "user" and _INSTRUCTION.match(text) else 2
+    return Line(speaker, text, 0, facts, tier, min(len(facts), 2), text, SHORT)
 
 
 def _text_of(content: Any) -> str:
@@ -62,218 +161,208 @@ def _text_of(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _text_facts(text: str) -> list[str]:
-    found = [
-        (m.start(), kind, fmt(m))
-        for kind, (regex, fmt) in enumerate(_FACT_PATTERNS)
-        for m in regex.finditer(text)
-    ]
-    return [fact for _, _, fact in sorted(found)]
+def _said(speaker: str, text: str) -> list[Line]:
+    """A message's sentences as lines; a long message keeps its PER_MESSAGE strongest (the
+    earlier of equals), in their order, so that a paste cannot crowd out what was said."""
+    sentences = (one_line(s, LINE_CHARS) for s in _SENTENCE.split(text) if s.strip())
+    lines = [_line(speaker, s) for s in sentences]
+    strongest = sorted(lines, key=lambda line: (-line.tier, -line.value))[:PER_MESSAGE]
+    return [line for line in lines if any(line is s for s in strongest)]
 
 
-def _arg_facts(value: Any, depth: int = 0) -> list[str]:
-    facts: list[str] = []
-    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
-        if isinstance(item, (dict, list)) and depth < 4:
-            facts.extend(_arg_facts(item, depth + 1))
-        elif isinstance(item, str) and _FILE_RE.fullmatch(item):
-            facts.append(item)
-        elif isinstance(item, (int, float)) and re.fullmatch(_PARAMS, str(key), re.IGNORECASE):
-            facts.append(f"{key} {compact_json(item)}")
-    return facts
-
-
-@dataclass
-class _Section:
-    title: str
-    entries: list[str]  # oldest first
-    lead: str  # between the title and the first entry
-    sep: str  # between entries
-    omitted: int = 0
-
-    def render(self) -> str:
-        more = f" ({self.omitted} older omitted)" if self.omitted else ""
-        return f"{self.title}{more}:{self.lead}" + self.sep.join(self.entries)
-
-    def keep_newest(self, max_chars: int) -> None:
-        """Drop the oldest entries that could never fit (bounds the trimming loop)."""
-        total, keep = 0, 0
-        for entry in reversed(self.entries):
-            total += len(entry) + len(self.sep)
-            if keep and total > max_chars:
-                break
-            keep += 1
-        self.omitted += len(self.entries) - keep
-        self.entries = self.entries[len(self.entries) - keep :]
-
-    def drop_expendable(self, tiers: list[int], max_chars: int) -> None:
-        """Over `max_chars` (it could never fit whole), the trimming loop's first choices in
-        one pass: lines that say nothing new, then lines without a value, oldest first, until
-        it fits. The last line stays."""
-        total = sum(len(entry) + len(self.sep) for entry in self.entries)
-        drop: set[int] = set()
-        for tier in (0, 1):
-            for i, entry in enumerate(self.entries[:-1]):
-                if total <= max_chars:
-                    break
-                if tiers[i] == tier:
-                    drop.add(i)
-                    total -= len(entry) + len(self.sep)
-        self.omitted += len(drop)
-        self.entries = [entry for i, entry in enumerate(self.entries) if i not in drop]
-
-
-_STATED_CUE = re.compile(
-    r"\b(always|never|from now on|prefer|favou?rite|go-to|remember|keep|should|must|"
-    r"call(ed)?|name[ds]?|rename|my|mine|we|our|use|set|deadline|due)\b",
-    re.IGNORECASE,
-)
-# a value: a number, a quotation mark, a file extension, an identifier (kl_optimal, out/tests)
-_VALUE = r"\d|[\"“”]|\.\w{2,5}\b|[^\W_][_/][^\W_]"
-_SPECIFIC = re.compile(rf"{_VALUE}|'")
-_INFORMATIVE = re.compile(_VALUE)
-_NARRATIVE = ("Earlier", "User requests")  # shrunk least telling line first
-_HEADER = re.compile(r"^(Earlier|User requests|Actions|Facts|Stated)( \(\d+ older omitted\))?:")
-
-
-def _stated(text: str) -> list[str]:
-    """The user's sentences that state something durable: a preference, a name, a value."""
+def _tool_lines(message: OpenAIMessage, results: dict[Any, str]) -> list[Line]:
+    """A line per tool call of an assistant message: the tool digest of its call and result."""
+    calls = message.get("tool_calls")
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        sentence = sentence.strip()
-        if len(sentence) > 12 and (_STATED_CUE.search(sentence) and _SPECIFIC.search(sentence)):
-            out.append(one_line(sentence, 160))
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") or {}
+        name, arguments = str(function.get("name", "")), function.get("arguments") or "{}"
+        call_id = str(call.get("id", ""))
+        digest = digest_tool_result(name, arguments, results.get(call_id, NOT_RUN), call_id)
+        out.append(_line("tool", digest.removeprefix(DIGEST_PREFIX)))
     return out
 
 
-def _sections_of(previous: str) -> dict[str, list[str]]:
-    """A previous digest, split back into its sections ({} for a model-written summary)."""
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in previous.splitlines():
-        header = _HEADER.match(line)
-        if header:
-            current = sections.setdefault(header.group(1), [])
-            rest = line[header.end() :].strip()
-            if header.group(1) == "Facts" and rest:
-                current.extend(f.strip() for f in rest.split(";") if f.strip())
-            elif rest:
-                current.append(rest)
-        elif current is not None and line.strip():
-            current.append(line.strip().removeprefix("- "))
-    return sections
-
-
-def _tiers(lines: list[str], newer: set[str]) -> list[int]:
-    """What each narrative line (oldest first) adds: 0 nothing, a newer line or one of `newer`
-    says it again; 1 no value (number, quotation, file name, identifier); 2 a value."""
-    seen, tiers = set(newer), []
-    for line in reversed(lines):
-        gist = line.removeprefix("asked: ")
-        tiers.append(0 if gist in seen else 2 if _INFORMATIVE.search(gist) else 1)
-        seen.add(gist)
-    return tiers[::-1]
-
-
-def _expendable(sections: list[_Section], stated: dict[str, None]) -> tuple[_Section, int] | None:
-    """The narrative line to drop first: the oldest that says nothing new, else the oldest
-    without a value; None when every line holds one. A section's last line is never chosen."""
-    lines = [(s, i) for s in sections if s.title in _NARRATIVE for i in range(len(s.entries))]
-    tiers = _tiers([s.entries[i] for s, i in lines], set(stated))
-    found = [
-        (tier, k)
-        for k, (tier, (section, _)) in enumerate(zip(tiers, lines, strict=True))
-        if tier < 2 and len(section.entries) > 1
-    ]
-    return lines[min(found)[1]] if found else None
-
-
-def fallback_summary(
-    messages: Sequence[OpenAIMessage], previous: str | None, max_chars: int = 4000
-) -> str:
-    """A deterministic digest of a stretch of conversation (OpenAI messages): what the user
-    stated (sentences with a preference, a name or a value, verbatim), the user's requests, a
-    digest line per tool call, facts (file names, settings, node ids, quoted strings) and the
-    previous summary. Stated sentences and facts carry forward from summary to summary; over
-    `max_chars` the oldest actions go first; then, of the earlier summary and the requests,
-    the lines a newer line or a stated sentence repeats, then those without a value (number,
-    quotation, file name, identifier), oldest first; then the rest of the earlier summary,
-    then requests, then facts, and stated sentences last."""
+def _lines_of(messages: Sequence[OpenAIMessage]) -> list[Line]:
+    """The lines of a stretch of conversation (OpenAI messages), in order."""
     results = {
         m.get("tool_call_id"): _text_of(m.get("content"))
         for m in messages
         if m.get("role") == "tool"
     }
-    old = _sections_of(previous or "")
-    requests: list[str] = []
-    actions: list[str] = []
-    stated: dict[str, None] = dict.fromkeys(old.get("Stated", []))
-    facts: dict[str, None] = dict.fromkeys(old.get("Facts", []) or _text_facts(previous or ""))
-
-    def add(target: dict[str, None], found: list[str]) -> None:
-        for item in found:
-            target.pop(item, None)  # seen again: counts as new
-            target[item] = None
-
+    lines: list[Line] = []
     for message in messages:
-        role, text = message.get("role"), _text_of(message.get("content"))
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        if role == "user" and first:
-            requests.append(one_line(first, 120))
-            add(stated, _stated(text))
-        if role in ("user", "assistant"):
-            add(facts, _text_facts(text))
-        calls = message.get("tool_calls") if role == "assistant" else None
-        for call in calls if isinstance(calls, list) else []:
-            function = call.get("function") or {}
-            name, arguments = str(function.get("name", "")), function.get("arguments") or "{}"
-            call_id = str(call.get("id", ""))
-            line = digest_tool_result(name, arguments, results.get(call_id, NOT_RUN), call_id)
-            actions.append(line[len(DIGEST_PREFIX) :])
-            add(facts, _arg_facts(parse_args(arguments)))
-    if old:
-        earlier = old.get("Earlier", []) + [f"asked: {r}" for r in old.get("User requests", [])]
-    else:
-        earlier = [line for line in (previous or "").strip().splitlines() if line.strip()]
-    sections = [
-        _Section("Earlier", earlier, "\n", "\n"),
-        _Section("User requests", requests, "\n- ", "\n- "),
-        _Section("Actions", actions, "\n- ", "\n- "),
-        _Section("Facts", list(facts), " ", "; "),
-        _Section("Stated", list(stated), "\n- ", "\n- "),
-    ]
-    sections = [s for s in sections if s.entries]
-    for section in sections:
-        if section.title in _NARRATIVE:  # the requests are newer than the earlier summary
-            newer = set(stated) | (set(requests) if section.title == "Earlier" else set())
-            section.drop_expendable(_tiers(section.entries, newer), max_chars)
-        section.keep_newest(max_chars)
-    out = "\n".join(s.render() for s in sections)
-    order = {"Actions": 0, "Earlier": 1, "User requests": 2, "Facts": 3, "Stated": 4}
-    while len(out) > max_chars:
-        shrinkable = [s for s in sections if len(s.entries) > 1 or len(s.entries[0]) > 61]
-        if not shrinkable:
-            return out[: max_chars - 1] + "…"
-        section = min(shrinkable, key=lambda s: order[s.title])
-        if section.title != "Actions" and (victim := _expendable(sections, stated)):
-            section, index = victim  # a repeated or value-less line of the narrative first
-            del section.entries[index]
-            section.omitted += 1
-        elif len(section.entries) > 1:
-            section.entries.pop(0)
-            section.omitted += 1
-        elif len(entry := section.entries[0]) > 61:  # each pass makes it strictly shorter
-            keep = max(len(entry) - (len(out) - max_chars) - 1, 60)
-            section.entries[0] = (
-                "…" + entry[-keep:] if section.title == "Earlier" else entry[:keep] + "…"
-            )
-        else:
-            return out[: max_chars - 1] + "…"
-        out = "\n".join(s.render() for s in sections)
-    return out
+        role = message.get("role")
+        if role == "user" or role == "assistant":
+            lines += _said(role, _text_of(message.get("content")))
+        if role == "assistant":
+            lines += _tool_lines(message, results)
+    return lines
 
 
-FACTS_HEADER = "Kept verbatim:"
+_PARSED = re.compile(r"^- (user|assistant|tool)( \(facts\))?: (.+)$")
+_OMITTED = re.compile(r"\((\d+) weaker lines? left out\)")
+
+
+@dataclass
+class Previous:
+    """A previous summary, taken apart: a model's text (kept as the "Earlier" block), the
+    lines of a digest (they are ranked again with the new ones) and how many it left out."""
+
+    earlier: str = ""
+    lines: list[Line] = field(default_factory=list)
+    omitted: int = 0
+
+
+def parse_previous(summary: str | None) -> Previous:
+    """A previous summary: a digest (this module's) gives back its Earlier block and lines; a
+    model summary is the Earlier block, and the facts block beside it gives lines. Anything
+    else (a digest of an older format) is kept whole as the Earlier block."""
+    if not summary or not summary.strip():
+        return Previous()
+    text, facts = split_facts(summary)
+    if facts:
+        return Previous(text.strip(), _parse_lines(facts.splitlines()))
+    head, sep, body = f"\n{summary}".partition(f"\n{DIGEST_TITLE}")
+    if not sep:
+        return Previous(summary.strip())
+    header, _, rest = body.partition("\n")
+    omitted = _OMITTED.search(header)
+    earlier = head.strip().removeprefix(EARLIER_HEADER).strip()
+    return Previous(earlier, _parse_lines(rest.splitlines()), int(omitted[1]) if omitted else 0)
+
+
+def _parse_lines(texts: Iterable[str]) -> list[Line]:
+    parsed = (_PARSED.match(text) for text in texts)
+    return [_parsed(m[1], m[3], facts_only=bool(m[2])) for m in parsed if m]
+
+
+def _norm(text: str) -> str:
+    return _WORDS.sub(" ", text.casefold()).strip()
+
+
+def _rank_repeats(lines: list[Line]) -> None:
+    """Tier 0 for a line that a newer line says again: the same words, or — unless it is an
+    instruction — every fact it names."""
+    said: set[str] = set()
+    named: set[str] = set()
+    for line in reversed(lines):
+        gist, facts = _norm(line.text), [_norm(f) for f in line.facts]
+        if gist in said or (facts and line.tier < 3 and all(f in named for f in facts)):
+            line.tier = 0
+        said.add(gist)
+        named.update(facts)
+
+
+# --- fitting the budget -------------------------------------------------------------------------
+
+
+def _shrink(line: Line) -> None:
+    """One step down: whole to shrunk (when it can and a newer line does not repeat it), else
+    gone."""
+    line.form = SHORT if line.form == KEEP and line.short and line.tier > 0 else GONE
+
+
+def _steps(lines: list[Line]) -> Iterable[Line]:
+    """The lines to shrink or drop, one step at a time, the weakest first (by tier, a tool line
+    before a statement, which cannot be recalled, then by value, then the older first): every
+    line but the instructions shrinks or goes, then the instructions shrink, then the shrunk
+    lines go, then the rest."""
+    order = sorted(lines, key=lambda x: (x.tier, x.speaker != "tool", x.value, x.order))
+    yield from (line for line in order if line.form == KEEP and line.tier < 3)
+    yield from (line for line in order if line.form == KEEP and line.short)
+    yield from (line for line in order if line.form == SHORT)
+    yield from (line for line in order if line.form == KEEP)
+
+
+def _heading(title: str, left_out: int | None) -> str:
+    """The title, with how many lines were left out (unless `left_out` is None)."""
+    return f"{title} ({left_out} weaker lines left out):" if left_out else f"{title}:"
+
+
+def _render(heading: str, lines: list[Line]) -> str:
+    """The heading and the lines still there, in conversation order ("" when none is)."""
+    kept = [line.render() for line in lines if line.form != GONE]
+    return "\n".join([heading, *kept]) if kept else ""
+
+
+def _fit_lines(title: str, lines: list[Line], room: int, count: Count, left_out: int | None) -> str:
+    """The lines rendered in `room` tokens, the weakest shrunk or gone first. Each step is
+    judged by the heading's count plus the sum of the lines' (cheap: a line's tokens do not
+    change with its neighbours, but for a few at the joints); the rendered text is counted
+    once that fits, and the steps go on while it does not."""
+    sizes = {id(line): count(line.render() + "\n") for line in lines}
+    body = sum(sizes.values())
+    for line in _steps(lines):
+        heading = _heading(title, left_out)
+        if count(heading) + body <= room and count(out := _render(heading, lines)) <= room:
+            return out
+        _shrink(line)
+        left_out = None if left_out is None else left_out + (line.form == GONE)
+        size = count(line.render() + "\n") if line.form == SHORT else 0
+        body += size - sizes[id(line)]
+        sizes[id(line)] = size
+    return _render(_heading(title, left_out), lines)
+
+
+def _fit(title: str, lines: list[Line], max_tokens: int, count: Count, previous: Previous) -> str:
+    """The digest: the previous summary's Earlier block, then the lines under `title`, in at
+    most `max_tokens` (by `count`). The Earlier block keeps at least half the budget (or all it
+    needs) and gets what the lines leave."""
+    earlier = previous.earlier
+    room = max_tokens - min(count(earlier), max_tokens // 2) if earlier else max_tokens
+    out = _fit_lines(title, lines, room, count, previous.omitted)
+    if earlier:
+        rest = max_tokens - count(out) - count(EARLIER_HEADER) - 2
+        earlier = f"{EARLIER_HEADER}\n{_shorten(earlier, rest, count)}"
+        out = f"{earlier}\n{out}" if out else earlier
+    return _cut(out, max_tokens, count)
+
+
+def _shorten(text: str, max_tokens: int, count: Count) -> str:
+    """`text` in `max_tokens`: its lines from the middle out go first (a model summary begins
+    with the goals and ends with the open requests), a "…" where they were."""
+    lines = text.splitlines()
+    kept = lines
+    for keep in range(len(lines) - 1, 0, -1):  # fewer and fewer lines
+        if count("\n".join(kept)) <= max_tokens:
+            break
+        head = (keep + 1) // 2
+        kept = [*lines[:head], "…", *lines[len(lines) - (keep - head) :]]
+    return _cut("\n".join(kept), max_tokens, count)
+
+
+def _cut(text: str, max_tokens: int, count: Count) -> str:
+    """`text`, its end cut (with "…") until it takes at most `max_tokens`."""
+    if count(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)  # the longest start of the text that fits, by bisection
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if count(text[:mid] + "…") <= max_tokens else (lo, mid - 1)
+    return text[:lo] + "…" if lo else ""
+
+
+# --- the two summaries --------------------------------------------------------------------------
+
+
+def _ranked(messages: Sequence[OpenAIMessage], previous: str | None) -> tuple[Previous, list[Line]]:
+    """The previous summary taken apart, and its lines with this stretch's, in conversation
+    order, ranked."""
+    before = parse_previous(previous)
+    lines = [replace(line, order=k) for k, line in enumerate(before.lines + _lines_of(messages))]
+    _rank_repeats(lines)
+    return before, lines
+
+
+def fallback_summary(
+    messages: Sequence[OpenAIMessage], previous: str | None, max_tokens: int, count: Count
+) -> str:
+    """A deterministic digest of a stretch of conversation (OpenAI messages) on top of the
+    previous summary, in at most `max_tokens`: the previous digest's lines are ranked again
+    with the new ones; a previous model summary opens it as the Earlier block."""
+    before, lines = _ranked(messages, previous)
+    return _fit(DIGEST_TITLE, lines, max_tokens, count, before)
 
 
 def split_facts(summary: str) -> tuple[str, str]:
@@ -283,28 +372,11 @@ def split_facts(summary: str) -> tuple[str, str]:
 
 
 def facts_block(
-    messages: Sequence[OpenAIMessage], previous: str | None, max_chars: int = 1500
+    messages: Sequence[OpenAIMessage], previous: str | None, max_tokens: int, count: Count
 ) -> str:
-    """What the deterministic digest keeps verbatim — the user's stated sentences and the
-    facts (file names, values, node ids) — of this stretch and of the previous summary's own
-    block, the newest within `max_chars`: kept beside a model summary, which may paraphrase
-    them away."""
-    earlier = split_facts(previous)[1] if previous else ""
-    sections = _sections_of(fallback_summary(messages, earlier or None, max_chars=100_000))
-    stated = _newest(sections.get("Stated", []), max_chars // 2, 3)
-    facts = _newest(sections.get("Facts", []), max_chars - sum(len(x) + 3 for x in stated), 2)
-    lines = ["Stated:", *(f"- {line}" for line in stated)] if stated else []
-    if facts:
-        lines.append("Facts: " + "; ".join(facts))
-    return f"{FACTS_HEADER}\n" + "\n".join(lines) if lines else ""
-
-
-def _newest(items: list[str], room: int, joint: int) -> list[str]:
-    """The newest items whose lengths (each with `joint` more) fit in `room`, in order."""
-    kept: list[str] = []
-    for item in reversed(items):
-        room -= len(item) + joint
-        if room < 0:
-            break
-        kept.append(item)
-    return kept[::-1]
+    """The lines kept verbatim beside a model summary, which may paraphrase them away: of this
+    stretch and of the previous summary (its facts block, or its lines if it was a digest),
+    ranked as in the digest, without chatter and repeats, in at most `max_tokens`. None is
+    left out for being in the model's summary: the next summary may drop it."""
+    lines = [line for line in _ranked(messages, previous)[1] if line.tier > 1]
+    return _fit_lines(FACTS_TITLE, lines, max_tokens, count, None)

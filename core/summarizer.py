@@ -45,6 +45,12 @@ At most 350 words. Output only the summary."""
 SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
 SUMMARY_MAX_TOKENS = 800  # the answer's limit (a summary of at most 350 words fits easily)
 DEFAULT_WINDOW = 8192
+DEFAULT_SUMMARY_TOKENS = 1000  # when the caller has no budget to size it by (/compact)
+# The facts block beside a model summary is the verbatim record that carries forward from one
+# compaction to the next (the model rewrites its summary each time and may drop a fact); when
+# both do not fit, it keeps at least this share of the room. bench/fidelity.py, model variant,
+# tools/chat at 4K: a half kept 62%/47% of the needed facts, three quarters 76%/64%, all 71%/68%.
+FACTS_SHARE = 0.75
 
 
 class UnusableSummary(ValueError):
@@ -165,29 +171,39 @@ async def summarize(
     ui_messages: Sequence[UIMessage],
     ids: list[str],
     timeout: float = SUMMARY_TIMEOUT,
-    max_chars: int = 4000,
+    max_tokens: int = DEFAULT_SUMMARY_TOKENS,
     window: int = DEFAULT_WINDOW,
     prefix: Prefix = NO_PREFIX,
 ) -> Summary:
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`. A model
-    summary keeps the deterministic facts of the stretch beside it (file names, values, node
-    ids, what the user stated)."""
+    summary keeps the deterministic facts of the stretch beside it (what both speakers said
+    that names, dates or counts something, the user's instructions first); the digest that
+    stands in for a failed one fits `max_tokens` (the model's count, as the engine measures
+    the summary)."""
     wanted = set(ids)
     part = [m for m in ui_messages if str(m.get("id") or "") in wanted]
     digested = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
     whole = to_openai_messages(part)  # (the digest reads the full results itself)
     before = previous.text if previous else None
+    count = counter_for(model).text
     try:
         text = await asyncio.wait_for(
             model_summary(provider, model, _without_facts(before), digested, window, prefix),
             timeout,
         )
-        facts = facts_block(whole, before)
+        facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
         log.warning("summarizing failed (%s); using the deterministic digest", exc)
-        text = fallback_summary(whole, before, max_chars=max_chars)
+        text = fallback_summary(whole, before, max_tokens, count)
         return Summary(text, until=ids[-1], fallback=True)
+
+
+def facts_room(summary: str, max_tokens: int, count: Callable[[str], int]) -> int:
+    """The tokens the facts block beside a model summary may take: what the summary leaves of
+    `max_tokens`, and at least FACTS_SHARE of it. The engine keeps the newest part of the
+    whole (the facts, and the summary's end as far as it fits)."""
+    return max(max_tokens - count(summary) - 2, int(max_tokens * FACTS_SHARE))
 
 
 def _without_facts(summary: str | None) -> str | None:

@@ -201,7 +201,7 @@ async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provi
     report = context_report(body)
     assert report["summary"]["fallback"] is True
     opening = provider.requests[-1]["messages"][1]["content"]
-    assert opening.startswith(f"{SUMMARY_OPEN}User requests")
+    assert opening.startswith(f"{SUMMARY_OPEN}Digest (oldest first)")
     # facts from the summarized part survive (newest first): the request just before the
     # first one kept is in the digest
     summary, _, kept = opening.partition(SUMMARY_CLOSE)
