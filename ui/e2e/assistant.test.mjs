@@ -22,7 +22,9 @@ import {
   openAssistant,
   openTarget,
   panel,
+  pointComfyUIAt,
   reply,
+  restoreComfyUIProvider,
   screenshot,
   send,
   sendButton,
@@ -327,29 +329,5 @@ async function ensureCheckpointLoader(page) {
     const tracker = window.app.extensionManager.workflow?.activeWorkflow?.changeTracker;
     (tracker?.captureCanvasState ?? tracker?.checkState)?.call(tracker); // captureCanvasState: newer
     return node.id;
-  });
-}
-
-const PROVIDER_KEYS = ["baseUrl", "model", "contextWindow"];
-
-/** Point a real ComfyUI's assistant at the scripted provider; returns what to restore. */
-async function pointComfyUIAt(provider) {
-  const url = `${COMFYUI_URL}/api/assistant/provider`;
-  const saved = await (await fetch(url)).json();
-  const res = await fetch(url, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ baseUrl: provider.baseUrl, model: "scripted-model", contextWindow: 32768 }),
-  });
-  assert.equal(res.status, 200, `PUT ${url}: ${await res.text()}`);
-  return saved;
-}
-
-async function restoreComfyUIProvider(saved) {
-  const body = Object.fromEntries(PROVIDER_KEYS.map((key) => [key, saved.sources?.[key] === "settings" ? saved[key] : null]));
-  await fetch(`${COMFYUI_URL}/api/assistant/provider`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
   });
 }

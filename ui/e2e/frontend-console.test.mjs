@@ -7,13 +7,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
+  COMFYUI_SKIP,
+  COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   frontendVersions,
   launchBrowser,
   openAssistant,
   openTarget,
   panel,
+  pointComfyUIAt,
   reply,
+  restoreComfyUIProvider,
   send,
   startHarness,
   storeSettings,
@@ -46,27 +50,40 @@ function bundleFrame(stack) {
   return stack.split("\n").find((line) => line.includes(BUNDLE))?.trim().replace(/^at /, "") ?? null;
 }
 
-for (const version of frontendVersions()) {
-  describe(`console messages of our bundle in ComfyUI frontend ${version} (stand-in)`, () => {
+// Each frontend version the stand-in serves, and a real ComfyUI (with whatever frontend it has)
+// when COMFYUI_URL is set.
+const TARGETS = [
+  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, version })),
+  { name: "a real ComfyUI (COMFYUI_URL)", version: "of the real ComfyUI", real: true, skip: COMFYUI_SKIP },
+];
+
+for (const target of TARGETS) {
+  const { version } = target;
+  describe(`console messages of our bundle in ${target.name}`, { skip: target.skip }, () => {
     let harness;
     let browser;
     let page;
+    let baseUrl;
+    let savedProvider = null;
 
     before(async () => {
-      harness = await startHarness({ comfyFrontend: version });
-      await storeSettings(harness.app, RETURNING_USER_SETTINGS);
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.real ? null : version });
+      baseUrl = target.real ? COMFYUI_URL : harness.app;
+      if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
+      if (!target.real) await storeSettings(baseUrl, RETURNING_USER_SETTINGS); // (a real one's are the user's)
       browser = await launchBrowser();
       page = await browser.context.newPage();
       await page.addInitScript(recordConsole);
     });
 
     after(async () => {
+      if (savedProvider) await restoreComfyUIProvider(savedProvider);
       await browser?.close();
       await harness?.stop();
     });
 
     test("the panel loads and a chat with tool calls runs with no deprecation warning from our bundle", { timeout: 90_000 }, async (t) => {
-      await openTarget(page, harness.app, { comfyui: true });
+      await openTarget(page, baseUrl, { comfyui: true });
       await openAssistant(page);
       // LiteGraph warns once per message and page unless told to repeat: repeat during the chat,
       // so a warning the frontend's own code raised first still shows when our code raises it.

@@ -328,3 +328,27 @@ export function graphState(page) {
     };
   });
 }
+
+const PROVIDER_KEYS = ["baseUrl", "model", "contextWindow"];
+
+/** Point a real ComfyUI's assistant at the scripted provider; returns what to restore. */
+export async function pointComfyUIAt(provider) {
+  const url = `${COMFYUI_URL}/api/assistant/provider`;
+  const saved = await (await fetch(url)).json();
+  const res = await fetch(url, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ baseUrl: provider.baseUrl, model: "scripted-model", contextWindow: 32768 }),
+  });
+  if (res.status !== 200) throw new Error(`PUT ${url}: ${res.status} ${await res.text()}`);
+  return saved;
+}
+
+export async function restoreComfyUIProvider(saved) {
+  const body = Object.fromEntries(PROVIDER_KEYS.map((key) => [key, saved.sources?.[key] === "settings" ? saved[key] : null]));
+  await fetch(`${COMFYUI_URL}/api/assistant/provider`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
