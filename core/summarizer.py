@@ -194,7 +194,8 @@ async def summarize(
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
-        log.warning("summarizing failed (%s); using the deterministic digest", exc)
+        why = f"no summary within {timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        log.warning("summarizing failed (%s); using the deterministic digest", why or repr(exc))
         text = fallback_summary(whole, before, max_tokens, count)
         return Summary(text, until=ids[-1], fallback=True)
 

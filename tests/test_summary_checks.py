@@ -72,3 +72,23 @@ async def test_a_long_stretch_is_summarized_in_chained_requests_that_fit_the_win
         await client.close()
     finally:
         await provider.stop()
+
+
+async def test_a_summary_that_takes_too_long_is_replaced_and_the_log_says_why(caplog):
+    provider = ScriptedProvider()
+    await provider.start()
+    try:
+        from comfyui_assistant.core.provider import Provider
+        from comfyui_assistant.core.provider_config import resolve
+
+        client = Provider(resolve({}, {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}))
+        ui = [user("Make it warm, seed 1234.", "u0"), assistant_message("Done.", "a0")]
+        provider.enqueue(Completion(GOOD, delay=2.0))
+        with caplog.at_level("WARNING", logger="comfyui_assistant"):
+            made = await summarize(client, "m", None, ui, ["u0", "a0"], timeout=0.2)
+        assert made.fallback and "seed 1234" in made.text
+        # (a timeout's own text is empty: the line names it)
+        assert "summarizing failed (no summary within 0.2 s)" in caplog.text
+        await client.close()
+    finally:
+        await provider.stop()
