@@ -34,6 +34,9 @@ class ContextSettings:
     """LLM_TOOL_RESULT_KEEP_LAST_ROUNDS: the newest tool rounds always sent whole."""
     digest_batch: int = 3
     """LLM_TOOL_RESULT_DIGEST_BATCH: older rounds are digested this many at a time."""
+    finished_share: float = 0.1
+    """LLM_TOOL_RESULT_FINISHED_SHARE: the tool results of finished turns kept whole may take
+    at most this share of the budget; above it they are all digested (recallable)."""
     max_result_share: float = 0.25
     """LLM_TOOL_RESULT_MAX_SHARE: one tool result may take at most this share of the budget."""
     high_watermark: float = 0.9
@@ -50,6 +53,7 @@ class ContextSettings:
         return cls(
             keep_last_rounds=_env_int(environ, "LLM_TOOL_RESULT_KEEP_LAST_ROUNDS", 2) or 2,
             digest_batch=_env_int(environ, "LLM_TOOL_RESULT_DIGEST_BATCH", 3) or 3,
+            finished_share=_env_float(environ, "LLM_TOOL_RESULT_FINISHED_SHARE", 0.1),
             max_result_share=_env_float(environ, "LLM_TOOL_RESULT_MAX_SHARE", 0.25),
             high_watermark=_env_float(environ, "LLM_HISTORY_HIGH_WATERMARK", 0.9),
             low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.6),

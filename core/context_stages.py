@@ -132,16 +132,34 @@ def thread_blocks(a: Assembly) -> None:
 
 
 def digest_old_rounds(a: Assembly) -> None:
-    """Older tool rounds become one line per call, in batches (the request prefix changes
-    rarely); the newest rounds are rendered whole."""
+    """Older tool rounds become one line per call (recallable), in batches, so the request
+    prefix changes rarely; the newest rounds are rendered whole. The rounds of finished turns
+    (before the latest user message, whatever became of their answers) stay whole only while
+    their results are small: past `finished_share` of the budget they are all digested, so a
+    turn's lookups do not ride along in every later request."""
     settings = a.inputs.settings
+    rounds = [i for i, b in enumerate(a.blocks) if b.kind == "round"]
+    users = [i for i, b in enumerate(a.blocks) if b.kind == "user"]
+    finished = sum(i < users[-1] for i in rounds) if users else 0
+    batched = steps.digest_count(len(rounds), settings.keep_last_rounds, settings.digest_batch)
+    at_least = 0
+    if batched < finished:
+        whole = [a.cache.rendered(a.blocks[i], a.origin) for i in rounds[batched:finished]]
+        size = sum(a.counter.text(str(m["content"])) for b in whole for m in b.messages[1:])
+        if size > settings.finished_share * a.budget.available:
+            at_least = finished
     blocks = steps.digest_rounds(
-        a.blocks, settings.keep_last_rounds, settings.digest_batch, a.cache.digested
+        a.blocks, settings.keep_last_rounds, settings.digest_batch, a.cache.digested, at_least
     )
     a.blocks = [a.cache.rendered(b, a.origin) if b.offset >= 0 else b for b in blocks]
     digested = sum(b.digested for b in a.blocks)
     if digested:
         a.limits.append(f"{digested} older tool rounds digested")
+    if at_least > batched:
+        a.limits.append(
+            f"the tool results of earlier turns digested: {size:,} tokens over "
+            f"{settings.finished_share:.0%} of the budget"
+        )
 
 
 def cut_oversized_results(a: Assembly) -> None:

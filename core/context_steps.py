@@ -56,11 +56,14 @@ def digest_rounds(
     keep_last: int,
     batch: int,
     digest: Callable[[Block], Block] = digest_round,
+    at_least: int = 0,
 ) -> list[Block]:
     """Older tool rounds keep their calls but their results become one-line digests (the full
-    results stay in the store: `recallToolResult` brings one back). `digest` may memoize."""
+    results stay in the store: `recallToolResult` brings one back): all but the newest
+    `keep_last`, in steps of `batch`, and at least the oldest `at_least`. `digest` may
+    memoize."""
     rounds = [i for i, b in enumerate(blocks) if b.kind == "round"]
-    n = digest_count(len(rounds), keep_last, batch)
+    n = min(len(rounds), max(digest_count(len(rounds), keep_last, batch), at_least))
     if n == 0:
         return blocks
     end = rounds[n - 1] + 1  # just past the last round to digest

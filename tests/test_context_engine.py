@@ -576,9 +576,10 @@ def _workflow(nodes: int) -> dict[str, Any]:
 def test_a_huge_result_in_the_newest_round_is_cut_to_its_share_and_stays_json():
     huge = _workflow(2000)
     assert len(json.dumps(huge)) > 200_000
+    # (the turn in progress: a finished turn's large results are digested, see below)
     ui = [user("Show me the whole workflow.", "u1")]
-    ui.append(tool_turn("a1", "c1", "It has 2,000 samplers.", output=huge))
-    ui.append(user("Which one is slowest?", "u2"))
+    parts = [{"type": "step-start"}, tool_part("c1", output=huge)]
+    ui.append({"id": "a1", "role": "assistant", "parts": parts})
     assembled = build(ui)
     available = assembled.budget.available
     result = next(m for m in assembled.messages if m["role"] == "tool")
@@ -591,14 +592,36 @@ def test_a_huge_result_in_the_newest_round_is_cut_to_its_share_and_stays_json():
     assert assembled.report["counts"]["cut"] == 1
     assert "1 oversized tool results cut" in assembled.report["limits"]
     assert assembled.tokens <= available
-    assert [m["role"] for m in assembled.messages] == [
-        "system",
-        "user",
-        "assistant",
-        "tool",
-        "assistant",
-        "user",
-    ]
+    assert [m["role"] for m in assembled.messages] == ["system", "user", "assistant", "tool"]
+
+
+def test_the_large_results_of_a_finished_turn_are_digested_at_the_next_turn():
+    # issue 14: a turn's lookups do not ride along in every later request, whatever became of
+    # its answer; small ones stay whole (the prefix changes only when it pays)
+    big = _workflow(60)
+    ui = [user("Show me the workflow.", "u1"), tool_turn("a1", "c1", "60 samplers.", output=big)]
+    in_turn = build([*ui[:1], {"id": "a1", "role": "assistant", "parts": ui[1]["parts"][:2]}])
+    assert json.loads(next(m for m in in_turn.messages if m["role"] == "tool")["content"]) == big
+    later = build([*ui, user("Thanks. Make the image warmer.", "u2")])
+    result = next(m for m in later.messages if m["role"] == "tool")
+    assert result["content"] == "[digest] getWorkflow compact -> 60 nodes, 59 links (recall: c1)"
+    assert later.report["counts"]["digested"] == 1
+    assert any(
+        line.startswith("the tool results of earlier turns digested: ")
+        for line in later.report["limits"]
+    )
+    # an answer that never came changes nothing: the round of the failed turn is digested too
+    failed = {"id": "a1", "role": "assistant", "parts": ui[1]["parts"][:2]}
+    retried = build([ui[0], failed, user("Try again?", "u2")])
+    assert next(m for m in retried.messages if m["role"] == "tool")["content"].startswith(
+        "[digest] getWorkflow compact"
+    )
+    # a small result of a finished turn stays whole, as before
+    small = build([user("Add it.", "u1"), tool_turn("a1", "c1"), user("Thanks!", "u2")])
+    assert small.report["counts"]["digested"] == 0
+    # the share is a setting
+    roomy = build([*ui, user("Thanks.", "u2")], settings=ContextSettings(finished_share=1.0))
+    assert roomy.report["counts"]["digested"] == 0
 
 
 def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fits():
