@@ -163,7 +163,7 @@ class Correction:
     HIGH = 2.0
     MIN_ESTIMATED = 50
     ABSURD = (0.2, 5.0)
-    NOISE = 0.03  # relative: how far a total strays from the model (content-dependent ratios)
+    NOISE = 0.15  # relative to the messages: their ratio varies with content (JSON, prose)
     FORGET = 0.05
 
     def __init__(self) -> None:

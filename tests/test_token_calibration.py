@@ -68,7 +68,7 @@ async def test_the_servers_own_counts_calibrate_once_and_size_every_later_reques
     assert len(asked(provider)) == 6  # no network call per request after the calibration
     for report in reports:
         assert report["calibration"] == server_counts.SOURCE
-        assert off_by(report) < 0.01, report
+        assert off_by(report) < 0.03, report
     # the server's template prints the tool schemas indented: more than their compact JSON
     factors = reports[-1]["factors"]
     assert factors["tools"] > factors["system"] + 0.2
@@ -89,7 +89,7 @@ async def test_a_server_that_drops_the_tools_counts_them_as_nothing_and_messages
     for report in reports:
         assert report["factors"]["tools"] == 0.0
         assert report["tokens"]["tools"] == 0
-        assert off_by(report) < 0.01, report
+        assert off_by(report) < 0.03, report
     # the usage totals of the growing thread leave the message factor where the server's
     # counts put it (one factor for the whole request would have fallen by the tools' share)
     messages = [r["factors"]["messages"] for r in reports]

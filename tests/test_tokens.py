@@ -802,7 +802,8 @@ def test_the_servers_own_counts_pin_system_and_tools_and_usage_teaches_the_messa
     assert calibrated.system == pytest.approx(1.1, abs=0.001)
     assert calibrated.tools == pytest.approx(0.0, abs=0.001)
     assert c.calibrated("m") == "llama.cpp /tokenize" and c.samples("m") == 0
-    c.observe("m", Parts(S, T, 2000), 1650 + 2400)  # one total is enough now
+    for m in (1000, 2000, 3000):  # the totals now teach the messages
+        c.observe("m", Parts(S, T, m), 1650 + round(1.2 * m))
     learned = c.factors("m")
     assert learned.messages == pytest.approx(1.2, abs=0.02)  # (its first guess: 100 / 80)
     assert (learned.system, learned.tools) == pytest.approx((1.1, 0.0), abs=0.01)
