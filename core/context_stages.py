@@ -277,7 +277,7 @@ def final_messages(a: Assembly) -> None:
         rest = counter.messages(a.messages[1:])
     a.parts = Parts(a.system_tokens, a.tool_tokens, rest)
     a.exact = a.parts.total
-    over = a.sized(*a.parts.values()) - a.budget.tools - a.budget.available
+    over = a.sized(*a.parts) - a.budget.tools - a.budget.available
     if over > 0:  # the stages above guarantee this never happens: a bug if it does
         report_violation(f"the request is {over} tokens over the budget of {a.budget.available}")
 
@@ -321,7 +321,7 @@ def report(a: Assembly) -> ContextReport:
     user_tokens = a.sized(system=counter.text(inputs.user_context)) if inputs.user_context else 0
     system = a.sized(system=counter.text(str(a.system_message.get("content") or "")))
     tool_results, notes = a.sized(messages=tally.results), a.sized(messages=_notes_tokens(a))
-    estimated = a.sized(*a.parts.values())
+    estimated = a.sized(*a.parts)
     return {
         "model": inputs.model,
         "window": {

@@ -40,13 +40,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 COMPONENTS = ("system", "tools", "messages")
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(NamedTuple):
     """Tokens of one request by component: our exact counts, or the server's."""
 
     system: int = 0
@@ -55,14 +54,10 @@ class Parts:
 
     @property
     def total(self) -> int:
-        return self.system + self.tools + self.messages
-
-    def values(self) -> tuple[int, int, int]:
-        return (self.system, self.tools, self.messages)
+        return sum(self)
 
 
-@dataclass(frozen=True)
-class Factors:
+class Factors(NamedTuple):
     """How much the provider counts per token we count, per component."""
 
     system: float = 1.0
@@ -73,16 +68,13 @@ class Factors:
     def uniform(cls, factor: float) -> Factors:
         return cls(factor, factor, factor)
 
-    def values(self) -> tuple[float, float, float]:
-        return (self.system, self.tools, self.messages)
-
     def scale(self, parts: Parts) -> int:
         """`parts` as the provider counts them, rounded up."""
-        return math.ceil(sum(f * n for f, n in zip(self.values(), parts.values(), strict=True)))
+        return math.ceil(sum(f * n for f, n in zip(self, parts, strict=True)))
 
     def overall(self, parts: Parts) -> float:
         """The factor these parts get as a whole (1.0 for an empty request)."""
-        weighted = sum(f * n for f, n in zip(self.values(), parts.values(), strict=True))
+        weighted = sum(f * n for f, n in zip(self, parts, strict=True))
         return weighted / parts.total if parts.total else 1.0
 
 
@@ -178,7 +170,7 @@ class Correction:
         if not self.ABSURD[0] <= ratio <= self.ABSURD[1]:
             return state.factors()
         state.forget(self.FORGET)
-        state.update(parts.values(), reported, (self.NOISE * parts.messages) ** 2 + 4)
+        state.update(parts, reported, (self.NOISE * parts.messages) ** 2 + 4)
         state.samples += 1
         self._models[model] = state
         return state.factors()
@@ -188,7 +180,7 @@ class Correction:
         the system message and the tools are exact (one token of noise); the messages stand
         for their content only, as a usage total does."""
         state = self._models.get(model) or _Model()
-        for i, (n, measured) in enumerate(zip(ours.values(), server.values(), strict=True)):
+        for i, (n, measured) in enumerate(zip(ours, server, strict=True)):
             if n <= 0 or measured < 0:
                 continue
             x = [float(n) if j == i else 0.0 for j in range(3)]

@@ -48,6 +48,18 @@ def turns(n: int) -> Iterator[list[dict[str, Any]]]:
         thread.append(assistant_message("ok", f"a{i}"))
 
 
+async def reports_of(assistant: Any, provider: ScriptedProvider, n: int) -> list[dict[str, Any]]:
+    """The context reports of `n` turns of a growing thread, each answered with usage as the
+    server counts the request."""
+    reports = []
+    for thread in turns(n):
+        provider.enqueue(Counted("ok"))
+        status, body = await assistant.chat(chat_body(*thread))
+        assert status == 200
+        reports.append(context_report(body))
+    return reports
+
+
 def off_by(report: dict[str, Any]) -> float:
     """How far our estimate of a request was from the server's own count of it."""
     return abs(report["estimated"] - report["reported"]) / report["reported"]
@@ -57,15 +69,10 @@ async def test_the_servers_own_counts_calibrate_once_and_size_every_later_reques
     assistant, provider
 ):
     provider.props, provider.counts = LLAMA_PROPS, True
-    reports = []
-    for thread in turns(3):
-        provider.enqueue(Counted("ok"))
-        _, body = await assistant.chat(chat_body(*thread))
-        reports.append(context_report(body))
-        if len(reports) == 1:
-            # the whole request, without its tools, without its system message: each counted
-            assert sorted(asked(provider)) == sorted([*COUNTING] * 3)
-    assert len(asked(provider)) == 6  # no network call per request after the calibration
+    reports = await reports_of(assistant, provider, 3)
+    # once: the first request whole, without its tools, without its system message, each
+    # rendered and tokenized; no network call per request after that
+    assert sorted(asked(provider)) == sorted([*COUNTING] * 3)
     for report in reports:
         assert report["calibration"] == server_counts.SOURCE
         assert off_by(report) < 0.03, report
@@ -80,11 +87,7 @@ async def test_a_server_that_drops_the_tools_counts_them_as_nothing_and_messages
     # its /props says nothing of tools; its template drops them silently
     provider.props = {"default_generation_settings": {"n_ctx": 32768}}
     provider.counts, provider.renders_tools = True, False
-    reports = []
-    for thread in turns(4):
-        provider.enqueue(Counted("ok"))
-        _, body = await assistant.chat(chat_body(*thread))
-        reports.append(context_report(body))
+    reports = await reports_of(assistant, provider, 4)
     assert "tools" in provider.requests[0]  # (sent: the server drops them)
     for report in reports:
         assert report["factors"]["tools"] == 0.0
@@ -102,12 +105,7 @@ async def test_a_server_that_does_not_count_is_asked_once_and_the_estimate_stand
     assistant, provider
 ):
     provider.props = LLAMA_PROPS  # llama.cpp-like, but without /apply-template and /tokenize
-    reports = []
-    for thread in turns(2):
-        provider.enqueue(Counted("ok"))
-        status, body = await assistant.chat(chat_body(*thread))
-        assert status == 200
-        reports.append(context_report(body))
+    reports = await reports_of(assistant, provider, 2)
     assert asked(provider) == ["/apply-template"] * len(asked(provider))
     assert 1 <= len(asked(provider)) <= 3  # one attempt (its variants at once), not per request
     assert [r["calibration"] for r in reports] == [None, None]
