@@ -68,25 +68,22 @@ class Single:
 
 @dataclass
 class Errors:
-    """Absolute errors per component, % of the server's count, per request."""
+    """Absolute errors per component and request: % of the server's count, or tokens where
+    the server counts none (a template that drops the tools)."""
 
-    rows: list[dict[str, float]] = field(default_factory=list)
+    rows: list[dict[str, tuple[int, int]]] = field(default_factory=list)  # (|error|, truth)
 
     def add(self, factors: Factors, ours: Parts, server: Parts) -> None:
-        row = {}
-        for name in COMPONENTS:
-            if name == "total":
-                guess, truth = factors.scale(ours), server.total
-            else:
-                n, f, truth = getattr(ours, name), getattr(factors, name), getattr(server, name)
-                guess = math.ceil(n * f)
-            if truth or guess:
-                row[name] = 100 * abs(guess - truth) / max(truth, 1)
+        row = {"total": (abs(factors.scale(ours) - server.total), server.total)}
+        for name, n, f, truth in zip(Parts._fields, ours, factors, server, strict=True):
+            row[name] = (abs(math.ceil(n * f) - truth), truth)
         self.rows.append(row)
 
     def mean(self, name: str, skip: int = 0) -> str:
-        values = [r[name] for r in self.rows[skip:] if name in r]
-        return f"{statistics.mean(values):.1f}%" if values else "-"
+        pairs = [r[name] for r in self.rows[skip:]]
+        if any(truth == 0 for _, truth in pairs):
+            return f"{statistics.mean(e for e, _ in pairs):.0f} tok"
+        return f"{statistics.mean(100 * e / truth for e, truth in pairs):.1f}%"
 
 
 async def usage_of(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
@@ -137,7 +134,8 @@ async def run(args: argparse.Namespace) -> None:
     print(f"usage.prompt_tokens - server count (should be 0): {sorted(set(agree))}")
     print(f"learned: single x{single.factor:.3f}; usage {usage.factors(MODEL)}")
     print(f"         calibrated {calibrated.factors(MODEL)}")
-    print(f"\nmean absolute error, % of the server's count ({args.requests} requests)")
+    print(f"\nmean absolute error, % of the server's count ({args.requests} requests; tokens")
+    print("where the server counts none)")
     print(f"  {'':<19}" + "".join(f"{c:>12}" for c in COMPONENTS))
     for skip, label in ((0, "all"), (3, "after 3")):
         for name, e in errors.items():
