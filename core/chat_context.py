@@ -22,6 +22,7 @@ from .context_engine import (
 from .provider import Provider
 from .provider_probes import provider_window
 from .sent_turns import SentTurn
+from .server_counts import SOURCE, calibration_due, server_parts
 from .summarizer import Prefix, summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
@@ -95,12 +96,30 @@ async def prepare_context(
         user_context=user_context,
         summary=summary,
         sent=sent,
-        correction=correction.factor(model),
+        correction=correction.factors(model),
+        calibration=correction.calibrated(model),
         settings=ContextSettings.from_env(environ),
         profile=plan.profile,
         cache_scope=thread_id,
     )
     return ChatContext(inputs, correction)
+
+
+async def calibrate(
+    context: ChatContext, provider: Provider, model: str, answer: UIMessage, first: Assembled
+) -> Assembled | None:
+    """When due (once per server and model every so often), the server's own counts of the
+    first request's components calibrate the correction, and the request is assembled again
+    with it; None when not due or the server does not count."""
+    if not calibration_due(provider.settings, model):
+        return None
+    server = await server_parts(provider.settings, model, first.messages, first.tools)
+    if server is None:
+        return None
+    factors = context.correction.calibrate(model, first.parts, server, SOURCE)
+    context.inputs = replace(context.inputs, correction=factors, calibration=SOURCE)
+    context.forget()
+    return context.assemble(answer, None)
 
 
 async def compact(
@@ -122,7 +141,7 @@ async def compact(
     if not fresh:
         return
     # the summary's share of the budget, as the engine will cut it
-    room = summary_cap(assembled.budget.available, inputs.correction)
+    room = summary_cap(assembled.budget.available, inputs.correction.messages)
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools))  # (the chat's own: its cache is kept)

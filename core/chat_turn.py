@@ -19,7 +19,14 @@ from types import TracebackType
 from . import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .budget import ContextBudgetError
-from .chat_context import ChatContext, compact, prepare_context, reload_summary, turn_window
+from .chat_context import (
+    ChatContext,
+    calibrate,
+    compact,
+    prepare_context,
+    reload_summary,
+    turn_window,
+)
 from .chat_plan import build_plan, skill_use
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
@@ -179,6 +186,13 @@ class ChatTurn:
                 user_context=user_context_block(sources.user, profile.user_limits(sources.environ)),
             )
             first = context.assemble(plan.answer_start(), None)
+            if caps.counts:  # the server's own counts, once in a while
+                calibrated = await calibrate(
+                    context, provider, self._model, plan.answer_start(), first
+                )
+                if calibrated is not None:
+                    first = calibrated
+                    await service.save_corrections(context.correction.as_dict())
         except ContextBudgetError as exc:
             return str(exc)
         except Exception as exc:
@@ -188,7 +202,7 @@ class ChatTurn:
         model, correction = self._model, context.correction
 
         def learn(assembled: Assembled, usage: Usage) -> None:
-            correction.observe(model, assembled.exact, usage.prompt_tokens)
+            correction.observe(model, assembled.parts, usage.prompt_tokens)
 
         self.outcome.on_usage, self.outcome.correction = learn, correction
         self.headers = {

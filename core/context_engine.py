@@ -54,6 +54,7 @@ def build_context(
         for run in STAGES:
             run(assembly)
     a = assembly
+    tokens = a.sized(*a.parts)
     return Assembled(
-        a.messages, a.scaled(a.exact), a.exact, a.budget, stage.report(a), a.tools, a.plan
+        a.messages, tokens, a.exact, a.budget, stage.report(a), a.tools, a.plan, a.parts
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from .budget import Budget, Window
 from .sent_turns import SentTurn
+from .token_correction import Factors, Parts
 from .wire_types import ContextReport, OpenAIMessage, UIMessage
 
 Message = OpenAIMessage
@@ -88,7 +89,10 @@ class ContextInputs:
     summary: Summary | None = None
     # UI message id -> what that user message was first sent with (resent exactly)
     sent: Mapping[str, SentTurn] = field(default_factory=dict)
-    correction: float = 1.0
+    correction: Factors = field(
+        default_factory=Factors
+    )  # the learned per-component factors (token_correction)
+    calibration: str | None = None  # how the server measured them, when it did (the report)
     settings: ContextSettings = field(default_factory=ContextSettings)
     profile: str = "full"  # the prompt profile that chose `system` and `tools` (for the report)
     cache_scope: str = ""  # the thread: blocks are memoized per thread (see context_cache)
@@ -104,6 +108,9 @@ class Assembled:
     tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
     # Above the high watermark: works out the compaction plan (see `compaction`).
     plan: Callable[[], list[str] | None] | None = field(default=None, repr=False, compare=False)
+    parts: Parts = field(
+        default_factory=Parts
+    )  # `exact` by component: what the correction learns from
 
     @cached_property
     def compaction(self) -> list[str] | None:

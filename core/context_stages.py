@@ -2,8 +2,10 @@
 request is assembled in. `context_engine.STAGES` runs them in order; each stage says what it
 reads and sets, and reports the limits it applies (`Assembly.limits`).
 
-Counts are exact for what is sent (`TokenCounter`); the budgets are divided by the learned
-per-model correction instead of scaling each count (`Assembly.raw`, `Assembly.scaled`).
+Counts are exact for what is sent (`TokenCounter`); the learned per-component correction
+(`token_correction.Factors`: system message, tools, messages) sizes them as the provider counts
+(`Assembly.sized`), and the room left for the messages is divided by the message factor instead
+of scaling each count (`Assembly.raw`).
 What is derived from a block (its digest, cut and rendered variants, its count) is remembered
 by the `BlockCache`; blocks never change.
 """
@@ -22,6 +24,7 @@ from .context_blocks import Block, Message, flatten, latest_user_index, own_part
 from .context_cache import BlockCache
 from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
+from .token_correction import Parts
 from .tokens import REPLY_PRIMING, TokenCounter
 from .wire_types import ContextReport, UIMessage, UIPart
 
@@ -31,7 +34,7 @@ from .wire_types import ContextReport, UIMessage, UIPart
 SUMMARY_SHARE = 0.2
 
 
-def summary_cap(available: int, correction: float) -> int:
+def summary_cap(available: int, correction: float) -> int:  # (the messages factor)
     """The most tokens (by our counter) the running summary may take: SUMMARY_SHARE of the
     budget as the provider counts it (`correction`), at least 64. The engine keeps the newest
     part of a longer summary; the summarizer sizes its summaries to it."""
@@ -65,6 +68,7 @@ class Assembly:
     blocks: list[Block] = field(init=False)  # thread_blocks, then every stage up to the window
     origin: Origins = field(init=False)  # thread_blocks
     system_message: Message = field(init=False)  # system_message
+    system_tokens: int = field(init=False)  # system_message: its exact count
     summary_block: Block | None = field(init=False)  # system_message: the summary sent
     history_budget: int = field(init=False)  # system_message: exact tokens for the history
     plan: Callable[[], list[str] | None] | None = None  # plan_compaction
@@ -72,15 +76,16 @@ class Assembly:
     dropped: list[Block] = field(init=False)  # priority_window
     tally: Tally = field(init=False)  # priority_window
     messages: list[Message] = field(init=False)  # final_messages: the request
+    parts: Parts = field(init=False)  # final_messages: the exact count by component
     exact: int = field(init=False)  # final_messages: its exact count, tools included
 
-    def scaled(self, exact: int) -> int:
-        """An exact count as the provider counts it (the learned correction)."""
-        return math.ceil(exact * self.inputs.correction)
+    def sized(self, system: int = 0, tools: int = 0, messages: int = 0) -> int:
+        """Exact counts as the provider counts them (the learned correction)."""
+        return self.inputs.correction.scale(Parts(system, tools, messages))
 
     def raw(self, provider_tokens: int) -> int:
-        """A provider-sized room in exact tokens."""
-        return math.floor(provider_tokens / self.inputs.correction)
+        """A provider-sized room for messages in exact tokens."""
+        return math.floor(provider_tokens / self.inputs.correction.messages)
 
 
 class Origins:
@@ -116,7 +121,7 @@ def fit_tools(a: Assembly) -> None:
             f"{inputs.profile} prompt profile for a {inputs.window.tokens:,}-token window: "
             f"compact instructions, {len(a.tools) or 'no'} brief tool definitions"
         )
-    a.budget = compute_budget(inputs.window, inputs.max_output_tokens, a.scaled(a.tool_tokens))
+    a.budget = compute_budget(inputs.window, inputs.max_output_tokens, a.sized(tools=a.tool_tokens))
 
 
 def thread_blocks(a: Assembly) -> None:
@@ -200,19 +205,20 @@ def system_message(a: Assembly) -> None:
     a compaction changes the request after the system prompt and tools only. And what they
     leave for the history."""
     system, cut = steps.truncate_system(
-        a.inputs.system, a.budget.available, lambda t: a.scaled(a.counter.text(t))
+        a.inputs.system, a.budget.available, lambda t: a.sized(system=a.counter.text(t))
     )
     if cut:
         a.limits.append("system prompt truncated to 30% of the budget")
     a.system_message = {"role": "system", "content": system}
+    a.system_tokens = a.counter.message(a.system_message)
     a.summary_block, summary_tokens = None, 0
     if a.inputs.summary is not None and a.summarized:
-        cap = summary_cap(a.budget.available, a.inputs.correction)
+        cap = summary_cap(a.budget.available, a.inputs.correction.messages)
         text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
         a.summary_block = a.cache.counted(steps.summary_block(text), a.counter)
         summary_tokens = a.summary_block.tokens
-    fixed = a.counter.message(a.system_message) + summary_tokens + REPLY_PRIMING
-    a.history_budget = a.raw(a.budget.available) - fixed
+    room = a.budget.available - a.sized(system=a.system_tokens)
+    a.history_budget = a.raw(room) - summary_tokens - REPLY_PRIMING
 
 
 def plan_compaction(a: Assembly) -> None:
@@ -270,8 +276,9 @@ def priority_window(a: Assembly) -> None:
     if a.tally.tokens > a.history_budget:  # only the mandatory part can overflow
         last_user = latest_user_index(a.blocks)
         needed = a.blocks[last_user].tokens if last_user is not None else 0
-        fixed = a.raw(a.budget.available) - a.history_budget
-        raise ContextBudgetError.for_message(a.scaled(needed + fixed), a.budget, a.inputs.model)
+        head = (a.summary_block.tokens if a.summary_block else 0) + REPLY_PRIMING
+        need = a.sized(system=a.system_tokens, messages=needed + head)
+        raise ContextBudgetError.for_message(need, a.budget, a.inputs.model)
     if a.dropped:
         a.limits.append(f"{len(a.dropped)} older blocks left out by the priority window")
 
@@ -286,11 +293,12 @@ def final_messages(a: Assembly) -> None:
     merged = steps.merge_adjacent_users(history) if merge else history
     a.messages = validate([a.system_message, *merged])
     if len(merged) == len(history):  # the history's counts are known
-        a.exact = counter.message(a.system_message) + tally.tokens + REPLY_PRIMING
-        a.exact += a.tool_tokens + sum(b.tokens for b in head)
-    else:  # rare: user turns were merged, count the whole request
-        a.exact = counter.messages(a.messages) + a.tool_tokens
-    over = a.scaled(a.exact) - a.budget.tools - a.budget.available
+        rest = tally.tokens + sum(b.tokens for b in head) + REPLY_PRIMING
+    else:  # rare: user turns were merged, count them again
+        rest = counter.messages(a.messages[1:])
+    a.parts = Parts(a.system_tokens, a.tool_tokens, rest)
+    a.exact = a.parts.total
+    over = a.sized(*a.parts) - a.budget.tools - a.budget.available
     if over > 0:  # the stages above guarantee this never happens: a bug if it does
         report_violation(f"the request is {over} tokens over the budget of {a.budget.available}")
 
@@ -329,10 +337,12 @@ def tally(kept: list[Block]) -> Tally:
 def report(a: Assembly) -> ContextReport:
     """The context report the panel's gauge shows (sizes as the provider counts them)."""
     inputs, counter, tally = a.inputs, a.counter, a.tally
-    summary_tokens = a.scaled(a.summary_block.tokens) if a.summary_block is not None else 0
-    user_tokens = a.scaled(counter.text(inputs.user_context)) if inputs.user_context else 0
-    system = a.scaled(counter.text(str(a.system_message.get("content") or ""))) - user_tokens
-    tool_results, notes = a.scaled(tally.results), a.scaled(_notes_tokens(a))
+    factors = inputs.correction
+    summary_tokens = a.sized(messages=a.summary_block.tokens) if a.summary_block else 0
+    user_tokens = a.sized(system=counter.text(inputs.user_context)) if inputs.user_context else 0
+    system = a.sized(system=counter.text(str(a.system_message.get("content") or "")))
+    tool_results, notes = a.sized(messages=tally.results), a.sized(messages=_notes_tokens(a))
+    estimated = a.sized(*a.parts)
     return {
         "model": inputs.model,
         "window": {
@@ -342,10 +352,10 @@ def report(a: Assembly) -> ContextReport:
         },
         "budget": a.budget.available,
         "tokens": {
-            "system": system,
+            "system": system - user_tokens,
             "userContext": user_tokens,
             "summary": summary_tokens,
-            "history": a.scaled(tally.tokens) - tool_results - notes,
+            "history": a.sized(messages=tally.tokens) - tool_results - notes,
             "toolResults": tool_results,
             "tools": a.budget.tools,
             "reminders": notes,
@@ -362,10 +372,16 @@ def report(a: Assembly) -> ContextReport:
         if inputs.summary is None or not a.summarized
         else {"covers": len(a.summarized), "fallback": inputs.summary.fallback},
         "counter": counter.source,
-        "correction": round(inputs.correction, 4),
+        "correction": round(factors.overall(a.parts), 4),
+        "factors": {
+            "system": round(factors.system, 4),
+            "tools": round(factors.tools, 4),
+            "messages": round(factors.messages, 4),
+        },
+        "calibration": inputs.calibration,
         "reported": None,
         "cachedTokens": None,
-        "estimated": a.scaled(a.exact),
+        "estimated": estimated,
         "exact": a.exact,
         "limits": a.limits,
     }

@@ -61,7 +61,7 @@ def _find(entries: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
     return None
 
 
-class _Lookup:
+class Lookup:
     """One metadata lookup against one server; `provisional` marks an answer that may change
     soon (a model not loaded yet), `troubled` a server that failed."""
 
@@ -201,7 +201,7 @@ async def provider_window(
     if not model:
         return None
     http = session or aiohttp.ClientSession()
-    lookup = _Lookup(settings, model, http)
+    lookup = Lookup(settings, model, http)
     window: Window | None = None
     try:
         for step in lookup.plan(settings.profile):
@@ -225,6 +225,7 @@ class Capabilities:
 
     tools: bool | None = None  # renders tool definitions (None: it does not say)
     progress: bool = False  # streams prompt-processing progress (llama.cpp `return_progress`)
+    counts: bool = False  # counts tokens itself (llama.cpp /apply-template, /tokenize)
 
 
 _capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
@@ -244,7 +245,7 @@ async def provider_capabilities(settings: ProviderSettings, model: str) -> Capab
         ProviderKind.GROQ,
     ):
         async with aiohttp.ClientSession() as session:
-            lookup = _Lookup(settings, model, session)
+            lookup = Lookup(settings, model, session)
             try:
                 found = await _capabilities_of(lookup, settings.profile.kind)
             except Exception as exc:  # _Unreachable, or a strange answer
@@ -254,13 +255,14 @@ async def provider_capabilities(settings: ProviderSettings, model: str) -> Capab
     return found
 
 
-async def _capabilities_of(lookup: _Lookup, kind: ProviderKind) -> Capabilities:
+async def _capabilities_of(lookup: Lookup, kind: ProviderKind) -> Capabilities:
     if kind in (ProviderKind.LLAMA_CPP, ProviderKind.GENERIC):
         props = await lookup.fetch(f"{lookup.root}/props")
         if isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict):
             caps = props.get("chat_template_caps")
             tools = caps.get("supports_tools") if isinstance(caps, dict) else None
-            return Capabilities(tools if isinstance(tools, bool) else None, progress=True)
+            tools = tools if isinstance(tools, bool) else None
+            return Capabilities(tools, progress=True, counts=True)
     if kind in (ProviderKind.OLLAMA, ProviderKind.GENERIC):
         show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
         listed = show.get("capabilities") if isinstance(show, dict) else None

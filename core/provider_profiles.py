@@ -23,7 +23,7 @@ class ProviderKind(str, Enum):
     GENERIC = "generic"
 
 
-Probe = str  # a window lookup of provider_probes._Lookup: "ollama", "lmstudio", "listing", "props"
+Probe = str  # a window lookup of provider_probes.Lookup: "ollama", "lmstudio", "listing", "props"
 
 
 @dataclass(frozen=True)

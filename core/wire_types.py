@@ -111,6 +111,14 @@ class ReportSummary(TypedDict):
     fallback: bool  # the deterministic digest stood in for the model's summary
 
 
+class ReportFactors(TypedDict):
+    """The learned correction per component: provider tokens per token we count."""
+
+    system: float
+    tools: float  # 0 when the server drops the tool definitions
+    messages: float
+
+
 class ContextReport(TypedDict):
     """What the context engine did for one request (a `data-context` part of the answer)."""
 
@@ -121,7 +129,9 @@ class ContextReport(TypedDict):
     counts: ReportCounts
     summary: ReportSummary | None
     counter: str  # "tiktoken:<encoding>" or "estimate"
-    correction: float  # the learned per-model factor applied to exact counts
+    correction: float  # estimated / exact: the learned correction of the whole request
+    factors: ReportFactors  # ... per component
+    calibration: str | None  # how the server's own tokenizer measured them, when it did
     reported: int | None  # the provider's prompt tokens for this request, once known
     cachedTokens: int | None  # of those, what the provider served from its prefix cache
     estimated: int  # our count, corrected

@@ -123,3 +123,9 @@ def without_context(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def content_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
     """A UI message's parts without the context report (a data-context part)."""
     return [p for p in message["parts"] if not p["type"].startswith("data-")]
+
+
+def context_report(body: str) -> dict[str, Any]:
+    """The last context report of a response body."""
+    data: dict[str, Any] = [e for e in sse_events(body) if e["type"] == "data-context"][-1]["data"]
+    return data

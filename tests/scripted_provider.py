@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -62,6 +63,14 @@ class Completion:
 @dataclass
 class Hang:
     """Accept the request and never answer."""
+
+
+@dataclass
+class Counted:
+    """A streamed answer whose usage reports the request's prompt as this server counts it
+    (`ScriptedProvider.prompt_tokens`), as llama-server does."""
+
+    text: str
 
 
 def chunk(
@@ -144,6 +153,9 @@ class ScriptedProvider:
         # while it is the only one left; empty: they take from `replies` like the rest
         self.summaries: deque[Any] = deque()
         self.props: dict[str, Any] | None = None  # served at /props (llama.cpp) when set
+        # llama.cpp's /apply-template and /tokenize (see `render` and `tokenize`), when set
+        self.counts = False
+        self.renders_tools = True  # False: its template drops the `tools` array
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.disconnects: list[float] = []  # when a stream found its client gone
@@ -165,6 +177,8 @@ class ScriptedProvider:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/props", self._props)
+        app.router.add_post("/apply-template", self._apply_template)
+        app.router.add_post("/tokenize", self._tokenize)
         self._runner = web.AppRunner(app, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -207,6 +221,41 @@ class ScriptedProvider:
             raise web.HTTPNotFound()
         return web.json_response(self.props)
 
+    def render(self, body: dict[str, Any]) -> str:
+        """A chat request as this server's template renders it (ChatML, tools as indented
+        JSON in a block of their own, unless it drops them)."""
+        out = ""
+        if body.get("tools") and self.renders_tools:
+            out += "<|im_start|>tools\n" + json.dumps(body["tools"], indent=2) + "<|im_end|>\n"
+        for m in body.get("messages", []):
+            content = m.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            calls = json.dumps(m["tool_calls"]) if m.get("tool_calls") else ""
+            out += f"<|im_start|>{m['role']}\n{text or ''}{calls}<|im_end|>\n"
+        return out + "<|im_start|>assistant\n"
+
+    @staticmethod
+    def tokenize(text: str, add_special: bool = True) -> list[int]:
+        """This server's tokenizer: a token per word, per punctuation mark, per special token
+        (`<|...|>`), and a BOS token."""
+        pieces = re.findall(r"<\|\w+\|>|\w+|[^\w\s]", text)
+        return [1] * add_special + [len(p) for p in pieces]
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        return len(self.tokenize(self.render(body)))
+
+    async def _apply_template(self, request: web.Request) -> web.Response:
+        if not self.counts:
+            raise web.HTTPNotFound()
+        return web.json_response({"prompt": self.render(await request.json())})
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        if not self.counts:
+            raise web.HTTPNotFound()
+        body = await request.json()
+        tokens = self.tokenize(body["content"], bool(body.get("add_special", False)))
+        return web.json_response({"tokens": tokens})
+
     async def _models(self, request: web.Request) -> web.Response:
         denied = self._unauthorized(request)
         if denied is not None:
@@ -239,6 +288,9 @@ class ScriptedProvider:
             message = {"role": "assistant", "content": reply.text}
             choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
             return web.json_response({"id": "c", "object": "chat.completion", "choices": [choice]})
+        if isinstance(reply, Counted):
+            usage = usage_chunk(self.prompt_tokens(body), 1)
+            reply = Stream([chunk(reply.text), chunk(finish_reason="stop"), usage])
         if isinstance(reply, Hang):
             try:
                 await asyncio.sleep(3600)

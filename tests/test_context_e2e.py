@@ -20,6 +20,7 @@ from .helpers import (
     assistant_message,
     chat_body,
     content_parts,
+    context_report,
     sent,
     sse_events,
     summary_text,
@@ -61,10 +62,6 @@ def long_thread(messages: int = 300, rounds: int = 40) -> list[dict]:
 
 def is_summary_request(body: dict) -> bool:
     return "stream" not in body and body["messages"][-1]["content"].startswith(SUMMARY_PROMPT)
-
-
-def context_report(body: str) -> dict:
-    return [e for e in sse_events(body) if e["type"] == "data-context"][-1]["data"]
 
 
 def env_for(provider, **extra) -> dict:

@@ -25,6 +25,7 @@ from comfyui_assistant.core.context_engine import (
 from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN, compaction_plan
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.token_correction import Factors
 from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
@@ -207,6 +208,8 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "summary",
         "counter",
         "correction",
+        "factors",
+        "calibration",
         "reported",
         "cachedTokens",
         "estimated",
@@ -246,6 +249,8 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
     assert report["summary"] is None
     assert report["counter"] == "tiktoken:cl100k_base"
     assert report["correction"] == 1.0
+    assert report["factors"] == {"system": 1.0, "tools": 1.0, "messages": 1.0}
+    assert report["calibration"] is None
     assert report["reported"] is None and report["cachedTokens"] is None
     assert report["limits"] == []
     messages = assembled.messages
@@ -518,7 +523,7 @@ def test_the_correction_scales_every_count_so_fewer_messages_fit():
     ui = chat(40, words=10)
     tools = openai_tools()[:2]
     plain = build(ui, 8192, tools=tools)
-    scaled = build(ui, 8192, tools=tools, correction=1.5)
+    scaled = build(ui, 8192, tools=tools, correction=Factors.uniform(1.5))
     assert scaled.budget.tools == math.ceil(COUNTER.tools(tools) * 1.5)
     assert scaled.budget.available < plain.budget.available
     assert scaled.tokens == math.ceil(scaled.exact * 1.5)

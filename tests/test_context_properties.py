@@ -38,6 +38,7 @@ from comfyui_assistant.core.context_engine import (
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.digests import DIGEST_PREFIX, digest_tool_result
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.token_correction import Factors, Parts
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.core.ui_messages import tool_name_of, tool_result_text
 from comfyui_assistant.tools_definitions import openai_tools
@@ -285,7 +286,11 @@ def cases(draw: st.DrawFn) -> Case:
         max_output_tokens=draw(st.none() | st.integers(64, 16_384)),
         summary=summary,
         sent=sent,
-        correction=draw(st.sampled_from([0.5, 0.8, 1.0, 1.0, 1.25, 1.6, 2.0])),
+        correction=Factors(
+            system=draw(st.sampled_from([0.5, 0.9, 1.0, 1.0, 1.25, 2.0])),
+            tools=draw(st.sampled_from([0.0, 0.7, 1.0, 1.0, 1.5, 2.0])),  # 0: a server drops them
+            messages=draw(st.sampled_from([0.5, 0.8, 1.0, 1.0, 1.25, 1.6, 2.0])),
+        ),
         settings=context_settings,
     )
     return Case(thread, inputs, covered)
@@ -338,20 +343,20 @@ def check_result(message: dict[str, Any], part: dict[str, Any]) -> None:
 def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
     """Tokens of the smallest request: the system message (summary included, cut as the engine
     cuts it) and the latest user message as sent."""
-    factor = inputs.correction
+    factors = inputs.correction
     system, _ = steps.truncate_system(
-        inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factor)
+        inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factors.system)
     )
     head = []
     if inputs.summary is not None and covered:  # its newest part, within its share
-        cap = max(64, int(available * SUMMARY_SHARE / factor))
+        cap = max(64, int(available * SUMMARY_SHARE / factors.messages))
         text = steps.keep_tail(inputs.summary.text, cap, COUNTER.text)
         head = [steps.summary_block(text)]
     latest = next(m for m in reversed(inputs.ui_messages) if m["role"] == "user")
     blocks = [steps.as_sent(b, inputs.sent[latest["id"]]) for b in blocks_of(latest)]
     history = steps.merge_adjacent_users(flatten([*head, *blocks]))
-    request = [{"role": "system", "content": system}, *history]
-    return math.ceil(COUNTER.messages(request) * factor)
+    first = {"role": "system", "content": system}
+    return factors.scale(Parts(COUNTER.message(first), 0, COUNTER.messages(history)))
 
 
 # --- the property -----------------------------------------------------------------------------
@@ -368,7 +373,7 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
 @given(cases())
 def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(case: Case):
     inputs, thread = case.inputs, case.thread
-    factor = inputs.correction
+    factors = inputs.correction
     try:
         assembled = build_context(inputs, COUNTER, BlockCache())  # examples reuse ids
     except ContextBudgetError as error:
@@ -376,7 +381,7 @@ def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(ca
         budget = compute_budget(
             inputs.window,
             inputs.max_output_tokens,
-            math.ceil(COUNTER.tools(inputs.tools) * factor),
+            math.ceil(COUNTER.tools(inputs.tools) * factors.tools),
         )
         need = minimal_need(inputs, case.covered, budget.available)
         # (the engine may reserve a few tokens more: rounding, the reminder's own message)
@@ -400,10 +405,17 @@ def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(ca
     # (a) valid for every provider
     assert problems(messages) == []
 
-    # (b) within the budget, counted exactly and scaled by the correction
+    # (b) within the budget, counted exactly and scaled by the correction of each component
+    parts = assembled.parts
     assert assembled.exact == COUNTER.messages(messages) + COUNTER.tools(assembled.tools)
-    assert assembled.tokens == math.ceil(assembled.exact * factor)
-    assert math.ceil(COUNTER.messages(messages) * factor) <= budget.available
+    assert parts == Parts(
+        COUNTER.message(messages[0]),
+        COUNTER.tools(assembled.tools),
+        COUNTER.messages(messages[1:]),
+    )
+    assert assembled.tokens == factors.scale(parts)
+    assert budget.tools == math.ceil(parts.tools * factors.tools)
+    assert factors.scale(Parts(parts.system, 0, parts.messages)) <= budget.available
     window = inputs.window.tokens
     assert assembled.tokens <= window - budget.reserve - budget.margin
 

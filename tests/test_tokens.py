@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import tiktoken
 from comfyui_assistant.core import token_encoding, tokens
+from comfyui_assistant.core.token_correction import Factors, Parts
 from comfyui_assistant.core.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
@@ -758,44 +759,107 @@ def test_fallback_by_flag_and_by_environment(monkeypatch: pytest.MonkeyPatch) ->
 # --- the learned correction -----------------------------------------------------------------------
 
 
-def test_correction_converges_to_the_reported_ratio() -> None:
+S, T = 1500, 2000  # a system prompt and tool definitions, as we count them
+
+
+def thread(c: Correction, truth: Factors, model: str = "m", turns: int = 12) -> Factors:
+    """A thread's requests (the history grows, system prompt and tools stay), each reported
+    as the server with these true factors counts it."""
+    for m in range(60, 60 + 250 * turns, 250):
+        parts = Parts(S, T, m)
+        c.observe(model, parts, truth.scale(parts))
+    return c.factors(model)
+
+
+def test_correction_learns_a_common_ratio_and_keeps_models_apart() -> None:
     c = Correction()
-    assert c.factor("llama3.1:8b") == 1.0
-    assert c.observe("llama3.1:8b", 1000, 1300) == pytest.approx(1.3)
-    for _ in range(40):
-        c.observe("llama3.1:8b", 2000, 2200)
-    assert c.factor("llama3.1:8b") == pytest.approx(1.1, abs=1e-3)
-    assert c.factor("qwen3:8b") == 1.0  # per model
-    assert c.apply("llama3.1:8b", 1000) == 1101  # rounded up
+    assert c.factors("llama3.1:8b") == Factors()
+    first = c.observe("llama3.1:8b", Parts(S, T, 500), 5200)  # 1.3x of 4000 in one sample
+    assert first.scale(Parts(S, T, 500)) == pytest.approx(5200, rel=0.02)
+    learned = thread(c, Factors.uniform(1.3), "llama3.1:8b")
+    assert learned.messages == pytest.approx(1.3, abs=0.02)  # the slope over the history
+    assert learned.scale(Parts(S, T, 4000)) == pytest.approx(1.3 * 7500, rel=0.01)
+    assert c.factors("qwen3:8b") == Factors()  # per model
+    assert c.samples("llama3.1:8b") == 13
+
+
+def test_a_server_that_drops_the_tools_does_not_skew_the_message_factor() -> None:
+    # no calibration: one total per request, and the history grows within the thread
+    learned = thread(Correction(), Factors(1.0, 0.0, 1.0))
+    assert learned.messages == pytest.approx(1.0, abs=0.03)
+    assert learned.tools < 0.1
+    # the single factor of the previous design: (S + M) / (S + T + M), about 0.5 for all
+    # the same for a template that renders tool schemas 1.5x as large as their JSON
+    learned = thread(Correction(), Factors(1.0, 1.5, 1.0))
+    assert learned.messages == pytest.approx(1.0, abs=0.03)
+    assert learned.tools == pytest.approx(1.5, abs=0.1)
+
+
+def test_the_servers_own_counts_pin_system_and_tools_and_usage_teaches_the_messages() -> None:
+    c = Correction()
+    ours, server = Parts(S, T, 80), Parts(1650, 0, 100)  # its tokenizer; a template without tools
+    calibrated = c.calibrate("m", ours, server, "llama.cpp /tokenize")
+    assert calibrated.system == pytest.approx(1.1, abs=0.001)
+    assert calibrated.tools == pytest.approx(0.0, abs=0.001)
+    assert c.calibrated("m") == "llama.cpp /tokenize" and c.samples("m") == 0
+    for m in (1000, 2000, 3000):  # the totals now teach the messages
+        c.observe("m", Parts(S, T, m), 1650 + round(1.2 * m))
+    learned = c.factors("m")
+    assert learned.messages == pytest.approx(1.2, abs=0.02)  # (its first guess: 100 / 80)
+    assert (learned.system, learned.tools) == pytest.approx((1.1, 0.0), abs=0.01)
+
+
+def test_correction_follows_a_changed_server() -> None:
+    c = Correction()
+    thread(c, Factors(1.0, 1.0, 1.2))
+    learned = thread(c, Factors(1.0, 0.0, 1.2))  # the template now drops the tools
+    assert learned.tools < 0.1
+    assert learned.messages == pytest.approx(1.2, abs=0.03)
 
 
 def test_correction_is_clamped_and_ignores_absurd_samples() -> None:
     c = Correction()
-    assert c.observe("m", 1000, 3000) == 2.0  # ratio 3: clamped
+    parts = Parts(400, 0, 600)
+    c.observe("m", parts, 3000)  # ratio 3: clamped
+    assert (c.factors("m").system, c.factors("m").messages) == (2.0, 2.0)
     for _ in range(50):
-        c.observe("m", 1000, 400)  # ratio 0.4: clamped to 0.5
-    assert c.factor("m") == pytest.approx(0.5, abs=1e-6)
-    before = c.factor("m")
-    assert c.observe("m", 40, 400) == before  # estimate too small
-    assert c.observe("m", 1000, 0) == before  # no usage
-    assert c.observe("m", 1000, 100) == before  # ratio 0.1: e.g. KV-cached tokens left out
-    assert c.observe("m", 1000, 9000) == before  # ratio 9: nonsense
+        c.observe("m", parts, 400)  # ratio 0.4: clamped to 0.5
+    before = c.factors("m")
+    assert before.system == before.messages == pytest.approx(0.5, abs=1e-6)
+    assert c.observe("m", Parts(10, 0, 30), 400) == before  # estimate too small
+    assert c.observe("m", parts, 0) == before  # no usage
+    assert c.observe("m", parts, 90) == before  # ratio 0.18 of the prediction: KV-cached left out
+    assert c.observe("m", parts, 4500) == before  # ratio 9: nonsense
     assert c.samples("m") == 51
 
 
 def test_correction_round_trips_through_a_dict() -> None:
     c = Correction()
-    c.observe("a", 1000, 1200)
-    c.observe("b", 500, 450)
-    c.observe("b", 500, 470)
+    c.observe("a", Parts(S, T, 500), 4800)
+    c.calibrate("b", Parts(S, T, 80), Parts(1600, 1900, 90), "llama.cpp /tokenize")
+    c.observe("b", Parts(S, T, 500), 4100)
     stored = json.loads(json.dumps(c.as_dict()))
+    assert stored["b"]["factor"] == pytest.approx(c.factors("b").messages, abs=1e-4)  # read by
+    # earlier versions
     back = Correction.from_dict(stored)
-    assert back.as_dict() == c.as_dict()
-    assert back.factor("a") == pytest.approx(1.2)
-    assert back.samples("b") == 2
+    assert back.as_dict() == json.loads(json.dumps(c.as_dict()))
+    assert back.factors("a") == pytest.approx(c.factors("a"))
+    assert back.samples("b") == 1 and back.calibrated("b") == "llama.cpp /tokenize"
     assert Correction.from_dict(None).as_dict() == {}
     assert Correction.from_dict({}).as_dict() == {}
+    # what earlier versions stored: one factor per model, now for every component
+    legacy = Correction.from_dict({"old": {"factor": 1.2, "samples": 7}})
+    assert legacy.factors("old") == Factors.uniform(1.2) and legacy.samples("old") == 7
     odd = Correction.from_dict(
-        {"x": "bad", "y": {"factor": float("nan")}, "z": 5.0, "w": {"factor": True}, "v": 1.5}
+        {
+            "x": "bad",
+            "y": {"factor": float("nan")},
+            "z": 5.0,
+            "w": {"factor": True},
+            "v": 1.5,
+            "u": {"factor": 1.1, "tools": -1, "cov": [[1, 2], [3]]},
+        }
     )
-    assert odd.as_dict() == {"z": {"factor": 2.0, "samples": 1}, "v": {"factor": 1.5, "samples": 1}}
+    assert sorted(odd.as_dict()) == ["u", "v", "z"]
+    assert odd.factors("z") == Factors.uniform(2.0) and odd.factors("v") == Factors.uniform(1.5)
+    assert odd.factors("u") == Factors.uniform(1.1)  # the bad parts fall back

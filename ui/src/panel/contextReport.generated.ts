@@ -11,6 +11,8 @@ export interface ContextReport {
   summary: ReportSummary | null;
   counter: string;
   correction: number;
+  factors: ReportFactors;
+  calibration: string | null;
   reported: number | null;
   cachedTokens: number | null;
   estimated: number;
@@ -47,4 +49,11 @@ export interface ReportCounts {
 export interface ReportSummary {
   covers: number;
   fallback: boolean;
+}
+
+/** The learned correction per component: provider tokens per token we count. */
+export interface ReportFactors {
+  system: number;
+  tools: number;
+  messages: number;
 }

@@ -14,6 +14,8 @@ const report: ServerReport = {
   exact: 5800,
   counter: "tiktoken:cl100k_base",
   correction: 1,
+  factors: { system: 1, tools: 1, messages: 1 },
+  calibration: null,
   reported: null,
   cachedTokens: null,
   limits: [],
@@ -29,12 +31,23 @@ describe("computeGauge", () => {
     expect(computeGauge({ ...report, estimated: 5900 }).prompt).toBe(5900);
     expect(g.lines[1]).toBe("Prompt: 5,800 tokens — 58% of the window");
     expect(computeGauge({ ...report, counter: "estimate" }).lines[1]).toContain("tokens (estimated)");
+    expect(g.lines.some((l) => l.startsWith("Correction"))).toBe(false);
     expect(g.total).toBe(7800);
     expect(g.free).toBe(2200);
     expect(g.usedRatio).toBeCloseTo(0.58);
     const sum = g.segments.reduce((a, s) => a + s.fraction, 0);
     expect(sum).toBeCloseTo(0.78);
     expect(g.marker).toBeNull();
+  });
+
+  it("says when the server's own tokenizer calibrated the counts, and the learned factors", () => {
+    const calibrated = { ...report, calibration: "llama.cpp /tokenize", factors: { system: 1.104, tools: 0, messages: 1.2 } };
+    const g = computeGauge(calibrated);
+    expect(g.lines[1]).toBe("Prompt: 5,800 tokens (calibrated by llama.cpp /tokenize) — 58% of the window");
+    expect(g.lines).toContain("Correction: system ×1.1, tools ×0, messages ×1.2");
+    // a report stored before the factors existed
+    const { factors: _, ...older } = report;
+    expect(computeGauge(older as ServerReport).lines.some((l) => l.startsWith("Correction"))).toBe(false);
   });
 
   it("scales to the total when a request overflows the window", () => {

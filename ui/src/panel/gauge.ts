@@ -79,6 +79,21 @@ export function shorteningText(report: ContextReport): string | null {
   return parts.length ? parts.join(", ") : null;
 }
 
+/** How the prompt's size was counted, as a suffix: by the server's own tokenizer, or estimated. */
+function countedHow(report: ContextReport): string {
+  if (report.calibration) return ` (calibrated by ${report.calibration})`;
+  return report.counter === "estimate" ? " (estimated)" : "";
+}
+
+/** The learned correction per component ("system ×1.05, tools ×0, messages ×1.12"); null while
+ * every factor is 1 (or the report predates them). */
+export function factorsText(report: ContextReport): string | null {
+  const f = report.factors;
+  if (!f || [f.system, f.tools, f.messages].every((x) => x === 1)) return null;
+  const x = (n: number) => `×${Number(n.toFixed(2))}`;
+  return `system ${x(f.system)}, tools ${x(f.tools)}, messages ${x(f.messages)}`;
+}
+
 export function computeGauge(report: ContextReport): Gauge {
   const window = count(report.window?.tokens);
   const tokens = report.tokens ?? {};
@@ -95,13 +110,15 @@ export function computeGauge(report: ContextReport): Gauge {
   lines.push(`Context window: ${window.toLocaleString("en-US")} tokens${source}${model}`);
   const prompt = count(report.estimated) || used;
   lines.push(
-    `Prompt: ${prompt.toLocaleString("en-US")} tokens${report.counter === "estimate" ? " (estimated)" : ""}` +
+    `Prompt: ${prompt.toLocaleString("en-US")} tokens${countedHow(report)}` +
       (window ? ` — ${Math.round((prompt / window) * 100)}% of the window` : ""),
   );
   if (count(report.reported)) {
     const cached = count(report.cachedTokens) ? `, ${count(report.cachedTokens).toLocaleString("en-US")} cached` : "";
     lines.push(`Reported by the provider: ${count(report.reported).toLocaleString("en-US")}${cached}`);
   }
+  const factors = factorsText(report);
+  if (factors) lines.push(`Correction: ${factors}`);
   for (const s of raw) if (s.tokens > 0) lines.push(`  ${s.label}: ${s.tokens.toLocaleString("en-US")}`);
   if (shortening) lines.push(`Shortened: ${shortening}`);
   for (const limit of report.limits ?? []) lines.push(`Limit: ${limit}`);

@@ -1,0 +1,115 @@
+"""Counting what the server really sees: a llama.cpp-like server's own counts (its /apply-template
+and /tokenize) calibrate the per-component correction once, later requests are sized from it
+without asking again, and a server that does not count leaves the learned estimate standing.
+
+The scripted provider renders requests with a ChatML template (tools as indented JSON, or
+dropped) and counts a token per word and punctuation mark: another tokenizer than ours, as a
+local model's is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from comfyui_assistant.core import provider_probes, server_counts
+
+from .helpers import assistant_message, chat_body, context_report, user
+from .scripted_provider import Counted, ScriptedProvider
+
+LLAMA_PROPS = {
+    "default_generation_settings": {"n_ctx": 32768},
+    "chat_template_caps": {"supports_tools": True},
+}
+COUNTING = ("/apply-template", "/tokenize")
+
+
+@pytest.fixture(autouse=True)
+def fresh_probes() -> Iterator[None]:
+    provider_probes.clear_caches()
+    server_counts.clear_calibrations()
+    yield
+    provider_probes.clear_caches()
+    server_counts.clear_calibrations()
+
+
+def asked(provider: ScriptedProvider) -> list[str]:
+    """The counting requests the server got, in order."""
+    return [path for _, path, _ in provider.seen if path in COUNTING]
+
+
+def turns(n: int) -> Iterator[list[dict[str, Any]]]:
+    """A thread growing by a user message (longer each time) and an answer per turn."""
+    thread: list[dict[str, Any]] = []
+    for i in range(n):
+        words = " ".join(f"step{k} uses seed {k * 7} and cfg 7.5," for k in range(20 * (i + 1)))
+        thread.append(user(f"Turn {i}: {words}", f"u{i}"))
+        yield thread
+        thread.append(assistant_message("ok", f"a{i}"))
+
+
+async def reports_of(assistant: Any, provider: ScriptedProvider, n: int) -> list[dict[str, Any]]:
+    """The context reports of `n` turns of a growing thread, each answered with usage as the
+    server counts the request."""
+    reports = []
+    for thread in turns(n):
+        provider.enqueue(Counted("ok"))
+        status, body = await assistant.chat(chat_body(*thread))
+        assert status == 200
+        reports.append(context_report(body))
+    return reports
+
+
+def off_by(report: dict[str, Any]) -> float:
+    """How far our estimate of a request was from the server's own count of it."""
+    return abs(report["estimated"] - report["reported"]) / report["reported"]
+
+
+async def test_the_servers_own_counts_calibrate_once_and_size_every_later_request(
+    assistant, provider
+):
+    provider.props, provider.counts = LLAMA_PROPS, True
+    reports = await reports_of(assistant, provider, 3)
+    # once: the first request whole, without its tools, without its system message, each
+    # rendered and tokenized; no network call per request after that
+    assert sorted(asked(provider)) == sorted([*COUNTING] * 3)
+    for report in reports:
+        assert report["calibration"] == server_counts.SOURCE
+        assert off_by(report) < 0.03, report
+    # the server's template prints the tool schemas indented: more than their compact JSON
+    factors = reports[-1]["factors"]
+    assert factors["tools"] > factors["system"] + 0.2
+
+
+async def test_a_server_that_drops_the_tools_counts_them_as_nothing_and_messages_stay_right(
+    assistant, provider
+):
+    # its /props says nothing of tools; its template drops them silently
+    provider.props = {"default_generation_settings": {"n_ctx": 32768}}
+    provider.counts, provider.renders_tools = True, False
+    reports = await reports_of(assistant, provider, 4)
+    assert "tools" in provider.requests[0]  # (sent: the server drops them)
+    for report in reports:
+        assert report["factors"]["tools"] == 0.0
+        assert report["tokens"]["tools"] == 0
+        assert off_by(report) < 0.03, report
+    # the usage totals of the growing thread leave the message factor where the server's
+    # counts put it (one factor for the whole request would have fallen by the tools' share)
+    messages = [r["factors"]["messages"] for r in reports]
+    assert max(messages) - min(messages) < 0.05, messages
+    whole = reports[-1]["reported"] / reports[-1]["exact"]
+    assert messages[-1] > whole + 0.2
+
+
+async def test_a_server_that_does_not_count_is_asked_once_and_the_estimate_stands(
+    assistant, provider
+):
+    provider.props = LLAMA_PROPS  # llama.cpp-like, but without /apply-template and /tokenize
+    reports = await reports_of(assistant, provider, 2)
+    assert asked(provider) == ["/apply-template"] * len(asked(provider))
+    assert 1 <= len(asked(provider)) <= 3  # one attempt (its variants at once), not per request
+    assert [r["calibration"] for r in reports] == [None, None]
+    # the first request's usage taught the second
+    assert reports[0]["factors"] == {"system": 1.0, "tools": 1.0, "messages": 1.0}
+    assert reports[1]["factors"] != reports[0]["factors"]
+    assert off_by(reports[1]) < off_by(reports[0])
