@@ -309,7 +309,8 @@ class Ours:
             covered = covered_ids(ui, self.summary.until) if self.summary else frozenset()
             fresh = [i for i in got.compaction or [] if i not in covered] if new else []
             if fresh:  # the real summarizer, with no model: its deterministic fallback
-                room = summary_cap(got.budget.available, inputs.correction)  # as chat_context
+                # as chat_context does
+                room = summary_cap(got.budget.available, inputs.correction.messages)
                 self.summary = asyncio.run(
                     summarize(NO_MODEL, MODEL, self.summary, ui, fresh, 1.0, room)  # type: ignore[arg-type]
                 )
