@@ -56,20 +56,28 @@ _FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"|webp|gif|json|ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
         re.IGNORECASE,
     ),
-    re.compile(  # a setting
-        rf"\b(?:{_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?-?\d+(?:\.\d+)?(?![\d.]*\w)",
+    re.compile(  # a setting (not a count's unit: "49 frames at 16 fps" is two counts)
+        rf"(?<!\d )\b(?:{_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?-?\d+(?:\.\d+)?"
+        r"(?![\d.]*\w)",
         re.IGNORECASE,
     ),
     re.compile(  # a date or a time
         rf"\b{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"
-        r"|\b\d{4}-\d\d-\d\d\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
+        r"|\b\d{4}-\d\d-\d\d\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+        r"(?: the \d{1,2}(?:st|nd|rd|th))?\b|\bthe \d{1,2}(?:st|nd|rd|th)\b"
         r"|\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b|\b\d{1,2}:\d\d\b|\b(?:tomorrow|tonight)\b",
         re.IGNORECASE,
     ),
     re.compile(r"\bnodes?\s+(?:id\s+)?#?\d+\b|(?<![\w&#])#\d+\b", re.IGNORECASE),  # a node
     re.compile(r"(?<![\w.])\d{2,5}\s?[x×]\s?\d{2,5}(?![\w.])"),  # a size
+    re.compile(r"\b[A-Z]{2,}[\w-]* \d[\w.]*"),  # a product and its number: "RTX 3060"
     re.compile(r"\"[^\"\n]{2,80}\"|“[^”\n]{2,80}”"),  # a quoted name
     re.compile(r"(?<![\w./-])[\w.-]*[^\W_](?:[_/]|-(?=\d))[\w./-]*[^\W_]"),  # an identifier
+    re.compile(  # a quantity named by a word before it: "quality 92", "version 2"
+        rf"\b(?!(?:{_NOT_UNITS}|from|with|than|into|over|about|after|before|until|under|every"
+        r"|each|only|just|then|that|this|these|those|have|were|will|take|takes|took)\b)"
+        r"[a-z]{3,} \d+(?:\.\d+)?\b(?![.,]?\d| ?[%A-Za-z])"
+    ),
     re.compile(  # a number, with its unit when it has one; a count in words
         rf"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%|\s?(?!(?:{_NOT_UNITS})\b)[A-Za-z]+\b)?"
         rf"|\b(?:{_COUNT_WORD}) \w+",
@@ -83,7 +91,7 @@ _FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 _INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user only)
     r"\b(?:always|never|from now on|going forward|remember|prefer|must|make sure|don'?t|do not"
-    r"|keep|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)"
+    r"|keep|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)|rename"
     r"|(?:is|are) (?:called|named))\b",
     re.IGNORECASE,
 )

@@ -341,3 +341,23 @@ def test_property_within_the_budget_and_deterministic(
     assert fallback_summary(messages, previous, cap, COUNT) == summary
     again = digest(messages, cap, summary)  # chained on itself: still within the budget
     assert COUNT(again) <= cap
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a count keeps its unit: the setting pattern does not take "frames" from "49 frames"
+        ("For video clips, render 49 frames at 16 fps.", ("49 frames", "16 fps")),
+        ("set steps to 30 and cfg 7.5", ("steps to 30", "cfg 7.5")),
+        # a product and its number stay one fact
+        ("My GPU is an RTX 3060 with 12 GB of VRAM.", ("GPU", "RTX 3060", "12 GB", "VRAM")),
+        # a quantity named by the word before it
+        ("Save the finals as WebP at quality 92.", ("WebP", "quality 92")),
+        ("It took 20 seconds from 3 nodes.", ("20 seconds", "3 nodes")),
+        # a weekday with its date
+        ("The deliverable is due on Friday the 4th.", ("Friday the 4th",)),
+    ],
+)
+def test_what_a_line_names_is_kept_in_one_piece(text, facts):
+    # (session_sim at 8K: shrunk lines had split "RTX; 3060", "Friday; 4th", lost "49")
+    assert facts_of(text) == facts
