@@ -104,6 +104,7 @@ class ChatTurn:
         self._saver: AnswerSaver | None = None
         self._context: ChatContext | None = None
         self._no_tools = False  # say once that this model cannot use tools
+        self._calibrate: Assembled | None = None  # the first request, when the server counts
         self._state: ThreadState | None = None
 
     async def __aenter__(self) -> ChatTurn:
@@ -186,13 +187,7 @@ class ChatTurn:
                 user_context=user_context_block(sources.user, profile.user_limits(sources.environ)),
             )
             first = context.assemble(plan.answer_start(), None)
-            if caps.counts:  # the server's own counts, once in a while
-                calibrated = await calibrate(
-                    context, provider, self._model, plan.answer_start(), first
-                )
-                if calibrated is not None:
-                    first = calibrated
-                    await service.save_corrections(context.correction.as_dict())
+            self._calibrate = first if caps.counts else None
         except ContextBudgetError as exc:
             return str(exc)
         except Exception as exc:
@@ -218,8 +213,20 @@ class ChatTurn:
     async def _before(self) -> AsyncIterator[ui.Chunk]:
         if self._no_tools:
             yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
+        await self._calibrated()
         async for chunk in self._summary_first():
             yield chunk
+
+    async def _calibrated(self) -> None:
+        """When due, the server's own counts of the first request calibrate the correction
+        (a few local round trips): after the response started, so the first byte never
+        waits for them; the first model request is then assembled with the new factors."""
+        first, context, provider = self._calibrate, self._context, self._provider
+        if first is None or context is None or provider is None or self._plan is None:
+            return
+        answer = self._plan.answer_start()
+        if await calibrate(context, provider, self._model, answer, first) is not None:
+            await self.service.save_corrections(context.correction.as_dict())
 
     async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
         """Wait for the summary of this thread being made, and say so while it is."""

@@ -155,6 +155,7 @@ class ScriptedProvider:
         self.props: dict[str, Any] | None = None  # served at /props (llama.cpp) when set
         # llama.cpp's /apply-template and /tokenize (see `render` and `tokenize`), when set
         self.counts = False
+        self.counts_delay = 0.0  # seconds each /tokenize takes (a busy server)
         self.renders_tools = True  # False: its template drops the `tools` array
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -253,6 +254,7 @@ class ScriptedProvider:
         if not self.counts:
             raise web.HTTPNotFound()
         body = await request.json()
+        await asyncio.sleep(self.counts_delay)
         tokens = self.tokenize(body["content"], bool(body.get("add_special", False)))
         return web.json_response({"tokens": tokens})
 

@@ -8,6 +8,7 @@ local model's is."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -79,6 +80,23 @@ async def test_the_servers_own_counts_calibrate_once_and_size_every_later_reques
     # the server's template prints the tool schemas indented: more than their compact JSON
     factors = reports[-1]["factors"]
     assert factors["tools"] > factors["system"] + 0.2
+
+
+async def test_the_response_starts_before_the_server_has_counted(assistant, provider):
+    # the calibration's round trips come after the first byte (a busy local server answers
+    # slowly); the first model request still has the calibrated factors
+    provider.props, provider.counts, provider.counts_delay = LLAMA_PROPS, True, 0.4
+    provider.enqueue(Counted("ok"))
+    # (the node data loads on the first use: not what this measures)
+    async with assistant.session.get(assistant.base + "/api/environment/summary") as r:
+        assert r.status == 200
+    started = time.monotonic()
+    async with await assistant.post("/api/chat", chat_body(user("Hello there.", "u0"))) as r:
+        first_byte = time.monotonic() - started
+        body = await r.text()
+    # the server's counts (0.4 s: asked at once) were waited for after the first byte
+    assert first_byte + 0.35 < time.monotonic() - started
+    assert context_report(body)["calibration"] == server_counts.SOURCE
 
 
 async def test_a_server_that_drops_the_tools_counts_them_as_nothing_and_messages_stay_right(
