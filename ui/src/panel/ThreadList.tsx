@@ -59,12 +59,14 @@ const Item: FC = () => {
       ) : (
         <ThreadListItemPrimitive.Trigger className="cua-thread-trigger" title={title} aria-current={isMain ? "true" : undefined}>
           {isRunning ? <span className="cua-dot" aria-label="answering" /> : null}
-          <span className="cua-thread-title">{title}</span>
-          {where ? (
-            <span className="cua-thread-workflow" title={workflow ?? "Bound to no workflow"}>
-              {where}
-            </span>
-          ) : null}
+          <span className="cua-thread-text">
+            <span className="cua-thread-title">{title}</span>
+            {where ? (
+              <span className="cua-thread-workflow" title={workflow ?? "Bound to no workflow"}>
+                {where}
+              </span>
+            ) : null}
+          </span>
         </ThreadListItemPrimitive.Trigger>
       )}
       {remoteId && active !== undefined ? <WorkflowMenu remoteId={remoteId} title={title} /> : null}

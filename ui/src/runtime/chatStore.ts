@@ -107,10 +107,8 @@ export class ChatStore {
       request: requestJson,
       changed: () => this.emit(),
       current: () => this.currentThreadId,
-      busy: () => {
-        const entry = this.currentThreadId ? this.entries.get(this.currentThreadId) : undefined;
-        return !!entry && (entry.pendingTools > 0 || entry.chat.status === "submitted" || entry.chat.status === "streaming");
-      },
+      // A tab that opens while the shown thread's panel tools run was opened by them.
+      busy: () => (this.currentThreadId ? this.entries.get(this.currentThreadId)?.pendingTools ?? 0 : 0) > 0,
     });
   }
 

@@ -25,7 +25,7 @@ export interface WorkflowThreadsDeps {
   changed: () => void;
   /** The thread the panel shows (its server id), if it has one. */
   current: () => string | undefined;
-  /** Whether the thread the panel shows is answering or running tools now. */
+  /** Whether the thread the panel shows runs panel tools now (one may open a tab). */
   busy: () => boolean;
 }
 
@@ -67,8 +67,8 @@ export class WorkflowThreads {
     if (change.type === "active") {
       this.active = change.key;
       const current = this.deps.current();
-      // The assistant's own work can open a tab (loading a workflow opens a new one): a
-      // thread that is answering stays in view, and is this tab's thread from now on.
+      // The assistant's own work can open a tab (its loadWorkflow tool opens a new one): the
+      // thread whose tools run stays in view, and is this tab's thread from now on.
       if (change.key !== undefined && current && this.deps.busy()) {
         this.lastShown.set(change.key, current);
         this.shownFor = change.key;
