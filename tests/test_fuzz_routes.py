@@ -202,8 +202,9 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
     method, template = data.draw(st.sampled_from(server.routes()), label="route")
     path = _fill(template, data.draw(st.lists(path_values, max_size=2), label="params"))
     query = data.draw(
-        st.dictionaries(st.sampled_from(["q", "limit", "category", "archived", "debug", "workflow", "x"]),
-                        query_values, max_size=2), label="query")  # fmt: skip
+        st.dictionaries(
+            st.sampled_from(["q", "limit", "category", "archived", "debug", "workflow", "x"]),
+            query_values, max_size=2), label="query")  # fmt: skip
     if query:
         path += "?" + urlencode(
             {k: v.encode("utf-8", "surrogatepass") for k, v in query.items()}, safe=""

@@ -1,14 +1,6 @@
-import { vi } from "vitest";
-
-// React's test helpers exist only in its development build (see Panel.test.tsx).
-const nodeEnv = vi.hoisted(() => {
-  const before = process.env["NODE_ENV"];
-  process.env["NODE_ENV"] = "test";
-  return before;
-});
-
+import "./reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ComfyApp } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import { ChatStore } from "../runtime/chatStore";
@@ -18,9 +10,6 @@ import { Panel } from "./Panel";
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
-});
-afterAll(() => {
-  process.env["NODE_ENV"] = nodeEnv;
 });
 
 /** The panel following workflow tabs shaped like ComfyUI's (the playground's emulation). */
