@@ -16,6 +16,8 @@ ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MESSAGES = 10_000
+WORKFLOW_CHARS = 1024
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 class RequestError(ValueError):
@@ -40,6 +42,8 @@ class ChatRequest:
     system: str | None = None
     tools: tuple[ClientTool, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The ComfyUI workflow the panel shows (its key): a thread this request creates belongs to it.
+    workflow: str | None = None
 
 
 def _expect(cond: bool, message: str) -> None:
@@ -51,6 +55,22 @@ def _optional_str(body: dict[str, Any], key: str) -> str | None:
     value = body.get(key)
     _expect(value is None or isinstance(value, str), f"'{key}' must be a string")
     return value
+
+
+def workflow_key(value: Any, name: str = "workflow") -> str:
+    """A ComfyUI workflow's key (core/thread_workflows.py): a string of 1 to WORKFLOW_CHARS
+    characters without control characters."""
+    _expect(
+        isinstance(value, str) and 0 < len(value) <= WORKFLOW_CHARS,
+        f"'{name}' must be a workflow key: a string of 1 to {WORKFLOW_CHARS} characters",
+    )
+    _expect(not _CONTROL.search(value), f"'{name}' must not contain control characters")
+    return str(value)
+
+
+def check_workflow(value: Any, name: str = "workflow") -> str | None:
+    """A workflow key, or None for null (no workflow)."""
+    return None if value is None else workflow_key(value, name)
 
 
 def _check_part(part: Any, where: str) -> None:
@@ -131,4 +151,5 @@ def parse_chat_request(body: Any) -> ChatRequest:
         system=_optional_str(body, "system"),
         tools=_client_tools(body.get("tools")),
         metadata=metadata or {},
+        workflow=check_workflow(body.get("workflow")),
     )

@@ -111,7 +111,9 @@ class ChatTurn:
         req = self.req
         self._threads = threads = await self.service.threads()
         self._stored = asyncio.ensure_future(
-            threads.sync(req.thread_id, req.messages, replaces=req.message_id)
+            threads.sync(
+                req.thread_id, req.messages, replaces=req.message_id, workflow=req.workflow
+            )
         )
         await asyncio.sleep(0)  # (one turn of the loop hands the write over)
         return self

@@ -114,11 +114,19 @@ async def m004_sent_turns(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m005_thread_workflow(db: aiosqlite.Connection) -> None:
+    """The ComfyUI workflow a thread belongs to (its key: the path under `workflows/`, or a
+    temporary tab's name); NULL for a thread bound to none (every thread made before)."""
+    await db.execute("ALTER TABLE threads ADD COLUMN workflow TEXT")
+    await db.execute("CREATE INDEX threads_by_workflow ON threads (workflow, updated_at)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
     ("003_threads", m003_threads),
     ("004_sent_turns", m004_sent_turns),
+    ("005_thread_workflow", m005_thread_workflow),
 ]
 
 

@@ -85,13 +85,16 @@ def stored_key(message: UIMessage) -> str:
     )
 
 
-def _touch_thread(db: sqlite3.Connection, thread_id: str, title: str, now: float) -> bool:
-    """Create the thread, or mark it updated (and title it if it has no title yet); whether it
-    was created."""
+def _touch_thread(
+    db: sqlite3.Connection, thread_id: str, title: str, now: float, workflow: str | None = None
+) -> bool:
+    """Create the thread (bound to `workflow`), or mark it updated (and title it if it has no
+    title yet; its workflow changes only when asked: core/thread_workflows.py); whether it was
+    created."""
     created = db.execute(
-        "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?,?,?,?) "
+        "INSERT INTO threads (id, title, created_at, updated_at, workflow) VALUES (?,?,?,?,?) "
         "ON CONFLICT (id) DO NOTHING",
-        (thread_id, title, now, now),
+        (thread_id, title, now, now, workflow),
     )
     if created.rowcount == 1:
         return True
@@ -126,12 +129,18 @@ class Threads:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def ensure(self, thread_id: str, messages: list[UIMessage]) -> None:
+    async def ensure(
+        self, thread_id: str, messages: list[UIMessage], workflow: str | None = None
+    ) -> None:
         title, now = title_from(messages), time.time()
-        await self.store.write(lambda db: _touch_thread(db, thread_id, title, now))
+        await self.store.write(lambda db: _touch_thread(db, thread_id, title, now, workflow))
 
     async def sync(
-        self, thread_id: str, messages: list[UIMessage], replaces: str | None = None
+        self,
+        thread_id: str,
+        messages: list[UIMessage],
+        replaces: str | None = None,
+        workflow: str | None = None,
     ) -> None:
         """Store the request's messages before the model is called (see module docstring):
         one transaction, writing only what is new or changed — none at all when this process
@@ -139,13 +148,16 @@ class Threads:
         this process stored is known by each message's `stored_key`, so a long thread's
         next message is written without reading or serializing the others; a thread it does
         not know is compared with what the database holds. The transaction is one trip to the
-        database's thread; a thread it creates is written without reading it first."""
+        database's thread; a thread it creates is written without reading it first, bound to
+        `workflow`."""
         rows = [
             (message.get("id") or f"{thread_id}:{position}", position, message)
             for position, message in enumerate(messages)
         ]
         if replaces is not None:  # a cut: what is stored is re-read next time
-            await self._write_rows(thread_id, messages, rows, compare=True, replaces=replaces)
+            await self._write_rows(
+                thread_id, messages, rows, compare=True, replaces=replaces, workflow=workflow
+            )
             self._known.pop(thread_id, None)
             return
         keys = [(position, stored_key(message)) for _, position, message in rows]
@@ -153,7 +165,7 @@ class Threads:
         if known is not None:
             self._known.move_to_end(thread_id)
         if known is None:
-            await self._write_rows(thread_id, messages, rows, compare=True)
+            await self._write_rows(thread_id, messages, rows, compare=True, workflow=workflow)
             self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
             while len(self._known) > KNOWN_THREADS:  # the least recently used goes first
                 self._known.popitem(last=False)
@@ -173,6 +185,7 @@ class Threads:
         *,
         compare: bool,
         replaces: str | None = None,
+        workflow: str | None = None,
     ) -> None:
         """Write `rows` (id, position, message) in one transaction; with `compare`, only those
         whose position or parts differ from what the database holds (and, with `replaces`,
@@ -184,7 +197,7 @@ class Threads:
         counter = counter_for(None)  # made here: its first use loads the encoding
 
         def work(db: sqlite3.Connection) -> bool:
-            created = _touch_thread(db, thread_id, title, now)
+            created = _touch_thread(db, thread_id, title, now, workflow)
             stored: dict[str, tuple[int, str]] = {}
             if compare and not created:  # a new thread has nothing to compare with
                 found = db.execute(
@@ -269,18 +282,22 @@ class Threads:
             for r in rows
         ]
 
-    async def list(self, include_archived: bool = True) -> list[dict[str, Any]]:
+    async def list(
+        self, include_archived: bool = True, workflow: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every thread, the latest first; with `workflow`, that workflow's threads first."""
         rows = await self.store.fetchall(
-            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, "
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, "
             "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
-            "FROM threads t WHERE (? OR t.archived = 0) ORDER BY t.updated_at DESC, t.id",
-            (int(include_archived),),
+            "FROM threads t WHERE (? OR t.archived = 0) "
+            "ORDER BY COALESCE(t.workflow = ?, 0) DESC, t.updated_at DESC, t.id",
+            (int(include_archived), workflow),
         )
         return [_thread_json(r) for r in rows]
 
     async def get(self, thread_id: str) -> dict[str, Any] | None:
         row = await self.store.fetchone(
-            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, "
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, "
             "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
             "FROM threads t WHERE t.id = ?",
             (thread_id,),
@@ -371,6 +388,7 @@ def _thread_json(row: Any) -> dict[str, Any]:
         "createdAt": row["created_at"],
         "updatedAt": row["updated_at"],
         "messageCount": row["message_count"],
+        "workflow": row["workflow"],
     }
 
 

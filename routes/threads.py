@@ -1,11 +1,13 @@
-"""Threads, backing the panel's thread list: list, create, fetch, rename, archive, delete."""
+"""Threads, backing the panel's thread list: list, create, fetch, rename, archive, delete, and
+the workflow each belongs to (move one, unbind it, follow a renamed workflow)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.chat_request import RequestError
+from ..core.chat_request import RequestError, check_workflow, workflow_key
 from ..core.service import AssistantService
+from ..core.thread_workflows import bind, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"
@@ -25,21 +27,24 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     @guarded
     async def list_threads(request: web.Request) -> web.StreamResponse:
         archived = request.query.get("archived", "true").lower() not in ("0", "false", "no")
-        return web.json_response({"threads": await (await service.threads()).list(archived)})
+        workflow = check_workflow(request.query.get("workflow"))  # its threads first
+        threads = await (await service.threads()).list(archived, workflow)
+        return web.json_response({"threads": threads})
 
     @table.post(BASE)
     @guarded
     async def create_thread(request: web.Request) -> web.StreamResponse:
         body = await read_json(request, limit)
         if not isinstance(body, dict) or not isinstance(body.get("id"), str):
-            raise RequestError('send {"id": "<thread id>", "title"?: "..."}')
+            raise RequestError('send {"id": "<thread id>", "title"?: "...", "workflow"?: "..."}')
         thread_id, title = body["id"], body.get("title")
+        workflow = check_workflow(body.get("workflow"))
         if not 0 < len(thread_id) <= 200:
             raise RequestError("a thread id has 1 to 200 characters")
         if title is not None and (not isinstance(title, str) or len(title) > 200):
             raise RequestError("'title' must be a string of at most 200 characters")
         threads = await service.threads()
-        await threads.ensure(thread_id, [])
+        await threads.ensure(thread_id, [], workflow)
         if title:
             await threads.update(thread_id, title=title.strip())
         return web.json_response(await threads.get(thread_id), status=201)
@@ -60,17 +65,37 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     async def update_thread(request: web.Request) -> web.StreamResponse:
         thread_id = _thread_id(request)
         body = await read_json(request, limit)
-        if not isinstance(body, dict) or not ({"title", "archived"} & body.keys()):
-            raise RequestError('send {"title": "..."} and/or {"archived": true|false}')
+        if not isinstance(body, dict) or not ({"title", "archived", "workflow"} & body.keys()):
+            raise RequestError(
+                'send {"title": "..."}, {"archived": true|false} and/or {"workflow": "<key>"|null}'
+            )
         title, archived = body.get("title"), body.get("archived")
+        moves, workflow = "workflow" in body, check_workflow(body.get("workflow"))
         if title is not None and (not isinstance(title, str) or len(title) > 200):
             raise RequestError("'title' must be a string of at most 200 characters")
         if archived is not None and not isinstance(archived, bool):
             raise RequestError("'archived' must be true or false")
         threads = await service.threads()
-        if not await threads.update(thread_id, title=title, archived=archived):
+        found = await threads.get(thread_id) is not None
+        if found and (title is not None or archived is not None):
+            found = await threads.update(thread_id, title=title, archived=archived)
+        if found and moves:
+            found = await bind(threads.store, thread_id, workflow)
+        if not found:
             raise not_found(f"thread {thread_id}")
         return web.json_response(await threads.get(thread_id))
+
+    @table.post(BASE + "/rebind")
+    @guarded
+    async def rebind_threads(request: web.Request) -> web.StreamResponse:
+        """A workflow was renamed (a temporary tab saved under a path) or closed unsaved: its
+        threads follow it to the new key, or become unbound (`"to": null`)."""
+        body = await read_json(request, limit)
+        if not isinstance(body, dict) or not isinstance(body.get("from"), str) or "to" not in body:
+            raise RequestError('send {"from": "<workflow key>", "to": "<workflow key>"|null}')
+        old, new = workflow_key(body["from"], "from"), check_workflow(body["to"], "to")
+        moved = await rebind((await service.threads()).store, old, new)
+        return web.json_response({"from": old, "to": new, "moved": moved})
 
     @table.delete(BASE + "/{id}")
     @guarded

@@ -34,7 +34,7 @@ FIELDS = (
     "type", "text", "state", "toolCallId", "toolName", "input", "output", "url", "mediaType",
     "title", "archived", "enabled", "name", "description", "instructions",
     "replacesSystemPrompt", "baseUrl", "apiKey", "model", "contextWindow", "maxOutputTokens",
-    "timeoutSeconds", "content", "language", "prompt", "mode",
+    "timeoutSeconds", "content", "language", "prompt", "mode", "workflow", "from", "to",
 )  # fmt: skip
 
 # Any code point, lone surrogates included (json.dumps escapes them as \\udXXX).
@@ -202,8 +202,9 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
     method, template = data.draw(st.sampled_from(server.routes()), label="route")
     path = _fill(template, data.draw(st.lists(path_values, max_size=2), label="params"))
     query = data.draw(
-        st.dictionaries(st.sampled_from(["q", "limit", "category", "archived", "debug", "x"]),
-                        query_values, max_size=2), label="query")  # fmt: skip
+        st.dictionaries(
+            st.sampled_from(["q", "limit", "category", "archived", "debug", "workflow", "x"]),
+            query_values, max_size=2), label="query")  # fmt: skip
     if query:
         path += "?" + urlencode(
             {k: v.encode("utf-8", "surrogatepass") for k, v in query.items()}, safe=""
@@ -224,6 +225,8 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
         ("POST", "/api/assistant/threads", b"[" * 5000 + b"]" * 5000),
         ("POST", "/api/assistant/threads", b'{"id": ' + b"1" * 5000 + b"}"),
         ("GET", "/api/environment/nodes?q=x&limit=" + "9" * 5000, b""),
+        ("GET", "/api/assistant/threads?workflow=%ED%A0%80%00", b""),
+        ("POST", "/api/assistant/threads/rebind", b'{"from": "a", "to": ["b"]}'),
         ("GET", "/extensions/comfyui-assistant/" + "x" * 300, b""),
         ("GET", "/playground/" + _quote("é" * 200), b""),
         ("PUT", "/api/assistant/provider", b'{"apiKey": "sk-abc\\u00a0def"}'),

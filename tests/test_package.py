@@ -136,6 +136,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["PATCH", "/api/user-context/rules/{id}"],
             ["POST", "/api/assistant/provider/test"],
             ["POST", "/api/assistant/threads"],
+            ["POST", "/api/assistant/threads/rebind"],
             ["POST", "/api/assistant/threads/{id}/compact"],
             ["POST", "/api/chat"],
             ["POST", "/api/environment/scan"],

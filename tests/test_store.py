@@ -18,7 +18,13 @@ from .conftest import start_app
 from .helpers import chat_body, user
 from .scripted_provider import text_reply
 
-ALL_STEPS = ["001_settings", "002_user_context", "003_threads", "004_sent_turns"]
+ALL_STEPS = [
+    "001_settings",
+    "002_user_context",
+    "003_threads",
+    "004_sent_turns",
+    "005_thread_workflow",
+]
 ALL_TABLES = [
     "messages",
     "migrations",
@@ -108,16 +114,16 @@ async def test_a_failing_step_rolls_back_and_is_not_recorded(store):
         await db.execute(
             "INSERT INTO settings (namespace, key, value, updated_at) VALUES ('x', 'y', '1', 0)"
         )
-        raise RuntimeError("step 006 failed half-way")
+        raise RuntimeError("step 906 failed half-way")
 
     async def never(db: aiosqlite.Connection) -> None:
         await db.execute("CREATE TABLE never_reached (id INTEGER PRIMARY KEY)")
 
-    steps = [*MIGRATIONS, ("005_notes", add_notes), ("006_broken", broken), ("007", never)]
-    with pytest.raises(RuntimeError, match="step 006 failed half-way"):
+    steps = [*MIGRATIONS, ("905_notes", add_notes), ("906_broken", broken), ("907", never)]
+    with pytest.raises(RuntimeError, match="step 906 failed half-way"):
         await migrate(store.db, steps)
 
-    assert list(await recorded(store.db)) == [*ALL_STEPS, "005_notes"]
+    assert list(await recorded(store.db)) == [*ALL_STEPS, "905_notes"]
     assert await tables(store.db) == sorted([*ALL_TABLES, "notes"])  # no half_done
     assert await store.get_settings("x") == {}
     assert store.db.in_transaction is False
@@ -125,10 +131,10 @@ async def test_a_failing_step_rolls_back_and_is_not_recorded(store):
     async def fixed(db: aiosqlite.Connection) -> None:
         await db.execute("CREATE TABLE half_done (id INTEGER PRIMARY KEY)")
 
-    steps[-2] = ("006_broken", fixed)
-    assert await migrate(store.db, steps) == ["006_broken", "007"]
-    assert list(await recorded(store.db)) == [*ALL_STEPS, "005_notes", "006_broken", "007"]
-    assert await applied_migrations(store.db) == [*ALL_STEPS, "005_notes", "006_broken", "007"]
+    steps[-2] = ("906_broken", fixed)
+    assert await migrate(store.db, steps) == ["906_broken", "907"]
+    assert list(await recorded(store.db)) == [*ALL_STEPS, "905_notes", "906_broken", "907"]
+    assert await applied_migrations(store.db) == [*ALL_STEPS, "905_notes", "906_broken", "907"]
 
 
 async def test_the_database_is_in_wal_mode(store, tmp_path):

@@ -16,6 +16,7 @@ from .helpers import chat_body, sse_events, user
 from .scripted_provider import Cut, Status, Stream, chunk, error_body, text_reply
 
 BASE = "/api/assistant/threads"
+USAGE = 'send {"title": "..."}, {"archived": true|false} and/or {"workflow": "<key>"|null}'
 META = {"model": "scripted-model", "modelSource": "environment"}
 
 
@@ -78,6 +79,7 @@ async def test_create_then_get_a_thread(assistant):
         "createdAt": created["createdAt"],
         "updatedAt": created["updatedAt"],
         "messageCount": 0,
+        "workflow": None,
     }
     assert await get_thread(assistant, "t-1") == {**created, "messages": []}
 
@@ -89,9 +91,9 @@ async def test_create_then_get_a_thread(assistant):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"title": "x"}, 'send {"id": "<thread id>", "title"?: "..."}'),
-        ({"id": 5}, 'send {"id": "<thread id>", "title"?: "..."}'),
-        (["t"], 'send {"id": "<thread id>", "title"?: "..."}'),
+        ({"title": "x"}, 'send {"id": "<thread id>", "title"?: "...", "workflow"?: "..."}'),
+        ({"id": 5}, 'send {"id": "<thread id>", "title"?: "...", "workflow"?: "..."}'),
+        (["t"], 'send {"id": "<thread id>", "title"?: "...", "workflow"?: "..."}'),
         ({"id": ""}, "a thread id has 1 to 200 characters"),
         ({"id": "x" * 201}, "a thread id has 1 to 200 characters"),
         ({"id": "t", "title": 5}, "'title' must be a string of at most 200 characters"),
@@ -148,9 +150,9 @@ async def test_a_chat_moves_its_thread_to_the_top(assistant, provider):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({}, 'send {"title": "..."} and/or {"archived": true|false}'),
-        ({"colour": "red"}, 'send {"title": "..."} and/or {"archived": true|false}'),
-        (["x"], 'send {"title": "..."} and/or {"archived": true|false}'),
+        ({}, USAGE),
+        ({"colour": "red"}, USAGE),
+        (["x"], USAGE),
         ({"archived": "yes"}, "'archived' must be true or false"),
         ({"archived": 1}, "'archived' must be true or false"),
         ({"title": 5}, "'title' must be a string of at most 200 characters"),

@@ -275,6 +275,62 @@ for (const target of TARGETS) {
       assert.ok(text.includes("a cat in a hat"));
     });
 
+    test("threads follow the workflow tabs: a new tab starts afresh, the first continues its thread", { timeout: 120_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      const keyA = await activeWorkflowKey(page);
+      assert.ok(keyA, "the frontend names its active workflow");
+      const [askA, askB] = [`hello from A ${Date.now()}`, `hello from B ${Date.now()}`];
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Answer on A."), reply.text("Answer on B."), reply.text("Still on A."));
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await send(page, askA);
+      await panel(page).getByText("Answer on A.").waitFor({ timeout: 20_000 });
+      if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+        await panel(page).getByRole("button", { name: "Show the threads" }).click();
+      }
+      const group = (name) => panel(page).getByRole("group", { name });
+      await group("This workflow").getByText(askA).waitFor();
+
+      // Tab B: a new blank workflow (the + of ComfyUI's tab bar runs this command).
+      await page.evaluate(() => window.app.extensionManager.command.execute("Comfy.NewBlankWorkflow"));
+      await page.waitForFunction((a) => {
+        const key = window.app.extensionManager.workflow.activeWorkflow?.key;
+        return key && key !== a;
+      }, keyA);
+      const keyB = await activeWorkflowKey(page);
+      await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 }); // a fresh thread
+      assert.equal(await panel(page).getByText("Answer on A.").count(), 0);
+      await group("This workflow").getByText(/No threads yet/).waitFor();
+      await group("Other threads").getByText(askA).waitFor();
+      await screenshot(page, step("workflows"), "1-tab-b-fresh");
+      await send(page, askB);
+      await panel(page).getByText("Answer on B.").waitFor({ timeout: 20_000 });
+      await group("This workflow").getByText(askB).waitFor();
+
+      const listedThreads = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      const byTitle = (threads, title) => threads.find((t) => t.title === title);
+      let threads = await listedThreads();
+      assert.equal(byTitle(threads, askA)?.workflow, keyA);
+      assert.equal(byTitle(threads, askB)?.workflow, keyB);
+
+      // Back to tab A: its thread, continued.
+      await showWorkflow(page, keyA);
+      await panel(page).getByText("Answer on A.").waitFor({ timeout: 10_000 });
+      assert.equal(await panel(page).getByText("Answer on B.").count(), 0);
+      await group("This workflow").getByText(askA).waitFor();
+      await group("Other threads").getByText(askB).waitFor();
+      await screenshot(page, step("workflows"), "2-tab-a-continued");
+      await send(page, "more on A");
+      await panel(page).getByText("Still on A.").waitFor({ timeout: 20_000 });
+      const requests = await harness.provider.requests();
+      const sent = JSON.stringify(requests.at(-1).messages);
+      assert.ok(sent.includes(askA) && sent.includes("Answer on A."), "the third request continues thread A");
+      assert.ok(!sent.includes(askB), "and carries nothing of thread B");
+      threads = await listedThreads();
+      assert.equal(byTitle(threads, askA)?.messageCount, 4);
+    });
+
     test("a long conversation scrolls inside the panel; the composer stays in view", async () => {
       // ComfyUI mounts the tab into a div of automatic height: a panel that grows with its
       // content pushes the composer out of the bottom panel (seen on a real ComfyUI 1.27).
@@ -300,6 +356,19 @@ for (const target of TARGETS) {
       assert.ok(layout.composerBottom <= layout.windowHeight, JSON.stringify(layout));
     });
   });
+}
+
+/** The key of the workflow tab the user is on (ComfyUI's workflow store, or the playground's). */
+async function activeWorkflowKey(page) {
+  return page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
+}
+
+/** Go to the workflow tab `key` with the frontend's own next/previous tab commands. */
+async function showWorkflow(page, key) {
+  for (let i = 0; i < 10 && (await activeWorkflowKey(page)) !== key; i++) {
+    await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
+  }
+  assert.equal(await activeWorkflowKey(page), key, "the tab is shown");
 }
 
 /** Add nodes by script, each its own undo step (as a user's edits on the canvas are); their ids. */

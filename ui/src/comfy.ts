@@ -59,10 +59,37 @@ export interface ComfyExtensionManager {
   };
   setting: { get(id: string): unknown; set(id: string, value: unknown): Promise<void> | void };
   command: { execute(id: string): Promise<void> | void };
-  workflow?: { activeWorkflow?: { changeTracker?: ChangeTracker } | null };
+  workflow?: ComfyWorkflowStore;
   /** The last run's errors (newer frontends; 1.27 has them on `app`). */
   lastNodeErrors?: Record<string, unknown> | null;
   lastExecutionError?: Record<string, unknown> | null;
+}
+
+/** One workflow tab (ComfyWorkflow in both frontends): `path` is "workflows/<key>"; `key` the
+ * path under workflows/ ("portraits/flux.json"); a tab never saved is temporary (its key a name
+ * such as "Unsaved Workflow.json", unique among the open tabs, the same again after a reload). */
+export interface ComfyWorkflow {
+  path?: string;
+  key?: string;
+  filename?: string;
+  isTemporary?: boolean;
+  changeTracker?: ChangeTracker | null;
+}
+
+/** What Pinia passes an action hook: the action's name and arguments, and `after(callback)`,
+ * called once the action (and the promise it returned) completed. */
+export interface ComfyActionContext {
+  name: string;
+  args: unknown[];
+  after(callback: (result: unknown) => void): void;
+}
+
+/** The workflow tabs: ComfyUI's Pinia workflow store (`useWorkflowStore()`, 1.27.10 and 1.58.1). */
+export interface ComfyWorkflowStore {
+  activeWorkflow?: ComfyWorkflow | null;
+  /** Pinia's hook on the store's actions (openWorkflow, renameWorkflow, closeWorkflow...);
+   * the returned function unsubscribes. `detached` keeps it past any Vue component. */
+  $onAction?(callback: (context: ComfyActionContext) => void, detached?: boolean): () => void;
 }
 
 export interface BottomPanelTab {
@@ -159,4 +186,61 @@ export function lastRunErrors(app: ComfyApp): { nodeErrors: Record<string, unkno
   const manager = app.extensionManager;
   const from = manager && ("lastNodeErrors" in manager || "lastExecutionError" in manager) ? manager : app;
   return { nodeErrors: from.lastNodeErrors ?? null, executionError: from.lastExecutionError ?? null };
+}
+
+/** A workflow's key: the path under workflows/ (a temporary tab's name), else its path. */
+export function workflowKey(workflow: ComfyWorkflow | null | undefined): string | undefined {
+  const key = workflow?.key ?? workflow?.path;
+  return typeof key === "string" && key !== "" ? key : undefined;
+}
+
+/** The key of the workflow tab the user is on; undefined without a workflow API (or none open). */
+export function activeWorkflowKey(app: ComfyApp): string | undefined {
+  return workflowKey(app.extensionManager?.workflow?.activeWorkflow);
+}
+
+export type WorkflowChange =
+  /** Another tab became active (or the first one opened). */
+  | { type: "active"; key: string | undefined }
+  /** A workflow got a new key: a temporary tab saved under a path, a file renamed. */
+  | { type: "renamed"; from: string; to: string }
+  /** A temporary tab was closed unsaved: its key may name another new tab later. */
+  | { type: "closed"; key: string };
+
+/**
+ * Calls `listener` when the active workflow tab changes, a workflow is renamed, or a temporary
+ * one is closed. The workflow store's actions are the events (Pinia's `$onAction`: every tab
+ * switch goes through `openWorkflow`, every rename and save-as of a temporary tab through
+ * `renameWorkflow`, in 1.27.10 and 1.58.1); a store without the hook is checked every second.
+ * No workflow store at all: nothing is ever reported. Returns the unsubscribe function.
+ */
+export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange) => void): () => void {
+  const store = app.extensionManager?.workflow;
+  if (!store || !("activeWorkflow" in store)) return () => {};
+  let active = activeWorkflowKey(app);
+  const check = () => {
+    const key = activeWorkflowKey(app);
+    if (key === active) return;
+    active = key;
+    listener({ type: "active", key });
+  };
+  if (typeof store.$onAction !== "function") {
+    const timer = setInterval(check, 1000);
+    return () => clearInterval(timer);
+  }
+  return store.$onAction(({ name, args, after }) => {
+    const workflow = args[0] as ComfyWorkflow | undefined;
+    const before = typeof workflow === "object" && workflow !== null ? workflowKey(workflow) : undefined;
+    const temporary = workflow?.isTemporary === true;
+    after(() => {
+      const now = workflowKey(workflow);
+      if (name === "renameWorkflow" && before && now && now !== before) {
+        if (active === before) active = now; // the same tab, under its new name
+        listener({ type: "renamed", from: before, to: now });
+      } else if (name === "closeWorkflow" && temporary && before) {
+        listener({ type: "closed", key: before });
+      }
+      check();
+    });
+  }, true);
 }

@@ -1,7 +1,7 @@
 // ComfyUI loads this file (ui/dist/comfyui-assistant.js) as an extension script: the Assistant
 // tab in the bottom panel, a command that shows or hides it and a keybinding for the command.
 import { app } from "./app";
-import { mountPanel } from "./panel";
+import { mountPanel, panelStore } from "./panel";
 
 export const TAB_ID = "comfyui-assistant";
 export const OPEN_COMMAND = "ComfyUIAssistant.Open";
@@ -42,4 +42,7 @@ app.registerExtension({
     },
   ],
   keybindings: [{ combo: OPEN_KEYS, commandId: OPEN_COMMAND }],
+  // Follow the workflow tabs from the start, so a tab saved or closed before the panel is
+  // first opened takes its threads along.
+  setup: () => void panelStore(app),
 });

@@ -1,15 +1,6 @@
-import { vi } from "vitest";
-
-// vite.config.ts defines NODE_ENV as "production" for the bundle, and vitest applies that to
-// process.env too; React's test helpers (act) exist only in its development build.
-const nodeEnv = vi.hoisted(() => {
-  const before = process.env["NODE_ENV"];
-  process.env["NODE_ENV"] = "test";
-  return before;
-});
-
+import "./reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, openStream, sseResponse, textAnswer, toolCallAnswer, type FakeServer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
@@ -57,9 +48,6 @@ async function send(text: string) {
   fireEvent.click(screen.getByRole("button", { name: "Send" }));
 }
 
-afterAll(() => {
-  process.env["NODE_ENV"] = nodeEnv;
-});
 
 describe("the panel", () => {
   it("keeps the conversation and the draft across unmount and remount", async () => {

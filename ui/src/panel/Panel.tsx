@@ -10,6 +10,7 @@ import { RuntimeContext, StoreContext, useRuntime, useStore, useStoreVersion } f
 import { ThreadGauge } from "./Gauge";
 import { Settings } from "./Settings";
 import { ThreadList } from "./ThreadList";
+import { useFollowWorkflow } from "./useFollowWorkflow";
 
 const Header: FC = () => {
   const store = useStore();
@@ -75,6 +76,7 @@ const Layout: FC = () => {
 
 export const Panel: FC<{ store: ChatStore }> = ({ store }) => {
   const runtime = useAssistantRuntime(store);
+  useFollowWorkflow(store, runtime);
   useEffect(() => {
     void store.loadSkills();
     void store.loadToolKinds();

@@ -1,8 +1,12 @@
 // The thread list: new, switch, rename, delete — assistant-ui's thread list over our threads
-// endpoints (runtime/threadAdapter.ts).
+// endpoints (runtime/threadAdapter.ts). In ComfyUI the active workflow's threads come first,
+// under "This workflow", the others under "Other threads" with the workflow each belongs to;
+// a thread's ⋯ menu moves it to the active workflow or unbinds it (runtime/workflowThreads.ts).
 import { ThreadListItemPrimitive, ThreadListPrimitive, useAui, useAuiState } from "@assistant-ui/react";
 import { useState, type FC, type KeyboardEvent } from "react";
-import { useStore } from "./context";
+import { workflowName } from "../runtime/workflowThreads";
+import { useStore, useStoreVersion } from "./context";
+import { WorkflowMenu } from "./WorkflowMenu";
 
 const Item: FC = () => {
   const store = useStore();
@@ -10,7 +14,13 @@ const Item: FC = () => {
   const title = useAuiState((s) => s.threadListItem.title) || "New chat";
   const isMain = useAuiState((s) => s.threads.mainThreadId === s.threadListItem.id);
   const isRunning = useAuiState((s) => s.threadListItem.isRunning);
+  const remoteId = useAuiState((s) => s.threadListItem.remoteId);
   const [editing, setEditing] = useState<string | null>(null);
+  useStoreVersion(store);
+  const { active } = store.workflows;
+  const workflow = store.workflows.workflowOf(remoteId);
+  // Under "Other threads": where the thread belongs.
+  const where = active === undefined || workflow === active || workflow === undefined ? null : workflow === null ? "no workflow" : workflowName(workflow);
 
   const save = () => {
     const next = editing?.trim();
@@ -49,9 +59,17 @@ const Item: FC = () => {
       ) : (
         <ThreadListItemPrimitive.Trigger className="cua-thread-trigger" title={title} aria-current={isMain ? "true" : undefined}>
           {isRunning ? <span className="cua-dot" aria-label="answering" /> : null}
-          <span className="cua-thread-title">{title}</span>
+          <span className="cua-thread-text">
+            <span className="cua-thread-title">{title}</span>
+            {where ? (
+              <span className="cua-thread-workflow" title={workflow ?? "Bound to no workflow"}>
+                {where}
+              </span>
+            ) : null}
+          </span>
         </ThreadListItemPrimitive.Trigger>
       )}
+      {remoteId && active !== undefined ? <WorkflowMenu remoteId={remoteId} title={title} /> : null}
       <button type="button" className="cua-icon" onClick={() => setEditing(title)} aria-label={`Rename “${title}”`} title="Rename">
         ✎
       </button>
@@ -59,6 +77,39 @@ const Item: FC = () => {
         ✕
       </button>
     </ThreadListItemPrimitive.Root>
+  );
+};
+
+const ITEM = { ThreadListItem: Item };
+
+/** The active workflow's threads, then the others; one list without a workflow API. */
+const Groups: FC = () => {
+  const store = useStore();
+  useStoreVersion(store);
+  const ids = useAuiState((s) => s.threads.threadIds);
+  const items = useAuiState((s) => s.threads.threadItems);
+  const { active } = store.workflows;
+  const mine: number[] = [];
+  const others: number[] = [];
+  const remoteIds = new Map(items.map((item) => [item.id, item.remoteId]));
+  ids.forEach((id, index) => (store.workflows.workflowOf(remoteIds.get(id)) === active ? mine : others).push(index));
+  if (active === undefined) return <ThreadListPrimitive.Items>{() => <Item />}</ThreadListPrimitive.Items>;
+  const rows = (indexes: number[]) => indexes.map((index) => <ThreadListPrimitive.ItemByIndex key={ids[index]} index={index} components={ITEM} />);
+  return (
+    <>
+      <div className="cua-thread-group" role="group" aria-label="This workflow">
+        <div className="cua-thread-heading" title={active}>
+          This workflow · {workflowName(active)}
+        </div>
+        {mine.length ? rows(mine) : <div className="cua-muted cua-thread-empty">No threads yet: a message starts one.</div>}
+      </div>
+      {others.length ? (
+        <div className="cua-thread-group" role="group" aria-label="Other threads">
+          <div className="cua-thread-heading">Other threads</div>
+          {rows(others)}
+        </div>
+      ) : null}
+    </>
   );
 };
 
@@ -74,7 +125,7 @@ export const ThreadList: FC = () => {
       {loadError ? <div className="cua-muted">The threads could not be loaded.</div> : null}
       {isLoading ? <div className="cua-muted">Loading…</div> : null}
       <div className="cua-thread-items">
-        <ThreadListPrimitive.Items>{() => <Item />}</ThreadListPrimitive.Items>
+        <Groups />
       </div>
       {hasMore ? (
         <ThreadListPrimitive.LoadMore className="cua-link" aria-label="Load more threads">

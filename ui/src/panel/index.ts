@@ -25,7 +25,8 @@ export function ensureStyles(doc: Document = document): void {
 
 let shared: ChatStore | null = null;
 
-/** The one store of this page, bound to ComfyUI's app (its graph tools and its dialogs). */
+/** The one store of this page, bound to ComfyUI's app (its graph tools, its dialogs and its
+ * workflow tabs). */
 export function panelStore(app: ComfyApp): ChatStore {
   if (!shared) {
     const store = new ChatStore({ tools: () => graphTools(app) });
@@ -33,6 +34,7 @@ export function panelStore(app: ComfyApp): ChatStore {
     if (dialog?.confirm) {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;
     }
+    store.workflows.follow(app); // for the page's life, panel open or not
     shared = store;
   }
   return shared;

@@ -5,16 +5,19 @@ import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../comfy";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
 import { PlaygroundApi } from "./api";
 import { BottomPanel } from "./bottomPanel";
-import { PlaygroundChangeTracker } from "./changeTracker";
+import type { PlaygroundChangeTracker } from "./changeTracker";
 import { graphToPrompt } from "./graphToPrompt";
 import type { NodeDefs } from "./nodeDefs";
 import { QueueSimulator } from "./simulator";
+import { PlaygroundWorkflows } from "./workflows";
 import { Commands, extensionManager, Settings, Toasts } from "./workspace";
 
 export interface PlaygroundElements {
   canvas: HTMLCanvasElement;
   bottom: HTMLElement;
   toasts: HTMLElement;
+  /** Where the workflow tabs are drawn. */
+  tabs?: HTMLElement | null;
 }
 
 export class PlaygroundApp implements ComfyApp {
@@ -23,7 +26,7 @@ export class PlaygroundApp implements ComfyApp {
   readonly api = new PlaygroundApi();
   readonly extensions: ComfyExtension[] = [];
   readonly bottomPanel: BottomPanel;
-  readonly changeTracker: PlaygroundChangeTracker;
+  readonly workflows: PlaygroundWorkflows;
   readonly extensionManager;
   nodeDefs: NodeDefs = {};
   /** True once node types, the default workflow and the extensions are loaded. */
@@ -36,16 +39,16 @@ export class PlaygroundApp implements ComfyApp {
     this.canvas = new LGraphCanvas(elements.canvas, this.graph);
     this.canvas.show_info = false;
     this.canvas.render_canvas_border = false;
-    this.changeTracker = new PlaygroundChangeTracker({
-      serialize: () => this.graph.serialize(),
-      load: (state) => this.loadGraphData(state, false),
-    });
+    this.workflows = new PlaygroundWorkflows(
+      { serialize: () => this.graph.serialize(), load: (state) => this.loadGraphData(state, false) },
+      elements.tabs,
+    );
     const command = new Commands();
     this.extensionManager = extensionManager({
       toast: new Toasts(elements.toasts),
       setting: new Settings(),
       command,
-      changeTracker: this.changeTracker,
+      workflow: this.workflows,
     });
     this.bottomPanel = new BottomPanel(elements.bottom);
     this.bottomPanel.onLayout = () => requestAnimationFrame(() => this.resizeCanvas());
@@ -59,8 +62,18 @@ export class PlaygroundApp implements ComfyApp {
       ["Comfy.QueuePrompt", "Queue Prompt (simulated)", () => this.queuePrompt(0)],
       ["Comfy.Canvas.FitView", "Fit view to selection", () => this.fitView()],
       ["Workspace.ToggleBottomPanel", "Toggle Bottom Panel", () => this.bottomPanel.togglePanel()],
+      ["Comfy.NewBlankWorkflow", "New Blank Workflow", () => this.workflows.newBlank()],
+      ["Workspace.NextOpenedWorkflow", "Next Opened Workflow", () => this.workflows.cycle(1)],
+      ["Workspace.PreviousOpenedWorkflow", "Previous Opened Workflow", () => this.workflows.cycle(-1)],
     ];
     for (const [id, label, run] of builtins) command.register({ id, label, function: async () => void (await run()) });
+  }
+
+  /** The active workflow tab's undo history. */
+  get changeTracker(): PlaygroundChangeTracker {
+    const active = this.workflows.activeWorkflow;
+    if (!active) throw new Error("the playground has no workflow tab open");
+    return active.changeTracker;
   }
 
   registerExtension(extension: ComfyExtension): void {

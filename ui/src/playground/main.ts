@@ -33,6 +33,7 @@ const app = new PlaygroundApp({
   canvas: element<HTMLCanvasElement>("#graph-canvas"),
   bottom: element(".pg-bottom"),
   toasts: element(".pg-toasts"),
+  tabs: document.querySelector<HTMLElement>(".pg-tabs"),
 });
 Object.assign(window, { app, LiteGraph, LGraph, LGraphCanvas, LGraphNode });
 

@@ -1,7 +1,8 @@
 // `app.extensionManager` for the playground: toasts, a confirm dialog, settings kept in memory
 // (never persisted: a provider key typed here must not land in localStorage), a command registry,
-// and the active workflow's change tracker.
-import type { ChangeTracker, ComfyCommand, ComfyExtensionManager } from "../comfy";
+// and the workflow tabs (workflows.ts).
+import type { ComfyCommand, ComfyExtensionManager } from "../comfy";
+import type { PlaygroundWorkflows } from "./workflows";
 
 export interface ToastMessage {
   severity: string;
@@ -134,13 +135,13 @@ export function extensionManager(parts: {
   toast: Toasts;
   setting: Settings;
   command: Commands;
-  changeTracker: ChangeTracker;
-}): ComfyExtensionManager & { toast: Toasts; setting: Settings; command: Commands } {
+  workflow: PlaygroundWorkflows;
+}): ComfyExtensionManager & { toast: Toasts; setting: Settings; command: Commands; workflow: PlaygroundWorkflows } {
   return {
     toast: parts.toast,
     dialog: { confirm: confirmDialog },
     setting: parts.setting,
     command: parts.command,
-    workflow: { activeWorkflow: { changeTracker: parts.changeTracker } },
+    workflow: parts.workflow,
   };
 }

@@ -87,6 +87,8 @@ export interface ServerThread {
   createdAt: number; // seconds since the epoch
   updatedAt: number;
   messageCount: number;
+  /** The key of the ComfyUI workflow the thread belongs to; null: none. */
+  workflow?: string | null;
 }
 
 export interface ServerToolSpec {

@@ -12,6 +12,7 @@ import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./pa
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
+import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
 
 export const CHAT_PATH = "/api/chat";
@@ -85,6 +86,8 @@ export class ChatStore {
     typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
   /** Where each tool runs, once GET /api/assistant/tools answered. */
   toolKinds: ToolKinds | null = null;
+  /** The workflow tabs and the threads that belong to them. */
+  readonly workflows: WorkflowThreads;
 
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
@@ -100,6 +103,13 @@ export class ChatStore {
     this.toolsFactory = options.tools;
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
+    this.workflows = new WorkflowThreads({
+      request: requestJson,
+      changed: () => this.emit(),
+      current: () => this.currentThreadId,
+      // A tab that opens while the shown thread's panel tools run was opened by them.
+      busy: () => (this.currentThreadId ? this.entries.get(this.currentThreadId)?.pendingTools ?? 0 : 0) > 0,
+    });
   }
 
   private readonly rememberThread: boolean;
@@ -199,6 +209,7 @@ export class ChatStore {
     }
     this.drafts.delete(remoteId);
     this.notices.delete(remoteId);
+    this.workflows.forget(remoteId);
     if (this.currentThreadId === remoteId) {
       this.currentThreadId = undefined;
       if (this.rememberThread) rememberThread(undefined);
@@ -212,6 +223,7 @@ export class ChatStore {
   }
 
   setCurrentThread = (remoteId: string | undefined): void => {
+    this.workflows.shown(remoteId);
     if (this.currentThreadId === remoteId) return;
     this.currentThreadId = remoteId;
     if (this.rememberThread) rememberThread(remoteId);
@@ -249,6 +261,7 @@ export class ChatStore {
       prepareSendMessagesRequest: (request) => {
         // "Answer again" after a Stop: the new answer may run its tools to the end.
         if (request.trigger === "regenerate-message") entry.haltedAfter = null;
+        this.workflows.touched(request.id);
         return {
           api: apiUrl(this.settings.debugContext ? `${CHAT_PATH}?debug=context` : CHAT_PATH),
           body: {
@@ -258,6 +271,8 @@ export class ChatStore {
             trigger: request.trigger,
             messageId: request.messageId,
             metadata: request.requestMetadata,
+            // The workflow tab the panel is on: a thread this request creates belongs to it.
+            workflow: this.workflows.active,
           },
         };
       },

@@ -68,13 +68,24 @@ export interface ChatRequestBody {
   messages: UIMessage[];
   trigger: string;
   messageId?: string;
+  workflow?: string;
+}
+
+export interface FakeThread {
+  id: string;
+  title: string;
+  archived: boolean;
+  messages: UIMessage[];
+  updatedAt: number;
+  /** Bound to none when left out. */
+  workflow?: string | null;
 }
 
 export interface FakeServer {
   fetch: typeof globalThis.fetch;
   provider: Record<string, unknown>;
   providerPuts: Record<string, unknown>[];
-  threads: Map<string, { id: string; title: string; archived: boolean; messages: UIMessage[]; updatedAt: number }>;
+  threads: Map<string, FakeThread>;
   chatRequests: ChatRequestBody[];
   calls: string[];
 }
@@ -96,13 +107,22 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
   };
   const json = (value: unknown, status = 200) =>
     new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-  const meta = (t: { id: string; title: string; archived: boolean; messages: UIMessage[]; updatedAt: number }) => ({
+  const fresh = (id: string, workflow: unknown): FakeThread => ({
+    id,
+    title: "",
+    archived: false,
+    messages: [],
+    updatedAt: Date.now() / 1000,
+    workflow: typeof workflow === "string" ? workflow : null,
+  });
+  const meta = (t: FakeThread) => ({
     id: t.id,
     title: t.title,
     archived: t.archived,
     createdAt: t.updatedAt,
     updatedAt: t.updatedAt,
     messageCount: t.messages.length,
+    workflow: t.workflow ?? null,
   });
 
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -114,8 +134,9 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     if (path === "/api/chat" && method === "POST") {
       const request = body as unknown as ChatRequestBody;
       chatRequests.push(request);
-      const thread = threads.get(request.id) ?? { id: request.id, title: "", archived: false, messages: [], updatedAt: Date.now() / 1000 };
+      const thread = threads.get(request.id) ?? fresh(request.id, request.workflow);
       thread.messages = request.messages;
+      thread.updatedAt = Date.now() / 1000;
       threads.set(request.id, thread);
       return chat(request, url);
     }
@@ -162,10 +183,17 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     if (path === "/api/assistant/threads") {
       if (method === "POST") {
         const id = String(body?.id);
-        if (!threads.has(id)) threads.set(id, { id, title: "", archived: false, messages: [], updatedAt: Date.now() / 1000 });
+        if (!threads.has(id)) threads.set(id, fresh(id, body?.workflow));
         return json(meta(threads.get(id)!), 201);
       }
-      return json({ threads: [...threads.values()].map(meta) });
+      const first = new URL(url, "http://panel").searchParams.get("workflow"); // its threads first
+      const listed = [...threads.values()].sort((a, b) => Number((b.workflow ?? null) === first) - Number((a.workflow ?? null) === first) || b.updatedAt - a.updatedAt);
+      return json({ threads: listed.map(meta) });
+    }
+    if (path === "/api/assistant/threads/rebind" && method === "POST") {
+      let moved = 0;
+      for (const t of threads.values()) if ((t.workflow ?? null) === body?.from && ++moved) t.workflow = (body?.to as string | null) ?? null;
+      return json({ from: body?.from, to: body?.to, moved });
     }
     const one = /^\/api\/assistant\/threads\/([^/]+)(\/\w+)?$/.exec(path);
     if (one) {
@@ -179,6 +207,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       }
       if (method === "PATCH") {
         if (typeof body?.title === "string") thread.title = body.title;
+        if (body && "workflow" in body) thread.workflow = (body.workflow as string | null) ?? null;
         return json(meta(thread));
       }
       return json({ ...meta(thread), messages: thread.messages });

@@ -93,18 +93,30 @@ export interface ThreadAdapterDeps {
   serverIdFor: (localId: string) => string;
   /** A thread was deleted: drop its chat. */
   forget: (remoteId: string) => void;
+  /** The threads' workflows (runtime/workflowThreads.ts): the active one, and what is listed. */
+  workflows?: {
+    readonly active: string | undefined;
+    listed(threads: readonly ServerThread[]): void;
+    created(remoteId: string): void;
+    archived(remoteId: string, archived: boolean): void;
+  };
 }
 
 export function createThreadListAdapter(deps: ThreadAdapterDeps): RemoteThreadListAdapter {
   const { request } = deps;
   return {
     async list() {
-      const { threads } = await request<{ threads: ServerThread[] }>(THREADS);
+      const workflow = deps.workflows?.active;
+      const query = workflow === undefined ? "" : `?workflow=${encodeURIComponent(workflow)}`; // its threads first
+      const { threads } = await request<{ threads: ServerThread[] }>(THREADS + query);
+      deps.workflows?.listed(threads);
       return { threads: threads.map(toRemoteMetadata) };
     },
     async initialize(localId) {
       const remoteId = deps.serverIdFor(localId);
-      await request(THREADS, { method: "POST", body: { id: remoteId } });
+      const workflow = deps.workflows?.active;
+      await request(THREADS, { method: "POST", body: workflow === undefined ? { id: remoteId } : { id: remoteId, workflow } });
+      deps.workflows?.created(remoteId);
       return { remoteId, externalId: undefined };
     },
     async rename(remoteId, title) {
@@ -112,9 +124,11 @@ export function createThreadListAdapter(deps: ThreadAdapterDeps): RemoteThreadLi
     },
     async archive(remoteId) {
       await request(threadPath(remoteId), { method: "PATCH", body: { archived: true } });
+      deps.workflows?.archived(remoteId, true);
     },
     async unarchive(remoteId) {
       await request(threadPath(remoteId), { method: "PATCH", body: { archived: false } });
+      deps.workflows?.archived(remoteId, false);
     },
     async delete(remoteId) {
       deps.forget(remoteId);

@@ -31,7 +31,8 @@ function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
 
 export function useAssistantRuntime(store: ChatStore): AssistantRuntime {
   const adapter = useMemo(
-    () => createThreadListAdapter({ request: requestJson, serverIdFor: store.serverIdFor, forget: store.forget }),
+    () =>
+      createThreadListAdapter({ request: requestJson, serverIdFor: store.serverIdFor, forget: store.forget, workflows: store.workflows }),
     [store],
   );
   // The thread shown when the tab closed; later switches are the runtime's own.

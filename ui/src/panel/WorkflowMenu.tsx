@@ -1,0 +1,68 @@
+// A thread's ⋯ menu in the thread list: move it to the workflow tab the user is on, or unbind it
+// from its workflow (it is then listed under "Other threads" on every tab).
+import { useEffect, useRef, useState, type FC } from "react";
+import { errorMessage } from "../runtime/api";
+import { NEW_THREAD } from "../runtime/chatStore";
+import { useStore } from "./context";
+
+export const WorkflowMenu: FC<{ remoteId: string; title: string }> = ({ remoteId, title }) => {
+  const store = useStore();
+  const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const { active } = store.workflows;
+  const workflow = store.workflows.workflowOf(remoteId);
+
+  useEffect(() => {
+    if (!open) return;
+    const close = (event: Event) => {
+      if (!root.current?.contains(event.target as Node)) setOpen(false);
+    };
+    document.addEventListener("pointerdown", close, true);
+    return () => document.removeEventListener("pointerdown", close, true);
+  }, [open]);
+
+  const move = (to: string | null) => {
+    setOpen(false);
+    store.workflows.move(remoteId, to).catch((error: unknown) => {
+      store.addNotice(store.currentThreadId ?? NEW_THREAD, { kind: "error", title: "The thread could not be moved", text: errorMessage(error) });
+    });
+  };
+  const items: [string, string | null][] = [];
+  if (active !== undefined && workflow !== active) items.push(["Move to this workflow", active]);
+  if (workflow) items.push(["Unbind from its workflow", null]);
+  if (!items.length) return null;
+
+  return (
+    <div
+      className="cua-menu-anchor"
+      ref={root}
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && open) {
+          e.stopPropagation();
+          setOpen(false);
+        }
+      }}
+    >
+      <button
+        type="button"
+        className={open ? "cua-icon cua-active" : "cua-icon"}
+        aria-label={`Workflow of “${title}”`}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        title="Workflow"
+        onClick={() => setOpen(!open)}
+      >
+        ⋯
+      </button>
+      {open ? (
+        <div className="cua-menu" role="menu" aria-label={`Workflow of “${title}”`}>
+          {items.map(([label, to]) => (
+            <button key={label} type="button" role="menuitem" className="cua-menu-item" onClick={() => move(to)}>
+              {label}
+            </button>
+          ))}
+        </div>
+      ) : null}
+    </div>
+  );
+};

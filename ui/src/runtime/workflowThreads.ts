@@ -1,0 +1,176 @@
+// Threads that belong to a workflow tab. A thread records the workflow it was started on (the
+// server stores its key: core/thread_workflows.py); the panel lists the active workflow's
+// threads first and, when the user switches tabs, continues that workflow's thread — the one
+// shown there last, else its latest — or starts a new one. Here: which workflow is active
+// (from ComfyUI's workflow store, through comfy.ts), each thread's workflow as the server
+// listed it, and the choice of thread. Only thread ids and workflow keys are kept, in memory.
+import { watchWorkflows, activeWorkflowKey, type ComfyApp, type WorkflowChange } from "../comfy";
+import type { ServerThread } from "./api";
+import { THREADS, threadPath } from "./threadAdapter";
+
+export interface ThreadBinding {
+  /** The workflow's key; null: the thread is bound to none. */
+  workflow: string | null;
+  /** Seconds since the epoch, as the server counts `updatedAt`. */
+  updatedAt: number;
+  archived: boolean;
+}
+
+/** What the panel does when the workflow changes: keep its thread, open one, or start anew. */
+export type ThreadChoice = { kind: "stay" } | { kind: "thread"; remoteId: string } | { kind: "new" };
+
+export interface WorkflowThreadsDeps {
+  request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
+  /** Something changed that the panel shows. */
+  changed: () => void;
+  /** The thread the panel shows (its server id), if it has one. */
+  current: () => string | undefined;
+  /** Whether the thread the panel shows runs panel tools now (one may open a tab). */
+  busy: () => boolean;
+}
+
+/** The threads of `workflow` (not archived), the latest first. */
+export function threadsOf(bindings: ReadonlyMap<string, ThreadBinding>, workflow: string): string[] {
+  return [...bindings]
+    .filter(([, b]) => b.workflow === workflow && !b.archived)
+    .sort(([, a], [, b]) => b.updatedAt - a.updatedAt)
+    .map(([id]) => id);
+}
+
+/** A workflow key as a person reads it: "portraits/flux.json" → "flux". */
+export function workflowName(key: string): string {
+  const file = key.split("/").pop() || key;
+  return file.replace(/\.json$/i, "") || file;
+}
+
+export class WorkflowThreads {
+  /** The active workflow's key; undefined without ComfyUI's workflow API (threads unbound). */
+  active: string | undefined = undefined;
+  /** The workflow whose thread the panel shows; differs from `active` until it follows. */
+  shownFor: string | undefined = undefined;
+  /** Whether the thread list was loaded (each thread's workflow is known). */
+  loaded = false;
+  readonly bindings = new Map<string, ThreadBinding>();
+  /** The thread shown last on each workflow (this page only). */
+  private readonly lastShown = new Map<string, string>();
+
+  constructor(private readonly deps: WorkflowThreadsDeps) {}
+
+  /** Follow the app's workflow tabs (nothing happens without a workflow API). */
+  follow(app: ComfyApp): () => void {
+    this.active = activeWorkflowKey(app);
+    return watchWorkflows(app, (change) => void this.onChange(change));
+  }
+
+  /** A workflow tab became active, was renamed or was closed unsaved. */
+  async onChange(change: WorkflowChange): Promise<void> {
+    if (change.type === "active") {
+      this.active = change.key;
+      const current = this.deps.current();
+      // The assistant's own work can open a tab (its loadWorkflow tool opens a new one): the
+      // thread whose tools run stays in view, and is this tab's thread from now on.
+      if (change.key !== undefined && current && this.deps.busy()) {
+        this.lastShown.set(change.key, current);
+        this.shownFor = change.key;
+      }
+      this.deps.changed();
+      return;
+    }
+    const from = change.type === "renamed" ? change.from : change.key;
+    const to = change.type === "renamed" ? change.to : null;
+    for (const binding of this.bindings.values()) if (binding.workflow === from) binding.workflow = to;
+    const last = this.lastShown.get(from);
+    this.lastShown.delete(from);
+    if (to !== null) {
+      if (last) this.lastShown.set(to, last);
+      if (this.active === from) this.active = to;
+      if (this.shownFor === from) this.shownFor = to;
+    }
+    this.deps.changed();
+    try {
+      // Every thread of that workflow, listed here or not (the panel may never have opened).
+      await this.deps.request(`${THREADS}/rebind`, { method: "POST", body: { from, to } });
+    } catch (error) {
+      console.warn(`[comfyui-assistant] the threads of ${from} could not follow it`, error);
+    }
+  }
+
+  /** The server's thread list (GET /api/assistant/threads). */
+  listed(threads: readonly ServerThread[]): void {
+    this.bindings.clear();
+    for (const t of threads) {
+      this.bindings.set(t.id, { workflow: t.workflow ?? null, updatedAt: t.updatedAt, archived: t.archived });
+    }
+    this.loaded = true;
+    this.deps.changed();
+  }
+
+  /** A thread the panel just created: it belongs to the active workflow. */
+  created(remoteId: string): void {
+    const workflow = this.active ?? null;
+    this.bindings.set(remoteId, { workflow, updatedAt: Date.now() / 1000, archived: false });
+    if (workflow !== null && this.shownFor === workflow) this.lastShown.set(workflow, remoteId);
+    this.deps.changed();
+  }
+
+  /** A message was sent on the thread: it is its workflow's latest. */
+  touched(remoteId: string): void {
+    const binding = this.bindings.get(remoteId);
+    if (binding) binding.updatedAt = Date.now() / 1000;
+  }
+
+  /** A thread was archived or restored (it is no longer a workflow's latest while archived). */
+  archived(remoteId: string, archived: boolean): void {
+    const binding = this.bindings.get(remoteId);
+    if (binding) binding.archived = archived;
+    this.deps.changed();
+  }
+
+  forget(remoteId: string): void {
+    this.bindings.delete(remoteId);
+    for (const [key, id] of this.lastShown) if (id === remoteId) this.lastShown.delete(key);
+    this.deps.changed();
+  }
+
+  /** The panel shows this thread now (while it shows the active workflow's). */
+  shown(remoteId: string | undefined): void {
+    if (remoteId && this.active !== undefined && this.shownFor === this.active) this.lastShown.set(this.active, remoteId);
+  }
+
+  workflowOf(remoteId: string | undefined): string | null | undefined {
+    return remoteId === undefined ? undefined : this.bindings.get(remoteId)?.workflow;
+  }
+
+  /** Move a thread to a workflow, or unbind it (null). */
+  async move(remoteId: string, workflow: string | null): Promise<void> {
+    const thread = await this.deps.request<ServerThread>(threadPath(remoteId), { method: "PATCH", body: { workflow } });
+    this.bindings.set(remoteId, { workflow: thread.workflow ?? null, updatedAt: thread.updatedAt, archived: thread.archived });
+    this.deps.changed();
+  }
+
+  /**
+   * Which thread to show for the active workflow, with `current` shown now: the one shown on it
+   * last, else `current` if it belongs to it, else its latest, else a new one. On the first
+   * choice after a page load the thread shown before the reload stays if it is bound to none.
+   */
+  choose(current: string | undefined): ThreadChoice {
+    const key = this.active;
+    if (key === undefined) return { kind: "stay" };
+    const last = this.lastShown.get(key);
+    const usable = (id: string | undefined) => id !== undefined && this.bindings.has(id) && !this.bindings.get(id)?.archived;
+    const pick = (id: string): ThreadChoice => (id === current ? { kind: "stay" } : { kind: "thread", remoteId: id });
+    if (last !== undefined && usable(last)) return pick(last);
+    if (current !== undefined && usable(current)) {
+      const workflow = this.bindings.get(current)?.workflow;
+      if (workflow === key || (workflow === null && this.shownFor === undefined)) return { kind: "stay" };
+    }
+    const [latest] = threadsOf(this.bindings, key);
+    if (latest !== undefined) return pick(latest);
+    return current === undefined ? { kind: "stay" } : { kind: "new" };
+  }
+
+  /** The panel now shows the active workflow's thread. */
+  settle(): void {
+    this.shownFor = this.active;
+  }
+}
