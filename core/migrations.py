@@ -114,11 +114,29 @@ async def m004_sent_turns(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m005_delegations(db: aiosqlite.Connection) -> None:
+    """Delegated tasks (the `delegate` tool): the child's full trace, by the parent's ids."""
+    await db.execute(
+        """CREATE TABLE delegations (
+            id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            tool_call_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            trace TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            UNIQUE (thread_id, tool_call_id)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
     ("003_threads", m003_threads),
     ("004_sent_turns", m004_sent_turns),
+    ("005_delegations", m005_delegations),
 ]
 
 

@@ -18,8 +18,15 @@ from .conftest import start_app
 from .helpers import chat_body, user
 from .scripted_provider import text_reply
 
-ALL_STEPS = ["001_settings", "002_user_context", "003_threads", "004_sent_turns"]
+ALL_STEPS = [
+    "001_settings",
+    "002_user_context",
+    "003_threads",
+    "004_sent_turns",
+    "005_delegations",
+]
 ALL_TABLES = [
+    "delegations",
     "messages",
     "migrations",
     "personas",
