@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -194,7 +194,7 @@ async def chat_chunks(
     plan: ChatPlan,
     ctx: ToolContext,
     outcome: ChatOutcome,
-) -> AsyncIterator[ui.Chunk]:
+) -> AsyncGenerator[ui.Chunk, None]:
     assembler = MessageAssembler(plan.answer_base)
     outcome.message = assembler.message
     outcome.model = model
