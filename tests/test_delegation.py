@@ -313,3 +313,13 @@ async def test_the_panel_resends_an_interrupted_delegation_as_unfinished(assista
     assert status == 200
     tool = next(m for m in provider.requests[0]["messages"] if m["role"] == "tool")
     assert tool["content"].startswith("The tool was stopped before it finished")
+
+
+def test_delegate_is_offered_from_the_medium_profile_up():
+    # (its definition does not fit the small profile's 1,200-token budget: test_prompt_profile)
+    from comfyui_assistant.core.chat_plan import offered_names
+    from comfyui_assistant.core.prompt_profile import FULL, MEDIUM, SMALL
+
+    assert "delegate" not in offered_names(SMALL, False)
+    assert "delegate" in offered_names(MEDIUM, False) and "delegate" in offered_names(FULL, False)
+    assert "delegate" not in CHILD_TOOLS and "createUserSkill" not in CHILD_TOOLS
