@@ -120,8 +120,9 @@ def child_system(parent: Parent) -> str:
     return "\n\n".join(p for p in parts if p.strip())
 
 
-def child_plan(parent: Parent, system: str, task: UIMessage) -> tuple[ChatPlan, ChatContext]:
-    """The child's plan and context: the parent's window and profile, the child's tools."""
+def child_plan(parent: Parent, system: str, task: UIMessage) -> ChatPlan:
+    """The child's plan, its requests fitted by the context engine: the parent's window and
+    profile, the child's tools."""
     names = offered_names(parent.profile, False) & CHILD_TOOLS
     tools, server = registry_tools(names, parent.profile.compact)
     plan = ChatPlan(
@@ -146,9 +147,8 @@ def child_plan(parent: Parent, system: str, task: UIMessage) -> tuple[ChatPlan, 
         profile=parent.profile.name,
         cache_scope=f"{parent.thread_id} {plan.message_id}",
     )
-    context = ChatContext(inputs, Correction())
-    plan.assemble = context.assemble
-    return plan, context
+    plan.assemble = ChatContext(inputs, Correction()).assemble
+    return plan
 
 
 _END = object()
@@ -165,7 +165,7 @@ class Delegator:
         parent, budget = self.parent, self.parent.budget
         task, context = str(args["task"]).strip(), str(args.get("context") or "").strip()
         system, message = child_system(parent), task_message(task, context)
-        plan, _ = child_plan(parent, system, message)
+        plan = child_plan(parent, system, message)
         run, outcome = ChildRun(task), ChatOutcome()
         plan.wrap_up = lambda: (
             run.tokens >= budget.tokens * budget.wrap_up
@@ -191,18 +191,19 @@ class Delegator:
 
         yield ToolOutput(run.progress(), preliminary=True)
         worker = asyncio.ensure_future(feed())
-        status: Status = "cancelled"
+        finished = False
         try:
             async for progress in _until_done(updates, run, outcome, budget):
                 yield ToolOutput(progress, preliminary=True)
-            status = "failed" if run.stopped or run.error else "done"
+            finished = True
         finally:
             worker.cancel()  # (at once: a stopped parent stops its child's provider request)
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
             result = run.result()
+            status: Status = ("done" if result["ok"] else "failed") if finished else "cancelled"
             trace = self._trace(ctx.call_id, task, context, system, message, outcome)
-            trace["status"], trace["result"] = status, None if status == "cancelled" else result
+            trace["status"], trace["result"] = status, result if finished else None
             with contextlib.suppress(Exception):
                 await asyncio.shield(parent.traces.save(trace))
             usage = run.usage_now()
