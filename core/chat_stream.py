@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import openai
@@ -27,7 +27,7 @@ from .provider import Provider, ProviderError, describe_error
 from .provider_profiles import is_context_overflow, window_from_error
 from .server_tools import ToolContext, ToolFailure
 from .stream_translate import StepTranslator, Usage, new_id
-from .tool_registry import run_server_tool
+from .tool_registry import server_tool_outputs
 from .ui_assembler import MessageAssembler
 from .wire_types import ContextReport, UIMessage
 
@@ -57,7 +57,13 @@ class ChatPlan:
     # made): its chunks (`data-status` parts) come first in the answer.
     before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
     progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
+    # True when the next step must be the last, offering no tools (a delegated task's budget
+    # nearly spent): checked before each step.
+    wrap_up: Callable[[], bool] | None = None
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
+
+    def last_step(self, step: int) -> bool:
+        return step == self.max_steps - 1 or (self.wrap_up is not None and self.wrap_up())
 
     def answer_start(self) -> UIMessage:
         """The assistant message this answer extends (a continuation), or a new empty one."""
@@ -88,6 +94,7 @@ class ChatOutcome:
     revision: int = 0  # chunks applied to `message` so far (the partial saver watches it)
     # the window a provider's overflow error stated, and ours it replaced (to remember)
     overflow_window: tuple[int, int] | None = None
+    limited: bool = False  # the last step still wanted tools, which did not run
 
     def observe(self, assembled: Assembled, usage: Usage) -> None:
         self.usage = _add_usage(self.usage, usage)
@@ -122,11 +129,13 @@ async def _run_tools(
             continue
         assert call.id is not None
         try:
-            output = await run_server_tool(call.name, call.input, ctx)
+            outputs = server_tool_outputs(call.name, call.input, replace(ctx, call_id=call.id))
+            async for out in outputs:
+                yield ui.ToolOutputAvailable(
+                    call.id, out.value, provider_executed=True, preliminary=out.preliminary or None
+                )
         except ToolFailure as exc:
             yield ui.ToolOutputError(call.id, str(exc), provider_executed=True)
-        else:
-            yield ui.ToolOutputAvailable(call.id, output, provider_executed=True)
 
 
 def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
@@ -185,7 +194,7 @@ async def chat_chunks(
     plan: ChatPlan,
     ctx: ToolContext,
     outcome: ChatOutcome,
-) -> AsyncIterator[ui.Chunk]:
+) -> AsyncGenerator[ui.Chunk, None]:
     assembler = MessageAssembler(plan.answer_base)
     outcome.message = assembler.message
     outcome.model = model
@@ -212,7 +221,7 @@ async def chat_chunks(
             async for chunk in plan.before():
                 yield emit(chunk)
         for step in range(plan.max_steps):
-            last = step == plan.max_steps - 1
+            last = plan.last_step(step)
             started = False
             stream, assembled = await _open_step(
                 provider, model, plan, assembler.message, last, outcome
@@ -252,7 +261,8 @@ async def chat_chunks(
             if last:  # the model still wants tools after the last step: say so, in words
                 for out in step_limit_note(plan.max_steps, translator):
                     yield emit(out)
-                limited = True
+                outcome.limited = limited = True
+                break
     except Exception as exc:
         error = describe_error(exc, provider.settings, outcome.model, started)
         outcome.error, outcome.error_kind = error.message, error.kind

@@ -32,6 +32,8 @@ from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
 from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, response_message_id
 from .context_engine import Assembled
+from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .delegations import Delegations
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
 from .provider_probes import provider_capabilities
@@ -176,6 +178,7 @@ class ChatTurn:
             plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
             if not tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
+            user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
             context = await prepare_context(
                 plan=plan,
                 provider=provider,
@@ -186,7 +189,7 @@ class ChatTurn:
                 environ=service.options.environ,
                 stored_correction=await service.corrections(),
                 sent=sent,
-                user_context=user_context_block(sources.user, profile.user_limits(sources.environ)),
+                user_context=user_context,
             )
             first = context.assemble(plan.answer_start(), None)
             self._calibrate = first if caps.counts else None
@@ -196,6 +199,14 @@ class ChatTurn:
             return describe_error(exc, provider.settings, provider.settings.model).message
         plan.assemble = context.assemble
         self._context, self._state = context, state
+        if DELEGATE in plan.server_tools:
+            parent = Parent(
+                provider, self._model, window, profile, service.options.environ,
+                sources.environment_line, user_context, context.inputs.correction,
+                req.thread_id, plan.message_id, Delegations(store),
+                DelegateBudget.from_env(service.options.environ),
+            )  # fmt: skip
+            self._tools = replace(self._tools, delegate=Delegator(parent).run)
         model, correction = self._model, context.correction
 
         def learn(assembled: Assembled, usage: Usage) -> None:

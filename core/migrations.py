@@ -121,12 +121,30 @@ async def m005_thread_workflow(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE INDEX threads_by_workflow ON threads (workflow, updated_at)")
 
 
+async def m006_delegations(db: aiosqlite.Connection) -> None:
+    """Delegated tasks (the `delegate` tool): the child's full trace, by the parent's ids."""
+    await db.execute(
+        """CREATE TABLE delegations (
+            id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            tool_call_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            trace TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            UNIQUE (thread_id, tool_call_id)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
     ("003_threads", m003_threads),
     ("004_sent_turns", m004_sent_turns),
     ("005_thread_workflow", m005_thread_workflow),
+    ("006_delegations", m006_delegations),
 ]
 
 

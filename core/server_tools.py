@@ -8,7 +8,7 @@ that says what to do instead; it goes back to the model as the tool's error resu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,19 @@ class ToolFailure(Exception):
     """A tool error the model can act on; the message is its tool result."""
 
 
+@dataclass(frozen=True)
+class ToolOutput:
+    """One output of a tool that reports as it works: `preliminary` ones show its progress
+    (the panel replaces each with the next), the last one is its result."""
+
+    value: Any
+    preliminary: bool = False
+
+
+# Runs a delegated task (core/delegation.py): its progress, then its result.
+Delegate = Callable[[dict[str, Any], "ToolContext"], AsyncIterator[ToolOutput]]
+
+
 @dataclass
 class ToolContext:
     thread_id: str
@@ -30,6 +43,8 @@ class ToolContext:
     environment: EnvironmentService
     read_context_section: Callable[[str], str | None]
     search_limit: int = 15  # node search results when the model asks for no number (profile)
+    call_id: str = ""  # the tool call being run
+    delegate: Delegate | None = None  # None inside a delegated task: one level deep
 
 
 def _skill_summary(skill: Skill) -> dict[str, Any]:
@@ -133,3 +148,13 @@ async def read_system_context(args: dict[str, Any], ctx: ToolContext) -> Any:
     if text is None:
         raise ToolFailure(f"There is no section '{args['section']}'; use a listed name.")
     return {"section": args["section"], "text": text}
+
+
+async def delegate(args: dict[str, Any], ctx: ToolContext) -> AsyncIterator[ToolOutput]:
+    if ctx.delegate is None:
+        raise ToolFailure(
+            "delegate is not available here (a delegated task cannot delegate again): do "
+            "the lookups yourself."
+        )
+    async for output in ctx.delegate(args, ctx):
+        yield output

@@ -11,7 +11,7 @@ panel's schemas are generated from this file: `scripts/gen_panel_types.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from . import server_tools
@@ -387,6 +387,32 @@ TOOLS: tuple[ToolSpec, ...] = (
         digest_args=("section",),
         digest_files=False,
     ),
+    ToolSpec(
+        name="delegate",
+        brief="A helper does several lookups for a task and returns only its answer; not for "
+        "one lookup or graph edits.",
+        # (not at the smallest windows: its definition does not fit their prompt budget, and a
+        # helper there has barely room for its own lookups)
+        tier="medium",
+        description="A helper runs the lookup and skill tools for a task and returns only its "
+        "answer, facts and sources: their results stay out of this conversation. Use it for "
+        "several lookups whose details will not matter later; not for one lookup, never for "
+        "graph edits (it cannot make them).",
+        parameters=_args(
+            ["task"],
+            task={"type": "string", "minLength": 1, "description": "What to find out."},
+            context={
+                "type": "string",
+                "description": "What the helper needs from this conversation (names, ids, "
+                "constraints); it sees nothing else.",
+            },
+        ),
+        runs="server",
+        group="delegate",
+        streaming=server_tools.delegate,
+        digest_args=("task",),
+        digest_files=False,
+    ),
 )
 
 _BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
@@ -415,6 +441,22 @@ def tools_for(runs: ToolRunner) -> tuple[ToolSpec, ...]:
 def openai_tools(specs: Iterable[ToolSpec] | None = None) -> list[dict[str, Any]]:
     """OpenAI `tools` for `specs` (default: every tool), as fresh dicts."""
     return [spec.openai_tool() for spec in (TOOLS if specs is None else specs)]
+
+
+async def server_tool_outputs(
+    name: str, args: dict[str, Any], ctx: server_tools.ToolContext
+) -> AsyncIterator[server_tools.ToolOutput]:
+    """The outputs of one server tool: its progress if it reports any, then its result.
+    ToolFailure for errors the model can fix, never a crash."""
+    spec = _BY_NAME.get(name)
+    if spec is None or spec.streaming is None:
+        yield server_tools.ToolOutput(await run_server_tool(name, args, ctx))
+        return
+    try:
+        async for output in spec.streaming(args, ctx):
+            yield output
+    except (KeyError, TypeError, ValueError) as exc:
+        raise server_tools.ToolFailure(f"{name} could not use these arguments: {exc}") from None
 
 
 async def run_server_tool(name: str, args: dict[str, Any], ctx: server_tools.ToolContext) -> Any:

@@ -5,14 +5,16 @@ model. The registry itself is `tool_registry.py`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from .server_tools import ToolContext
+from .server_tools import ToolContext, ToolOutput
 
 Handler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+# A server tool that reports as it works (its outputs: progress, then the result).
+StreamingHandler = Callable[[dict[str, Any], ToolContext], AsyncIterator[ToolOutput]]
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ GROUPS: Mapping[str, ToolGroup] = MappingProxyType(
         ),
         "memory": ToolGroup(
             "Memory tools", "bring back a shortened result or an instruction section left out."
+        ),
+        "delegate": ToolGroup(
+            "Delegation",
+            "hands a research task (several lookups whose details will not matter later) to a "
+            "helper that returns only its answer; not for one lookup, never for graph edits.",
         ),
     }
 )
@@ -107,8 +114,10 @@ class ToolSpec:
     digest_format: str | None = None
     # Where the system prompt lists it (a key of GROUPS).
     group: str = ""
-    # The handler of a server tool (None for a panel tool).
+    # The handler of a server tool (None for a panel tool), or for a server tool that reports
+    # its progress, its streaming handler instead.
     handler: Handler | None = field(default=None, compare=False)
+    streaming: StreamingHandler | None = field(default=None, compare=False)
     # One sentence for the compact profiles, where the definition goes without its
     # parameters' descriptions: what the tool does and anything the model must know to call it.
     brief: str = ""
@@ -136,8 +145,9 @@ class ToolSpec:
             raise ValueError(f"{self.name}: tier must be one of {TIERS}")
         if not self.brief.strip():
             raise ValueError(f"{self.name}: a brief description is needed (compact profiles)")
-        if (self.handler is None) != (self.runs == "panel"):
-            raise ValueError(f"{self.name}: a server tool needs a handler, a panel tool none")
+        handlers = (self.handler is not None) + (self.streaming is not None)
+        if handlers != (self.runs == "server"):
+            raise ValueError(f"{self.name}: a server tool needs one handler, a panel tool none")
         object.__setattr__(self, "parameters", _freeze(self.parameters))
         object.__setattr__(self, "digest_args", tuple(self.digest_args))
 

@@ -78,11 +78,14 @@ class MessageAssembler:
         elif isinstance(chunk, ui.ToolInputError):
             self._tool(chunk, state="output-error", input=chunk.input, errorText=chunk.error_text)
         elif isinstance(chunk, (ui.ToolOutputAvailable, ui.ToolOutputError)):
-            part = self._tools[chunk.tool_call_id]
+            tool = self._tools[chunk.tool_call_id]
+            tool.pop("preliminary", None)  # (the client sets the flag from each chunk)
             if isinstance(chunk, ui.ToolOutputAvailable):
-                part.update(state="output-available", output=chunk.output)
+                tool.update(state="output-available", output=chunk.output)
+                if chunk.preliminary:  # an interim output: a later one replaces it
+                    tool["preliminary"] = True
             else:
-                part.update(state="output-error", errorText=chunk.error_text)
+                tool.update(state="output-error", errorText=chunk.error_text)
         elif isinstance(chunk, ui.Data) and not chunk.transient:
             same = [p for p in parts if p["type"] == chunk.type and p.get("id") == chunk.id]
             if chunk.id is not None and same:

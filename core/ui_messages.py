@@ -28,6 +28,7 @@ NOT_RUN = "The tool did not run: no result was returned (the run was stopped or 
 INPUT_INCOMPLETE = "The tool did not run: its arguments were still incomplete when the turn ended."
 DENIED = "The user denied this tool call; it did not run."
 AWAITING = "The tool did not run: it was waiting for the user's approval."
+UNFINISHED = "The tool was stopped before it finished (the run was stopped or interrupted)."
 TEXT_FILE_LIMIT = 100_000
 
 
@@ -46,6 +47,8 @@ def tool_name_of(part: UIPart) -> str | None:
 def tool_result_text(part: UIPart) -> str:
     """What the model reads as the result of one tool part, whatever state it ended in."""
     state = part.get("state")
+    if state == "output-available" and part.get("preliminary"):  # an interim output only
+        return UNFINISHED
     if state == "output-available":
         output = part.get("output")
         return output if isinstance(output, str) else compact_json(output)

@@ -149,10 +149,13 @@ class ToolInputError(Chunk):
 
 @dataclass(frozen=True)
 class ToolOutputAvailable(Chunk):
+    """`preliminary`: an interim output of a tool still running (a later one replaces it)."""
+
     TYPE = "tool-output-available"
     tool_call_id: str
     output: Any
     provider_executed: bool | None = None
+    preliminary: bool | None = None
 
 
 @dataclass(frozen=True)

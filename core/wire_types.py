@@ -137,3 +137,61 @@ class ContextReport(TypedDict):
     estimated: int  # our count, corrected
     exact: int  # our exact count, before the correction
     limits: list[str]  # what the engine left out or shortened, in words
+
+
+# --- a delegated task (the `delegate` tool: core/delegation.py) --------------------------------
+# Its TypeScript types are generated for the panel's card (scripts/gen_panel_types.py).
+
+
+class DelegateUsage(TypedDict):
+    steps: int  # model calls
+    tokens: int  # prompt + completion tokens of all of them (estimated if not reported)
+    seconds: float
+
+
+class DelegateTool(TypedDict):
+    name: str
+    args: str  # its key arguments, in a few words
+    state: Literal["running", "done", "failed"]
+
+
+class DelegateProgress(TypedDict):
+    """A delegated task still running (an interim output of the `delegate` call)."""
+
+    status: Literal["running"]
+    task: str
+    steps: int
+    tools: list[DelegateTool]
+    usage: DelegateUsage
+
+
+class _DelegateResultFields(TypedDict):
+    ok: bool
+    answer: str
+    facts: list[str]
+    sources: list[str]  # the lookups it made, one line each
+    usage: DelegateUsage
+
+
+class DelegateResult(_DelegateResultFields, total=False):
+    """What a delegated task returns: all that enters the parent's context."""
+
+    error: str  # why it failed (ok: false), and what to do instead
+    format: Literal["json", "text"]  # its answer came as the JSON asked for, or as plain text
+
+
+class DelegationTrace(TypedDict):
+    """A delegated task in full, as stored: its ids, its messages and its result."""
+
+    id: str  # the child's id
+    threadId: str
+    messageId: str  # the parent's answer that called it
+    toolCallId: str  # the parent's `delegate` call
+    task: str
+    context: str
+    status: Literal["done", "failed", "cancelled"]
+    system: str  # the child's system prompt
+    messages: list[UIMessage]  # the task, then the child's answer with its tool calls
+    result: DelegateResult | None
+    budget: DelegateUsage  # its limits
+    createdAt: float

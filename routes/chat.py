@@ -6,9 +6,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..core import ui_stream as ui
-from ..core.chat_request import parse_chat_request
+from ..core.chat_request import RequestError, parse_chat_request
 from ..core.chat_turn import ChatTurn, StreamEnd
 from ..core.compact_now import ProviderUnreachable, compact_now
+from ..core.delegations import Delegations
 from ..core.service import AssistantService
 from ..core.sse import ClientGone, StreamFailed, pump
 from ..core.threads import ThreadState
@@ -60,6 +61,19 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             finally:
                 await turn.finish(end)
         return response
+
+    @table.get("/api/assistant/threads/{id}/delegations/{call}")
+    @guarded
+    async def delegation(request: web.Request) -> web.StreamResponse:
+        """The full trace of a delegated task, by the id of the `delegate` call."""
+        call = request.match_info["call"]
+        if not 0 < len(call) <= 200:
+            raise RequestError("a tool call id has 1 to 200 characters")
+        thread_id = await existing_thread(request)
+        trace = await Delegations(await service.store()).get(thread_id, call)
+        if trace is None:
+            raise not_found(f"delegated task {call} in thread {thread_id}")
+        return web.json_response({"trace": trace})
 
     @table.get("/api/assistant/threads/{id}/context")
     @guarded

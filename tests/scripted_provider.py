@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,6 +170,9 @@ class ScriptedProvider:
             tuple[str, str, dict[str, str]]
         ] = []  # every request: method, path, headers
         self.redirect_to: str | None = None  # answer every request with a 307 to this origin
+        # picks a reply from the request itself when none is enqueued (a bench playing several
+        # roles: a parent and the children it delegates to, told apart by their prompts)
+        self.responder: Callable[[dict[str, Any]], Any] | None = None
 
     def enqueue(self, *replies: Any) -> None:
         self.replies.extend(replies)
@@ -279,6 +283,8 @@ class ScriptedProvider:
             return denied
         if self.summaries and not body.get("stream"):
             reply = self.summaries.popleft() if len(self.summaries) > 1 else self.summaries[0]
+        elif not self.replies and self.responder is not None:
+            reply = self.responder(body)
         elif not self.replies:
             return web.json_response(error_body("the test enqueued no reply"), status=500)
         else:

@@ -37,6 +37,7 @@ TOOL_NAMES = [
     "createUserSkill",
     "updateUserSkill",
     "recallToolResult",
+    "delegate",
 ]  # readSystemContext is offered only when sections were left out
 
 

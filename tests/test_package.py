@@ -113,6 +113,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["GET", "/api/assistant/threads"],
             ["GET", "/api/assistant/threads/{id}"],
             ["GET", "/api/assistant/threads/{id}/context"],
+            ["GET", "/api/assistant/threads/{id}/delegations/{call}"],
             ["GET", "/api/assistant/threads/{id}/summary"],
             ["GET", "/api/assistant/tools"],
             ["GET", "/api/environment/models"],

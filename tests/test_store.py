@@ -24,8 +24,10 @@ ALL_STEPS = [
     "003_threads",
     "004_sent_turns",
     "005_thread_workflow",
+    "006_delegations",
 ]
 ALL_TABLES = [
+    "delegations",
     "messages",
     "migrations",
     "personas",

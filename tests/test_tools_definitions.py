@@ -42,6 +42,7 @@ SERVER_TOOL_NAMES = [
     "updateUserSkill",
     "recallToolResult",
     "readSystemContext",
+    "delegate",
 ]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -163,6 +164,7 @@ def test_required_arguments_of_each_tool() -> None:
         "updateUserSkill": ["slug"],
         "recallToolResult": ["toolCallId"],
         "readSystemContext": ["section"],
+        "delegate": ["task"],
     }
 
 
@@ -190,6 +192,7 @@ def test_digest_args_name_declared_properties() -> None:
         "updateUserSkill": ("slug",),
         "recallToolResult": ("toolCallId",),
         "readSystemContext": ("section",),
+        "delegate": ("task",),
     }
 
 
@@ -372,7 +375,8 @@ def test_every_tool_is_declared_in_one_place() -> None:
 
     for spec in TOOLS:
         assert spec.group in GROUPS
-        assert (spec.handler is not None) == (spec.runs == "server")
+        # (one handler: a plain one, or a streaming one for a tool that reports progress)
+        assert (spec.handler is not None or spec.streaming is not None) == (spec.runs == "server")
     assert {s.name for s in TOOLS if s.runs == "server"} == registry.SERVER_TOOLS
     assert {"readDocumentation", "searchInstalledNodes"} == registry.CITATION_TOOLS
 
@@ -417,7 +421,8 @@ def test_tool_definitions_fit_the_token_budget() -> None:
         return len(enc.encode(json.dumps(openai_tools(specs))))
 
     assert cost(tools_for("panel")) < 1300
-    assert cost(tools_for("server")) < 1300
+    # (1,277 before `delegate`, which costs about 140 and is not offered at the smallest windows)
+    assert cost(tools_for("server")) < 1450
 
 
 def test_the_panel_schemas_are_generated_from_this_registry() -> None:

@@ -247,6 +247,55 @@ for (const target of TARGETS) {
       await screenshot(page, step("stop"), "2-stopped");
     });
 
+    test("a delegated task shows its card, its result and its trace", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      const answer = { answer: "ImageUpscaleWithModel upscales with a model.", facts: ["ImageUpscaleWithModel: image, upscale_model"] };
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_delegate", name: "delegate", arguments: { task: "Which upscale nodes are installed?" } }),
+        reply.toolCalls({ id: "call_search", name: "searchInstalledNodes", arguments: { query: "upscale" } }),
+        reply.text(JSON.stringify(answer)),
+        reply.text("The helper found ImageUpscaleWithModel."),
+      );
+      await send(page, "which upscale nodes do I have?");
+      await panel(page).getByText("The helper found ImageUpscaleWithModel.").waitFor({ timeout: 20_000 });
+      const card = panel(page).getByLabel("Delegated task: done");
+      await card.click(); // open the card
+      await panel(page).getByText(answer.answer).waitFor();
+      await panel(page).getByText("searchInstalledNodes: upscale").waitFor();
+      await screenshot(page, step("delegate"), "1-result");
+      await panel(page).getByRole("button", { name: "Show the full trace" }).click();
+      const trace = panel(page).getByLabel("Full trace");
+      await trace.waitFor();
+      assert.match(await trace.textContent(), /You are a research helper[\s\S]*searchInstalledNodes\(\{"query":"upscale"\}\)/);
+      await screenshot(page, step("delegate"), "2-trace");
+      const requests = await harness.provider.requests();
+      assert.equal(requests.length, 4, "the parent, the helper's two steps, the parent again");
+      assert.match(requests[1].messages[0].content, /^You are a research helper/);
+      assert.ok(!JSON.stringify(requests[1].messages).includes("which upscale nodes do I have?"), "the helper starts afresh");
+    });
+
+    test("stop during a delegated task stops the helper too", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_slow", name: "delegate", arguments: { task: "Look everything up slowly" } }),
+        reply.stream({ content: "Checking" }, { pause: 30 }, { content: " never sent" }, { finish_reason: "stop" }),
+      );
+      await send(page, "research this slowly");
+      await panel(page).getByLabel("Delegated task: running").waitFor({ timeout: 20_000 });
+      await harness.provider.waitFor((s) => s.requests.length >= 2, "the helper is asking the model");
+      await screenshot(page, step("delegate-stop"), "1-running");
+      await stopButton(page).click();
+      await harness.provider.waitFor((s) => s.disconnects >= 1, "the helper's request aborted");
+      await sendButton(page).waitFor();
+      await panel(page).getByLabel("Delegated task: cancelled").waitFor({ timeout: 10_000 });
+      await screenshot(page, step("delegate-stop"), "2-stopped");
+      assert.equal((await harness.provider.requests()).length, 2, "nothing was asked after the stop");
+    });
+
     test("a provider error shows its message", { timeout: 60_000 }, async () => {
       await settle(page);
       await harness.provider.reset();

@@ -12,6 +12,7 @@ import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
 import { useStore, useStoreVersion } from "./context";
+import { DelegateCard } from "./DelegateCard";
 
 const remarkPlugins = [remarkGfm];
 
@@ -153,7 +154,7 @@ export const StatusNote: FC<{ data: unknown }> = ({ data }) => {
 const assistantComponents = {
   Text: MarkdownText,
   Reasoning,
-  tools: { Fallback: ToolCard },
+  tools: { by_name: { delegate: DelegateCard }, Fallback: ToolCard },
   data: { by_name: { status: StatusNote }, Fallback: Nothing },
 };
 
