@@ -30,6 +30,9 @@ def _comfyui_data_dir() -> Path:
     return Path(folder_paths.get_user_directory()) / "comfyui-assistant"
 
 
+_background: set[asyncio.Future[Any]] = set()  # (a task needs a reference while it runs)
+
+
 def _report_failed_scan(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         logging.getLogger("comfyui_assistant").warning(
@@ -63,6 +66,7 @@ def _mount_in_comfyui() -> None:
             # the background (off the event loop), so the first chat never waits on it.
             task = asyncio.ensure_future(environment.rescan())
             task.add_done_callback(_report_failed_scan)
+            _background.add(asyncio.ensure_future(service.warm()))
             try:  # a database we cannot use: one clear line in ComfyUI's console, now
                 await service.store()
             except StoreUnavailable as exc:

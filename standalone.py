@@ -20,6 +20,7 @@ Every other `/api/*` route comes from `api_handlers.add_routes`, as inside Comfy
 
 from __future__ import annotations
 
+import asyncio
 import html
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ NO_CACHE = {"Cache-Control": "no-cache"}
 
 
 SERVICE = web.AppKey("service", AssistantService)
+WARMING = web.AppKey("warming", asyncio.Future)
 
 
 def playground_built() -> bool:
@@ -177,9 +179,16 @@ def create_app(options: ServiceOptions, hosts: HostPolicy = LOOPBACK) -> web.App
     app.add_routes(routes)
     app.on_response_prepare.append(_no_cache_for_static)
 
+    async def warm(app: web.Application) -> None:  # (the first chat need not wait for it)
+        app[WARMING] = asyncio.ensure_future(service.warm())
+
     async def close(app: web.Application) -> None:
+        warming = app.get(WARMING)
+        if warming is not None:
+            warming.cancel()
         await service.close()
 
+    app.on_startup.append(warm)
     app.on_cleanup.append(close)
     app[SERVICE] = service
     return app

@@ -42,7 +42,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from comfyui_assistant.core.service import ServiceOptions
-from comfyui_assistant.standalone import create_app
+from comfyui_assistant.standalone import WARMING, create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTE = "Here is the log of my last run, for reference:\n" + "".join(
@@ -242,6 +242,9 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
+    # the start-up warm-up (tokenizer tables, node data) finishes before the first message,
+    # as when a person opens the panel after ComfyUI has started
+    await app[WARMING]
     base = f"http://127.0.0.1:{port}"
     turns: list[Turn] = []
     thread: list[dict[str, Any]] = []

@@ -32,7 +32,10 @@ from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
 from .sse import PumpOptions
 from .store import Store, StoreUnavailable
 from .threads import Threads
+from .tokens import counter_for
 from .user_data import UserData, install_defaults
+
+log = logging.getLogger("comfyui_assistant")
 
 PROVIDER_NAMESPACE = "provider"
 CORRECTION_NAMESPACE = "token_correction"
@@ -151,6 +154,17 @@ class AssistantService:
         await store.update_settings(PROVIDER_NAMESPACE, changes)
         self._stored_provider = await store.get_settings(PROVIDER_NAMESPACE)
         return (await self.provider()).settings, notice
+
+    async def warm(self) -> None:
+        """Load, off the event loop, what the first chat after a start would otherwise wait
+        for before its first byte: the tokenizer's tables (about 0.7 s) and the node data.
+        Started in the background at start-up; never raises."""
+        try:
+            model = (await self.provider_settings()).model
+            await asyncio.to_thread(lambda: counter_for(model).text("warm"))
+            await self.environment.get()
+        except Exception as exc:  # the first chat will meet it and say so
+            log.debug("warming up failed: %r", exc)
 
     async def close(self) -> None:
         await self.compactor.close()
