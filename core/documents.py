@@ -28,10 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .wire_types import UIMessage
+from .wire_types import CitedDocument, DocumentsResult, UIMessage
 
 DOCUMENTS = "documents"
-CITE_KEY = "cite"
 NODE_DOCS = "node docs"
 
 
@@ -56,13 +55,13 @@ class Citations:
 
 def document(
     citation_id: int, title: str, contents: str, metadata: dict[str, Any]
-) -> dict[str, Any]:
+) -> CitedDocument:
     return {"citation_id": citation_id, "title": title, "contents": contents, "metadata": metadata}
 
 
-def documents_result(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def documents_result(docs: list[CitedDocument]) -> DocumentsResult:
     """A tool result made of documents, with the note to cite them."""
-    return {DOCUMENTS: docs, CITE_KEY: cite_note([d["citation_id"] for d in docs])}
+    return {"documents": docs, "cite": cite_note([d["citation_id"] for d in docs])}
 
 
 def documents_of(value: Any) -> list[dict[str, Any]]:
