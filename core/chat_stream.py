@@ -23,6 +23,7 @@ import openai
 
 from . import ui_stream as ui
 from .context_engine import Assembled
+from .documents import Citations, next_citation_id
 from .heartbeat import with_heartbeat
 from .provider import Provider, ProviderError, describe_error
 from .provider_profiles import is_context_overflow, window_from_error
@@ -123,14 +124,18 @@ def response_message_id(messages: list[UIMessage]) -> str:
 
 
 async def _run_tools(
-    translator: StepTranslator, plan: ChatPlan, ctx: ToolContext
+    translator: StepTranslator, plan: ChatPlan, ctx: ToolContext, answer: UIMessage
 ) -> AsyncIterator[ui.Chunk]:
+    citations: Citations | None = None
     for call in translator.tool_calls:
         if call.input is None or call.name not in plan.server_tools:
             continue
         assert call.id is not None
+        if citations is None:  # numbered on from the thread's documents (core/documents.py)
+            citations = Citations(next_citation_id([*plan.ui_history, answer]))
         try:
-            outputs = server_tool_outputs(call.name, call.input, replace(ctx, call_id=call.id))
+            call_ctx = replace(ctx, call_id=call.id, citations=citations)
+            outputs = server_tool_outputs(call.name, call.input, call_ctx)
             async for out in outputs:
                 yield ui.ToolOutputAvailable(
                     call.id, out.value, provider_executed=True, preliminary=out.preliminary or None
@@ -257,7 +262,7 @@ async def chat_chunks(
                 yield emit(out)
             if translator.usage is not None:
                 outcome.observe(assembled, translator.usage)
-            async for out in _run_tools(translator, plan, ctx):
+            async for out in _run_tools(translator, plan, ctx, assembler.message):
                 yield emit(out)
             yield emit(ui.FinishStep())
             if not translator.tool_calls or _needs_panel(translator, plan):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from .documents import DOCUMENTS, documents_of
 from .json_text import compact_json
 from .tool_registry import get_tool
 from .tool_spec import ToolSpec
@@ -126,6 +127,12 @@ def _count(key: str, items: list[Any]) -> str:
     return text
 
 
+def _documents(docs: list[dict[str, Any]]) -> str:
+    shown = [f"[{d['citation_id']}] {_show(d['title'], True)}" for d in docs[:4]]
+    more = f", +{len(docs) - 4} more" if len(docs) > 4 else ""
+    return f"documents {', '.join(shown)}{more}" if docs else "0 documents"
+
+
 def _files(value: dict[str, Any] | list[Any], found: dict[str, None], depth: int = 0) -> None:
     """File names in a result (`filename` fields, `images` lists), in order of appearance.
     Only containers are descended into (a workflow result holds thousands of scalars)."""
@@ -173,6 +180,8 @@ def _dict_outcome(
     if err is not None:
         return [f"error: {err}"]
     parts: list[str] = []
+    if DOCUMENTS in result:  # their citation ids and titles: a cited [n] keeps its meaning
+        parts.append(_documents(documents_of(result)))
     changes: list[tuple[int, str, Any]] = []
     lists: list[tuple[int, str, list[Any]]] = []
     kinds = _KEY_KINDS

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .documents import NODE_DOCS, Citations, document, documents_result
 from .environment import Environment, EnvironmentService
 from .skills import Skill, SkillDirectory, SkillError
 from .threads import Threads
@@ -45,6 +46,9 @@ class ToolContext:
     search_limit: int = 15  # node search results when the model asks for no number (profile)
     call_id: str = ""  # the tool call being run
     delegate: Delegate | None = None  # None inside a delegated task: one level deep
+    # the citation ids of this step's documents (thread-wide: core/documents.py); set by the
+    # step loop before its tools run
+    citations: Citations | None = None
 
 
 def _skill_summary(skill: Skill) -> dict[str, Any]:
@@ -99,7 +103,13 @@ async def available_models(args: dict[str, Any], ctx: ToolContext) -> Any:
 async def documentation(args: dict[str, Any], ctx: ToolContext) -> Any:
     env = await ctx.environment.get()
     doc = await asyncio.to_thread(env.documentation, str(args["nodeType"]))  # reads a file
-    return doc if doc is not None else _unknown_node(env, args["nodeType"])
+    if doc is None:
+        return _unknown_node(env, args["nodeType"])
+    citations = ctx.citations if ctx.citations is not None else Citations()
+    node_type = str(doc["type"])
+    metadata = {"source": NODE_DOCS, "node_type": node_type, "origin": doc["source"]}
+    title = env.display_name(node_type)
+    return documents_result([document(citations.take(), title, str(doc["text"]), metadata)])
 
 
 async def list_system_skills(args: dict[str, Any], ctx: ToolContext) -> Any:

@@ -227,7 +227,6 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="server",
         group="lookup",
         handler=server_tools.search_nodes,
-        cites=True,
         digest_args=("query",),
         digest_files=False,
     ),
@@ -425,11 +424,9 @@ def get_tool(name: str) -> ToolSpec | None:
     return _BY_NAME.get(name)
 
 
+# (their handlers return documents with citation ids and the note to cite them:
+# core/documents.py)
 CITATION_TOOLS = frozenset(spec.name for spec in TOOLS if spec.cites)
-CITE_NOTE = (
-    "When your answer uses this, say which node's documentation or which search it came "
-    "from; do not present guesses as documented facts."
-)
 SERVER_TOOLS = frozenset(spec.name for spec in TOOLS if spec.runs == "server")
 
 
@@ -465,9 +462,7 @@ async def run_server_tool(name: str, args: dict[str, Any], ctx: server_tools.Too
     if spec is None or spec.handler is None:
         raise server_tools.ToolFailure(f"'{name}' is not a server tool.")
     try:
-        out = await spec.handler(args, ctx)
-        # a result to cite says so itself: the request before it stays as it was sent
-        return {**out, "cite": CITE_NOTE} if spec.cites and isinstance(out, dict) else out
+        return await spec.handler(args, ctx)
     except server_tools.ToolFailure:
         raise
     except (KeyError, TypeError, ValueError) as exc:

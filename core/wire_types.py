@@ -195,3 +195,24 @@ class DelegationTrace(TypedDict):
     result: DelegateResult | None
     budget: DelegateUsage  # its limits
     createdAt: float
+
+
+# --- documents to cite (core/documents.py) -----------------------------------------------------
+# Their TypeScript types are generated for the panel's citation chips.
+
+
+class CitedDocument(TypedDict):
+    """A document a tool returned; the model cites it as `[citation_id]`, numbered thread-wide."""
+
+    citation_id: int
+    title: str
+    contents: str
+    # `source`: "node docs" (`node_type`), "url" (`url`) or "project" (`path`)
+    metadata: dict[str, Any]
+
+
+class DocumentsResult(TypedDict):
+    """The result of a tool that returns documents, with the note to cite them."""
+
+    documents: list[CitedDocument]
+    cite: str

@@ -6,7 +6,9 @@
 - `ui/src/panel/contextReport.generated.ts`: the context report's TypeScript type from
   `core/wire_types.ContextReport` (what the gauge draws);
 - `ui/src/panel/delegate.generated.ts`: a delegated task's progress, result and trace (what
-  its card draws).
+  its card draws);
+- `ui/src/panel/documents.generated.ts`: a document result with citation ids (what the
+  citation chips open).
 
 `--check`: exit 1 if a committed file is not what this would write (`scripts/check` runs it,
 as it diffs the built bundles)."""
@@ -27,6 +29,7 @@ UI = Path(__file__).resolve().parent.parent / "ui" / "src"
 SCHEMAS = UI / "tools" / "schemas.generated.ts"
 REPORT = UI / "panel" / "contextReport.generated.ts"
 DELEGATE = UI / "panel" / "delegate.generated.ts"
+DOCUMENTS = UI / "panel" / "documents.generated.ts"
 
 
 def render_schemas() -> str:
@@ -115,12 +118,20 @@ def render_delegate() -> str:
     )
 
 
+def render_documents() -> str:
+    return render_types(
+        [wire_types.DocumentsResult],
+        "A tool result made of documents to cite (core/documents.py): what the chips open.",
+    )
+
+
 def main(argv: list[str]) -> int:
     stale = []
     targets = (
         (SCHEMAS, render_schemas()),
         (REPORT, render_report()),
         (DELEGATE, render_delegate()),
+        (DOCUMENTS, render_documents()),
     )
     for target, text in targets:
         if "--check" not in argv:

@@ -9,7 +9,7 @@ from comfyui_assistant.core.system_prompt import (
     UserContextLimits,
     user_context_block,
 )
-from comfyui_assistant.core.tool_registry import CITE_NOTE, run_server_tool
+from comfyui_assistant.core.tool_registry import run_server_tool
 from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app
@@ -201,8 +201,12 @@ async def test_a_lookup_changes_nothing_before_it_and_its_result_asks_for_citati
         user_skills=service.user_skills, environment=service.environment,
         read_context_section=lambda _: None,
     )  # fmt: skip
+    docs = await run_server_tool("readDocumentation", {"nodeType": "KSampler"}, ctx)
+    assert docs["cite"] == "Cite what you use from these by citation_id, like [1]."
+    assert docs["documents"][0]["citation_id"] == 1
+    # node search results are structured data to build with, not documents to cite
     found = await run_server_tool("searchInstalledNodes", {"query": "sampler"}, ctx)
-    assert found["cite"] == CITE_NOTE and found["results"]
+    assert "cite" not in found and found["results"]
     models = await run_server_tool("getAvailableModels", {}, ctx)
     assert "cite" not in models
 

@@ -378,7 +378,7 @@ def test_every_tool_is_declared_in_one_place() -> None:
         # (one handler: a plain one, or a streaming one for a tool that reports progress)
         assert (spec.handler is not None or spec.streaming is not None) == (spec.runs == "server")
     assert {s.name for s in TOOLS if s.runs == "server"} == registry.SERVER_TOOLS
-    assert {"readDocumentation", "searchInstalledNodes"} == registry.CITATION_TOOLS
+    assert {"readDocumentation"} == registry.CITATION_TOOLS
 
 
 def test_get_tool() -> None:

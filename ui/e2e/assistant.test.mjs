@@ -296,6 +296,34 @@ for (const target of TARGETS) {
       assert.equal((await harness.provider.requests()).length, 2, "nothing was asked after the stop");
     });
 
+    test("a cited documentation lookup: the chip [1] opens its source", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_docs", name: "readDocumentation", arguments: { nodeType: "KSampler" } }),
+        reply.text("KSampler denoises the latent image [1]; see also [9]."),
+      );
+      await send(page, "what does KSampler do?");
+      const chip = panel(page).getByRole("button", { name: /^Source 1: KSampler/ });
+      await chip.waitFor({ timeout: 20_000 });
+      // an id no document has stays text; the chip is the only citation button
+      await panel(page).getByText("; see also [9].").waitFor();
+      assert.equal(await panel(page).locator("button.cua-cite").count(), 1);
+      const requests = await harness.provider.requests();
+      const result = JSON.parse(requests[1].messages.at(-1).content);
+      assert.equal(result.documents[0].citation_id, 1);
+      assert.match(result.cite, /by citation_id, like \[1\]/);
+      await chip.click();
+      const source = panel(page).getByRole("dialog", { name: /^Source 1: KSampler/ });
+      await source.waitFor();
+      assert.match(await source.textContent(), /Node documentation · KSampler/);
+      assert.ok((await source.textContent()).includes(result.documents[0].contents.slice(0, 40)));
+      await screenshot(page, step("citation"), "1-source");
+      await page.keyboard.press("Escape");
+      await source.waitFor({ state: "hidden" });
+    });
+
     test("a provider error shows its message", { timeout: 60_000 }, async () => {
       await settle(page);
       await harness.provider.reset();

@@ -11,10 +11,11 @@ import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
+import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
 
-const remarkPlugins = [remarkGfm];
+const remarkPlugins = [remarkGfm, remarkCitations];
 
 const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   const [copied, setCopied] = useState(false);
@@ -34,7 +35,7 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   );
 };
 
-const markdownComponents = { CodeHeader };
+const markdownComponents = { CodeHeader, cite: Cite };
 
 export const MarkdownText: FC<TextMessagePartProps> = () => (
   <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
@@ -160,7 +161,9 @@ const assistantComponents = {
 
 export const AssistantMessage: FC = () => (
   <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
-    <MessagePrimitive.Parts components={assistantComponents} />
+    <ThreadDocuments>
+      <MessagePrimitive.Parts components={assistantComponents} />
+    </ThreadDocuments>
     <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
       <ActionBarPrimitive.Copy className="cua-link" aria-label="Copy the answer" title="Copy the answer">
         copy
