@@ -22,8 +22,8 @@ from .tokens import TokenCounter, counter_for
 # ranks the paragraph that answers (a long passage dilutes its terms) and that a few fit a
 # small window's retrieval share (10% of a 4K budget is ~300 tokens), long enough to keep a
 # paragraph with its context.
-PASSAGE_TOKENS = 200
-MAX_PASSAGE_TOKENS = 320
+PASSAGE_TOKENS = 120
+MAX_PASSAGE_TOKENS = 200
 MAX_DOCUMENT_BYTES = 512 * 1024  # UTF-8 bytes of one document's text
 MAX_DOCUMENTS = 200  # per project
 MAX_NAME_CHARS = 100
