@@ -261,7 +261,7 @@ def project_documents(a: Assembly) -> None:
                 f"{docs.DOCUMENTS_SHARE:.0%} of the budget; {len(entries)} passages retrieved"
             )
     if entries:
-        a.documents_anchor = docs.anchor(a.inputs.ui_messages, mode == "whole")
+        a.documents_anchor = docs.anchor(a.inputs.ui_messages, mode == "whole", a.summarized)
         a.documents = {"role": "user", "content": text}
         a.documents_tokens = tokens
         a.history_budget -= tokens

@@ -87,18 +87,22 @@ def render(project: ProjectContext, entries: list[dict[str, Any]], whole: bool) 
     return header + compact_json(documents_payload(entries)) + FOOTER
 
 
-def anchor(messages: Sequence[UIMessage], whole: bool) -> str | None:
+def anchor(
+    messages: Sequence[UIMessage], whole: bool, summarized: frozenset[str] = frozenset()
+) -> str | None:
     """The UI id of the user message the block heads. Retrieved passages answer this turn's
     question: the latest. Whole documents stay where they were put and move to the latest
     user message every MOVE_EVERY user turns (turns 1, 5, 9, ...), so between moves every
     request is the previous one plus new messages, and the block is never more than
-    MOVE_EVERY - 1 turns from the end."""
+    MOVE_EVERY - 1 turns from the end. A message under the running summary is not sent: then
+    the first user message after the summary (as stable until the next move)."""
     users = [str(m.get("id") or "") for m in messages if m.get("role") == "user"]
     if not users:
         return None
     if not whole:
         return users[-1]
-    return users[(len(users) - 1) // MOVE_EVERY * MOVE_EVERY]
+    at = (len(users) - 1) // MOVE_EVERY * MOVE_EVERY
+    return next((u for u in users[at:] if u not in summarized), users[-1])
 
 
 def question_of(messages: list[UIMessage]) -> str:

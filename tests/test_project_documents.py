@@ -16,6 +16,7 @@ from comfyui_assistant.core.project_documents import (
     DOCUMENTS_SHARE,
     MOVE_EVERY,
     RETRIEVAL_SHARE,
+    anchor,
     question_of,
 )
 from comfyui_assistant.core.projects import DocumentText, Passage, ProjectContext
@@ -95,6 +96,13 @@ def test_whole_documents_stay_put_and_move_every_few_turns() -> None:
     # within a turn (an answer in progress after the latest user message) nothing moves
     during = build([*conversation(MOVE_EVERY), answer("Looking it up…", "a-step")], project=docs)
     assert during.messages[: len(moved)] == moved
+
+
+def test_the_anchor_skips_messages_under_the_summary() -> None:
+    ui = conversation(MOVE_EVERY + 2)  # the block's anchor: u4
+    assert anchor(ui, whole=True) == f"u{MOVE_EVERY}"
+    assert anchor(ui, whole=True, summarized=frozenset({"u4", "a4"})) == "u5"
+    assert anchor(ui, whole=False) == f"u{MOVE_EVERY + 2}"
 
 
 def test_a_changed_document_changes_the_block() -> None:
