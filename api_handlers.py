@@ -17,6 +17,7 @@ from .routes.chat import add_chat_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
+from .routes.projects import add_project_routes
 from .routes.provider import add_provider_routes
 from .routes.skills import add_skill_routes
 from .routes.threads import add_thread_routes
@@ -31,6 +32,7 @@ def add_routes(
         add_chat_routes,
         add_provider_routes,
         add_thread_routes,
+        add_project_routes,
         add_user_context_routes,
         add_skill_routes,
         add_environment_routes,

@@ -19,6 +19,7 @@ from .context_engine import (
     covered_ids,
     summary_cap,
 )
+from .projects import ProjectContext
 from .provider import Provider
 from .provider_probes import provider_window
 from .sent_turns import SentTurn
@@ -83,6 +84,7 @@ async def prepare_context(
     stored_correction: dict[str, Any],
     sent: dict[str, SentTurn],
     user_context: str,
+    project: ProjectContext | None = None,
 ) -> ChatContext:
     correction = Correction.from_dict(stored_correction)
     summary = Summary.stored(await state.summary(thread_id))
@@ -101,6 +103,7 @@ async def prepare_context(
         settings=ContextSettings.from_env(environ),
         profile=plan.profile,
         cache_scope=thread_id,
+        project=project,
     )
     return ChatContext(inputs, correction)
 

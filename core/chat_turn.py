@@ -34,6 +34,8 @@ from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, respon
 from .context_engine import Assembled
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .delegations import Delegations
+from .project_documents import for_turn
+from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
 from .provider_probes import provider_capabilities
@@ -179,6 +181,7 @@ class ChatTurn:
             if not tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
+            project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
             context = await prepare_context(
                 plan=plan,
                 provider=provider,
@@ -190,6 +193,7 @@ class ChatTurn:
                 stored_correction=await service.corrections(),
                 sent=sent,
                 user_context=user_context,
+                project=project,
             )
             first = context.assemble(plan.answer_start(), None)
             self._calibrate = first if caps.counts else None

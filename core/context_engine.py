@@ -37,6 +37,7 @@ STAGES: tuple[Callable[[Assembly], None], ...] = (
     stage.cut_oversized_results,  # one huge result cut structure-aware
     stage.count_blocks,  # exact counts
     stage.system_message,  # the system prompt (cut only past half the budget), the summary
+    stage.project_documents,  # the project's documents: whole, or passages retrieved
     stage.plan_compaction,  # above the high watermark: what to summarize
     stage.fit_turn,  # the turn in progress made to fit, if it can
     stage.priority_window,  # newest first by priority, sent in order; over budget: an error

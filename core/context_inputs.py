@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any
 
 from .budget import Budget, Window
+from .projects import ProjectContext
 from .sent_turns import SentTurn
 from .token_correction import Factors, Parts
 from .wire_types import ContextReport, OpenAIMessage, UIMessage
@@ -96,6 +97,7 @@ class ContextInputs:
     settings: ContextSettings = field(default_factory=ContextSettings)
     profile: str = "full"  # the prompt profile that chose `system` and `tools` (for the report)
     cache_scope: str = ""  # the thread: blocks are memoized per thread (see context_cache)
+    project: ProjectContext | None = None  # the thread's project: its documents for this turn
 
 
 @dataclass

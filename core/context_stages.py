@@ -16,9 +16,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, Literal
 
 from . import context_steps as steps
+from . import project_documents as docs
 from .budget import Budget, ContextBudgetError, compute_budget
 from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts
 from .context_cache import BlockCache
@@ -26,7 +27,7 @@ from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
 from .token_correction import Parts
 from .tokens import REPLY_PRIMING, TokenCounter
-from .wire_types import ContextReport, UIMessage, UIPart
+from .wire_types import ContextReport, ReportDocuments, UIMessage, UIPart, with_content
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
@@ -71,6 +72,10 @@ class Assembly:
     system_tokens: int = field(init=False)  # system_message: its exact count
     summary_block: Block | None = field(init=False)  # system_message: the summary sent
     history_budget: int = field(init=False)  # system_message: exact tokens for the history
+    documents: Message | None = None  # project_documents: the block above the latest message
+    documents_tokens: int = 0  # project_documents: its exact count (as its own message)
+    documents_report: ReportDocuments | None = None  # project_documents
+    documents_anchor: str | None = None  # project_documents: the user message it heads
     plan: Callable[[], list[str] | None] | None = None  # plan_compaction
     kept: list[Block] = field(init=False)  # priority_window
     dropped: list[Block] = field(init=False)  # priority_window
@@ -221,6 +226,59 @@ def system_message(a: Assembly) -> None:
     a.history_budget = a.raw(room) - summary_tokens - REPLY_PRIMING
 
 
+def project_documents(a: Assembly) -> None:
+    """The thread's project documents as one block near the end (project_documents.py says
+    where, and why): whole when they fit `DOCUMENTS_SHARE` of the budget, else the passages
+    ranked best for the question within `RETRIEVAL_SHARE`, best first; never at the latest
+    message's expense. The history's budget is what they leave."""
+    project = a.inputs.project
+    if project is None:
+        return
+    counter = a.counter
+    latest = latest_user_index(a.blocks)
+    must = a.blocks[latest].tokens if latest is not None else 0
+    room = min(a.raw(int(a.budget.available * docs.DOCUMENTS_SHARE)), a.history_budget - must)
+    mode: Literal["whole", "retrieved"] = "whole"
+    entries: list[dict[str, Any]] = []
+    text, tokens = "", 0
+    if project.documents:
+        entries = [docs.whole_entry(d) for d in project.documents]
+        text = docs.render(project, entries, whole=True)
+        tokens = counter.message({"role": "user", "content": text})
+    if not entries or tokens > room:
+        mode, entries, text, tokens = "retrieved", [], "", 0
+        room = min(room, a.raw(int(a.budget.available * docs.RETRIEVAL_SHARE)))
+        for passage in project.passages:
+            entry = docs.passage_entry(passage)
+            candidate = docs.render(project, [*entries, entry], whole=False)
+            size = counter.message({"role": "user", "content": candidate})
+            if size > room:
+                continue  # a shorter passage ranked lower may still fit
+            entries, text, tokens = [*entries, entry], candidate, size
+        if project.documents or project.tokens:
+            a.limits.append(
+                f"project {project.name}: {project.tokens:,} tokens of documents over "
+                f"{docs.DOCUMENTS_SHARE:.0%} of the budget; {len(entries)} passages retrieved"
+            )
+    if entries:
+        a.documents_anchor = docs.anchor(a.inputs.ui_messages, mode == "whole", a.summarized)
+        a.documents = {"role": "user", "content": text}
+        a.documents_tokens = tokens
+        a.history_budget -= tokens
+    a.documents_report = {
+        "project": project.name,
+        "mode": mode,
+        "documents": project.document_count,
+        "passages": 0 if mode == "whole" else len(entries),
+        "tokens": a.sized(messages=tokens),
+        "sent": [
+            {"citationId": e["citation_id"], "title": e["title"],
+             "tokens": counter.text(e["contents"])}
+            for e in entries
+        ],
+    }  # fmt: skip
+
+
 def plan_compaction(a: Assembly) -> None:
     """Above the high watermark, the plan names the oldest messages to summarize down to the
     low watermark (worked out only if the caller asks: it summarizes, stores, builds again)."""
@@ -288,12 +346,13 @@ def final_messages(a: Assembly) -> None:
     validated, and counted exactly."""
     counter, tally = a.counter, a.tally
     head = [] if a.summary_block is None else [a.summary_block]
-    history = flatten([*head, *a.kept])
+    kept, change = _with_documents(a, a.kept)
+    history = flatten([*head, *kept])
     merge = tally.adjacent_users or a.summary_block is not None
     merged = steps.merge_adjacent_users(history) if merge else history
     a.messages = validate([a.system_message, *merged])
     if len(merged) == len(history):  # the history's counts are known
-        rest = tally.tokens + sum(b.tokens for b in head) + REPLY_PRIMING
+        rest = tally.tokens + sum(b.tokens for b in head) + REPLY_PRIMING + change
     else:  # rare: user turns were merged, count them again
         rest = counter.messages(a.messages[1:])
     a.parts = Parts(a.system_tokens, a.tool_tokens, rest)
@@ -304,6 +363,28 @@ def final_messages(a: Assembly) -> None:
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+
+def _with_documents(a: Assembly, kept: list[Block]) -> tuple[list[Block], int]:
+    """The project's documents block put at the head of its anchor user message (the latest,
+    or for whole documents the one they were last moved to: `documents_anchor`; the latest if
+    that one was left out), not as a message of its own (two user messages in a row), and
+    what that adds to the count."""
+    block = a.documents
+    users = [i for i, b in enumerate(kept) if b.kind == "user"]
+    if block is None or not users:
+        return kept, 0
+    at = next((i for i in users if kept[i].source_id == a.documents_anchor), users[-1])
+    message = kept[at].messages[0]
+    content, text = message.get("content"), str(block["content"])
+    if isinstance(content, str):
+        joined = with_content(message, f"{text}\n\n{content}")
+    else:
+        parts = list(content or ())
+        joined = with_content(message, [{"type": "text", "text": text}, *parts])
+    change = a.counter.message(joined) - a.counter.message(message)
+    placed = kept[at].with_messages([joined, *kept[at].messages[1:]])
+    return [*kept[:at], placed, *kept[at + 1 :]], change
 
 
 def _notes_tokens(a: Assembly) -> int:
@@ -342,6 +423,7 @@ def report(a: Assembly) -> ContextReport:
     user_tokens = a.sized(system=counter.text(inputs.user_context)) if inputs.user_context else 0
     system = a.sized(system=counter.text(str(a.system_message.get("content") or "")))
     tool_results, notes = a.sized(messages=tally.results), a.sized(messages=_notes_tokens(a))
+    documents = a.documents_report["tokens"] if a.documents_report else 0
     estimated = a.sized(*a.parts)
     return {
         "model": inputs.model,
@@ -359,6 +441,7 @@ def report(a: Assembly) -> ContextReport:
             "toolResults": tool_results,
             "tools": a.budget.tools,
             "reminders": notes,
+            "documents": documents,
             "reserve": a.budget.reserve,
         },
         "counts": {
@@ -378,6 +461,7 @@ def report(a: Assembly) -> ContextReport:
             "tools": round(factors.tools, 4),
             "messages": round(factors.messages, 4),
         },
+        "documents": a.documents_report,
         "calibration": inputs.calibration,
         "reported": None,
         "cachedTokens": None,

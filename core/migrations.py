@@ -138,6 +138,53 @@ async def m006_delegations(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m007_projects(db: aiosqlite.Connection) -> None:
+    """Projects and their documents; each document split into passages, indexed by FTS5
+    (`passage_index`, rowid = the passage's id, kept in step by triggers); a thread may
+    belong to a project."""
+    await db.execute(
+        """CREATE TABLE projects (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+    await db.execute(
+        """CREATE TABLE documents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL,
+            token_count INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )"""
+    )
+    await db.execute("CREATE INDEX documents_project ON documents (project_id)")
+    await db.execute(
+        """CREATE TABLE passages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            project_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            token_count INTEGER NOT NULL
+        )"""
+    )
+    await db.execute("CREATE INDEX passages_document ON passages (document_id, position)")
+    await db.execute(
+        "CREATE VIRTUAL TABLE passage_index USING fts5(title, text, tokenize='porter unicode61')"
+    )
+    await db.execute(
+        "CREATE TRIGGER passages_unindex AFTER DELETE ON passages BEGIN "
+        "DELETE FROM passage_index WHERE rowid = old.id; END"
+    )
+    await db.execute(
+        "ALTER TABLE threads ADD COLUMN project INTEGER REFERENCES projects(id) ON DELETE SET NULL"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -145,6 +192,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_sent_turns", m004_sent_turns),
     ("005_thread_workflow", m005_thread_workflow),
     ("006_delegations", m006_delegations),
+    ("007_projects", m007_projects),
 ]
 
 

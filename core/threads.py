@@ -287,7 +287,7 @@ class Threads:
     ) -> list[dict[str, Any]]:
         """Every thread, the latest first; with `workflow`, that workflow's threads first."""
         rows = await self.store.fetchall(
-            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, "
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, t.project, "
             "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
             "FROM threads t WHERE (? OR t.archived = 0) "
             "ORDER BY COALESCE(t.workflow = ?, 0) DESC, t.updated_at DESC, t.id",
@@ -297,7 +297,7 @@ class Threads:
 
     async def get(self, thread_id: str) -> dict[str, Any] | None:
         row = await self.store.fetchone(
-            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, "
+            "SELECT t.id, t.title, t.archived, t.created_at, t.updated_at, t.workflow, t.project, "
             "(SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) AS message_count "
             "FROM threads t WHERE t.id = ?",
             (thread_id,),
@@ -389,6 +389,7 @@ def _thread_json(row: Any) -> dict[str, Any]:
         "updatedAt": row["updated_at"],
         "messageCount": row["message_count"],
         "workflow": row["workflow"],
+        "project": row["project"],
     }
 
 

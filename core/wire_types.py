@@ -95,6 +95,7 @@ class ReportTokens(TypedDict):
     toolResults: int
     tools: int
     reminders: int
+    documents: int  # the project's documents, whole or retrieved passages
     reserve: int
 
 
@@ -119,6 +120,23 @@ class ReportFactors(TypedDict):
     messages: float
 
 
+class ReportDocument(TypedDict):
+    citationId: str  # "doc-<id>" whole, "doc-<id>-p<n>" a passage
+    title: str
+    tokens: int  # its contents, exact
+
+
+class ReportDocuments(TypedDict):
+    """What was sent of the thread's project documents."""
+
+    project: str
+    mode: Literal["whole", "retrieved"]
+    documents: int  # in the project
+    passages: int  # sent (retrieved mode)
+    tokens: int  # the block, as the provider counts
+    sent: list[ReportDocument]
+
+
 class ContextReport(TypedDict):
     """What the context engine did for one request (a `data-context` part of the answer)."""
 
@@ -131,6 +149,7 @@ class ContextReport(TypedDict):
     counter: str  # "tiktoken:<encoding>" or "estimate"
     correction: float  # estimated / exact: the learned correction of the whole request
     factors: ReportFactors  # ... per component
+    documents: ReportDocuments | None  # the project's documents sent, if the thread has any
     calibration: str | None  # how the server's own tokenizer measured them, when it did
     reported: int | None  # the provider's prompt tokens for this request, once known
     cachedTokens: int | None  # of those, what the provider served from its prefix cache

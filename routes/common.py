@@ -13,6 +13,7 @@ from aiohttp import web
 
 from ..core.chat_request import RequestError
 from ..core.gc_pause import cyclic_gc_paused
+from ..core.projects import ProjectError
 from ..core.store import StoreUnavailable
 
 log = logging.getLogger("comfyui_assistant")
@@ -46,6 +47,8 @@ def guarded(handler: Handler) -> Handler:
             return error_response(400, str(exc))
         except HTTPProblem as exc:
             return error_response(exc.status, exc.message)
+        except ProjectError as exc:
+            return error_response(exc.status, str(exc))
         except StoreUnavailable as exc:
             log.error("ComfyUI Assistant cannot use its database: %s", exc)
             return error_response(503, f"ComfyUI Assistant cannot use its database: {exc}")

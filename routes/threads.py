@@ -6,6 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..core.chat_request import RequestError, check_workflow, workflow_key
+from ..core.projects import Projects
 from ..core.service import AssistantService
 from ..core.thread_workflows import bind, rebind
 from .common import guarded, not_found, read_json
@@ -65,10 +66,18 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     async def update_thread(request: web.Request) -> web.StreamResponse:
         thread_id = _thread_id(request)
         body = await read_json(request, limit)
-        if not isinstance(body, dict) or not ({"title", "archived", "workflow"} & body.keys()):
+        if not isinstance(body, dict) or not (
+            {"title", "archived", "workflow", "project"} & body.keys()
+        ):
             raise RequestError(
-                'send {"title": "..."}, {"archived": true|false} and/or {"workflow": "<key>"|null}'
+                'send {"title": "..."}, {"archived": true|false}, {"workflow": "<key>"|null} '
+                'and/or {"project": <project id>|null}'
             )
+        project = body.get("project")
+        if project is not None and (
+            not isinstance(project, int) or isinstance(project, bool) or not 0 < project < 2**63
+        ):
+            raise RequestError("'project' must be a project's id (a number) or null")
         title, archived = body.get("title"), body.get("archived")
         moves, workflow = "workflow" in body, check_workflow(body.get("workflow"))
         if title is not None and (not isinstance(title, str) or len(title) > 200):
@@ -81,6 +90,8 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
             found = await threads.update(thread_id, title=title, archived=archived)
         if found and moves:
             found = await bind(threads.store, thread_id, workflow)
+        if found and "project" in body:
+            found = await Projects(threads.store).set_thread(thread_id, project)
         if not found:
             raise not_found(f"thread {thread_id}")
         return web.json_response(await threads.get(thread_id))

@@ -203,6 +203,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "model",
         "window",
         "budget",
+        "documents",
         "tokens",
         "counts",
         "summary",
@@ -231,6 +232,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "toolResults",
         "tools",
         "reminders",
+        "documents",
         "reserve",
     }
     history = to_openai_messages(ui)
@@ -243,6 +245,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "toolResults": sum(map(COUNTER.message, results)),
         "tools": tool_tokens,
         "reminders": COUNTER.text(REMINDER),
+        "documents": 0,
         "reserve": 6400,
     }
     assert report["counts"] == {"kept": 4, "digested": 0, "summarized": 0, "dropped": 0, "cut": 0}

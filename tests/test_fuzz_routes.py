@@ -35,6 +35,7 @@ FIELDS = (
     "title", "archived", "enabled", "name", "description", "instructions",
     "replacesSystemPrompt", "baseUrl", "apiKey", "model", "contextWindow", "maxOutputTokens",
     "timeoutSeconds", "content", "language", "prompt", "mode", "workflow", "from", "to",
+    "project",
 )  # fmt: skip
 
 # Any code point, lone surrogates included (json.dumps escapes them as \\udXXX).

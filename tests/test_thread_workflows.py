@@ -60,6 +60,7 @@ async def test_an_existing_database_gets_the_column_and_keeps_its_threads(tmp_pa
             "updatedAt": 2,
             "messageCount": 1,
             "workflow": None,  # made before: unbound
+            "project": None,
         }
         assert [m.id for m in await threads.messages("old")] == ["u1"]
         index = await store.fetchone(

@@ -16,7 +16,10 @@ from .helpers import chat_body, sse_events, user
 from .scripted_provider import Cut, Status, Stream, chunk, error_body, text_reply
 
 BASE = "/api/assistant/threads"
-USAGE = 'send {"title": "..."}, {"archived": true|false} and/or {"workflow": "<key>"|null}'
+USAGE = (
+    'send {"title": "..."}, {"archived": true|false}, {"workflow": "<key>"|null} '
+    'and/or {"project": <project id>|null}'
+)
 META = {"model": "scripted-model", "modelSource": "environment"}
 
 
@@ -80,6 +83,7 @@ async def test_create_then_get_a_thread(assistant):
         "updatedAt": created["updatedAt"],
         "messageCount": 0,
         "workflow": None,
+        "project": None,
     }
     assert await get_thread(assistant, "t-1") == {**created, "messages": []}
 

@@ -6,6 +6,7 @@ import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict 
 import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
 import { FIELD_LABELS, FormError, formFrom, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";
+import { Projects } from "./Projects";
 
 const PROVIDER = "/api/assistant/provider";
 
@@ -205,6 +206,9 @@ export const Settings: FC = () => {
           />
           <label htmlFor={`${id}-debug`}>Debug: keep the exact request of each step (shown by /context)</label>
         </div>
+      </div>
+      <div className="cua-form">
+        <Projects />
       </div>
     </div>
   );

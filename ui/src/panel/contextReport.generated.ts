@@ -12,6 +12,7 @@ export interface ContextReport {
   counter: string;
   correction: number;
   factors: ReportFactors;
+  documents: ReportDocuments | null;
   calibration: string | null;
   reported: number | null;
   cachedTokens: number | null;
@@ -35,6 +36,7 @@ export interface ReportTokens {
   toolResults: number;
   tools: number;
   reminders: number;
+  documents: number;
   reserve: number;
 }
 
@@ -56,4 +58,20 @@ export interface ReportFactors {
   system: number;
   tools: number;
   messages: number;
+}
+
+/** What was sent of the thread's project documents. */
+export interface ReportDocuments {
+  project: string;
+  mode: "whole" | "retrieved";
+  documents: number;
+  passages: number;
+  tokens: number;
+  sent: ReportDocument[];
+}
+
+export interface ReportDocument {
+  citationId: string;
+  title: string;
+  tokens: number;
 }

@@ -7,7 +7,7 @@ const report: ServerReport = {
   model: "qwen3:8b",
   window: { tokens: 10000, source: "settings", detail: null },
   budget: 7000,
-  tokens: { system: 1000, userContext: 200, summary: 300, history: 2500, toolResults: 1000, tools: 800, reminders: 0, reserve: 2000 },
+  tokens: { system: 1000, userContext: 200, summary: 300, history: 2500, toolResults: 1000, tools: 800, reminders: 0, documents: 0, reserve: 2000 },
   counts: { kept: 10, digested: 0, summarized: 0, dropped: 0, cut: 0 },
   summary: null,
   estimated: 5800,
@@ -19,9 +19,17 @@ const report: ServerReport = {
   reported: null,
   cachedTokens: null,
   limits: [],
+  documents: null,
 };
 
 describe("computeGauge", () => {
+  it("draws the project's documents as their own section and names what was sent", () => {
+    const documents = { project: "Harbour", mode: "retrieved" as const, documents: 4, passages: 3, tokens: 600, sent: [] };
+    const g = computeGauge({ ...report, tokens: { ...report.tokens, documents: 600 }, documents });
+    expect(g.segments.find((s) => s.key === "documents")?.label).toBe("Project documents");
+    expect(g.lines).toContain("Project Harbour: 3 passages retrieved from 4 documents");
+  });
+
   it("splits the window by section, in order, leaving out empty sections", () => {
     const g = computeGauge(report);
     expect(g.segments.map((s) => s.key)).toEqual(["system", "userContext", "summary", "history", "toolResults", "tools", "reserve"]);

@@ -26,6 +26,7 @@ export const SECTIONS: ReadonlyArray<{ key: SectionKey; label: string }> = [
   { key: "toolResults", label: "Tool results" },
   { key: "tools", label: "Tool definitions" },
   { key: "reminders", label: "Reminders" },
+  { key: "documents", label: "Project documents" },
   { key: "reserve", label: "Output reserve" },
 ];
 
@@ -121,6 +122,11 @@ export function computeGauge(report: ContextReport): Gauge {
   if (factors) lines.push(`Correction: ${factors}`);
   for (const s of raw) if (s.tokens > 0) lines.push(`  ${s.label}: ${s.tokens.toLocaleString("en-US")}`);
   if (shortening) lines.push(`Shortened: ${shortening}`);
+  const docs = report.documents;
+  if (docs) {
+    const what = docs.mode === "whole" ? `${docs.documents} documents whole` : `${docs.passages} passages retrieved from ${docs.documents} documents`;
+    lines.push(`Project ${docs.project}: ${what}`);
+  }
   for (const limit of report.limits ?? []) lines.push(`Limit: ${limit}`);
 
   return {

@@ -125,6 +125,46 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     workflow: t.workflow ?? null,
   });
 
+  // projects and their documents (core/projects.py), in memory; tokens counted as words
+  type FakeDocument = { id: number; projectId: number; title: string; text: string; tokens: number; passages: number };
+  const projects = new Map<number, { id: number; name: string; documents: FakeDocument[] }>();
+  let nextId = 1;
+  const projectJson = (p: { id: number; name: string; documents: FakeDocument[] }) => ({
+    id: p.id,
+    name: p.name,
+    documentCount: p.documents.length,
+    tokens: p.documents.reduce((a, d) => a + d.tokens, 0),
+  });
+  const projectRoute = (method: string, path: string, body: Record<string, unknown> | undefined) => {
+    const [, pid, , did] = /^\/api\/assistant\/projects(?:\/(\d+))?(\/documents(?:\/(\d+))?)?$/.exec(path) ?? [];
+    const project = pid ? projects.get(Number(pid)) : undefined;
+    if (!pid) {
+      if (method !== "POST") return json({ projects: [...projects.values()].map(projectJson) });
+      const created = { id: nextId++, name: String(body?.name ?? "").trim(), documents: [] };
+      projects.set(created.id, created);
+      return json(projectJson(created), 201);
+    }
+    if (!project) return json({ error: `project ${pid} does not exist` }, 404);
+    if (path.endsWith("/documents") && method === "POST") {
+      const text = String(body?.text ?? "");
+      const doc = { id: nextId++, projectId: project.id, title: String(body?.title ?? ""), text, tokens: text.split(/\s+/).length, passages: 1 };
+      project.documents.push(doc);
+      return json(doc, 201);
+    }
+    if (did) {
+      const doc = project.documents.find((d) => d.id === Number(did));
+      if (!doc) return json({ error: `document ${did} of project ${pid} does not exist` }, 404);
+      if (method !== "DELETE") return json(doc);
+      project.documents = project.documents.filter((d) => d !== doc);
+      return json({ deleted: doc.id });
+    }
+    if (method === "DELETE") {
+      projects.delete(project.id);
+      return json({ deleted: project.id });
+    }
+    return json({ ...projectJson(project), documents: project.documents.map(({ text: _, ...d }) => d) });
+  };
+
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const method = (init?.method ?? "GET").toUpperCase();
@@ -195,6 +235,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       for (const t of threads.values()) if ((t.workflow ?? null) === body?.from && ++moved) t.workflow = (body?.to as string | null) ?? null;
       return json({ from: body?.from, to: body?.to, moved });
     }
+    if (path.startsWith("/api/assistant/projects")) return projectRoute(method, path, body);
     const one = /^\/api\/assistant\/threads\/([^/]+)(\/\w+)?$/.exec(path);
     if (one) {
       const id = decodeURIComponent(one[1] ?? "");

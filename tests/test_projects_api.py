@@ -1,0 +1,163 @@
+"""/api/assistant/projects: projects and their documents (create, read, rename, change,
+delete), the limits a document is checked against, passages and their FTS5 index, a thread
+put in a project."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from comfyui_assistant.core.projects import (
+    MAX_DOCUMENT_BYTES,
+    MAX_PASSAGE_TOKENS,
+    Projects,
+    fts_query,
+    split_passages,
+)
+from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.standalone import SERVICE
+
+BASE = "/api/assistant/projects"
+
+
+async def call(app, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+    if body is not None:
+        kw["json"] = body
+    async with app.session.request(method, app.base + path, **kw) as resp:
+        return resp.status, await resp.json()
+
+
+async def project(app, name: str = "Film") -> int:
+    status, body = await call(app, "POST", BASE, {"name": name})
+    assert status == 201, body
+    return int(body["id"])
+
+
+async def document(app, pid: int, title: str, text: str) -> dict[str, Any]:
+    status, body = await call(
+        app, "POST", f"{BASE}/{pid}/documents", {"title": title, "text": text}
+    )
+    assert status == 201, body
+    return body
+
+
+async def test_project_and_document_crud(assistant) -> None:
+    pid = await project(assistant, "  Short film  ")
+    status, listed = await call(assistant, "GET", BASE)
+    assert status == 200
+    assert [(p["name"], p["documentCount"]) for p in listed["projects"]] == [("Short film", 0)]
+    doc = await document(assistant, pid, "Style guide", "Muted teal palette.\n\nFilm grain 0.3.")
+    assert doc["tokens"] > 0 and doc["passages"] == 1 and doc["title"] == "Style guide"
+    status, got = await call(assistant, "GET", f"{BASE}/{pid}/documents/{doc['id']}")
+    assert status == 200 and got["text"] == "Muted teal palette.\n\nFilm grain 0.3."
+    status, changed = await call(
+        assistant, "PATCH", f"{BASE}/{pid}/documents/{doc['id']}", {"text": "Warm amber palette."}
+    )
+    assert status == 200 and changed["text"] == "Warm amber palette."
+    status, renamed = await call(assistant, "PATCH", f"{BASE}/{pid}", {"name": "Feature"})
+    assert status == 200 and renamed["name"] == "Feature"
+    assert [d["title"] for d in renamed["documents"]] == ["Style guide"]
+    assert renamed["tokens"] == changed["tokens"]
+    status, _ = await call(assistant, "DELETE", f"{BASE}/{pid}/documents/{doc['id']}")
+    assert status == 200
+    status, _ = await call(assistant, "GET", f"{BASE}/{pid}/documents/{doc['id']}")
+    assert status == 404
+    status, _ = await call(assistant, "DELETE", f"{BASE}/{pid}")
+    assert status == 200
+    status, body = await call(assistant, "GET", f"{BASE}/{pid}")
+    assert status == 404 and body["error"] == f"project {pid} does not exist"
+
+
+async def test_limits_and_mistakes_are_clear_4xx(assistant) -> None:
+    pid = await project(assistant)
+    status, body = await call(assistant, "POST", BASE, {"name": "Film"})
+    assert status == 409 and "exists already" in body["error"]
+    status, body = await call(assistant, "POST", BASE, {"name": "x" * 101})
+    assert status == 400 and "101" in body["error"] and "100" in body["error"]
+    status, body = await call(assistant, "POST", BASE, {"name": "a\nb"})
+    assert status == 400
+    big = "word " * (MAX_DOCUMENT_BYTES // 5 + 1)
+    status, body = await call(
+        assistant, "POST", f"{BASE}/{pid}/documents", {"title": "t", "text": big}
+    )
+    assert status == 413, body
+    assert f"{len(big.encode()):,}" in body["error"] and f"{MAX_DOCUMENT_BYTES:,}" in body["error"]
+    status, body = await call(
+        assistant, "POST", f"{BASE}/{pid}/documents", {"title": "bin", "text": "PNG\x00\x01"}
+    )
+    assert status == 400 and "U+0000" in body["error"]
+    status, body = await call(
+        assistant, "POST", f"{BASE}/{pid}/documents", {"title": "t", "text": "  "}
+    )
+    assert status == 400
+    status, body = await call(assistant, "POST", f"{BASE}/{pid}/documents", {"title": "t"})
+    assert status == 400
+    status, body = await call(
+        assistant, "POST", f"{BASE}/999/documents", {"title": "t", "text": "x"}
+    )
+    assert status == 404
+    status, body = await call(assistant, "GET", f"{BASE}/abc")
+    assert status == 400
+    async with assistant.session.post(
+        assistant.base + f"{BASE}/{pid}/documents",
+        data=b'{"title": "t", "text": "\xff\xfe"}',
+        headers={"Content-Type": "application/json"},
+    ) as resp:
+        assert resp.status == 400 and "UTF-8" in (await resp.json())["error"]
+
+
+async def test_a_thread_joins_and_leaves_a_project(assistant) -> None:
+    pid = await project(assistant)
+    status, _ = await call(assistant, "POST", "/api/assistant/threads", {"id": "t1"})
+    assert status == 201
+    status, thread = await call(assistant, "PATCH", "/api/assistant/threads/t1", {"project": pid})
+    assert status == 200 and thread["project"] == pid
+    status, body = await call(assistant, "PATCH", "/api/assistant/threads/t1", {"project": 999})
+    assert status == 404 and "project 999" in body["error"]
+    status, body = await call(assistant, "PATCH", "/api/assistant/threads/t1", {"project": "x"})
+    assert status == 400
+    await call(assistant, "DELETE", f"{BASE}/{pid}")  # the thread stays, out of the project
+    status, thread = await call(assistant, "GET", "/api/assistant/threads/t1")
+    assert status == 200 and thread["project"] is None
+
+
+def test_passages_stay_at_paragraphs_within_their_size() -> None:
+    counter = counter_for(None)
+    paragraphs = [
+        f"Paragraph {i}. " + "The lens is sharp at f/4. " * (5 + i % 7) for i in range(40)
+    ]
+    long = "One huge paragraph. " + "Prompt adherence is strong with long prompts. " * 200
+    passages = split_passages("\n\n".join([*paragraphs, long]), counter)
+    assert all(tokens <= MAX_PASSAGE_TOKENS + 8 for _, tokens in passages)
+    assert sum(p.count("Paragraph ") for p, _ in passages) == 40
+    joined = [p for p, _ in passages if "Paragraph " in p]
+    assert all(not p.startswith("The lens") for p in joined)  # cut between paragraphs
+    assert len(passages) > 5
+
+
+def test_fts_queries_cannot_inject_operators() -> None:
+    assert fts_query('What "sampler" NEAR(x) -- OR * ?') == '"what" OR "sampler" OR "near" OR "or"'
+    assert fts_query("?? !") == ""
+
+
+async def test_bm25_ranks_the_answering_passage_first(assistant) -> None:
+    pid = await project(assistant)
+    await document(
+        assistant, pid, "Model card: Flux dev",
+        "Flux dev is a 12B rectified flow model.\n\n"
+        "Recommended sampler: euler with the simple scheduler, 20 to 28 steps, guidance 3.5.\n\n"
+        "License: non-commercial.",
+    )  # fmt: skip
+    await document(
+        assistant, pid, "Shot list",
+        "Shot 1: wide establishing shot of the harbour at dawn.\n\n"
+        "Shot 2: close-up of the fisherman's hands mending a net, shallow depth of field.",
+    )  # fmt: skip
+    projects = Projects(await assistant.app[SERVICE].store())
+    found = await projects.search(pid, "which sampler and how many steps for flux?")
+    assert found and "euler" in found[0].text
+    found = await projects.search(pid, "the close-up of the hands")
+    assert found and "fisherman" in found[0].text
+    assert (await call(assistant, "DELETE", f"{BASE}/{pid}"))[0] == 200
+    assert await projects.search(pid, "sampler") == []
+    rows = await projects.store.fetchall("SELECT COUNT(*) FROM passage_index")
+    assert rows[0][0] == 0  # the index follows the cascade

@@ -1,0 +1,39 @@
+import "./reactTestEnv";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ChatStore } from "../runtime/chatStore";
+import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import { StoreContext } from "./context";
+import { Projects } from "./Projects";
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("Projects", () => {
+  it("creates a project, adds and removes a document, and puts the chat in it", async () => {
+    const server = fakeServer(() => sseResponse(textAnswer("ok")));
+    vi.stubGlobal("fetch", server.fetch);
+    const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false });
+    store.currentThreadId = "t1";
+    render(
+      <StoreContext.Provider value={store}>
+        <Projects />
+      </StoreContext.Provider>,
+    );
+    fireEvent.change(screen.getByLabelText("New project name"), { target: { value: "Harbour" } });
+    fireEvent.click(screen.getByRole("button", { name: "Create" }));
+    fireEvent.click(await screen.findByRole("button", { name: /Harbour/ }));
+    fireEvent.change(await screen.findByLabelText("Document title"), { target: { value: "Style guide" } });
+    fireEvent.change(screen.getByLabelText("Document text"), { target: { value: "Muted teal and amber." } });
+    fireEvent.click(screen.getByRole("button", { name: "Add document" }));
+    await screen.findByText("Style guide");
+    await screen.findByText("1 documents · 4 tokens");
+    fireEvent.click(screen.getByRole("button", { name: "Use in this chat" }));
+    await waitFor(() => expect(server.calls).toContain("PATCH /api/assistant/threads/t1"));
+    fireEvent.click(screen.getByRole("button", { name: "Remove Style guide" }));
+    await waitFor(() => expect(screen.queryByText("Style guide")).toBeNull());
+    expect(server.calls).toContain("DELETE /api/assistant/projects/1/documents/2");
+  });
+});

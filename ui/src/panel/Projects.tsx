@@ -1,0 +1,197 @@
+// Projects in the Settings view: list and create projects, pin documents to one (pasted text or
+// a text file), remove them, and put the current chat in a project or take it out. The server
+// sends a project's documents with every request of its threads, whole or the passages that
+// match (core/project_documents.py); the gauge says which.
+import { useCallback, useEffect, useId, useState, type FC, type FormEvent } from "react";
+import { errorMessage, requestJson } from "../runtime/api";
+import { useStore } from "./context";
+
+const BASE = "/api/assistant/projects";
+
+export interface ProjectSummary {
+  id: number;
+  name: string;
+  documentCount: number;
+  tokens: number;
+}
+
+export interface ProjectDocument {
+  id: number;
+  title: string;
+  tokens: number;
+  passages: number;
+}
+
+type Detail = ProjectSummary & { documents: ProjectDocument[] };
+
+const tokens = (n: number) => `${n.toLocaleString("en-US")} tokens`;
+
+const DocumentForm: FC<{ projectId: number; onAdded: () => void; onError: (text: string) => void }> = ({ projectId, onAdded, onError }) => {
+  const id = useId();
+  const [title, setTitle] = useState("");
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+
+  const add = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      await requestJson(`${BASE}/${projectId}/documents`, { method: "POST", body: { title, text } });
+      setTitle("");
+      setText("");
+      onAdded();
+    } catch (error) {
+      onError(errorMessage(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="cua-project-doc-form" onSubmit={(e) => void add(e)}>
+      <input id={`${id}-title`} aria-label="Document title" placeholder="Title" value={title} onChange={(e) => setTitle(e.target.value)} />
+      <textarea aria-label="Document text" placeholder="Paste the text, or choose a text file" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
+      <input
+        type="file"
+        aria-label="Text file"
+        accept=".txt,.md,.markdown,.csv,.json,text/*"
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          if (!file) return;
+          void file.text().then((content) => {
+            setText(content);
+            if (!title) setTitle(file.name.replace(/\.[^.]+$/, ""));
+          });
+        }}
+      />
+      <button type="submit" disabled={busy || !title.trim() || !text.trim()}>
+        Add document
+      </button>
+    </form>
+  );
+};
+
+const ProjectItem: FC<{ project: ProjectSummary; onChanged: () => void; onError: (text: string) => void }> = ({ project, onChanged, onError }) => {
+  const store = useStore();
+  const [open, setOpen] = useState(false);
+  const [detail, setDetail] = useState<Detail | null>(null);
+
+  const load = useCallback(() => {
+    requestJson<Detail>(`${BASE}/${project.id}`).then(setDetail, (error: unknown) => onError(errorMessage(error)));
+  }, [project.id, onError]);
+  useEffect(() => {
+    if (open) load();
+  }, [open, load]);
+
+  const changed = () => {
+    load();
+    onChanged();
+  };
+  const remove = async (path: string) => {
+    try {
+      await requestJson(path, { method: "DELETE" });
+      changed();
+    } catch (error) {
+      onError(errorMessage(error));
+    }
+  };
+  const attach = async (to: number | null) => {
+    const thread = store.currentThreadId;
+    try {
+      if (!thread) throw new Error("Send a first message, then put the chat in a project.");
+      await requestJson(`/api/assistant/threads/${encodeURIComponent(thread)}`, { method: "PATCH", body: { project: to } });
+      onError("");
+    } catch (error) {
+      const text = errorMessage(error);
+      onError(text.includes("does not exist") ? "Send a first message, then put the chat in a project." : text);
+    }
+  };
+
+  return (
+    <li className="cua-project">
+      <div className="cua-project-row">
+        <button type="button" className="cua-link" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? "▾" : "▸"} {project.name}
+        </button>
+        <span className="cua-hint">
+          {project.documentCount} documents · {tokens(project.tokens)}
+        </span>
+      </div>
+      {open ? (
+        <div className="cua-project-body">
+          <div className="cua-project-actions">
+            <button type="button" onClick={() => void attach(project.id)}>
+              Use in this chat
+            </button>
+            <button type="button" onClick={() => void attach(null)}>
+              Take this chat out
+            </button>
+            <button type="button" onClick={() => void remove(`${BASE}/${project.id}`)}>
+              Delete project
+            </button>
+          </div>
+          <ul className="cua-project-docs">
+            {(detail?.documents ?? []).map((doc) => (
+              <li key={doc.id}>
+                <span>{doc.title}</span> <span className="cua-hint">{tokens(doc.tokens)}</span>{" "}
+                <button type="button" aria-label={`Remove ${doc.title}`} onClick={() => void remove(`${BASE}/${project.id}/documents/${doc.id}`)}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+          <DocumentForm projectId={project.id} onAdded={changed} onError={onError} />
+        </div>
+      ) : null}
+    </li>
+  );
+};
+
+export const Projects: FC = () => {
+  const [projects, setProjects] = useState<ProjectSummary[]>([]);
+  const [name, setName] = useState("");
+  const [error, setError] = useState("");
+
+  const load = useCallback(() => {
+    requestJson<{ projects: ProjectSummary[] }>(BASE).then(
+      (body) => setProjects(body.projects),
+      (e: unknown) => setError(errorMessage(e)),
+    );
+  }, []);
+  useEffect(load, [load]);
+
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      await requestJson(BASE, { method: "POST", body: { name } });
+      setName("");
+      setError("");
+      load();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+
+  return (
+    <section className="cua-projects" aria-label="Projects">
+      <h3>Projects</h3>
+      <p className="cua-hint">Documents pinned to a project go with every message of its chats: whole while they fit, else the passages that match.</p>
+      <ul>
+        {projects.map((p) => (
+          <ProjectItem key={p.id} project={p} onChanged={load} onError={setError} />
+        ))}
+      </ul>
+      <form onSubmit={(e) => void create(e)}>
+        <input aria-label="New project name" placeholder="New project" value={name} onChange={(e) => setName(e.target.value)} />
+        <button type="submit" disabled={!name.trim()}>
+          Create
+        </button>
+      </form>
+      {error ? (
+        <p className="cua-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </section>
+  );
+};
