@@ -156,13 +156,12 @@ class AssistantService:
         return (await self.provider()).settings, notice
 
     async def warm(self) -> None:
-        """Load, off the event loop, what the first chat after a start would otherwise wait
-        for before its first byte: the tokenizer's tables (about 0.7 s) and the node data.
-        Started in the background at start-up; never raises."""
+        """Load, off the event loop, the tokenizer's tables (about 0.7 s), which the first chat
+        after a start would otherwise wait for before its first byte. Started in the
+        background at start-up; touches neither the store nor the data directory (the node
+        data loads with the first chat, or with ComfyUI's scan); never raises."""
         try:
-            model = (await self.provider_settings()).model
-            await asyncio.to_thread(lambda: counter_for(model).text("warm"))
-            await self.environment.get()
+            await asyncio.to_thread(lambda: counter_for(None).text("warm"))
         except Exception as exc:  # the first chat will meet it and say so
             log.debug("warming up failed: %r", exc)
 

@@ -313,15 +313,3 @@ async def test_a_cross_site_form_cannot_start_a_scan(with_models, content_type):
     assert scanner.calls == 1
     assert (await call(app, "POST", f"{BASE}/scan", json={}))[0] == 200  # the panel's button
     assert scanner.calls == 2
-
-
-async def test_the_node_data_is_loaded_at_start_not_by_the_first_chat(tmp_path):
-    # the first chat's first byte should not wait for the tokenizer's tables or the node data
-    from comfyui_assistant.standalone import SERVICE, WARMING
-
-    app = await start_app(tmp_path, {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"})
-    try:
-        await app.app[WARMING]
-        assert app.app[SERVICE].environment._env is not None  # loaded: no chat asked for it
-    finally:
-        await app.close()

@@ -863,3 +863,18 @@ def test_correction_round_trips_through_a_dict() -> None:
     assert sorted(odd.as_dict()) == ["u", "v", "z"]
     assert odd.factors("z") == Factors.uniform(2.0) and odd.factors("v") == Factors.uniform(1.5)
     assert odd.factors("u") == Factors.uniform(1.1)  # the bad parts fall back
+
+
+async def test_the_server_loads_the_tokenizer_at_start_and_writes_nothing(tmp_path):
+    # the first chat's first byte should not wait for the tokenizer's tables (0.7 s); the
+    # warm-up touches neither the store nor the data directory
+    from comfyui_assistant.standalone import WARMING
+
+    from .conftest import start_app
+
+    app = await start_app(tmp_path, {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"})
+    try:
+        await app.app[WARMING]  # done, without an error
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+    finally:
+        await app.close()
