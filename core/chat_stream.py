@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import openai
 
@@ -194,13 +194,6 @@ def _code(exc: openai.APIStatusError) -> str | None:
     return code if isinstance(code, str) else None
 
 
-T = TypeVar("T")
-
-
-async def _once(awaitable: Awaitable[T]) -> AsyncIterator[T]:
-    yield await awaitable
-
-
 async def chat_chunks(
     provider: Provider,
     model: str,
@@ -236,12 +229,9 @@ async def chat_chunks(
         for step in range(plan.max_steps):
             last = plan.last_step(step)
             started = False
-            opening = _open_step(provider, model, plan, assembler.message, last, outcome)
-            async for opened in with_heartbeat(_once(opening)):  # (a server slow to answer)
-                if isinstance(opened, ui.Data):
-                    yield emit(opened)
-                else:
-                    stream, assembled = opened
+            stream, assembled = await _open_step(
+                provider, model, plan, assembler.message, last, outcome
+            )
             offered = frozenset() if last else _names(assembled.tools)
             translator = StepTranslator(
                 offered,

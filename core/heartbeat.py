@@ -2,8 +2,7 @@
 
 A local model reading a long prompt on a CPU can take a minute before its first token, and
 only llama.cpp reports its progress (`stream_translate`); Ollama and others send nothing. So
-while the provider gives nothing for `WAIT_AFTER` seconds (its answer to the request, then
-its stream), the answer shows a status
+while the provider's stream gives nothing for `WAIT_AFTER` seconds, the answer shows a status
 ("Waiting for the model… (N s)", a `data-status` part the panel shows), updated every
 `WAIT_EVERY` seconds and cleared when the stream speaks again.
 """
@@ -18,7 +17,7 @@ from typing import TypeVar
 
 from . import ui_stream as ui
 
-WAIT_AFTER = 5.0  # seconds of silence before the status shows
+WAIT_AFTER = 8.0  # seconds of silence before the status shows
 WAIT_EVERY = 5.0  # seconds between its updates
 
 T = TypeVar("T")

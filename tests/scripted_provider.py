@@ -43,7 +43,6 @@ class Stream:
     chunks: list[Any]
     done: bool = True
     status: int = 200
-    before: float = 0.0  # seconds before the response starts (a server reading the prompt)
 
 
 @dataclass
@@ -307,7 +306,6 @@ class ScriptedProvider:
                 self.disconnects.append(time.monotonic())
                 raise
         assert isinstance(reply, Stream), reply
-        await asyncio.sleep(reply.before)
         response = web.StreamResponse(
             status=reply.status, headers={"Content-Type": "text/event-stream"}
         )
