@@ -24,7 +24,6 @@ import openai
 from . import ui_stream as ui
 from .context_engine import Assembled
 from .documents import Citations, next_citation_id
-from .heartbeat import with_heartbeat
 from .provider import Provider, ProviderError, describe_error
 from .provider_profiles import is_context_overflow, window_from_error
 from .server_tools import ToolContext, ToolFailure
@@ -247,10 +246,7 @@ async def chat_chunks(
             if plan.debug:
                 yield ui.Data("context-request", _request_of(assembled), transient=True)
             yield emit(ui.StartStep())
-            async for chunk in with_heartbeat(stream):
-                if isinstance(chunk, ui.Data):  # (the model is silent: say we wait for it)
-                    yield emit(chunk)
-                    continue
+            async for chunk in stream:
                 started = True
                 for out in translator.feed(chunk):
                     yield emit(out)

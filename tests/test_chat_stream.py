@@ -374,22 +374,3 @@ async def test_system_message_is_byte_identical_across_turns(assistant, provider
     await assistant.chat(second)
     first_system, second_system = (r["messages"][0] for r in provider.requests)
     assert json.dumps(first_system) == json.dumps(second_system)
-
-
-async def test_a_silent_model_shows_that_we_wait_for_it(assistant, provider, sdk, monkeypatch):
-    # a local model reading a long prompt (Ollama reports no progress): after a while of
-    # silence the answer says it is waiting, updates it, and clears it when the model speaks
-    from comfyui_assistant.core import heartbeat
-
-    monkeypatch.setattr(heartbeat, "WAIT_AFTER", 0.2)
-    monkeypatch.setattr(heartbeat, "WAIT_EVERY", 0.2)
-    provider.enqueue(Stream([Pause(0.7), chunk("Here."), chunk(finish_reason="stop")]))
-    _, body = await assistant.chat(chat_body(user("hi")))
-    statuses = [e["data"] for e in sse_events(body) if e["type"] == "data-status"]
-    assert len(statuses) >= 3 and statuses[-1] == {"text": "", "done": True}
-    assert all(s["text"].startswith("Waiting for the model… (") for s in statuses[:-1])
-    assert sdk.check(body)["message"]["parts"][-1]["text"] == "Here."
-    # a model that answers at once shows nothing of it
-    provider.enqueue(text_reply("Quick."))
-    _, body = await assistant.chat(chat_body(user("hi"), user("again", "u2")))
-    assert not [e for e in sse_events(body) if e["type"] == "data-status"]
