@@ -174,16 +174,40 @@ async def _open_step(
         tools = [] if last else assembled.tools
         return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
     except openai.APIStatusError as exc:
-        detail = str(exc.message)
-        if not is_context_overflow(exc.status_code, detail, _code(exc)):
+        if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
             raise
-        window = window_from_error(detail) or int(assembled.budget.window.tokens * 0.75)
-        log.warning("the provider's window is smaller than ours; retrying with %d", window)
-        outcome.overflow_window = (window, assembled.budget.window.tokens)
-        assembled = plan.request(answer, window)
-        assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
-        tools = [] if last else assembled.tools
-        return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
+        return await _retry_smaller(provider, model, plan, answer, last, outcome, assembled, exc)
+
+
+async def _retry_smaller(
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    answer: UIMessage,
+    last: bool,
+    outcome: ChatOutcome,
+    assembled: Assembled,
+    exc: openai.APIError,
+) -> tuple[Any, Assembled]:
+    """The step again, for the window the provider's overflow error states (or 75% of ours);
+    the window is remembered for the next turns (`outcome.overflow_window`)."""
+    window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
+    log.warning("the provider's window is smaller than ours; retrying with %d", window)
+    outcome.overflow_window = (window, assembled.budget.window.tokens)
+    assembled = plan.request(answer, window)
+    assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
+    tools = [] if last else assembled.tools
+    return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
+
+
+def _overflow_mid_stream(exc: Exception) -> bool:
+    """An overflow reported inside a stream that already started (llama.cpp sends its prompt
+    progress first, then "Context size has been exceeded")."""
+    return (
+        isinstance(exc, openai.APIError)
+        and not isinstance(exc, openai.APIStatusError)
+        and is_context_overflow(None, str(exc.message), None)
+    )
 
 
 def _code(exc: openai.APIStatusError) -> str | None:
@@ -246,10 +270,27 @@ async def chat_chunks(
             if plan.debug:
                 yield ui.Data("context-request", _request_of(assembled), transient=True)
             yield emit(ui.StartStep())
-            async for chunk in stream:
-                started = True
-                for out in translator.feed(chunk):
-                    yield emit(out)
+            retried = shown = False
+            while True:  # (once more, smaller, when the server says mid-stream it overflowed)
+                try:
+                    async for chunk in stream:
+                        started = True
+                        for out in translator.feed(chunk):
+                            shown |= not isinstance(out, ui.Data)
+                            yield emit(out)
+                    break
+                except Exception as exc:
+                    if retried or shown or not isinstance(exc, openai.APIError):
+                        raise
+                    if not _overflow_mid_stream(exc):
+                        raise
+                    retried = True
+                    await stream.close()
+                    stream, assembled = await _retry_smaller(
+                        provider, model, plan, assembler.message, last, outcome, assembled, exc
+                    )
+                    outcome.assembled = assembled
+                    yield emit(ui.Data("context", assembled.report, id="context"))
             await stream.close()
             stream = None
             if not started:

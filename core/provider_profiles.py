@@ -114,7 +114,8 @@ _OVERFLOW = re.compile(
     "context_length_exceeded|exceed_context_size|maximum context length|context length exceeded"
     "|exceeds the available context size|context length of only|context the overflows"
     "|maximum model length|prompt is too long|input is too long|reduce the length of the messages"
-    "|exceeds the maximum number of tokens|exceeds the context window|exceed context window",
+    "|exceeds the maximum number of tokens|exceeds the context window|exceed context window"
+    "|context size has been exceeded",  # (llama.cpp, mid-stream)
     re.I,
 )
 

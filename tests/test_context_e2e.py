@@ -26,7 +26,7 @@ from .helpers import (
     summary_text,
     user,
 )
-from .scripted_provider import Completion, Status, Stream, chunk, error_body, text_reply
+from .scripted_provider import Completion, Raw, Status, Stream, chunk, error_body, text_reply
 
 WORKFLOW = {
     "nodes": [{"id": i, "type": "KSampler", "widgets_values": [i, 20, 7.0]} for i in range(40)]
@@ -433,3 +433,29 @@ async def test_a_llama_cpp_template_without_tools_is_not_offered_any_and_the_use
     _, body = await assistant.chat(chat_body(user("hi"), user("again", "u2")))
     assert not [e for e in sse_events(body) if e.get("id") == "tools"]  # told once
     provider_probes.clear_caches()
+
+
+async def test_an_overflow_reported_mid_stream_is_retried_smaller(assistant, provider, sdk):
+    # llama-server streams its prompt progress, then "Context size has been exceeded." as an
+    # error event: nothing of the answer was shown, so the step is sent again, smaller, and
+    # the smaller window is remembered (measured on a real server: the turn failed before)
+    progress = {"choices": [], "prompt_progress": {"total": 9000, "processed": 2048, "cache": 0}}
+    error = b'data: {"error": {"message": "Context size has been exceeded.", "code": 500}}\n\n'
+    provider.enqueue(Stream([progress, Raw(error)], done=False), text_reply("fits now"))
+    thread = [*long_thread(40, 6), user("go on", "u_last")]
+    status, body = await assistant.chat(chat_body(*thread))
+    assert status == 200
+    result = sdk.check(body)
+    assert result["errors"] == []
+    assert content_parts(result["message"])[-1]["text"] == "fits now"
+    _, second = provider.requests
+    counter = counter_for("scripted-model")
+    report = context_report(body)
+    # (the error states no window: 75% of ours, 32,768)
+    assert report["window"]["tokens"] == 24_576 and "retried: overflow" in report["limits"]
+    assert counter.messages(second["messages"]) + counter.tools(second["tools"]) <= 24_576
+    # an error after part of the answer was shown is not retried: it says so
+    provider.enqueue(Stream([chunk("Partial"), Raw(error)], done=False))
+    _, body = await assistant.chat(chat_body(*thread, user("again", "u_again")))
+    (message,) = sdk.check(body)["errors"]
+    assert "Context size has been exceeded" in message
