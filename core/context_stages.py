@@ -149,8 +149,8 @@ def digest_old_rounds(a: Assembly) -> None:
     turn's lookups do not ride along in every later request."""
     settings = a.inputs.settings
     rounds = [i for i, b in enumerate(a.blocks) if b.kind == "round"]
-    users = [i for i, b in enumerate(a.blocks) if b.kind == "user"]
-    finished = sum(i < users[-1] for i in rounds) if users else 0
+    latest = latest_user_index(a.blocks)
+    finished = 0 if latest is None else sum(i < latest for i in rounds)
     batched = steps.digest_count(len(rounds), settings.keep_last_rounds, settings.digest_batch)
     at_least = 0
     if batched < finished:
