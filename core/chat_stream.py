@@ -96,6 +96,35 @@ class ChatOutcome:
     # the window a provider's overflow error stated, and ours it replaced (to remember)
     overflow_window: tuple[int, int] | None = None
     limited: bool = False  # the last step still wanted tools, which did not run
+    assembler: MessageAssembler | None = None  # builds `message` from the chunks
+    waiting_since: float | None = None  # a model call is out and has shown nothing yet
+    waiting_shown: bool = False  # ... and the user was told we wait for it
+
+    def apply(self, chunk: ui.Chunk) -> ui.Chunk:
+        """A chunk of the answer, applied to `message` (the stored answer matches the stream)."""
+        if self.assembler is not None:
+            self.assembler.apply(chunk)
+        self.revision += 1
+        return chunk
+
+    def waiting_note(self) -> ui.Chunk | None:
+        """While a model call is silent (the pump asks, sse.py): how long it has been waited
+        for. A local model reading a long prompt can take a minute before its first token,
+        and only llama.cpp reports its progress."""
+        if self.waiting_since is None:
+            return None
+        took = time.monotonic() - self.waiting_since
+        self.waiting_shown = True
+        text = f"Waiting for the model… ({took:.0f} s)"
+        return self.apply(ui.Data("status", {"text": text, "done": False}, id="status"))
+
+    def model_spoke(self) -> ui.Chunk | None:
+        """The model answered: the waiting note, if shown, is cleared."""
+        self.waiting_since = None
+        if not self.waiting_shown:
+            return None
+        self.waiting_shown = False
+        return self.apply(ui.Data("status", {"text": "", "done": True}, id="status"))
 
     def observe(self, assembled: Assembled, usage: Usage) -> None:
         self.usage = _add_usage(self.usage, usage)
@@ -224,14 +253,10 @@ async def chat_chunks(
     ctx: ToolContext,
     outcome: ChatOutcome,
 ) -> AsyncGenerator[ui.Chunk, None]:
-    assembler = MessageAssembler(plan.answer_base)
+    assembler = outcome.assembler = MessageAssembler(plan.answer_base)
     outcome.message = assembler.message
     outcome.model = model
-
-    def emit(chunk: ui.Chunk) -> ui.Chunk:
-        assembler.apply(chunk)
-        outcome.revision += 1
-        return chunk
+    emit = outcome.apply
 
     yield emit(ui.Start(plan.message_id))
     if plan.local_reply is not None:
@@ -252,6 +277,7 @@ async def chat_chunks(
         for step in range(plan.max_steps):
             last = plan.last_step(step)
             started = False
+            outcome.waiting_since = time.monotonic()
             stream, assembled = await _open_step(
                 provider, model, plan, assembler.message, last, outcome
             )
@@ -276,7 +302,10 @@ async def chat_chunks(
                     async for chunk in stream:
                         started = True
                         for out in translator.feed(chunk):
-                            shown |= not isinstance(out, ui.Data)
+                            if not shown and not isinstance(out, ui.Data):
+                                shown, cleared = True, outcome.model_spoke()
+                                if cleared is not None:
+                                    yield cleared
                             yield emit(out)
                     break
                 except Exception as exc:
@@ -293,6 +322,8 @@ async def chat_chunks(
                     yield emit(ui.Data("context", assembled.report, id="context"))
             await stream.close()
             stream = None
+            if (cleared := outcome.model_spoke()) is not None:
+                yield cleared
             if not started:
                 raise _empty_answer(provider)
             for out in translator.finish():
@@ -312,6 +343,8 @@ async def chat_chunks(
     except Exception as exc:
         error = describe_error(exc, provider.settings, outcome.model, started)
         outcome.error, outcome.error_kind = error.message, error.kind
+        if (cleared := outcome.model_spoke()) is not None:
+            yield cleared
         for out in translator.finish_partial():
             yield emit(out)
         yield ui.Error(error.message)

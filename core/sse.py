@@ -3,8 +3,11 @@ source at once when the client goes away.
 
 One task writes the chunks as they come (no per-chunk overhead). Beside it, a watch wakes every
 `poll_seconds`: it sends a `: ping` comment after `keepalive_seconds` of silence (a local model
-loading can take minutes before its first token) and, when the client is gone, cancels the
-writer and closes the source generator, which closes the provider's stream with it.
+loading can take minutes before its first token), asks the source's `idle` callback for a chunk
+the user sees after `idle_seconds` without one ("Waiting for the model… (N s)"), and, when the
+client is gone, cancels the writer and closes the source generator, which closes the
+provider's stream with it. The source is read by the writer task alone: the watch never reads
+it (a provider stream read from two tasks reports a cut connection wrongly).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ FAILED_TEXT = (
 class PumpOptions:
     keepalive_seconds: float = 10.0
     poll_seconds: float = 0.1
+    idle_seconds: float = 5.0  # without a chunk: ask the source's `idle` for one to show
 
 
 async def pump(
@@ -46,10 +50,13 @@ async def pump(
     write: Callable[[bytes], Awaitable[None]],
     connected: Callable[[], bool],
     options: PumpOptions,
+    idle: Callable[[], ui.Chunk | None] | None = None,
 ) -> None:
-    """Write every chunk, then `[DONE]`. Raises ClientGone if the client disconnects."""
+    """Write every chunk, then `[DONE]`. Raises ClientGone if the client disconnects. `idle`
+    gives a chunk to write when the source has given none for `options.idle_seconds` (or
+    None: nothing to say); it must not read the source."""
     loop = asyncio.get_running_loop()
-    last_write = loop.time()
+    last_write = last_chunk = loop.time()
 
     async def send(data: bytes) -> None:
         nonlocal last_write
@@ -62,8 +69,10 @@ async def pump(
         last_write = loop.time()
 
     async def write_all() -> None:
+        nonlocal last_chunk
         try:
             async for chunk in chunks:
+                last_chunk = loop.time()
                 await send(chunk.encode())
         except (ClientGone, asyncio.CancelledError):
             raise
@@ -83,6 +92,11 @@ async def pump(
                 return
             if not connected():
                 raise ClientGone
+            if idle is not None and loop.time() - last_chunk >= options.idle_seconds:
+                last_chunk = loop.time()
+                shown = idle()
+                if shown is not None:
+                    await send(shown.encode())
             if loop.time() - last_write >= options.keepalive_seconds:
                 await send(ui.KEEPALIVE)
     finally:

@@ -52,7 +52,8 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
 
             end = StreamEnd.CLIENT_GONE
             try:
-                await pump(turn.stream(), response.write, connected, opts.pump)
+                note = turn.outcome.waiting_note
+                await pump(turn.stream(), response.write, connected, opts.pump, note)
                 end = StreamEnd.WRITTEN
             except ClientGone:
                 pass

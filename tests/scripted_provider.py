@@ -43,6 +43,7 @@ class Stream:
     chunks: list[Any]
     done: bool = True
     status: int = 200
+    before: float = 0.0  # seconds before the response starts (a server reading the prompt)
 
 
 @dataclass
@@ -306,6 +307,7 @@ class ScriptedProvider:
                 self.disconnects.append(time.monotonic())
                 raise
         assert isinstance(reply, Stream), reply
+        await asyncio.sleep(reply.before)
         response = web.StreamResponse(
             status=reply.status, headers={"Content-Type": "text/event-stream"}
         )

@@ -374,3 +374,41 @@ async def test_system_message_is_byte_identical_across_turns(assistant, provider
     await assistant.chat(second)
     first_system, second_system = (r["messages"][0] for r in provider.requests)
     assert json.dumps(first_system) == json.dumps(second_system)
+
+
+async def test_a_silent_model_shows_that_we_wait_for_it(provider, tmp_path, sdk):
+    # a local model reading a long prompt (Ollama reports no progress; llama-server answers
+    # only once it read it): after a while of silence the answer says how long it has waited,
+    # updates it, and clears it when the model speaks; the stored answer matches the stream
+    from comfyui_assistant.core.sse import PumpOptions
+
+    from .conftest import start_app
+
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "32768"}
+    pump = PumpOptions(keepalive_seconds=0.2, poll_seconds=0.02, idle_seconds=0.25)
+    app = await start_app(tmp_path / "data", env, pump=pump)
+    try:
+        provider.enqueue(Stream([Pause(0.7), chunk("Here."), chunk(finish_reason="stop")]))
+        provider.enqueue(Stream([chunk("Late."), chunk(finish_reason="stop")], before=0.7))
+        provider.enqueue(text_reply("Quick."))
+        bodies = []
+        said = ("hi", "later", "again")
+        for i in range(len(said)):
+            history = [user(t, f"u{j}") for j, t in enumerate(said[: i + 1])]
+            _, body = await app.chat({**chat_body(*history), "id": f"t{i}"})
+            bodies.append(body)
+        for body, said in zip(bodies[:2], ("Here.", "Late."), strict=True):
+            statuses = [e["data"] for e in sse_events(body) if e["type"] == "data-status"]
+            assert len(statuses) >= 3 and statuses[-1] == {"text": "", "done": True}
+            assert all(s["text"].startswith("Waiting for the model… (") for s in statuses[:-1])
+            message = sdk.check(body)["message"]
+            assert message["parts"][-1]["text"] == said
+        async with app.session.get(app.base + "/api/assistant/threads/t0") as resp:
+            answer = (await resp.json())["messages"][-1]
+        assert [p["data"] for p in answer["parts"] if p["type"] == "data-status"] == [
+            {"text": "", "done": True}
+        ]
+        # a model that answers at once shows nothing of it
+        assert not [e for e in sse_events(bodies[2]) if e["type"] == "data-status"]
+    finally:
+        await app.close()
