@@ -13,6 +13,7 @@ import functools
 from aiohttp import web
 
 from .core.service import AssistantService
+from .routes.attachments import add_attachment_routes
 from .routes.chat import add_chat_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
@@ -30,6 +31,7 @@ def add_routes(
     ours = web.RouteTableDef()
     for add in (
         add_chat_routes,
+        add_attachment_routes,
         add_provider_routes,
         add_thread_routes,
         add_project_routes,

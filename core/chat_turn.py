@@ -18,6 +18,7 @@ from types import TracebackType
 
 from . import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
+from .attachments import with_thread_files
 from .budget import ContextBudgetError
 from .chat_context import (
     ChatContext,
@@ -38,7 +39,7 @@ from .project_documents import for_turn
 from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
-from .provider_probes import provider_capabilities
+from .provider_probes import provider_capabilities, sees_images
 from .sent_turns import SentTurn, SentTurns, now_text, turn_note
 from .server_tools import ToolContext
 from .service import AssistantService
@@ -54,6 +55,10 @@ NO_TOOLS = (
     "This model cannot use tools here: the server's chat template does not render them, so "
     "I can answer but cannot read or change your workflow. For graph edits, use a model or "
     "chat template with tool support (llama.cpp: --jinja with a tool-capable template)."
+)
+NO_VISION = (
+    "This model cannot see images: it gets a short note about each attached image (its name, "
+    "size and any ComfyUI workflow in it) instead. For a model that can, set LLM_VISION=1."
 )
 STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
@@ -108,6 +113,7 @@ class ChatTurn:
         self._saver: AnswerSaver | None = None
         self._context: ChatContext | None = None
         self._no_tools = False  # say once that this model cannot use tools
+        self._no_vision = False  # ... and that it cannot see images
         self._calibrate: Assembled | None = None  # the first request, when the server counts
         self._state: ThreadState | None = None
 
@@ -176,6 +182,13 @@ class ChatTurn:
             # a server whose template cannot render tools drops them silently: none offered
             tools_usable = caps.tools is not False
             plan = self._plan = build_plan(req, sources, first_turn, skill, profile, tools_usable)
+            plan.ui_history, unseen = await with_thread_files(
+                store, req.thread_id, plan.ui_history, sees_images(caps, sources.environ)
+            )
+            if unseen:
+                self._no_vision = await first_notice(
+                    service, f"vision {window_key(provider, self._model)}"
+                )
             self._tools = replace(self._tools, search_limit=profile.search_results)
             plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
             if not tools_usable:
@@ -230,6 +243,8 @@ class ChatTurn:
     async def _before(self) -> AsyncIterator[ui.Chunk]:
         if self._no_tools:
             yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
+        if self._no_vision:
+            yield ui.Data("status", {"text": NO_VISION, "done": True}, id="vision")
         await self._calibrated()
         async for chunk in self._summary_first():
             yield chunk

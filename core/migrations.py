@@ -185,6 +185,32 @@ async def m007_projects(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m008_attachments(db: aiosqlite.Connection) -> None:
+    """Files attached in the composer, kept with their thread (point in time: never changed).
+    A thread row may not exist yet at upload (a new chat), so no foreign key: a trigger removes
+    a deleted thread's files; `sent` marks those a message holds (the rest are drafts)."""
+    await db.execute(
+        """CREATE TABLE attachments (
+            id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            reading TEXT NOT NULL,
+            data BLOB NOT NULL,
+            sent INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL
+        )"""
+    )
+    await db.execute("CREATE INDEX attachments_thread ON attachments (thread_id)")
+    await db.execute(
+        "CREATE TRIGGER threads_attachments AFTER DELETE ON threads BEGIN "
+        "DELETE FROM attachments WHERE thread_id = old.id; END"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -193,6 +219,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("005_thread_workflow", m005_thread_workflow),
     ("006_delegations", m006_delegations),
     ("007_projects", m007_projects),
+    ("008_attachments", m008_attachments),
 ]
 
 

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -226,9 +226,20 @@ class Capabilities:
     tools: bool | None = None  # renders tool definitions (None: it does not say)
     progress: bool = False  # streams prompt-processing progress (llama.cpp `return_progress`)
     counts: bool = False  # counts tokens itself (llama.cpp /apply-template, /tokenize)
+    vision: bool | None = None  # takes images (llama.cpp `modalities`, Ollama "vision")
 
 
 _capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
+_YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+
+
+def sees_images(caps: Capabilities, environ: Mapping[str, str]) -> bool:
+    """Whether images go to the model as images: LLM_VISION when set (1 or 0), else what the
+    server says, else yes (hosted chat models mostly take images; a local server says)."""
+    setting = environ.get("LLM_VISION", "").strip().lower()
+    if setting in _YES or setting in _NO:
+        return setting in _YES
+    return caps.vision is not False
 
 
 async def provider_capabilities(settings: ProviderSettings, model: str) -> Capabilities:
@@ -262,10 +273,13 @@ async def _capabilities_of(lookup: Lookup, kind: ProviderKind) -> Capabilities:
             caps = props.get("chat_template_caps")
             tools = caps.get("supports_tools") if isinstance(caps, dict) else None
             tools = tools if isinstance(tools, bool) else None
-            return Capabilities(tools, progress=True, counts=True)
+            modalities = props.get("modalities")
+            vision = modalities.get("vision") if isinstance(modalities, dict) else None
+            vision = vision if isinstance(vision, bool) else None
+            return Capabilities(tools, progress=True, counts=True, vision=vision)
     if kind in (ProviderKind.OLLAMA, ProviderKind.GENERIC):
         show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
         listed = show.get("capabilities") if isinstance(show, dict) else None
         if isinstance(listed, list):
-            return Capabilities(tools="tools" in listed)
+            return Capabilities(tools="tools" in listed, vision="vision" in listed)
     return Capabilities()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .attachment_files import MAX_BYTES
 from .compactor import Compactor
 from .context_files import SYSTEM_CONTEXT_DIR
 from .environment import EnvironmentService
@@ -48,6 +49,7 @@ class ServiceOptions:
     pump: PumpOptions = field(default_factory=PumpOptions)
     chat_body_limit: int = 32 * 1024 * 1024  # images arrive as data URLs
     json_body_limit: int = 1024 * 1024
+    attachment_max_bytes: int = MAX_BYTES  # one attached file
     partial_save_seconds: float = 1.0  # how often a streaming answer is written as it grows
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     system_context_dir: Path = SYSTEM_CONTEXT_DIR

@@ -55,10 +55,10 @@ def image_size(url: str) -> tuple[int, int] | None:
         data = base64.b64decode(b64)
     except (binascii.Error, ValueError):
         return None
-    return _sniff_size(data)
+    return sniff_size(data)
 
 
-def _sniff_size(d: bytes) -> tuple[int, int] | None:
+def sniff_size(d: bytes) -> tuple[int, int] | None:
     if d[:8] == b"\x89PNG\r\n\x1a\n" and len(d) >= 24 and d[12:16] == b"IHDR":
         return int.from_bytes(d[16:20], "big"), int.from_bytes(d[20:24], "big")
     if d[:6] in (b"GIF87a", b"GIF89a") and len(d) >= 10:

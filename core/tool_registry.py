@@ -189,18 +189,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="loadWorkflow",
-        brief="Replace the whole graph with a workflow; only when the user asks.",
+        brief="Replace the whole graph with a workflow (or an attached one); only when asked.",
         tier="medium",
-        description="Replace the whole graph with a workflow. Use only when the user asks for "
-        "a new or complete workflow; otherwise prefer small edits. The user must confirm "
-        "before a non-empty graph is replaced.",
+        description="Replace the whole graph with a workflow, only when the user asks for a "
+        "new or complete one (else prefer small edits). The user confirms replacing a "
+        "non-empty graph.",
         parameters=_args(
-            ["workflow"],
             workflow={
                 "type": "object",
                 "description": 'ComfyUI workflow: UI format ("nodes", "links") or API format '
                 "(node id -> {class_type, inputs}).",
             },
+            attachment={"type": "string", "description": "Or: an attached file's id."},
         ),
         runs="panel",
         group="graph",

@@ -104,6 +104,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
     result = json.loads(out)
     assert result == {
         "paths": [
+            ["DELETE", "/api/assistant/attachments/{id}"],
             ["DELETE", "/api/assistant/projects/{pid}"],
             ["DELETE", "/api/assistant/projects/{pid}/documents/{did}"],
             ["DELETE", "/api/assistant/threads/{id}"],
@@ -111,6 +112,9 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["DELETE", "/api/user-context/reminders/{id}"],
             ["DELETE", "/api/user-context/rules/{id}"],
             ["DELETE", "/api/user-context/skills/{slug}"],
+            ["GET", "/api/assistant/attachments/{id}"],
+            ["GET", "/api/assistant/attachments/{id}/info"],
+            ["GET", "/api/assistant/attachments/{id}/workflow"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
             ["GET", "/api/assistant/projects/{pid}/documents/{did}"],
@@ -142,6 +146,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["PATCH", "/api/user-context/personas/{id}"],
             ["PATCH", "/api/user-context/reminders/{id}"],
             ["PATCH", "/api/user-context/rules/{id}"],
+            ["POST", "/api/assistant/attachments"],
             ["POST", "/api/assistant/projects"],
             ["POST", "/api/assistant/projects/{pid}/documents"],
             ["POST", "/api/assistant/provider/test"],

@@ -26,8 +26,10 @@ ALL_STEPS = [
     "005_thread_workflow",
     "006_delegations",
     "007_projects",
+    "008_attachments",
 ]
 ALL_TABLES = [
+    "attachments",
     "delegations",
     "documents",
     "messages",

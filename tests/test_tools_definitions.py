@@ -151,7 +151,7 @@ def test_required_arguments_of_each_tool() -> None:
         "connectNodes": ["fromNodeId", "fromOutput", "toNodeId", "toInput"],
         "setWidgetValues": ["nodeId", "values"],
         "queueWorkflow": [],
-        "loadWorkflow": ["workflow"],
+        "loadWorkflow": [],  # workflow, or the id of an attachment that holds one
         "searchInstalledNodes": ["query"],
         "getNodeDefinition": ["nodeType"],
         "getAvailableModels": [],
@@ -420,7 +420,7 @@ def test_tool_definitions_fit_the_token_budget() -> None:
     def cost(specs: Any) -> int:
         return len(enc.encode(json.dumps(openai_tools(specs))))
 
-    assert cost(tools_for("panel")) < 1300
+    assert cost(tools_for("panel")) < 1320  # (1,295 before loadWorkflow took an attachment)
     # (1,277 before `delegate`, which costs about 140 and is not offered at the smallest windows)
     assert cost(tools_for("server")) < 1450
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeBox, overlaps } from "./layout";
 import { buildTxt2Img, createTestApp, place } from "./testing";
 
@@ -236,10 +236,40 @@ describe("loadWorkflow, API format", () => {
     };
     expect(await t.tools.loadWorkflow({ workflow: {} })).toEqual(neither);
     expect(await t.tools.loadWorkflow({ workflow: { nodes: "KSampler" } })).toEqual(neither);
-    expect(await t.tools.loadWorkflow({})).toEqual({ ok: false, error: "Invalid arguments for loadWorkflow: 'workflow' is required." });
     expect(await t.tools.loadWorkflow({ workflow: "{}" })).toEqual({
       ok: false,
       error: `Invalid arguments for loadWorkflow: 'workflow' must be object, got string "{}".`,
     });
+  });
+});
+
+describe("loadWorkflow, from an attached file", () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  const serve = (status: number, body: unknown) => {
+    const asked: string[] = [];
+    vi.stubGlobal("fetch", async (url: string) => {
+      asked.push(url);
+      return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+    });
+    return asked;
+  };
+
+  it("loads the workflow the server read from the attachment", async () => {
+    const t = createTestApp();
+    const asked = serve(200, { name: "out.png", workflow: uiTxt2Img() });
+    expect(await t.tools.loadWorkflow({ attachment: "att_1" })).toMatchObject({ ok: true, format: "ui", nodeCount: 7 });
+    expect(asked).toEqual(["/api/assistant/attachments/att_1/workflow"]);
+  });
+
+  it("says why when the file holds none, and wants exactly one source", async () => {
+    const t = createTestApp();
+    serve(422, { error: "photo.png holds no ComfyUI workflow (no ComfyUI workflow in it: attached as a plain image)" });
+    expect(await t.tools.loadWorkflow({ attachment: "att_2" })).toEqual({
+      ok: false,
+      error: "photo.png holds no ComfyUI workflow (no ComfyUI workflow in it: attached as a plain image); nothing was loaded.",
+    });
+    expect(await t.tools.loadWorkflow({})).toMatchObject({ ok: false, error: expect.stringContaining('Give either "workflow"') });
+    expect(t.graph.nodes).toHaveLength(0);
   });
 });

@@ -5,6 +5,7 @@ import { captureState, changeTracker, rootGraph, type ComfyApp, type LGraphNode,
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
 import { graphLinks } from "./links";
+import { requestJson } from "../runtime/api";
 import {
   closest,
   errorMessage,
@@ -17,7 +18,9 @@ import {
 } from "./context";
 
 export interface LoadWorkflowArgs {
-  workflow: Record<string, unknown>;
+  workflow?: Record<string, unknown>;
+  /** Instead of `workflow`: an attached file's id (a workflow JSON, or an image ComfyUI made). */
+  attachment?: string;
 }
 
 type Obj = Record<string, unknown>;
@@ -108,8 +111,21 @@ async function loadApiFormat(ctx: ToolContext, workflow: Obj): Promise<ToolResul
   return { ok: true, format: "api", ...summary(app), ...(notes.length ? { notes } : {}) };
 }
 
+/** The workflow an attached file holds, as the server read it when it was attached. */
+async function attachedWorkflow(id: string): Promise<Obj> {
+  try {
+    const found = await requestJson<{ workflow: Obj }>(`/api/assistant/attachments/${encodeURIComponent(id)}/workflow`);
+    return found.workflow;
+  } catch (error) {
+    throw new ToolError(`${errorMessage(error)}; nothing was loaded.`);
+  }
+}
+
 export async function loadWorkflow(ctx: ToolContext, args: LoadWorkflowArgs): Promise<ToolResult> {
-  const workflow = args.workflow;
+  if ((args.workflow === undefined) === (args.attachment === undefined)) {
+    throw new ToolError('Give either "workflow" (the workflow itself) or "attachment" (the id of an attached file that holds one). Nothing was loaded.');
+  }
+  const workflow = args.attachment !== undefined ? await attachedWorkflow(args.attachment) : (args.workflow as Obj);
   if (Array.isArray(workflow.nodes)) return loadUiFormat(ctx, workflow);
   const values = Object.values(workflow);
   if (values.length && values.some((v) => isObject(v) && "class_type" in v)) return loadApiFormat(ctx, workflow);

@@ -212,11 +212,13 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
       "workflow": {
         "type": "object",
         "description": "ComfyUI workflow: UI format (\"nodes\", \"links\") or API format (node id -> {class_type, inputs})."
+      },
+      "attachment": {
+        "type": "string",
+        "description": "Or: an attached file's id."
       }
     },
-    "required": [
-      "workflow"
-    ],
+    "required": [],
     "additionalProperties": false
   }
 };

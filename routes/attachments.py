@@ -1,0 +1,143 @@
+"""Files attached in the composer: attach (read, counted, checked against the window, stored),
+show (the bytes back, for the panel), the workflow one holds (for loadWorkflow), and remove a
+draft. A file is refused whole, with the reason, or stored whole: never half."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from aiohttp import web
+
+from ..core.attachment_files import FileRefused, human_size, read_file
+from ..core.attachment_fit import message_room, tokens_of, too_large
+from ..core.attachments import Attachments, new_id
+from ..core.chat_request import RequestError
+from ..core.service import AssistantService
+from .common import HTTPProblem, guarded, not_found, read_json
+
+BASE = "/api/assistant/attachments"
+NAME_CHARS = 255
+
+
+def _fields(body: Any) -> tuple[str, str, str]:
+    if not isinstance(body, dict):
+        raise RequestError('send {"thread": ..., "name": ..., "data": "<base64>"}')
+    thread, name, data = body.get("thread"), body.get("name"), body.get("data")
+    if not isinstance(thread, str) or not 0 < len(thread) <= 200:
+        raise RequestError("'thread' must be the chat's id: a string of 1 to 200 characters")
+    if not isinstance(name, str) or not name.strip() or len(name) > NAME_CHARS:
+        raise RequestError(f"'name' must be the file's name: 1 to {NAME_CHARS} characters")
+    if any(c in name for c in "/\\\x00"):
+        raise RequestError("'name' must be a file name without a folder")
+    if not isinstance(data, str):
+        raise RequestError("'data' must be the file's bytes in base64")
+    return thread, name.strip(), data
+
+
+def _decode(name: str, data: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise RequestError(f"'data' of {name} is not valid base64") from None
+
+
+def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -> None:
+    max_bytes = service.options.attachment_max_bytes
+    body_limit = max_bytes * 4 // 3 + 64 * 1024  # base64, and the other fields
+
+    async def attachments() -> Attachments:
+        return Attachments(await service.store())
+
+    too_big = HTTPProblem(
+        413,
+        f"the file is larger than {human_size(max_bytes)}, the limit for an attachment",
+    )
+
+    @table.post(BASE)
+    @guarded
+    async def attach(request: web.Request) -> web.StreamResponse:
+        if request.content_length is not None and request.content_length > body_limit:
+            raise too_big
+        try:
+            body = await read_json(request, body_limit)
+        except HTTPProblem as exc:
+            raise too_big if exc.status == 413 else exc from None
+        thread, name, encoded = _fields(body)
+        data = _decode(name, encoded)
+        try:
+            reading = read_file(name, data, max_bytes)
+        except FileRefused as exc:
+            raise HTTPProblem(exc.status, exc.message) from None
+        room = await message_room(service, thread)
+        aid = new_id()
+        vision = room.vision if room is not None else True
+        model = room.model if room is not None else ""
+        tokens = tokens_of(aid, name, reading, data, vision, model)
+        if room is not None and tokens > room.room:
+            raise HTTPProblem(413, too_large(name, tokens, room))
+        stored = await (await attachments()).add(aid, thread, name, reading, data, tokens)
+        answer = stored.as_json()
+        answer["room"] = room.room if room is not None else None
+        answer["vision"] = vision
+        return web.json_response(answer, status=201)
+
+    async def found(request: web.Request) -> tuple[Attachments, str]:
+        aid = request.match_info["id"]
+        if not 0 < len(aid) <= 64:
+            raise RequestError("an attachment id has 1 to 64 characters")
+        return await attachments(), aid
+
+    @table.get(BASE + "/{id}")
+    @guarded
+    async def show(request: web.Request) -> web.StreamResponse:
+        """The file as attached: an image as itself, anything else as plain text (so a
+        browser never renders an attached page or script)."""
+        store, aid = await found(request)
+        att = await store.get(aid)
+        data = await store.data(aid)
+        if att is None or data is None:
+            raise not_found(f"attachment {aid}")
+        media = att.media_type if att.reading.image is not None else "text/plain; charset=utf-8"
+        headers = {
+            "Content-Type": media,
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox",
+            "Cache-Control": "private, max-age=31536000, immutable",  # never changes
+        }
+        return web.Response(body=data, headers=headers)
+
+    @table.get(BASE + "/{id}/info")
+    @guarded
+    async def info(request: web.Request) -> web.StreamResponse:
+        store, aid = await found(request)
+        att = await store.get(aid)
+        if att is None:
+            raise not_found(f"attachment {aid}")
+        return web.json_response(att.as_json())
+
+    @table.get(BASE + "/{id}/workflow")
+    @guarded
+    async def workflow(request: web.Request) -> web.StreamResponse:
+        """The workflow an attachment holds (a workflow file, or an image ComfyUI made)."""
+        store, aid = await found(request)
+        att = await store.get(aid)
+        if att is None:
+            raise not_found(f"attachment {aid}")
+        if att.reading.workflow is None:
+            why = f" ({att.reading.note})" if att.reading.note else ""
+            raise HTTPProblem(422, f"{att.name} holds no ComfyUI workflow{why}")
+        return web.json_response({"name": att.name, "workflow": att.reading.workflow})
+
+    @table.delete(BASE + "/{id}")
+    @guarded
+    async def remove(request: web.Request) -> web.StreamResponse:
+        """Remove a file attached but not sent (a message that holds one keeps it)."""
+        store, aid = await found(request)
+        removed = await store.delete_draft(aid)
+        if removed is None:
+            raise not_found(f"attachment {aid}")
+        if not removed:
+            raise HTTPProblem(409, f"attachment {aid} is part of a sent message; it stays")
+        return web.json_response({"deleted": aid})
