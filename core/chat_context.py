@@ -108,21 +108,43 @@ async def prepare_context(
     return ChatContext(inputs, correction)
 
 
+NEAR_LIMIT = 0.85  # of the window less the answer's reserve: a request this full is counted
+VERIFY = 3  # counts of a request near the limit at most (each: a few local round trips)
+
+
+def near_limit(first: Assembled) -> bool:
+    """Whether a request is full enough that our estimate's error could overflow the window:
+    a message's tokenizer ratio varies with its content (a pasted log counts 1.1-1.6 times
+    what prose does), and the learned factor is an average."""
+    budget = first.budget
+    return first.tokens >= NEAR_LIMIT * (budget.window.tokens - budget.reserve)
+
+
 async def calibrate(
     context: ChatContext, provider: Provider, model: str, answer: UIMessage, first: Assembled
 ) -> Assembled | None:
-    """When due (once per server and model every so often), the server's own counts of the
-    first request's components calibrate the correction, and the request is assembled again
-    with it; None when not due or the server does not count."""
-    if not calibration_due(provider.settings, model):
+    """When due (once per server and model every so often), or when the first request is near
+    the window's limit, the server's own counts of its components calibrate the correction,
+    and the request is assembled again with it; None when neither, or the server does not
+    count. Near the limit the messages' count is taken as exact (this request's content is
+    what must fit, whatever the average ratio) and the new request is counted again, up to
+    VERIFY times, until the server's count leaves the answer's reserve free: leaving older
+    turns out changes the mix of what is counted."""
+    near = near_limit(first)
+    if not (near or calibration_due(provider.settings, model)):
         return None
-    server = await server_parts(provider.settings, model, first.messages, first.tools)
-    if server is None:
-        return None
-    factors = context.correction.calibrate(model, first.parts, server, SOURCE)
-    context.inputs = replace(context.inputs, correction=factors, calibration=SOURCE)
-    context.forget()
-    return context.assemble(answer, None)
+    limit = first.budget.window.tokens - first.budget.reserve
+    assembled: Assembled | None = None
+    for _ in range(VERIFY if near else 1):
+        counted = assembled or first
+        server = await server_parts(provider.settings, model, counted.messages, counted.tools)
+        if server is None or (assembled is not None and server.total <= limit):
+            break
+        factors = context.correction.calibrate(model, counted.parts, server, SOURCE, exact=near)
+        context.inputs = replace(context.inputs, correction=factors, calibration=SOURCE)
+        context.forget()
+        assembled = context.assemble(answer, None)
+    return assembled
 
 
 async def compact(

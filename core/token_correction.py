@@ -175,17 +175,20 @@ class Correction:
         self._models[model] = state
         return state.factors()
 
-    def calibrate(self, model: str, ours: Parts, server: Parts, source: str) -> Factors:
+    def calibrate(
+        self, model: str, ours: Parts, server: Parts, source: str, exact: bool = False
+    ) -> Factors:
         """Learn from the server's own counts of the same components (`ours` are our counts):
         the system message and the tools are exact (one token of noise); the messages stand
-        for their content only, as a usage total does."""
+        for their content only, as a usage total does, unless `exact` (a request near the
+        window's limit: its own messages' ratio is the one that must be right now)."""
         state = self._models.get(model) or _Model()
         for i, (n, measured) in enumerate(zip(ours, server, strict=True)):
             if n <= 0 or measured < 0:
                 continue
             x = [float(n) if j == i else 0.0 for j in range(3)]
-            exact = COMPONENTS[i] != "messages"
-            state.update(x, measured, 1.0 if exact else (self.NOISE * measured) ** 2 + 4)
+            pinned = exact or COMPONENTS[i] != "messages"
+            state.update(x, measured, 1.0 if pinned else (self.NOISE * measured) ** 2 + 4)
         state.calibrated = source
         self._models[model] = state
         return state.factors()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from comfyui_assistant.core import provider_probes, server_counts
 
-from .helpers import assistant_message, chat_body, context_report, user
+from .helpers import assistant_message, chat_body, context_report, sse_events, user
 from .scripted_provider import Counted, ScriptedProvider
 
 LLAMA_PROPS = {
@@ -131,3 +131,39 @@ async def test_a_server_that_does_not_count_is_asked_once_and_the_estimate_stand
     assert reports[0]["factors"] == {"system": 1.0, "tools": 1.0, "messages": 1.0}
     assert reports[1]["factors"] != reports[0]["factors"]
     assert off_by(reports[1]) < off_by(reports[0])
+
+
+async def test_a_request_near_the_limit_is_counted_by_the_server_and_fits(provider, tmp_path):
+    # the learned factor is an average; a pasted text whose tokenizer ratio is far above it
+    # (here 1.9 against prose's ~1.2) would overflow the window. A request near the limit is
+    # counted by the server first (no calibration due: the first turn just did it): the
+    # request sent leaves out more of the older turns, and fits as the server counts it.
+    from .conftest import start_app
+
+    provider.props = {**LLAMA_PROPS, "default_generation_settings": {"n_ctx": 4096}}
+    provider.counts = True
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "4096"}
+    app = await start_app(tmp_path / "data", env)
+    try:
+        prose = "we keep the warm palette and the slow push-in for the lighthouse shot, " * 4
+        thread: list[dict[str, Any]] = []
+        for i in range(8):
+            thread += [user(f"Turn {i}: {prose}", f"u{i}"), assistant_message("Noted.", f"a{i}")]
+        provider.enqueue(Counted("ok"), Counted("ok"))
+        _, body = await app.chat(chat_body(*thread[:-1]))
+        report = context_report(body)
+        calibrated = len(asked(provider))
+        free = report["budget"] - report["tokens"]["system"] - report["tokens"]["history"]
+        paste = "Log: " + "a-b-c-d-e-f-g " * int(free / 8.5)  # ~all that is left, to us
+        thread.append(user(paste, "u9"))
+        status, body = await app.chat(chat_body(*thread))
+        errors = [e["errorText"] for e in sse_events(body) if e["type"] == "error"]
+        assert status == 200 and not errors, errors
+        assert len(asked(provider)) > calibrated  # counted again: near the limit
+        after = context_report(body)
+        assert after["factors"]["messages"] > report["factors"]["messages"] + 0.2
+        assert after["counts"]["dropped"] + after["counts"]["summarized"] > 0
+        # as the server counts what was sent: it fits beside the answer's reserve
+        assert provider.prompt_tokens(provider.requests[-1]) <= 4096 - report["tokens"]["reserve"]
+    finally:
+        await app.close()
