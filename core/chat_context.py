@@ -154,9 +154,11 @@ async def compact(
     model: str,
     state: ThreadState,
     thread_id: str,
+    slot: int | None = None,
 ) -> None:
     """Summarize the oldest stretch of `thread` (the history and the answer just given) when
-    the next turn would cross the high watermark, down to the low one, and store it."""
+    the next turn would cross the high watermark, down to the low one, and store it. `slot`:
+    the chat's llama.cpp slot, whose cache holds the prefix the summary requests share."""
     inputs = replace(context.inputs, ui_messages=thread)
     assembled = build_context(inputs, counter_for(model))
     ids = assembled.compaction
@@ -169,7 +171,7 @@ async def compact(
     room = summary_cap(assembled.budget.available, inputs.correction.messages)
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
-    prefix = Prefix(system, tuple(assembled.tools))  # (the chat's own: its cache is kept)
+    prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)
     new = await summarize(
         provider, model, summary, thread, fresh, max_tokens=room, window=window, prefix=prefix
     )

@@ -58,6 +58,7 @@ class ChatPlan:
     # made): its chunks (`data-status` parts) come first in the answer.
     before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
     progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
+    slot: int | None = None  # the llama.cpp slot of this thread (provider_probes.thread_slot)
     # True when the next step must be the last, offering no tools (a delegated task's budget
     # nearly spent): checked before each step.
     wrap_up: Callable[[], bool] | None = None
@@ -201,7 +202,8 @@ async def _open_step(
     assembled = plan.request(answer)
     try:
         tools = [] if last else assembled.tools
-        return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
+        stream = await provider.stream(model, assembled.messages, tools, plan.progress, plan.slot)
+        return stream, assembled
     except openai.APIStatusError as exc:
         if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
             raise
@@ -226,7 +228,8 @@ async def _retry_smaller(
     assembled = plan.request(answer, window)
     assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
     tools = [] if last else assembled.tools
-    return await provider.stream(model, assembled.messages, tools, plan.progress), assembled
+    stream = await provider.stream(model, assembled.messages, tools, plan.progress, plan.slot)
+    return stream, assembled
 
 
 def _overflow_mid_stream(exc: Exception) -> bool:

@@ -39,7 +39,7 @@ from .project_documents import for_turn
 from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
-from .provider_probes import provider_capabilities, sees_images
+from .provider_probes import provider_capabilities, sees_images, thread_slot
 from .sent_turns import SentTurn, SentTurns, now_text, turn_note
 from .server_tools import ToolContext
 from .service import AssistantService
@@ -191,6 +191,7 @@ class ChatTurn:
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
             plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
+            plan.slot = thread_slot(caps, req.thread_id)
             if not tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
@@ -334,8 +335,9 @@ class ChatTurn:
             return
         thread = [*plan.ui_history, outcome.message]
         work = compact(
-            context, thread, self._provider, self._model, self._state, self.req.thread_id
-        )
+            context, thread, self._provider, self._model, self._state, self.req.thread_id,
+            plan.slot,
+        )  # fmt: skip
         self.service.compactor.start(self.req.thread_id, work)
 
     def _position(self) -> int:

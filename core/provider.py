@@ -232,6 +232,7 @@ class Provider:
         max_tokens: int,
         temperature: float | None = None,
         tools: Sequence[dict[str, Any]] = (),
+        slot: int | None = None,
     ) -> Completed:
         """One chat completion, not streamed: its text (redacted) and why it ended. `tools`
         are offered but not to be called (`tool_choice: none`): a request that shares a chat
@@ -241,6 +242,8 @@ class Provider:
             body["temperature"] = temperature
         if tools:
             body["tools"], body["tool_choice"] = list(tools), "none"
+        if slot is not None:  # (llama.cpp: the server slot whose cache to use)
+            body["id_slot"] = slot
         response: Any = await self.client.post("/chat/completions", cast_to=object, body=body)
         choices = response.get("choices") if isinstance(response, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else {}
@@ -258,6 +261,7 @@ class Provider:
         messages: Sequence[OpenAIMessage],
         tools: list[dict[str, Any]],
         progress: bool = False,
+        slot: int | None = None,
     ) -> openai.AsyncStream[Any]:
         """Open a streamed chat completion of raw chunk dicts; the caller must close it.
 
@@ -277,6 +281,8 @@ class Provider:
             body["max_tokens"] = self.settings.max_output_tokens
         if progress:  # (llama.cpp: prompt-processing progress in the stream)
             body["return_progress"] = True
+        if slot is not None:  # (llama.cpp: the server slot whose cache to use)
+            body["id_slot"] = slot
         return await self.client.post(
             "/chat/completions",
             cast_to=object,

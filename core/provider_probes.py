@@ -9,6 +9,7 @@ import asyncio
 import logging
 import re
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -227,10 +228,20 @@ class Capabilities:
     progress: bool = False  # streams prompt-processing progress (llama.cpp `return_progress`)
     counts: bool = False  # counts tokens itself (llama.cpp /apply-template, /tokenize)
     vision: bool | None = None  # takes images (llama.cpp `modalities`, Ollama "vision")
+    slots: int = 0  # llama.cpp's server slots (each keeps the cache of its last prompt)
 
 
 _capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
 _YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+
+
+def thread_slot(caps: Capabilities, thread_id: str) -> int | None:
+    """The llama.cpp slot a thread's requests go to (its summaries too), when the server has
+    several: left to choose, llama-server picks the slot whose cached prompt is most alike,
+    and after a summary the chat's prompt shares only its system prompt and tools with any
+    (under its 10% threshold): it took an empty slot and processed everything again. In the
+    thread's own slot that prefix is found. None: one slot, or not llama.cpp."""
+    return zlib.crc32(thread_id.encode()) % caps.slots if caps.slots > 1 else None
 
 
 def sees_images(caps: Capabilities, environ: Mapping[str, str]) -> bool:
@@ -276,7 +287,9 @@ async def _capabilities_of(lookup: Lookup, kind: ProviderKind) -> Capabilities:
             modalities = props.get("modalities")
             vision = modalities.get("vision") if isinstance(modalities, dict) else None
             vision = vision if isinstance(vision, bool) else None
-            return Capabilities(tools, progress=True, counts=True, vision=vision)
+            slots = props.get("total_slots")
+            slots = slots if isinstance(slots, int) and not isinstance(slots, bool) else 0
+            return Capabilities(tools, True, True, vision, max(slots, 0))
     if kind in (ProviderKind.OLLAMA, ProviderKind.GENERIC):
         show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
         listed = show.get("capabilities") if isinstance(show, dict) else None

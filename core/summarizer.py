@@ -113,6 +113,7 @@ class Prefix:
 
     system: str = ""
     tools: tuple[dict[str, Any], ...] = ()
+    slot: int | None = None  # the chat's llama.cpp slot: its cache holds that prefix
 
 
 NO_PREFIX = Prefix()
@@ -131,7 +132,7 @@ async def _one_summary(
         {"role": "user", "content": user},
     ]
     completed = await provider.complete(
-        model, request, max_tokens=SUMMARY_MAX_TOKENS, temperature=0.2, tools=prefix.tools
+        model, request, SUMMARY_MAX_TOKENS, 0.2, prefix.tools, prefix.slot
     )
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)

@@ -146,6 +146,40 @@ async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider,
         await app.close()
 
 
+async def test_on_a_llama_server_with_slots_a_thread_and_its_summaries_keep_one_slot(
+    provider, tmp_path, sdk
+):
+    # llama-server picks the slot whose cached prompt is most alike; after a summary the
+    # chat's prompt shares only the system prompt and tools (under its 10% threshold) and
+    # took an empty slot: everything processed again (measured on a real server). Pinned to
+    # the thread's slot, the chat finds that prefix where the summary left it.
+    from comfyui_assistant.core import provider_probes
+
+    provider_probes.clear_caches()
+    provider.props = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4}
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done.", usage=(5000, 2)), text_reply("And again."))
+    provider.summaries.append(Completion(summary_text("warm images", "node 3 changed")))
+    try:
+        await app.chat(chat_body(*thread))
+        await summaries_done(app)
+        answer = {"id": "a_last", "role": "assistant", "parts": [{"type": "text", "text": "Done."}]}
+        await app.chat(chat_body(*thread, answer, user("and wider", "u_more")))
+        slots = [r.get("id_slot") for r in provider.requests]
+        assert any(is_summary_request(r) for r in provider.requests)
+        assert len(set(slots)) == 1 and slots[0] in range(4), slots
+        # another thread may use another slot; a server with one slot is not told any
+        provider.props["total_slots"] = 1
+        provider_probes.clear_caches()
+        provider.enqueue(text_reply("ok"))
+        await app.chat({**chat_body(user("hi")), "id": "thread-2"})
+        assert "id_slot" not in provider.requests[-1]
+    finally:
+        provider_probes.clear_caches()
+        await app.close()
+
+
 async def test_a_request_waits_for_a_summary_still_being_made_and_says_so(provider, tmp_path, sdk):
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
