@@ -53,7 +53,7 @@ export default defineConfig(({ mode }) => {
           rollupOptions: {
             input: "src/playground/main.ts",
             external: [APP_MODULE],
-            output: { entryFileNames: "playground.js", format: "es", inlineDynamicImports: true },
+            output: { entryFileNames: "playground.js", format: "es", codeSplitting: false },
           },
         }
       : {
@@ -69,7 +69,7 @@ export default defineConfig(({ mode }) => {
             output: {
               entryFileNames: "comfyui-assistant.js",
               format: "es",
-              inlineDynamicImports: true,
+              codeSplitting: false,
             },
           },
         },

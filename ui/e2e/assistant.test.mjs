@@ -12,6 +12,7 @@ import {
   RETURNING_USER_SETTINGS,
   ROOT,
   assistantTabId,
+  comfyPng,
   composer,
   focusCanvas,
   focusedId,
@@ -322,6 +323,69 @@ for (const target of TARGETS) {
       await screenshot(page, step("citation"), "1-source");
       await page.keyboard.press("Escape");
       await source.waitFor({ state: "hidden" });
+    });
+
+    test("attached files: a ComfyUI PNG and a photo reach the model; a refused file says why", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("A KSampler at 20 steps, from a lighthouse prompt."));
+      const prompt = {
+        3: { class_type: "KSampler", inputs: { seed: 42, steps: 20, model: ["4", 0] } },
+        4: { class_type: "CheckpointLoaderSimple", inputs: { ckpt_name: "v1-5-pruned-emaonly.safetensors" } },
+        6: { class_type: "CLIPTextEncode", inputs: { text: "a lighthouse at dusk", clip: ["4", 1] } },
+      };
+      const workflow = { nodes: [{ id: 3, type: "KSampler", widgets_values: [42, "fixed", 20] }], links: [] };
+      // picked with the attach button
+      const chooser = page.waitForEvent("filechooser");
+      await panel(page).getByRole("button", { name: "Attach files" }).click();
+      await (
+        await chooser
+      ).setFiles([
+        { name: "ComfyUI_00001_.png", mimeType: "image/png", buffer: comfyPng({ prompt, workflow }) },
+        { name: "photo.png", mimeType: "image/png", buffer: comfyPng({ width: 20, height: 10 }) },
+      ]);
+      const chips = panel(page).getByLabel("Attached files");
+      await chips.getByText(/PNG 32×24, ComfyUI workflow, 3 nodes · [\d,]+ tokens/).waitFor({ timeout: 20_000 });
+      await chips.getByText("no ComfyUI workflow in it: attached as a plain image").waitFor();
+      // dropped: a PDF is refused at once, with the reason; Send waits until it is removed
+      await page.evaluate(() => {
+        const zone = document.querySelector(".cua-dropzone");
+        const data = new DataTransfer();
+        data.items.add(new File(["%PDF-1.7 not really"], "paper.pdf", { type: "application/pdf" }));
+        for (const type of ["dragenter", "dragover", "drop"]) {
+          zone.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+        }
+      });
+      await chips.getByRole("alert").filter({ hasText: "paper.pdf is a PDF, which cannot be attached" }).waitFor({ timeout: 20_000 });
+      assert.equal(await sendButton(page).isDisabled(), true);
+      await screenshot(page, step("attachments"), "1-attached");
+      await chips.getByRole("button", { name: "Remove paper.pdf" }).click();
+      await chips.getByRole("alert").waitFor({ state: "detached" });
+      await send(page, "what made this image?");
+      await panel(page).getByText("A KSampler at 20 steps, from a lighthouse prompt.").waitFor({ timeout: 30_000 });
+      // the model got both images and the workflow's lines, after the typed text
+      const [request] = await harness.provider.requests();
+      const content = request.messages.filter((m) => m.role === "user").at(-1).content;
+      assert.deepEqual(
+        content.slice(0, 5).map((part) => part.type),
+        ["text", "image_url", "text", "image_url", "text"],
+      );
+      assert.match(content[0].text, /^what made this image\?/);
+      assert.match(content[1].image_url.url, /^data:image\/png;base64,iVBORw0KGgo/);
+      assert.match(content[2].text, /ComfyUI made it[\s\S]*3 KSampler: seed=42, steps=20, model←4/);
+      // the sent message shows both images, served back by id (the browser keeps no bytes)
+      const shown = panel(page).locator(".cua-msg-user").last().locator("img.cua-chip-thumb");
+      await shown.nth(1).waitFor();
+      const images = await shown.evaluateAll((imgs) => imgs.map((img) => ({ src: img.getAttribute("src"), width: img.naturalWidth })));
+      assert.equal(images.length, 2);
+      for (const image of images) {
+        assert.match(image.src, /^\/api\/assistant\/attachments\/att_/);
+        assert.ok(image.width > 0, `${image.src} did not load`);
+      }
+      const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }));
+      assert.ok(!stored.includes("iVBORw0KGgo"), "no file bytes in the browser's storage");
+      await screenshot(page, step("attachments"), "2-answered");
     });
 
     test("a provider error shows its message", { timeout: 60_000 }, async () => {

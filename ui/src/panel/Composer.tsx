@@ -5,6 +5,7 @@ import { useEffect, useId, useRef, useState, type FC, type FormEvent, type Keybo
 import { completions, isLocal, parseInput } from "../commands/parse";
 import { runCommand, type CommandContext } from "../commands/run";
 import { requestJson } from "../runtime/api";
+import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
@@ -107,8 +108,10 @@ export const Composer: FC = () => {
     if (e.key === "Enter" && !e.shiftKey && handleLocally(text)) e.preventDefault();
   };
 
+  const blocked = useAttachmentsBlock();
   const onSubmit = (e: FormEvent) => {
-    if (handleLocally(aui.composer.getState().text)) e.preventDefault();
+    if (blocked) e.preventDefault(); // a file still attaching, or one refused: its chip says
+    else if (handleLocally(aui.composer.getState().text)) e.preventDefault();
   };
 
   const busy = isRunning || entry.pendingTools > 0;
@@ -118,6 +121,8 @@ export const Composer: FC = () => {
   };
 
   return (
+    <ComposerPrimitive.AttachmentDropzone className="cua-dropzone">
+    <ComposerAttachments />
     <ComposerPrimitive.Root className="cua-composer" onSubmit={onSubmit}>
       {open ? (
         <ul className="cua-complete" role="listbox" id={listId} aria-label="Commands">
@@ -151,15 +156,22 @@ export const Composer: FC = () => {
         ref={input}
         onKeyDown={onKeyDown}
       />
+      <AttachButton />
       {busy ? (
         <button type="button" className="cua-btn cua-stop" onClick={stop} aria-label="Stop the answer" title="Stop">
           ■
         </button>
       ) : (
-        <ComposerPrimitive.Send className="cua-btn cua-send" aria-label="Send" title="Send (Enter)">
+        <ComposerPrimitive.Send
+          className="cua-btn cua-send"
+          aria-label="Send"
+          title={blocked === "refused" ? "Remove the file that could not be attached" : blocked ? "Attaching…" : "Send (Enter)"}
+          disabled={blocked !== null}
+        >
           ➤
         </ComposerPrimitive.Send>
       )}
     </ComposerPrimitive.Root>
+    </ComposerPrimitive.AttachmentDropzone>
   );
 };

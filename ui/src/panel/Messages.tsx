@@ -11,6 +11,7 @@ import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
+import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
@@ -179,6 +180,7 @@ const userComponents = { Text: PlainText };
 
 export const UserMessage: FC = () => (
   <MessagePrimitive.Root className="cua-msg cua-msg-user">
+    <MessageAttachments />
     <MessagePrimitive.Parts components={userComponents} />
   </MessagePrimitive.Root>
 );

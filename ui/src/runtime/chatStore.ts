@@ -7,6 +7,7 @@ import { Chat } from "@ai-sdk/react";
 import { AssistantChatTransport } from "@assistant-ui/react-ai-sdk";
 import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import { generateId, isToolUIPart, type UIMessage } from "ai";
+import { ServerAttachments } from "./attachments";
 import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "./api";
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
@@ -32,6 +33,8 @@ export interface ChatEntry {
   pendingTools: number;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
+  /** Files attached in this thread's composer (sent to the server as they are attached). */
+  readonly attachments: ServerAttachments;
 }
 
 export interface Notice {
@@ -252,6 +255,7 @@ export class ChatStore {
       haltedAfter: null,
       pendingTools: 0,
       debugRequest: undefined,
+      attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
     };
     const transport = new AssistantChatTransport<UIMessage>({

@@ -26,7 +26,7 @@ function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   const [mounted, setMounted] = useState(false);
   useLayoutEffect(() => setMounted(true), []);
   const helpers = mounted || chat.status === "ready" || chat.status === "error" ? chat : { ...chat, status: "ready" as const };
-  return useAISDKRuntime(helpers, { adapters: { history } });
+  return useAISDKRuntime(helpers, { adapters: { history, attachments: entry.attachments } });
 }
 
 export function useAssistantRuntime(store: ChatStore): AssistantRuntime {
