@@ -12,7 +12,7 @@ from aiohttp import web
 
 from ..core.attachment_files import FileRefused, human_size, read_file
 from ..core.attachment_fit import message_room, tokens_of, too_large
-from ..core.attachments import Attachments, new_id
+from ..core.attachments import Attachment, Attachments, new_id
 from ..core.chat_request import RequestError
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, not_found, read_json
@@ -83,22 +83,28 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         answer["vision"] = vision
         return web.json_response(answer, status=201)
 
-    async def found(request: web.Request) -> tuple[Attachments, str]:
+    def attachment_id(request: web.Request) -> str:
         aid = request.match_info["id"]
         if not 0 < len(aid) <= 64:
             raise RequestError("an attachment id has 1 to 64 characters")
-        return await attachments(), aid
+        return aid
+
+    async def found(request: web.Request) -> tuple[Attachments, Attachment]:
+        store, aid = await attachments(), attachment_id(request)
+        att = await store.get(aid)
+        if att is None:
+            raise not_found(f"attachment {aid}")
+        return store, att
 
     @table.get(BASE + "/{id}")
     @guarded
     async def show(request: web.Request) -> web.StreamResponse:
         """The file as attached: an image as itself, anything else as plain text (so a
         browser never renders an attached page or script)."""
-        store, aid = await found(request)
-        att = await store.get(aid)
-        data = await store.data(aid)
-        if att is None or data is None:
-            raise not_found(f"attachment {aid}")
+        store, att = await found(request)
+        data = await store.data(att.id)
+        if data is None:
+            raise not_found(f"attachment {att.id}")
         media = att.media_type if att.reading.image is not None else "text/plain; charset=utf-8"
         headers = {
             "Content-Type": media,
@@ -108,23 +114,11 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         }
         return web.Response(body=data, headers=headers)
 
-    @table.get(BASE + "/{id}/info")
-    @guarded
-    async def info(request: web.Request) -> web.StreamResponse:
-        store, aid = await found(request)
-        att = await store.get(aid)
-        if att is None:
-            raise not_found(f"attachment {aid}")
-        return web.json_response(att.as_json())
-
     @table.get(BASE + "/{id}/workflow")
     @guarded
     async def workflow(request: web.Request) -> web.StreamResponse:
         """The workflow an attachment holds (a workflow file, or an image ComfyUI made)."""
-        store, aid = await found(request)
-        att = await store.get(aid)
-        if att is None:
-            raise not_found(f"attachment {aid}")
+        _, att = await found(request)
         if att.reading.workflow is None:
             why = f" ({att.reading.note})" if att.reading.note else ""
             raise HTTPProblem(422, f"{att.name} holds no ComfyUI workflow{why}")
@@ -134,8 +128,8 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
     @guarded
     async def remove(request: web.Request) -> web.StreamResponse:
         """Remove a file attached but not sent (a message that holds one keeps it)."""
-        store, aid = await found(request)
-        removed = await store.delete_draft(aid)
+        aid = attachment_id(request)
+        removed = await (await attachments()).delete_draft(aid)
         if removed is None:
             raise not_found(f"attachment {aid}")
         if not removed:

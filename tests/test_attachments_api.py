@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 from comfyui_assistant.standalone import SERVICE
@@ -17,6 +18,10 @@ from .helpers import chat_body, sse_events, user, without_reminders
 from .scripted_provider import text_reply
 
 BASE = "/api/assistant/attachments"
+
+
+def env_for(provider, **extra: str) -> dict[str, str]:
+    return {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", **extra}
 
 
 async def attach(app, name: str, data: bytes, thread: str = "thread-1") -> tuple[int, Any]:
@@ -103,7 +108,7 @@ async def test_the_count_at_attach_is_what_the_request_grows_by(assistant, provi
 
 
 async def test_a_file_that_cannot_fit_the_window_is_refused_naming_both(provider, tmp_path):
-    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "4096"}
+    env = env_for(provider, LLM_CONTEXT_WINDOW="4096")
     app = await start_app(tmp_path / "data", env)
     try:
         text = "The quick brown fox jumps over the lazy dog. " * 600
@@ -127,18 +132,11 @@ async def stored(app) -> int:
 
 
 def _numbers(text: str) -> list[str]:
-    import re
-
     return re.findall(r"\d[\d,]*", text)
 
 
 async def test_a_model_that_cannot_see_gets_a_note_and_the_user_is_told_once(provider, tmp_path):
-    env = {
-        "LLM_BASE_URL": provider.base_url,
-        "LLM_MODEL": "m",
-        "LLM_CONTEXT_WINDOW": "32768",
-        "LLM_VISION": "0",
-    }
+    env = env_for(provider, LLM_CONTEXT_WINDOW="32768", LLM_VISION="0")
     app = await start_app(tmp_path / "data", env)
     try:
         status, att = await attach(app, "photo.jpg", plain("JPEG", (300, 200)))
@@ -204,7 +202,7 @@ async def test_bad_input_is_refused_whole(assistant, provider):
 
 
 async def test_oversized_uploads_are_refused_before_reading(provider, tmp_path):
-    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "32768"}
+    env = env_for(provider, LLM_CONTEXT_WINDOW="32768")
     app = await start_app(tmp_path / "data", env, attachment_max_bytes=10_000)
     try:
         status, body = await attach(app, "big.png", comfy_png() + b"\0" * 90_000)
@@ -229,7 +227,7 @@ async def test_the_server_says_whether_the_model_sees(provider, tmp_path):
         "chat_template_caps": {"supports_tools": True},
         "modalities": {"vision": False, "audio": False},
     }
-    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}
+    env = env_for(provider)
     try:
         for extra, sees in (({}, False), ({"LLM_VISION": "1"}, True)):
             app = await start_app(tmp_path / f"data{len(extra)}", {**env, **extra})

@@ -113,7 +113,6 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["DELETE", "/api/user-context/rules/{id}"],
             ["DELETE", "/api/user-context/skills/{slug}"],
             ["GET", "/api/assistant/attachments/{id}"],
-            ["GET", "/api/assistant/attachments/{id}/info"],
             ["GET", "/api/assistant/attachments/{id}/workflow"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
