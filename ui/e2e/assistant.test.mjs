@@ -388,6 +388,39 @@ for (const target of TARGETS) {
       await screenshot(page, step("attachments"), "2-answered");
     });
 
+    test("a document pinned to the chat's project reaches the model whole", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Hello."), reply.text("Muted teal and amber, per the style guide."));
+      await send(page, "hello");
+      await panel(page).getByText("Hello.", { exact: true }).waitFor({ timeout: 30_000 });
+      await panel(page).getByRole("button", { name: "Open the settings" }).click();
+      const projects = panel(page).getByRole("region", { name: "Projects" });
+      const name = `Short film ${target.slug}`;
+      await projects.getByLabel("New project name").fill(name);
+      await projects.getByRole("button", { name: "Create" }).click();
+      await projects.getByRole("button", { name: new RegExp(name) }).click();
+      await projects.getByLabel("Document title").fill("Style guide");
+      await projects.getByLabel("Document text").fill("Palette: muted teal and amber. Film grain 0.3. No lens flares.");
+      await projects.getByRole("button", { name: "Add document" }).click();
+      await projects.getByRole("button", { name: "Remove Style guide" }).waitFor();
+      await projects.getByRole("button", { name: "Use in this chat" }).click();
+      await projects.getByText(`This chat is in ${name}.`).waitFor();
+      await screenshot(page, step("project"), "1-pinned");
+      await panel(page).getByRole("button", { name: "Back to the chat" }).click();
+      await send(page, "which palette do we use?");
+      await panel(page).getByText("Muted teal and amber, per the style guide.").waitFor({ timeout: 30_000 });
+      const requests = await harness.provider.requests();
+      const messages = requests.at(-1).messages;
+      const pinned = messages.findIndex((m) => JSON.stringify(m.content).includes("muted teal and amber"));
+      assert.ok(pinned > 0, "the pinned document was sent");
+      assert.match(lastUserText(requests.at(-1)), /which palette do we use\?/);
+      // whole, in a user turn near the end (it moves up every few turns, so the prefix stays cached)
+      assert.equal(messages[pinned].role, "user");
+      assert.match(JSON.stringify(messages[pinned].content), /<project-documents>.*Style guide.*No lens flares/);
+    });
+
     test("a provider error shows its message", { timeout: 60_000 }, async () => {
       await settle(page);
       await harness.provider.reset();

@@ -71,7 +71,15 @@ const DocumentForm: FC<{ projectId: number; onAdded: () => void; onError: (text:
   );
 };
 
-const ProjectItem: FC<{ project: ProjectSummary; onChanged: () => void; onError: (text: string) => void }> = ({ project, onChanged, onError }) => {
+type ItemProps = {
+  project: ProjectSummary;
+  onChanged: () => void;
+  onError: (text: string) => void;
+  /** The chat was put in a project (or taken out: null). */
+  onMoved: (to: number | null) => void;
+};
+
+const ProjectItem: FC<ItemProps> = ({ project, onChanged, onError, onMoved }) => {
   const store = useStore();
   const [open, setOpen] = useState(false);
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -101,6 +109,7 @@ const ProjectItem: FC<{ project: ProjectSummary; onChanged: () => void; onError:
       if (!thread) throw new Error("Send a first message, then put the chat in a project.");
       await requestJson(`/api/assistant/threads/${encodeURIComponent(thread)}`, { method: "PATCH", body: { project: to } });
       onError("");
+      onMoved(to);
     } catch (error) {
       const text = errorMessage(error);
       onError(text.includes("does not exist") ? "Send a first message, then put the chat in a project." : text);
@@ -114,7 +123,7 @@ const ProjectItem: FC<{ project: ProjectSummary; onChanged: () => void; onError:
           {open ? "▾" : "▸"} {project.name}
         </button>
         <span className="cua-hint">
-          {project.documentCount} documents · {tokens(project.tokens)}
+          {project.documentCount} document{project.documentCount === 1 ? "" : "s"} · {tokens(project.tokens)}
         </span>
       </div>
       {open ? (
@@ -147,10 +156,27 @@ const ProjectItem: FC<{ project: ProjectSummary; onChanged: () => void; onError:
   );
 };
 
+/** The project of the chat shown (null: none, undefined: not known yet or no chat yet). */
+function useChatProject(): [number | null | undefined, (to: number | null) => void] {
+  const store = useStore();
+  const thread = store.currentThreadId;
+  const [project, setProject] = useState<number | null | undefined>(undefined);
+  useEffect(() => {
+    if (!thread) return;
+    requestJson<{ project?: number | null }>(`/api/assistant/threads/${encodeURIComponent(thread)}`).then(
+      (found) => setProject(found.project ?? null),
+      () => setProject(undefined), // (a chat the server does not have yet)
+    );
+  }, [thread]);
+  return [project, setProject];
+}
+
 export const Projects: FC = () => {
   const [projects, setProjects] = useState<ProjectSummary[]>([]);
   const [name, setName] = useState("");
   const [error, setError] = useState("");
+  const [chatProject, setChatProject] = useChatProject();
+  const current = projects.find((p) => p.id === chatProject);
 
   const load = useCallback(() => {
     requestJson<{ projects: ProjectSummary[] }>(BASE).then(
@@ -176,9 +202,14 @@ export const Projects: FC = () => {
     <section className="cua-projects" aria-label="Projects">
       <h3>Projects</h3>
       <p className="cua-hint">Documents pinned to a project go with every message of its chats: whole while they fit, else the passages that match.</p>
+      {chatProject !== undefined ? (
+        <p className="cua-hint" role="status">
+          {current ? `This chat is in ${current.name}.` : "This chat is in no project."}
+        </p>
+      ) : null}
       <ul>
         {projects.map((p) => (
-          <ProjectItem key={p.id} project={p} onChanged={load} onError={setError} />
+          <ProjectItem key={p.id} project={p} onChanged={load} onError={setError} onMoved={setChatProject} />
         ))}
       </ul>
       <form onSubmit={(e) => void create(e)}>
