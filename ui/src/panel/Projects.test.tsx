@@ -29,9 +29,10 @@ describe("Projects", () => {
     fireEvent.change(screen.getByLabelText("Document text"), { target: { value: "Muted teal and amber." } });
     fireEvent.click(screen.getByRole("button", { name: "Add document" }));
     await screen.findByText("Style guide");
-    await screen.findByText("1 documents · 4 tokens");
+    await screen.findByText("1 document · 4 tokens");
     fireEvent.click(screen.getByRole("button", { name: "Use in this chat" }));
     await waitFor(() => expect(server.calls).toContain("PATCH /api/assistant/threads/t1"));
+    await screen.findByText("This chat is in Harbour.");
     fireEvent.click(screen.getByRole("button", { name: "Remove Style guide" }));
     await waitFor(() => expect(screen.queryByText("Style guide")).toBeNull());
     expect(server.calls).toContain("DELETE /api/assistant/projects/1/documents/2");
