@@ -17,6 +17,7 @@ describe("Projects", () => {
     vi.stubGlobal("fetch", server.fetch);
     const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false });
     store.currentThreadId = "t1";
+    await server.fetch("/api/assistant/threads", { method: "POST", body: JSON.stringify({ id: "t1" }) });
     render(
       <StoreContext.Provider value={store}>
         <Projects />
@@ -33,6 +34,8 @@ describe("Projects", () => {
     fireEvent.click(screen.getByRole("button", { name: "Use in this chat" }));
     await waitFor(() => expect(server.calls).toContain("PATCH /api/assistant/threads/t1"));
     await screen.findByText("This chat is in Harbour.");
+    fireEvent.click(screen.getByRole("button", { name: "Take this chat out" }));
+    await screen.findByText("This chat is in no project.");
     fireEvent.click(screen.getByRole("button", { name: "Remove Style guide" }));
     await waitFor(() => expect(screen.queryByText("Style guide")).toBeNull());
     expect(server.calls).toContain("DELETE /api/assistant/projects/1/documents/2");

@@ -79,6 +79,8 @@ export interface FakeThread {
   updatedAt: number;
   /** Bound to none when left out. */
   workflow?: string | null;
+  /** The project it belongs to (none when left out). */
+  project?: number | null;
 }
 
 export interface FakeServer {
@@ -123,6 +125,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     updatedAt: t.updatedAt,
     messageCount: t.messages.length,
     workflow: t.workflow ?? null,
+    project: t.project ?? null,
   });
 
   // projects and their documents (core/projects.py), in memory; tokens counted as words
@@ -249,6 +252,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       if (method === "PATCH") {
         if (typeof body?.title === "string") thread.title = body.title;
         if (body && "workflow" in body) thread.workflow = (body.workflow as string | null) ?? null;
+        if (body && "project" in body) thread.project = (body.project as number | null) ?? null;
         return json(meta(thread));
       }
       return json({ ...meta(thread), messages: thread.messages });
