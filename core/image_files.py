@@ -18,6 +18,7 @@ from .token_images import sniff_size
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MEDIA_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
 MAX_SIDE = 32_768  # pixels; larger is a damaged header (or nothing a model could take)
+MAX_PIXELS = 100_000_000  # a model scales any image to ~2 MP; past this, a decompression bomb
 _INFLATE_STEP = 1 << 20  # bytes of decompressed pixels checked at a time, then dropped
 
 
@@ -55,13 +56,16 @@ def inspect_image(data: bytes) -> ImageInfo:
     kind = image_format(data)
     if kind is None:
         raise BadImage("it is not a PNG, JPEG, WebP or GIF image")
-    texts = {"png": _png_texts, "jpeg": _jpeg_check, "webp": _webp_texts, "gif": _gif_check}[kind](
-        data
-    )
     size = sniff_size(data[:65_536])
     if size is None or not (0 < size[0] <= MAX_SIDE and 0 < size[1] <= MAX_SIDE):
         raise BadImage(f"its {kind.upper()} header does not give a usable width and height")
-    return ImageInfo(kind, size[0], size[1], texts)
+    if size[0] * size[1] > MAX_PIXELS:
+        raise BadImage(
+            f"it is {size[0]}×{size[1]} pixels; images of more than {MAX_PIXELS // 1_000_000} "
+            "megapixels are not taken (scale it down first)"
+        )
+    checks = {"png": _png_texts, "jpeg": _jpeg_check, "webp": _webp_texts, "gif": _gif_check}
+    return ImageInfo(kind, size[0], size[1], checks[kind](data))
 
 
 def _png_texts(data: bytes) -> dict[str, str]:

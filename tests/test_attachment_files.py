@@ -147,3 +147,15 @@ def test_long_workflows_are_cut_with_a_note():
     text = workflow_lines(prompt, 1000)
     assert len(text) <= 1100 and text.endswith("more nodes (load the workflow to see them)")
     assert inspect_image(comfy_png()).texts.keys() == {"prompt", "workflow"}
+
+
+def test_a_decompression_bomb_is_refused_before_it_is_inflated():
+    # a few KB of PNG that claims 20000x20000 pixels (1.2 GB of pixels): refused from its header
+    data = bytearray(plain("PNG"))
+    data[16:24] = (20_000).to_bytes(4, "big") * 2
+    data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")
+    message = refused("bomb.png", bytes(data)).message
+    assert message == (
+        "bomb.png cannot be read: it is 20000×20000 pixels; images of more than 100 megapixels "
+        "are not taken (scale it down first)"
+    )
