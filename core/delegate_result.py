@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import ui_stream as ui
+from .documents import Citations, documents_of
 from .stream_translate import Usage
-from .wire_types import DelegateProgress, DelegateResult, DelegateTool, DelegateUsage
+from .wire_types import (
+    CitedDocument,
+    DelegateProgress,
+    DelegateResult,
+    DelegateTool,
+    DelegateUsage,
+)
 
 ANSWER_CHARS = 3000  # the longest answer passed back (about 700 tokens)
 FACTS = 12  # the most facts passed back
@@ -81,6 +88,7 @@ class ChildRun:
     usage: Usage | None = None
     _step_text: list[str] = field(default_factory=list)  # the text of the step in progress
     answer_text: str = ""  # the text of the last step that said something
+    documents: dict[int, CitedDocument] = field(default_factory=dict)  # by the child's ids
 
     @property
     def tokens(self) -> int:
@@ -101,6 +109,9 @@ class ChildRun:
             self.tools[chunk.tool_call_id] = tool
             return True
         elif isinstance(chunk, (ui.ToolOutputAvailable, ui.ToolOutputError)):
+            if isinstance(chunk, ui.ToolOutputAvailable) and not chunk.preliminary:
+                for doc in documents_of(chunk.output):
+                    self.documents[doc["citation_id"]] = doc  # type: ignore[assignment]
             known = self.tools.get(chunk.tool_call_id)
             if known is not None:
                 known["state"] = "done" if isinstance(chunk, ui.ToolOutputAvailable) else "failed"
@@ -139,10 +150,16 @@ class ChildRun:
         lines = [f"{t['name']}: {t['args']}" if t["args"] else t["name"] for t in tools]
         return list(dict.fromkeys(lines))
 
-    def result(self) -> DelegateResult:
+    def result(self, citations: Citations | None = None) -> DelegateResult:
         """The result for the parent model; an error result when the run was stopped or the
-        child failed, with what it found so far."""
+        child failed, with what it found so far. The documents the answer cites go with it,
+        renumbered into the parent's citation ids (`citations`), so `[n]` in the parent's
+        answer names them and the panel opens them."""
         answer, facts, form = parse_answer(self.answer_text)
+        cited = self._cited(citations, [answer, *facts])
+        if cited:
+            answer = _renumber(answer, cited)
+            facts = [_renumber(fact, cited) for fact in facts]
         out: DelegateResult = {
             "ok": True,
             "answer": answer,
@@ -151,6 +168,12 @@ class ChildRun:
             "usage": self.usage_now(),
             "format": form,
         }
+        if cited:
+            out["documents"] = [
+                {**self.documents[child], "citation_id": mine, "contents": _cut(
+                    self.documents[child]["contents"], CITED_CHARS)}
+                for child, mine in cited.items()
+            ]  # fmt: skip
         why = self.stopped or self.error or (None if answer else "the helper gave no answer")
         if why is not None:
             out["ok"] = False
@@ -159,3 +182,22 @@ class ChildRun:
                 f"it made are here; do the remaining lookups yourself, or delegate a smaller task."
             )
         return out
+
+    def _cited(self, citations: Citations | None, texts: list[str]) -> dict[int, int]:
+        """The child's ids the texts cite, each with a new id from the parent's `citations`."""
+        if citations is None or not self.documents:
+            return {}
+        found = (int(n) for text in texts for n in CITE.findall(text))
+        return {n: citations.take() for n in dict.fromkeys(found) if n in self.documents}
+
+
+CITE = re.compile(r"\[(\d{1,4})\]")
+CITED_CHARS = 600  # of each cited document the parent gets (the helper read it whole)
+
+
+def _renumber(text: str, ids: dict[int, int]) -> str:
+    def swap(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return f"[{ids[n]}]" if n in ids else match.group(0)
+
+    return CITE.sub(swap, text)

@@ -201,7 +201,7 @@ class Delegator:
             worker.cancel()  # (at once: a stopped parent stops its child's provider request)
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
-            result = run.result()
+            result = run.result(ctx.citations)
             status: Status = ("done" if result["ok"] else "failed") if finished else "cancelled"
             trace = self._trace(ctx.call_id, task, context, system, message, outcome)
             trace["status"], trace["result"] = status, result if finished else None

@@ -197,6 +197,7 @@ class DelegateResult(_DelegateResultFields, total=False):
 
     error: str  # why it failed (ok: false), and what to do instead
     format: Literal["json", "text"]  # its answer came as the JSON asked for, or as plain text
+    documents: list[CitedDocument]  # what its answer cites, renumbered in the parent's thread
 
 
 class DelegationTrace(TypedDict):

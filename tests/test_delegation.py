@@ -131,6 +131,35 @@ async def test_a_child_that_answers_in_prose_still_returns_a_result(assistant, p
     assert part["output"]["facts"] == []
 
 
+async def test_what_the_child_cites_reaches_the_parent_renumbered(assistant, provider, sdk):
+    # the child reads two docs (its [1] and [2]) and cites [2]; the parent's thread already
+    # has [1] of its own: the cited document comes with the result as [2] of the parent's
+    # numbering, its text cut, and the answer says [2]; what it read but did not cite stays out
+    provider.enqueue(
+        calls_reply(call("readDocumentation", {"nodeType": "KSampler"}, "p1")),
+        delegate_call("d1"),
+        calls_reply(
+            call("readDocumentation", {"nodeType": "KSampler"}, "c1"),
+            call("readDocumentation", {"nodeType": "VAEDecode"}, "c2"),
+        ),
+        text_reply(json.dumps({"answer": "VAEDecode turns latents into images [2].", "facts": [
+            "VAEDecode needs a VAE [2]; see also [7]"]})),
+        text_reply("VAEDecode decodes the latent [2]."),
+    )  # fmt: skip
+    _, body = await assistant.chat(chat_body(user("what decodes latents?")))
+    message = sdk.check(body)["message"]
+    outputs = [p["output"] for p in tool_parts(message)]
+    assert [d["citation_id"] for d in outputs[0]["documents"]] == [1]  # the parent's own
+    result = outputs[1]
+    assert result["answer"] == "VAEDecode turns latents into images [2]."
+    assert result["facts"] == ["VAEDecode needs a VAE [2]; see also [7]"]  # [7]: none of its
+    (doc,) = result["documents"]
+    assert doc["citation_id"] == 2 and doc["title"].startswith("VAE Decode")
+    assert doc["metadata"]["node_type"] == "VAEDecode" and len(doc["contents"]) <= 600
+    # the parent's next request carries the result with its documents, numbered on
+    assert json.loads(provider.requests[-1]["messages"][-1]["content"]) == result
+
+
 def test_the_answer_is_read_from_json_wherever_the_child_put_it():
     assert parse_answer('{"answer": "a", "facts": ["x", 3]}') == ("a", ["x", "3"], "json")
     assert parse_answer('I found: {"answer": "b"} ok') == ("b", [], "json")

@@ -19,6 +19,7 @@ export interface DelegateResult {
   usage: DelegateUsage;
   error?: string;
   format?: "json" | "text";
+  documents?: CitedDocument[];
 }
 
 /** A delegated task in full, as stored: its ids, its messages and its result. */
@@ -47,6 +48,14 @@ export interface DelegateUsage {
   steps: number;
   tokens: number;
   seconds: number;
+}
+
+/** A document a tool returned; the model cites it as `[citation_id]`, numbered thread-wide. */
+export interface CitedDocument {
+  citation_id: number;
+  title: string;
+  contents: string;
+  metadata: Record<string, unknown>;
 }
 
 export interface UIMessage {
