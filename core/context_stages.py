@@ -31,15 +31,18 @@ from .wire_types import ContextReport, ReportDocuments, UIMessage, UIPart, with_
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
-# The running summary may take at most this share of the budget (the newest part is kept).
+# The summarizer sizes the running summary to this share of the budget; the engine cuts one
+# only past SUMMARY_LIMIT_SHARE (keeping the newest part). The gap keeps the summary's bytes
+# (the start of the history, right after the system prompt and tools) the same when the budget
+# or the learned factor moves a little: a summary cut anew is a request re-read from there.
 SUMMARY_SHARE = 0.2
+SUMMARY_LIMIT_SHARE = 0.3
 
 
-def summary_cap(available: int, correction: float) -> int:  # (the messages factor)
-    """The most tokens (by our counter) the running summary may take: SUMMARY_SHARE of the
-    budget as the provider counts it (`correction`), at least 64. The engine keeps the newest
-    part of a longer summary; the summarizer sizes its summaries to it."""
-    return max(64, math.floor(int(available * SUMMARY_SHARE) / correction))
+def summary_cap(available: int, correction: float, share: float = SUMMARY_SHARE) -> int:
+    """The most tokens (by our counter) the running summary may take: `share` of the budget
+    as the provider counts it (`correction`, the messages factor), at least 64."""
+    return max(64, math.floor(int(available * share) / correction))
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,8 @@ def system_message(a: Assembly) -> None:
     a.system_tokens = a.counter.message(a.system_message)
     a.summary_block, summary_tokens = None, 0
     if a.inputs.summary is not None and a.summarized:
-        cap = summary_cap(a.budget.available, a.inputs.correction.messages)
+        factor = a.inputs.correction.messages
+        cap = summary_cap(a.budget.available, factor, SUMMARY_LIMIT_SHARE)
         text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
         a.summary_block = a.cache.counted(steps.summary_block(text), a.counter)
         summary_tokens = a.summary_block.tokens

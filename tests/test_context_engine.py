@@ -22,6 +22,7 @@ from comfyui_assistant.core.context_engine import (
     Summary,
     build_context,
 )
+from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE, SUMMARY_SHARE
 from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN, compaction_plan
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
@@ -419,18 +420,19 @@ def test_a_summary_replaces_the_messages_it_covers_and_opens_the_history():
 
 
 def test_a_summary_over_its_share_keeps_its_newest_lines_and_the_report_counts_what_is_sent():
+    # (the summarizer sizes summaries to SUMMARY_SHARE; the engine cuts only past the limit)
     ui = chat(2)
     lines = "".join(f"- Turn {i}: seed {1000 + i}, 30 steps on node {i}.\n" for i in range(300))
     window = 8192
     available = compute_budget(Window(window, "settings", "S"), None, 0).available
-    assert COUNTER.text(lines) > 0.2 * available
+    assert COUNTER.text(lines) > SUMMARY_LIMIT_SHARE * available
     assembled = build(ui, window, summary=Summary(lines, until="a0"))
     assert assembled.messages[0]["content"] == SYSTEM
     first = text_of(assembled.messages[1])
     assert first.startswith(SUMMARY_OPEN + "…- Turn ")
     sent = first.removeprefix(SUMMARY_OPEN).split(SUMMARY_CLOSE)[0]
     assert lines.endswith(sent[1:] + "\n")  # whole lines, the newest
-    assert COUNTER.text(sent) <= int(0.2 * available)
+    assert COUNTER.text(sent) <= int(SUMMARY_LIMIT_SHARE * available)
     assert assembled.report["summary"] == {"covers": 2, "fallback": False}
     tokens = assembled.report["tokens"]
     # what is reported is what is sent: the summary as cut (its message), the system prompt
@@ -844,3 +846,19 @@ def test_a_thread_counted_by_one_model_then_another_has_each_ones_counts():
     assert estimated == build_context(inputs(ui, cache_scope="t"), estimate, BlockCache()).exact
     assert estimated != exact_first
     assert build_context(inputs(ui, cache_scope="t"), COUNTER, cache).exact == exact_first
+
+
+def test_the_summary_is_not_cut_anew_when_the_factor_moves_a_little():
+    # a summary sized to its share stays byte for byte when the learned messages factor rises
+    # (a near-limit count pinned it higher): cutting it anew would make a local server re-read
+    # the whole history after the system prompt and tools
+    ui = chat(2)
+    window = 8192
+    available = compute_budget(Window(window, "settings", "S"), None, 0).available
+    line = "- Turn {i}: seed {s}, 30 steps.\n"
+    lines = "".join(line.format(i=i, s=1000 + i) for i in range(400))
+    cut = lines[-int(len(lines) * SUMMARY_SHARE * available / COUNTER.text(lines)) :]
+    summary = Summary(cut[cut.index("- Turn") :], until="a0")
+    plain = build(ui, window, summary=summary)
+    pinned = build(ui, window, summary=summary, correction=Factors(1.0, 1.0, 1.4))
+    assert plain.messages[1] == pinned.messages[1]

@@ -325,7 +325,7 @@ for (const target of TARGETS) {
       await source.waitFor({ state: "hidden" });
     });
 
-    test("attached files: a ComfyUI PNG and a photo reach the model; a refused file says why", { timeout: 90_000 }, async () => {
+    test("attached files: a ComfyUI PNG and a photo picked, a text pasted, reach the model; a refused file says why", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);
       await harness.provider.reset();
@@ -362,15 +362,23 @@ for (const target of TARGETS) {
       await screenshot(page, step("attachments"), "1-attached");
       await chips.getByRole("button", { name: "Remove paper.pdf" }).click();
       await chips.getByRole("alert").waitFor({ state: "detached" });
+      // pasted into the message box: a text file
+      await composer(page).evaluate((box) => {
+        const data = new DataTransfer();
+        data.items.add(new File(["# Shots\n1. Wide\n2. Close"], "shots.md", { type: "text/markdown" }));
+        box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+      });
+      await chips.getByText(/^text, 3 lines · \d+ tokens$/).waitFor({ timeout: 20_000 });
       await send(page, "what made this image?");
       await panel(page).getByText("A KSampler at 20 steps, from a lighthouse prompt.").waitFor({ timeout: 30_000 });
       // the model got both images and the workflow's lines, after the typed text
       const [request] = await harness.provider.requests();
       const content = request.messages.filter((m) => m.role === "user").at(-1).content;
       assert.deepEqual(
-        content.slice(0, 5).map((part) => part.type),
-        ["text", "image_url", "text", "image_url", "text"],
+        content.slice(0, 6).map((part) => part.type),
+        ["text", "image_url", "text", "image_url", "text", "text"],
       );
+      assert.match(content[5].text, /^\[attached file shots\.md\]\n# Shots/);
       assert.match(content[0].text, /^what made this image\?/);
       assert.match(content[1].image_url.url, /^data:image\/png;base64,iVBORw0KGgo/);
       assert.match(content[2].text, /ComfyUI made it[\s\S]*3 KSampler: seed=42, steps=20, model←4/);
