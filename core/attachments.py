@@ -32,8 +32,6 @@ class Attachment:
     id: str
     thread_id: str
     name: str
-    media_type: str
-    kind: str
     size: int
     tokens: int
     reading: FileReading
@@ -42,6 +40,14 @@ class Attachment:
     @property
     def url(self) -> str:
         return SCHEME + self.id
+
+    @property
+    def media_type(self) -> str:
+        return self.reading.media_type
+
+    @property
+    def kind(self) -> str:
+        return self.reading.kind
 
     def as_json(self) -> dict[str, Any]:
         """What the panel is told (never the bytes)."""
@@ -112,13 +118,11 @@ def _reading(raw: str) -> FileReading:
     )
 
 
-_COLUMNS = "id, thread_id, name, media_type, kind, size, tokens, reading, sent"
+_COLUMNS = "id, thread_id, name, size, tokens, reading, sent"
 
 
 def _row(row: Any) -> Attachment:
-    return Attachment(
-        row[0], row[1], row[2], row[3], row[4], row[5], row[6], _reading(row[7]), bool(row[8])
-    )
+    return Attachment(row[0], row[1], row[2], row[3], row[4], _reading(row[5]), bool(row[6]))
 
 
 class Attachments:
@@ -144,8 +148,7 @@ class Attachments:
             )  # fmt: skip
 
         await self.store.write(work)
-        return Attachment(aid, thread_id, name, reading.media_type, reading.kind, len(data),
-                          tokens, reading, False)  # fmt: skip
+        return Attachment(aid, thread_id, name, len(data), tokens, reading, False)
 
     async def get(self, aid: str) -> Attachment | None:
         row = await self.store.fetchone(f"SELECT {_COLUMNS} FROM attachments WHERE id = ?", (aid,))
@@ -166,7 +169,7 @@ class Attachments:
             f"SELECT {_COLUMNS}, data FROM attachments WHERE thread_id = ? AND id IN ({marks})",
             (thread_id, *set(ids)),
         )
-        return {row[0]: (_row(row), bytes(row[9])) for row in rows}
+        return {row[0]: (_row(row), bytes(row[7])) for row in rows}
 
     async def mark_sent(self, thread_id: str, ids: Sequence[str]) -> None:
         if not ids:
@@ -236,6 +239,6 @@ async def with_thread_files(
         return list(messages), False
     attachments = Attachments(store)
     files = await attachments.of_thread(thread_id, ids)
-    await attachments.mark_sent(thread_id, list(files))
+    await attachments.mark_sent(thread_id, [aid for aid, (att, _) in files.items() if not att.sent])
     unseen = not vision and any(att.reading.image is not None for att, _ in files.values())
     return with_files(messages, files, vision), unseen
