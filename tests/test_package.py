@@ -198,3 +198,22 @@ def test_layers_import_one_way():
                     if target not in allowed:
                         wrong.append(f"{layer}/{path.name}: from {'.' * node.level}{node.module}")
     assert wrong == []
+
+
+def test_requirements_txt_and_pyproject_pin_the_same_dependencies():
+    """Users install requirements.txt (ComfyUI's convention), pip and the Registry read
+    pyproject.toml: one list, the same pins."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    listed = [
+        line.split("#")[0].strip()
+        for line in (root / "requirements.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    ]
+
+    def norm(spec: str) -> str:
+        return spec.replace(" ", "").lower()
+
+    assert sorted(map(norm, listed)) == sorted(map(norm, declared))

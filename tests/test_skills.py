@@ -86,6 +86,21 @@ def test_parse_quotes_comments_and_folded_values() -> None:
 
 
 @pytest.mark.parametrize(
+    ("front", "name", "description"),
+    [  # where a hand-written subset disagreed with YAML: comments, escapes, colons, blocks
+        ("name: a # a comment\ndescription: b", "a", "b"),
+        ('name: "tab\\there \\u00e9"\ndescription: b', "tab here é", "b"),
+        ("name: 'a: b'\ndescription: x:y and a #comment", "a: b", "x:y and a"),
+        ("name: a\ndescription: |\n  kept\n  lines", "a", "kept lines"),
+        ("name: yes\ndescription: 1e3", "yes", "1e3"),
+    ],
+)
+def test_front_matter_is_read_as_yaml(front: str, name: str, description: str) -> None:
+    skill = parse_skill(f"---\n{front}\n---\nbody", "a", "a/SKILL.md")
+    assert (skill.name, skill.description) == (name, description)
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("", "no front matter"),
@@ -96,9 +111,12 @@ def test_parse_quotes_comments_and_folded_values() -> None:
         ("---\nname: a\n---\nbody", "missing description"),
         ("---\nname: ''\ndescription:\n---\n", "missing name and description"),
         ("---\n---\n", "missing name and description"),
-        ("---\nname: a\njust text\ndescription: b\n---\n", "line 3 is not 'key: value'"),
-        ('---\nname: "a\ndescription: b\n---\n', "'name' has an unterminated \" quote"),
-        ("---\nname: a\ndescription: 'b\n---\n", "'description' has an unterminated ' quote"),
+        ("---\nname: a\njust text\ndescription: b\n---\n", "(line 3): while scanning a simple"),
+        ('---\nname: "a\ndescription: b\n---\n', "(line 2): while scanning a quoted scalar"),
+        ("---\nname: a\ndescription: 'b\n---\n", "(line 3): while scanning a quoted scalar"),
+        ("---\nname: a\ndescription: a: b\n---\n", "mapping values are not allowed"),
+        ("---\n- a\n- b\n---\n", "must be 'key: value' lines"),
+        ("---\nname: [a, b]\ndescription: b\n---\n", "'name' must be text"),
     ],
 )
 def test_malformed_front_matter(text: str, message: str) -> None:

@@ -100,7 +100,7 @@ async def test_a_user_skill_round_trip_with_its_file_on_disk(assistant, tmp_path
     status, answer = await call(assistant, "POST", USER, mine)
     assert (status, answer["slug"], answer["modelFamily"]) == (201, "model_mine", True)
     assert skill_file(data_dir, "model_mine").read_text(encoding="utf-8") == (
-        '---\nname: My Flux\ndescription: "Flux tweaks: cfg 1"\n---\n\nUse cfg 1.\n'
+        "---\nname: My Flux\ndescription: 'Flux tweaks: cfg 1'\n---\n\nUse cfg 1.\n"
     )
 
     new_text = "---\nname: Hi-res Fix (SDXL)\ndescription: Two passes.\n---\n\nShorter.\n"

