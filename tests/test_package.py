@@ -217,3 +217,36 @@ def test_requirements_txt_and_pyproject_pin_the_same_dependencies():
         return spec.replace(" ", "").lower()
 
     assert sorted(map(norm, listed)) == sorted(map(norm, declared))
+
+
+def test_registry_metadata_is_complete_and_points_at_files_that_exist():
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    meta = tomllib.loads((root / "pyproject.toml").read_text())
+    comfy, project = meta["tool"]["comfy"], meta["project"]
+    assert comfy["PublisherId"] and comfy["DisplayName"] and comfy["requires-comfyui"]
+    prefix = "https://raw.githubusercontent.com/comfyui-assistant/comfyui-assistant/main/"
+    assert comfy["Icon"].startswith(prefix)
+    assert (root / comfy["Icon"].removeprefix(prefix)).is_file()
+    assert project["license"] == "MIT" and "MIT License" in (root / "LICENSE").read_text()
+    assert all((root / name).is_file() for name in project["license-files"])
+    assert project["urls"]["Repository"].startswith("https://github.com/")
+
+
+def test_every_folder_of_shipped_data_is_listed_as_a_package():
+    """setuptools warns (some 470 lines at install) for each importable folder of package data
+    that `packages` leaves out."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    wanted = set()
+    for top in ("data", "system_context", "user_context", "ui/dist", "ui/playground"):
+        for folder in [root / top, *(p for p in (root / top).rglob("*") if p.is_dir())]:
+            parts = folder.relative_to(root).parts
+            if all(part.isidentifier() for part in parts) and "__pycache__" not in parts:
+                wanted.add(".".join(("comfyui_assistant", *parts)))
+    assert wanted - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"

@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
+import { licenseNotices } from "./license-notices";
 
 const APP_MODULE = "../../scripts/app.js";
 
@@ -39,7 +40,11 @@ const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), 
 export default defineConfig(({ mode }) => {
   const playground = mode === "playground";
   return {
-    plugins: [react(), injectCss(playground ? "cua-playground-css" : "cua-panel-css")],
+    plugins: [
+      react(),
+      injectCss(playground ? "cua-playground-css" : "cua-panel-css"),
+      licenseNotices("THIRD_PARTY_LICENSES.txt"),
+    ],
     define: {
       "process.env.NODE_ENV": JSON.stringify("production"),
       __PANEL_VERSION__: JSON.stringify(pkg.version),
