@@ -3,6 +3,7 @@ tokens.py for why and what happens when none loads)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -58,14 +59,19 @@ _TIKTOKEN_URLS = {
 
 def shipped_cl100k() -> Any:
     """cl100k_base from the file shipped with this package, through tiktoken's own loader (which
-    raises when the file's SHA-256 is not the expected one)."""
+    raises when the file's SHA-256 is not the expected one). Built once per file."""
+    return _encoding_from(str(CL100K_FILE))
+
+
+@functools.lru_cache(maxsize=2)
+def _encoding_from(path: str) -> Any:
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
     return tiktoken.Encoding(
         name="cl100k_base",
         pat_str=_CL100K_PATTERN,
-        mergeable_ranks=load_tiktoken_bpe(str(CL100K_FILE), expected_hash=CL100K_SHA256),
+        mergeable_ranks=load_tiktoken_bpe(path, expected_hash=CL100K_SHA256),
         special_tokens=_CL100K_SPECIAL,
     )
 

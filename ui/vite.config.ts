@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
-import { licenseNotices } from "./license-notices";
+import { licenseNotices } from "./license-notices.ts";
 
 const APP_MODULE = "../../scripts/app.js";
 
