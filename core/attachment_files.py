@@ -135,7 +135,7 @@ def _image(name: str, data: bytes) -> FileReading:
     try:
         info = inspect_image(data)
     except BadImage as exc:
-        raise FileRefused(422, f"{name} cannot be read: {exc}") from None
+        raise FileRefused(exc.status, f"{name} cannot be read: {exc}") from None
     size = f"{info.format.upper()} {info.width}×{info.height}"
     prompt, workflow, broken = _metadata(info.texts)
     if prompt is None and workflow is None:

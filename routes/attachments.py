@@ -1,16 +1,20 @@
 """Files attached in the composer: attach (read, counted, checked against the window, stored),
 show (the bytes back, for the panel), the workflow one holds (for loadWorkflow), and remove a
-draft. A file is refused whole, with the reason, or stored whole: never half."""
+draft. A file is refused whole, with the reason, or stored whole: never half.
+
+A file is decoded, read and counted on a worker thread: an image's data is inflated to check it
+(up to hundreds of MB for a large PNG), and the server answers other requests meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from typing import Any
 
 from aiohttp import web
 
-from ..core.attachment_files import FileRefused, human_size, read_file
+from ..core.attachment_files import FileReading, FileRefused, human_size, read_file
 from ..core.attachment_fit import message_room, tokens_of, too_large
 from ..core.attachments import Attachment, Attachments, new_id
 from ..core.chat_request import RequestError
@@ -43,6 +47,14 @@ def _decode(name: str, data: str) -> bytes:
         raise RequestError(f"'data' of {name} is not valid base64") from None
 
 
+def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
+    data = _decode(name, encoded)
+    try:
+        return data, read_file(name, data, max_bytes)
+    except FileRefused as exc:
+        raise HTTPProblem(exc.status, exc.message) from None
+
+
 def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     max_bytes = service.options.attachment_max_bytes
     body_limit = max_bytes * 4 // 3 + 64 * 1024  # base64, and the other fields
@@ -65,16 +77,12 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         except HTTPProblem as exc:
             raise too_big if exc.status == 413 else exc from None
         thread, name, encoded = _fields(body)
-        data = _decode(name, encoded)
-        try:
-            reading = read_file(name, data, max_bytes)
-        except FileRefused as exc:
-            raise HTTPProblem(exc.status, exc.message) from None
+        data, reading = await asyncio.to_thread(_read, name, encoded, max_bytes)
         room = await message_room(service, thread)
         aid = new_id()
         vision = room.vision if room is not None else True
         model = room.model if room is not None else ""
-        tokens = tokens_of(aid, name, reading, data, vision, model)
+        tokens = await asyncio.to_thread(tokens_of, aid, name, reading, data, vision, model)
         if room is not None and tokens > room.room:
             raise HTTPProblem(413, too_large(name, tokens, room))
         stored = await (await attachments()).add(aid, thread, name, reading, data, tokens)

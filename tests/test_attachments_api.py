@@ -5,14 +5,16 @@ to the panel, a draft removed; and every bad input refused whole."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
+import time
 from typing import Any
 
 from comfyui_assistant.standalone import SERVICE
 
-from .comfy_images import WORKFLOW, comfy_png, plain
+from .comfy_images import WORKFLOW, comfy_png, pixel_bomb, plain, text_bomb
 from .conftest import start_app
 from .helpers import chat_body, sse_events, user, without_reminders
 from .scripted_provider import text_reply
@@ -244,3 +246,32 @@ async def test_the_server_says_whether_the_model_sees(provider, tmp_path):
                 await app.close()
     finally:
         provider_probes.clear_caches()
+
+
+async def test_bombs_are_refused_and_the_server_answers_meanwhile(assistant):
+    # a PNG claiming 10000×10000 RGB (300 MB of rows) whose data inflate to 400 MB: checked on
+    # a worker thread, up to its header's size; other requests are answered meanwhile (before:
+    # checked on the event loop to the end, nothing answered for 32 s at 19.5 GB)
+    done, waits = asyncio.Event(), []
+
+    async def other_requests() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            async with assistant.session.get(assistant.base + "/status") as resp:
+                assert resp.status == 200
+            waits.append(time.monotonic() - started)
+            await asyncio.sleep(0.01)
+
+    pinging = asyncio.ensure_future(other_requests())
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    status, body = await attach(assistant, "pixels.png", pixel_bomb(400))
+    took = time.monotonic() - started
+    done.set()
+    await pinging
+    assert status == 422 and "inflates past the 300,010,000 bytes its 10000×10000" in body["error"]
+    assert took > 0.25  # (long enough that a blocked loop would show)
+    assert max(waits) < max(0.15, took / 4), (max(waits), took, len(waits))
+    status, body = await attach(assistant, "text.png", text_bomb(512))
+    assert status == 413 and "is more than 8 MB" in body["error"]
+    assert await stored(assistant) == 0
