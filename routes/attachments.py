@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
+import json
 from typing import Any
 
 from aiohttp import web
@@ -55,6 +57,13 @@ def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
         raise HTTPProblem(exc.status, exc.message) from None
 
 
+_strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)
+
+
+def _answer(value: Any, status: int = 200) -> web.Response:
+    return web.json_response(value, status=status, dumps=_strict_dumps)
+
+
 def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     max_bytes = service.options.attachment_max_bytes
     body_limit = max_bytes * 4 // 3 + 64 * 1024  # base64, and the other fields
@@ -89,7 +98,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         answer = stored.as_json()
         answer["room"] = room.room if room is not None else None
         answer["vision"] = vision
-        return web.json_response(answer, status=201)
+        return _answer(answer, status=201)
 
     def attachment_id(request: web.Request) -> str:
         aid = request.match_info["id"]
@@ -130,7 +139,13 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         if att.reading.workflow is None:
             why = f" ({att.reading.note})" if att.reading.note else ""
             raise HTTPProblem(422, f"{att.name} holds no ComfyUI workflow{why}")
-        return web.json_response({"name": att.name, "workflow": att.reading.workflow})
+        try:
+            return _answer({"name": att.name, "workflow": att.reading.workflow})
+        except ValueError:  # (kept before NaN was refused at attach)
+            raise HTTPProblem(
+                422, f"{att.name} holds a workflow with NaN or Infinity, which JSON has no value "
+                "for: write numbers or null instead and attach it again",
+            ) from None  # fmt: skip
 
     @table.delete(BASE + "/{id}")
     @guarded
@@ -142,4 +157,4 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
             raise not_found(f"attachment {aid}")
         if not removed:
             raise HTTPProblem(409, f"attachment {aid} is part of a sent message; it stays")
-        return web.json_response({"deleted": aid})
+        return _answer({"deleted": aid})

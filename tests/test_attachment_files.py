@@ -275,3 +275,63 @@ def test_pillow_images_of_every_mode_are_taken():
         out = io.BytesIO()
         picture((37, 23)).convert(mode).save(out, format="PNG")
         assert inspect_image(out.getvalue()).height == 23, mode
+
+
+ODD_WORKFLOWS = [  # UI or API workflows of shapes no ComfyUI writes (each raised before)
+    {"nodes": [{"id": 1, "type": "A"}], "links": 5},
+    {"nodes": [{"id": 1, "inputs": [{"name": "x", "link": [1]}]}], "links": [[[1], 2, 3]]},
+    {"nodes": [{"id": 1, "inputs": [{"name": "x", "link": 1}]}], "links": [{"id": {}}]},
+    {"nodes": [{"id": 1, "inputs": 3, "mode": [2]}]},
+    {"nodes": [{"id": [1], "type": {"a": 1}}], "definitions": [1]},
+    {"nodes": [], "definitions": {"subgraphs": {"a": 1}}},
+    {"nodes": [], "definitions": {"subgraphs": [1, "x", {"name": ["n"]}]}},
+    {"²": {"class_type": "A", "inputs": {"x": [{"a": 1}, 0]}}},
+    {"9" * 5000: {"class_type": "A"}, "1": {"class_type": "B"}},
+]
+
+
+@pytest.mark.parametrize("workflow", ODD_WORKFLOWS)
+def test_workflows_of_odd_shapes_are_read(workflow):
+    for reading in (
+        read_file("odd.json", json.dumps(workflow).encode()),
+        read_file("odd.png", comfy_png(prompt=None, workflow=workflow)),
+    ):
+        assert reading.workflow == workflow and reading.text is not None
+        assert reading.kind in ("workflow", "comfy-image")
+        json.dumps(reading.workflow, allow_nan=False)
+
+
+def test_json_a_browser_cannot_read_is_refused_or_kept_as_text():
+    deep = b'{"nodes": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    nan = b'{"nodes": [{"id": 1, "widgets_values": [NaN]}]}'
+    assert refused("deep.json", deep).message == (
+        "deep.json cannot be read: it is nested more than 64 levels deep (a ComfyUI workflow: "
+        "about 10)"
+    )
+    assert refused("nan.json", nan).message == (
+        "nan.json cannot be read: it holds NaN, which JSON has no value for (a browser cannot "
+        "read it): write a number or null instead"
+    )
+    assert refused("inf.json", b"[Infinity]").status == 422
+    lone = b'{"nodes": [{"title": "a\\ud800b"}]}'  # (a half surrogate pair: not UTF-8 text)
+    assert "half of a UTF-16 surrogate pair" in refused("lone.json", lone).message
+    pair = read_file("pair.json", b'{"nodes": [{"title": "\\ud83d\\ude00"}]}')
+    assert pair.workflow == {"nodes": [{"title": "\U0001f600"}]}
+    just_deep = b"[" * 65 + b"]" * 65  # (not a workflow, but as deep as no workflow is)
+    assert "64 levels" in refused("list.json", just_deep).message
+    # as text (.txt) they are what they are; in an image, broken metadata
+    assert read_file("nan.txt", nan).kind == "text" and read_file("d.txt", deep).kind == "text"
+    for text in (deep.decode(), nan.decode(), lone.decode()):
+        png = read_file("x.png", _png_text(text))
+        assert png.kind == "image" and png.workflow is None
+        assert (
+            png.note == "its ComfyUI workflow metadata is not valid JSON: attached as a plain image"
+        )
+    # odd JSON that is no workflow: text
+    for value in ([], [1, 2], 3, "x", None, {"nodes": 3}, {"1": {"class_type": 4}}, {}):
+        assert read_file("v.json", json.dumps(value).encode()).kind == "text"
+
+
+def _png_text(text: str) -> bytes:
+    chunk = png_chunk(b"tEXt", b"workflow\x00" + text.encode("latin-1"))
+    return png_with(1, 1, zlib.compress(bytes(4)), chunk)
