@@ -9,13 +9,12 @@ like any other (ui_messages.py), so an attachment is counted and kept exactly as
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from .image_files import BadImage, ImageInfo, image_format, inspect_image
-from .json_text import compact_json
+from .json_text import NotStrictJSON, compact_json, strict_json
 from .wire_types import UIPart
 from .workflow_text import node_count, workflow_format, workflow_lines
 
@@ -78,7 +77,7 @@ def read_file(name: str, data: bytes, max_bytes: int = MAX_BYTES) -> FileReading
         raise FileRefused(422, f"{name} cannot be read: it is not a {suffix[1:].upper()} image")
     text = _decode(name, data, suffix)
     if suffix == ".json" or text.lstrip().startswith("{"):
-        reading = _workflow(name, text)
+        reading = _workflow(name, text, suffix)
         if reading is not None:
             return reading
     media = "text/markdown" if suffix in (".md", ".markdown") else "text/plain"
@@ -113,11 +112,15 @@ def _decode(name: str, data: bytes, suffix: str) -> str:
     return text
 
 
-def _workflow(name: str, text: str) -> FileReading | None:
+def _workflow(name: str, text: str, suffix: str) -> FileReading | None:
+    """The workflow a JSON file holds; None when it holds none (it is read as text). A .json
+    file that is JSON a browser cannot read (NaN, nesting past any workflow's) is refused."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        return None
+        value = strict_json(text)
+    except NotStrictJSON as exc:
+        if exc.syntax or suffix != ".json":
+            return None
+        raise FileRefused(422, f"{name} cannot be read: {exc}") from None
     kind = workflow_format(value)
     if kind is None:
         return None
@@ -135,7 +138,7 @@ def _image(name: str, data: bytes) -> FileReading:
     try:
         info = inspect_image(data)
     except BadImage as exc:
-        raise FileRefused(422, f"{name} cannot be read: {exc}") from None
+        raise FileRefused(exc.status, f"{name} cannot be read: {exc}") from None
     size = f"{info.format.upper()} {info.width}×{info.height}"
     prompt, workflow, broken = _metadata(info.texts)
     if prompt is None and workflow is None:
@@ -167,8 +170,8 @@ def _metadata(texts: dict[str, str]) -> tuple[Any, Any, str]:
         if raw is None:
             continue
         try:
-            value = json.loads(raw)
-        except ValueError:
+            value = strict_json(raw)
+        except NotStrictJSON:
             broken = key
             continue
         if workflow_format(value) is not None:

@@ -4,6 +4,7 @@ stored part, digest field and key is serialized the same way."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -12,3 +13,69 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def compact_json(value: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`."""
     return _ENCODER.encode(value)
+
+
+MAX_DEPTH = 64  # levels of nesting a document read from a file may have (a workflow: ~10)
+
+
+class NotStrictJSON(ValueError):
+    """Text that is not JSON every reader takes; `syntax` when it is not JSON at all (rather
+    than JSON with NaN or Infinity, a lone surrogate, or nested too deeply)."""
+
+    def __init__(self, message: str, syntax: bool = False) -> None:
+        super().__init__(message)
+        self.syntax = syntax
+
+
+def strict_json(text: str) -> Any:
+    """The JSON value of `text` as a browser reads it (`JSON.parse` has no NaN or Infinity)
+    and as UTF-8 stores it (no lone UTF-16 surrogate), at most MAX_DEPTH levels deep;
+    NotStrictJSON saying what is wrong."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except NotStrictJSON:
+        raise
+    except json.JSONDecodeError as exc:
+        raise NotStrictJSON(f"{exc.msg} at line {exc.lineno} column {exc.colno}", True) from None
+    except RecursionError:
+        raise NotStrictJSON(_TOO_DEEP) from None
+    except ValueError:  # (an integer of over 4,300 digits)
+        raise NotStrictJSON("it holds a number of thousands of digits", True) from None
+    _check(value, strings=_SURROGATE_ESCAPE.search(text) is not None)
+    return value
+
+
+_TOO_DEEP = f"it is nested more than {MAX_DEPTH} levels deep (a ComfyUI workflow: about 10)"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")  # (only then can a string hold one)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise NotStrictJSON(
+        f"it holds {name}, which JSON has no value for (a browser cannot read it): write a "
+        "number or null instead"
+    )
+
+
+def _check(value: Any, strings: bool) -> None:
+    """Refuse nesting past MAX_DEPTH and, when `strings`, a string or key holding half of a
+    surrogate pair (a pair written as two escapes is one character)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            texts: Any = (item,) if strings else ()
+        elif isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise NotStrictJSON(_TOO_DEEP)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+            texts = item.keys() if strings and isinstance(item, dict) else ()
+        else:
+            continue
+        for text in texts:
+            if _LONE_SURROGATE.search(text):
+                raise NotStrictJSON(
+                    "it holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape "
+                    "alone), which is not text"
+                )

@@ -55,12 +55,24 @@ def workflow_lines(value: Any, limit: int) -> str:
 
 def _by_id(item: tuple[str, Any]) -> tuple[int, str]:
     key = item[0]
-    return (int(key), key) if key.isdigit() else (1 << 62, key)
+    return (int(key), key) if key.isascii() and key.isdigit() and len(key) < 19 else (1 << 62, key)
 
 
 def _value(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 2] + '…"'
+
+
+def _label(value: Any) -> str:
+    """A node's id, type or a link's source as written: a name, a number, or (in a workflow
+    of another shape) its JSON, cut."""
+    return value if isinstance(value, str) else _value(value)
+
+
+def _ref(value: Any) -> int | str | None:
+    """A link id or node id, when it is one (a list or an object is not: it cannot be looked
+    up)."""
+    return value if isinstance(value, (int, str)) else None
 
 
 def _api_line(node_id: str, node: dict[str, Any]) -> str:
@@ -69,7 +81,7 @@ def _api_line(node_id: str, node: dict[str, Any]) -> str:
     values, links = [], []
     for name, value in inputs.items():
         if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
-            links.append(f"{name}←{value[0]}")  # [source node id, output slot]
+            links.append(f"{name}←{_label(value[0])}")  # [source node id, output slot]
         else:
             values.append(f"{name}={_value(value)}")
     title = node.get("_meta", {}).get("title") if isinstance(node.get("_meta"), dict) else None
@@ -78,29 +90,35 @@ def _api_line(node_id: str, node: dict[str, Any]) -> str:
 
 
 def _ui_lines(workflow: dict[str, Any]) -> list[str]:
-    sources: dict[Any, Any] = {}  # link id -> source node id
-    for link in workflow.get("links") or []:
-        if isinstance(link, list) and len(link) >= 3:
+    sources: dict[int | str, Any] = {}  # link id -> source node id
+    for link in _list(workflow.get("links")):
+        if isinstance(link, list) and len(link) >= 3 and _ref(link[0]) is not None:
             sources[link[0]] = link[1]
-        elif isinstance(link, dict):
-            sources[link.get("id")] = link.get("origin_id")
-    lines = []
-    for node in workflow["nodes"]:
-        if not isinstance(node, dict):
-            continue
-        parts = []
-        widgets = node.get("widgets_values")
-        if isinstance(widgets, (list, dict)) and widgets:
-            parts.append(_value(widgets))
-        for slot in node.get("inputs") or []:
-            if isinstance(slot, dict) and slot.get("link") in sources:
-                parts.append(f"{slot.get('name')}←{sources[slot['link']]}")
-        title = node.get("title")
-        named = f" ({title})" if isinstance(title, str) and title != node.get("type") else ""
-        muted = {2: " [muted]", 4: " [bypassed]"}.get(node.get("mode"), "")  # type: ignore[arg-type]
-        lines.append(f"{node.get('id')} {node.get('type')}{named}{muted}: {', '.join(parts)}")
-    subgraphs = (workflow.get("definitions") or {}).get("subgraphs") or []
-    if subgraphs:
-        names = ", ".join(str(s.get("name") or s.get("id")) for s in subgraphs[:10])
-        lines.append(f"(subgraphs inside: {names})")
+        elif isinstance(link, dict) and _ref(link.get("id")) is not None:
+            sources[link["id"]] = link.get("origin_id")
+    lines = [_ui_line(node, sources) for node in workflow["nodes"] if isinstance(node, dict)]
+    definitions = workflow.get("definitions")
+    subgraphs = _list(definitions.get("subgraphs") if isinstance(definitions, dict) else None)
+    names = [_label(s.get("name") or s.get("id")) for s in subgraphs if isinstance(s, dict)]
+    if names:
+        lines.append(f"(subgraphs inside: {', '.join(names[:10])})")
     return [line.rstrip(": ") for line in lines]
+
+
+def _ui_line(node: dict[str, Any], sources: dict[int | str, Any]) -> str:
+    parts = []
+    widgets = node.get("widgets_values")
+    if isinstance(widgets, (list, dict)) and widgets:
+        parts.append(_value(widgets))
+    for slot in _list(node.get("inputs")):
+        link = _ref(slot.get("link")) if isinstance(slot, dict) else None
+        if link is not None and link in sources:
+            parts.append(f"{_label(slot.get('name'))}←{_label(sources[link])}")
+    title, kind, mode = node.get("title"), node.get("type"), node.get("mode")
+    named = f" ({title})" if isinstance(title, str) and title != kind else ""
+    muted = {2: " [muted]", 4: " [bypassed]"}.get(mode, "") if isinstance(mode, int) else ""
+    return f"{_label(node.get('id'))} {_label(kind)}{named}{muted}: {', '.join(parts)}"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

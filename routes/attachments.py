@@ -1,16 +1,22 @@
 """Files attached in the composer: attach (read, counted, checked against the window, stored),
 show (the bytes back, for the panel), the workflow one holds (for loadWorkflow), and remove a
-draft. A file is refused whole, with the reason, or stored whole: never half."""
+draft. A file is refused whole, with the reason, or stored whole: never half.
+
+A file is decoded, read and counted on a worker thread: an image's data is inflated to check it
+(up to hundreds of MB for a large PNG), and the server answers other requests meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import functools
+import json
 from typing import Any
 
 from aiohttp import web
 
-from ..core.attachment_files import FileRefused, human_size, read_file
+from ..core.attachment_files import FileReading, FileRefused, human_size, read_file
 from ..core.attachment_fit import message_room, tokens_of, too_large
 from ..core.attachments import Attachment, Attachments, new_id
 from ..core.chat_request import RequestError
@@ -43,6 +49,21 @@ def _decode(name: str, data: str) -> bytes:
         raise RequestError(f"'data' of {name} is not valid base64") from None
 
 
+def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
+    data = _decode(name, encoded)
+    try:
+        return data, read_file(name, data, max_bytes)
+    except FileRefused as exc:
+        raise HTTPProblem(exc.status, exc.message) from None
+
+
+_strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)
+
+
+def _answer(value: Any, status: int = 200) -> web.Response:
+    return web.json_response(value, status=status, dumps=_strict_dumps)
+
+
 def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     max_bytes = service.options.attachment_max_bytes
     body_limit = max_bytes * 4 // 3 + 64 * 1024  # base64, and the other fields
@@ -65,23 +86,19 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         except HTTPProblem as exc:
             raise too_big if exc.status == 413 else exc from None
         thread, name, encoded = _fields(body)
-        data = _decode(name, encoded)
-        try:
-            reading = read_file(name, data, max_bytes)
-        except FileRefused as exc:
-            raise HTTPProblem(exc.status, exc.message) from None
+        data, reading = await asyncio.to_thread(_read, name, encoded, max_bytes)
         room = await message_room(service, thread)
         aid = new_id()
         vision = room.vision if room is not None else True
         model = room.model if room is not None else ""
-        tokens = tokens_of(aid, name, reading, data, vision, model)
+        tokens = await asyncio.to_thread(tokens_of, aid, name, reading, data, vision, model)
         if room is not None and tokens > room.room:
             raise HTTPProblem(413, too_large(name, tokens, room))
         stored = await (await attachments()).add(aid, thread, name, reading, data, tokens)
         answer = stored.as_json()
         answer["room"] = room.room if room is not None else None
         answer["vision"] = vision
-        return web.json_response(answer, status=201)
+        return _answer(answer, status=201)
 
     def attachment_id(request: web.Request) -> str:
         aid = request.match_info["id"]
@@ -122,7 +139,13 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         if att.reading.workflow is None:
             why = f" ({att.reading.note})" if att.reading.note else ""
             raise HTTPProblem(422, f"{att.name} holds no ComfyUI workflow{why}")
-        return web.json_response({"name": att.name, "workflow": att.reading.workflow})
+        try:
+            return _answer({"name": att.name, "workflow": att.reading.workflow})
+        except ValueError:  # (kept before NaN was refused at attach)
+            raise HTTPProblem(
+                422, f"{att.name} holds a workflow with NaN or Infinity, which JSON has no value "
+                "for: write numbers or null instead and attach it again",
+            ) from None  # fmt: skip
 
     @table.delete(BASE + "/{id}")
     @guarded
@@ -134,4 +157,4 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
             raise not_found(f"attachment {aid}")
         if not removed:
             raise HTTPProblem(409, f"attachment {aid} is part of a sent message; it stays")
-        return web.json_response({"deleted": aid})
+        return _answer({"deleted": aid})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import zlib
 from typing import Any
 
 from PIL import Image
@@ -111,3 +112,65 @@ def plain(fmt: str, size: tuple[int, int] = (64, 48)) -> bytes:
     out = io.BytesIO()
     picture(size).save(out, format=fmt)
     return out.getvalue()
+
+
+# Decompression bombs, built with zlib directly: a block compressed once after a full flush
+# (which resets the compressor's history) compresses to the same bytes every time, so a
+# stream that inflates to gigabytes is written in milliseconds, its checksum computed aside.
+
+
+def deflate_repeated(block: bytes, count: int, head: bytes = b"", tail: bytes = b"") -> bytes:
+    """A zlib stream of `head + block * count + tail`, built without compressing it all."""
+    pack = zlib.compressobj(9)
+    start = pack.compress(head) + pack.flush(zlib.Z_FULL_FLUSH)
+    segment = pack.compress(block) + pack.flush(zlib.Z_FULL_FLUSH)
+    end = pack.compress(tail) + pack.flush()
+    check, once = zlib.adler32(head), zlib.adler32(block)
+    for _ in range(count):
+        check = _adler32_combine(check, once, len(block))
+    check = zlib.adler32(tail, check)
+    return start + segment * count + end[:-4] + check.to_bytes(4, "big")
+
+
+def _adler32_combine(first: int, second: int, second_length: int) -> int:
+    """zlib's adler32_combine: the checksum of two pieces from theirs."""
+    base = 65_521
+    a1, b1, a2, b2 = first & 0xFFFF, first >> 16, second & 0xFFFF, second >> 16
+    a = (a1 + a2 - 1) % base
+    b = (b1 + b2 + second_length * (a1 - 1)) % base
+    return a | b << 16
+
+
+def png_chunk(kind: bytes, body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+
+def png_header(
+    width: int, height: int, depth: int = 8, colour: int = 2, interlace: int = 0
+) -> bytes:
+    body = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    return PNG_SIGNATURE + png_chunk(b"IHDR", body + bytes([depth, colour, 0, 0, interlace]))
+
+
+def png_with(width: int, height: int, pixels: bytes, *chunks: bytes, **header: int) -> bytes:
+    """A PNG of `pixels` (a zlib stream, cut into IDAT chunks of 1 MB), then `chunks`."""
+    step = 1 << 20
+    data = [png_chunk(b"IDAT", pixels[i : i + step]) for i in range(0, len(pixels), step)]
+    return png_header(width, height, **header) + b"".join(data + list(chunks)) + IEND
+
+
+def text_bomb(megabytes: int, kind: bytes = b"zTXt") -> bytes:
+    """A 1×1 PNG whose `workflow` text (zTXt, or iTXt compressed) is a UI workflow with a note
+    of `megabytes` MB: about 1 KB of file per MB of text."""
+    text = deflate_repeated(b"a" * (1 << 20), megabytes, b'{"nodes": [], "note": "', b'"}')
+    body = b"workflow\x00" + (b"\x00" if kind == b"zTXt" else b"\x01\x00\x00\x00") + text
+    return png_with(1, 1, zlib.compress(b"\x00\x00\x00\x00"), png_chunk(kind, body))
+
+
+def pixel_bomb(megabytes: int, width: int = 10_000, height: int = 10_000, **header: int) -> bytes:
+    """A PNG claiming `width`×`height` whose image data inflates to `megabytes` MB of zeros."""
+    return png_with(width, height, deflate_repeated(bytes(1 << 20), megabytes), **header)
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+IEND = png_chunk(b"IEND", b"")

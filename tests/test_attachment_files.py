@@ -4,15 +4,31 @@ wrong."""
 
 from __future__ import annotations
 
+import io
 import json
+import time
+import tracemalloc
 import zlib
 
 import pytest
 from comfyui_assistant.core.attachment_files import FileRefused, model_parts, read_file
 from comfyui_assistant.core.image_files import inspect_image
 from comfyui_assistant.core.workflow_text import workflow_lines
+from PIL import Image
 
-from .comfy_images import PROMPT, WORKFLOW, comfy_png, comfy_webp, plain
+from .comfy_images import (
+    PROMPT,
+    WORKFLOW,
+    comfy_png,
+    comfy_webp,
+    deflate_repeated,
+    picture,
+    pixel_bomb,
+    plain,
+    png_chunk,
+    png_with,
+    text_bomb,
+)
 
 
 def refused(name: str, data: bytes, **kw) -> FileRefused:
@@ -159,3 +175,163 @@ def test_a_decompression_bomb_is_refused_before_it_is_inflated():
         "bomb.png cannot be read: it is 20000×20000 pixels; images of more than 100 megapixels "
         "are not taken (scale it down first)"
     )
+
+
+def test_a_text_bomb_is_refused_past_its_limit_without_inflating_it_all():
+    # 520 KB of zTXt that inflates to 512 MB (before: inflated whole, 3 GB of server memory
+    # and a 537 MB stored row): inflated no further than 8 MB, refused naming the limit
+    bomb = text_bomb(512)
+    assert len(bomb) < 600_000
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        got = refused("bomb.png", bomb)
+        took, (_, peak) = time.monotonic() - started, tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got.status == 413 and got.message == (
+        "bomb.png cannot be read: its metadata text 'workflow' is more than 8 MB, the most one "
+        "may be (a ComfyUI workflow is a few MB at most)"
+    )
+    assert peak < 40_000_000 and took < 2, (peak, took)
+    assert refused("i.png", text_bomb(64, kind=b"iTXt")).status == 413  # (iTXt, compressed)
+
+
+def test_many_texts_together_are_capped_too():
+    # texts within the cap one by one, 7 MB each under other keys: 16 MB in all at most
+    texts = [_ztxt(f"note{i}", 7) for i in range(3)]
+    got = refused("many.png", png_with(1, 1, zlib.compress(bytes(4)), *texts))
+    assert got.status == 413 and got.message.endswith(
+        "its metadata texts add up to more than 16 MB, the most an image may carry"
+    )
+    # damaged texts count what they inflated before their damage, kept or not
+    broken = [_ztxt(f"note{i}", 7)[:-40] + b"\0" * 4 for i in range(3)]  # (CRCs fixed below)
+    broken = [png_chunk(b"zTXt", chunk[8:-4]) for chunk in broken]
+    assert refused("cut.png", png_with(1, 1, zlib.compress(bytes(4)), *broken)).status == 413
+    # and uncompressed texts are kept no longer than compressed ones
+    long = png_chunk(b"tEXt", b"workflow\x00" + b"a" * (9 << 20))
+    assert refused("long.png", png_with(1, 1, zlib.compress(bytes(4)), long)).status == 413
+    ok = png_with(1, 1, zlib.compress(bytes(4)), _ztxt("workflow", 7))
+    assert len(inspect_image(ok).texts["workflow"]) == 7 << 20
+
+
+def _ztxt(key: str, megabytes: int) -> bytes:
+    return png_chunk(
+        b"zTXt", key.encode() + b"\0\0" + deflate_repeated(b"b" * (1 << 20), megabytes)
+    )
+
+
+def test_image_data_that_inflates_past_its_header_is_refused_early():
+    # 10000×10000 one-bit grey: 12.5 MB of rows; the data inflates to 64 MB (before: inflated
+    # to the end whatever its size, 19.5 GB for a 20 MB file)
+    bomb = pixel_bomb(64, depth=1, colour=0)
+    started = time.monotonic()
+    got = refused("pixels.png", bomb)
+    assert time.monotonic() - started < 1
+    assert got.status == 422 and got.message == (
+        "pixels.png cannot be read: the PNG is damaged: its image data inflates past the "
+        "12,510,000 bytes its 10000×10000 header gives (a decompression bomb?)"
+    )
+    # exactly what the header gives is taken; less is damage
+    exact = deflate_repeated(bytes(1 << 20), 11, tail=bytes(12_510_000 - (11 << 20)))
+    assert inspect_image(png_with(10_000, 10_000, exact, depth=1, colour=0)).width == 10_000
+    short = refused("short.png", png_with(100, 100, zlib.compress(bytes(30_000))))
+    assert short.message.endswith("holds 30,000 of the 30,100 bytes its 100×100 header gives")
+    odd = refused("odd.png", png_with(4, 4, zlib.compress(bytes(20)), depth=3, colour=0))
+    assert "unknown pixel format: colour type 0, bit depth 3" in odd.message
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 5), (9, 9), (33, 31), (5, 1)])
+@pytest.mark.parametrize(("depth", "colour"), [(8, 2), (1, 0), (16, 6), (8, 4)])
+def test_the_size_of_image_data_is_what_pillow_reads(size, depth, colour):
+    # an Adam7-interlaced image of the size we compute loads in Pillow; a byte less does not
+    width, height = size
+    header = {"depth": depth, "colour": colour, "interlace": 1}
+    for extra, loads in ((0, True), (-1, False)):
+        rows = bytes(_adam7_bytes(width, height, depth, colour) + extra)
+        data = png_with(width, height, zlib.compress(rows), **header)
+        try:
+            Image.open(io.BytesIO(data)).load()
+        except OSError:
+            assert not loads
+        else:
+            assert loads
+            assert inspect_image(data).width == width
+    assert read_file("p.png", plain("PNG", size)).image is not None  # (not interlaced)
+
+
+def _adam7_bytes(width: int, height: int, depth: int, colour: int) -> int:
+    bits = depth * {0: 1, 2: 3, 4: 2, 6: 4}[colour]
+    total = 0
+    for x, y, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4),
+                         (1, 0, 2, 2), (0, 1, 1, 2)):  # fmt: skip
+        w, h = len(range(x, width, dx)), len(range(y, height, dy))
+        total += h * (1 + (w * bits + 7) // 8) if w and h else 0
+    return total
+
+
+def test_pillow_images_of_every_mode_are_taken():
+    for mode in ("1", "L", "P", "RGB", "RGBA", "LA", "I;16"):
+        out = io.BytesIO()
+        picture((37, 23)).convert(mode).save(out, format="PNG")
+        assert inspect_image(out.getvalue()).height == 23, mode
+
+
+ODD_WORKFLOWS = [  # UI or API workflows of shapes no ComfyUI writes (each raised before)
+    {"nodes": [{"id": 1, "type": "A"}], "links": 5},
+    {"nodes": [{"id": 1, "inputs": [{"name": "x", "link": [1]}]}], "links": [[[1], 2, 3]]},
+    {"nodes": [{"id": 1, "inputs": [{"name": "x", "link": 1}]}], "links": [{"id": {}}]},
+    {"nodes": [{"id": 1, "inputs": 3, "mode": [2]}]},
+    {"nodes": [{"id": [1], "type": {"a": 1}}], "definitions": [1]},
+    {"nodes": [], "definitions": {"subgraphs": {"a": 1}}},
+    {"nodes": [], "definitions": {"subgraphs": [1, "x", {"name": ["n"]}]}},
+    {"²": {"class_type": "A", "inputs": {"x": [{"a": 1}, 0]}}},
+    {"9" * 5000: {"class_type": "A"}, "1": {"class_type": "B"}},
+]
+
+
+@pytest.mark.parametrize("workflow", ODD_WORKFLOWS)
+def test_workflows_of_odd_shapes_are_read(workflow):
+    for reading in (
+        read_file("odd.json", json.dumps(workflow).encode()),
+        read_file("odd.png", comfy_png(prompt=None, workflow=workflow)),
+    ):
+        assert reading.workflow == workflow and reading.text is not None
+        assert reading.kind in ("workflow", "comfy-image")
+        json.dumps(reading.workflow, allow_nan=False)
+
+
+def test_json_a_browser_cannot_read_is_refused_or_kept_as_text():
+    deep = b'{"nodes": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    nan = b'{"nodes": [{"id": 1, "widgets_values": [NaN]}]}'
+    assert refused("deep.json", deep).message == (
+        "deep.json cannot be read: it is nested more than 64 levels deep (a ComfyUI workflow: "
+        "about 10)"
+    )
+    assert refused("nan.json", nan).message == (
+        "nan.json cannot be read: it holds NaN, which JSON has no value for (a browser cannot "
+        "read it): write a number or null instead"
+    )
+    assert refused("inf.json", b"[Infinity]").status == 422
+    lone = b'{"nodes": [{"title": "a\\ud800b"}]}'  # (a half surrogate pair: not UTF-8 text)
+    assert "half of a UTF-16 surrogate pair" in refused("lone.json", lone).message
+    pair = read_file("pair.json", b'{"nodes": [{"title": "\\ud83d\\ude00"}]}')
+    assert pair.workflow == {"nodes": [{"title": "\U0001f600"}]}
+    just_deep = b"[" * 65 + b"]" * 65  # (not a workflow, but as deep as no workflow is)
+    assert "64 levels" in refused("list.json", just_deep).message
+    # as text (.txt) they are what they are; in an image, broken metadata
+    assert read_file("nan.txt", nan).kind == "text" and read_file("d.txt", deep).kind == "text"
+    for text in (deep.decode(), nan.decode(), lone.decode()):
+        png = read_file("x.png", _png_text(text))
+        assert png.kind == "image" and png.workflow is None
+        assert (
+            png.note == "its ComfyUI workflow metadata is not valid JSON: attached as a plain image"
+        )
+    # odd JSON that is no workflow: text
+    for value in ([], [1, 2], 3, "x", None, {"nodes": 3}, {"1": {"class_type": 4}}, {}):
+        assert read_file("v.json", json.dumps(value).encode()).kind == "text"
+
+
+def _png_text(text: str) -> bytes:
+    chunk = png_chunk(b"tEXt", b"workflow\x00" + text.encode("latin-1"))
+    return png_with(1, 1, zlib.compress(bytes(4)), chunk)

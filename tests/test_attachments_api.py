@@ -5,14 +5,19 @@ to the panel, a draft removed; and every bad input refused whole."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import math
 import re
+import time
 from typing import Any
 
+from comfyui_assistant.core.attachment_files import FileReading
+from comfyui_assistant.core.attachments import Attachments
 from comfyui_assistant.standalone import SERVICE
 
-from .comfy_images import WORKFLOW, comfy_png, plain
+from .comfy_images import WORKFLOW, comfy_png, pixel_bomb, plain, png_chunk, text_bomb
 from .conftest import start_app
 from .helpers import chat_body, sse_events, user, without_reminders
 from .scripted_provider import text_reply
@@ -244,3 +249,64 @@ async def test_the_server_says_whether_the_model_sees(provider, tmp_path):
                 await app.close()
     finally:
         provider_probes.clear_caches()
+
+
+async def test_bombs_are_refused_and_the_server_answers_meanwhile(assistant):
+    # a PNG claiming 10000×10000 RGB (300 MB of rows) whose data inflate to 400 MB: checked on
+    # a worker thread, up to its header's size; other requests are answered meanwhile (before:
+    # checked on the event loop to the end, nothing answered for 32 s at 19.5 GB)
+    done, waits = asyncio.Event(), []
+
+    async def other_requests() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            async with assistant.session.get(assistant.base + "/status") as resp:
+                assert resp.status == 200
+            waits.append(time.monotonic() - started)
+            await asyncio.sleep(0.01)
+
+    pinging = asyncio.ensure_future(other_requests())
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    status, body = await attach(assistant, "pixels.png", pixel_bomb(400))
+    took = time.monotonic() - started
+    done.set()
+    await pinging
+    assert status == 422 and "inflates past the 300,010,000 bytes its 10000×10000" in body["error"]
+    assert took > 0.25  # (long enough that a blocked loop would show)
+    assert max(waits) < max(0.15, took / 4), (max(waits), took, len(waits))
+    status, body = await attach(assistant, "text.png", text_bomb(512))
+    assert status == 413 and "is more than 8 MB" in body["error"]
+    assert await stored(assistant) == 0
+
+
+async def test_workflows_a_browser_cannot_parse_are_refused(assistant):
+    nan = b'{"nodes": [{"id": 1, "type": "A", "widgets_values": [NaN, 1]}]}'
+    status, body = await attach(assistant, "nan.json", nan)
+    assert status == 422 and "holds NaN" in body["error"]
+    status, body = await attach(assistant, "deep.json", b"[" * 100_000 + b"]" * 100_000)
+    assert status == 422 and "nested more than 64 levels" in body["error"]
+    # in an image: its metadata is broken, it is a plain image and says why it holds none
+    png = comfy_png(prompt=None, workflow=None)
+    png = png[:-12] + png_chunk(b"tEXt", b"workflow\x00" + nan) + png[-12:]
+    status, att = await attach(assistant, "nan.png", png)
+    assert status == 201 and att["kind"] == "image" and att["workflow"] is False
+    status, body = await call(assistant, "GET", f"{BASE}/{att['id']}/workflow")
+    assert status == 422 and "not valid JSON" in body["error"]
+    # odd shapes: read, stored and given back as strict JSON
+    odd = {"nodes": [{"id": [1], "mode": [2], "inputs": 3}], "links": 5, "definitions": [1]}
+    status, att = await attach(assistant, "odd.json", json.dumps(odd).encode())
+    assert status == 201 and att["kind"] == "workflow", att
+    status, body = await call(assistant, "GET", f"{BASE}/{att['id']}/workflow")
+    assert status == 200 and body["workflow"] == odd
+    # a workflow kept before NaN was refused is not sent as JSON a browser cannot parse
+    store = Attachments(await assistant.app[SERVICE].store())
+    reading = FileReading("workflow", "application/json", "workflow", workflow={"x": math.nan})
+    await store.add("att_old", "t", "old.json", reading, b"{}", 1)
+    async with assistant.session.get(f"{assistant.base}{BASE}/att_old/workflow") as resp:
+        assert resp.status == 422, await resp.text()
+        assert "NaN" in json.loads(await resp.text(), parse_constant=_refuse)["error"]
+
+
+def _refuse(name: str) -> None:
+    raise AssertionError(f"{name} in a response: a browser's JSON.parse refuses it")

@@ -269,3 +269,146 @@ def test_real_values_are_not_refused_with_the_odd_ones(server: ServerThread) -> 
         "POST", "/api/chat", json.dumps(body).encode(), "application/json"
     )
     assert status == 200, answer[:300]
+
+
+# Attachments: files whose contents are workflows of every shape (.json, or the text of a PNG),
+# the route's 3,000 requests above never held one. A file attached must be refused with a 4xx
+# or stored; what is stored is given back as JSON a browser parses (no NaN, no Infinity).
+
+loose_values = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), nasty_text,
+        st.text(any_char, max_size=8),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)  # fmt: skip
+ref_ids = st.one_of(
+    st.integers(-3, 40), st.text("0123456789", min_size=1, max_size=3), st.none(), st.floats(),
+    st.sampled_from(["²", "9" * 5000, "", "1.5", "\ud800"]), st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.just("id"), st.integers(), max_size=1),
+)  # fmt: skip
+ui_nodes = st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "id": ref_ids,
+        "type": st.one_of(st.sampled_from(["KSampler", "Note"]), loose_values),
+        "title": loose_values,
+        "mode": st.one_of(st.sampled_from([0, 2, 4]), loose_values),
+        "inputs": st.one_of(st.lists(st.one_of(
+            st.fixed_dictionaries({}, optional={"name": loose_values, "link": ref_ids}),
+            loose_values), max_size=3), loose_values),
+        "widgets_values": st.one_of(
+            st.lists(loose_values, max_size=3),
+            st.dictionaries(st.text(max_size=5), loose_values, max_size=3), loose_values),
+    }),
+    loose_values,
+)  # fmt: skip
+ui_links = st.one_of(
+    st.lists(ref_ids, max_size=6),
+    st.fixed_dictionaries({}, optional={"id": ref_ids, "origin_id": ref_ids}),
+    loose_values,
+)
+subgraphs = st.one_of(
+    st.lists(
+        st.one_of(st.fixed_dictionaries({}, optional={"name": loose_values, "id": ref_ids}),
+                  loose_values), max_size=3),
+    loose_values,
+)  # fmt: skip
+ui_workflows = st.fixed_dictionaries(
+    {"nodes": st.one_of(st.lists(ui_nodes, max_size=4),
+                        st.dictionaries(st.text(max_size=3), ui_nodes, max_size=3))},
+    optional={
+        "links": st.one_of(st.lists(ui_links, max_size=4), loose_values),
+        "definitions": st.one_of(
+            st.fixed_dictionaries({}, optional={"subgraphs": subgraphs}), loose_values),
+    },
+)  # fmt: skip
+api_nodes = st.fixed_dictionaries(
+    {"class_type": st.sampled_from(["KSampler", "CLIPTextEncode"])},
+    optional={
+        "inputs": st.one_of(st.dictionaries(st.text(max_size=5), st.one_of(
+            st.tuples(ref_ids, st.integers(0, 3)).map(list), loose_values), max_size=4),
+            loose_values),
+        "_meta": st.one_of(st.fixed_dictionaries({}, optional={"title": loose_values}),
+                           loose_values),
+    },
+)  # fmt: skip
+api_workflows = st.dictionaries(
+    st.one_of(st.text("0123456789", min_size=1, max_size=4), st.sampled_from(["²", "9" * 5000]),
+              st.text(max_size=4)),
+    api_nodes, min_size=1, max_size=4,
+)  # fmt: skip
+workflows = st.one_of(ui_workflows, api_workflows, loose_values)
+
+
+def _nested(value: Any, depth: int, how: str) -> str:
+    inner = json.dumps(value)
+    if how == "list":
+        return "[" * depth + inner + "]" * depth
+    if how == "nodes":
+        return '{"nodes": [' + "[" * depth + "]" * depth + "]}"
+    return '{"a": ' * depth + inner + "}" * depth
+
+
+workflow_texts = st.one_of(
+    workflows.map(json.dumps),  # (Python writes NaN and Infinity as they are)
+    st.builds(_nested, workflows, st.integers(1, 3000), st.sampled_from(["list", "nodes", "a"])),
+    st.sampled_from(['{"nodes": [NaN]}', '{"1": {"class_type": "A", "inputs": {"x": -Infinity}}}',
+                     '{"nodes": [{"id": 1}]', "NaN", '{"nodes": []}' * 2]),
+)  # fmt: skip
+
+
+def _png_of(text: str, kind: str, key: str) -> bytes:
+    import zlib
+
+    from .comfy_images import png_chunk, png_with
+
+    raw = text.encode("utf-8", "surrogatepass")
+    body = {
+        "tEXt": key.encode() + b"\0" + raw,
+        "zTXt": key.encode() + b"\0\0" + zlib.compress(raw),
+        "iTXt": key.encode() + b"\0\1\0\0\0" + zlib.compress(raw),
+        "comf": key.encode() + b"\0" + raw,
+    }[kind]
+    return png_with(1, 1, zlib.compress(bytes(4)), png_chunk(kind.encode(), body))
+
+
+attached_files = st.one_of(
+    st.tuples(st.sampled_from(["flow.json", "notes.txt", "x"]),
+              workflow_texts.map(lambda t: t.encode("utf-8", "surrogatepass"))),
+    st.tuples(st.just("image.png"),
+              st.builds(_png_of, workflow_texts, st.sampled_from(["tEXt", "zTXt", "iTXt", "comf"]),
+                        st.sampled_from(["workflow", "prompt"]))),
+)  # fmt: skip
+
+
+def _strict(name: str) -> Any:
+    raise AssertionError(f"{name} in a response: a browser's JSON.parse refuses it")
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(file=attached_files)
+def test_no_attached_file_yields_a_server_error(server: ServerThread, file: tuple[str, bytes]):
+    import base64
+
+    name, data = file
+    body = {"thread": "fuzz", "name": name, "data": base64.b64encode(data).decode()}
+    path = "/api/assistant/attachments"
+    status, answer = server.request("POST", path, json.dumps(body).encode(), "application/json")
+    assert status < 500, (name, data[:300], status, answer[:300])
+    got = json.loads(answer, parse_constant=_strict)
+    if status != 201:
+        assert got["error"], answer
+        return
+    for shown in ("", "/workflow"):
+        status, answer = server.request("GET", f"{path}/{got['id']}{shown}", b"", None)
+        assert status < 500, (name, data[:300], status, answer[:300])
+    json.loads(answer, parse_constant=_strict)
