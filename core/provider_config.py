@@ -15,9 +15,9 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from .chat_request import RequestError
+from .http_client import URL, InvalidURL
 from .provider_profiles import ProviderProfile, profile_for
 
 log = logging.getLogger("comfyui_assistant")
@@ -80,36 +80,61 @@ class ProviderSettings:
 
 
 KEY_ORIGIN = "apiKeyOrigin"  # stored beside the key: where it may be sent
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin(url: str) -> str:
-    """scheme://host:port of a checked base URL (the default port written out)."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    host = (parts.hostname or "").lower()
-    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+    """scheme://host:port of a checked base URL (the default port written out), as the HTTP
+    client that sends the key reads it."""
+    parsed = URL(url)
+    host = parsed.host.lower()
+    port = parsed.port or DEFAULT_PORTS.get(parsed.scheme, 0)
+    return f"{parsed.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+_NAMED = {" ": "a space", "\t": "a tab"}
+
+
+def _odd_character(value: str) -> str | None:
+    """What no base URL has: whitespace, a control character or a backslash (which parsers
+    read differently: a tab before the port is dropped by one and refused by another)."""
+    for position, char in enumerate(value):
+        if char.isspace() or not char.isprintable() or char == "\\":
+            name = _NAMED.get(char) or unicodedata.name(char, "a control character")
+            return f"{name} (U+{ord(char):04X}) at position {position + 1}"
+    return None
 
 
 def _check_url(value: str) -> str:
-    parts = urlsplit(value)
+    """A base URL the HTTP client accepts as it is (the openai SDK's httpx: checked with its
+    own parser, so what is saved is what requests go to), refused with what to fix."""
     example = f"an http(s) URL such as {DEFAULT_BASE_URL}"
-    if "@" in parts.netloc:  # never echo it: it holds a password
+    authority = (value.split("//", 1)[1] if "//" in value else value).split("/", 1)[0]
+    if "@" in authority:  # never echo it: it holds a password
         raise RequestError(
             "baseUrl must not contain a user name or password; put the key in the API key "
             "field (or LLM_API_KEY) instead"
         )
-    if parts.query or parts.fragment or "?" in value or "#" in value:
+    shown = f" (got {value[:200]!r})" if "@" not in value else ""
+    odd = _odd_character(value)
+    if odd is not None:
+        raise RequestError(f"baseUrl contains {odd}; remove it")
+    if "?" in value or "#" in value:
         raise RequestError(
             f"baseUrl must not have a query string or fragment ('?…', '#…'); use {example} "
             "and put a key in the API key field"
         )
     try:
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise RequestError(f"baseUrl must be {example} (got {value[:200]!r})")
-    if not value.isascii() and not parts.hostname.isascii():
+        url = URL(value)
+    except InvalidURL as exc:
+        raise RequestError(
+            f"baseUrl is not a URL the HTTP client accepts ({exc}); use {example}"
+        ) from None
+    if url.scheme not in DEFAULT_PORTS or not url.host or url.userinfo:
+        raise RequestError(f"baseUrl must be {example}{shown}")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise RequestError(f"baseUrl's port must be between 1 and 65535{shown}")
+    if not url.host.isascii():
         raise RequestError("baseUrl's host name must be ASCII (write an IDN in its xn-- form)")
     return value.rstrip("/")
 
