@@ -55,6 +55,7 @@ class ProviderSettings:
     max_output_tokens: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    problems: tuple[str, ...] = field(default=(), compare=False)  # environment_problems
 
     @property
     def profile(self) -> ProviderProfile:
@@ -76,6 +77,7 @@ class ProviderSettings:
             "apiKeySet": bool(self.api_key),
             "provider": self.label,
             "sources": dict(self.sources),
+            "problems": list(self.problems),
         }
 
 
@@ -184,17 +186,48 @@ def validate_update(body: Any) -> dict[str, Any]:
     return update
 
 
-def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+def _environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The environment's settings that pass the checks, and why each other one was refused
+    (the message never repeats a value that may hold a password)."""
     values: dict[str, Any] = {}
+    refused: dict[str, str] = {}
     for spec in FIELDS:
         raw = environ.get(spec.env, "").strip()
         if not raw:
             continue
         try:
             values[spec.key] = coerce(spec.key, raw if spec.kind is str else float(raw))
-        except (RequestError, ValueError) as exc:
-            log.warning("ignoring %s: %s", spec.env, exc)
-    return values
+        except RequestError as exc:
+            refused[spec.env] = "the value" + str(exc).removeprefix(spec.key)
+        except ValueError:
+            refused[spec.env] = "the value must be a number"
+    return values, refused
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    return _environment(environ)[0]
+
+
+def environment_problems(environ: Mapping[str, str]) -> list[str]:
+    """What the environment sets but is not used, one sentence each (the log line at start and
+    the Settings view say them). A refused LLM_BASE_URL leaves LLM_API_KEY unused: the key was
+    given for that address, not for the default one."""
+    _values, refused = _environment(environ)
+    problems = {env: f"{env} is ignored: {why}" for env, why in refused.items()}
+    if "LLM_BASE_URL" in refused and environ.get("LLM_API_KEY", "").strip():
+        problems["LLM_BASE_URL"] += (
+            "; LLM_API_KEY, given for that address, is sent nowhere until LLM_BASE_URL is "
+            "fixed and the server restarted (or enter the provider and its key in Settings)"
+        )
+    return [f"{problem}." for problem in problems.values()]
+
+
+def env_key_origin(env: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
+    """Where LLM_API_KEY may go: the origin of LLM_BASE_URL, the default's when it is unset,
+    nowhere when it is set but refused."""
+    if env.get("baseUrl"):
+        return origin(env["baseUrl"])
+    return None if environ.get("LLM_BASE_URL", "").strip() else origin(DEFAULT_BASE_URL)
 
 
 def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSettings:
@@ -214,7 +247,7 @@ def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSe
     api_key = None
     if stored.get("apiKey") and stored.get(KEY_ORIGIN) == origin(base_url):
         api_key, sources["apiKey"] = stored["apiKey"], "settings"
-    elif env.get("apiKey") and origin(env.get("baseUrl", DEFAULT_BASE_URL)) == origin(base_url):
+    elif env.get("apiKey") and env_key_origin(env, environ) == origin(base_url):
         api_key, sources["apiKey"] = env["apiKey"], "environment"
     return ProviderSettings(
         base_url=base_url,
@@ -224,6 +257,7 @@ def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSe
         max_output_tokens=merged.get("maxOutputTokens"),
         timeout_seconds=merged.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS),
         sources=sources,
+        problems=tuple(environment_problems(environ)),
     )
 
 
@@ -278,8 +312,8 @@ def apply_update(
         )
     env = from_environment(environ)
     if notice is None and "apiKey" not in update and env.get("apiKey"):
-        env_origin = origin(env.get("baseUrl", DEFAULT_BASE_URL))
-        if env_origin != new_origin and not after.get("apiKey"):
+        env_origin = env_key_origin(env, environ)
+        if env_origin is not None and env_origin != new_origin and not after.get("apiKey"):
             notice = (
                 f"LLM_API_KEY is only sent to {env_origin}; enter a key for {new_origin} if "
                 f"it needs one."

@@ -234,3 +234,61 @@ async def test_a_base_url_with_a_password_stored_before_it_was_refused_is_droppe
         await app.close()
     assert status == 200 and settings["apiKeySet"] is False
     assert "hunter2" not in json.dumps(settings) + page + caplog.text
+
+
+REFUSED_BASE_URLS = {
+    "a query string": "http://127.0.0.1:9/v1?key=hunter2",
+    "user:password": "http://user:hunter2@127.0.0.1:9/v1",
+    "a fragment": "http://127.0.0.1:9/v1#hunter2",
+    "ftp:": "ftp://127.0.0.1:9/v1",
+    "a non-ASCII host": "http://prövider.example:9/v1",
+    "a bad port": "http://127.0.0.1:99999/v1",
+    "no scheme": "127.0.0.1:9/v1",
+}
+
+
+@pytest.fixture
+async def default_address() -> AsyncIterator[ScriptedProvider]:
+    """A capturing server where the default base URL points (127.0.0.1:11434)."""
+    server = ScriptedProvider()
+    try:
+        await server.start(port=11434)
+    except OSError as exc:  # (a real Ollama running here)
+        pytest.skip(f"port 11434 on 127.0.0.1 is taken ({exc.strerror})")
+    yield server
+    await server.stop()
+
+
+@pytest.mark.parametrize("shape", REFUSED_BASE_URLS)
+async def test_a_refused_environment_base_url_leaves_no_key_in_use(
+    tmp_path, home, default_address, caplog, shape
+):
+    env = {"LLM_BASE_URL": REFUSED_BASE_URLS[shape], "LLM_API_KEY": KEY}
+    app = await _app(tmp_path, home, **env)
+    try:
+        default_address.enqueue(*(text_reply("hi") for _ in range(3)))
+        for _ in range(3):
+            await app.chat(chat_body(user("hi")))
+        await _json(app, "POST", "/api/assistant/provider/test", {})
+        _status, settings = await _json(app, "GET", "/api/assistant/provider")
+    finally:
+        await app.close()
+    assert default_address.seen  # the requests went to the default address...
+    assert default_address.saw(KEY) == []  # ...without the key given for another
+    sent = {headers.get("Authorization") for _m, _p, headers in default_address.seen}
+    assert sent <= {None, "Bearer not-needed"}  # (the SDK's placeholder when there is no key)
+    assert settings["apiKeySet"] is False
+    [problem] = settings["problems"]
+    assert problem.startswith("LLM_BASE_URL is ignored: ") and "LLM_API_KEY" in problem
+    said = [r.getMessage() for r in caplog.records if "LLM_BASE_URL" in r.getMessage()]
+    assert said == [problem]  # one line, at start
+    assert "hunter2" not in problem + caplog.text
+
+
+async def test_the_settings_say_nothing_is_wrong_when_nothing_is(tmp_path, home):
+    app = await _app(tmp_path, home, LLM_BASE_URL=home.base_url, LLM_API_KEY=KEY)
+    try:
+        _status, settings = await _json(app, "GET", "/api/assistant/provider")
+    finally:
+        await app.close()
+    assert settings["problems"] == [] and settings["apiKeySet"] is True

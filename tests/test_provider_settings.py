@@ -50,6 +50,7 @@ async def test_environment_settings_are_shown_without_the_key(provider, tmp_path
             "timeoutSeconds": 300.0,
             "apiKeySet": True,
             "provider": "The provider",
+            "problems": [],
             "sources": {
                 "baseUrl": "environment",
                 "apiKey": "environment",
@@ -237,11 +238,14 @@ def test_redact_removes_keys_and_bearer_tokens():
     )
 
 
-def test_bad_environment_values_are_ignored_not_fatal(caplog):
+def test_bad_environment_values_are_ignored_not_fatal():
     settings = resolve({}, {"LLM_CONTEXT_WINDOW": "lots", "LLM_BASE_URL": "localhost:11434"})
     assert (settings.context_window, settings.base_url) == (None, "http://127.0.0.1:11434/v1")
-    assert "ignoring LLM_CONTEXT_WINDOW" in caplog.text
-    assert "ignoring LLM_BASE_URL" in caplog.text
+    assert settings.problems == (
+        "LLM_BASE_URL is ignored: the value must be an http(s) URL such as "
+        "http://127.0.0.1:11434/v1 (got 'localhost:11434').",
+        "LLM_CONTEXT_WINDOW is ignored: the value must be a number.",
+    )
 
 
 @pytest.mark.parametrize(
