@@ -6,6 +6,9 @@ on 127.0.0.1 stand for the user's provider (`home`) and an address someone else 
 from __future__ import annotations
 
 import json
+import shutil
+import ssl
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -292,3 +295,55 @@ async def test_the_settings_say_nothing_is_wrong_when_nothing_is(tmp_path, home)
     finally:
         await app.close()
     assert settings["problems"] == [] and settings["apiKeySet"] is True
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (openssl), and its key."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a certificate")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_an_http_to_https_redirect_does_not_carry_the_key(tmp_path, monkeypatch):
+    """http://host (port 80) to https://host (port 443) is the one redirect the HTTP library
+    keeps the Authorization header on; the key is bound to scheme and port too."""
+    cert, key = _certificate(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts it
+    plain, secure = ScriptedProvider(api_key=KEY), ScriptedProvider()
+    try:
+        await plain.start(port=80)
+        await secure.start(port=443, tls=tls)
+    except OSError as exc:
+        await plain.stop()
+        pytest.skip(f"needs ports 80 and 443 on 127.0.0.1 ({exc.strerror})")
+    plain.redirect_to = "https://127.0.0.1"
+    app = await _app(tmp_path, plain)
+    try:
+        await _store_key(app, plain)
+        secure.enqueue(text_reply("over https"))
+        status, body = await app.chat(chat_body(user("hi")))
+        _status, verdict = await _json(app, "POST", "/api/assistant/provider/test", {})
+        secure.api_key = KEY  # a server there that wants the key: the refusal says why
+        _status, refused = await _json(app, "POST", "/api/assistant/provider/test", {})
+    finally:
+        await app.close()
+        await plain.stop()
+        await secure.stop()
+    assert plain.saw(KEY)  # it went where it was given...
+    assert "POST /v1/chat/completions" in [f"{m} {p}" for m, p, _ in secure.seen]  # followed
+    assert secure.saw(KEY) == []  # ...and not on to another scheme and port
+    assert status == 200 and '"type":"error"' not in body and "over http" in body
+    assert verdict["ok"] is True, verdict
+    assert refused["auth"] == "failed" and (
+        "redirected the request to https://127.0.0.1:443, where the key is not sent"
+        in refused["message"]
+    ), refused
