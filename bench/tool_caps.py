@@ -8,8 +8,9 @@ the same process and event loop on real 127.0.0.1 sockets, and a poller asks `/s
 50 ms while each answer streams (its slowest answer is how long the server stopped answering
 anything else).
 
-1. Tool calls: every step the model calls `searchInstalledNodes` `--calls` times. Reported:
-   tools run, steps, wall time, stream bytes, the slowest `/status`.
+1. Tool calls: every step the model calls `searchInstalledNodes` `--calls` times (with an
+   output reserve large enough for their arguments). Reported: tools run, steps, wall time,
+   stream bytes, the slowest `/status`.
 2. An endless answer: the provider streams words until the client leaves (it ignores
    `max_tokens`); the chat is given `--endless-seconds` to end. Reported: whether it ended, how,
    after how long and how many bytes, and the `max_tokens` the request carried.
@@ -103,7 +104,9 @@ async def timed_chat(app: App, body: Any, limit: float) -> tuple[str, float, flo
 async def tool_calls(calls: int, data: Path) -> None:
     provider = await ScriptedProvider().start()
     provider.responder = lambda body: many_calls(calls)
-    app = await start_app(data, {**ENV, "LLM_BASE_URL": provider.base_url})
+    # (a reserve large enough for 1,000 calls' arguments: the output limit is measured apart)
+    env = {**ENV, "LLM_CONTEXT_WINDOW": "131072", "LLM_MAX_OUTPUT_TOKENS": "32768"}
+    app = await start_app(data, {**env, "LLM_BASE_URL": provider.base_url})
     try:
         text, took, worst, _ = await timed_chat(app, chat_body(user("find nodes")), 600)
     finally:
@@ -113,11 +116,16 @@ async def tool_calls(calls: int, data: Path) -> None:
     ran = sum(e["type"] == "tool-output-available" for e in events)
     refused = sum(e["type"] == "tool-input-error" for e in events)
     steps = len(provider.requests)
+    per_step = [0]
+    for event in events:
+        if event["type"] == "start-step":
+            per_step.append(0)
+        per_step[-1] += event["type"] == "tool-output-available"
     print(
         f"tool calls: {calls} per step, {steps} steps, {ran} run, {refused} answered not run, "
         f"{took:.1f} s, stream {len(text) / 1e6:.1f} MB, slowest /status {worst:.2f} s"
     )
-    print(f"TARGET tools_run_per_step={ran / max(steps, 1):.0f} (guard <= 32)")
+    print(f"TARGET most_tools_run_in_a_step={max(per_step)} (guard <= 32)")
     print(f"TARGET slowest_status_s={worst:.2f} (guard < 1)")
 
 

@@ -267,7 +267,8 @@ class Provider:
         """One chat completion, not streamed: its text (redacted) and why it ended. `tools`
         are offered but not to be called (`tool_choice: none`): a request that shares a chat
         request's system message and tools shares its cached prefix on a local server."""
-        body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        body[self.settings.profile.output_limit] = max_tokens
         if temperature is not None:
             body["temperature"] = temperature
         if tools:
@@ -290,10 +291,12 @@ class Provider:
         model: str,
         messages: Sequence[OpenAIMessage],
         tools: list[dict[str, Any]],
+        max_tokens: int,
         progress: bool = False,
         slot: int | None = None,
     ) -> openai.AsyncStream[Any]:
-        """Open a streamed chat completion of raw chunk dicts; the caller must close it.
+        """Open a streamed chat completion of raw chunk dicts, of at most `max_tokens` (the
+        answer's reserve); the caller must close it.
 
         The client's low-level `post` keeps its request building, error types and SSE decoding
         but skips re-validating the whole history on every request and building a pydantic
@@ -307,8 +310,7 @@ class Provider:
         }
         if tools:
             body["tools"] = tools
-        if self.settings.max_output_tokens:
-            body["max_tokens"] = self.settings.max_output_tokens
+        body[self.settings.profile.output_limit] = max_tokens
         if progress:  # (llama.cpp: prompt-processing progress in the stream)
             body["return_progress"] = True
         if slot is not None:  # (llama.cpp: the server slot whose cache to use)
