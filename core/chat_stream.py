@@ -24,6 +24,7 @@ import openai
 from . import ui_stream as ui
 from .context_engine import Assembled
 from .documents import Citations, next_citation_id
+from .output_limit import OutputMeter, cut_note
 from .provider import Provider, ProviderError, describe_error
 from .provider_profiles import is_context_overflow, window_from_error
 from .server_tools import ToolContext, ToolFailure
@@ -202,7 +203,9 @@ async def _open_step(
     assembled = plan.request(answer)
     try:
         tools = [] if last else assembled.tools
-        stream = await provider.stream(model, assembled.messages, tools, plan.progress, plan.slot)
+        stream = await provider.stream(
+            model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
+        )
         return stream, assembled
     except openai.APIStatusError as exc:
         if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
@@ -228,7 +231,9 @@ async def _retry_smaller(
     assembled = plan.request(answer, window)
     assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
     tools = [] if last else assembled.tools
-    stream = await provider.stream(model, assembled.messages, tools, plan.progress, plan.slot)
+    stream = await provider.stream(
+        model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
+    )
     return stream, assembled
 
 
@@ -270,7 +275,7 @@ async def chat_chunks(
 
     translator = StepTranslator(frozenset())
     stream: Any = None
-    started = limited = False
+    started = limited = cut = False
     provider.active += 1
     try:
         yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
@@ -299,8 +304,9 @@ async def chat_chunks(
             if plan.debug:
                 yield ui.Data("context-request", _request_of(assembled), transient=True)
             yield emit(ui.StartStep())
-            retried = shown = False
+            retried = shown = cut = False
             while True:  # (once more, smaller, when the server says mid-stream it overflowed)
+                meter = OutputMeter(assembled.budget.reserve)
                 try:
                     async for chunk in stream:
                         started = True
@@ -310,6 +316,9 @@ async def chat_chunks(
                                 if cleared is not None:
                                     yield cleared
                             yield emit(out)
+                        if meter.over(chunk):
+                            cut = True
+                            break
                     break
                 except Exception as exc:
                     if retried or shown or not isinstance(exc, openai.APIError):
@@ -327,6 +336,12 @@ async def chat_chunks(
             stream = None
             if (cleared := outcome.model_spoke()) is not None:
                 yield cleared
+            if cut:  # a provider that ignored max_tokens: what it said so far, and why it ends
+                for out in [*translator.finish_partial(), ui.FinishStep()]:
+                    yield emit(out)
+                for out in text_step(cut_note(meter.limit)):
+                    yield emit(out)
+                break
             if not started:
                 raise _empty_answer(provider)
             for out in translator.finish():
@@ -356,7 +371,7 @@ async def chat_chunks(
         provider.active -= 1
         if stream is not None:
             await stream.close()
-    outcome.finish_reason = "stop" if limited else translator.finish_reason
+    outcome.finish_reason = "length" if cut else "stop" if limited else translator.finish_reason
     metadata: dict[str, Any] = {"model": outcome.model}
     if outcome.usage is not None:
         metadata["usage"] = outcome.usage.as_metadata()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,8 @@ import aiohttp
 import openai
 
 from .budget import ContextBudgetError
-from .provider_config import ProviderSettings
+from .http_client import Request
+from .provider_config import ProviderSettings, origin
 from .redact import redact, remember_secret
 from .wire_types import OpenAIMessage
 
@@ -64,6 +65,12 @@ def _failed_to_connect(exc: BaseException) -> bool:
     return False
 
 
+def _redirected_away(exc: openai.APIStatusError, settings: ProviderSettings) -> str | None:
+    """The origin a redirect took a keyed request to (without its key), if it did."""
+    final = origin(str(exc.response.request.url))
+    return final if settings.api_key and final != origin(settings.base_url) else None
+
+
 def describe_error(
     exc: BaseException, settings: ProviderSettings, model: str | None, started: bool = False
 ) -> ProviderError:
@@ -96,6 +103,13 @@ def describe_error(
         detail = redact(_provider_detail(exc), secrets)
         if status in (401, 403):
             hint = "set a valid API key in Settings or LLM_API_KEY"
+            moved = _redirected_away(exc, settings)
+            if moved:
+                hint = (
+                    f"it redirected the request to {moved}, where the key is not sent (a key "
+                    f"goes only to the address it was given for): set the base URL to the "
+                    f"address it redirects to"
+                )
             return ProviderError(
                 f"{name} rejected the request as unauthorized (HTTP {status}) — {hint}.",
                 "auth",
@@ -143,17 +157,33 @@ def describe_error(
     )
 
 
-def _http_client() -> Any:
+def _keep_key_home(base_url: str) -> Callable[[Request], Awaitable[None]]:
+    """A hook on every request the client sends, redirects included: the key goes only to the
+    origin (scheme, host, port) it is bound to. The HTTP library drops it on a redirect to
+    another origin, except from http://host to https://host, which keeps it."""
+    home = origin(base_url)
+
+    async def hook(request: Request) -> None:
+        if origin(str(request.url)) != home:
+            request.headers.pop("Authorization", None)
+
+    return hook
+
+
+def _http_client(base_url: str) -> Any:
     """The SDK's aiohttp transport where it has one (`openai[aiohttp]`, vendored in newer
     releases): it delivers a request sooner and relays chunks with less overhead than the
-    default httpx transport. None (the SDK's default) where it has not."""
+    default httpx transport; else the SDK's default client. Both follow redirects (a local
+    server behind an http→https redirect keeps working without a key), never with the key to
+    another origin."""
+    hooks = {"request": [_keep_key_home(base_url)]}
     aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
-    if aiohttp_client is None:
-        return None
-    try:
-        return aiohttp_client()
-    except RuntimeError:  # the SDK has the class but not the package behind it
-        return None
+    if aiohttp_client is not None:
+        try:
+            return aiohttp_client(event_hooks=hooks)
+        except RuntimeError:  # the SDK has the class but not the package behind it
+            pass
+    return openai.DefaultAsyncHttpxClient(event_hooks=hooks)
 
 
 _OUR_BASE_URLS: set[str] = set()
@@ -192,7 +222,7 @@ class Provider:
             api_key=settings.api_key or PLACEHOLDER_KEY,
             timeout=openai.Timeout(settings.timeout_seconds, connect=10.0),
             max_retries=0,
-            http_client=_http_client(),
+            http_client=_http_client(settings.base_url),
         )
         self._models: list[str] | None = None
         self.active = 0  # streams in flight; a replaced client is closed once this is 0
@@ -237,7 +267,8 @@ class Provider:
         """One chat completion, not streamed: its text (redacted) and why it ended. `tools`
         are offered but not to be called (`tool_choice: none`): a request that shares a chat
         request's system message and tools shares its cached prefix on a local server."""
-        body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        body[self.settings.profile.output_limit] = max_tokens
         if temperature is not None:
             body["temperature"] = temperature
         if tools:
@@ -260,10 +291,12 @@ class Provider:
         model: str,
         messages: Sequence[OpenAIMessage],
         tools: list[dict[str, Any]],
+        max_tokens: int,
         progress: bool = False,
         slot: int | None = None,
     ) -> openai.AsyncStream[Any]:
-        """Open a streamed chat completion of raw chunk dicts; the caller must close it.
+        """Open a streamed chat completion of raw chunk dicts, of at most `max_tokens` (the
+        answer's reserve); the caller must close it.
 
         The client's low-level `post` keeps its request building, error types and SSE decoding
         but skips re-validating the whole history on every request and building a pydantic
@@ -277,8 +310,7 @@ class Provider:
         }
         if tools:
             body["tools"] = tools
-        if self.settings.max_output_tokens:
-            body["max_tokens"] = self.settings.max_output_tokens
+        body[self.settings.profile.output_limit] = max_tokens
         if progress:  # (llama.cpp: prompt-processing progress in the stream)
             body["return_progress"] = True
         if slot is not None:  # (llama.cpp: the server slot whose cache to use)

@@ -15,9 +15,9 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from .chat_request import RequestError
+from .http_client import URL, InvalidURL
 from .provider_profiles import ProviderProfile, profile_for
 
 log = logging.getLogger("comfyui_assistant")
@@ -55,6 +55,7 @@ class ProviderSettings:
     max_output_tokens: int | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    problems: tuple[str, ...] = field(default=(), compare=False)  # environment_problems
 
     @property
     def profile(self) -> ProviderProfile:
@@ -76,40 +77,66 @@ class ProviderSettings:
             "apiKeySet": bool(self.api_key),
             "provider": self.label,
             "sources": dict(self.sources),
+            "problems": list(self.problems),
         }
 
 
 KEY_ORIGIN = "apiKeyOrigin"  # stored beside the key: where it may be sent
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin(url: str) -> str:
-    """scheme://host:port of a checked base URL (the default port written out)."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    host = (parts.hostname or "").lower()
-    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+    """scheme://host:port of a checked base URL (the default port written out), as the HTTP
+    client that sends the key reads it."""
+    parsed = URL(url)
+    host = parsed.host.lower()
+    port = parsed.port or DEFAULT_PORTS.get(parsed.scheme, 0)
+    return f"{parsed.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+_NAMED = {" ": "a space", "\t": "a tab"}
+
+
+def _odd_character(value: str) -> str | None:
+    """What no base URL has: whitespace, a control character or a backslash (which parsers
+    read differently: a tab before the port is dropped by one and refused by another)."""
+    for position, char in enumerate(value):
+        if char.isspace() or not char.isprintable() or char == "\\":
+            name = _NAMED.get(char) or unicodedata.name(char, "a control character")
+            return f"{name} (U+{ord(char):04X}) at position {position + 1}"
+    return None
 
 
 def _check_url(value: str) -> str:
-    parts = urlsplit(value)
+    """A base URL the HTTP client accepts as it is (the openai SDK's httpx: checked with its
+    own parser, so what is saved is what requests go to), refused with what to fix."""
     example = f"an http(s) URL such as {DEFAULT_BASE_URL}"
-    if "@" in parts.netloc:  # never echo it: it holds a password
+    authority = (value.split("//", 1)[1] if "//" in value else value).split("/", 1)[0]
+    if "@" in authority:  # never echo it: it holds a password
         raise RequestError(
             "baseUrl must not contain a user name or password; put the key in the API key "
             "field (or LLM_API_KEY) instead"
         )
-    if parts.query or parts.fragment or "?" in value or "#" in value:
+    shown = f" (got {value[:200]!r})" if "@" not in value else ""
+    odd = _odd_character(value)
+    if odd is not None:
+        raise RequestError(f"baseUrl contains {odd}; remove it")
+    if "?" in value or "#" in value:
         raise RequestError(
             f"baseUrl must not have a query string or fragment ('?…', '#…'); use {example} "
             "and put a key in the API key field"
         )
     try:
-        port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
-    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise RequestError(f"baseUrl must be {example} (got {value[:200]!r})")
-    if not value.isascii() and not parts.hostname.isascii():
+        url = URL(value)
+    except InvalidURL as exc:
+        raise RequestError(
+            f"baseUrl is not a URL the HTTP client accepts ({exc}); use {example}"
+        ) from None
+    if url.scheme not in DEFAULT_PORTS or not url.host or url.userinfo:
+        raise RequestError(f"baseUrl must be {example}{shown}")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise RequestError(f"baseUrl's port must be between 1 and 65535{shown}")
+    if not url.host.isascii():
         raise RequestError("baseUrl's host name must be ASCII (write an IDN in its xn-- form)")
     return value.rstrip("/")
 
@@ -159,17 +186,48 @@ def validate_update(body: Any) -> dict[str, Any]:
     return update
 
 
-def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+def _environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The environment's settings that pass the checks, and why each other one was refused
+    (the message never repeats a value that may hold a password)."""
     values: dict[str, Any] = {}
+    refused: dict[str, str] = {}
     for spec in FIELDS:
         raw = environ.get(spec.env, "").strip()
         if not raw:
             continue
         try:
             values[spec.key] = coerce(spec.key, raw if spec.kind is str else float(raw))
-        except (RequestError, ValueError) as exc:
-            log.warning("ignoring %s: %s", spec.env, exc)
-    return values
+        except RequestError as exc:
+            refused[spec.env] = "the value" + str(exc).removeprefix(spec.key)
+        except ValueError:
+            refused[spec.env] = "the value must be a number"
+    return values, refused
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    return _environment(environ)[0]
+
+
+def environment_problems(environ: Mapping[str, str]) -> list[str]:
+    """What the environment sets but is not used, one sentence each (the log line at start and
+    the Settings view say them). A refused LLM_BASE_URL leaves LLM_API_KEY unused: the key was
+    given for that address, not for the default one."""
+    _values, refused = _environment(environ)
+    problems = {env: f"{env} is ignored: {why}" for env, why in refused.items()}
+    if "LLM_BASE_URL" in refused and environ.get("LLM_API_KEY", "").strip():
+        problems["LLM_BASE_URL"] += (
+            "; LLM_API_KEY, given for that address, is sent nowhere until LLM_BASE_URL is "
+            "fixed and the server restarted (or enter the provider and its key in Settings)"
+        )
+    return [f"{problem}." for problem in problems.values()]
+
+
+def env_key_origin(env: Mapping[str, Any], environ: Mapping[str, str]) -> str | None:
+    """Where LLM_API_KEY may go: the origin of LLM_BASE_URL, the default's when it is unset,
+    nowhere when it is set but refused."""
+    if env.get("baseUrl"):
+        return origin(env["baseUrl"])
+    return None if environ.get("LLM_BASE_URL", "").strip() else origin(DEFAULT_BASE_URL)
 
 
 def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSettings:
@@ -189,7 +247,7 @@ def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSe
     api_key = None
     if stored.get("apiKey") and stored.get(KEY_ORIGIN) == origin(base_url):
         api_key, sources["apiKey"] = stored["apiKey"], "settings"
-    elif env.get("apiKey") and origin(env.get("baseUrl", DEFAULT_BASE_URL)) == origin(base_url):
+    elif env.get("apiKey") and env_key_origin(env, environ) == origin(base_url):
         api_key, sources["apiKey"] = env["apiKey"], "environment"
     return ProviderSettings(
         base_url=base_url,
@@ -199,6 +257,7 @@ def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSe
         max_output_tokens=merged.get("maxOutputTokens"),
         timeout_seconds=merged.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS),
         sources=sources,
+        problems=tuple(environment_problems(environ)),
     )
 
 
@@ -253,8 +312,8 @@ def apply_update(
         )
     env = from_environment(environ)
     if notice is None and "apiKey" not in update and env.get("apiKey"):
-        env_origin = origin(env.get("baseUrl", DEFAULT_BASE_URL))
-        if env_origin != new_origin and not after.get("apiKey"):
+        env_origin = env_key_origin(env, environ)
+        if env_origin is not None and env_origin != new_origin and not after.get("apiKey"):
             notice = (
                 f"LLM_API_KEY is only sent to {env_origin}; enter a key for {new_origin} if "
                 f"it needs one."

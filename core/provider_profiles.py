@@ -35,6 +35,10 @@ class ProviderProfile:
     """Where its context window can be read, in the order to ask (provider_probes)."""
     install_hint: str = ""
     """How to get a missing model, with {model} for its name ("" when there is no command)."""
+    output_limit: str = "max_tokens"
+    """The request field that caps the answer's tokens: OpenAI's newer models (o-series,
+    gpt-5) refuse `max_tokens` and take `max_completion_tokens`, which all its chat models
+    accept; OpenAI-compatible servers widely take `max_tokens`."""
 
     @property
     def subject(self) -> str:
@@ -55,7 +59,9 @@ PROFILES: dict[ProviderKind, ProviderProfile] = {
         ),
         ProviderProfile(ProviderKind.LM_STUDIO, "LM Studio", ("lmstudio",)),
         ProviderProfile(ProviderKind.LLAMA_CPP, "The llama.cpp server", ("props", "listing")),
-        ProviderProfile(ProviderKind.OPENAI, "OpenAI", ()),  # its /models has no lengths
+        ProviderProfile(  # (its /models has no lengths)
+            ProviderKind.OPENAI, "OpenAI", (), output_limit="max_completion_tokens"
+        ),
         ProviderProfile(ProviderKind.OPENROUTER, "OpenRouter", ("listing",)),
         ProviderProfile(ProviderKind.GROQ, "Groq", ("listing",)),
         ProviderProfile(

@@ -23,6 +23,7 @@ from .provider import Provider
 from .provider_config import (
     ProviderSettings,
     apply_update,
+    environment_problems,
     resolve,
     still_valid,
     with_key_bound,
@@ -60,6 +61,8 @@ class AssistantService:
     def __init__(self, options: ServiceOptions) -> None:
         self.options = options
         install_log_filter(logging.getLogger("comfyui_assistant"))  # no key in any log line
+        for problem in environment_problems(options.environ):  # (Settings shows them too)
+            log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)

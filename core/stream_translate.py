@@ -22,6 +22,10 @@ from . import ui_stream as ui
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
 
+# Tool calls one step may make (a model that calls a tool 1,000 times in one step had them all
+# run, in each of its 8 steps): the calls after these are answered "not run", with the limit,
+# so every call still has a result; a real step rarely makes more than a dozen.
+MAX_TOOL_CALLS_PER_STEP = 32
 PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
 PROGRESS_EVERY = 2.0  # seconds between progress updates
 
@@ -94,9 +98,11 @@ class StepTranslator:
         server_tools: Collection[str] = frozenset(),
         secrets: Collection[str | None] = (),
         unoffered: str | None = None,
+        max_calls: int = MAX_TOOL_CALLS_PER_STEP,
     ) -> None:
         self.tool_names = tool_names
         self.unoffered = unoffered  # why a call of a tool not offered did not run, if known
+        self.max_calls = max_calls
         self.secrets = secrets
         self._content = StreamCleaner(secrets)
         self._reasoning = StreamCleaner(secrets)
@@ -230,10 +236,15 @@ class StepTranslator:
                 self.provider_finish = finish
         return out
 
-    def _settle(self, call: ToolCall) -> ui.Chunk:
+    def _settle(self, call: ToolCall, position: int) -> ui.Chunk:
         assert call.id is not None
         raw = call.arguments_text.strip()
-        if call.name not in self.tool_names:
+        if position >= self.max_calls:
+            call.error = (
+                f"Not run: a step may make at most {self.max_calls} tool calls and this was call "
+                f"{position + 1}. Make the calls still needed in the next step."
+            )
+        elif call.name not in self.tool_names:
             call.error = self.unoffered or (
                 f"There is no tool named '{call.name}'. "
                 f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
@@ -283,13 +294,13 @@ class StepTranslator:
     def finish(self) -> list[ui.Chunk]:
         out: list[ui.Chunk] = []
         self._flush_text(out)
-        for call in self.tool_calls:
+        for position, call in enumerate(self.tool_calls):
             if not call.started:  # arguments arrived but never a name
                 call.id = call.id or new_id("call")
                 call.name = call.name or "unnamed_tool"
                 call.started = True
                 out.append(ui.ToolInputStart(call.id, call.name, self._server(call)))
-            out.append(self._settle(call))
+            out.append(self._settle(call, position))
         return out
 
     def finish_partial(self) -> list[ui.Chunk]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable
@@ -178,7 +179,8 @@ class ScriptedProvider:
     def enqueue(self, *replies: Any) -> None:
         self.replies.extend(replies)
 
-    async def start(self) -> ScriptedProvider:
+    async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> ScriptedProvider:
+        """Listen on 127.0.0.1 (a free port unless `port`; https with `tls`)."""
         app = web.Application(middlewares=[self._record], client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
@@ -187,10 +189,14 @@ class ScriptedProvider:
         app.router.add_post("/tokenize", self._tokenize)
         self._runner = web.AppRunner(app, handler_cancellation=True)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        site = web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=tls)
+        try:
+            await site.start()
+        except OSError:
+            await self._runner.cleanup()
+            raise
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.base_url = f"{'https' if tls else 'http'}://127.0.0.1:{port}/v1"
         return self
 
     async def stop(self) -> None:

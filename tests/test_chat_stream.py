@@ -3,12 +3,14 @@ every stream checked by the real AI SDK client parser."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 from .helpers import (
     chat_body,
     content_parts,
+    context_report,
     normalize_ids,
     sent,
     sse_events,
@@ -412,3 +414,41 @@ async def test_a_silent_model_shows_that_we_wait_for_it(provider, tmp_path, sdk)
         assert not [e for e in sse_events(bodies[2]) if e["type"] == "data-status"]
     finally:
         await app.close()
+
+
+class Endless:
+    """A provider that ignores max_tokens: words, forever."""
+
+    def __iter__(self) -> Any:
+        while True:
+            yield from [chunk("word ")] * 100
+            yield Pause(0.001)
+
+
+async def test_each_call_asks_for_the_answers_reserve_and_a_provider_past_it_is_cut_off(
+    assistant, provider, sdk
+):
+    provider.enqueue(Stream(Endless()))  # type: ignore[arg-type]
+    status, body = await asyncio.wait_for(assistant.chat(chat_body(user("talk"))), 60)
+    assert status == 200
+    reserve = context_report(body)["tokens"]["reserve"]
+    assert provider.requests[0]["max_tokens"] == reserve == 6553  # 20% of a 32K window
+    assert provider.disconnects  # the provider's stream was closed...
+    result = sdk.check(body)  # ...and the answer ends as the client expects
+    assert sse_events(body)[-1]["finishReason"] == "length"
+    text, note = [p["text"] for p in content_parts(result["message"]) if p["type"] == "text"]
+    assert text.startswith("word word") and reserve < text.count("word") < 3 * reserve
+    assert note.startswith(
+        "I stopped here: the model went on writing far past this answer's limit of 6,553 tokens"
+    )
+    async with assistant.session.get(assistant.base + "/api/assistant/threads/thread-1") as r:
+        stored = (await r.json())["messages"][1]
+    assert stored["parts"] == result["message"]["parts"]
+
+
+def test_openai_is_asked_with_max_completion_tokens():
+    """Its newer models (o-series, gpt-5) refuse max_tokens; the others take this too."""
+    from comfyui_assistant.core.provider_profiles import profile_for
+
+    assert profile_for("https://api.openai.com/v1").output_limit == "max_completion_tokens"
+    assert profile_for("http://127.0.0.1:8080/v1").output_limit == "max_tokens"

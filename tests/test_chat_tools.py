@@ -235,3 +235,23 @@ async def test_the_shared_tool_definitions_stay_as_the_registry_renders_them(ass
             ]
     # (a 32K window: the full profile)
     assert provider.requests[1]["tools"] == list(registry_tools(offered_names(FULL, False))[0])
+
+
+async def test_a_step_runs_at_most_its_limit_of_tool_calls_and_answers_the_rest(
+    assistant, provider, sdk
+):
+    """A model calling a tool 40 times in one step: 32 run, the other 8 are answered "not
+    run" with the limit, so every call has a result and the model may go on next step."""
+    many = [call("listSystemSkills", {}, f"c{i}", index=i) for i in range(40)]
+    provider.enqueue(calls_reply(*many), text_reply("Done."))
+    _, body = await assistant.chat(chat_body(user("list the skills, many times")))
+    result = sdk.check(body)
+    parts = tool_parts(result["message"])
+    assert [p["state"] for p in parts] == ["output-available"] * 32 + ["output-error"] * 8
+    assert parts[32]["errorText"] == (
+        "Not run: a step may make at most 32 tool calls and this was call 33. Make the calls "
+        "still needed in the next step."
+    )
+    assert content_parts(result["message"])[-1]["text"] == "Done."
+    answered = [m["tool_call_id"] for m in sent(provider, 1) if m["role"] == "tool"]
+    assert answered == [f"c{i}" for i in range(40)]  # every call has its result

@@ -6,6 +6,9 @@ on 127.0.0.1 stand for the user's provider (`home`) and an address someone else 
 from __future__ import annotations
 
 import json
+import shutil
+import ssl
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -234,3 +237,113 @@ async def test_a_base_url_with_a_password_stored_before_it_was_refused_is_droppe
         await app.close()
     assert status == 200 and settings["apiKeySet"] is False
     assert "hunter2" not in json.dumps(settings) + page + caplog.text
+
+
+REFUSED_BASE_URLS = {
+    "a query string": "http://127.0.0.1:9/v1?key=hunter2",
+    "user:password": "http://user:hunter2@127.0.0.1:9/v1",
+    "a fragment": "http://127.0.0.1:9/v1#hunter2",
+    "ftp:": "ftp://127.0.0.1:9/v1",
+    "a non-ASCII host": "http://prövider.example:9/v1",
+    "a bad port": "http://127.0.0.1:99999/v1",
+    "no scheme": "127.0.0.1:9/v1",
+}
+
+
+@pytest.fixture
+async def default_address() -> AsyncIterator[ScriptedProvider]:
+    """A capturing server where the default base URL points (127.0.0.1:11434)."""
+    server = ScriptedProvider()
+    try:
+        await server.start(port=11434)
+    except OSError as exc:  # (a real Ollama running here)
+        pytest.skip(f"port 11434 on 127.0.0.1 is taken ({exc.strerror})")
+    yield server
+    await server.stop()
+
+
+@pytest.mark.parametrize("shape", REFUSED_BASE_URLS)
+async def test_a_refused_environment_base_url_leaves_no_key_in_use(
+    tmp_path, home, default_address, caplog, shape
+):
+    env = {"LLM_BASE_URL": REFUSED_BASE_URLS[shape], "LLM_API_KEY": KEY}
+    app = await _app(tmp_path, home, **env)
+    try:
+        default_address.enqueue(*(text_reply("hi") for _ in range(3)))
+        for _ in range(3):
+            await app.chat(chat_body(user("hi")))
+        await _json(app, "POST", "/api/assistant/provider/test", {})
+        _status, settings = await _json(app, "GET", "/api/assistant/provider")
+    finally:
+        await app.close()
+    assert default_address.seen  # the requests went to the default address...
+    assert default_address.saw(KEY) == []  # ...without the key given for another
+    sent = {headers.get("Authorization") for _m, _p, headers in default_address.seen}
+    assert sent <= {None, "Bearer not-needed"}  # (the SDK's placeholder when there is no key)
+    assert settings["apiKeySet"] is False
+    [problem] = settings["problems"]
+    assert problem.startswith("LLM_BASE_URL is ignored: ") and "LLM_API_KEY" in problem
+    said = [r.getMessage() for r in caplog.records if "LLM_BASE_URL" in r.getMessage()]
+    assert said == [problem]  # one line, at start
+    assert "hunter2" not in problem + caplog.text
+
+
+async def test_the_settings_say_nothing_is_wrong_when_nothing_is(tmp_path, home):
+    app = await _app(tmp_path, home, LLM_BASE_URL=home.base_url, LLM_API_KEY=KEY)
+    try:
+        _status, settings = await _json(app, "GET", "/api/assistant/provider")
+    finally:
+        await app.close()
+    assert settings["problems"] == [] and settings["apiKeySet"] is True
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (openssl), and its key."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a certificate")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_an_http_to_https_redirect_does_not_carry_the_key(tmp_path, monkeypatch):
+    """http://host (port 80) to https://host (port 443) is the one redirect the HTTP library
+    keeps the Authorization header on; the key is bound to scheme and port too."""
+    cert, key = _certificate(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts it
+    plain, secure = ScriptedProvider(api_key=KEY), ScriptedProvider()
+    try:
+        await plain.start(port=80)
+        await secure.start(port=443, tls=tls)
+    except OSError as exc:
+        await plain.stop()
+        pytest.skip(f"needs ports 80 and 443 on 127.0.0.1 ({exc.strerror})")
+    plain.redirect_to = "https://127.0.0.1"
+    app = await _app(tmp_path, plain)
+    try:
+        await _store_key(app, plain)
+        secure.enqueue(text_reply("over https"))
+        status, body = await app.chat(chat_body(user("hi")))
+        _status, verdict = await _json(app, "POST", "/api/assistant/provider/test", {})
+        secure.api_key = KEY  # a server there that wants the key: the refusal says why
+        _status, refused = await _json(app, "POST", "/api/assistant/provider/test", {})
+    finally:
+        await app.close()
+        await plain.stop()
+        await secure.stop()
+    assert plain.saw(KEY)  # it went where it was given...
+    assert "POST /v1/chat/completions" in [f"{m} {p}" for m, p, _ in secure.seen]  # followed
+    assert secure.saw(KEY) == []  # ...and not on to another scheme and port
+    assert status == 200 and '"type":"error"' not in body and "over http" in body
+    assert verdict["ok"] is True, verdict
+    assert refused["auth"] == "failed" and (
+        "redirected the request to https://127.0.0.1:443, where the key is not sent"
+        in refused["message"]
+    ), refused

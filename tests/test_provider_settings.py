@@ -50,6 +50,7 @@ async def test_environment_settings_are_shown_without_the_key(provider, tmp_path
             "timeoutSeconds": 300.0,
             "apiKeySet": True,
             "provider": "The provider",
+            "problems": [],
             "sources": {
                 "baseUrl": "environment",
                 "apiKey": "environment",
@@ -104,6 +105,12 @@ async def test_stored_settings_win_over_the_environment_and_survive_a_restart(pr
             {"baseUrl": "ftp://x"},
             "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1",
         ),
+        (
+            {"baseUrl": "http://0177.0.0.1:1/v1"},
+            "baseUrl is not a URL the HTTP client accepts (Invalid IPv4 address: '0177.0.0.1')",
+        ),
+        ({"baseUrl": "http://127.0.0.1\t:1/v1"}, "baseUrl contains a tab (U+0009) at position 17"),
+        ({"baseUrl": "http://127.0.0.1:0/v1"}, "baseUrl's port must be between 1 and 65535"),
         ({"contextWindow": "big"}, "contextWindow must be a number"),
         ({"contextWindow": 12.5}, "contextWindow must be a whole number"),
         ({"contextWindow": 10}, "contextWindow must be between 512 and 1e+07 (got 10)"),
@@ -112,12 +119,37 @@ async def test_stored_settings_win_over_the_environment_and_survive_a_restart(pr
         ([1], "the body must be a JSON object of provider settings"),
     ],
 )
-async def test_invalid_settings_are_refused_and_nothing_changes(assistant, body, message):
+async def test_invalid_settings_are_refused_and_nothing_changes(assistant, provider, body, message):
     before = await get_settings(assistant)
     status, answer = await put_settings(assistant, body)
     assert status == 400
     assert answer["error"].startswith(message)
     assert await get_settings(assistant) == before
+    provider.enqueue(text_reply("still fine"))
+    status, _ = await assistant.chat(chat_body(user("hi")))
+    assert status == 200
+
+
+@pytest.mark.parametrize("base_url", ["http://0177.0.0.1:1/v1", "http://127.0.0.1\t:1/v1"])
+async def test_a_base_url_stored_by_an_older_version_that_the_client_refuses_is_dropped(
+    provider, tmp_path, base_url, caplog
+):
+    from comfyui_assistant.core.store import Store
+
+    store = await Store.open(tmp_path)
+    await store.update_settings("provider", {"baseUrl": base_url, "apiKey": SECRET})
+    await store.close()
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    app = await start_app(tmp_path, env)
+    try:
+        provider.enqueue(text_reply("the environment's provider"))
+        status, body = await app.chat(chat_body(user("hi")))
+        settings = await get_settings(app)
+    finally:
+        await app.close()
+    assert status == 200 and '"type":"error"' not in body and len(provider.requests) == 1
+    assert (settings["baseUrl"], settings["apiKeySet"]) == (provider.base_url, False)
+    assert "dropping the stored baseUrl" in caplog.text
 
 
 async def test_the_test_button_verdicts(provider, tmp_path):
@@ -206,11 +238,14 @@ def test_redact_removes_keys_and_bearer_tokens():
     )
 
 
-def test_bad_environment_values_are_ignored_not_fatal(caplog):
+def test_bad_environment_values_are_ignored_not_fatal():
     settings = resolve({}, {"LLM_CONTEXT_WINDOW": "lots", "LLM_BASE_URL": "localhost:11434"})
     assert (settings.context_window, settings.base_url) == (None, "http://127.0.0.1:11434/v1")
-    assert "ignoring LLM_CONTEXT_WINDOW" in caplog.text
-    assert "ignoring LLM_BASE_URL" in caplog.text
+    assert settings.problems == (
+        "LLM_BASE_URL is ignored: the value must be an http(s) URL such as "
+        "http://127.0.0.1:11434/v1 (got 'localhost:11434').",
+        "LLM_CONTEXT_WINDOW is ignored: the value must be a number.",
+    )
 
 
 @pytest.mark.parametrize(

@@ -258,6 +258,15 @@ describe("the panel", () => {
     expect(server.provider.apiKeySet).toBe(false);
   });
 
+  it("says which environment settings the server ignores", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    const problem = "LLM_BASE_URL is ignored: the value must not contain a user name or password.";
+    server.provider.problems = [problem];
+    render(<Panel store={store} />);
+    fireEvent.click(screen.getByRole("button", { name: "Open the settings" }));
+    expect((await screen.findByRole("alert")).textContent).toBe(problem);
+  });
+
   it("drops the Test verdict once a field changes", async () => {
     const { store } = setup(() => sseResponse(textAnswer("no")));
     render(<Panel store={store} />);

@@ -115,6 +115,13 @@ export const Settings: FC = () => {
           use the environment's value.
         </p>
         {loadError ? <div className="cua-error" role="alert">{loadError}</div> : null}
+        {saved?.problems?.length ? (
+          <div className="cua-error" role="alert">
+            {saved.problems.map((problem) => (
+              <div key={problem}>{problem}</div>
+            ))}
+          </div>
+        ) : null}
         {form && saved ? (
           <>
             <Field id={`${id}-url`} label={FIELD_LABELS.baseUrl} hint={`${saved.provider} · ${sourceLabel(saved, "baseUrl")}`}>

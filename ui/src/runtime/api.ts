@@ -117,6 +117,8 @@ export interface ProviderSettings {
   sources: Record<string, "settings" | "environment" | string>;
   /** After a save: what the user must know (e.g. the key was for another address, removed). */
   notice?: string | null;
+  /** Environment settings the server refused and ignores (a bad LLM_BASE_URL: its key unused). */
+  problems?: string[];
 }
 
 export interface ProviderVerdict {

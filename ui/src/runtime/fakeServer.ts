@@ -106,6 +106,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     apiKeySet: false,
     provider: "Ollama",
     sources: { baseUrl: "environment" },
+    problems: [],
   };
   const json = (value: unknown, status = 200) =>
     new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });

@@ -1,0 +1,171 @@
+"""Caps on what one answer may make the server do: a model that calls a server tool 1,000 times
+in every step, and a provider that never stops streaming.
+
+    .venv/bin/python bench/tool_caps.py [--calls 1000] [--quick] [--endless-seconds 30]
+
+The scripted OpenAI-compatible provider (tests/) plays the model; our standalone app runs in
+the same process and event loop on real 127.0.0.1 sockets, and a poller asks `/status` every
+50 ms while each answer streams (its slowest answer is how long the server stopped answering
+anything else).
+
+1. Tool calls: every step the model calls `searchInstalledNodes` `--calls` times (with an
+   output reserve large enough for their arguments). Reported: tools run, steps, wall time,
+   stream bytes, the slowest `/status`.
+2. An endless answer: the provider streams words until the client leaves (it ignores
+   `max_tokens`); the chat is given `--endless-seconds` to end. Reported: whether it ended, how,
+   after how long and how many bytes, and the `max_tokens` the request carried.
+
+`--quick` runs 200 calls and a 10 s endless limit (about 20 s). Exit code 0 even when a target
+is missed; non-zero only on a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from comfyui_assistant.tests.conftest import App, start_app
+from comfyui_assistant.tests.helpers import chat_body, sse_events, user
+from comfyui_assistant.tests.scripted_provider import (
+    Pause,
+    ScriptedProvider,
+    Stream,
+    call_piece,
+    chunk,
+)
+
+ENV = {"LLM_MODEL": "scripted-model", "LLM_CONTEXT_WINDOW": "32768"}
+
+
+def many_calls(n: int) -> Stream:
+    pieces = [
+        call_piece(
+            i,
+            id=f"call_{i}",
+            name="searchInstalledNodes",
+            arguments=json.dumps({"query": f"load image {i}"}),
+        )
+        for i in range(n)
+    ]
+    return Stream([chunk(tool_calls=pieces), chunk(finish_reason="tool_calls")])
+
+
+class Endless:
+    """Chunks forever: a provider that ignores max_tokens and never stops."""
+
+    def __iter__(self) -> Any:
+        while True:
+            for _ in range(200):
+                yield chunk("word ")
+            yield Pause(0.001)
+
+
+async def poll_status(app: App, stop: asyncio.Event) -> float:
+    """The slowest /status answer while `stop` is unset, in seconds."""
+    worst = 0.0
+    while not stop.is_set():
+        started = time.perf_counter()
+        async with app.session.get(app.base + "/status") as resp:
+            await resp.read()
+        worst = max(worst, time.perf_counter() - started)
+        await asyncio.sleep(0.05)
+    return worst
+
+
+async def timed_chat(app: App, body: Any, limit: float) -> tuple[str, float, float, bool]:
+    """(response text, seconds, slowest /status, ended within `limit`)."""
+    stop = asyncio.Event()
+    poller = asyncio.ensure_future(poll_status(app, stop))
+    started = time.perf_counter()
+    text, ended = "", True
+    try:
+        async with app.session.post(app.base + "/api/chat", json=body) as resp:
+            parts: list[bytes] = []
+            try:
+                async with asyncio.timeout(limit):
+                    async for data in resp.content.iter_any():
+                        parts.append(data)
+            except TimeoutError:
+                ended = False
+            text = b"".join(parts).decode(errors="replace")
+    finally:
+        took = time.perf_counter() - started
+        stop.set()
+        worst = await poller
+    return text, took, worst, ended
+
+
+async def tool_calls(calls: int, data: Path) -> None:
+    provider = await ScriptedProvider().start()
+    provider.responder = lambda body: many_calls(calls)
+    # (a reserve large enough for 1,000 calls' arguments: the output limit is measured apart)
+    env = {**ENV, "LLM_CONTEXT_WINDOW": "131072", "LLM_MAX_OUTPUT_TOKENS": "32768"}
+    app = await start_app(data, {**env, "LLM_BASE_URL": provider.base_url})
+    try:
+        text, took, worst, _ = await timed_chat(app, chat_body(user("find nodes")), 600)
+    finally:
+        await app.close()
+        await provider.stop()
+    events = sse_events(text)
+    ran = sum(e["type"] == "tool-output-available" for e in events)
+    refused = sum(e["type"] == "tool-input-error" for e in events)
+    steps = len(provider.requests)
+    per_step = [0]
+    for event in events:
+        if event["type"] == "start-step":
+            per_step.append(0)
+        per_step[-1] += event["type"] == "tool-output-available"
+    print(
+        f"tool calls: {calls} per step, {steps} steps, {ran} run, {refused} answered not run, "
+        f"{took:.1f} s, stream {len(text) / 1e6:.1f} MB, slowest /status {worst:.2f} s"
+    )
+    print(f"TARGET most_tools_run_in_a_step={max(per_step)} (guard <= 32)")
+    print(f"TARGET slowest_status_s={worst:.2f} (guard < 1)")
+
+
+async def endless(limit: float, data: Path) -> None:
+    provider = await ScriptedProvider().start()
+    provider.responder = lambda body: Stream(Endless())  # type: ignore[arg-type]
+    app = await start_app(data, {**ENV, "LLM_BASE_URL": provider.base_url})
+    try:
+        text, took, worst, ended = await timed_chat(app, chat_body(user("talk")), limit)
+    finally:
+        await app.close()
+        await provider.stop()
+    sent = provider.requests[0] if provider.requests else {}
+    limit_sent = sent.get("max_tokens", sent.get("max_completion_tokens"))
+    how = "not ended"
+    if ended:
+        finish = [e for e in sse_events(text) if e["type"] == "finish"]
+        how = f"finishReason {finish[0].get('finishReason')}" if finish else "no finish"
+    print(
+        f"endless answer: max_tokens sent {limit_sent}, {'ended' if ended else 'still streaming'}"
+        f" after {took:.1f} s ({how}), stream {len(text) / 1e6:.2f} MB, slowest /status "
+        f"{worst:.2f} s"
+    )
+    print(f"TARGET endless_ended={ended} (guard True)")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--endless-seconds", type=float, default=30.0)
+    parser.add_argument("--quick", action="store_true", help="200 calls, a 10 s endless limit")
+    args = parser.parse_args()
+    if args.quick:
+        args.calls, args.endless_seconds = 200, 10.0
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)  # (the endless stream cut)
+    with tempfile.TemporaryDirectory() as tmp:
+        await tool_calls(args.calls, Path(tmp) / "a")
+        await endless(args.endless_seconds, Path(tmp) / "b")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
