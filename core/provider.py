@@ -221,7 +221,7 @@ class Provider:
             base_url=settings.base_url,
             api_key=settings.api_key or PLACEHOLDER_KEY,
             timeout=openai.Timeout(settings.timeout_seconds, connect=10.0),
-            max_retries=0,
+            max_retries=settings.retries,  # the profile's policy (provider_profiles)
             http_client=_http_client(settings.base_url),
         )
         self._models: list[str] | None = None

@@ -18,12 +18,13 @@ from typing import Any
 
 from .chat_request import RequestError
 from .http_client import URL, InvalidURL
-from .provider_profiles import ProviderProfile, profile_for
+from .provider_profiles import ProviderProfile, profile_for, retries_for
 
 log = logging.getLogger("comfyui_assistant")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"
 DEFAULT_TIMEOUT_SECONDS = 300.0
+MAX_RETRIES = 10
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,13 @@ class ProviderSettings:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     problems: tuple[str, ...] = field(default=(), compare=False)  # environment_problems
+    max_retries: int | None = None  # LLM_MAX_RETRIES; None: the provider profile's policy
+
+    @property
+    def retries(self) -> int:
+        """How often a failed call is tried again before anything was shown (profile policy:
+        hosted 2, local 0; LLM_MAX_RETRIES overrides)."""
+        return self.max_retries if self.max_retries is not None else retries_for(self.base_url)
 
     @property
     def profile(self) -> ProviderProfile:
@@ -214,6 +222,10 @@ def environment_problems(environ: Mapping[str, str]) -> list[str]:
     given for that address, not for the default one."""
     _values, refused = _environment(environ)
     problems = {env: f"{env} is ignored: {why}" for env, why in refused.items()}
+    if environ.get("LLM_MAX_RETRIES", "").strip() and _retries_from(environ) is None:
+        problems["LLM_MAX_RETRIES"] = (
+            f"LLM_MAX_RETRIES is ignored: it must be a whole number from 0 to {MAX_RETRIES}"
+        )
     if "LLM_BASE_URL" in refused and environ.get("LLM_API_KEY", "").strip():
         problems["LLM_BASE_URL"] += (
             "; LLM_API_KEY, given for that address, is sent nowhere until LLM_BASE_URL is "
@@ -258,7 +270,16 @@ def resolve(stored: Mapping[str, Any], environ: Mapping[str, str]) -> ProviderSe
         timeout_seconds=merged.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS),
         sources=sources,
         problems=tuple(environment_problems(environ)),
+        max_retries=_retries_from(environ),
     )
+
+
+def _retries_from(environ: Mapping[str, str]) -> int | None:
+    """LLM_MAX_RETRIES, 0-10; None when unset or not such a number (environment_problems)."""
+    value = environ.get("LLM_MAX_RETRIES", "").strip()
+    if not value:
+        return None
+    return int(value) if value.isdigit() and int(value) <= MAX_RETRIES else None
 
 
 def _base_url(stored: Mapping[str, Any], environ: Mapping[str, str]) -> str:

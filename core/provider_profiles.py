@@ -7,6 +7,7 @@ The kind is recognized from the base URL (a host or a default port); anything el
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -39,6 +40,11 @@ class ProviderProfile:
     """The request field that caps the answer's tokens: OpenAI's newer models (o-series,
     gpt-5) refuse `max_tokens` and take `max_completion_tokens`, which all its chat models
     accept; OpenAI-compatible servers widely take `max_tokens`."""
+    retries: int | None = None
+    """How often a model call is tried again after a rate limit (429), a server error (5xx) or
+    a dropped connection, before anything of the answer was shown, waiting as the server's
+    `Retry-After` says (the openai SDK's own retry). None: by where the server is
+    (`retries_for`)."""
 
     @property
     def subject(self) -> str:
@@ -51,19 +57,40 @@ class ProviderProfile:
         return self.kind is not ProviderKind.GENERIC
 
 
+# A hosted service sheds load with 429 and 503 and says when to come back: a couple of retries
+# hide that from the user. A server on this machine or network that fails will fail again (it is
+# loading a model, or out of memory), and a retry only makes the user wait longer.
+HOSTED_RETRIES = 2
+LOCAL_RETRIES = 0
+
 PROFILES: dict[ProviderKind, ProviderProfile] = {
     profile.kind: profile
     for profile in (
         ProviderProfile(
-            ProviderKind.OLLAMA, "Ollama", ("ollama",), install_hint="ollama pull {model}"
+            ProviderKind.OLLAMA,
+            "Ollama",
+            ("ollama",),
+            install_hint="ollama pull {model}",
+            retries=LOCAL_RETRIES,
         ),
-        ProviderProfile(ProviderKind.LM_STUDIO, "LM Studio", ("lmstudio",)),
-        ProviderProfile(ProviderKind.LLAMA_CPP, "The llama.cpp server", ("props", "listing")),
+        ProviderProfile(ProviderKind.LM_STUDIO, "LM Studio", ("lmstudio",), retries=LOCAL_RETRIES),
+        ProviderProfile(
+            ProviderKind.LLAMA_CPP,
+            "The llama.cpp server",
+            ("props", "listing"),
+            retries=LOCAL_RETRIES,
+        ),
         ProviderProfile(  # (its /models has no lengths)
-            ProviderKind.OPENAI, "OpenAI", (), output_limit="max_completion_tokens"
+            ProviderKind.OPENAI,
+            "OpenAI",
+            (),
+            output_limit="max_completion_tokens",
+            retries=HOSTED_RETRIES,
         ),
-        ProviderProfile(ProviderKind.OPENROUTER, "OpenRouter", ("listing",)),
-        ProviderProfile(ProviderKind.GROQ, "Groq", ("listing",)),
+        ProviderProfile(
+            ProviderKind.OPENROUTER, "OpenRouter", ("listing",), retries=HOSTED_RETRIES
+        ),
+        ProviderProfile(ProviderKind.GROQ, "Groq", ("listing",), retries=HOSTED_RETRIES),
         ProviderProfile(
             ProviderKind.GENERIC, "The provider", ("listing", "props", "ollama", "lmstudio")
         ),
@@ -96,6 +123,32 @@ def kind_of(base_url: str) -> ProviderKind:
 
 def profile_for(base_url: str) -> ProviderProfile:
     return PROFILES[kind_of(base_url)]
+
+
+def is_local_host(host: str) -> bool:
+    """Whether a host name is this machine or its network: loopback, private and link-local
+    addresses, `localhost`, `.local`/`.lan`/`.internal` names, and single-label names (a
+    container's or a LAN machine's)."""
+    host = host.lower().strip("[]").rstrip(".")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return (
+            host == "localhost"
+            or "." not in host
+            or host.endswith((".local", ".lan", ".internal", ".localhost"))
+        )
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def retries_for(base_url: str) -> int:
+    """How often a failed model call is retried (`ProviderProfile.retries`): the profile's
+    choice, else by where the server is."""
+    chosen = profile_for(base_url).retries
+    if chosen is not None:
+        return chosen
+    host = urlsplit(base_url).hostname or ""
+    return LOCAL_RETRIES if is_local_host(host) else HOSTED_RETRIES
 
 
 # --- overflow errors: every kind's wording, recognized whoever sent it --------------------------

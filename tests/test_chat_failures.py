@@ -227,3 +227,45 @@ async def test_a_model_call_is_not_logged_line_by_line_by_the_http_library(
     lines = [r.getMessage() for r in caplog.records]
     assert any(line.startswith("chat thread=") for line in lines)  # ours: one line per answer
     assert not [line for line in lines if line.startswith("HTTP Request:")]
+
+
+async def test_a_hosted_provider_is_retried_after_a_rate_limit_as_it_asks(provider, tmp_path, sdk):
+    """The retry policy (provider profile: hosted 2, local 0; LLM_MAX_RETRIES overrides): a 429
+    and a 503 before any byte, each with Retry-After, then the answer."""
+    provider.enqueue(
+        Status(429, error_body("Rate limit reached"), headers={"Retry-After": "0"}),
+        Status(503, {"detail": "overloaded"}, headers={"Retry-After": "0"}),
+        text_reply("third time lucky"),
+    )
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model", "LLM_MAX_RETRIES": "2"}
+    events, result = await run_chat(tmp_path, env, sdk)
+    text = [p["text"] for p in content_parts(result["message"]) if p["type"] == "text"]
+    assert result["errors"] == [] and text == ["third time lucky"]
+    assert len(provider.requests) == 3
+
+
+async def test_a_local_provider_is_not_retried(provider, tmp_path, sdk):
+    provider.enqueue(Status(503, {"detail": "loading model"}), text_reply("never asked"))
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}  # 127.0.0.1
+    _events, result = await run_chat(tmp_path, env, sdk)
+    assert "failed with HTTP 503" in only_error(result)
+    assert len(provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("base_url", "retries"),
+    [
+        ("https://api.openai.com/v1", 2),
+        ("https://openrouter.ai/api/v1", 2),
+        ("https://api.deepseek.com/v1", 2),  # generic, hosted
+        ("http://127.0.0.1:11434/v1", 0),  # Ollama
+        ("http://192.168.1.20:8000/v1", 0),  # generic, on the LAN (vLLM)
+        ("http://vllm:8000/v1", 0),  # a container's name
+        ("http://gpu-box.local:8000/v1", 0),
+        ("http://[::1]:9000/v1", 0),
+    ],
+)
+def test_retry_policy_by_profile_and_place(base_url, retries):
+    assert ProviderSettings(base_url=base_url).retries == retries
+    assert Provider(ProviderSettings(base_url=base_url)).client.max_retries == retries
+    assert ProviderSettings(base_url=base_url, max_retries=5).retries == 5
