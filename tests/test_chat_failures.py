@@ -238,7 +238,7 @@ async def test_a_hosted_provider_is_retried_after_a_rate_limit_as_it_asks(provid
         text_reply("third time lucky"),
     )
     env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model", "LLM_MAX_RETRIES": "2"}
-    events, result = await run_chat(tmp_path, env, sdk)
+    _events, result = await run_chat(tmp_path, env, sdk)
     text = [p["text"] for p in content_parts(result["message"]) if p["type"] == "text"]
     assert result["errors"] == [] and text == ["third time lucky"]
     assert len(provider.requests) == 3
