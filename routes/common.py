@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -81,13 +82,17 @@ async def read_json(request: web.Request, limit: int, empty: Any = None) -> Any:
 
 
 def parse_json(data: bytes | bytearray) -> Any:
-    """A JSON document every later step can store and send: UTF-8, no NaN or Infinity, no
-    integer beyond 64 bits, no lone UTF-16 surrogate in any string, nesting the parser can
-    follow. Anything else is a RequestError that says what to fix."""
+    """A JSON document every later step can store and send: UTF-8, no NaN or Infinity (nor a
+    number like 1e400 that only reads as one), no integer beyond 100 digits, no lone UTF-16
+    surrogate in any string, nesting the parser can follow. Anything else is a RequestError
+    that says what to fix."""
     try:
         with cyclic_gc_paused():  # a long thread's body: tens of thousands of objects, no cycles
             value = json.loads(
-                data.decode("utf-8"), parse_constant=_no_constants, parse_int=_bounded_int
+                data.decode("utf-8"),
+                parse_constant=_no_constants,
+                parse_int=_bounded_int,
+                parse_float=_finite_float,
             )
     except UnicodeDecodeError:
         raise RequestError("the body is not UTF-8 text") from None
@@ -114,6 +119,18 @@ def _bounded_int(text: str) -> int:
             f"of at most {INT_DIGITS} digits"
         )
     return int(text)
+
+
+def _finite_float(text: str) -> float:
+    """A number in range: 1e400 would be read as infinity, stored, and sent back as
+    `Infinity`, which no browser parses."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise RequestError(
+            f"the body contains the number {text[:24]}, beyond the range of a 64-bit float "
+            "(about 1.8e308); send a smaller number"
+        )
+    return value
 
 
 def _refuse_lone_surrogates(value: Any) -> None:

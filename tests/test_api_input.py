@@ -34,14 +34,26 @@ from .scripted_provider import text_reply
             "messages[0].role must be one of system, user, assistant (got 'robot')",
         ),
         (
-            b'{"id": "t", "messages": [{"role": "user", "parts": [{"type": "text"}]}]}',
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text"}]}]}',
             400,
             "messages[0].parts[0].text must be a string",
         ),
         (
-            b'{"id": "t", "messages": [{"role": "user", "parts": []}], "trigger": "x"}',
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": []}], "trigger": "x"}',
             400,
             "'trigger' must be one of submit-message, regenerate-message",
+        ),
+        (  # was a 500 (KeyError: 'id'): 45 of the 65 server errors the issue counted
+            b'{"id": "t", "messages": [{"role": "user", "parts": [{"type": "text", '
+            b'"text": "hi"}]}]}',
+            400,
+            "messages[0].id must be a string of 1 to 200 characters (the message's id)",
+        ),
+        (  # was a TypeError inside the turn, told as "the provider failed unexpectedly"
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": []}, {"id": "a", '
+            b'"role": "assistant", "metadata": null, "parts": []}]}',
+            400,
+            "messages[1].metadata must be an object (leave it out when there is none)",
         ),
     ],
 )
@@ -144,3 +156,46 @@ async def test_a_body_is_parsed_with_the_cyclic_collector_paused(assistant, prov
     provider.enqueue(text_reply("ok"))
     status, _ = await assistant.chat(chat_body(user("hi")))
     assert status == 200 and seen == [False] and gc.isenabled()
+
+
+FLOAT_RANGE = ", beyond the range of a 64-bit float (about 1.8e308); send a smaller number"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data", "number"),
+    [
+        ("PUT", "/api/assistant/provider", b'{"contextWindow": 1e400}', "1e400"),  # was a 500
+        ("PUT", "/api/user-context/preferences", b'{"units": -1E+999}', "-1E+999"),
+        (
+            "POST",
+            "/api/chat",
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", '
+            b'"text": "hi"}]}, {"id": "a", "role": "assistant", "parts": [{"type": "tool-addNode"'
+            b', "toolCallId": "c", "state": "output-available", "input": {"x": 1e400}}]}]}',
+            "1e400",
+        ),
+    ],
+)
+async def test_a_number_beyond_a_float_is_refused(assistant, provider, method, path, data, number):
+    """Python reads 1e400 as infinity, which was stored and sent back as `Infinity`: JSON no
+    browser parses (the preferences, the thread)."""
+    resp = await assistant.session.request(
+        method, assistant.base + path, data=data, headers={"Content-Type": "application/json"}
+    )
+    assert resp.status == 400
+    assert await resp.json() == {"error": f"the body contains the number {number}{FLOAT_RANGE}"}
+    assert provider.requests == []
+    async with assistant.session.get(assistant.base + "/api/user-context") as resp:
+        assert "Infinity" not in await resp.text()
+
+
+async def test_small_and_precise_floats_are_kept(assistant):
+    data = b'{"units": 1e-400, "scale": 1.7976931348623157e308, "cfg": 7.5}'
+    resp = await assistant.session.put(
+        assistant.base + "/api/user-context/preferences",
+        data=data,
+        headers={"Content-Type": "application/json"},
+    )
+    assert resp.status == 200
+    saved = await resp.json()
+    assert (saved["units"], saved["scale"], saved["cfg"]) == (0.0, 1.7976931348623157e308, 7.5)
