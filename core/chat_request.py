@@ -74,6 +74,13 @@ def check_workflow(value: Any, name: str = "workflow") -> str | None:
     return None if value is None else workflow_key(value, name)
 
 
+# Read from a part whatever its type (the context cache keys a message by them), so checked
+# on every part that has them: the AI SDK's parts give each of these fields this type.
+_ANY_PART_FIELDS = (
+    ("text", str), ("url", str), ("toolCallId", str), ("state", str), ("preliminary", bool),
+)  # fmt: skip
+
+
 def _check_part(part: Any, where: str) -> None:
     _expect(isinstance(part, dict), f"{where} must be an object")
     ptype = part.get("type")
@@ -92,6 +99,12 @@ def _check_part(part: Any, where: str) -> None:
         call_id = part.get("toolCallId")
         _expect(isinstance(call_id, str) and call_id != "", f"{where}.toolCallId is required")
         _expect(isinstance(part.get("state"), str), f"{where}.state must be a string")
+    for key, kind in _ANY_PART_FIELDS:
+        value = part.get(key)
+        _expect(
+            value is None or isinstance(value, kind),
+            f"{where}.{key} must be {'true or false' if kind is bool else 'a string'}",
+        )
 
 
 def _check_message(message: Any, i: int) -> None:
