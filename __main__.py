@@ -20,12 +20,22 @@ from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 0 to 65535 (0: one the system picks); anything else is argparse's one-line
+    error, not the OverflowError the socket raises on binding."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(
+            f"must be a number from 0 to 65535 (0: any free port), not {text!r}"
+        )
+    return int(text)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m comfyui_assistant")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the assistant's API without ComfyUI")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8190)
+    serve.add_argument("--port", type=port_number, default=8190)
     serve.add_argument(
         "--allow-host",
         action="append",
@@ -61,10 +71,11 @@ async def serve(args: argparse.Namespace) -> None:
             await site.start()
         except OSError as exc:
             raise StartupFailed(_listen_error(exc, args.host, args.port)) from exc
+        port = runner.addresses[0][1]  # the one bound: with --port 0, the system's choice
         settings = await service.provider_settings()
         model = settings.model or "the first model the provider lists"
-        print(f"ComfyUI Assistant listening on http://{args.host}:{args.port}/", flush=True)
-        print(f"Playground: http://{args.host}:{args.port}/ (status: /status)", flush=True)
+        print(f"ComfyUI Assistant listening on http://{args.host}:{port}/", flush=True)
+        print(f"Playground: http://{args.host}:{port}/ (status: /status)", flush=True)
         print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
         print(f"Data directory: {options.data_dir}", flush=True)
         await asyncio.Event().wait()

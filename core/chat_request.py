@@ -16,6 +16,7 @@ ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MESSAGES = 10_000
+ID_CHARS = 200  # a thread's or a message's id
 WORKFLOW_CHARS = 1024
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
@@ -73,6 +74,13 @@ def check_workflow(value: Any, name: str = "workflow") -> str | None:
     return None if value is None else workflow_key(value, name)
 
 
+# Read from a part whatever its type (the context cache keys a message by them), so checked
+# on every part that has them: the AI SDK's parts give each of these fields this type.
+_ANY_PART_FIELDS = (
+    ("text", str), ("url", str), ("toolCallId", str), ("state", str), ("preliminary", bool),
+)  # fmt: skip
+
+
 def _check_part(part: Any, where: str) -> None:
     _expect(isinstance(part, dict), f"{where} must be an object")
     ptype = part.get("type")
@@ -91,6 +99,12 @@ def _check_part(part: Any, where: str) -> None:
         call_id = part.get("toolCallId")
         _expect(isinstance(call_id, str) and call_id != "", f"{where}.toolCallId is required")
         _expect(isinstance(part.get("state"), str), f"{where}.state must be a string")
+    for key, kind in _ANY_PART_FIELDS:
+        value = part.get(key)
+        _expect(
+            value is None or isinstance(value, kind),
+            f"{where}.{key} must be {'true or false' if kind is bool else 'a string'}",
+        )
 
 
 def _check_message(message: Any, i: int) -> None:
@@ -98,8 +112,19 @@ def _check_message(message: Any, i: int) -> None:
     _expect(isinstance(message, dict), f"{where} must be an object")
     role = message.get("role")
     _expect(role in ROLES, f"{where}.role must be one of {', '.join(ROLES)} (got {role!r})")
+    # The AI SDK gives every message an id (its own validateUIMessages requires one); the
+    # thread stores messages by it and finds the latest user message by it.
     mid = message.get("id")
-    _expect(mid is None or isinstance(mid, str), f"{where}.id must be a string")
+    _expect(
+        isinstance(mid, str) and 0 < len(mid) <= ID_CHARS,
+        f"{where}.id must be a string of 1 to {ID_CHARS} characters (the message's id)",
+    )
+    # The server adds its own to the metadata of the answer it continues (as the SDK client
+    # does): an object, or no `metadata` key at all.
+    _expect(
+        isinstance(message.get("metadata", {}), dict),
+        f"{where}.metadata must be an object (leave it out when there is none)",
+    )
     parts = message.get("parts")
     _expect(isinstance(parts, list), f"{where}.parts must be a list of message parts")
     for j, part in enumerate(parts):
@@ -130,8 +155,8 @@ def parse_chat_request(body: Any) -> ChatRequest:
     _expect(isinstance(body, dict), "the body must be a JSON object with 'id' and 'messages'")
     thread_id = body.get("id")
     _expect(
-        isinstance(thread_id, str) and 0 < len(thread_id) <= 200,
-        "'id' (the thread id) must be a string of 1 to 200 characters",
+        isinstance(thread_id, str) and 0 < len(thread_id) <= ID_CHARS,
+        f"'id' (the thread id) must be a string of 1 to {ID_CHARS} characters",
     )
     messages = body.get("messages")
     _expect(isinstance(messages, list) and len(messages) > 0, "'messages' must be a non-empty list")

@@ -133,27 +133,27 @@ def check_text(value: Any) -> str:
 
 def split_passages(text: str, count: TokenCounter) -> list[tuple[str, int]]:
     """Passages of about PASSAGE_TOKENS (never more than MAX_PASSAGE_TOKENS), cut at paragraph
-    boundaries; a paragraph too long on its own is cut at sentences, a sentence at words. Each
-    with its token count."""
+    boundaries; a paragraph too long on its own is cut at sentences, a sentence at words, a
+    word (or a run without spaces: CJK text, base64) at characters. Each with its token
+    count."""
     pieces: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = paragraph.strip()
         if paragraph:
             pieces.extend(_fitted(paragraph, count))
     out: list[tuple[str, int]] = []
-    current: list[str] = []
-    size = 0
-    for piece in pieces:
-        tokens = count.text(piece)
-        if current and (size >= PASSAGE_TOKENS or size + tokens > MAX_PASSAGE_TOKENS):
-            joined = "\n\n".join(current)
-            out.append((joined, count.text(joined)))
-            current, size = [], 0
-        current.append(piece)
-        size += tokens + 1
-    if current:
-        joined = "\n\n".join(current)
-        out.append((joined, count.text(joined)))
+    passage, size = "", 0
+    for piece in pieces:  # each within MAX_PASSAGE_TOKENS
+        if passage:
+            joined = f"{passage}\n\n{piece}"
+            tokens = count.text(joined)  # counted whole: the sum of its pieces can be less
+            if size < PASSAGE_TOKENS and tokens <= MAX_PASSAGE_TOKENS:
+                passage, size = joined, tokens
+                continue
+            out.append((passage, size))
+        passage, size = piece, count.text(piece)
+    if passage:
+        out.append((passage, size))
     return out
 
 
@@ -182,8 +182,38 @@ def _units(paragraph: str, count: TokenCounter) -> list[str]:
             continue
         words = sentence.split()
         step = 60
-        units.extend(" ".join(words[i : i + step]) for i in range(0, len(words), step))
+        for i in range(0, len(words), step):
+            units.extend(_within(" ".join(words[i : i + step]), count))
     return units
+
+
+def _within(run: str, count: TokenCounter) -> list[str]:
+    """`run` in pieces of at most PASSAGE_TOKENS: halved at a space while it has one, a single
+    word cut at characters."""
+    if count.text(run) <= PASSAGE_TOKENS:
+        return [run]
+    words = run.split(" ")
+    if len(words) == 1:
+        return _cut(run, count)
+    half = len(words) // 2
+    return _within(" ".join(words[:half]), count) + _within(" ".join(words[half:]), count)
+
+
+def _cut(word: str, count: TokenCounter) -> list[str]:
+    """A word too long for a passage (a 500 KB one-word document was one passage of 270,000
+    tokens) in pieces of at most PASSAGE_TOKENS, each as many characters as its density
+    allows: the whole word's density first, a piece over the limit shortened in proportion."""
+    width = max(1, len(word) * PASSAGE_TOKENS // count.text(word))
+    pieces: list[str] = []
+    start = 0
+    while start < len(word):
+        piece = word[start : start + width]
+        while (tokens := count.text(piece)) > PASSAGE_TOKENS:
+            width = min(len(piece) - 1, len(piece) * PASSAGE_TOKENS // tokens)
+            piece = piece[:width]
+        pieces.append(piece)
+        start += len(piece)
+    return pieces
 
 
 def fts_query(text: str) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .conftest import start_app
-from .helpers import chat_body, sent, user
+from .helpers import chat_body, sent, sse_events, user
 from .scripted_provider import text_reply
 
 
@@ -34,14 +36,26 @@ from .scripted_provider import text_reply
             "messages[0].role must be one of system, user, assistant (got 'robot')",
         ),
         (
-            b'{"id": "t", "messages": [{"role": "user", "parts": [{"type": "text"}]}]}',
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text"}]}]}',
             400,
             "messages[0].parts[0].text must be a string",
         ),
         (
-            b'{"id": "t", "messages": [{"role": "user", "parts": []}], "trigger": "x"}',
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": []}], "trigger": "x"}',
             400,
             "'trigger' must be one of submit-message, regenerate-message",
+        ),
+        (  # was a 500 (KeyError: 'id'): 45 of the 65 server errors the issue counted
+            b'{"id": "t", "messages": [{"role": "user", "parts": [{"type": "text", '
+            b'"text": "hi"}]}]}',
+            400,
+            "messages[0].id must be a string of 1 to 200 characters (the message's id)",
+        ),
+        (  # was a TypeError inside the turn, told as "the provider failed unexpectedly"
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": []}, {"id": "a", '
+            b'"role": "assistant", "metadata": null, "parts": []}]}',
+            400,
+            "messages[1].metadata must be an object (leave it out when there is none)",
         ),
     ],
 )
@@ -144,3 +158,133 @@ async def test_a_body_is_parsed_with_the_cyclic_collector_paused(assistant, prov
     provider.enqueue(text_reply("ok"))
     status, _ = await assistant.chat(chat_body(user("hi")))
     assert status == 200 and seen == [False] and gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("part", "message"),
+    [
+        (
+            {"type": "file", "mediaType": "image/png", "url": "data:,", "text": [{"a": 1}]},
+            "messages[0].parts[1].text must be a string",
+        ),
+        (
+            {"type": "tool-addNode", "toolCallId": "c", "state": "output-available",
+             "preliminary": [True]},
+            "messages[0].parts[1].preliminary must be true or false",
+        ),
+        (
+            {"type": "data-x", "toolCallId": {"id": 1}},
+            "messages[0].parts[1].toolCallId must be a string",
+        ),
+        ({"type": "source-url", "url": ["https://a"]}, "messages[0].parts[1].url must be a string"),
+        (
+            {"type": "data-x", "toolCallId": "c", "state": [1]},
+            "messages[0].parts[1].state must be a string",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_field_any_part_may_hold_is_checked_on_every_part(
+    assistant, provider, part, message
+):
+    """Was a TypeError inside the turn (the context cache keys a message by these fields),
+    shown as "The request to the provider failed unexpectedly (TypeError) — try again"."""
+    body = chat_body(user("hi"))
+    body["messages"][0]["parts"].append(part)
+    async with await assistant.post("/api/chat", body) as resp:
+        assert resp.status == 400
+        assert await resp.json() == {"error": message}
+    assert provider.requests == []
+
+
+def _nested_answer(depth: int, last: bool) -> bytes:
+    """A thread whose answer holds a tool output nested `depth` levels; `last`: the answer
+    ends the request (its client tool just ran: the server continues it)."""
+    output = b'{"a":[' * (depth // 2) + b"1" + b"]}" * (depth // 2)
+    answer = (
+        b'{"id": "a", "role": "assistant", "parts": [{"type": "tool-addNode", "toolCallId": '
+        b'"c", "state": "output-available", "input": {}, "output": ' + output + b"}]}"
+    )
+    ask = b'{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}'
+    messages = [ask, answer] if last else [ask, answer, ask.replace(b'"u"', b'"u2"')]
+    return b'{"id": "t", "messages": [' + b", ".join(messages) + b"]}"
+
+
+@pytest.mark.parametrize(("depth", "last"), [(500, True), (966, False), (2000, False)])
+async def test_a_body_nested_past_the_limit_is_refused(assistant, provider, depth, last):
+    """Was an error inside the turn: 500 levels in the answer the server continues (copied
+    there, "The answer failed on the server (an internal error...)"), 966 in any message (the
+    parser followed it; the turn, deeper in the stack, did not: "failed unexpectedly
+    (RecursionError)")."""
+    resp = await assistant.session.post(
+        assistant.base + "/api/chat",
+        data=_nested_answer(depth, last),
+        headers={"Content-Type": "application/json"},
+    )
+    assert resp.status == 400
+    assert await resp.json() == {
+        "error": "the body's JSON is nested more than 256 levels deep; send a flatter object"
+    }
+    assert provider.requests == []
+
+
+async def test_a_body_nested_to_the_limit_is_answered(assistant, provider):
+    provider.enqueue(text_reply("ok"))
+    status, body = await assistant.chat(json.loads(_nested_answer(250, True)))
+    assert status == 200
+    assert [e["type"] for e in sse_events(body) if e["type"] == "error"] == []
+
+
+def test_the_nesting_limit_counts_levels() -> None:
+    from comfyui_assistant.routes.common import MAX_DEPTH, parse_json
+
+    assert parse_json(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
+    assert parse_json(b'{"a":' * (MAX_DEPTH - 1) + b"[]" + b"}" * (MAX_DEPTH - 1))
+    for deeper in (
+        b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1),
+        b'{"a":' * MAX_DEPTH + b"{}" + b"}" * MAX_DEPTH,
+    ):
+        with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels"):
+            parse_json(deeper)
+
+
+FLOAT_RANGE = ", beyond the range of a 64-bit float (about 1.8e308); send a smaller number"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data", "number"),
+    [
+        ("PUT", "/api/assistant/provider", b'{"contextWindow": 1e400}', "1e400"),  # was a 500
+        ("PUT", "/api/user-context/preferences", b'{"units": -1E+999}', "-1E+999"),
+        (
+            "POST",
+            "/api/chat",
+            b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", '
+            b'"text": "hi"}]}, {"id": "a", "role": "assistant", "parts": [{"type": "tool-addNode"'
+            b', "toolCallId": "c", "state": "output-available", "input": {"x": 1e400}}]}]}',
+            "1e400",
+        ),
+    ],
+)
+async def test_a_number_beyond_a_float_is_refused(assistant, provider, method, path, data, number):
+    """Python reads 1e400 as infinity, which was stored and sent back as `Infinity`: JSON no
+    browser parses (the preferences, the thread)."""
+    resp = await assistant.session.request(
+        method, assistant.base + path, data=data, headers={"Content-Type": "application/json"}
+    )
+    assert resp.status == 400
+    assert await resp.json() == {"error": f"the body contains the number {number}{FLOAT_RANGE}"}
+    assert provider.requests == []
+    async with assistant.session.get(assistant.base + "/api/user-context") as resp:
+        assert "Infinity" not in await resp.text()
+
+
+async def test_small_and_precise_floats_are_kept(assistant):
+    data = b'{"units": 1e-400, "scale": 1.7976931348623157e308, "cfg": 7.5}'
+    resp = await assistant.session.put(
+        assistant.base + "/api/user-context/preferences",
+        data=data,
+        headers={"Content-Type": "application/json"},
+    )
+    assert resp.status == 200
+    saved = await resp.json()
+    assert (saved["units"], saved["scale"], saved["cfg"]) == (0.0, 1.7976931348623157e308, 7.5)

@@ -107,7 +107,7 @@ def test_full_transport_body_parses() -> None:
 
 
 def test_minimal_body_gets_the_defaults() -> None:
-    messages = [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]
+    messages = [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
     assert parse_chat_request({"id": "t", "messages": copy.deepcopy(messages)}) == ChatRequest(
         thread_id="t",
         messages=messages,
@@ -122,7 +122,7 @@ def test_minimal_body_gets_the_defaults() -> None:
 def test_explicit_nulls_are_the_defaults() -> None:
     body = {
         "id": "x" * 200,
-        "messages": [{"id": None, "role": "assistant", "parts": []}],
+        "messages": [{"id": "a1", "role": "assistant", "parts": []}],
         "trigger": None,
         "messageId": None,
         "system": None,
@@ -130,7 +130,7 @@ def test_explicit_nulls_are_the_defaults() -> None:
         "metadata": None,
     }
     assert parse_chat_request(body) == ChatRequest(
-        thread_id="x" * 200, messages=[{"id": None, "role": "assistant", "parts": []}]
+        thread_id="x" * 200, messages=[{"id": "a1", "role": "assistant", "parts": []}]
     )
 
 
@@ -159,6 +159,7 @@ def _tools(tools: Any) -> dict[str, Any]:
 
 ID_MESSAGE = "'id' (the thread id) must be a string of 1 to 200 characters"
 MESSAGES_MESSAGE = "'messages' must be a non-empty list"
+MESSAGE_ID = "messages[0].id must be a string of 1 to 200 characters (the message's id)"
 TOOL_STATE = {"state": "input-available"}
 
 BAD_BODIES: list[tuple[str, Any, str]] = [
@@ -192,16 +193,35 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     (
         "message id not a string",
         _body(messages=[{"id": 7, "role": "user", "parts": []}]),
-        "messages[0].id must be a string",
+        MESSAGE_ID,
+    ),
+    # the AI SDK gives every message one; the thread stores messages by it
+    ("message id missing", _body(messages=[{"role": "user", "parts": []}]), MESSAGE_ID),
+    ("message id null", _body(messages=[{"id": None, "role": "user", "parts": []}]), MESSAGE_ID),
+    ("message id empty", _body(messages=[{"id": "", "role": "user", "parts": []}]), MESSAGE_ID),
+    (
+        "message id too long",
+        _body(messages=[{"id": "m" * 201, "role": "user", "parts": []}]),
+        MESSAGE_ID,
+    ),
+    (
+        "message metadata a string",
+        _body(messages=[{"id": "u1", "role": "user", "parts": [], "metadata": "x"}]),
+        "messages[0].metadata must be an object (leave it out when there is none)",
+    ),
+    (
+        "message metadata null",
+        _body(messages=[{"id": "u1", "role": "user", "parts": [], "metadata": None}]),
+        "messages[0].metadata must be an object (leave it out when there is none)",
     ),
     (
         "parts missing",
-        _body(messages=[{"role": "user", "content": "hi"}]),
+        _body(messages=[{"id": "u1", "role": "user", "content": "hi"}]),
         "messages[0].parts must be a list of message parts",
     ),
     (
         "parts not a list",
-        _body(messages=[{"role": "user", "parts": {"type": "text", "text": "hi"}}]),
+        _body(messages=[{"id": "u1", "role": "user", "parts": {"type": "text", "text": "hi"}}]),
         "messages[0].parts must be a list of message parts",
     ),
     ("part not an object", _with_parts("hi"), "messages[1].parts[1] must be an object"),

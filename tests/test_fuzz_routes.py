@@ -3,8 +3,10 @@
 The app runs on a real socket in a thread of its own (so hypothesis can drive it from a plain
 test); requests are raw HTTP (`http.client`), so bodies can be anything: JSON of any shape with
 lone surrogates, huge integers and deep nesting, invalid UTF-8, odd content types, path
-parameters and query strings of any length. Bounded and deterministic (derandomized); set
-`FUZZ_EXAMPLES` for a longer run.
+parameters and query strings of any length. Valid bodies of each route with one to three
+fields changed (tests/fuzz_shapes.py) reach the code behind the first checks. Every JSON answer
+must parse as a browser parses it (no NaN or Infinity). Bounded and deterministic
+(derandomized); set `FUZZ_EXAMPLES` for a longer run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -24,7 +27,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .conftest import App, start_app
-from .scripted_provider import ScriptedProvider
+from .fuzz_shapes import (
+    RAW,
+    RAW_LITERALS,
+    ROUTE_BODIES,
+    SWEEP_BODIES,
+    chat_bodies,
+    encode,
+    mutated,
+    single_changes,
+)
+from .scripted_provider import ScriptedProvider, text_reply
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 
@@ -49,6 +62,7 @@ numbers = st.one_of(
     st.integers(min_value=2**63 - 2, max_value=2**70),
     st.integers(max_value=-(2**63) + 1, min_value=-(2**70)),
     st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(RAW_LITERALS).map(lambda literal: RAW + literal),  # NaN, 1e400 in the text
 )
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), numbers, nasty_text),
@@ -85,15 +99,12 @@ messages_body = st.fixed_dictionaries(
 )
 
 
-def _encoded(value: Any) -> bytes:
-    return json.dumps(value).encode()
-
-
 bodies = st.one_of(
     st.just(b""),
-    json_values.map(_encoded),
-    shaped.map(_encoded),
-    messages_body.map(_encoded),
+    json_values.map(encode),
+    shaped.map(encode),
+    messages_body.map(encode),
+    mutated(chat_bodies()).map(encode),
     st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n),
     st.integers(1, 3000).map(lambda n: b'{"a":' * n + b"1" + b"}" * n),
     st.integers(4000, 6000).map(lambda n: b'{"id": ' + b"7" * n + b"}"),
@@ -118,6 +129,34 @@ def _quote(value: str) -> str:
     return quote(value.encode("utf-8", "surrogatepass"), safe="")
 
 
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    content_type: str
+    body: bytes
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (a browser's JSON.parse refuses it)")
+
+
+def assert_served_well(reply: Reply, request: Any) -> None:
+    """No 5xx, no traceback, and JSON a browser can parse (an answer's or a stream's chunks)."""
+    assert reply.status < 500, (request, reply.status, reply.body[:300])
+    assert b"Traceback" not in reply.body, reply.body[:500]
+    if reply.content_type == "application/json":
+        json.loads(reply.body, parse_constant=_no_constant)
+    elif reply.content_type == "text/event-stream":
+        for line in reply.body.decode().splitlines():
+            if line.startswith("data: {"):
+                chunk = json.loads(line[6:], parse_constant=_no_constant)
+                # our own exception inside the turn (a stream's 500), told as the provider's
+                # or as the server's
+                error = str(chunk.get("errorText"))
+                assert "failed unexpectedly" not in error, (request, chunk)
+                assert "an internal error" not in error, (request, chunk)
+
+
 class ServerThread:
     """The standalone app and a scripted provider on their own event loop."""
 
@@ -126,6 +165,7 @@ class ServerThread:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.provider = self.run(ScriptedProvider().start())
+        self.provider.responder = lambda _: text_reply("ok")  # every turn runs to its end
         env = {
             "LLM_BASE_URL": self.provider.base_url,
             "LLM_MODEL": "scripted-model",
@@ -133,6 +173,7 @@ class ServerThread:
         }
         self.app: App = self.run(start_app(data_dir, env))
         self.port = int(self.app.base.rsplit(":", 1)[1])
+        self.sent = self.server_errors = 0  # printed at the end (`pytest -s`)
 
     def run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
@@ -151,12 +192,19 @@ class ServerThread:
     def request(
         self, method: str, path: str, body: bytes, content_type: str | None
     ) -> tuple[int, bytes]:
+        reply = self.send(method, path, body, content_type)
+        return reply.status, reply.body
+
+    def send(self, method: str, path: str, body: bytes, content_type: str | None) -> Reply:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         headers = {"Content-Type": content_type} if content_type else {}
         try:
             conn.request(method, path, body=body or None, headers=headers)
             response = conn.getresponse()
-            return response.status, response.read()
+            served = response.headers.get_content_type()
+            self.sent += 1
+            self.server_errors += response.status >= 500
+            return Reply(response.status, served, response.read())
         finally:
             conn.close()
 
@@ -172,6 +220,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     running = ServerThread(tmp_path_factory.mktemp("fuzz") / "data")
     yield running
     running.close()
+    print(f"\nfuzz: {running.sent} requests, {running.server_errors} answered 5xx")
 
 
 def _fill(template: str, values: list[str]) -> str:
@@ -212,9 +261,69 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
         )
     body = data.draw(bodies, label="body") if method != "GET" else b""
     content_type = data.draw(content_types, label="content type")
-    status, answer = server.request(method, path, body, content_type)
-    assert status < 500, (method, path, body[:200], status, answer[:300])
-    assert b"Traceback" not in answer, answer[:500]
+    reply = server.send(method, path, body, content_type)
+    assert_served_well(reply, (method, path, body[:200]))
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(body=mutated(chat_bodies()))
+def test_no_changed_chat_body_yields_a_server_error(server: ServerThread, body: Any) -> None:
+    """A valid /api/chat body with one to three fields left out or mistyped; the thread it
+    stored is then read back as the panel reads it."""
+    raw = encode(body)
+    assert_served_well(server.send("POST", "/api/chat", raw, "application/json"), raw[:300])
+    thread = body.get("id") if isinstance(body, dict) else None
+    if isinstance(thread, str) and thread:
+        path = "/api/assistant/threads/" + _quote(thread)
+        assert_served_well(server.send("GET", path, b"", None), raw[:300])
+
+
+@pytest.mark.parametrize("name", sorted(SWEEP_BODIES))
+def test_every_field_of_a_chat_body_changed_once(server: ServerThread, name: str) -> None:
+    """Each field the route reads, left out or set to each odd value, one at a time; every
+    failure is listed."""
+    failures = []
+    for what, body in single_changes(SWEEP_BODIES[name]):
+        raw = encode(body)
+        try:
+            assert_served_well(server.send("POST", "/api/chat", raw, "application/json"), what)
+            thread = "/api/assistant/threads/" + SWEEP_BODIES[name]["id"]
+            assert_served_well(server.send("GET", thread, b"", None), what)
+        except AssertionError as exc:
+            failures.append(f"{what}: {str(exc)[:300]}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.fixture(scope="module")
+def seeded(server: ServerThread) -> ServerThread:
+    """The thread, project, document, rule and skill the bodies' paths name, as they are sent."""
+    for (method, path), valid in ROUTE_BODIES.items():
+        server.send(method, path, encode(valid), "application/json")
+    return server
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_no_changed_route_body_yields_a_server_error(
+    seeded: ServerThread, data: st.DataObject
+) -> None:
+    """Each route's valid body with fields left out or mistyped; what it changed is read back."""
+    method, path = data.draw(st.sampled_from(sorted(ROUTE_BODIES)), label="route")
+    raw = encode(data.draw(mutated(st.just(ROUTE_BODIES[(method, path)])), label="body"))
+    assert_served_well(seeded.send(method, path, raw, "application/json"), (path, raw[:300]))
+    assert_served_well(seeded.send("GET", path, b"", None), (path, raw[:300]))
 
 
 @pytest.mark.parametrize(

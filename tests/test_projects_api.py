@@ -4,8 +4,13 @@ put in a project."""
 
 from __future__ import annotations
 
+import base64
+import random
+import re
+import string
 from typing import Any
 
+import pytest
 from comfyui_assistant.core.projects import (
     MAX_DOCUMENT_BYTES,
     MAX_PASSAGE_TOKENS,
@@ -13,7 +18,7 @@ from comfyui_assistant.core.projects import (
     fts_query,
     split_passages,
 )
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.standalone import SERVICE
 
 BASE = "/api/assistant/projects"
@@ -127,11 +132,51 @@ def test_passages_stay_at_paragraphs_within_their_size() -> None:
     ]
     long = "One huge paragraph. " + "Prompt adherence is strong with long prompts. " * 200
     passages = split_passages("\n\n".join([*paragraphs, long]), counter)
-    assert all(tokens <= MAX_PASSAGE_TOKENS + 8 for _, tokens in passages)
+    assert all(tokens <= MAX_PASSAGE_TOKENS for _, tokens in passages)
     assert sum(p.count("Paragraph ") for p, _ in passages) == 40
     joined = [p for p, _ in passages if "Paragraph " in p]
     assert all(not p.startswith("The lens") for p in joined)  # cut between paragraphs
     assert len(passages) > 5
+
+
+def _runs() -> dict[str, str]:
+    """500 KB without a space or a paragraph break (a run of CJK characters is text too)."""
+    rng = random.Random(7)
+    return {
+        "one word": "".join(rng.choice(string.ascii_lowercase) for _ in range(500_000)),
+        "CJK run": "".join(
+            rng.choice("的一是在不了有和人这中大为上个国我") for _ in range(166_000)
+        ),
+        "base64": base64.b64encode(rng.randbytes(375_000)).decode(),
+    }
+
+
+@pytest.mark.parametrize("kind", ["one word", "CJK run", "base64"])
+@pytest.mark.parametrize("tokens", ["tiktoken", "estimate"])
+def test_a_run_without_spaces_is_cut_into_passages_within_their_size(
+    kind: str, tokens: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 500 KB one-word document was one passage of 270,234 tokens (cl100k)."""
+    if tokens == "estimate":  # no tokenizer: the estimate is not additive either
+        monkeypatch.setenv("COMFYUI_ASSISTANT_TOKENS", "estimate")
+    counter = TokenCounter()
+    assert counter.exact == (tokens == "tiktoken")
+    text = _runs()[kind]
+    passages = split_passages(text, counter)
+    assert max(size for _, size in passages) <= MAX_PASSAGE_TOKENS
+    assert all(size == counter.text(p) for p, size in passages)
+    assert len(passages) > 900
+    assert re.sub(r"\s", "", "".join(p for p, _ in passages)) == text  # all of it, in order
+
+
+async def test_a_500_kb_one_word_document_is_stored_in_passages(assistant) -> None:
+    pid = await project(assistant)
+    word = _runs()["one word"]
+    doc = await document(assistant, pid, "Blob", word)
+    assert doc["passages"] > 2000 and doc["tokens"] > 250_000
+    store = await assistant.app[SERVICE].store()
+    row = await store.fetchone("SELECT MAX(token_count) AS most FROM passages")
+    assert row is not None and row["most"] <= MAX_PASSAGE_TOKENS
 
 
 def test_fts_queries_cannot_inject_operators() -> None:

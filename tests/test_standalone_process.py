@@ -76,6 +76,43 @@ async def test_a_port_in_use_is_one_line(tmp_path):
     )
 
 
+@pytest.mark.parametrize("port", ["99999", "-1", "65536", "80x"])
+async def test_a_port_out_of_range_is_one_line(tmp_path, port):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "comfyui_assistant", "serve", "--data-dir", str(tmp_path),
+        f"--port={port}", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2 and out == b""
+    assert b"Traceback" not in err
+    assert err.decode().splitlines()[-1] == (
+        "python -m comfyui_assistant serve: error: argument --port: must be a number from 0 "
+        f"to 65535 (0: any free port), not '{port}'"
+    )
+
+
+async def test_port_0_prints_the_port_the_system_chose(tmp_path):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "comfyui_assistant", "serve", "--data-dir", str(tmp_path),
+        "--port", "0", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        prefix = "ComfyUI Assistant listening on http://127.0.0.1:"
+        assert line.startswith(prefix) and line.endswith("/\n"), line
+        port = int(line[len(prefix) : -2])
+        assert port > 0
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/status") as resp,
+        ):
+            assert resp.status == 200
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
 async def test_an_unusable_data_directory_is_one_line(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
