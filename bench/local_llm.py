@@ -21,10 +21,11 @@ message plus what the turn adds (the reminder block) plus 40 tokens; a compactio
 re-processes the system prompt and tools; the first byte of every response within 1 s; no
 stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
 
-`--quick` (what CI runs, a few seconds): 12 turns, and without `--llama` the llama-server
-stand-in (tests/llama_standin.py: no model, a short fixed answer, ChatML, a tokenizer of its
-own and a prefix cache per slot) in place of a real server; the output says so. Its
-re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a model's.
+`--quick` (what CI runs, a few seconds): 12 turns, and without `--llama` or `--local-llm` the
+llama-server stand-in (tests/llama_standin.py: no model, a short fixed answer, ChatML, a
+tokenizer of its own and a prefix cache per slot) in place of a real server; the output says
+so. Its re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a
+model's.
 """
 
 from __future__ import annotations
@@ -377,7 +378,7 @@ async def main() -> None:
     if args.quick:  # (two pastes, and the compaction they cause on the turn after)
         args.turns = 12
     process, standin, llama = None, None, args.llama
-    if llama is None and args.quick:
+    if llama is None and args.quick and not args.local_llm:
         standin = await LlamaStandin(args.ctx, renders_tools=args.tools).start()
         llama = standin.url
     elif llama is None:
