@@ -1,13 +1,15 @@
 """Context assembly time: `build_context` on threads of 50, 500 and 5,000 UI messages.
 
     .venv/bin/python bench/context_bench.py [--sizes 50,500,5000] [--runs 15] [--no-profile]
+        [--quick]
 
 Deterministic threads: user requests, assistant answers, 0-3 tool rounds per turn with outputs
 of realistic size and shape (getWorkflow graphs of 6-30 real node types with their widget
 values, addNode + connectNodes results, searchInstalledNodes and getNodeDefinition results from
-data/object_info.json.gz). Window 200K, all tools, the shipped system prompt; the 5,000 thread
-outgrows the window, so it exercises the priority window and has a compaction plan (worked out
-when the caller asks for it, to summarize: timed on its own line).
+data/object_info.json.gz). Window 200K, all tools, the shipped system prompt, each user message
+with the reminder block it was first sent with (core/sent_turns, as the server resends it); the
+5,000 thread outgrows the window, so it exercises the priority window and has a compaction plan
+(worked out when the caller asks for it, to summarize: timed on its own line).
 cold = a fresh counter (`tokens._counter.cache_clear()`, then `counter_for`), block cache and
 digest memo, on a freshly parsed copy: every sent message is tokenized, every digest written.
 warm = 3 more calls with that counter, each on another fresh parse (new objects, same content:
@@ -18,7 +20,8 @@ other threads churned the heap and caches, as in a server with many threads). Pr
 and p90 (ms) of both, growth ratios, TARGET lines on the worse of the two (guards against
 regressions, not targets to chase: warm 500 < 5 ms,
 cold 500 < 60 ms, growth linear: each step's time ratio at most 1.5x its message ratio) and a
-cProfile of the warm 500 case. Exit code 0 even when a target is missed.
+cProfile of the warm 500 case. Exit code 0 even when a target is missed. `--quick` (sizes 50,
+500 and 2,000, which outgrows the window too; 3 runs, 1 interleaved round) takes seconds.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import Assembled, ContextInputs, build_context
 from comfyui_assistant.core.context_files import load_system_context
 from comfyui_assistant.core.environment import Environment, load_object_info_file
+from comfyui_assistant.core.sent_turns import SentTurn, turn_note
 from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
 from comfyui_assistant.tools_definitions import openai_tools
 
@@ -211,7 +215,10 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="sizes 50,500,2000, 3 runs, 1 round")
     args = parser.parse_args()
+    if args.quick:  # (CI: every line and code path in seconds; the figures are rough)
+        args.sizes, args.runs, args.rounds = "50,500,2000", 3, 1
     env = load_object_info_file()
     tools = openai_tools()
     names = [t["function"]["name"] for t in tools]
@@ -220,8 +227,11 @@ def main() -> None:
     system = build_system_message(parts)
     window = Window(args.window, "settings", "bench")
 
+    note = SentTurn(turn_note([], NOW))  # each user message's reminder block, as first sent
+
     def inputs(ui: list[dict[str, Any]]) -> ContextInputs:
-        return ContextInputs(system, ui, tools, MODEL, window, now=NOW)
+        sent = {m["id"]: note for m in ui if m["role"] == "user"}
+        return ContextInputs(system, ui, tools, MODEL, window, sent=sent)
 
     tokens.counter_for(MODEL)  # load the encoding once: not part of any measurement
     sizes = [int(s) for s in args.sizes.split(",")]

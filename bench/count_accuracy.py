@@ -3,6 +3,7 @@ request (system message, tools, messages), with the single learned factor of the
 design and with the per-component correction.
 
     .venv/bin/python bench/count_accuracy.py --llama URL [--requests 30] [--no-tools]
+    .venv/bin/python bench/count_accuracy.py --quick [--llama URL]
 
 A generated thread (context_bench's: user requests, answers, tool rounds with workflow graphs,
 node searches and definitions) grows turn by turn; each request is assembled by our engine for
@@ -20,7 +21,15 @@ Three schemes size each request from what they learned before it:
 Prints the mean absolute error per component and of the total (% of the server's count), over
 all requests and over the requests after the first 3. A server whose template drops the tools
 shows what a dropped component does (sent anyway here: the app itself sends none when /props
-says the template cannot render them).
+says the template cannot render them). TARGET lines (guards): the server's usage equals its own
+count of the rendered request (what calibrating by /apply-template and /tokenize relies on);
+after 3 requests, the calibrated system and tools counts within 1% of the server's (its counts
+pin the parts that do not change) and the calibrated total within 5%. Exit code 0 even when a
+target is missed.
+
+`--quick` (what CI runs, a second): 8 requests, and without `--llama` a llama-server stand-in
+(tests/llama_standin.py: ChatML with the tools and a tokenizer of its own, which counts
+1.05-1.35x what cl100k does per component) in place of a real server; the output says so.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from comfyui_assistant.core.server_counts import server_parts
 from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
 from comfyui_assistant.core.token_correction import Correction, Factors, Parts
 from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.tests.llama_standin import LlamaStandin
 from comfyui_assistant.tools_definitions import TOOLS
 from context_bench import thread
 
@@ -80,11 +90,18 @@ class Errors:
             row[name] = (abs(math.ceil(n * f) - truth), truth)
         self.rows.append(row)
 
-    def mean(self, name: str, skip: int = 0) -> str:
+    def share(self, name: str, skip: int = 0) -> float | None:
+        """The mean absolute error in % of the server's count; None where it counts none."""
         pairs = [r[name] for r in self.rows[skip:]]
         if any(truth == 0 for _, truth in pairs):
-            return f"{statistics.mean(e for e, _ in pairs):.0f} tok"
-        return f"{statistics.mean(100 * e / truth for e, truth in pairs):.1f}%"
+            return None
+        return statistics.mean(100 * e / truth for e, truth in pairs)
+
+    def mean(self, name: str, skip: int = 0) -> str:
+        share = self.share(name, skip)
+        if share is None:
+            return f"{statistics.mean(e for e, _ in (r[name] for r in self.rows[skip:])):.0f} tok"
+        return f"{share:.1f}%"
 
 
 async def usage_of(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> int:
@@ -146,17 +163,51 @@ async def run(args: argparse.Namespace) -> None:
         for name, e in errors.items():
             cells = "".join(f"{e.mean(c, skip):>12}" for c in COMPONENTS)
             print(f"  {name:<11}{label:>8}{cells}")
+    targets(sorted(set(agree)), errors["calibrated"])
+
+
+def targets(agree: list[int], calibrated: Errors) -> None:
+    verdict = "PASS" if agree == [0] else "FAIL"
+    print(f"TARGET usage_equals_server_count={agree} ({verdict}, usage - server count: [0])")
+    fixed = [x for x in (calibrated.share(c, 3) for c in ("system", "tools")) if x is not None]
+    worst = max(fixed)
+    verdict = "PASS" if worst <= 1 else "FAIL"
+    print(
+        f"TARGET calibrated_fixed_parts_error_after_3={worst:.1f}% ({verdict}, system and tools "
+        "where the server counts them, guard <= 1%)"
+    )
+    total = calibrated.share("total", 3) or 0.0
+    verdict = "PASS" if total <= 5 else "FAIL"
+    print(f"TARGET calibrated_total_error_after_3={total:.1f}% ({verdict}, guard <= 5%)")
+
+
+async def against_standin(args: argparse.Namespace) -> None:
+    async with LlamaStandin(8192, renders_tools=True) as standin:
+        print(
+            f"a llama-server STAND-IN {standin.url} (tests/llama_standin.py: ChatML with the "
+            "tools, a tokenizer of its own; not a real server)"
+        )
+        args.llama = standin.url
+        await run(args)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--llama", required=True, help="a running llama-server, e.g. URL:8080")
+    parser.add_argument("--llama", help="a running llama-server, e.g. URL:8080")
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--window", type=int, default=6144, help="below the server's n_ctx")
     parser.add_argument("--no-tools", action="store_true", help="offer no tool definitions")
+    parser.add_argument("--quick", action="store_true", help="8 requests; the stand-in, no --llama")
     args = parser.parse_args()
-    args.llama = args.llama.rstrip("/")
-    asyncio.run(run(args))
+    if args.quick:
+        args.requests = 8
+    if args.llama:
+        args.llama = args.llama.rstrip("/")
+        asyncio.run(run(args))
+    elif args.quick:
+        asyncio.run(against_standin(args))
+    else:
+        parser.error("--llama URL is required (or --quick, against the stand-in)")
 
 
 if __name__ == "__main__":

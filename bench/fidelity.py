@@ -1,7 +1,7 @@
 """Fidelity: are the facts a question needs in what the provider receives? (issue 12)
 
     .venv/bin/python bench/fidelity.py [--seeds 5] [--turns 120] [--windows 4096,8192,32768]
-        [--variants fallback,model] [--profiles tools,chat]
+        [--variants fallback,model] [--profiles tools,chat] [--quick]
 
 Synthetic ComfyUI conversations (seeded): the user states facts ("my checkpoint is X", "always
 use seed N", "never use the Y LoRA"), the assistant states facts ("I set the seed on node 7 to
@@ -40,7 +40,8 @@ Measured at each question turn, on the first request of that turn (after any com
 A short thread (12 turns, no large results) is also run at each window: when the report says
 nothing was left out or summarized, every needed fact must be there.
 Medians over the seeds; TARGET lines: ours >= baseline at every window, >= +10 points at 4K
-and 8K, 100% when the thread fits. Exit code 0 even when a target is missed.
+and 8K, 100% when the thread fits. Exit code 0 even when a target is missed. `--quick` (CI: one
+seed, 30 turns, short threads of 8, the tools profile; every window and variant) takes seconds.
 """
 
 from __future__ import annotations
@@ -833,7 +834,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--windows", default="4096,8192,32768")
     parser.add_argument("--variants", default="fallback,model", help="summaries: fallback,model")
     parser.add_argument("--profiles", default="tools,chat", help="conversations: tools,chat")
+    parser.add_argument("--quick", action="store_true", help="1 seed, 30 turns, profile tools")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.turns, args.small_turns, args.profiles = 1, 30, 8, "tools"
     forbidden = json.dumps(load_object_info_file().nodes).lower()
     seeds = list(range(args.seed, args.seed + args.seeds))
     windows = [int(w) for w in args.windows.split(",")]

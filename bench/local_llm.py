@@ -2,7 +2,7 @@
 llama.cpp `llama-server`, measured per turn from the server's own timings.
 
     .venv/bin/python bench/local_llm.py [--llama URL | --local-llm PATH] [--tools] [--turns 30]
-        [--ctx 8192] [--max-output 96] [--json FILE]
+        [--ctx 8192] [--max-output 96] [--json FILE] [--quick]
 
 With `--llama URL` it uses a running llama-server; else it starts one with the `local-llm`
 tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside the project;
@@ -20,6 +20,12 @@ summary was made. TARGET lines (from issue 12): a steady turn re-processes at mo
 message plus what the turn adds (the reminder block) plus 40 tokens; a compaction turn never
 re-processes the system prompt and tools; the first byte of every response within 1 s; no
 stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
+
+`--quick` (what CI runs, a few seconds): 12 turns, and without `--llama` or `--local-llm` the
+llama-server stand-in (tests/llama_standin.py: no model, a short fixed answer, ChatML, a
+tokenizer of its own and a prefix cache per slot) in place of a real server; the output says
+so. Its re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a
+model's.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ import aiohttp
 from aiohttp import web
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.standalone import WARMING, create_app
+from comfyui_assistant.tests.llama_standin import LlamaStandin
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTE = "Here is the log of my last run, for reference:\n" + "".join(
@@ -366,20 +373,30 @@ async def main() -> None:
     parser.add_argument("--max-output", type=int, default=96, help="LLM_MAX_OUTPUT_TOKENS")
     parser.add_argument("--slack", type=int, default=40, help="tokens a turn may add (issue 12)")
     parser.add_argument("--json", help="write every turn's figures to this file")
+    parser.add_argument("--quick", action="store_true", help="12 turns; the stand-in, no --llama")
     args = parser.parse_args()
-    process = None
-    llama = args.llama
-    if llama is None:
+    if args.quick:  # (two pastes, and the compaction they cause on the turn after)
+        args.turns = 12
+    process, standin, llama = None, None, args.llama
+    if llama is None and args.quick and not args.local_llm:
+        standin = await LlamaStandin(args.ctx, renders_tools=args.tools).start()
+        llama = standin.url
+    elif llama is None:
         llama, process = start_llama(args)
     try:
         await wait_for(llama)
-        print(f"llama-server {llama}, n_ctx {args.ctx}, tools template: {args.tools}")
+        what = "llama-server"
+        if standin is not None:
+            what = "a llama-server STAND-IN (tests/llama_standin.py: no model, not a real server)"
+        print(f"{what} {llama}, n_ctx {args.ctx}, tools template: {args.tools}")
         print(HEADER)
         turns = await session_run(args, llama)
     finally:
         if process is not None:
             process.terminate()
             process.wait(timeout=30)
+        if standin is not None:
+            await standin.stop()
     for line in verdicts(turns, args.slack):
         print(line)
     if args.json:

@@ -2,6 +2,7 @@
 
     .venv/bin/pip install comfyui-workflow-templates-json   # once; for benchmarks only
     .venv/bin/python bench/session_sim.py [--turns 200] [--windows 32768,8192] [--llama URL]
+    .venv/bin/python bench/session_sim.py --quick   # 40 turns, two templates: no package needed
 
 getWorkflow returns ComfyUI's real workflow templates (1-200 KB), getNodeDefinition and
 searchInstalledNodes answer from data/object_info.json.gz, edits return small results; 22 facts
@@ -18,7 +19,9 @@ and /tokenize -- and compared with the previous request: the longest common toke
 what a server's prefix (KV) cache reuses, the rest it re-processes. Prefix share = that prefix
 / the request's tokens. Facts present = literal text in the final request.
 "Provider invariants broken" = requests docs/DESIGN.md §7's validator rejects. `now` is fixed. Exit
-code 0 even when a target is missed.
+code 0 even when a target is missed. `--quick` (CI: 40 turns, seconds) takes its workflows from
+the two ComfyUI templates the panel's tests carry (ui/src/tools/fixtures, copied from that
+package), so it needs nothing installed.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
@@ -109,6 +113,14 @@ SEARCHES = ["upscale image", "load lora", "LATENT", "controlnet", "save image", 
 
 def split(text: str) -> list[str]:
     return " ".join(text.split()).split(" | ")
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "ui" / "src" / "tools" / "fixtures"
+
+
+def fixture_templates() -> list[dict[str, Any]]:
+    """Two real templates from comfyui-workflow-templates-json (its README says which)."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.json"))]
 
 
 def load_templates() -> list[dict[str, Any]]:
@@ -407,11 +419,14 @@ def main() -> None:
     parser.add_argument("--windows", default="32768,8192")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--llama", help="render and tokenize with this llama-server (else ChatML)")
+    parser.add_argument("--quick", action="store_true", help="40 turns, the two fixture templates")
     args = parser.parse_args()
+    if args.quick:
+        args.turns = 40
     render = llama_tokens(args.llama) if args.llama else local_tokens()
     # every compaction falls back to the digest here (no model): that is the point, not news
     logging.getLogger("comfyui_assistant").setLevel(logging.ERROR)
-    flows, env = load_templates(), load_object_info_file()
+    flows, env = fixture_templates() if args.quick else load_templates(), load_object_info_file()
     turns = make_session(args.turns, env, flows, args.seed)
     tools = [spec.openai_tool() for spec in TOOLS if spec.name in offered_names(FULL, False)]
     names = [t["function"]["name"] for t in tools]
@@ -428,7 +443,10 @@ def main() -> None:
     print(
         f"{args.turns} turns, {requests} requests, {len(outputs):,} chars of tool results", end=""
     )
-    print(f" (from {len(flows)} templates), {len(facts)} facts; model {MODEL}")
+    source = f"{len(flows)} templates"
+    if args.quick:
+        source = f"the {source} in ui/src/tools/fixtures"
+    print(f" (from {source}), {len(facts)} facts; model {MODEL}")
     how = f"llama-server {args.llama}" if args.llama else "ChatML tokenized with cl100k"
     print(f"prompts rendered and tokenized as a server sees them: {how}")
     if noisy:

@@ -1,6 +1,6 @@
 """Tool use at small windows: a scripted suite of graph tasks through our server, per window.
 
-    .venv/bin/python bench/small_windows.py [--windows 4096,8192,32768]
+    .venv/bin/python bench/small_windows.py [--windows 4096,8192,32768] [--quick]
     # another checkout side by side (e.g. before a change):
     rm -rf /tmp/old && mkdir -p /tmp/old/comfyui_assistant
     git archive REV | tar -x -C /tmp/old/comfyui_assistant
@@ -20,7 +20,8 @@ tool the step calls, and sent what the step relies on: the user's request and ev
 result of the task, verbatim or as a digest naming the id to recall it by (counted apart: the
 model needs one more call); a result cut to fit, or left out, is a step the model takes blind.
 A task succeeds when all its steps do. Also printed: the system message and tool definitions
-(our count, cl100k) and the history budget the server reported.
+(our count, cl100k) and the history budget the server reported. The whole run takes seconds:
+`--quick` (what CI runs) is the same run.
 """
 
 from __future__ import annotations
@@ -272,6 +273,7 @@ async def measure(window: int) -> tuple[Outcome, dict[str, int]]:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--windows", default="4096,8192,32768")
+    parser.add_argument("--quick", action="store_true", help="the same run: it takes seconds")
     args = parser.parse_args()
     import comfyui_assistant
 

@@ -2,7 +2,7 @@
 streamed answer through our app versus straight from the provider, side by side in one run.
 
     .venv/bin/python bench/stream_overhead.py [--rounds 200] [--concurrency 50] [--chunks 40]
-                                              [--history 500] [--long-rounds 40]
+                                              [--history 500] [--long-rounds 40] [--quick]
 
 Both servers (the scripted OpenAI-compatible provider from tests/ and our standalone app, with
 its default pump options) and the client run in this one process and event loop, on real
@@ -14,7 +14,9 @@ A third case sends the next message of a long thread (`--history` UI messages fr
 context_bench's generator: tool rounds with real workflow graphs and node definitions, about
 1.7 KB a message): the app reads, stores and assembles the whole thread, and the direct path
 sends the provider the very request the app sent it for that thread.
-Exit code 0 even when a target is missed; non-zero only on a crash.
+Exit code 0 even when a target is missed; non-zero only on a crash. `--quick` (CI: 10 pairs, 1
+round of 10 concurrent chats, a 50-message thread 3 times) takes a few seconds; its figures are
+rough.
 """
 
 from __future__ import annotations
@@ -254,7 +256,12 @@ def main() -> None:
     parser.add_argument("--long-rounds", type=int, default=40)
     parser.add_argument("--first-pause-ms", type=float, default=5.0)
     parser.add_argument("--gap-ms", type=float, default=1.0, help="pause between chunks")
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--quick", action="store_true", help="a few seconds: rough figures")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.concurrency, args.concurrent_rounds = 10, 10, 1
+        args.history, args.long_rounds = 50, 3
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":
