@@ -67,12 +67,13 @@ def _mount_in_comfyui() -> None:
             task = asyncio.ensure_future(environment.rescan())
             task.add_done_callback(_report_failed_scan)
             _background.add(asyncio.ensure_future(service.warm()))
+            log = logging.getLogger("comfyui_assistant")
             try:  # a database we cannot use: one clear line in ComfyUI's console, now
                 await service.store()
             except StoreUnavailable as exc:
-                logging.getLogger("comfyui_assistant").error(
-                    "ComfyUI Assistant cannot use its database: %s", exc
-                )
+                log.error("ComfyUI Assistant cannot use its database: %s", exc)
+                return
+            log.info("ComfyUI Assistant: %s", (await service.provider_settings()).describe())
 
         async def close(_app: Any) -> None:
             await service.close()

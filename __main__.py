@@ -73,10 +73,9 @@ async def serve(args: argparse.Namespace) -> None:
             raise StartupFailed(_listen_error(exc, args.host, args.port)) from exc
         port = runner.addresses[0][1]  # the one bound: with --port 0, the system's choice
         settings = await service.provider_settings()
-        model = settings.model or "the first model the provider lists"
         print(f"ComfyUI Assistant listening on http://{args.host}:{port}/", flush=True)
         print(f"Playground: http://{args.host}:{port}/ (status: /status)", flush=True)
-        print(f"Provider: {settings.label} at {settings.base_url}, model: {model}", flush=True)
+        print(f"Provider: {settings.describe()}", flush=True)
         print(f"Data directory: {options.data_dir}", flush=True)
         await asyncio.Event().wait()
     except StoreUnavailable as exc:

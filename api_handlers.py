@@ -4,17 +4,25 @@
 server's own, or ComfyUI's `PromptServer.instance.routes`. Every handler is wrapped by the
 request guard (`routes/guard.py`: host names, cross-site origins, JSON-only bodies), so the
 checks hold inside ComfyUI too. Nothing is registered at import time.
+
+Every route is under `/api/assistant/`: ComfyUI's route table is shared by every extension, and a
+second route with the same method and path stops ComfyUI at start (aiohttp's RuntimeError).
+`POST /api/chat`, the entry point documented before, stays as an alias of
+`/api/assistant/chat` only while no other extension holds it: it is decided when the table is
+mounted (`ChatAlias.register`), after every extension has added its routes.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 
 from aiohttp import web
+from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
 from .core.service import AssistantService
 from .routes.attachments import add_attachment_routes
-from .routes.chat import add_chat_routes
+from .routes.chat import CHAT_PATH, add_chat_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
@@ -42,7 +50,54 @@ def add_routes(
         add(ours, service)
     for route in ours:
         assert isinstance(route, web.RouteDef)
-        table.route(route.method, route.path, **route.kwargs)(_guarded(route.handler, hosts))
+        guarded = _guarded(route.handler, hosts)
+        table.route(route.method, route.path, **route.kwargs)(guarded)
+        if (route.method, route.path) == ("POST", CHAT_PATH):
+            table._items.append(ChatAlias(table, guarded))  # (RouteTableDef has no add())
+
+
+CHAT_ALIAS = "/api/chat"
+
+
+class ChatAlias(web.AbstractRouteDef):
+    """`POST /api/chat` -> the chat, registered only if no other route answers it: one already in
+    the router (added to ComfyUI's app directly, or ComfyUI's `/api` mirror of another
+    extension's `/chat`) or one still to come in the table (another extension's `/api/chat` or
+    `/chat`). ComfyUI mirrors only `web.RouteDef`s under `/api`, so this one is not mirrored."""
+
+    def __init__(self, table: web.RouteTableDef, handler: Handler) -> None:
+        self.table, self.handler = table, handler
+        self.method, self.path = "POST", CHAT_ALIAS
+
+    def register(self, router: UrlDispatcher) -> list[AbstractRoute]:
+        if _answered(router) or any(_claims(route) for route in self.table if route is not self):
+            log.info(
+                "ComfyUI Assistant: another extension answers POST %s; the assistant's chat "
+                "is at %s",
+                CHAT_ALIAS,
+                CHAT_PATH,
+            )
+            return []
+        return [router.add_route("POST", CHAT_ALIAS, self.handler)]
+
+
+def _answered(router: UrlDispatcher) -> bool:
+    return any(
+        resource.canonical == CHAT_ALIAS and any(r.method in ("POST", "*") for r in resource)
+        for resource in router.resources()
+    )
+
+
+def _claims(route: web.AbstractRouteDef) -> bool:
+    """A route of another extension that answers POST /api/chat once ComfyUI mounts it."""
+    return (
+        isinstance(route, web.RouteDef)
+        and route.method in ("POST", "*")
+        and route.path in (CHAT_ALIAS, "/chat")  # (ComfyUI mirrors /chat at /api/chat)
+    )
+
+
+log = logging.getLogger("comfyui_assistant")
 
 
 def _guarded(handler: Handler, hosts: HostPolicy) -> Handler:

@@ -51,7 +51,7 @@ model <code>{model}</code>.</p>
 <li><a href="/">/</a> — {playground}</li>
 <li><a href="/api/assistant/provider">GET /api/assistant/provider</a> — provider settings</li>
 <li><a href="/api/assistant/tools">GET /api/assistant/tools</a> — the tools the model can call</li>
-<li><code>POST /api/chat</code> — the chat stream (AI SDK UI Message Stream v1)</li>
+<li><code>POST /api/assistant/chat</code> — the chat stream (AI SDK UI Message Stream v1)</li>
 </ul>
 </body></html>
 """

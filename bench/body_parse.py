@@ -1,6 +1,6 @@
-"""What parsing a long thread's /api/chat body costs: routes/common.py `parse_json` (UTF-8,
-JSON with its checks) on a 5 MB body of 400 turns, each answer with a 30-node workflow as a
-tool's output. Best of 7 runs, the collector paused as the route pauses it.
+"""What parsing a long thread's /api/assistant/chat body costs: routes/common.py
+`parse_json` (UTF-8, JSON with its checks) on a 5 MB body of 400 turns, each answer with a
+30-node workflow as a tool's output. Best of 7 runs, the collector paused as the route pauses it.
 
     PYTHONPATH=... .venv/bin/python bench/body_parse.py [--quick]
 

@@ -242,7 +242,7 @@ async def stop_timing(runs: int) -> list[float]:
                     Stream([*slow, chunk(finish_reason="stop")]),
                 )
                 seen = len(provider.requests)
-                resp = await app.post("/api/chat", chat_body(user("upscaling?")))
+                resp = await app.post("/api/assistant/chat", chat_body(user("upscaling?")))
                 for _ in range(10_000):  # until the helper's request streams (at most 10 s)
                     if len(provider.requests) > seen + 1:
                         break

@@ -15,7 +15,8 @@ instead of workflow dumps and lookups).
 
 Each conversation is driven through OUR REAL SERVER (`standalone.create_app` on 127.0.0.1, as
 tests/conftest.py starts it) against a scripted OpenAI-compatible provider, turn by turn as
-the panel does: each `POST /api/chat` carries the whole thread so far plus the new message;
+the panel does: each `POST /api/assistant/chat` carries the whole thread so far plus the new
+message;
 panel tool calls end a response, get their outputs and are resubmitted; the streamed answer,
 assembled from the SSE stream, becomes the next assistant message. The window is
 `LLM_CONTEXT_WINDOW`. The summarizer's (non-streamed) calls are answered per variant:
@@ -605,14 +606,14 @@ class Bench:
 
     async def post(self, thread: str, messages: list[Msg], base: Msg | None) -> Msg:
         body = {"id": thread, "messages": messages, "trigger": "submit-message"}
-        async with self.session.post(self.base + "/api/chat", json=body) as resp:
+        async with self.session.post(self.base + "/api/assistant/chat", json=body) as resp:
             text = await resp.text()
             if resp.status != 200:
-                raise RuntimeError(f"/api/chat answered {resp.status}: {text[:300]}")
+                raise RuntimeError(f"/api/assistant/chat answered {resp.status}: {text[:300]}")
         events = sse_events(text)
         errors = [e for e in events if e["type"] == "error"]
         if errors:
-            raise RuntimeError(f"/api/chat streamed an error: {errors[0]}")
+            raise RuntimeError(f"/api/assistant/chat streamed an error: {errors[0]}")
         return assemble(events, base)
 
     async def run(self, turns: Sequence[Turn], thread: str, summaries: str) -> Run:

@@ -193,14 +193,14 @@ VISIBLE = (
 async def one_turn(
     session: aiohttp.ClientSession, app: str, thread: list[dict[str, Any]], turn: Turn
 ) -> str:
-    """POST /api/chat; the answer's text. Sets the turn's times (to the first byte, to the first
-    text, the longest stretch without a visible part from the request on), its error and what
-    its context report says was left out or summarized."""
+    """POST /api/assistant/chat; the answer's text. Sets the turn's times (to the first byte, to
+    the first text, the longest stretch without a visible part from the request on), its error
+    and what its context report says was left out or summarized."""
     start = time.monotonic()
     body = {"id": "bench-thread", "messages": thread, "trigger": "submit-message"}
     text, error, first_text, first = "", None, None, None
     last_visible, silence = start, 0.0
-    async with session.post(app + "/api/chat", json=body) as response:
+    async with session.post(app + "/api/assistant/chat", json=body) as response:
         buffer = b""
         async for piece in response.content.iter_any():
             now = time.monotonic()

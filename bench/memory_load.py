@@ -104,7 +104,9 @@ async def main(args: argparse.Namespace) -> None:
                 body = json.dumps({"id": f"t{thread}", "messages": make(thread, size),
                                    "trigger": "submit-message"}).encode()  # fmt: skip
                 async with session.post(
-                    base + "/api/chat", data=body, headers={"Content-Type": "application/json"}
+                    base + "/api/assistant/chat",
+                    data=body,
+                    headers={"Content-Type": "application/json"},
                 ) as resp:
                     text = await resp.text()
                     if resp.status != 200 or '"error"' in text:

@@ -7,7 +7,7 @@
 getWorkflow returns ComfyUI's real workflow templates (1-200 KB), getNodeDefinition and
 searchInstalledNodes answer from data/object_info.json.gz, edits return small results; 22 facts
 are planted in user messages at known turns. Each model step is a request. Ours does what
-/api/chat does (a new request, the first step or one after panel tools, may compact; the
+/api/assistant/chat does (a new request, the first step or one after panel tools, may compact; the
 deterministic digest stands in for the model's summary, as in core.summarizer's failure path).
 Seed: the last 24 OpenAI messages (leading orphan tool results dropped), results of all but the
 last 2 rounds cut to 500 chars, chars/4 against the same budget (oldest messages dropped until

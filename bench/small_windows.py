@@ -253,7 +253,9 @@ async def measure(window: int) -> tuple[Outcome, dict[str, int]]:
                     setattr(total, key, getattr(total, key) + getattr(got, key))
                 total.tasks_ok += got.tasks_ok
             provider.enqueue(text_reply("hi"))
-            async with await app.post("/api/chat", chat_body(user("hi", "s"), id="size")) as r:
+            async with await app.post(
+                "/api/assistant/chat", chat_body(user("hi", "s"), id="size")
+            ) as r:
                 await r.read()
                 budget = int(r.headers.get("X-Context-Budget", "0"))
             request = provider.requests[-1]

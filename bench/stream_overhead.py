@@ -1,4 +1,4 @@
-"""What `/api/chat` adds on top of the model: time to first content and total time of a
+"""What `/api/assistant/chat` adds on top of the model: time to first content and total time of a
 streamed answer through our app versus straight from the provider, side by side in one run.
 
     .venv/bin/python bench/stream_overhead.py [--rounds 200] [--concurrency 50] [--chunks 40]
@@ -139,7 +139,7 @@ def report(title: str, res: dict[str, list[Run]]) -> float:
     """Print one case's table; return the added TTFB (median of the paired differences)."""
     print(f"\n{title}\n  {'path':<10}{'n':>5}{'ttfb med':>10}{'ttfb p90':>10}", end="")
     print(f"{'total med':>11}{'total p90':>11}{'errors':>8}")
-    for path, label in (("direct", "direct"), ("app", "/api/chat")):
+    for path, label in (("direct", "direct"), ("app", "/api/assistant/chat")):
         ttfb, total, runs = ok(res[path], "ttfb"), ok(res[path], "total"), res[path]
         print(
             f"  {label:<10}{len(runs):>5}{med(ttfb):>10.2f}{p90(ttfb):>10.2f}"
@@ -171,7 +171,7 @@ async def run(args: argparse.Namespace) -> None:
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         urls = {
             "direct": provider.base_url + "/chat/completions",
-            "app": f"http://127.0.0.1:{port}/api/chat",
+            "app": f"http://127.0.0.1:{port}/api/assistant/chat",
         }
         bodies = {"direct": DIRECT_BODY, "app": CHAT_BODY}
         connector = aiohttp.TCPConnector(limit=max(100, 2 * args.concurrency))

@@ -85,7 +85,7 @@ async def timed_chat(app: App, body: Any, limit: float) -> tuple[str, float, flo
     started = time.perf_counter()
     text, ended = "", True
     try:
-        async with app.session.post(app.base + "/api/chat", json=body) as resp:
+        async with app.session.post(app.base + "/api/assistant/chat", json=body) as resp:
             parts: list[bytes] = []
             try:
                 async with asyncio.timeout(limit):

@@ -1,4 +1,4 @@
-"""From a validated /api/chat request to the plan of the answer: the system message, the
+"""From a validated /api/assistant/chat request to the plan of the answer: the system message, the
 history, the tools offered, and `/skill` handling.
 
 This is where the context sources meet: shipped guidance, skills, the environment line, the

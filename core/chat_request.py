@@ -1,4 +1,4 @@
-"""Validation of the body the AI SDK's `AssistantChatTransport` posts to `/api/chat`.
+"""Validation of the body the AI SDK's `AssistantChatTransport` posts to `/api/assistant/chat`.
 
 Only what the backend relies on is checked, and every message says where the problem is and
 what was expected; unknown fields and unknown part types are ignored (the SDK adds new ones).

@@ -1,4 +1,4 @@
-"""One `/api/chat` answer as UI Message Stream chunks.
+"""One `/api/assistant/chat` answer as UI Message Stream chunks.
 
 The model is called in steps. Calls to server tools run here and their results go back to the
 model in the next step of the same response; a call to a panel tool ends the response (the

@@ -74,6 +74,12 @@ class ProviderSettings:
         """The provider's name at the start of a sentence (its profile's)."""
         return self.profile.name
 
+    def describe(self) -> str:
+        """One line for a console (never the key): the provider, its address and the model."""
+        model = self.model or "the first model the provider lists"
+        key = ", with an API key" if self.api_key else ""
+        return f"{self.label} at {self.base_url}, model: {model}{key}"
+
     def public(self) -> dict[str, Any]:
         """What the panel may see: everything but the key itself."""
         return {

@@ -1,4 +1,4 @@
-"""The tools that run in the backend, inside the same /api/chat response.
+"""The tools that run in the backend, inside the same /api/assistant/chat response.
 
 Each handler takes the parsed arguments and returns a JSON-able result. A failure the model
 can recover from (an unknown node type, a missing skill) raises ToolFailure with a message

@@ -205,7 +205,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="panel",
         group="graph",
     ),
-    # Server tools: they need no browser and run inside the same /api/chat response.
+    # Server tools: they need no browser and run inside the same /api/assistant/chat response.
     ToolSpec(
         name="searchInstalledNodes",
         brief="Find installed node types by purpose, name, category or slot type.",

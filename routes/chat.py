@@ -1,5 +1,5 @@
-"""POST /api/chat (the turn itself is core.chat_turn: this moves its chunks to the client),
-and the routes of a thread's context: its report, its summary, `/compact`."""
+"""POST /api/assistant/chat (the turn itself is core.chat_turn: this moves its chunks to the
+client), and the routes of a thread's context: its report, its summary, `/compact`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ async def _error_stream(request: web.Request, message_id: str, text: str) -> web
     return response
 
 
+CHAT_PATH = "/api/assistant/chat"  # (and POST /api/chat while no other extension holds it)
+
+
 def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     opts = service.options
 
@@ -34,7 +37,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             raise not_found(f"thread {thread_id}")
         return thread_id
 
-    @table.post("/api/chat")
+    @table.post(CHAT_PATH)
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
         req = parse_chat_request(await read_json(request, opts.chat_body_limit))

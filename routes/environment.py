@@ -9,7 +9,7 @@ from ..core.environment import UnknownModelCategory
 from ..core.service import AssistantService
 from .common import guarded, query_int
 
-BASE = "/api/environment"
+BASE = "/api/assistant/environment"
 
 
 def add_environment_routes(table: web.RouteTableDef, service: AssistantService) -> None:

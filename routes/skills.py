@@ -66,12 +66,12 @@ def add_skill_routes(table: web.RouteTableDef, service: AssistantService) -> Non
     limit = service.options.json_body_limit
     user, system = service.user_skills, service.system_skills
 
-    @table.get("/api/user-context/skills")
+    @table.get("/api/assistant/user-context/skills")
     @guarded
     async def list_user(request: web.Request) -> web.StreamResponse:
         return web.json_response({"skills": [skill_json(s) for s in await run(user.list)]})
 
-    @table.post("/api/user-context/skills")
+    @table.post("/api/assistant/user-context/skills")
     @guarded
     async def create_user(request: web.Request) -> web.StreamResponse:
         body = await read_json(request, limit)
@@ -82,31 +82,31 @@ def add_skill_routes(table: web.RouteTableDef, service: AssistantService) -> Non
         skill = await run(user.create, fields["name"], fields["description"], fields["body"], slug)
         return web.json_response(skill_json(skill, full=True), status=201)
 
-    @table.get("/api/user-context/skills/{slug}")
+    @table.get("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def get_user(request: web.Request) -> web.StreamResponse:
         return web.json_response(skill_json(await run(user.get, _slug(request)), full=True))
 
-    @table.put("/api/user-context/skills/{slug}")
+    @table.put("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def update_user(request: web.Request) -> web.StreamResponse:
         slug = _slug(request)
         fields = _fields(await read_json(request, limit), required=False)
         return web.json_response(skill_json(await run(user.update, slug, **fields), full=True))
 
-    @table.delete("/api/user-context/skills/{slug}")
+    @table.delete("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def delete_user(request: web.Request) -> web.StreamResponse:
         slug = _slug(request)
         await run(user.delete, slug)
         return web.json_response({"deleted": slug})
 
-    @table.get("/api/system-context/skills")
+    @table.get("/api/assistant/system-context/skills")
     @guarded
     async def list_system(request: web.Request) -> web.StreamResponse:
         return web.json_response({"skills": [skill_json(s) for s in await run(system.list)]})
 
-    @table.get("/api/system-context/skills/{slug}")
+    @table.get("/api/assistant/system-context/skills/{slug}")
     @guarded
     async def get_system(request: web.Request) -> web.StreamResponse:
         return web.json_response(skill_json(await run(system.get, _slug(request)), full=True))

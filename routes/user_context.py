@@ -12,7 +12,7 @@ from ..core.service import AssistantService
 from ..core.user_data import FILES, TEXT_LIMIT, ListTable, UserData
 from .common import guarded, int_param, not_found, read_json
 
-BASE = "/api/user-context"
+BASE = "/api/assistant/user-context"
 PREFERENCE_VALUE = (str, int, float, bool)
 
 

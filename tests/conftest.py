@@ -90,7 +90,7 @@ class App:
         return await self.session.post(self.base + path, json=body, **kw)
 
     async def chat(self, body: Any) -> tuple[int, str]:
-        async with await self.post("/api/chat", body) as resp:
+        async with await self.post("/api/assistant/chat", body) as resp:
             return resp.status, await resp.text()
 
     async def close(self) -> None:

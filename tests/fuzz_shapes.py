@@ -45,7 +45,7 @@ ODD_VALUES = st.one_of(
     st.sampled_from([{"type": None}, {"type": "text"}, {"type": "tool-x"}, {"id": 5}]),
 )
 
-# --- a valid /api/chat body, as the panel's AI SDK transport sends it -------------------------
+# --- a valid /api/assistant/chat body, as the panel's AI SDK transport sends it ---------------
 
 TOOL_STATES = (
     "input-streaming", "input-available", "output-available", "output-error",
@@ -168,25 +168,25 @@ ROUTE_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PATCH", "/api/assistant/projects/1"): {"name": "P2"},
     ("POST", "/api/assistant/projects/1/documents"): {"title": "D", "text": "Text."},
     ("PATCH", "/api/assistant/projects/1/documents/1"): {"title": "D", "text": "T"},
-    ("POST", "/api/user-context/rules"): {"text": "Be brief", "enabled": True},
-    ("PATCH", "/api/user-context/rules/1"): {"text": "Be brief", "enabled": False},
-    ("POST", "/api/user-context/personas"): {
+    ("POST", "/api/assistant/user-context/rules"): {"text": "Be brief", "enabled": True},
+    ("PATCH", "/api/assistant/user-context/rules/1"): {"text": "Be brief", "enabled": False},
+    ("POST", "/api/assistant/user-context/personas"): {
         "name": "P",
         "description": "",
         "instructions": "I",
         "replacesSystemPrompt": False,
     },
-    ("PUT", "/api/user-context/personas/active"): {"id": 1},
-    ("PUT", "/api/user-context/preferences"): {"language": "en", "units": 1},
-    ("PUT", "/api/user-context/system-prompt"): {"text": "You help."},
-    ("PUT", "/api/user-context/soul"): {"text": "Calm."},
-    ("POST", "/api/user-context/skills"): {
+    ("PUT", "/api/assistant/user-context/personas/active"): {"id": 1},
+    ("PUT", "/api/assistant/user-context/preferences"): {"language": "en", "units": 1},
+    ("PUT", "/api/assistant/user-context/system-prompt"): {"text": "You help."},
+    ("PUT", "/api/assistant/user-context/soul"): {"text": "Calm."},
+    ("POST", "/api/assistant/user-context/skills"): {
         "slug": "fuzz-skill",
         "name": "S",
         "description": "D",
         "body": "B",
     },
-    ("PUT", "/api/user-context/skills/fuzz-skill"): {"name": "S", "body": "B2"},
+    ("PUT", "/api/assistant/user-context/skills/fuzz-skill"): {"name": "S", "body": "B2"},
     ("PUT", "/api/assistant/provider"): {"contextWindow": 32768, "maxOutputTokens": 512},
     ("POST", "/api/assistant/provider/test"): {"model": "scripted-model"},
 }

@@ -61,7 +61,9 @@ from .scripted_provider import text_reply
 )
 async def test_bad_chat_bodies_get_400_with_what_to_fix(assistant, provider, data, status, message):
     resp = await assistant.session.post(
-        assistant.base + "/api/chat", data=data, headers={"Content-Type": "application/json"}
+        assistant.base + "/api/assistant/chat",
+        data=data,
+        headers={"Content-Type": "application/json"},
     )
     assert resp.status == status
     assert await resp.json() == {"error": message}
@@ -74,7 +76,7 @@ async def test_bad_chat_bodies_get_400_with_what_to_fix(assistant, provider, dat
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("POST", "/api/chat"),
+        ("POST", "/api/assistant/chat"),
         ("PUT", "/api/assistant/provider"),
         ("POST", "/api/assistant/provider/test"),
     ],
@@ -102,7 +104,7 @@ async def test_oversized_bodies_get_413(provider, tmp_path):
     app = await start_app(tmp_path, env, chat_body_limit=10_000, json_body_limit=1_000)
     try:
         big = chat_body(user("x" * 20_000))
-        async with await app.post("/api/chat", big) as resp:
+        async with await app.post("/api/assistant/chat", big) as resp:
             assert resp.status == 413
             assert await resp.json() == {
                 "error": "the body is larger than the limit of 10000 bytes"
@@ -190,7 +192,7 @@ async def test_a_field_any_part_may_hold_is_checked_on_every_part(
     shown as "The request to the provider failed unexpectedly (TypeError) — try again"."""
     body = chat_body(user("hi"))
     body["messages"][0]["parts"].append(part)
-    async with await assistant.post("/api/chat", body) as resp:
+    async with await assistant.post("/api/assistant/chat", body) as resp:
         assert resp.status == 400
         assert await resp.json() == {"error": message}
     assert provider.requests == []
@@ -216,7 +218,7 @@ async def test_a_body_nested_past_the_limit_is_refused(assistant, provider, dept
     parser followed it; the turn, deeper in the stack, did not: "failed unexpectedly
     (RecursionError)")."""
     resp = await assistant.session.post(
-        assistant.base + "/api/chat",
+        assistant.base + "/api/assistant/chat",
         data=_nested_answer(depth, last),
         headers={"Content-Type": "application/json"},
     )
@@ -254,10 +256,10 @@ FLOAT_RANGE = ", beyond the range of a 64-bit float (about 1.8e308); send a smal
     ("method", "path", "data", "number"),
     [
         ("PUT", "/api/assistant/provider", b'{"contextWindow": 1e400}', "1e400"),  # was a 500
-        ("PUT", "/api/user-context/preferences", b'{"units": -1E+999}', "-1E+999"),
+        ("PUT", "/api/assistant/user-context/preferences", b'{"units": -1E+999}', "-1E+999"),
         (
             "POST",
-            "/api/chat",
+            "/api/assistant/chat",
             b'{"id": "t", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", '
             b'"text": "hi"}]}, {"id": "a", "role": "assistant", "parts": [{"type": "tool-addNode"'
             b', "toolCallId": "c", "state": "output-available", "input": {"x": 1e400}}]}]}',
@@ -274,14 +276,14 @@ async def test_a_number_beyond_a_float_is_refused(assistant, provider, method, p
     assert resp.status == 400
     assert await resp.json() == {"error": f"the body contains the number {number}{FLOAT_RANGE}"}
     assert provider.requests == []
-    async with assistant.session.get(assistant.base + "/api/user-context") as resp:
+    async with assistant.session.get(assistant.base + "/api/assistant/user-context") as resp:
         assert "Infinity" not in await resp.text()
 
 
 async def test_small_and_precise_floats_are_kept(assistant):
     data = b'{"units": 1e-400, "scale": 1.7976931348623157e308, "cfg": 7.5}'
     resp = await assistant.session.put(
-        assistant.base + "/api/user-context/preferences",
+        assistant.base + "/api/assistant/user-context/preferences",
         data=data,
         headers={"Content-Type": "application/json"},
     )

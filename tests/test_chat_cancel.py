@@ -34,7 +34,7 @@ def slow_answer(words: int = 200) -> Stream:
 async def test_stop_mid_answer_cancels_the_upstream_request(assistant, provider, caplog):
     provider.enqueue(slow_answer())
     caplog.set_level(logging.INFO, logger="comfyui_assistant")
-    resp = await assistant.post("/api/chat", chat_body(user("go")))
+    resp = await assistant.post("/api/assistant/chat", chat_body(user("go")))
     async for line in resp.content:
         if b'"text-delta"' in line:
             break
@@ -58,7 +58,7 @@ async def test_stop_while_the_model_is_silent_cancels_at_once(provider, tmp_path
 
 async def check_silent_stop(assistant, provider, reply) -> None:
     provider.enqueue(reply)
-    resp = await assistant.post("/api/chat", chat_body(user("go")))
+    resp = await assistant.post("/api/assistant/chat", chat_body(user("go")))
     assert resp.status == 200  # headers arrive before the model says anything
     await wait_for(lambda: provider.requests)
     await asyncio.sleep(0.1)

@@ -1,5 +1,5 @@
-"""/api/chat end to end: our real server, the real openai client, the scripted provider, and
-every stream checked by the real AI SDK client parser."""
+"""/api/assistant/chat end to end: our real server, the real openai client, the scripted
+provider, and every stream checked by the real AI SDK client parser."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Server-side tools run inside the same /api/chat response, in a loop with a step limit;
+"""Server-side tools run inside the same /api/assistant/chat response, in a loop with a step limit;
 `/skill` injects a skill for one turn. Everything checked by the real AI SDK client."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The context engine through /api/chat: long threads in small windows, summaries (once, and
-the fallback), overflow recovery, personas, /compact, the report and the learned correction."""
+"""The context engine through /api/assistant/chat: long threads in small windows, summaries
+(once, and the fallback), overflow recovery, personas, /compact, the report and the learned
+correction."""
 
 from __future__ import annotations
 
@@ -195,7 +196,8 @@ async def test_a_request_waits_for_a_summary_still_being_made_and_says_so(provid
         assert app.app[SERVICE].compactor.running("thread-1") is not None  # still summarizing
         started = time.monotonic()
         async with app.session.post(
-            app.base + "/api/chat", json=chat_body(*thread, answer, user("And now?", "u_next"))
+            app.base + "/api/assistant/chat",
+            json=chat_body(*thread, answer, user("And now?", "u_next")),
         ) as response:
             first = await response.content.readline()
             first_byte = time.monotonic() - started
@@ -262,7 +264,7 @@ async def test_context_overflow_is_retried_once_with_the_reported_window(assista
     provider.enqueue(Completion(summary_text("a warmer image")), text_reply("still fits"))
     thread += [{"id": "a_last", "role": "assistant", "parts": [{"type": "text", "text": "ok"}]}]
     async with assistant.session.post(
-        assistant.base + "/api/chat", json=chat_body(*thread, user("more", "u_more"))
+        assistant.base + "/api/assistant/chat", json=chat_body(*thread, user("more", "u_more"))
     ) as response:
         headers, body = response.headers, await response.text()
     chats = [r for r in provider.requests if r.get("stream")]  # (a summary may be made too)
@@ -301,11 +303,12 @@ async def test_personas_join_the_system_message_or_replace_the_role(assistant, p
     # the conversation's prefix stays byte-identical from turn to turn
     async def persona(body):
         async with assistant.session.post(
-            assistant.base + "/api/user-context/personas", json=body
+            assistant.base + "/api/assistant/user-context/personas", json=body
         ) as r:
             created = await r.json()
         async with assistant.session.put(
-            assistant.base + "/api/user-context/personas/active", json={"id": created["id"]}
+            assistant.base + "/api/assistant/user-context/personas/active",
+            json={"id": created["id"]},
         ) as r:
             assert r.status == 200
 
@@ -363,7 +366,7 @@ async def test_the_report_headers_debug_request_and_learned_correction(assistant
             ]
         )
     )
-    resp = await assistant.post("/api/chat?debug=context", chat_body(user("hello")))
+    resp = await assistant.post("/api/assistant/chat?debug=context", chat_body(user("hello")))
     body = await resp.text()
     sdk.check(body)
     events = sse_events(body)
@@ -403,7 +406,7 @@ async def test_the_window_comes_from_the_providers_metadata(provider, tmp_path, 
 
 
 async def test_each_request_is_the_previous_one_plus_new_messages(assistant, provider):
-    # through /api/chat: a turn, a /skill turn and a third: every request begins with the
+    # through /api/assistant/chat: a turn, a /skill turn and a third: every request begins with the
     # whole previous request byte for byte (its reminder blocks and the skill's expansion
     # included), so a server's prefix cache reuses all of it
     provider.enqueue(text_reply("One."), text_reply("Two."), text_reply("Three."))

@@ -300,7 +300,7 @@ async def test_stop_cancels_the_parent_and_its_child_at_once(assistant, provider
         calls_reply(call("searchInstalledNodes", {"query": "upscale"}, "c1")),
         slow_child(),
     )
-    resp = await assistant.post("/api/chat", chat_body(user("upscale?")))
+    resp = await assistant.post("/api/assistant/chat", chat_body(user("upscale?")))
     async for line in resp.content:  # the child's progress: its search ran
         if b'"preliminary":true' in line and b'"state":"done"' in line:
             break

@@ -1,4 +1,4 @@
-"""/api/environment: the summary, node search, model lists and a rescan — standalone (the
+"""/api/assistant/environment: the summary, node search, model lists and a rescan — standalone (the
 shipped object_info) and with a scanner that sees model files come and go."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from yarl import URL
 
 from .conftest import ROOT, start_app
 
-BASE = "/api/environment"
+BASE = "/api/assistant/environment"
 SHIPPED_SOURCE = f"object_info:{ROOT / 'data' / 'object_info.json.gz'}"
 
 

@@ -234,8 +234,8 @@ def _fill(template: str, values: list[str]) -> str:
 
 def test_the_routes_are_all_found(server: ServerThread) -> None:
     routes = server.routes()
-    assert ("POST", "/api/chat") in routes
-    assert ("PUT", "/api/user-context/personas/active") in routes
+    assert ("POST", "/api/assistant/chat") in routes
+    assert ("PUT", "/api/assistant/user-context/personas/active") in routes
     assert any(path.startswith("/extensions/") for _, path in routes)
     assert len(routes) >= 40
 
@@ -274,10 +274,12 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
 )
 @given(body=mutated(chat_bodies()))
 def test_no_changed_chat_body_yields_a_server_error(server: ServerThread, body: Any) -> None:
-    """A valid /api/chat body with one to three fields left out or mistyped; the thread it
+    """A valid /api/assistant/chat body with one to three fields left out or mistyped; the thread it
     stored is then read back as the panel reads it."""
     raw = encode(body)
-    assert_served_well(server.send("POST", "/api/chat", raw, "application/json"), raw[:300])
+    assert_served_well(
+        server.send("POST", "/api/assistant/chat", raw, "application/json"), raw[:300]
+    )
     thread = body.get("id") if isinstance(body, dict) else None
     if isinstance(thread, str) and thread:
         path = "/api/assistant/threads/" + _quote(thread)
@@ -292,7 +294,9 @@ def test_every_field_of_a_chat_body_changed_once(server: ServerThread, name: str
     for what, body in single_changes(SWEEP_BODIES[name]):
         raw = encode(body)
         try:
-            assert_served_well(server.send("POST", "/api/chat", raw, "application/json"), what)
+            assert_served_well(
+                server.send("POST", "/api/assistant/chat", raw, "application/json"), what
+            )
             thread = "/api/assistant/threads/" + SWEEP_BODIES[name]["id"]
             assert_served_well(server.send("GET", thread, b"", None), what)
         except AssertionError as exc:
@@ -329,12 +333,12 @@ def test_no_changed_route_body_yields_a_server_error(
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [
-        ("PUT", "/api/user-context/personas/active", b'{"id": 9223372036854775808}'),
-        ("PUT", "/api/user-context/preferences", b'{"language": "\\ud800"}'),
-        ("PUT", "/api/user-context/system-prompt", b'{"text": "a\\udfffb"}'),
+        ("PUT", "/api/assistant/user-context/personas/active", b'{"id": 9223372036854775808}'),
+        ("PUT", "/api/assistant/user-context/preferences", b'{"language": "\\ud800"}'),
+        ("PUT", "/api/assistant/user-context/system-prompt", b'{"text": "a\\udfffb"}'),
         ("POST", "/api/assistant/threads", b"[" * 5000 + b"]" * 5000),
         ("POST", "/api/assistant/threads", b'{"id": ' + b"1" * 5000 + b"}"),
-        ("GET", "/api/environment/nodes?q=x&limit=" + "9" * 5000, b""),
+        ("GET", "/api/assistant/environment/nodes?q=x&limit=" + "9" * 5000, b""),
         ("GET", "/api/assistant/threads?workflow=%ED%A0%80%00", b""),
         ("POST", "/api/assistant/threads/rebind", b'{"from": "a", "to": ["b"]}'),
         ("GET", "/extensions/comfyui-assistant/" + "x" * 300, b""),
@@ -375,7 +379,7 @@ def test_real_values_are_not_refused_with_the_odd_ones(server: ServerThread) -> 
         ],
     }
     status, answer = server.request(
-        "POST", "/api/chat", json.dumps(body).encode(), "application/json"
+        "POST", "/api/assistant/chat", json.dumps(body).encode(), "application/json"
     )
     assert status == 200, answer[:300]
 

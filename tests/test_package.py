@@ -89,7 +89,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
                     (await client.put(put, json={{}}, headers=headers)).status
                     for headers in ({{"Origin": "http://evil.example"}},
                                     {{"Host": "evil.example"}})
-                ] + [(await client.post("/api/environment/scan")).status]
+                ] + [(await client.post("/api/assistant/environment/scan")).status]
             return tools, provider, refused
         tools, provider, refused = asyncio.run(main())
         print(json.dumps({{
@@ -108,63 +108,64 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["DELETE", "/api/assistant/projects/{pid}"],
             ["DELETE", "/api/assistant/projects/{pid}/documents/{did}"],
             ["DELETE", "/api/assistant/threads/{id}"],
-            ["DELETE", "/api/user-context/personas/{id}"],
-            ["DELETE", "/api/user-context/reminders/{id}"],
-            ["DELETE", "/api/user-context/rules/{id}"],
-            ["DELETE", "/api/user-context/skills/{slug}"],
+            ["DELETE", "/api/assistant/user-context/personas/{id}"],
+            ["DELETE", "/api/assistant/user-context/reminders/{id}"],
+            ["DELETE", "/api/assistant/user-context/rules/{id}"],
+            ["DELETE", "/api/assistant/user-context/skills/{slug}"],
             ["GET", "/api/assistant/attachments/{id}"],
             ["GET", "/api/assistant/attachments/{id}/workflow"],
+            ["GET", "/api/assistant/environment/models"],
+            ["GET", "/api/assistant/environment/nodes"],
+            ["GET", "/api/assistant/environment/summary"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
             ["GET", "/api/assistant/projects/{pid}/documents/{did}"],
             ["GET", "/api/assistant/provider"],
+            ["GET", "/api/assistant/system-context/skills"],
+            ["GET", "/api/assistant/system-context/skills/{slug}"],
             ["GET", "/api/assistant/threads"],
             ["GET", "/api/assistant/threads/{id}"],
             ["GET", "/api/assistant/threads/{id}/context"],
             ["GET", "/api/assistant/threads/{id}/delegations/{call}"],
             ["GET", "/api/assistant/threads/{id}/summary"],
             ["GET", "/api/assistant/tools"],
-            ["GET", "/api/environment/models"],
-            ["GET", "/api/environment/nodes"],
-            ["GET", "/api/environment/summary"],
-            ["GET", "/api/system-context/skills"],
-            ["GET", "/api/system-context/skills/{slug}"],
-            ["GET", "/api/user-context"],
-            ["GET", "/api/user-context/goals"],
-            ["GET", "/api/user-context/personas"],
-            ["GET", "/api/user-context/preferences"],
-            ["GET", "/api/user-context/reminders"],
-            ["GET", "/api/user-context/rules"],
-            ["GET", "/api/user-context/skills"],
-            ["GET", "/api/user-context/skills/{slug}"],
-            ["GET", "/api/user-context/soul"],
-            ["GET", "/api/user-context/system-prompt"],
+            ["GET", "/api/assistant/user-context"],
+            ["GET", "/api/assistant/user-context/goals"],
+            ["GET", "/api/assistant/user-context/personas"],
+            ["GET", "/api/assistant/user-context/preferences"],
+            ["GET", "/api/assistant/user-context/reminders"],
+            ["GET", "/api/assistant/user-context/rules"],
+            ["GET", "/api/assistant/user-context/skills"],
+            ["GET", "/api/assistant/user-context/skills/{slug}"],
+            ["GET", "/api/assistant/user-context/soul"],
+            ["GET", "/api/assistant/user-context/system-prompt"],
             ["PATCH", "/api/assistant/projects/{pid}"],
             ["PATCH", "/api/assistant/projects/{pid}/documents/{did}"],
             ["PATCH", "/api/assistant/threads/{id}"],
-            ["PATCH", "/api/user-context/personas/{id}"],
-            ["PATCH", "/api/user-context/reminders/{id}"],
-            ["PATCH", "/api/user-context/rules/{id}"],
+            ["PATCH", "/api/assistant/user-context/personas/{id}"],
+            ["PATCH", "/api/assistant/user-context/reminders/{id}"],
+            ["PATCH", "/api/assistant/user-context/rules/{id}"],
             ["POST", "/api/assistant/attachments"],
+            ["POST", "/api/assistant/chat"],
+            ["POST", "/api/assistant/environment/scan"],
             ["POST", "/api/assistant/projects"],
             ["POST", "/api/assistant/projects/{pid}/documents"],
             ["POST", "/api/assistant/provider/test"],
             ["POST", "/api/assistant/threads"],
             ["POST", "/api/assistant/threads/rebind"],
             ["POST", "/api/assistant/threads/{id}/compact"],
+            ["POST", "/api/assistant/user-context/personas"],
+            ["POST", "/api/assistant/user-context/reminders"],
+            ["POST", "/api/assistant/user-context/rules"],
+            ["POST", "/api/assistant/user-context/skills"],
             ["POST", "/api/chat"],
-            ["POST", "/api/environment/scan"],
-            ["POST", "/api/user-context/personas"],
-            ["POST", "/api/user-context/reminders"],
-            ["POST", "/api/user-context/rules"],
-            ["POST", "/api/user-context/skills"],
             ["PUT", "/api/assistant/provider"],
-            ["PUT", "/api/user-context/goals"],
-            ["PUT", "/api/user-context/personas/active"],
-            ["PUT", "/api/user-context/preferences"],
-            ["PUT", "/api/user-context/skills/{slug}"],
-            ["PUT", "/api/user-context/soul"],
-            ["PUT", "/api/user-context/system-prompt"],
+            ["PUT", "/api/assistant/user-context/goals"],
+            ["PUT", "/api/assistant/user-context/personas/active"],
+            ["PUT", "/api/assistant/user-context/preferences"],
+            ["PUT", "/api/assistant/user-context/skills/{slug}"],
+            ["PUT", "/api/assistant/user-context/soul"],
+            ["PUT", "/api/assistant/user-context/system-prompt"],
         ],
         "tools": [t.name for t in TOOLS],
         "baseUrl": "http://127.0.0.1:11434/v1",
@@ -250,3 +251,48 @@ def test_every_folder_of_shipped_data_is_listed_as_a_package():
             if all(part.isidentifier() for part in parts) and "__pycache__" not in parts:
                 wanted.add(".".join(("comfyui_assistant", *parts)))
     assert wanted - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_comfyui_says_at_start_which_provider_and_model_without_the_key(tmp_path):
+    """Inside ComfyUI, one line at start: the provider, its address and the model."""
+    out = run_python(
+        f"""
+        import asyncio, importlib.util, logging, os, sys, types
+        from aiohttp import web
+        from aiohttp.test_utils import TestServer
+
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+        os.environ.update(LLM_BASE_URL="https://api.openai.com/v1", LLM_MODEL="gpt-4.1-mini",
+                          LLM_API_KEY="sk-start-line-SECRET")
+        server = types.ModuleType("server")
+        class PromptServer:
+            instance = None
+        PromptServer.instance = types.SimpleNamespace(
+            routes=web.RouteTableDef(), app=web.Application())
+        server.PromptServer = PromptServer
+        sys.modules["server"] = server
+        folder_paths = types.ModuleType("folder_paths")
+        folder_paths.get_user_directory = lambda: {str(tmp_path)!r}
+        sys.modules["folder_paths"] = folder_paths
+        spec = importlib.util.spec_from_file_location(
+            "ComfyUI-Assistant", {str(ROOT / "__init__.py")!r},
+            submodule_search_locations=[{str(ROOT)!r}])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["ComfyUI-Assistant"] = module
+        spec.loader.exec_module(module)
+
+        async def main():
+            app = PromptServer.instance.app
+            app.add_routes(PromptServer.instance.routes)
+            async with TestServer(app):
+                await asyncio.sleep(0.2)
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    lines = [line for line in out.splitlines() if line.startswith("ComfyUI Assistant:")]
+    assert lines == [
+        "ComfyUI Assistant: OpenAI at https://api.openai.com/v1, model: gpt-4.1-mini, "
+        "with an API key"
+    ]
+    assert "SECRET" not in out

@@ -1,7 +1,7 @@
 """The project's documents in the request: whole when they fit their share of the budget, else
 the passages retrieved for the question within theirs; placed at the head of the latest user
 message, resent byte for byte while the documents do not change, counted in the report; and
-through /api/chat with the scripted provider."""
+through /api/assistant/chat with the scripted provider."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def test_a_system_context_folder_without_compact_guidance_uses_the_shipped_one(t
 async def test_a_thread_keeps_its_profile_while_the_correction_is_learned(
     tmp_path, window, profile
 ):
-    # through /api/chat: the provider reports usage far from our count, the learned
+    # through /api/assistant/chat: the provider reports usage far from our count, the learned
     # correction changes, and every request of the thread still has the same system message
     # and tools (a changing prefix would be re-processed every turn)
     provider = await ScriptedProvider().start()

@@ -75,13 +75,17 @@ async def test_another_sites_origin_is_refused_and_our_own_accepted(assistant, p
         status, text = await _status(
             assistant,
             "PUT",
-            "/api/user-context/preferences",
+            "/api/assistant/user-context/preferences",
             json={"language": "en"},
             headers={"Origin": origin},
         )
         assert status == wanted, (origin, text)
     status, _ = await _status(
-        assistant, "POST", "/api/chat", json=chat_body(user("hi")), headers={"Origin": "http://x.y"}
+        assistant,
+        "POST",
+        "/api/assistant/chat",
+        json=chat_body(user("hi")),
+        headers={"Origin": "http://x.y"},
     )
     assert status == 403 and provider.requests == []
 
@@ -90,7 +94,7 @@ async def test_another_sites_origin_is_refused_and_our_own_accepted(assistant, p
     "path",
     [
         "/api/assistant/threads/thread-1/compact",
-        "/api/environment/scan",
+        "/api/assistant/environment/scan",
         "/api/assistant/provider/test",
     ],
 )

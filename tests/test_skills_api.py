@@ -15,8 +15,8 @@ from comfyui_assistant.core.skills import SLUG_RULE, SYSTEM_SKILLS_DIR
 
 from .conftest import start_app
 
-USER = "/api/user-context/skills"
-SYSTEM = "/api/system-context/skills"
+USER = "/api/assistant/user-context/skills"
+SYSTEM = "/api/assistant/system-context/skills"
 SHIPPED = [
     "img2img",
     "inpaint",

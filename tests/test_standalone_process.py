@@ -174,7 +174,7 @@ async def test_kill_9_while_streaming_keeps_what_was_shown(tmp_path, provider):
     shown = ""
     async with (
         aiohttp.ClientSession() as session,
-        session.post(server.base + "/api/chat", json=chat_body(user("hi"))) as resp,
+        session.post(server.base + "/api/assistant/chat", json=chat_body(user("hi"))) as resp,
     ):
         async for line in resp.content:
             if line.startswith(b"data: {"):

@@ -1,6 +1,6 @@
 """The SQLite store: migrations (fresh, from an older schema, a failing step), WAL, concurrent
-writers on one thread (directly and through /api/chat), threads surviving a restart, one-trip
-write transactions, and what storing a request's messages reads."""
+writers on one thread (directly and through /api/assistant/chat), threads surviving a restart,
+one-trip write transactions, and what storing a request's messages reads."""
 
 from __future__ import annotations
 

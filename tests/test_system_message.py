@@ -72,10 +72,12 @@ async def test_the_default_system_message_has_every_section(assistant, provider)
 
 async def test_user_context_is_included_within_its_caps(assistant, provider, tmp_path):
     for i in range(15):
-        await post(assistant, "/api/user-context/rules", {"text": f"Rule number {i}."})
-    await put(assistant, "/api/user-context/soul", {"text": "You are calm and precise."})
-    await put(assistant, "/api/user-context/goals", {"text": "Learn Flux. " * 200})
-    await put(assistant, "/api/user-context/preferences", {"language": "en", "units": "px"})
+        await post(assistant, "/api/assistant/user-context/rules", {"text": f"Rule number {i}."})
+    await put(assistant, "/api/assistant/user-context/soul", {"text": "You are calm and precise."})
+    await put(assistant, "/api/assistant/user-context/goals", {"text": "Learn Flux. " * 200})
+    await put(
+        assistant, "/api/assistant/user-context/preferences", {"language": "en", "units": "px"}
+    )
     system = await system_of(assistant, provider, user("hi"))
     block = system[system.index("## The user") :].split("\n## ")[0]
     lines = block.splitlines()
@@ -99,12 +101,14 @@ def test_the_user_block_total_cap_cuts_at_a_line_end():
 
 
 async def test_the_users_system_prompt_replaces_the_shipped_role(assistant, provider):
-    await put(assistant, "/api/user-context/system-prompt", {"text": "You are Ada, terse."})
+    await put(
+        assistant, "/api/assistant/user-context/system-prompt", {"text": "You are Ada, terse."}
+    )
     system = await system_of(assistant, provider, user("hi"))
     assert system.startswith("You are Ada, terse.\n\n# Tools\n")
     assert "# Role" not in system and "## Guardrails" not in system
     assert "# Guardrails" in system  # only the role text is replaced
-    await put(assistant, "/api/user-context/system-prompt", {"text": None})
+    await put(assistant, "/api/assistant/user-context/system-prompt", {"text": None})
     assert (await system_of(assistant, provider, user("hi"))).startswith("# Role")
 
 
@@ -154,7 +158,7 @@ async def test_continuation_mode_sends_a_short_message_after_the_first_turn(prov
     }
     app = await start_app(tmp_path, env)
     try:
-        await post(app, "/api/user-context/rules", {"text": "Never use SDXL."})
+        await post(app, "/api/assistant/user-context/rules", {"text": "Never use SDXL."})
         first = await system_of(app, provider, user("hi"))
         later = await system_of(
             app,
@@ -219,7 +223,9 @@ async def test_shipped_defaults_are_installed_and_their_comments_never_sent(
     assert soul.startswith("<!--\nSOUL.md: who the assistant is for you.")
     assert (tmp_path / "data" / "goals.md").is_file()
     assert "SOUL.md" not in system and "## The user" not in system
-    await put(assistant, "/api/user-context/soul", {"text": soul + "\nI have 8 GB of VRAM.\n"})
+    await put(
+        assistant, "/api/assistant/user-context/soul", {"text": soul + "\nI have 8 GB of VRAM.\n"}
+    )
     system = await system_of(assistant, provider, user("hi"))
     assert "About you (SOUL.md):\nI have 8 GB of VRAM." in system
     assert "<!--" not in system

@@ -1,5 +1,5 @@
-"""/api/assistant/threads and what /api/chat stores: the thread list, rename, archive, delete;
-the user's message kept when the provider fails, an interrupted answer kept with its partial
+"""/api/assistant/threads and what /api/assistant/chat stores: the thread list, rename, archive,
+delete; the user's message kept when the provider fails, an interrupted answer kept with its partial
 text, titles, and a regenerate replacing the old answer."""
 
 from __future__ import annotations

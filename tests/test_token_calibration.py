@@ -88,10 +88,12 @@ async def test_the_response_starts_before_the_server_has_counted(assistant, prov
     provider.props, provider.counts, provider.counts_delay = LLAMA_PROPS, True, 0.4
     provider.enqueue(Counted("ok"))
     # (the node data loads on the first use: not what this measures)
-    async with assistant.session.get(assistant.base + "/api/environment/summary") as r:
+    async with assistant.session.get(assistant.base + "/api/assistant/environment/summary") as r:
         assert r.status == 200
     started = time.monotonic()
-    async with await assistant.post("/api/chat", chat_body(user("Hello there.", "u0"))) as r:
+    async with await assistant.post(
+        "/api/assistant/chat", chat_body(user("Hello there.", "u0"))
+    ) as r:
         first_byte = time.monotonic() - started
         body = await r.text()
     # the server's counts (0.4 s: asked at once) were waited for after the first byte

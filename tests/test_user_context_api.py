@@ -1,5 +1,5 @@
-"""/api/user-context: rules, reminders, personas (and the active one), SOUL.md and goals.md on
-disk, preferences, the edited system prompt; bad ids, bad bodies, form posts."""
+"""/api/assistant/user-context: rules, reminders, personas (and the active one), SOUL.md and
+goals.md on disk, preferences, the edited system prompt; bad ids, bad bodies, form posts."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ DEFAULTS = {
     for name, filename in (("soul", "SOUL.md"), ("goals", "goals.md"))
 }
 
-BASE = "/api/user-context"
+BASE = "/api/assistant/user-context"
 FORM_ERROR = {"error": "send the body as JSON with 'Content-Type: application/json'"}
 
 

@@ -14,7 +14,7 @@ the real frontend without ComfyUI, torch or models:
 | `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
 | `/api/system_stats`, `/api/embeddings`, `/api/i18n`, ... | fixed answers (`STATIC_ANSWERS`) |
-| `/api/chat`, `/api/assistant/...` | ours: `api_handlers.add_routes`, as `__init__.py` adds them |
+| `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
 frontend that asks for something new shows up in the suite's output.

@@ -15,7 +15,7 @@ describe("serverErrorText", () => {
 
 describe("requestJson", () => {
   it("uses our paths as they are (no second /api)", async () => {
-    expect(apiUrl("/api/chat")).toBe("/api/chat");
+    expect(apiUrl("/api/assistant/chat")).toBe("/api/assistant/chat");
     const fetch = vi.fn(async () => new Response('{"ok":1}', { status: 200 }));
     expect(await requestJson("/api/x", { method: "POST", body: { a: 1 } }, fetch)).toEqual({ ok: 1 });
     expect(fetch).toHaveBeenCalledWith("/api/x", {

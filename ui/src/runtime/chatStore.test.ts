@@ -155,7 +155,7 @@ describe("the chat store", () => {
     const store = new ChatStore({ settings: { maxSteps: 25, debugContext: true } });
     const entry = store.entryFor("__LOCALID_7", undefined);
     await entry.chat.sendMessage({ text: "hi" });
-    expect(server.calls).toContain("POST /api/chat?debug=context");
+    expect(server.calls).toContain("POST /api/assistant/chat?debug=context");
   });
 
   it("keys chats by list id and remote id, and hands a new thread its server id", () => {

@@ -16,13 +16,13 @@ import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
 
-export const CHAT_PATH = "/api/chat";
+export const CHAT_PATH = "/api/assistant/chat";
 
 /** The key of the thread the panel shows: its server id, or NEW before its first message. */
 export const NEW_THREAD = "new";
 
 export interface ChatEntry {
-  /** The thread's id on the server: the chat's id, the `id` of every POST /api/chat. */
+  /** The thread's id on the server: the chat's id, the `id` of every POST /api/assistant/chat. */
   readonly serverId: string;
   readonly chat: Chat<UIMessage>;
   /** Whether the server knows the thread (listed, or initialized by the thread list). */
@@ -337,7 +337,7 @@ export class ChatStore {
     };
     return {
       load: async () => ({ messages: [] }),
-      append: async () => {}, // the server stores every turn itself (POST /api/chat)
+      append: async () => {}, // the server stores every turn itself (POST /api/assistant/chat)
       withFormat: <TMessage,>() => ({
         load: load as unknown as () => Promise<{ headId: string | null; messages: { parentId: string | null; message: TMessage }[] }>,
         append: async () => {},
@@ -396,8 +396,8 @@ export class ChatStore {
 
   async loadSkills(): Promise<SkillInfo[]> {
     const lists = await Promise.allSettled([
-      requestJson<{ skills: SkillInfo[] }>("/api/system-context/skills"),
-      requestJson<{ skills: SkillInfo[] }>("/api/user-context/skills"),
+      requestJson<{ skills: SkillInfo[] }>("/api/assistant/system-context/skills"),
+      requestJson<{ skills: SkillInfo[] }>("/api/assistant/user-context/skills"),
     ]);
     const seen = new Set<string>();
     const skills: SkillInfo[] = [];

@@ -175,7 +175,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     const body = typeof init?.body === "string" ? (JSON.parse(init.body) as Record<string, unknown>) : undefined;
     calls.push(`${method} ${url}`);
     const path = url.split("?")[0] ?? url;
-    if (path === "/api/chat" && method === "POST") {
+    if (path === "/api/assistant/chat" && method === "POST") {
       const request = body as unknown as ChatRequestBody;
       chatRequests.push(request);
       const thread = threads.get(request.id) ?? fresh(request.id, request.workflow);
@@ -222,8 +222,8 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
         ],
       });
     }
-    if (path === "/api/system-context/skills") return json({ skills: [{ slug: "upscale", name: "Upscale", description: "bigger" }] });
-    if (path === "/api/user-context/skills") return json({ skills: [] });
+    if (path === "/api/assistant/system-context/skills") return json({ skills: [{ slug: "upscale", name: "Upscale", description: "bigger" }] });
+    if (path === "/api/assistant/user-context/skills") return json({ skills: [] });
     if (path === "/api/assistant/threads") {
       if (method === "POST") {
         const id = String(body?.id);

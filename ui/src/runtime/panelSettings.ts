@@ -4,7 +4,7 @@
 export interface PanelSettings {
   /** Model steps allowed per user message before the automatic resubmits stop. */
   maxSteps: number;
-  /** POST /api/chat?debug=context: the exact request of each step reaches the panel. */
+  /** POST /api/assistant/chat?debug=context: the exact request of each step reaches the panel. */
   debugContext: boolean;
 }
 
