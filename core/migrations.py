@@ -7,6 +7,8 @@ edit one that has shipped.
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 
@@ -173,9 +175,15 @@ async def m007_projects(db: aiosqlite.Connection) -> None:
         )"""
     )
     await db.execute("CREATE INDEX passages_document ON passages (document_id, position)")
-    await db.execute(
-        "CREATE VIRTUAL TABLE passage_index USING fts5(title, text, tokenize='porter unicode61')"
-    )
+    if await fts5_available(db):
+        await db.execute(
+            "CREATE VIRTUAL TABLE passage_index "
+            "USING fts5(title, text, tokenize='porter unicode61')"
+        )
+    else:  # the same columns, searched by core/text_search.py instead
+        await db.execute(
+            "CREATE TABLE passage_index (rowid INTEGER PRIMARY KEY, title TEXT, text TEXT)"
+        )
     await db.execute(
         "CREATE TRIGGER passages_unindex AFTER DELETE ON passages BEGIN "
         "DELETE FROM passage_index WHERE rowid = old.id; END"
@@ -229,6 +237,31 @@ async def applied_migrations(db: aiosqlite.Connection) -> list[str]:
     )
     async with db.execute("SELECT name FROM migrations ORDER BY name") as cursor:
         return [row[0] async for row in cursor]
+
+
+NO_FTS5 = "COMFY_ASSISTANT_NO_FTS5"  # =1: behave as an SQLite built without FTS5 (tests)
+
+
+async def fts5_available(db: aiosqlite.Connection) -> bool:
+    """Whether this SQLite has FTS5, its full-text search (most builds do; some Python builds
+    and distributions leave it out)."""
+    if os.environ.get(NO_FTS5) == "1":
+        return False
+    try:
+        await db.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    await db.execute("DROP TABLE temp.fts5_probe")
+    return True
+
+
+async def full_text_index(db: aiosqlite.Connection) -> bool:
+    """Whether the passages are indexed by FTS5 here: the index was made with it (a database
+    made without it keeps its plain table) and this SQLite has it."""
+    rows = await db.execute_fetchall(
+        "SELECT sql FROM sqlite_master WHERE name = 'passage_index' AND sql LIKE '%fts5%'"
+    )
+    return bool(list(rows)) and await fts5_available(db)
 
 
 async def migrate(

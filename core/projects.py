@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from . import text_search
 from .store import Store
 from .tokens import TokenCounter, counter_for
 
@@ -425,6 +426,8 @@ class Projects:
         query = fts_query(text)
         if not query:
             return []
+        if not self.store.full_text:
+            return await self._search_without_fts5(project_id, text, limit)
         rows = await self.store.fetchall(
             "SELECT s.id, s.document_id, d.title, s.position, s.text, s.token_count "
             "FROM passage_index JOIN passages s ON s.id = passage_index.rowid "
@@ -434,6 +437,30 @@ class Projects:
             (query, project_id, limit),
         )
         return [Passage(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+    async def _search_without_fts5(self, project_id: int, text: str, limit: int) -> list[Passage]:
+        """`search` where SQLite has no FTS5: the passages holding any query word (LIKE), ranked
+        by BM25 here (core/text_search.py)."""
+        terms = list(dict.fromkeys(w for w in text_search.words(text) if len(w) > 1 or w.isdigit()))
+        terms = terms[:QUERY_TERMS]
+        if not terms:
+            return []
+        match = " OR ".join(
+            ["s.text LIKE ? ESCAPE '\\' OR d.title LIKE ? ESCAPE '\\'"] * len(terms)
+        )
+        patterns = [text_search.like_pattern(t) for t in terms for _ in (0, 1)]
+        rows = await self.store.fetchall(
+            "SELECT s.id, s.document_id, d.title, s.position, s.text, s.token_count "
+            "FROM passages s JOIN documents d ON d.id = s.document_id "
+            f"WHERE s.project_id = ? AND ({match})",
+            (project_id, *patterns),
+        )
+        scores = text_search.bm25(terms, [(r[2], r[4]) for r in rows])
+        ranked = sorted(
+            (pair for pair in zip(scores, rows, strict=True) if pair[0] > 0),
+            key=lambda pair: (-pair[0], pair[1][0]),
+        )
+        return [Passage(r[0], r[1], r[2], r[3], r[4], r[5]) for _, r in ranked[:limit]]
 
     async def of_thread(self, thread_id: str) -> int | None:
         row = await self.store.fetchone("SELECT project FROM threads WHERE id = ?", (thread_id,))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -21,7 +22,9 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from .migrations import migrate
+from .migrations import full_text_index, migrate
+
+log = logging.getLogger("comfyui_assistant")
 
 DB_NAME = "assistant.sqlite3"
 USER_NAMESPACES = frozenset({"preferences", "prompt", "persona"})
@@ -96,6 +99,8 @@ class Store:
         self.user_generation = 0
         # Values derived from this database that requests reuse (kept with it, gone with it).
         self.cache: dict[str, Any] = {}
+        # Whether project passages are searched by SQLite's FTS5 (else core/text_search.py).
+        self.full_text = True
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -160,10 +165,18 @@ class Store:
                 "UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'"
             )
             await db.commit()
+            full_text = await full_text_index(db)
         except BaseException:
             await db.close()
             raise
-        return cls(db, path)
+        store = cls(db, path)
+        store.full_text = full_text
+        if not full_text:
+            log.warning(
+                "ComfyUI Assistant: this Python's SQLite has no FTS5 (full-text search): project "
+                "documents too large to send whole are searched by plain word matching instead"
+            )
+        return store
 
     async def close(self) -> None:
         await self.db.close()

@@ -206,3 +206,51 @@ async def test_bm25_ranks_the_answering_passage_first(assistant) -> None:
     assert await projects.search(pid, "sampler") == []
     rows = await projects.store.fetchall("SELECT COUNT(*) FROM passage_index")
     assert rows[0][0] == 0  # the index follows the cascade
+
+
+@pytest.fixture(params=["fts5", "no fts5"])
+async def either_sqlite(request, monkeypatch, provider, tmp_path, caplog):
+    """The app on this SQLite (FTS5 built in) and as on an SQLite built without FTS5."""
+    from comfyui_assistant.core.migrations import NO_FTS5
+
+    from .conftest import start_app
+
+    if request.param == "no fts5":
+        monkeypatch.setenv(NO_FTS5, "1")
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "scripted-model"}
+    with caplog.at_level("WARNING", logger="comfyui_assistant"):
+        app = await start_app(tmp_path / "data", env)
+        await app.app[SERVICE].store()
+    yield request.param, app
+    await app.close()
+
+
+async def test_without_fts5_the_store_opens_and_documents_are_still_found(either_sqlite, caplog):
+    kind, app = either_sqlite
+    store = await app.app[SERVICE].store()
+    assert store.full_text is (kind == "fts5")
+    notices = [r for r in caplog.get_records("setup") if "no FTS5" in r.getMessage()]
+    assert len(notices) == (0 if kind == "fts5" else 1)
+    pid = await project(app)
+    card = await document(
+        app, pid, "Model card: Flux dev",
+        "Flux dev is a 12B rectified flow model.\n\n"
+        "Recommended sampler: euler with the simple scheduler, 20 to 28 steps, guidance 3.5.\n\n"
+        "License: non-commercial.",
+    )  # fmt: skip
+    await document(
+        app, pid, "Shot list",
+        "Shot 1: wide establishing shot of the harbour at dawn.\n\n"
+        "Shot 2: close-up of the fisherman's hands mending a net, shallow depth of field.",
+    )  # fmt: skip
+    projects = Projects(store)
+    found = await projects.search(pid, "which sampler and how many steps for flux?")
+    assert found and "euler" in found[0].text
+    found = await projects.search(pid, "the close-up of the hands, 100% crop_1")
+    assert found and "fisherman" in found[0].text
+    path = f"{BASE}/{pid}/documents/{card['id']}"
+    assert (await call(app, "PATCH", path, {"text": "Use dpmpp_2m for Flux."}))[0] == 200
+    found = await projects.search(pid, "dpmpp_2m")
+    assert [p.text for p in found] == ["Use dpmpp_2m for Flux."]
+    assert (await call(app, "DELETE", f"{BASE}/{pid}"))[0] == 200
+    assert await projects.search(pid, "sampler") == []
