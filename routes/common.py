@@ -13,6 +13,7 @@ from aiohttp import web
 
 from ..core.chat_request import RequestError
 from ..core.gc_pause import cyclic_gc_paused
+from ..core.memory_release import RELEASE
 from ..core.projects import ProjectError
 from ..core.store import StoreUnavailable
 
@@ -41,6 +42,12 @@ def guarded(handler: Handler) -> Handler:
 
     @functools.wraps(handler)
     async def wrapper(request: web.Request) -> web.StreamResponse:
+        try:
+            return await answer(request)
+        finally:
+            RELEASE.after_request(request.content_length)
+
+    async def answer(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except RequestError as exc:
