@@ -131,6 +131,8 @@ class ChatTurn:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self._plan is not None:  # its hook is this turn's method: a cycle holding the body
+            self._plan.before = None
         stored = self._stored
         if stored is None:
             return

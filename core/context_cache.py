@@ -25,7 +25,7 @@ from .tokens import TokenCounter
 from .wire_types import UIMessage, UIPart
 
 MAX_MESSAGES = 20_000
-MAX_CHARS = 64_000_000  # the characters the cached blocks may hold alive, all threads together
+MAX_CHARS = 64_000_000  # the characters cached blocks and their variants may hold, all threads
 LARGE = 1_000_000  # a message holding more is converted afresh each time, never kept
 Origin = Callable[[Block], list[UIPart]]  # a pending round's tool parts (this request's)
 
@@ -78,6 +78,7 @@ class BlockCache:
         self._keys = count(1)
         # (block key, variant) -> the derived block; a variant's own key is that pair
         self._derived: dict[tuple[Hashable, Hashable], Block] = {}
+        self._derived_chars = 0  # what the variants hold of their own (a rendered result)
         self._roots: dict[Hashable, Block] = {}  # a cut variant's key -> the block it was cut from
 
     def thread(self, messages: Sequence[UIMessage], scope: str = "") -> list[tuple[Block, ...]]:
@@ -92,7 +93,7 @@ class BlockCache:
         size = _held_chars(message)
         if size > LARGE:  # converted afresh each time, its derivations not remembered
             return tuple(blocks_of(message, render=False))
-        if len(self._blocks) >= self.max_messages or self._chars + size > self.max_chars:
+        if len(self._blocks) >= self.max_messages or self._held + size > self.max_chars:
             self._forget_oldest_half()
         made = tuple(blocks_of(message, render=False, keys=self._keys))  # rounds pending
         self._blocks[key] = made
@@ -105,7 +106,21 @@ class BlockCache:
             del self._blocks[old]
             self._chars -= self._sizes.pop(old, 0)
         self._derived.clear()  # (rare: derived again on the next request)
+        self._derived_chars = 0
         self._roots.clear()
+
+    @property
+    def _held(self) -> int:
+        return self._chars + self._derived_chars
+
+    def _keep_derived(self, key: tuple[Hashable, Hashable], block: Block) -> None:
+        """Remembered within the characters' bound, else derived afresh each time (until the
+        next new message makes room: `_add`; forgetting here would forget what the request
+        at hand derives from)."""
+        size = _own_chars(block)
+        if self._held + size <= self.max_chars:
+            self._derived[key] = block
+            self._derived_chars += size
 
     def derive(
         self,
@@ -123,7 +138,7 @@ class BlockCache:
             found = make(block)
             found = block if found is block else found.keyed(key)
             if keep(found):
-                self._derived[key] = found
+                self._keep_derived(key, found)
         return found
 
     def counted(self, block: Block, counter: TokenCounter) -> Block:
@@ -174,6 +189,12 @@ def _count(block: Block, counter: TokenCounter) -> tuple[int, int]:
         return one(first) + sum(map(one, rest)), 0
     results = sum(map(one, rest))
     return one(first) + results, results
+
+
+def _own_chars(block: Block) -> int:
+    """The characters of a derived block's texts (a rendered round's results: the variants
+    that hold much of their own)."""
+    return sum(len(c) for m in block.messages if type(c := m.get("content")) is str)
 
 
 def _held_chars(message: UIMessage) -> int:

@@ -51,7 +51,7 @@ class ServiceOptions:
     chat_body_limit: int = 32 * 1024 * 1024  # images arrive as data URLs
     json_body_limit: int = 1024 * 1024
     attachment_max_bytes: int = MAX_BYTES  # one attached file
-    partial_save_seconds: float = 1.0  # how often a streaming answer is written as it grows
+    partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR

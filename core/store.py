@@ -12,6 +12,7 @@ import asyncio
 import errno
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -29,10 +30,36 @@ log = logging.getLogger("comfyui_assistant")
 DB_NAME = "assistant.sqlite3"
 USER_NAMESPACES = frozenset({"preferences", "prompt", "persona"})
 T = TypeVar("T")
+SQLITE_FULL = 13
+RESERVE_NAME = DB_NAME + "-reserve"
+RESERVE_BYTES = 4 << 20  # room for a delete's journal when the disk is full: 1,000 pages
+DISK_FULL = (
+    "The disk holding ComfyUI Assistant's data is full: nothing was saved or changed. Free "
+    "some space and try again (deleting threads you no longer need makes room in its database)."
+)
 
 
 class StoreUnavailable(Exception):
     """The database cannot be opened; the message is one line that says what to do."""
+
+
+class DiskFull(Exception):
+    """A write found the disk full and changed nothing (the transaction was rolled back)."""
+
+    def __init__(self) -> None:
+        super().__init__(DISK_FULL)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error is a full disk (or quota): SQLite's SQLITE_FULL, or ENOSPC/EDQUOT."""
+    if isinstance(exc, DiskFull):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", 0)  # (Python 3.11 on; the message before)
+        return code & 0xFF == SQLITE_FULL or "database or disk is full" in str(exc)
+    return False
 
 
 def _unavailable(exc: BaseException, path: Path) -> StoreUnavailable:
@@ -70,15 +97,68 @@ def _prepare(data_dir: Path) -> Path:
     return path
 
 
+def _make_reserve(path: Path) -> None:
+    """Hold RESERVE_BYTES of the disk for `Store.freeing` (when there is room: else later).
+    Random bytes: a compressing file system would not hold room for zeros."""
+    try:
+        if path.stat().st_size == RESERVE_BYTES:
+            return
+    except FileNotFoundError:
+        pass
+    try:
+        with open(path, "wb") as handle:
+            handle.write(os.urandom(RESERVE_BYTES))
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        log.info("no room for the reserve %s yet (%s)", path, exc.strerror or exc)
+
+
+def _release_reserve(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _free_room(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """`work` (a delete) with freed pages left as they are (zeroing them, SQLite's
+    `secure_delete`, takes as much room in the journal as they hold), then a checkpoint: the
+    journal's frames go to the database, whose freed pages later writes take, and the next
+    write starts the journal over in the room it already has."""
+    (previous,) = db.execute("PRAGMA secure_delete").fetchone()
+    db.execute("PRAGMA secure_delete = FAST")
+    try:
+        result = _transact(db, work)
+    finally:
+        db.execute(f"PRAGMA secure_delete = {int(previous)}")
+    try:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.Error as exc:  # the delete is done; the next checkpoint will do
+        log.info("checkpoint after a delete on a full disk: %s", exc)
+    return result
+
+
 def _transact(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
     db.execute("BEGIN IMMEDIATE")
     try:
         result = work(db)
+        db.commit()  # (on a full disk, the commit is what fails)
     except BaseException:
-        db.rollback()
+        if db.in_transaction:
+            db.rollback()
         raise
-    db.commit()
     return result
+
+
+@asynccontextmanager
+async def _disk_full_named() -> AsyncIterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_disk_full(exc):
+            raise DiskFull() from exc
+        raise
 
 
 def _daemonize(db: aiosqlite.Connection) -> None:
@@ -104,24 +184,53 @@ class Store:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction at a time: committed on success, rolled back on error."""
-        async with self._write_lock:
+        """One write transaction at a time: committed on success, rolled back on error (a full
+        disk raises DiskFull)."""
+        async with self._write_lock, _disk_full_named():
             await self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield self.db
+                await self.db.commit()
             except BaseException:
-                await self.db.rollback()
+                if self.db.in_transaction:
+                    await self.db.rollback()
                 raise
-            await self.db.commit()
 
     async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(connection)` as one write transaction in a single trip to the database's
-        thread (committed on success, rolled back on error), where `transaction()` takes a trip
-        per statement. `work` runs on that thread, beside the event loop: it may use the
-        connection it is given and values nothing changes meanwhile, never the loop's objects."""
-        async with self._write_lock:
+        thread (committed on success, rolled back on error; a full disk raises DiskFull),
+        where `transaction()` takes a trip per statement. `work` runs on that thread, beside
+        the event loop: it may use the connection it is given and values nothing changes
+        meanwhile, never the loop's objects."""
+        return await self._on_thread(_transact, work)
+
+    async def freeing(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`write(work)` for a write that frees room (a delete), which goes through also on a
+        full disk: then the reserve file is released for its journal and it runs again
+        (`_free_room`); the reserve is made again once there is room."""
+        reserve = self.path.parent / RESERVE_NAME
+        try:
+            result = await self.write(work)
+        except DiskFull:
+            if not await asyncio.to_thread(_release_reserve, reserve):
+                raise
+            log.warning("the disk holding %s is full: deleting with its reserve", self.path)
+        else:
+            await asyncio.to_thread(_make_reserve, reserve)  # (if it was used, and there is room)
+            return result
+        try:
+            return await self._on_thread(_free_room, work)
+        finally:
+            await asyncio.to_thread(_make_reserve, reserve)
+
+    async def _on_thread(
+        self,
+        run: Callable[[sqlite3.Connection, Callable[[sqlite3.Connection], T]], T],
+        work: Callable[[sqlite3.Connection], T],
+    ) -> T:
+        async with self._write_lock, _disk_full_named():
             # aiosqlite's queue to its thread (`_execute`, `_conn`: in every release so far)
-            result: T = await self.db._execute(_transact, self.db._conn, work)  # type: ignore[no-untyped-call]
+            result: T = await self.db._execute(run, self.db._conn, work)  # type: ignore[no-untyped-call]
             return result
 
     async def fetchall(self, sql: str, params: tuple[Any, ...] = ()) -> list[aiosqlite.Row]:
@@ -169,6 +278,7 @@ class Store:
         except BaseException:
             await db.close()
             raise
+        await asyncio.to_thread(_make_reserve, data_dir / RESERVE_NAME)
         store = cls(db, path)
         store.full_text = full_text
         if not full_text:

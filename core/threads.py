@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .fingerprint import key_of
+from .fingerprint import fingerprint
 from .json_text import compact_json
 from .store import Store
 from .tokens import TokenCounter, counter_for
@@ -26,6 +26,7 @@ from .wire_types import ContextReport, Role, UIMessage, UIPart
 
 TITLE_CHARS = 60
 KNOWN_THREADS = 64
+ID_CHARS = 64  # a message id remembered as it is (those the panel sends have about 20)
 
 
 def title_from(messages: list[UIMessage]) -> str:
@@ -71,9 +72,10 @@ def stored_key(message: UIMessage) -> str:
     them after, so the state and flags stand for them; the input and output are where a
     thread's size is (workflow graphs, node definitions), and are not serialized again on
     every request. Any other change to any part — a text, a state, a flag, a data part —
-    gives another key. A long key is kept as its fingerprint: the process remembers these
-    keys, and must not keep a thread's images and texts alive by them."""
-    return key_of(
+    gives another key. The key is a fingerprint (32 characters) whatever the message's size:
+    the process remembers these keys, and must not keep a thread's images and texts alive by
+    them (a thread of 3,900-character texts kept each text whole, 30 MB for a 30 MB thread)."""
+    return fingerprint(
         compact_json(
             [
                 {k: v for k, v in part.items() if k not in _SET_ONCE}
@@ -83,6 +85,11 @@ def stored_key(message: UIMessage) -> str:
             ]
         )
     )
+
+
+def _id_key(mid: str) -> str:
+    """A message id as this process remembers it: itself, or a long one by its fingerprint."""
+    return mid if len(mid) <= ID_CHARS else "\x00#" + fingerprint(mid)
 
 
 def _touch_thread(
@@ -166,16 +173,20 @@ class Threads:
             self._known.move_to_end(thread_id)
         if known is None:
             await self._write_rows(thread_id, messages, rows, compare=True, workflow=workflow)
-            self._known[thread_id] = {row[0]: key for row, key in zip(rows, keys, strict=True)}
+            self._known[thread_id] = {
+                _id_key(row[0]): key for row, key in zip(rows, keys, strict=True)
+            }
             while len(self._known) > KNOWN_THREADS:  # the least recently used goes first
                 self._known.popitem(last=False)
             return
         changed = [
-            (row, key) for row, key in zip(rows, keys, strict=True) if known.get(row[0]) != key
+            (row, key)
+            for row, key in zip(rows, keys, strict=True)
+            if known.get(_id_key(row[0])) != key
         ]
         if changed:
             await self._write_rows(thread_id, messages, [row for row, _ in changed], compare=False)
-            known.update((row[0], key) for row, key in changed)
+            known.update((_id_key(row[0]), key) for row, key in changed)
 
     async def _write_rows(
         self,
@@ -223,8 +234,9 @@ class Threads:
 
     @property
     def _known(self) -> OrderedDict[str, dict[str, tuple[int, str]]]:
-        """What this process stored per thread: (position, `stored_key`) by message id, for
-        the KNOWN_THREADS threads used last (another one is compared with the database)."""
+        """What this process stored per thread: (position, `stored_key`) by message id (a
+        long id by its fingerprint), for the KNOWN_THREADS threads used last (another one is
+        compared with the database): about 100 bytes per message, whatever the thread's size."""
         known: OrderedDict[str, dict[str, tuple[int, str]]] = self.store.cache.setdefault(
             "stored", OrderedDict()
         )
@@ -238,7 +250,7 @@ class Threads:
         parts = compact_json(message.get("parts", []))
         known = self._known.get(thread_id)
         if known is not None:
-            known[message["id"]] = (position, stored_key(message))
+            known[_id_key(message["id"])] = (position, stored_key(message))
         counter = counter_for(None)
 
         def work(db: sqlite3.Connection) -> None:
@@ -318,9 +330,10 @@ class Threads:
     async def delete(self, thread_id: str) -> bool:
         self.store.cache.get("summaries", {}).pop(thread_id, None)
         self._known.pop(thread_id, None)
-        async with self.store.transaction() as db:
-            cursor = await db.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
-            return bool(cursor.rowcount)
+        # (goes through on a full disk: deleting threads is how room is made)
+        return await self.store.freeing(
+            lambda db: db.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
+        )
 
 
 def _write(
@@ -335,7 +348,9 @@ def _write(
     status: str = "complete",
 ) -> None:
     meta = message.get("metadata")
-    tokens = counter.messages(to_openai_messages([message])) - 3
+    # counted afresh: a message is stored once, and the counter's cache of whole messages
+    # would keep the texts of the threads stored last alive (32 MB of them)
+    tokens = sum(map(counter.uncached, to_openai_messages([message])))
     db.execute(
         "INSERT INTO messages (thread_id, id, position, role, parts, metadata, status, "
         "token_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
@@ -417,25 +432,42 @@ class ThreadState:
         await self.store.write(lambda db: db.execute(sql, params))
 
     @property
-    def _summaries(self) -> dict[str, dict[str, Any] | None]:
-        """Summaries are read on every request and written rarely: kept with the store."""
-        cache: dict[str, dict[str, Any] | None] = self.store.cache.setdefault("summaries", {})
+    def _summaries(self) -> OrderedDict[str, dict[str, Any] | None]:
+        """Summaries are read on every request and written rarely: kept with the store, for
+        the KNOWN_THREADS threads used last (another one is read again)."""
+        cache: OrderedDict[str, dict[str, Any] | None] = self.store.cache.setdefault(
+            "summaries", OrderedDict()
+        )
         return cache
+
+    def _keep(self, thread_id: str, summary: dict[str, Any] | None) -> None:
+        summaries = self._summaries
+        summaries[thread_id] = summary
+        summaries.move_to_end(thread_id)
+        while len(summaries) > KNOWN_THREADS:  # the least recently used goes first
+            summaries.popitem(last=False)
 
     def created(self, thread_id: str) -> None:
         """A thread just created has no state yet: its summary need not be read."""
-        self._summaries.setdefault(thread_id, None)
+        if thread_id not in self._summaries:
+            self._keep(thread_id, None)
 
     async def summary(self, thread_id: str) -> dict[str, Any] | None:
-        if thread_id not in self._summaries:
-            value = await self._get(thread_id, "summary")
-            self._summaries[thread_id] = value if isinstance(value, dict) else None
-        return self._summaries[thread_id]
+        summaries = self._summaries
+        if thread_id in summaries:
+            summaries.move_to_end(thread_id)
+            return summaries[thread_id]
+        value = await self._get(thread_id, "summary")
+        if thread_id in summaries:  # written meanwhile: that one is newer
+            return summaries[thread_id]
+        found = value if isinstance(value, dict) else None
+        self._keep(thread_id, found)
+        return found
 
     async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
         summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
         await self._set(thread_id, summary=compact_json(summary), summary_until=until)
-        self._summaries[thread_id] = summary
+        self._keep(thread_id, summary)
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
         value = await self._get(thread_id, "context_report")

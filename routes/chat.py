@@ -12,6 +12,7 @@ from ..core.compact_now import ProviderUnreachable, compact_now
 from ..core.delegations import Delegations
 from ..core.service import AssistantService
 from ..core.sse import ClientGone, StreamFailed, pump
+from ..core.store import DiskFull
 from ..core.threads import ThreadState
 from .common import HTTPProblem, guarded, not_found, read_json
 
@@ -43,7 +44,10 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         req = parse_chat_request(await read_json(request, opts.chat_body_limit))
         debug = request.query.get("debug") == "context"
         async with ChatTurn(service, req, debug=debug) as turn:
-            error = await turn.prepare()
+            try:
+                error = await turn.prepare()
+            except DiskFull as exc:  # (the request's messages could not be stored)
+                error = str(exc)
             if error is not None:
                 return await _error_stream(request, turn.message_id, error)
             response = web.StreamResponse(headers={**ui.SSE_HEADERS, **turn.headers})

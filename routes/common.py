@@ -15,8 +15,9 @@ from aiohttp import web
 
 from ..core.chat_request import RequestError
 from ..core.gc_pause import cyclic_gc_paused
+from ..core.memory_release import RELEASE
 from ..core.projects import ProjectError
-from ..core.store import StoreUnavailable
+from ..core.store import DISK_FULL, StoreUnavailable, is_disk_full
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -39,10 +40,17 @@ def not_found(what: str) -> HTTPProblem:
 
 
 def guarded(handler: Handler) -> Handler:
-    """Client mistakes become 4xx with a message; anything else is our bug, logged, 500."""
+    """Client mistakes become 4xx with a message, a full disk 507 with what to do; anything
+    else is our bug, logged, 500."""
 
     @functools.wraps(handler)
     async def wrapper(request: web.Request) -> web.StreamResponse:
+        try:
+            return await answer(request)
+        finally:
+            RELEASE.after_request(request.content_length)
+
+    async def answer(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except RequestError as exc:
@@ -56,7 +64,11 @@ def guarded(handler: Handler) -> Handler:
             return error_response(503, f"ComfyUI Assistant cannot use its database: {exc}")
         except web.HTTPException:
             raise
-        except Exception:
+        except Exception as exc:
+            if is_disk_full(exc):  # 507 Insufficient Storage; what to do, no path
+                cause = exc.__cause__ or exc
+                log.warning("%s %s: the disk is full (%s)", request.method, request.path, cause)
+                return error_response(507, DISK_FULL)
             log.exception("unexpected error in %s %s", request.method, request.path)
             return error_response(500, "internal error in ComfyUI Assistant; see the server log")
 
