@@ -29,10 +29,14 @@ from comfyui_assistant.tests.scripted_provider import ScriptedProvider, text_rep
 WRITES: list[tuple[str, str, dict[str, Any]]] = [
     ("PATCH", "/api/assistant/threads/kept", {"title": "renamed"}),
     ("POST", "/api/assistant/threads", {"id": "new"}),
-    ("POST", "/api/user-context/rules", {"text": "be brief"}),
-    ("PUT", "/api/user-context/soul", {"text": "x" * 10_000}),
+    ("POST", "/api/assistant/user-context/rules", {"text": "be brief"}),
+    ("PUT", "/api/assistant/user-context/soul", {"text": "x" * 10_000}),
     ("PUT", "/api/assistant/provider", {"model": "other"}),
-    ("POST", "/api/user-context/skills", {"name": "A skill", "description": "d", "body": "b"}),
+    (
+        "POST",
+        "/api/assistant/user-context/skills",
+        {"name": "A skill", "description": "d", "body": "b"},
+    ),
 ]
 
 
@@ -59,7 +63,7 @@ def fill(disk: Path) -> Path:
 async def chat(session: aiohttp.ClientSession, base: str, thread: str, text: str) -> str:
     message = {"id": f"u-{thread}", "role": "user", "parts": [{"type": "text", "text": text}]}
     body = {"id": thread, "messages": [message], "trigger": "submit-message"}
-    async with session.post(base + "/api/chat", json=body) as resp:
+    async with session.post(base + "/api/assistant/chat", json=body) as resp:
         raw = await resp.text()
     if resp.status != 200:
         return f"HTTP {resp.status} {raw[:160]}"
@@ -97,13 +101,14 @@ async def run(disk: Path, server_path: str | None) -> None:
             print(f"disk full ({os.statvfs(disk).f_bavail} blocks free):")
             for method, path, body in WRITES:
                 print(f"  {method} {path}: {await call(session, base, method, path, body)}")
-            print(f"  POST /api/chat: {await chat(session, base, 'another', 'hello')}")
+            print(f"  POST /api/assistant/chat: {await chat(session, base, 'another', 'hello')}")
             delete = await call(session, base, "DELETE", "/api/assistant/threads/big", None)
             print(f"  DELETE /api/assistant/threads/big: {delete}")
             method, path, body = WRITES[0]
             print(f"  then {method} {path}: {await call(session, base, method, path, body)}")
             filler.unlink()
-            print(f"room again: POST /api/chat: {await chat(session, base, 'after', 'hello')}")
+            again = await chat(session, base, "after", "hello")
+            print(f"room again: POST /api/assistant/chat: {again}")
     finally:
         proc.terminate()
         await proc.wait()

@@ -197,7 +197,7 @@ class Attachments:
             db.execute("DELETE FROM attachments WHERE id = ?", (aid,))
             return True
 
-        return await self.store.write(work)
+        return await self.store.freeing(work)
 
 
 def with_files(

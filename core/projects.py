@@ -340,7 +340,7 @@ class Projects:
         def work(db: sqlite3.Connection) -> bool:
             return bool(db.execute("DELETE FROM projects WHERE id = ?", (project_id,)).rowcount)
 
-        return await self.store.write(work)
+        return await self.store.freeing(work)
 
     async def document(self, project_id: int, document_id: int) -> dict[str, Any] | None:
         row = await self.store.fetchone(
@@ -418,7 +418,7 @@ class Projects:
                 )
             return bool(cursor.rowcount)
 
-        return await self.store.write(work)
+        return await self.store.freeing(work)
 
     async def search(self, project_id: int, text: str, limit: int = 20) -> list[Passage]:
         """The project's passages that best match `text` (BM25, a document's title weighing

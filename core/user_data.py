@@ -133,9 +133,8 @@ class ListTable:
 
     async def delete(self, item_id: int) -> bool:
         self.store.user_generation += 1
-        async with self.store.transaction() as db:
-            cursor = await db.execute(f"DELETE FROM {self.table} WHERE id = ?", (item_id,))
-            return bool(cursor.rowcount)
+        sql = f"DELETE FROM {self.table} WHERE id = ?"
+        return await self.store.freeing(lambda db: db.execute(sql, (item_id,)).rowcount > 0)
 
 
 TEXT_ITEM = (

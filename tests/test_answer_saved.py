@@ -46,7 +46,7 @@ async def killed_after(
 
     async with (
         aiohttp.ClientSession() as session,
-        session.post(server.base + "/api/chat", json=chat_body(user("hi"))) as resp,
+        session.post(server.base + "/api/assistant/chat", json=chat_body(user("hi"))) as resp,
     ):
         reader = asyncio.ensure_future(read(resp))
         await asyncio.wait_for(enough.wait(), 30)

@@ -78,10 +78,10 @@ async def writes(app: App) -> dict[str, Any]:
     for name, method, path, body in [
         ("rename", "PATCH", "/api/assistant/threads/kept", {"title": "renamed"}),
         ("new thread", "POST", "/api/assistant/threads", {"id": "new"}),
-        ("rule", "POST", "/api/user-context/rules", {"text": "be brief"}),
-        ("soul", "PUT", "/api/user-context/soul", {"text": "x" * 10_000}),
+        ("rule", "POST", "/api/assistant/user-context/rules", {"text": "be brief"}),
+        ("soul", "PUT", "/api/assistant/user-context/soul", {"text": "x" * 10_000}),
         ("provider", "PUT", "/api/assistant/provider", {"model": "other"}),
-        ("skill", "POST", "/api/user-context/skills",
+        ("skill", "POST", "/api/assistant/user-context/skills",
          {"name": "A skill", "description": "does it", "body": "steps " * 1000}),
     ]:  # fmt: skip
         async with s.request(method, app.base + path, json=body) as resp:

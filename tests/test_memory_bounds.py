@@ -162,7 +162,7 @@ async def test_a_finished_chat_leaves_no_object_of_its_body_behind(assistant, pr
     gc.disable()
     try:
         async with assistant.session.post(
-            assistant.base + "/api/chat", data=body, headers=headers
+            assistant.base + "/api/assistant/chat", data=body, headers=headers
         ) as resp:
             assert resp.status == 200 and '"text-delta"' in await resp.text()
         await asyncio.sleep(0.1)
@@ -196,7 +196,9 @@ async def test_the_memory_of_concurrent_big_bodies_goes_back_once_they_are_done(
 
     async def chat(session: aiohttp.ClientSession, thread: str) -> None:
         headers = {"Content-Type": "application/json"}
-        async with session.post(server.base + "/api/chat", data=body(thread), headers=headers) as r:
+        async with session.post(
+            server.base + "/api/assistant/chat", data=body(thread), headers=headers
+        ) as r:
             assert r.status == 200 and '"text-delta"' in await r.text()
 
     try:
