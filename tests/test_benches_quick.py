@@ -35,6 +35,11 @@ def _fidelity() -> list[str]:
 TARGETS: dict[str, list[str]] = {
     "body_parse.py": ["TARGET parse_ms_per_5mb="],
     "passage_split.py": ["TARGET largest_passage_tokens="],
+    "disk_full.py": [
+        "TARGET full_disk_writes_507:",
+        "TARGET delete_goes_through:",
+        "TARGET writes_recover:",
+    ],
     "context_bench.py": [
         "TARGET warm_500_median_ms=",
         "TARGET cold_500_median_ms=",
