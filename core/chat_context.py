@@ -168,7 +168,7 @@ async def compact(
     if not fresh:
         return
     # the summary's share of the budget, as the engine will cut it
-    room = summary_cap(assembled.budget.available, inputs.correction.messages)
+    room = summary_cap(assembled.budget.available, max(1.0, inputs.correction.messages))
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)

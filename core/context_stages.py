@@ -25,7 +25,7 @@ from .context_blocks import Block, Message, flatten, latest_user_index, own_part
 from .context_cache import BlockCache
 from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
-from .token_correction import Parts
+from .token_correction import Factors, Parts
 from .tokens import REPLY_PRIMING, TokenCounter
 from .wire_types import ContextReport, ReportDocuments, UIMessage, UIPart, with_content
 
@@ -87,13 +87,25 @@ class Assembly:
     parts: Parts = field(init=False)  # final_messages: the exact count by component
     exact: int = field(init=False)  # final_messages: its exact count, tools included
 
+    @property
+    def fitting(self) -> Factors:
+        """The factors a request is fitted with: the learned correction, with our exact count
+        as the floor (a factor learned below 1 is not trusted to make room: a provider whose
+        usage leaves the tool definitions out taught a tools factor of 0.035, and requests went
+        over the window)."""
+        return Factors(*(max(1.0, f) for f in self.inputs.correction))
+
     def sized(self, system: int = 0, tools: int = 0, messages: int = 0) -> int:
-        """Exact counts as the provider counts them (the learned correction)."""
+        """Exact counts as the provider counts them, for fitting (`fitting`)."""
+        return self.fitting.scale(Parts(system, tools, messages))
+
+    def estimated(self, system: int = 0, tools: int = 0, messages: int = 0) -> int:
+        """Exact counts as the provider counts them, as learned (what the report shows)."""
         return self.inputs.correction.scale(Parts(system, tools, messages))
 
     def raw(self, provider_tokens: int) -> int:
         """A provider-sized room for messages in exact tokens."""
-        return math.floor(provider_tokens / self.inputs.correction.messages)
+        return math.floor(provider_tokens / self.fitting.messages)
 
 
 class Origins:
@@ -221,8 +233,7 @@ def system_message(a: Assembly) -> None:
     a.system_tokens = a.counter.message(a.system_message)
     a.summary_block, summary_tokens = None, 0
     if a.inputs.summary is not None and a.summarized:
-        factor = a.inputs.correction.messages
-        cap = summary_cap(a.budget.available, factor, SUMMARY_LIMIT_SHARE)
+        cap = summary_cap(a.budget.available, a.fitting.messages, SUMMARY_LIMIT_SHARE)
         text = steps.keep_tail(a.inputs.summary.text, cap, a.counter.text)
         a.summary_block = a.cache.counted(steps.summary_block(text), a.counter)
         summary_tokens = a.summary_block.tokens
@@ -423,12 +434,12 @@ def report(a: Assembly) -> ContextReport:
     """The context report the panel's gauge shows (sizes as the provider counts them)."""
     inputs, counter, tally = a.inputs, a.counter, a.tally
     factors = inputs.correction
-    summary_tokens = a.sized(messages=a.summary_block.tokens) if a.summary_block else 0
-    user_tokens = a.sized(system=counter.text(inputs.user_context)) if inputs.user_context else 0
-    system = a.sized(system=counter.text(str(a.system_message.get("content") or "")))
-    tool_results, notes = a.sized(messages=tally.results), a.sized(messages=_notes_tokens(a))
+    summary_tokens = a.estimated(messages=a.summary_block.tokens) if a.summary_block else 0
+    user_tokens = a.estimated(system=counter.text(inputs.user_context)) if inputs.user_context else 0
+    system = a.estimated(system=counter.text(str(a.system_message.get("content") or "")))
+    tool_results, notes = a.estimated(messages=tally.results), a.estimated(messages=_notes_tokens(a))
     documents = a.documents_report["tokens"] if a.documents_report else 0
-    estimated = a.sized(*a.parts)
+    estimated = a.estimated(*a.parts)
     return {
         "model": inputs.model,
         "window": {
@@ -441,9 +452,9 @@ def report(a: Assembly) -> ContextReport:
             "system": system - user_tokens,
             "userContext": user_tokens,
             "summary": summary_tokens,
-            "history": a.sized(messages=tally.tokens) - tool_results - notes,
+            "history": a.estimated(messages=tally.tokens) - tool_results - notes,
             "toolResults": tool_results,
-            "tools": a.budget.tools,
+            "tools": a.estimated(tools=a.tool_tokens),
             "reminders": notes,
             "documents": documents,
             "reserve": a.budget.reserve,

@@ -343,7 +343,7 @@ def check_result(message: dict[str, Any], part: dict[str, Any]) -> None:
 def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
     """Tokens of the smallest request: the system message (summary included, cut as the engine
     cuts it) and the latest user message as sent."""
-    factors = inputs.correction
+    factors = fitted(inputs.correction)
     system, _ = steps.truncate_system(
         inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factors.system)
     )
@@ -357,6 +357,12 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
     history = steps.merge_adjacent_users(flatten([*head, *blocks]))
     first = {"role": "system", "content": system}
     return factors.scale(Parts(COUNTER.message(first), 0, COUNTER.messages(history)))
+
+
+def fitted(correction: Factors) -> Factors:
+    """The factors a request is fitted with: the learned ones, our exact count the floor (a
+    factor below 1 makes no room)."""
+    return Factors(*(max(1.0, f) for f in correction))
 
 
 # --- the property -----------------------------------------------------------------------------
@@ -373,7 +379,7 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
 @given(cases())
 def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(case: Case):
     inputs, thread = case.inputs, case.thread
-    factors = inputs.correction
+    factors = fitted(inputs.correction)
     try:
         assembled = build_context(inputs, COUNTER, BlockCache())  # examples reuse ids
     except ContextBudgetError as error:
@@ -418,6 +424,7 @@ def test_every_request_is_valid_within_budget_whole_ordered_and_deterministic(ca
     assert factors.scale(Parts(parts.system, 0, parts.messages)) <= budget.available
     window = inputs.window.tokens
     assert assembled.tokens <= window - budget.reserve - budget.margin
+    assert assembled.exact <= window - budget.reserve - budget.margin  # (the floor)
 
     # (c) the latest user message whole, with its images, and only the turn in progress after it
     latest = thread.ui[thread.latest]

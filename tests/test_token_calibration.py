@@ -169,3 +169,37 @@ async def test_a_request_near_the_limit_is_counted_by_the_server_and_fits(provid
         assert provider.prompt_tokens(provider.requests[-1]) <= 4096 - report["tokens"]["reserve"]
     finally:
         await app.close()
+
+
+async def test_a_usage_without_the_tools_never_sends_a_request_over_the_window(provider, tmp_path):
+    """A provider whose usage leaves the tool definitions out teaches a tools factor near 0
+    (seen: 0.035; requests then went over an 8K window by the tools' size). The learned factors
+    are applied with our exact count as the floor: every request fits as we count it."""
+    from comfyui_assistant.core.tokens import counter_for
+
+    from .conftest import start_app
+
+    provider.renders_tools = False  # its usage counts no tools; nothing says so
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "scripted-model",
+        "LLM_CONTEXT_WINDOW": "8192",
+        "LLM_HISTORY_SUMMARIZE": "0",
+    }
+    app = await start_app(tmp_path / "data", env)
+    counter = counter_for("scripted-model")
+    try:
+        factors = None
+        for thread in turns(9):
+            provider.enqueue(Counted("ok"))
+            status, body = await app.chat(chat_body(*thread))
+            assert status == 200
+            factors = context_report(body)["factors"]
+    finally:
+        await app.close()
+    assert factors is not None and factors["tools"] < 0.3  # what it learned
+    sent = [r for r in provider.requests if r.get("tools")]
+    assert len(sent) == 9
+    for request in sent:
+        exact = counter.messages(request["messages"]) + counter.tools(request["tools"])
+        assert exact <= 8192 - request["max_tokens"], (exact, request["max_tokens"])
