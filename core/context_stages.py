@@ -435,9 +435,11 @@ def report(a: Assembly) -> ContextReport:
     inputs, counter, tally = a.inputs, a.counter, a.tally
     factors = inputs.correction
     summary_tokens = a.estimated(messages=a.summary_block.tokens) if a.summary_block else 0
-    user_tokens = a.estimated(system=counter.text(inputs.user_context)) if inputs.user_context else 0
+    user = inputs.user_context
+    user_tokens = a.estimated(system=counter.text(user)) if user else 0
     system = a.estimated(system=counter.text(str(a.system_message.get("content") or "")))
-    tool_results, notes = a.estimated(messages=tally.results), a.estimated(messages=_notes_tokens(a))
+    tool_results = a.estimated(messages=tally.results)
+    notes = a.estimated(messages=_notes_tokens(a))
     documents = a.documents_report["tokens"] if a.documents_report else 0
     estimated = a.estimated(*a.parts)
     return {
