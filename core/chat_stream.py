@@ -59,7 +59,8 @@ class ChatPlan:
     # made): its chunks (`data-status` parts) come first in the answer.
     before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
     progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
-    slot: int | None = None  # the llama.cpp slot of this thread (provider_probes.thread_slot)
+    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
+    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
     # True when the next step must be the last, offering no tools (a delegated task's budget
     # nearly spent): checked before each step.
     wrap_up: Callable[[], bool] | None = None
@@ -201,6 +202,8 @@ async def _open_step(
     exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
     window is remembered for the next turns: `outcome.overflow_window`)."""
     assembled = plan.request(answer)
+    if plan.slot_note:
+        assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
     try:
         tools = [] if last else assembled.tools
         stream = await provider.stream(

@@ -39,10 +39,11 @@ from .project_documents import for_turn
 from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
-from .provider_probes import provider_capabilities, sees_images, thread_slot
+from .provider_probes import provider_capabilities, sees_images
 from .sent_turns import SentTurn, SentTurns, now_text, turn_note
 from .server_tools import ToolContext
 from .service import AssistantService
+from .slots import choose_slot
 from .stream_translate import Usage
 from .system_prompt import user_context_block
 from .threads import Threads, ThreadState
@@ -193,7 +194,8 @@ class ChatTurn:
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
             plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
-            plan.slot = thread_slot(caps, req.thread_id)
+            slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
+            plan.slot, plan.slot_note = slot.slot, slot.note
             if not tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))

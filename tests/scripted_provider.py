@@ -156,6 +156,7 @@ class ScriptedProvider:
         # while it is the only one left; empty: they take from `replies` like the rest
         self.summaries: deque[Any] = deque()
         self.props: dict[str, Any] | None = None  # served at /props (llama.cpp) when set
+        self.busy_slots: set[int] | None = None  # served at /slots (llama.cpp) when set
         # llama.cpp's /apply-template and /tokenize (see `render` and `tokenize`), when set
         self.counts = False
         self.counts_delay = 0.0  # seconds each /tokenize takes (a busy server)
@@ -185,6 +186,7 @@ class ScriptedProvider:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/props", self._props)
+        app.router.add_get("/slots", self._slots)
         app.router.add_post("/apply-template", self._apply_template)
         app.router.add_post("/tokenize", self._tokenize)
         self._runner = web.AppRunner(app, handler_cancellation=True)
@@ -232,6 +234,15 @@ class ScriptedProvider:
         if self.props is None:
             raise web.HTTPNotFound()
         return web.json_response(self.props)
+
+    async def _slots(self, request: web.Request) -> web.Response:
+        """llama.cpp's slots (`is_processing` per slot), when a test sets `busy_slots`."""
+        if self.busy_slots is None or self.props is None:
+            raise web.HTTPNotFound()
+        total = int(self.props.get("total_slots", 1))
+        return web.json_response(
+            [{"id": i, "is_processing": i in self.busy_slots} for i in range(total)]
+        )
 
     def render(self, body: dict[str, Any]) -> str:
         """A chat request as this server's template renders it (ChatML, tools as indented

@@ -496,3 +496,35 @@ async def test_an_overflow_reported_mid_stream_is_retried_smaller(assistant, pro
     _, body = await assistant.chat(chat_body(*thread, user("again", "u_again")))
     (message,) = sdk.check(body)["errors"]
     assert "Context size has been exceeded" in message
+
+
+async def test_a_busy_slot_past_a_few_seconds_does_not_trap_its_thread(
+    provider, tmp_path, sdk, monkeypatch
+):
+    # behind a proxy that does not pass on disconnects, an abandoned summary held a thread's
+    # slot for 720 s; llama-server queues a request for a busy slot, and the thread's next
+    # turns failed after 300 s. Busy past BUSY_WAIT, the request goes to a free slot.
+    from comfyui_assistant.core import provider_probes, slots
+    from comfyui_assistant.core.provider_probes import Capabilities, thread_slot
+
+    monkeypatch.setattr(slots, "BUSY_WAIT", 0.3)  # (3 s in use)
+    provider_probes.clear_caches()
+    provider.props = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4}
+    own = thread_slot(Capabilities(slots=4), "thread-1")
+    provider.busy_slots = {own, (own + 1) % 4}
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    try:
+        provider.enqueue(text_reply("ok"))
+        status, body = await app.chat(chat_body(user("hi")))
+        assert status == 200
+        free = min({0, 1, 2, 3} - provider.busy_slots)
+        assert provider.requests[-1]["id_slot"] == free
+        limits = context_report(body)["limits"]
+        assert f"slot {own}, this thread's, busy for 0.3 s: sent to slot {free}" in limits[-1]
+        provider.busy_slots = set()  # free again: back to its own (its cache)
+        provider.enqueue(text_reply("ok"))
+        await app.chat(chat_body(user("hi"), assistant_message("ok", "a1"), user("more", "u2")))
+        assert provider.requests[-1]["id_slot"] == own
+    finally:
+        provider_probes.clear_caches()
+        await app.close()
