@@ -8,6 +8,7 @@
 // subgraph's inputs) and "12:out" (inputs = the subgraph's outputs).
 import { rootGraph, showToast, viewedGraph, type ComfyApp, type LGraph, type LGraphNode } from "../comfy";
 import { listText, nodeLabel, publicId, rememberId, ToolError, type NodeId } from "./context";
+import { nodeById } from "./links";
 
 /** One graph level: the graph, its path ("" for the root) and its name. */
 export interface GraphRef {
@@ -79,8 +80,7 @@ function nodesOf(ref: GraphRef): LGraphNode[] {
 }
 
 function localNode(ref: GraphRef, segment: string): LGraphNode | undefined {
-  const id = /^-?\d+$/.test(segment) ? Number(segment) : segment;
-  return (ref.graph.getNodeById(id as number) ?? undefined) as LGraphNode | undefined;
+  return nodeById(ref.graph, segment);
 }
 
 /** Every subgraph level reachable from the root, depth first (a definition used twice shows twice). */
