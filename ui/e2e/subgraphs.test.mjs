@@ -173,5 +173,48 @@ for (const target of TARGETS) {
       assert.deepEqual(now.nodes, before.nodes.filter((id) => id !== 54));
       console.log(`${target.name}: node ids are ${before.idKind}s, the boundary's ${before.boundaryKind}s`);
     });
+
+    test("while the user views a subgraph every tool works in it: an id without a path is its node, a root node is root:N", { timeout: 120_000 }, async () => {
+      const loaded = await page.evaluate(() => Boolean((window.app.rootGraph ?? window.app.graph).getNodeById(56)?.subgraph));
+      if (!loaded) await openWorkflow(page, FLUX);
+      await openAssistant(page);
+      await page.evaluate(() => {
+        const node = (window.app.rootGraph ?? window.app.graph).getNodeById(56);
+        window.app.canvas.openSubgraph(node.subgraph, node); // as a double click on the node does
+      });
+      await page.waitForFunction(() => window.app.canvas.graph !== (window.app.rootGraph ?? window.app.graph));
+      await settle(page);
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "read", name: "getWorkflow", arguments: { detail: "summary" } }),
+        reply.toolCalls({ id: "steps", name: "setWidgetValues", arguments: { nodeId: 52, values: { steps: 30 } } }),
+        reply.toolCalls({ id: "add", name: "addNode", arguments: { nodeType: "PreviewImage", nearNodeId: 53 } }),
+        reply.toolCalls({ id: "root", name: "setWidgetValues", arguments: { nodeId: "root:9", values: { filename_prefix: "from-inside" } } }),
+        reply.toolCalls({ id: "bare9", name: "setWidgetValues", arguments: { nodeId: 9, values: { filename_prefix: "never" } } }),
+        reply.text("Done inside the subgraph."),
+      );
+      await send(page, "30 steps here, and preview the image");
+      await panel(page).getByText("Done inside the subgraph.").waitFor({ timeout: 60_000 });
+      await screenshot(page, `${target.slug}-subgraph`, "viewed");
+      const results = toolResults(await harness.provider.requests());
+      assert.equal(results.read.graph, "56", JSON.stringify(results.read));
+      assert.deepEqual([results.steps.ok, results.steps.nodeId, results.steps.graph], [true, "56:52", "56"], JSON.stringify(results.steps));
+      assert.deepEqual([results.add.ok, results.add.graph], [true, "56"], JSON.stringify(results.add));
+      assert.match(String(results.add.nodeId), /^56:\d+$/);
+      assert.deepEqual([results.root.ok, results.root.nodeId, results.root.graph], [true, "root:9", "root"], JSON.stringify(results.root));
+      assert.equal(results.bare9.ok, false);
+      assert.match(results.bare9.error, /An id without a path names a node of the graph the user is viewing, subgraph "Text to Image \(Flux\.1 Dev\)" \(node 56\)\. The root graph's node 9 \(SaveImage\) is "root:9"/);
+      const graph = await page.evaluate(() => {
+        const root = window.app.rootGraph ?? window.app.graph;
+        const inner = root.getNodeById(56).subgraph;
+        return {
+          steps: inner.getNodeById(52).widgets.find((w) => w.name === "steps").value,
+          previews: inner.nodes.filter((n) => n.type === "PreviewImage").length,
+          prefix: root.getNodeById(9).widgets.find((w) => w.name === "filename_prefix").value,
+        };
+      });
+      assert.deepEqual(graph, { steps: 30, previews: 1, prefix: "from-inside" });
+    });
   });
 }

@@ -12,7 +12,7 @@ import { lastRunErrors, type ComfyApp, type LGraphNode } from "../comfy";
 import { findInput, nodeDefOf, widgetKind } from "../litegraph/defs";
 import { publicId, typeName, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { nodeErrorList } from "./execution";
-import { graphName, nodeRef, requireNodes, rootRef, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
+import { executionIdRef, graphName, nodeRef, requireNodes, rootRef, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
 import { fromSubgraphInput, LinkIndex, nodeById, toSubgraphOutput, type LinkLike } from "./links";
 import { slotSummary, typeText } from "./slots";
 import { widgetValues } from "./widgets";
@@ -146,12 +146,12 @@ function byId(a: LGraphNode, b: LGraphNode): number {
 /** The last run's errors, when the frontend still holds some. */
 function lastRun(app: ComfyApp): Record<string, unknown> | undefined {
   const { nodeErrors, executionError } = lastRunErrors(app);
-  const errors = nodeErrorList(nodeErrors);
+  const errors = nodeErrorList(nodeErrors, (id) => executionIdRef(app, id));
   const out: Record<string, unknown> = {};
   if (errors.length) out.nodeErrors = errors;
   if (executionError) {
     const e = executionError;
-    out.executionError = { nodeId: e.node_id, nodeType: e.node_type, message: `${String(e.exception_type ?? "Error")}: ${String(e.exception_message ?? "").trim()}` };
+    out.executionError = { nodeId: e.node_id == null ? null : executionIdRef(app, e.node_id), nodeType: e.node_type, message: `${String(e.exception_type ?? "Error")}: ${String(e.exception_message ?? "").trim()}` };
   }
   return Object.keys(out).length ? out : undefined;
 }

@@ -144,15 +144,17 @@ describe.each(ID_KINDS)("$kind", ({ stringIds }) => {
       const result = await t.tools.addNode({ nodeType: "EmptyImage", subgraph: "root" });
       expect(result).toMatchObject({
         ok: true,
-        nodeId: 57,
+        nodeId: "root:57", // a bare 57 would name a node of the subgraph the user views
         graph: "root",
         notes: ['EmptyImage was added in the root graph; the user is viewing subgraph "Text to Image (Flux.1 Dev)" (node 56), so they do not see it'],
       });
       expect(t.toasts).toEqual([{ kind: "info", summary: "Assistant: EmptyImage was added in the root graph", detail: 'You are viewing subgraph "Text to Image (Flux.1 Dev)" (node 56).' }]);
-      expect(await t.tools.addNode({ nodeType: "EmptyImage", subgraph: "56", nearNodeId: 9 })).toMatchObject({
+      expect(await t.tools.addNode({ nodeType: "EmptyImage", subgraph: "56", nearNodeId: "root:9" })).toMatchObject({
         ok: false,
-        error: expect.stringContaining('nearNodeId 9 is in the root graph, not in subgraph "Text to Image (Flux.1 Dev)" (node 56); nothing was added'),
+        error: expect.stringContaining('nearNodeId root:9 is in the root graph, not in subgraph "Text to Image (Flux.1 Dev)" (node 56); nothing was added'),
       });
+      t.canvas.graph = t.graph;
+      expect(await t.tools.addNode({ nodeType: "EmptyImage" })).toMatchObject({ ok: true, nodeId: 58, graph: "root" });
     });
 
     it("sets widgets, links and removes nodes inside a subgraph by path id", async () => {
@@ -172,15 +174,51 @@ describe.each(ID_KINDS)("$kind", ({ stringIds }) => {
       expect(t.graph.nodes.length).toBe(3);
     });
 
-    it("points a plain id at the viewed subgraph's node instead of guessing", async () => {
+    it("reads an id without a path in the graph the user is viewing, as every tool does; a root node there is root:N", async () => {
       const t = flux();
       openSubgraph(t, "56");
-      expect(await t.tools.setWidgetValues({ nodeId: 52, values: { steps: 25 } })).toEqual({
+      // One rule: what getWorkflow {} reads and where addNode {} adds is where 52 is looked up.
+      const viewed = await t.tools.getWorkflow({});
+      expect(viewed).toMatchObject({ graph: "56" });
+      expect((viewed.nodes as { id: unknown }[]).map((n) => n.id)).toContain("56:52");
+      expect(await t.tools.setWidgetValues({ nodeId: 52, values: { steps: 25 } })).toEqual({ ok: true, nodeId: "56:52", graph: "56", values: { steps: 25 } });
+      expect(await t.tools.getWorkflow({ nodeIds: [52], detail: "summary" })).toMatchObject({ graph: "56", nodeCount: 1, types: { KSampler: 1 } });
+      expect(await t.tools.connectNodes({ fromNodeId: 48, fromOutput: "MODEL", toNodeId: 52, toInput: "model" })).toMatchObject({ ok: true, unchanged: true, link: ["56:48", "MODEL", "56:52", "model"] });
+      expect(await t.tools.addNode({ nodeType: "PreviewImage", nearNodeId: 53 })).toMatchObject({ ok: true, nodeId: "56:57", graph: "56" });
+      expect(await t.tools.removeNodes({ nodeIds: ["56:57"] })).toMatchObject({ ok: true, removed: ["56:57"] });
+      // The root's nodes: "root:9"; a bare 9 is looked for in the subgraph, and the error says where.
+      expect(await t.tools.setWidgetValues({ nodeId: 9, values: { filename_prefix: "x" } })).toEqual({
         ok: false,
         error:
-          'No node has id 52; nothing was changed. The user is viewing subgraph "Text to Image (Flux.1 Dev)" (node 56): its node 52 is "56:52". Node ids in the graph: 40, 9, 56.',
+          'No node has id 9; nothing was changed. An id without a path names a node of the graph the user is viewing, subgraph "Text to Image (Flux.1 Dev)" (node 56). ' +
+          'The root graph\'s node 9 (SaveImage) is "root:9". Node ids in subgraph "Text to Image (Flux.1 Dev)" (node 56): 56:47, 56:48, 56:49, 56:50, 56:51, 56:52, 56:53, 56:54.',
       });
-      expect(t.tracker.calls).toEqual([]);
+      expect(await t.tools.setWidgetValues({ nodeId: "root:9", values: { filename_prefix: "x" } })).toMatchObject({ ok: true, nodeId: "root:9", graph: "root" });
+      const root = await t.tools.getWorkflow({ subgraph: "root" });
+      expect((root.nodes as { id: unknown }[]).map((n) => n.id)).toEqual(["root:9", "root:40", "root:56"]);
+      expect(root.links).toEqual([["root:56", "IMAGE", "root:9", "images"]]);
+      // Back at the root, ids without a path name root nodes again.
+      t.canvas.graph = t.graph;
+      expect(await t.tools.setWidgetValues({ nodeId: 9, values: { filename_prefix: "y" } })).toMatchObject({ ok: true, nodeId: 9, graph: "root" });
+      expect(await t.tools.setWidgetValues({ nodeId: "root:9", values: { filename_prefix: "z" } })).toMatchObject({ ok: true, nodeId: 9 });
+      expect(await t.tools.setWidgetValues({ nodeId: 52, values: { steps: 1 } })).toMatchObject({ ok: false, error: expect.stringContaining("No node has id 52") });
+    });
+
+    it("names the nodes of a run's errors as the tools do while the user views a subgraph", async () => {
+      const t = flux();
+      openSubgraph(t, "56");
+      const errors = {
+        "9": { class_type: "SaveImage", errors: [{ type: "bad", message: "bad prefix" }] },
+        "56:52": { class_type: "KSampler", errors: [{ type: "bad", message: "bad sampler" }] },
+      };
+      Object.assign(t.app.extensionManager, { lastNodeErrors: errors, lastExecutionError: { node_id: "9", node_type: "SaveImage", exception_type: "OSError", exception_message: "disk full" } });
+      expect((await t.tools.getWorkflow({ detail: "summary" })).lastRun).toEqual({
+        nodeErrors: [
+          { nodeId: "root:9", classType: "SaveImage", errors: [{ type: "bad", message: "bad prefix" }] },
+          { nodeId: "56:52", classType: "KSampler", errors: [{ type: "bad", message: "bad sampler" }] },
+        ],
+        executionError: { nodeId: "root:9", nodeType: "SaveImage", message: "OSError: disk full" },
+      });
     });
 
     it("says when other subgraph nodes share the edited definition", async () => {
@@ -250,7 +288,7 @@ describe.each(ID_KINDS)("$kind", ({ stringIds }) => {
       openSubgraph(t, "56");
       await t.tools.getWorkflow({ detail: "full" });
       await t.tools.addNode({ nodeType: "EmptyImage", subgraph: "root" });
-      await t.tools.connectNodes({ fromNodeId: 57, fromOutput: 0, toNodeId: 9, toInput: 0 });
+      await t.tools.connectNodes({ fromNodeId: "root:57", fromOutput: 0, toNodeId: "root:9", toInput: 0 });
       await t.tools.setWidgetValues({ nodeId: "56:52", values: { steps: 10 } });
       await t.tools.removeNodes({ nodeIds: ["56:54"] });
       await t.tools.loadWorkflow({ workflow: { "1": { class_type: "EmptyImage", inputs: {} } } });
