@@ -457,6 +457,41 @@ for (const target of TARGETS) {
       assert.ok(text.includes("a cat in a hat"));
     });
 
+    test("the /context card stays where it was asked: the next question and answer come below it, in view", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("The first answer."), reply.text("The second answer, after the card."));
+      await send(page, "first question");
+      await panel(page).getByText("The first answer.").waitFor({ timeout: 20_000 });
+      await composer(page).fill("/context");
+      await composer(page).press("Enter");
+      const card = panel(page).getByRole("status").filter({ hasText: "Context of the last answer" });
+      await card.waitFor();
+      await send(page, "second question");
+      const answer = panel(page).getByText("The second answer, after the card.");
+      await answer.waitFor({ timeout: 20_000 });
+      await page.waitForTimeout(300); // the viewport's scroll settles
+      await screenshot(page, step("context-card"), "next-answer");
+      const layout = await page.evaluate(() => {
+        const viewport = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
+        const find = (text) => [...document.querySelectorAll(".cua-root .cua-viewport *")].find((e) => e.children.length === 0 && e.textContent === text);
+        const card = [...document.querySelectorAll(".cua-root .cua-notice")].find((e) => e.textContent.includes("Context of the last answer"));
+        const question = find("second question");
+        const answer = find("The second answer, after the card.");
+        const box = answer.getBoundingClientRect();
+        return {
+          cardBeforeQuestion: Boolean(card.compareDocumentPosition(question) & Node.DOCUMENT_POSITION_FOLLOWING),
+          answerInView: box.top >= viewport.top - 1 && box.bottom <= viewport.bottom + 1,
+          answer: [box.top, box.bottom],
+          viewport: [viewport.top, viewport.bottom],
+        };
+      });
+      assert.ok(layout.cardBeforeQuestion, `the card stays above the next question: ${JSON.stringify(layout)}`);
+      assert.ok(layout.answerInView, `the next answer is in view: ${JSON.stringify(layout)}`);
+    });
+
     test("threads follow the workflow tabs: a new tab starts afresh, the first continues its thread", { timeout: 120_000 }, async () => {
       await openAssistant(page);
       await settle(page);

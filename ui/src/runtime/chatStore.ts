@@ -43,7 +43,13 @@ export interface Notice {
   title: string;
   text?: string;
   report?: ContextReport | null;
+  /** The message it follows in the thread (the last one when it was noted; null: none yet).
+   * Later messages come below it, so a tall card never hides the next answer. */
+  after?: string | null;
 }
+
+/** What a command notes: the store adds its id and its place in the thread. */
+export type NewNotice = Omit<Notice, "id" | "after">;
 
 export type PanelView = "chat" | "settings";
 
@@ -360,9 +366,10 @@ export class ChatStore {
     return this.notices.get(key) ?? EMPTY;
   }
 
-  addNotice(key: string, notice: Omit<Notice, "id">): string {
+  addNotice(key: string, notice: NewNotice): string {
     const id = generateId();
-    this.notices.set(key, [...this.noticesOf(key), { ...notice, id }]);
+    const after = this.entries.get(key)?.chat.messages.at(-1)?.id ?? null;
+    this.notices.set(key, [...this.noticesOf(key), { ...notice, id, after }]);
     this.emit();
     return id;
   }
