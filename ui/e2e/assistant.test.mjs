@@ -3,7 +3,7 @@
 // stand-in), and in a real ComfyUI when COMFYUI_URL is set; our server, and the scripted
 // provider answering with tool calls. Screenshots of every step go to e2e/screenshots/.
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
@@ -11,6 +11,7 @@ import {
   COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   ROOT,
+  SAVED_WORKFLOW,
   assistantTabId,
   comfyPng,
   composer,
@@ -20,10 +21,13 @@ import {
   graphState,
   lastUserText,
   launchBrowser,
+  newProfile,
   openAssistant,
+  openSavedWorkflow,
   openTarget,
   panel,
   pointComfyUIAt,
+  previousSession,
   reply,
   restoreComfyUIProvider,
   screenshot,
@@ -61,15 +65,22 @@ for (const target of TARGETS) {
     let problems;
     let baseUrl;
     let savedProvider = null;
+    let profile = null;
     // Shared by the steps of the conversation (each test is one step of the issue's story).
-    const story = { before: null, loaderId: null, newId: null };
+    const story = { before: null, loaderId: null, newId: null, lastSession: null };
 
     before(async () => {
-      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend });
+      // The real frontends run as a returning user's: a data directory with saved workflows and
+      // an older version's threads, and a browser profile an earlier session left.
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
       baseUrl = target.real ? COMFYUI_URL : harness.app;
       if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
-      if (target.frontend) await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
-      browser = await launchBrowser();
+      if (target.frontend) {
+        await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
+        profile = newProfile();
+        story.lastSession = await previousSession(baseUrl, harness.provider, profile);
+      }
+      browser = await launchBrowser(undefined, { profile });
       page = await browser.context.newPage();
       problems = watchPage(page);
       await openTarget(page, baseUrl, { comfyui: target.comfyui });
@@ -78,11 +89,50 @@ for (const target of TARGETS) {
     after(async () => {
       if (savedProvider) await restoreComfyUIProvider(savedProvider);
       await browser?.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
       await harness?.stop();
       if (problems?.length) console.log(`page errors seen (${target.name}):\n${problems.join("\n")}`);
     });
 
     const step = (name) => `${target.slug}-${name}`;
+
+    test(
+      "a returning user: the last session's tab continues its thread, a saved workflow its older one; tabs' old names bind nothing",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's returning user (a data directory earlier sessions used)" },
+      async () => {
+        await openAssistant(page);
+        // The tab the last session chatted on, restored by the frontend: its graph, so its thread.
+        const restored = await page.evaluate((id) => {
+          const tabs = window.app.extensionManager.workflow.openWorkflows;
+          return tabs.find((w) => (w.activeState ?? w.initialState)?.id === id)?.key ?? tabs.map((w) => w.key).join(", ");
+        }, story.lastSession.graphId);
+        await showWorkflow(page, restored);
+        await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 20_000 });
+        const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+        const byId = (threads, id) => threads.find((t) => t.id === id);
+        const last = (await listed()).find((t) => t.title === story.lastSession.question);
+        assert.equal(last?.workflow, await boundKey(page), "bound to the tab's graph, not its name");
+        // An older version's threads of temporary tabs: their names are given again, so unbound.
+        await waitUntil(async () => byId(await listed(), "th_earlier_fox")?.workflow === null, "the older threads unbound");
+        const threads = await listed();
+        assert.deepEqual(
+          ["th_earlier_fox", "th_earlier_lighthouse", "th_earlier_portrait"].map((id) => byId(threads, id)?.workflow),
+          [null, null, SAVED_WORKFLOW],
+        );
+        if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+          await panel(page).getByRole("button", { name: "Show the threads" }).click();
+        }
+        const group = (name) => panel(page).getByRole("group", { name });
+        await group("Other threads").getByText("Make the fox graph sharper").waitFor();
+        // The saved workflow: the same key as before, so its older thread continues there.
+        await openSavedWorkflow(page, SAVED_WORKFLOW);
+        await panel(page).getByText("It makes an empty 512×768 image and previews it.").waitFor({ timeout: 10_000 });
+        await group("This workflow").getByText("What does the portrait workflow do?").waitFor();
+        await screenshot(page, step("returning"), "saved-workflow-thread");
+        await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
+        await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 10_000 });
+      },
+    );
 
     test("Ctrl+Shift+L on the canvas or in the composer shows and hides the panel", { timeout: 60_000 }, async () => {
       await assistantTabId(page); // the extension is loaded
@@ -497,6 +547,7 @@ for (const target of TARGETS) {
       await settle(page);
       const keyA = await activeWorkflowKey(page);
       assert.ok(keyA, "the frontend names its active workflow");
+      const boundA = await boundKey(page);
       const [askA, askB] = [`hello from A ${Date.now()}`, `hello from B ${Date.now()}`];
       await harness.provider.reset();
       await harness.provider.script(reply.text("Answer on A."), reply.text("Answer on B."), reply.text("Still on A."));
@@ -515,7 +566,6 @@ for (const target of TARGETS) {
         const key = window.app.extensionManager.workflow.activeWorkflow?.key;
         return key && key !== a;
       }, keyA);
-      const keyB = await activeWorkflowKey(page);
       await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 }); // a fresh thread
       assert.equal(await panel(page).getByText("Answer on A.").count(), 0);
       await group("This workflow").getByText(/No threads yet/).waitFor();
@@ -528,8 +578,9 @@ for (const target of TARGETS) {
       const listedThreads = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
       const byTitle = (threads, title) => threads.find((t) => t.title === title);
       let threads = await listedThreads();
-      assert.equal(byTitle(threads, askA)?.workflow, keyA);
-      assert.equal(byTitle(threads, askB)?.workflow, keyB);
+      assert.equal(byTitle(threads, askA)?.workflow, boundA);
+      assert.equal(byTitle(threads, askB)?.workflow, await boundKey(page));
+      assert.notEqual(boundA, await boundKey(page));
 
       // Back to tab A: its thread, continued.
       await showWorkflow(page, keyA);
@@ -578,6 +629,25 @@ for (const target of TARGETS) {
 /** The key of the workflow tab the user is on (ComfyUI's workflow store, or the playground's). */
 async function activeWorkflowKey(page) {
   return page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
+}
+
+/** What a thread started on the active tab is bound to (ui/src/comfy.ts workflowKey): a saved
+ * workflow's path, an unsaved one's graph id — never the tab's name, which ComfyUI gives again. */
+async function boundKey(page) {
+  return page.evaluate(() => {
+    const workflow = window.app.extensionManager.workflow.activeWorkflow;
+    return workflow.isTemporary ? `unsaved:${(workflow.activeState ?? workflow.initialState).id}` : workflow.key;
+  });
+}
+
+/** Poll `check` (async) until it is true, or fail after 10 s saying `what`. */
+async function waitUntil(check, what, timeout = 10_000) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  assert.fail(`timed out waiting for ${what}`);
 }
 
 /** Go to the workflow tab `key` with the frontend's own next/previous tab commands. */

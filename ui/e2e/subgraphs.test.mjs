@@ -85,7 +85,7 @@ for (const target of TARGETS) {
     let savedProvider = null;
 
     before(async () => {
-      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend });
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
       const baseUrl = target.real ? COMFYUI_URL : harness.app;
       if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
       if (target.frontend) await storeSettings(baseUrl, RETURNING_USER_SETTINGS);

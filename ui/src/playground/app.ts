@@ -20,6 +20,24 @@ export interface PlaygroundElements {
   tabs?: HTMLElement | null;
 }
 
+/**
+ * The id of the first tab's graph. ComfyUI gives a new graph a random id (LGraph starts with
+ * zeros) and restores the graph it showed, id and all, after a reload; the playground rebuilds
+ * the same default graph each time, so it keeps its id across reloads (localStorage).
+ */
+function firstGraphId(): string {
+  const key = "cua-playground-graph-id";
+  try {
+    const kept = localStorage.getItem(key);
+    if (kept) return kept;
+    const id = crypto.randomUUID();
+    localStorage.setItem(key, id);
+    return id;
+  } catch {
+    return crypto.randomUUID();
+  }
+}
+
 export class PlaygroundApp implements ComfyApp {
   readonly graph: LGraph;
   readonly canvas: LGraphCanvas;
@@ -35,6 +53,7 @@ export class PlaygroundApp implements ComfyApp {
 
   constructor(elements: PlaygroundElements) {
     this.graph = new LGraph();
+    this.graph.id = firstGraphId();
     registerSubgraphTypes(LiteGraph, SubgraphNode, this.graph); // workflows with subgraphs load as in ComfyUI
     this.canvas = new LGraphCanvas(elements.canvas, this.graph);
     this.canvas.show_info = false;
