@@ -599,6 +599,38 @@ for (const target of TARGETS) {
       assert.equal(byTitle(threads, askA)?.messageCount, 4);
     });
 
+    test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000, skip: target.real ? "it would save a file in the real ComfyUI" : false }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await page.evaluate(() => window.app.extensionManager.command.execute("Comfy.NewBlankWorkflow"));
+      await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 });
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Noted for the one to save."));
+      const ask = `before saving ${Date.now()}`;
+      await send(page, ask);
+      await panel(page).getByText("Noted for the one to save.").waitFor({ timeout: 20_000 });
+      const unsaved = await boundKey(page);
+      assert.match(unsaved, /^unsaved:/);
+      const name = `saved-by-test-${target.slug}`;
+      if (target.comfyui) {
+        // ComfyUI asks for the name in its prompt dialog.
+        void page.evaluate(() => window.app.extensionManager.command.execute("Comfy.SaveWorkflow"));
+        const box = page.getByRole("dialog").locator("input").first();
+        await box.fill(name);
+        await box.press("Enter");
+      } else {
+        await page.evaluate((n) => {
+          const store = window.app.extensionManager.workflow;
+          return store.renameWorkflow(store.activeWorkflow, `workflows/${n}.json`);
+        }, name);
+      }
+      await page.waitForFunction((key) => window.app.extensionManager.workflow.activeWorkflow?.key === key && !window.app.extensionManager.workflow.activeWorkflow.isTemporary, `${name}.json`);
+      const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === `${name}.json`, "the thread moved with its workflow");
+      assert.equal(await panel(page).getByText("Noted for the one to save.").count(), 1, "the same thread stays in view");
+      assert.deepEqual((await listed()).filter((t) => t.workflow === unsaved), [], "nothing is left on the unsaved key");
+    });
+
     test("a long conversation scrolls inside the panel; the composer stays in view", async () => {
       // ComfyUI mounts the tab into a div of automatic height: a panel that grows with its
       // content pushes the composer out of the bottom panel (seen on a real ComfyUI 1.27).

@@ -288,15 +288,28 @@ function asWorkflow(value: unknown): ComfyWorkflow | undefined {
  * every tab switch goes through `openWorkflow`, a rename through `renameWorkflow`, and an
  * unsaved tab saved under a name through `renameWorkflow` then `saveWorkflow`, which makes it a
  * saved one — the same object, a new key; in 1.27.10 and 1.58.1): any action given a workflow
- * whose key it changed reports a rename. A store without the hook is checked every second. No
+ * whose key it changed reports a rename, and so does the active tab found under a new key (1.58
+ * runs `isActive` inside `saveWorkflow`, whose hook sees the new key before saveWorkflow's does).
+ * A store without the hook is checked every second. No
  * workflow store at all: nothing is ever reported. Returns the unsubscribe function.
  */
 export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange) => void): () => void {
   const store = app.extensionManager?.workflow;
   if (!store || !("activeWorkflow" in store)) return () => {};
   let active = activeWorkflowKey(app);
+  let shown = raw(store.activeWorkflow);
+  const reported = new Map<string, string>(); // renames told already: from -> to
+  const renamed = (from: string, to: string) => {
+    if (reported.get(from) === to) return;
+    reported.set(from, to);
+    if (active === from) active = to; // the same tab, under its new key
+    listener({ type: "renamed", from, to });
+  };
   const check = () => {
     const key = activeWorkflowKey(app);
+    const workflow = raw(store.activeWorkflow);
+    if (key !== active && workflow && workflow === shown && active && key) renamed(active, key); // saved in place
+    shown = workflow;
     if (key === active) return;
     active = key;
     listener({ type: "active", key });
@@ -311,13 +324,14 @@ export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange)
     const temporary = workflow?.isTemporary === true;
     after(() => {
       const now = workflowKey(workflow);
-      if (before && now && now !== before) {
-        if (active === before) active = now; // the same tab, under its new key
-        listener({ type: "renamed", from: before, to: now });
-      } else if (name === "closeWorkflow" && temporary && before) {
-        listener({ type: "closed", key: before });
-      }
+      if (before && now && now !== before) renamed(before, now);
+      else if (name === "closeWorkflow" && temporary && before) listener({ type: "closed", key: before });
       check();
     });
   }, true);
+}
+
+/** The object behind a Vue reactive proxy (Pinia's store hands out proxies; actions may get either). */
+function raw<T>(value: T): T {
+  return ((value as { __v_raw?: T } | null | undefined)?.__v_raw ?? value) as T;
 }

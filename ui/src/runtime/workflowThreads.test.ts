@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { activeWorkflowKey, watchWorkflows, workflowKey, type ComfyApp, type WorkflowChange } from "../comfy";
+import { activeWorkflowKey, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import type { ServerThread } from "./api";
 import { staleKeys, threadsOf, workflowName, WorkflowThreads, type WorkflowThreadsDeps } from "./workflowThreads";
@@ -64,6 +64,31 @@ describe("watchWorkflows (comfy.ts)", () => {
     stop();
     await workflows.newBlank();
     expect(seen).toHaveLength(5);
+  });
+
+  it("a tab saved in place is one rename, also when an action inside the save sees the new key first (1.58)", async () => {
+    // ComfyUI's save of an unsaved tab: renameWorkflow (still temporary), then saveWorkflow, in
+    // which 1.58 calls the store's isActive(workflow), whose hook runs before saveWorkflow's.
+    type Hook = Parameters<NonNullable<ComfyWorkflowStore["$onAction"]>>[0];
+    const hooks: Hook[] = [];
+    const tab = { key: "Unsaved Workflow (2).json", isTemporary: true, activeState: { id: "g1" } };
+    const store: ComfyWorkflowStore = { activeWorkflow: tab, openWorkflows: [tab], $onAction: (hook) => (hooks.push(hook), () => {}) };
+    const act = async (name: string, args: unknown[], run: () => unknown) => {
+      const afters: ((result: unknown) => void)[] = [];
+      for (const hook of hooks) hook({ name, args, after: (callback) => afters.push(callback) });
+      const result = await run();
+      for (const callback of afters) callback(result);
+    };
+    const seen: WorkflowChange[] = [];
+    watchWorkflows({ extensionManager: { workflow: store } } as unknown as ComfyApp, (change) => seen.push(change));
+    await act("renameWorkflow", [tab, "workflows/xx.json"], () => void (tab.key = "xx.json"));
+    expect(seen).toEqual([]); // still unsaved: the same key
+    await act("saveWorkflow", [tab], async () => {
+      tab.isTemporary = false;
+      await act("isActive", [{ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "g0" } }], () => false);
+      await act("isActive", [tab], () => true);
+    });
+    expect(seen).toEqual([{ type: "renamed", from: "unsaved:g1", to: "xx.json" }]);
   });
 
   it("keys an unsaved tab by its graph, not by its name, which ComfyUI gives again", async () => {
