@@ -189,11 +189,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="loadWorkflow",
-        brief="Replace the whole graph with a workflow (or an attached one); only when asked.",
+        brief="Open a workflow (or an attached one) in a new tab; only when asked.",
         tier="medium",
-        description="Replace the whole graph with a workflow, only when the user asks for a "
-        "new or complete one (else prefer small edits). The user confirms replacing a "
-        "non-empty graph.",
+        description="Open a workflow in a new tab (the user's tab is kept; the chat and tools "
+        "follow), only when the user asks for a new or complete one; else prefer small edits.",
         parameters=_args(
             workflow={
                 "type": "object",

@@ -43,6 +43,24 @@ import {
 } from "./support.mjs";
 
 const ASK = "add a KSampler and connect it to the checkpoint loader";
+/** A small workflow in UI format for loadWorkflow: EmptyImage -> ImageInvert -> PreviewImage. */
+const INVERT_WORKFLOW = {
+  last_node_id: 3,
+  last_link_id: 2,
+  nodes: [
+    { id: 1, type: "EmptyImage", pos: [0, 0], size: [315, 130], flags: {}, order: 0, mode: 0, inputs: [], outputs: [{ name: "IMAGE", type: "IMAGE", links: [1] }], widgets_values: [512, 512, 1, 0] },
+    { id: 2, type: "ImageInvert", pos: [400, 0], size: [210, 46], flags: {}, order: 1, mode: 0, inputs: [{ name: "image", type: "IMAGE", link: 1 }], outputs: [{ name: "IMAGE", type: "IMAGE", links: [2] }] },
+    { id: 3, type: "PreviewImage", pos: [700, 0], size: [210, 246], flags: {}, order: 2, mode: 0, inputs: [{ name: "images", type: "IMAGE", link: 2 }], outputs: [] },
+  ],
+  links: [
+    [1, 1, 0, 2, 0, "IMAGE"],
+    [2, 2, 0, 3, 0, "IMAGE"],
+  ],
+  groups: [],
+  config: {},
+  extra: {},
+  version: 0.4,
+};
 const DONE = "Added a KSampler and connected the checkpoint loader's MODEL to it.";
 
 const TARGETS = [
@@ -597,6 +615,66 @@ for (const target of TARGETS) {
       assert.ok(!sent.includes(askB), "and carries nothing of thread B");
       threads = await listedThreads();
       assert.equal(byTitle(threads, askA)?.messageCount, 4);
+    });
+
+    test("loadWorkflow opens a new tab: the user's tab is unchanged, the chat goes on there, also after a reload", { timeout: 120_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      // From a saved workflow's tab (ComfyUI restores it after a reload; the playground has none).
+      if (target.frontend) await openSavedWorkflow(page, SAVED_WORKFLOW);
+      const from = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key);
+      const fromNodes = (await graphState(page)).nodes.map((n) => n.type).sort();
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_load", name: "loadWorkflow", arguments: { workflow: INVERT_WORKFLOW } }),
+        reply.text("Loaded it in a new tab."),
+      );
+      const ask = `load an invert workflow ${Date.now()}`;
+      await send(page, ask);
+      await panel(page).getByText("Loaded it in a new tab.").waitFor({ timeout: 30_000 });
+      const [, second] = await harness.provider.requests();
+      const result = JSON.parse(second.messages.find((m) => m.tool_call_id === "call_load").content);
+      const opened = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.filename);
+      assert.notEqual(await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key), from, "a new tab is active");
+      assert.deepEqual([result.ok, result.tab, result.nodeCount], [true, opened, 3], JSON.stringify(result));
+      assert.match(result.note, new RegExp(`ComfyUI opened it in a new tab, “${opened.replace(/[()]/g, "\\$&")}”, which the user now sees; their tab “${from.replace(/\.json$/, "").replace(/[()]/g, "\\$&")}” is unchanged\\. This chat moved to the new tab`));
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.type).sort(), ["EmptyImage", "ImageInvert", "PreviewImage"]);
+      const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      const bound = await boundKey(page);
+      await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === bound, "the chat bound to the new tab");
+      if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+        await panel(page).getByRole("button", { name: "Show the threads" }).click();
+      }
+      const group = (name) => panel(page).getByRole("group", { name });
+      await group("This workflow").getByText(ask).waitFor();
+      await screenshot(page, step("load"), "1-new-tab");
+      if (target.comfyui) {
+        await page.reload();
+        await waitReady(page, { comfyui: true });
+        await openAssistant(page);
+        await page.waitForFunction((key) => window.app.extensionManager.workflow.activeWorkflow?.key !== key, from);
+        await panel(page).getByText("Loaded it in a new tab.").waitFor({ timeout: 20_000 });
+        if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+          await panel(page).getByRole("button", { name: "Show the threads" }).click();
+        }
+      }
+      // Back on the user's tab: its graph as it was, and the thread shown is one of its own.
+      if (target.frontend) await openSavedWorkflow(page, SAVED_WORKFLOW);
+      else await showWorkflow(page, from);
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.type).sort(), fromNodes);
+      await group("Other threads").getByText(ask).waitFor({ timeout: 10_000 });
+      assert.equal(await panel(page).getByText("Loaded it in a new tab.").count(), 0);
+      const active = panel(page).locator(".cua-thread.cua-active .cua-thread-title");
+      const own = await group("This workflow").locator(".cua-thread-title").allTextContents();
+      if (await active.count()) {
+        const shown = await active.first().textContent();
+        assert.ok(own.includes(shown), `the shown thread (${shown}) is one of this workflow's (${own.join(", ") || "none"})`);
+      } else {
+        await panel(page).getByText(/Ask about your workflow/).waitFor(); // a new chat: it has none
+        await group("This workflow").getByText(/No threads yet/).waitFor();
+      }
+      await screenshot(page, step("load"), "2-back-on-the-users-tab");
     });
 
     test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000, skip: target.real ? "it would save a file in the real ComfyUI" : false }, async () => {

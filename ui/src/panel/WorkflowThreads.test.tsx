@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ComfyApp } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
 
 afterEach(() => {
@@ -19,11 +19,12 @@ function setup(
     return sseResponse(textAnswer(`Answer to ${text && "text" in text ? text.text : "?"}`));
   }),
   first = "graph-a",
+  tools: (tabs: PlaygroundWorkflows) => Record<string, (input: unknown) => Promise<unknown>> = () => ({}),
 ) {
   vi.stubGlobal("fetch", server.fetch);
   let shown: unknown = { id: first }; // the graph each tab shows, with the id ComfyUI gives it
   const tabs = new PlaygroundWorkflows({ serialize: () => shown, load: (state) => void (shown = state) });
-  const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false });
+  const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false, tools: () => tools(tabs) });
   store.workflows.follow({ extensionManager: { workflow: tabs } } as unknown as ComfyApp);
   store.setThreadsOpen(true);
   return { server, tabs, store };
@@ -89,6 +90,37 @@ describe("threads that belong to a workflow", () => {
     expect(within(group("This workflow")).getByText(/No threads yet/)).toBeTruthy();
     expect(later.store.currentThreadId).not.toBe(fox);
     expect(later.store.workflows.workflowOf(fox)).toBe(earlier.store.workflows.workflowOf(fox));
+  });
+
+  it("a workflow the assistant loads opens in a new tab, and the chat goes on there, bound to it", async () => {
+    const server = fakeServer((body) =>
+      sseResponse(body.messages.at(-1)?.role === "user" ? toolCallAnswer("loadWorkflow", { workflow: { nodes: [] } }) : textAnswer("Loaded it in a new tab.")),
+    );
+    // As ComfyUI's app.loadGraphData does (tools/loadWorkflow.ts reads it back): a new tab.
+    const loadWorkflow = (tabs: PlaygroundWorkflows) => async () => {
+      await tabs.openNew({ nodes: [], links: [] });
+      return { ok: true, format: "ui", tab: tabs.activeWorkflow!.filename };
+    };
+    const { tabs, store } = setup(server, "graph-a", (t) => ({ loadWorkflow: loadWorkflow(t) }));
+    render(<Panel store={store} />);
+    const box = await screen.findByLabelText<HTMLTextAreaElement>("Message");
+    fireEvent.change(box, { target: { value: "load the portrait workflow" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    await screen.findByText("Loaded it in a new tab.");
+    const thread = store.currentThreadId!;
+    const opened = `unsaved:${(tabs.activeWorkflow!.activeState as { id: string }).id}`;
+    expect(tabs.activeWorkflow!.key).toBe("Unsaved Workflow (2).json");
+    await waitFor(() => expect(server.threads.get(thread)?.workflow).toBe(opened)); // moved with it
+    expect(within(group("This workflow")).getByText("load the portrait workflow")).toBeTruthy();
+    expect(group("This workflow").textContent).toContain("Unsaved Workflow (2)");
+
+    await act(() => tabs.openWorkflow(tabs.openWorkflows[0]!)); // the tab the user was on
+    await screen.findByText(/Ask about your workflow/);
+    expect(within(group("This workflow")).getByText(/No threads yet/)).toBeTruthy();
+    expect(within(group("Other threads")).getByText("load the portrait workflow")).toBeTruthy();
+    await act(() => tabs.openWorkflow(tabs.openWorkflows[1]!));
+    await screen.findByText("Loaded it in a new tab.");
+    expect(store.currentThreadId).toBe(thread);
   });
 
   it("a thread's menu moves it to this workflow or unbinds it", async () => {

@@ -132,6 +132,12 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
     await this.openWorkflow(this.createTemporary());
   }
 
+  /** app.loadGraphData: `data` in a new tab; a graph without an id gets one, as in ComfyUI. */
+  async openNew(data: unknown): Promise<void> {
+    const state = typeof data === "object" && data !== null ? { id: crypto.randomUUID(), ...data } : blankGraph();
+    await this.openWorkflow(this.createTemporary(undefined, state));
+  }
+
   /** Workspace.NextOpenedWorkflow / PreviousOpenedWorkflow. */
   async cycle(step: 1 | -1): Promise<void> {
     const count = this.openWorkflows.length;

@@ -110,7 +110,7 @@ export class WorkflowThreads {
       this.active = change.key;
       const current = this.deps.current();
       // The assistant's own work can open a tab (its loadWorkflow tool opens a new one): the
-      // thread whose tools run stays in view, and is this tab's thread from now on.
+      // thread that loads stays in view, and is this tab's thread from now on (adopt).
       if (change.key !== undefined && current && this.deps.busy()) {
         this.lastShown.set(change.key, current);
         this.shownFor = change.key;
@@ -202,6 +202,24 @@ export class WorkflowThreads {
 
   workflowOf(remoteId: string | undefined): string | null | undefined {
     return remoteId === undefined ? undefined : this.bindings.get(remoteId)?.workflow;
+  }
+
+  /**
+   * The thread whose tool opened the active tab (loadWorkflow) goes on there, where its tools
+   * now work: shown on that tab, and bound to it (here and on the server).
+   */
+  async adopt(remoteId: string): Promise<void> {
+    const key = this.active;
+    if (key === undefined) return;
+    // It left the tab it was on: that tab shows its own threads again.
+    for (const [workflow, id] of this.lastShown) if (id === remoteId) this.lastShown.delete(workflow);
+    this.lastShown.set(key, remoteId);
+    if (this.bindings.get(remoteId)?.workflow === key) return;
+    try {
+      await this.move(remoteId, key);
+    } catch (error) {
+      console.warn("[comfyui-assistant] the thread could not follow the workflow it opened", error);
+    }
   }
 
   /** Move a thread to a workflow, or unbind it (null). */

@@ -5,6 +5,7 @@ import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyor
 import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
 import { registerNodeDefs } from "../litegraph/register";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
+import { PlaygroundWorkflows } from "../playground/workflows";
 import { graphTools, type PanelTools } from "./index";
 
 // Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
@@ -190,7 +191,11 @@ export interface TestSetup {
 }
 
 /** A fresh app around an empty real LGraph (subgraphs load as in ComfyUI; the canvas views the root). */
-export function createTestApp(options: { legacy?: boolean; stringIds?: boolean } = {}): TestSetup {
+/**
+ * `tabs`: the frontend's workflow tabs (the playground's emulation of ComfyUI's store), where
+ * app.loadGraphData opens a new tab as ComfyUI's does; without it, one graph that loading replaces.
+ */
+export function createTestApp(options: { legacy?: boolean; stringIds?: boolean; tabs?: boolean } = {}): TestSetup {
   const lg = realLiteGraph();
   const graph = new LGraph();
   registerSubgraphTypes(LiteGraph, SubgraphNode, graph);
@@ -252,6 +257,17 @@ export function createTestApp(options: { legacy?: boolean; stringIds?: boolean }
       deprecated.push("checkState");
       checkState();
     };
+  }
+  if (options.tabs) {
+    const workflows = new PlaygroundWorkflows({
+      serialize: () => graph.serialize(),
+      load: (state) => {
+        graph.clear();
+        if (state) graph.configure(state as ISerialisedGraph);
+      },
+    });
+    Object.assign(app.extensionManager, { workflow: workflows });
+    app.loadGraphData = (data: unknown) => workflows.openNew(data);
   }
   return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg), stringIds: options.stringIds === true };
 }
