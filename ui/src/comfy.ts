@@ -204,16 +204,26 @@ const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
  * with the tab's state across tab switches and reloads.
  */
 export function graphIdOf(workflow: ComfyWorkflow): string | undefined {
-  const valid = (id: unknown): id is string => typeof id === "string" && id !== "" && id !== ZERO_UUID;
-  for (const state of [workflow.activeState, workflow.initialState]) if (valid(state?.id)) return state.id;
-  if (typeof workflow.content !== "string") return undefined;
+  for (const state of [workflow.activeState, workflow.initialState]) if (validId(state?.id)) return state.id;
+  const content = workflow.content;
+  if (typeof content !== "string") return undefined;
+  // The store's actions come often (1.58 runs isActive per tab as it draws them): read a tab's
+  // text once, not at every action.
+  const known = parsedIds.get(raw(workflow));
+  if (known?.content === content) return known.id;
+  let id: string | undefined;
   try {
-    const id = (JSON.parse(workflow.content) as { id?: unknown } | null)?.id;
-    return valid(id) ? id : undefined;
+    const found = (JSON.parse(content) as { id?: unknown } | null)?.id;
+    id = validId(found) ? found : undefined;
   } catch {
-    return undefined;
+    id = undefined;
   }
+  parsedIds.set(raw(workflow), { content, id });
+  return id;
 }
+
+const validId = (id: unknown): id is string => typeof id === "string" && id !== "" && id !== ZERO_UUID;
+const parsedIds = new WeakMap<object, { content: string; id: string | undefined }>();
 
 /**
  * A workflow's key, which its threads are bound to: a saved workflow's path under workflows/
@@ -332,6 +342,6 @@ export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange)
 }
 
 /** The object behind a Vue reactive proxy (Pinia's store hands out proxies; actions may get either). */
-function raw<T>(value: T): T {
+export function raw<T>(value: T): T {
   return ((value as { __v_raw?: T } | null | undefined)?.__v_raw ?? value) as T;
 }

@@ -108,7 +108,11 @@ describe("watchWorkflows (comfy.ts)", () => {
     expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id } })).toBe(`unsaved:${id}`);
     expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: null, initialState: { id } })).toBe(`unsaved:${id}`);
     // A tab not loaded yet: the JSON it holds as text.
-    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, content: JSON.stringify({ id, nodes: [] }) })).toBe(`unsaved:${id}`);
+    const unloaded = { key: "Unsaved Workflow.json", isTemporary: true, content: JSON.stringify({ id, nodes: [] }) };
+    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`);
+    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`); // read once, then known
+    unloaded.content = JSON.stringify({ id: "another", nodes: [] });
+    expect(workflowKey(unloaded)).toBe("unsaved:another"); // its text changed: read again
     // No id (or LiteGraph's zeros): no key rather than the name.
     expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "00000000-0000-0000-0000-000000000000" } })).toBeUndefined();
     expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, content: "not json" })).toBeUndefined();

@@ -94,9 +94,8 @@ export class WorkflowThreads {
     return watchWorkflows(app, (change) => void this.onChange(change));
   }
 
-  /** How the panel names a workflow: its tab's name, else from its key. */
+  /** How the panel names a workflow: its tab's name (as last seen), else from its key. */
   nameOf(key: string): string {
-    this.noteTitles();
     return this.titles.get(key) ?? workflowName(key);
   }
 
@@ -106,6 +105,7 @@ export class WorkflowThreads {
 
   /** A workflow tab became active, was renamed or was closed unsaved. */
   async onChange(change: WorkflowChange): Promise<void> {
+    this.noteTitles();
     if (change.type === "active") {
       this.active = change.key;
       const current = this.deps.current();

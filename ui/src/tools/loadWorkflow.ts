@@ -7,6 +7,7 @@
 import {
   captureState,
   changeTracker,
+  raw,
   rootGraph,
   workflowTitle,
   type ComfyApp,
@@ -77,8 +78,6 @@ function activeTab(app: ComfyApp): ComfyWorkflow | null | undefined {
   const store = app.extensionManager?.workflow;
   return store && Array.isArray(store.openWorkflows) ? store.activeWorkflow : undefined;
 }
-
-const raw = <T,>(value: T): T => ((value as { __v_raw?: T } | null | undefined)?.__v_raw ?? value) as T;
 
 /**
  * Runs `load` where it goes: with workflow tabs into the new tab the frontend opens (the user's
