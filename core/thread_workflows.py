@@ -1,11 +1,14 @@
 """Which ComfyUI workflow a thread belongs to.
 
-A thread records the workflow tab it was started on — the workflow's key as the frontend names
-it (its path under `workflows/`, e.g. `portraits/flux.json`, or a temporary tab's name such as
-`Unsaved Workflow.json`) — or none (NULL: unbound, as every thread made before this existed).
+A thread records the workflow it was started on by the workflow's key (the panel makes it:
+ui/src/comfy.ts `workflowKey`): a saved workflow's path under `workflows/` (e.g.
+`portraits/flux.json`), or for an unsaved one `unsaved:` and the id its workflow JSON keeps
+(`unsaved:0b5c…`) — never a tab's name, which ComfyUI gives again to other new tabs
+("Unsaved Workflow.json") — or none (NULL: unbound, as every thread made before this existed).
 The panel lists the active workflow's threads first, moves a thread to another workflow or
-unbinds it, and moves every thread of a workflow when the frontend renames it (a temporary tab
-saved under a path, a file renamed in the sidebar).
+unbinds it, and moves every thread of a workflow when its key changes (an unsaved one saved
+under a path, a file renamed in the sidebar). Threads an earlier version bound to a tab's name
+are unbound by the panel unless a saved workflow has that path (the same key as before).
 """
 
 from __future__ import annotations

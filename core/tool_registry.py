@@ -29,7 +29,7 @@ def _args(required: Iterable[str] = (), **properties: dict[str, Any]) -> dict[st
 
 # A bare type list rather than oneOf: small local models follow it more reliably.
 _SLOT: dict[str, Any] = {"type": ["string", "integer"]}
-# 5 at the top level, "12:5" for node 5 inside subgraph node 12.
+# 5: node 5 of the graph the user views; "12:5": node 5 inside subgraph node 12; "root:5".
 _NODE_ID: dict[str, Any] = {"type": ["integer", "string"]}
 _GRAPH: dict[str, Any] = {
     "type": "string",
@@ -45,9 +45,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="getWorkflow",
         brief="Read the graph the user is viewing (detail: summary, compact (default) or full).",
         tier="small",
-        description="Read the workflow graph the user is viewing; again before editing if it "
-        "may have changed. Ids inside subgraphs are paths: "
-        '"12:5" is node 5 inside subgraph node 12, "12:in"/"12:out" its inputs/outputs.',
+        description="Read the graph the user views (every tool works there: id 5 is its node "
+        '5); again before editing if it may have changed. "12:5": node 5 inside subgraph node '
+        '12; "12:in"/"12:out" its inputs/outputs; "root:5": root node 5.',
         parameters=_args(
             detail={
                 "type": "string",
@@ -189,11 +189,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="loadWorkflow",
-        brief="Replace the whole graph with a workflow (or an attached one); only when asked.",
+        brief="Open a workflow (or an attached one) in a new tab; only when asked.",
         tier="medium",
-        description="Replace the whole graph with a workflow, only when the user asks for a "
-        "new or complete one (else prefer small edits). The user confirms replacing a "
-        "non-empty graph.",
+        description="Open a workflow in a new tab (the user's tab is kept; the chat and tools "
+        "follow), only when the user asks for a new or complete one; else prefer small edits.",
         parameters=_args(
             workflow={
                 "type": "object",

@@ -7,7 +7,9 @@ the provider configured through the environment) on free ports of 127.0.0.1, pri
 `{"app": "http://127.0.0.1:PORT", "provider": "http://127.0.0.1:PORT"}` and serves until stdin
 closes or SIGTERM. With `--provider-only` it starts only the provider (for a real ComfyUI, see
 ui/e2e/README.md) and `app` is null. With `--comfy-frontend VERSION` the app is the ComfyUI
-stand-in (tests/comfy_standin) serving that real ComfyUI frontend with our panel and routes.
+stand-in (tests/comfy_standin) serving that real ComfyUI frontend with our panel and routes; with
+`--returning-user` too, its data directory holds what earlier sessions left: saved workflows and
+threads bound as an older version bound them (tests/comfy_standin/returning.py).
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -45,6 +47,7 @@ if __package__ in (None, ""):  # run as a file: import the installed package ins
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app
     from comfyui_assistant.tests.comfy_standin import create_standin
+    from comfyui_assistant.tests.comfy_standin.returning import seed_returning_user
     from comfyui_assistant.tests.scripted_provider import (
         Completion,
         Cut,
@@ -62,6 +65,7 @@ else:
     from ..core.service import ServiceOptions
     from ..standalone import create_app
     from .comfy_standin import create_standin
+    from .comfy_standin.returning import seed_returning_user
     from .scripted_provider import (
         Completion,
         Cut,
@@ -197,15 +201,23 @@ class ControlledProvider(ScriptedProvider):
 
 
 async def start_app(
-    provider: ControlledProvider, data_dir: Path, host: str, port: int, frontend: str | None = None
+    provider: ControlledProvider,
+    data_dir: Path,
+    host: str,
+    port: int,
+    frontend: str | None = None,
+    returning_user: bool = False,
 ) -> Any:
-    """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend."""
+    """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend (with
+    `returning_user`, on a data directory that earlier sessions used)."""
     environ = {
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
         "LLM_CONTEXT_WINDOW": "32768",
     }
     options = ServiceOptions(data_dir=data_dir, environ=environ)
+    if returning_user:
+        await seed_returning_user(options)
     app = create_standin(frontend, options) if frontend else create_app(options)
     runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
     await runner.setup()
@@ -242,7 +254,12 @@ async def main(args: argparse.Namespace) -> None:
             if not args.provider_only:
                 data_dir = args.data_dir or Path(tmp) / "data"
                 runner, app_url = await start_app(
-                    provider, data_dir, args.host, args.port, args.comfy_frontend
+                    provider,
+                    data_dir,
+                    args.host,
+                    args.port,
+                    args.comfy_frontend,
+                    args.returning_user,
                 )
             print(json.dumps({"app": app_url, "provider": provider.origin}), flush=True)
             await stop.wait()
@@ -264,6 +281,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--comfy-frontend",
         metavar="VERSION",
         help="serve the ComfyUI stand-in with this frontend (tests/comfy_standin) as the app",
+    )
+    parser.add_argument(
+        "--returning-user",
+        action="store_true",
+        help="a data directory that earlier sessions used (tests/comfy_standin/returning.py)",
     )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)

@@ -19,6 +19,7 @@ from comfyui_assistant.tests.comfy_standin import (
     frontend_root,
     frontend_versions,
 )
+from comfyui_assistant.tests.comfy_standin.returning import PORTRAIT, seed_returning_user
 
 VERSION = frontend_versions()[-1]
 
@@ -38,13 +39,22 @@ class Standin:
 
 
 @pytest.fixture
-async def standin(tmp_path: Path) -> AsyncIterator[Standin]:
+def returning(request: pytest.FixtureRequest) -> bool:
+    """Whether the stand-in's data directory is a returning user's (parametrize indirectly)."""
+    return bool(getattr(request, "param", False))
+
+
+@pytest.fixture
+async def standin(tmp_path: Path, returning: bool) -> AsyncIterator[Standin]:
     try:
         frontend_root(VERSION)
     except FileNotFoundError as exc:
         pytest.fail(str(exc), pytrace=False)
     environ = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
-    app = create_standin(VERSION, ServiceOptions(data_dir=tmp_path, environ=environ))
+    options = ServiceOptions(data_dir=tmp_path, environ=environ)
+    if returning:
+        await seed_returning_user(options)
+    app = create_standin(VERSION, options)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -116,6 +126,26 @@ async def test_settings_and_userdata_round_trip(standin: Standin) -> None:
     assert (
         status == 200 and {"name": "workflows", "path": "workflows", "type": "directory"} in entries
     )
+
+
+@pytest.mark.parametrize("returning", [True], indirect=True)
+async def test_a_returning_users_data_directory(standin: Standin) -> None:
+    """What the browser suite's returning user finds: a saved workflow, and threads an older
+    version bound to tab names (two temporary tabs' names, one saved workflow's path)."""
+    assert await standin.call("GET", "/api/userdata?dir=workflows&recurse=true") == (
+        200,
+        ["portrait.json"],
+    )
+    assert await standin.call("GET", "/api/userdata/workflows%2Fportrait.json") == (200, PORTRAIT)
+    status, body = await standin.call("GET", "/api/assistant/threads")
+    assert status == 200
+    assert sorted(
+        (t["id"], t["title"], t["workflow"], t["messageCount"]) for t in body["threads"]
+    ) == [
+        ("th_earlier_fox", "Make the fox graph sharper", "Unsaved Workflow.json", 2),
+        ("th_earlier_lighthouse", "Why is the lighthouse blurry?", "Unsaved Workflow (2).json", 2),
+        ("th_earlier_portrait", "What does the portrait workflow do?", "portrait.json", 2),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ the real frontend without ComfyUI, torch or models:
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
-frontend that asks for something new shows up in the suite's output.
+frontend that asks for something new shows up in the suite's output. `returning.py` fills a data
+directory as earlier sessions leave it (saved workflows, threads of an older version).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ...core.service import AssistantService, ServiceOptions
 from ...routes.guard import LOOPBACK
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
 from .queue import Queue, add_queue_routes
+from .returning import user_folder
 from .userdata import UserData, add_user_routes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +120,7 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
     )
     routes = web.RouteTableDef()
     add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
-    add_user_routes(routes, UserData.returning_user(options.data_dir / "comfy-user" / "default"))
+    add_user_routes(routes, UserData.returning_user(user_folder(options.data_dir)))
     add_queue_routes(routes, queue)
 
     @routes.get("/")

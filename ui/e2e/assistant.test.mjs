@@ -3,7 +3,7 @@
 // stand-in), and in a real ComfyUI when COMFYUI_URL is set; our server, and the scripted
 // provider answering with tool calls. Screenshots of every step go to e2e/screenshots/.
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
@@ -11,6 +11,7 @@ import {
   COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   ROOT,
+  SAVED_WORKFLOW,
   assistantTabId,
   comfyPng,
   composer,
@@ -20,10 +21,13 @@ import {
   graphState,
   lastUserText,
   launchBrowser,
+  newProfile,
   openAssistant,
+  openSavedWorkflow,
   openTarget,
   panel,
   pointComfyUIAt,
+  previousSession,
   reply,
   restoreComfyUIProvider,
   screenshot,
@@ -39,6 +43,24 @@ import {
 } from "./support.mjs";
 
 const ASK = "add a KSampler and connect it to the checkpoint loader";
+/** A small workflow in UI format for loadWorkflow: EmptyImage -> ImageInvert -> PreviewImage. */
+const INVERT_WORKFLOW = {
+  last_node_id: 3,
+  last_link_id: 2,
+  nodes: [
+    { id: 1, type: "EmptyImage", pos: [0, 0], size: [315, 130], flags: {}, order: 0, mode: 0, inputs: [], outputs: [{ name: "IMAGE", type: "IMAGE", links: [1] }], widgets_values: [512, 512, 1, 0] },
+    { id: 2, type: "ImageInvert", pos: [400, 0], size: [210, 46], flags: {}, order: 1, mode: 0, inputs: [{ name: "image", type: "IMAGE", link: 1 }], outputs: [{ name: "IMAGE", type: "IMAGE", links: [2] }] },
+    { id: 3, type: "PreviewImage", pos: [700, 0], size: [210, 246], flags: {}, order: 2, mode: 0, inputs: [{ name: "images", type: "IMAGE", link: 2 }], outputs: [] },
+  ],
+  links: [
+    [1, 1, 0, 2, 0, "IMAGE"],
+    [2, 2, 0, 3, 0, "IMAGE"],
+  ],
+  groups: [],
+  config: {},
+  extra: {},
+  version: 0.4,
+};
 const DONE = "Added a KSampler and connected the checkpoint loader's MODEL to it.";
 
 const TARGETS = [
@@ -61,15 +83,22 @@ for (const target of TARGETS) {
     let problems;
     let baseUrl;
     let savedProvider = null;
+    let profile = null;
     // Shared by the steps of the conversation (each test is one step of the issue's story).
-    const story = { before: null, loaderId: null, newId: null };
+    const story = { before: null, loaderId: null, newId: null, lastSession: null };
 
     before(async () => {
-      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend });
+      // The real frontends run as a returning user's: a data directory with saved workflows and
+      // an older version's threads, and a browser profile an earlier session left.
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
       baseUrl = target.real ? COMFYUI_URL : harness.app;
       if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
-      if (target.frontend) await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
-      browser = await launchBrowser();
+      if (target.frontend) {
+        await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
+        profile = newProfile();
+        story.lastSession = await previousSession(baseUrl, harness.provider, profile);
+      }
+      browser = await launchBrowser(undefined, { profile });
       page = await browser.context.newPage();
       problems = watchPage(page);
       await openTarget(page, baseUrl, { comfyui: target.comfyui });
@@ -78,11 +107,50 @@ for (const target of TARGETS) {
     after(async () => {
       if (savedProvider) await restoreComfyUIProvider(savedProvider);
       await browser?.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
       await harness?.stop();
       if (problems?.length) console.log(`page errors seen (${target.name}):\n${problems.join("\n")}`);
     });
 
     const step = (name) => `${target.slug}-${name}`;
+
+    test(
+      "a returning user: the last session's tab continues its thread, a saved workflow its older one; tabs' old names bind nothing",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's returning user (a data directory earlier sessions used)" },
+      async () => {
+        await openAssistant(page);
+        // The tab the last session chatted on, restored by the frontend: its graph, so its thread.
+        const restored = await page.evaluate((id) => {
+          const tabs = window.app.extensionManager.workflow.openWorkflows;
+          return tabs.find((w) => (w.activeState ?? w.initialState)?.id === id)?.key ?? tabs.map((w) => w.key).join(", ");
+        }, story.lastSession.graphId);
+        await showWorkflow(page, restored);
+        await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 20_000 });
+        const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+        const byId = (threads, id) => threads.find((t) => t.id === id);
+        const last = (await listed()).find((t) => t.title === story.lastSession.question);
+        assert.equal(last?.workflow, await boundKey(page), "bound to the tab's graph, not its name");
+        // An older version's threads of temporary tabs: their names are given again, so unbound.
+        await waitUntil(async () => byId(await listed(), "th_earlier_fox")?.workflow === null, "the older threads unbound");
+        const threads = await listed();
+        assert.deepEqual(
+          ["th_earlier_fox", "th_earlier_lighthouse", "th_earlier_portrait"].map((id) => byId(threads, id)?.workflow),
+          [null, null, SAVED_WORKFLOW],
+        );
+        if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+          await panel(page).getByRole("button", { name: "Show the threads" }).click();
+        }
+        const group = (name) => panel(page).getByRole("group", { name });
+        await group("Other threads").getByText("Make the fox graph sharper").waitFor();
+        // The saved workflow: the same key as before, so its older thread continues there.
+        await openSavedWorkflow(page, SAVED_WORKFLOW);
+        await panel(page).getByText("It makes an empty 512×768 image and previews it.").waitFor({ timeout: 10_000 });
+        await group("This workflow").getByText("What does the portrait workflow do?").waitFor();
+        await screenshot(page, step("returning"), "saved-workflow-thread");
+        await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
+        await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 10_000 });
+      },
+    );
 
     test("Ctrl+Shift+L on the canvas or in the composer shows and hides the panel", { timeout: 60_000 }, async () => {
       await assistantTabId(page); // the extension is loaded
@@ -457,11 +525,47 @@ for (const target of TARGETS) {
       assert.ok(text.includes("a cat in a hat"));
     });
 
+    test("the /context card stays where it was asked: the next question and answer come below it, in view", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("The first answer."), reply.text("The second answer, after the card."));
+      await send(page, "first question");
+      await panel(page).getByText("The first answer.").waitFor({ timeout: 20_000 });
+      await composer(page).fill("/context");
+      await composer(page).press("Enter");
+      const card = panel(page).getByRole("status").filter({ hasText: "Context of the last answer" });
+      await card.waitFor();
+      await send(page, "second question");
+      const answer = panel(page).getByText("The second answer, after the card.");
+      await answer.waitFor({ timeout: 20_000 });
+      await page.waitForTimeout(300); // the viewport's scroll settles
+      await screenshot(page, step("context-card"), "next-answer");
+      const layout = await page.evaluate(() => {
+        const viewport = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
+        const find = (text) => [...document.querySelectorAll(".cua-root .cua-viewport *")].find((e) => e.children.length === 0 && e.textContent === text);
+        const card = [...document.querySelectorAll(".cua-root .cua-notice")].find((e) => e.textContent.includes("Context of the last answer"));
+        const question = find("second question");
+        const answer = find("The second answer, after the card.");
+        const box = answer.getBoundingClientRect();
+        return {
+          cardBeforeQuestion: Boolean(card.compareDocumentPosition(question) & Node.DOCUMENT_POSITION_FOLLOWING),
+          answerInView: box.top >= viewport.top - 1 && box.bottom <= viewport.bottom + 1,
+          answer: [box.top, box.bottom],
+          viewport: [viewport.top, viewport.bottom],
+        };
+      });
+      assert.ok(layout.cardBeforeQuestion, `the card stays above the next question: ${JSON.stringify(layout)}`);
+      assert.ok(layout.answerInView, `the next answer is in view: ${JSON.stringify(layout)}`);
+    });
+
     test("threads follow the workflow tabs: a new tab starts afresh, the first continues its thread", { timeout: 120_000 }, async () => {
       await openAssistant(page);
       await settle(page);
       const keyA = await activeWorkflowKey(page);
       assert.ok(keyA, "the frontend names its active workflow");
+      const boundA = await boundKey(page);
       const [askA, askB] = [`hello from A ${Date.now()}`, `hello from B ${Date.now()}`];
       await harness.provider.reset();
       await harness.provider.script(reply.text("Answer on A."), reply.text("Answer on B."), reply.text("Still on A."));
@@ -480,7 +584,6 @@ for (const target of TARGETS) {
         const key = window.app.extensionManager.workflow.activeWorkflow?.key;
         return key && key !== a;
       }, keyA);
-      const keyB = await activeWorkflowKey(page);
       await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 }); // a fresh thread
       assert.equal(await panel(page).getByText("Answer on A.").count(), 0);
       await group("This workflow").getByText(/No threads yet/).waitFor();
@@ -493,8 +596,9 @@ for (const target of TARGETS) {
       const listedThreads = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
       const byTitle = (threads, title) => threads.find((t) => t.title === title);
       let threads = await listedThreads();
-      assert.equal(byTitle(threads, askA)?.workflow, keyA);
-      assert.equal(byTitle(threads, askB)?.workflow, keyB);
+      assert.equal(byTitle(threads, askA)?.workflow, boundA);
+      assert.equal(byTitle(threads, askB)?.workflow, await boundKey(page));
+      assert.notEqual(boundA, await boundKey(page));
 
       // Back to tab A: its thread, continued.
       await showWorkflow(page, keyA);
@@ -511,6 +615,98 @@ for (const target of TARGETS) {
       assert.ok(!sent.includes(askB), "and carries nothing of thread B");
       threads = await listedThreads();
       assert.equal(byTitle(threads, askA)?.messageCount, 4);
+    });
+
+    test("loadWorkflow opens a new tab: the user's tab is unchanged, the chat goes on there, also after a reload", { timeout: 120_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      // From a saved workflow's tab (ComfyUI restores it after a reload; the playground has none).
+      if (target.frontend) await openSavedWorkflow(page, SAVED_WORKFLOW);
+      const from = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key);
+      const fromNodes = (await graphState(page)).nodes.map((n) => n.type).sort();
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_load", name: "loadWorkflow", arguments: { workflow: INVERT_WORKFLOW } }),
+        reply.text("Loaded it in a new tab."),
+      );
+      const ask = `load an invert workflow ${Date.now()}`;
+      await send(page, ask);
+      await panel(page).getByText("Loaded it in a new tab.").waitFor({ timeout: 30_000 });
+      const [, second] = await harness.provider.requests();
+      const result = JSON.parse(second.messages.find((m) => m.tool_call_id === "call_load").content);
+      const opened = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.filename);
+      assert.notEqual(await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key), from, "a new tab is active");
+      assert.deepEqual([result.ok, result.tab, result.nodeCount], [true, opened, 3], JSON.stringify(result));
+      assert.match(result.note, new RegExp(`ComfyUI opened it in a new tab, “${opened.replace(/[()]/g, "\\$&")}”, which the user now sees; their tab “${from.replace(/\.json$/, "").replace(/[()]/g, "\\$&")}” is unchanged\\. This chat moved to the new tab`));
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.type).sort(), ["EmptyImage", "ImageInvert", "PreviewImage"]);
+      const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      const bound = await boundKey(page);
+      await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === bound, "the chat bound to the new tab");
+      if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+        await panel(page).getByRole("button", { name: "Show the threads" }).click();
+      }
+      const group = (name) => panel(page).getByRole("group", { name });
+      await group("This workflow").getByText(ask).waitFor();
+      await screenshot(page, step("load"), "1-new-tab");
+      if (target.comfyui) {
+        await page.reload();
+        await waitReady(page, { comfyui: true });
+        await openAssistant(page);
+        await page.waitForFunction((key) => window.app.extensionManager.workflow.activeWorkflow?.key !== key, from);
+        await panel(page).getByText("Loaded it in a new tab.").waitFor({ timeout: 20_000 });
+        if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
+          await panel(page).getByRole("button", { name: "Show the threads" }).click();
+        }
+      }
+      // Back on the user's tab: its graph as it was, and the thread shown is one of its own.
+      if (target.frontend) await openSavedWorkflow(page, SAVED_WORKFLOW);
+      else await showWorkflow(page, from);
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.type).sort(), fromNodes);
+      await group("Other threads").getByText(ask).waitFor({ timeout: 10_000 });
+      assert.equal(await panel(page).getByText("Loaded it in a new tab.").count(), 0);
+      const active = panel(page).locator(".cua-thread.cua-active .cua-thread-title");
+      const own = await group("This workflow").locator(".cua-thread-title").allTextContents();
+      if (await active.count()) {
+        const shown = await active.first().textContent();
+        assert.ok(own.includes(shown), `the shown thread (${shown}) is one of this workflow's (${own.join(", ") || "none"})`);
+      } else {
+        await panel(page).getByText(/Ask about your workflow/).waitFor(); // a new chat: it has none
+        await group("This workflow").getByText(/No threads yet/).waitFor();
+      }
+      await screenshot(page, step("load"), "2-back-on-the-users-tab");
+    });
+
+    test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000, skip: target.real ? "it would save a file in the real ComfyUI" : false }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await page.evaluate(() => window.app.extensionManager.command.execute("Comfy.NewBlankWorkflow"));
+      await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 });
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Noted for the one to save."));
+      const ask = `before saving ${Date.now()}`;
+      await send(page, ask);
+      await panel(page).getByText("Noted for the one to save.").waitFor({ timeout: 20_000 });
+      const unsaved = await boundKey(page);
+      assert.match(unsaved, /^unsaved:/);
+      const name = `saved-by-test-${target.slug}`;
+      if (target.comfyui) {
+        // ComfyUI asks for the name in its prompt dialog.
+        void page.evaluate(() => window.app.extensionManager.command.execute("Comfy.SaveWorkflow"));
+        const box = page.getByRole("dialog").locator("input").first();
+        await box.fill(name);
+        await box.press("Enter");
+      } else {
+        await page.evaluate((n) => {
+          const store = window.app.extensionManager.workflow;
+          return store.renameWorkflow(store.activeWorkflow, `workflows/${n}.json`);
+        }, name);
+      }
+      await page.waitForFunction((key) => window.app.extensionManager.workflow.activeWorkflow?.key === key && !window.app.extensionManager.workflow.activeWorkflow.isTemporary, `${name}.json`);
+      const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === `${name}.json`, "the thread moved with its workflow");
+      assert.equal(await panel(page).getByText("Noted for the one to save.").count(), 1, "the same thread stays in view");
+      assert.deepEqual((await listed()).filter((t) => t.workflow === unsaved), [], "nothing is left on the unsaved key");
     });
 
     test("a long conversation scrolls inside the panel; the composer stays in view", async () => {
@@ -543,6 +739,25 @@ for (const target of TARGETS) {
 /** The key of the workflow tab the user is on (ComfyUI's workflow store, or the playground's). */
 async function activeWorkflowKey(page) {
   return page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
+}
+
+/** What a thread started on the active tab is bound to (ui/src/comfy.ts workflowKey): a saved
+ * workflow's path, an unsaved one's graph id — never the tab's name, which ComfyUI gives again. */
+async function boundKey(page) {
+  return page.evaluate(() => {
+    const workflow = window.app.extensionManager.workflow.activeWorkflow;
+    return workflow.isTemporary ? `unsaved:${(workflow.activeState ?? workflow.initialState).id}` : workflow.key;
+  });
+}
+
+/** Poll `check` (async) until it is true, or fail after 10 s saying `what`. */
+async function waitUntil(check, what, timeout = 10_000) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  assert.fail(`timed out waiting for ${what}`);
 }
 
 /** Go to the workflow tab `key` with the frontend's own next/previous tab commands. */

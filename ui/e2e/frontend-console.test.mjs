@@ -67,7 +67,7 @@ for (const target of TARGETS) {
     let savedProvider = null;
 
     before(async () => {
-      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.real ? null : version });
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.real ? null : version, returningUser: !target.real });
       baseUrl = target.real ? COMFYUI_URL : harness.app;
       if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
       if (!target.real) await storeSettings(baseUrl, RETURNING_USER_SETTINGS); // (a real one's are the user's)

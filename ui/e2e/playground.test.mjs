@@ -194,15 +194,17 @@ describe("the playground", () => {
     await page.evaluate(() => document.getElementById("e2e-text").remove());
   });
 
-  test("loading a workflow replaces the graph, and Ctrl+Z brings the old one back", async () => {
+  test("loading a workflow opens it in a new tab, as ComfyUI does; the first tab keeps its graph", async () => {
     const before = await graphState(page);
+    const first = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key);
     await page.evaluate(() =>
       window.app.loadGraphData({ last_node_id: 0, last_link_id: 0, nodes: [], links: [], groups: [], config: {}, extra: {}, version: 0.4 }),
     );
     assert.equal((await graphState(page)).nodes.length, 0);
-    await focusCanvas(page);
-    await page.keyboard.press("Control+z");
-    await page.waitForFunction((n) => window.app.graph.nodes.length === n, before.nodes.length);
+    const tabs = await page.evaluate(() => window.app.extensionManager.workflow.openWorkflows.map((w) => w.key));
+    assert.deepEqual(tabs, [first, "Unsaved Workflow (2).json"]);
+    assert.equal(await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key), "Unsaved Workflow (2).json");
+    await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
     assert.deepEqual(await graphState(page), before);
   });
 

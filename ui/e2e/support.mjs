@@ -59,12 +59,14 @@ export function python() {
   return existsSync(venv) ? venv : "python3";
 }
 
-/** Start tests/e2e_harness.py and read the URLs it prints. */
-export async function startHarness({ providerOnly = false, comfyFrontend = null } = {}) {
+/** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
+ * earlier sessions used, tests/comfy_standin/returning.py). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
     ...(comfyFrontend ? ["--comfy-frontend", comfyFrontend] : []),
+    ...(returningUser ? ["--returning-user"] : []),
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
@@ -160,12 +162,17 @@ export function lastUserText(request) {
   return typeof content === "string" ? content : (content ?? []).map((p) => p.text ?? "").join("");
 }
 
-/** Headless Chromium from the Debian package, with a fresh profile. */
-export async function launchBrowser(viewport = { width: 1400, height: 900 }) {
+/** A browser profile directory that outlives one browser (see previousSession); remove it with rmSync. */
+export function newProfile() {
+  return mkdtempSync(join(tmpdir(), "cua-e2e-chromium-"));
+}
+
+/** Headless Chromium from the Debian package, with a fresh profile (or `profile`, kept at close). */
+export async function launchBrowser(viewport = { width: 1400, height: 900 }, { profile: kept = null } = {}) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install chromium: apt-get install -y chromium`);
   }
-  const profile = mkdtempSync(join(tmpdir(), "cua-e2e-chromium-"));
+  const profile = kept ?? newProfile();
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
@@ -186,7 +193,7 @@ export async function launchBrowser(viewport = { width: 1400, height: 900 }) {
     context,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      if (!kept) rmSync(profile, { recursive: true, force: true });
     },
   };
 }
@@ -396,4 +403,50 @@ export function comfyPng({ width = 32, height = 24, prompt, workflow } = {}) {
     pngChunk("IDAT", pixels),
     pngChunk("IEND", Buffer.alloc(0)),
   ]);
+}
+
+// ---- A returning user (the real frontends through the stand-in) ----
+
+/** The saved workflow the returning user's data directory holds (tests/comfy_standin/returning.py). */
+export const SAVED_WORKFLOW = "portrait.json";
+
+/** Open a saved workflow as a user does: the Workflows sidebar, a click on its name. */
+export async function openSavedWorkflow(page, key) {
+  const name = key.replace(/\.json$/, "");
+  await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.ToggleSidebarTab.workflows"));
+  await page.getByText(new RegExp(`^${name}(\\.json)?$`)).filter({ visible: true }).first().click();
+  await page.waitForFunction((k) => window.app.extensionManager.workflow.activeWorkflow?.key === k, key);
+  await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.ToggleSidebarTab.workflows"));
+}
+
+/**
+ * An earlier session of a returning user, in a browser profile the tests' browser reuses: the
+ * page opens, the saved workflow is opened in a second tab, the first one shown again and a chat
+ * held there, the browser closed. The frontend keeps its tabs and its graphs in the profile's
+ * storage as after any session. Returns the chat's question and the graph id of its tab.
+ */
+export async function previousSession(baseUrl, provider, profile) {
+  const browser = await launchBrowser(undefined, { profile });
+  try {
+    const page = await browser.context.newPage();
+    await openTarget(page, baseUrl, { comfyui: true });
+    const first = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key);
+    await openSavedWorkflow(page, SAVED_WORKFLOW);
+    await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
+    await page.waitForFunction((k) => window.app.extensionManager.workflow.activeWorkflow?.key === k, first);
+    await openAssistant(page);
+    await provider.reset();
+    await provider.script(reply.text("Hello again, from the last session."));
+    const question = "hello from the last session";
+    await send(page, question);
+    await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 20_000 });
+    await page.waitForTimeout(1_500); // the frontend writes its tabs to storage as they change
+    const graphId = await page.evaluate(() => {
+      const workflow = window.app.extensionManager.workflow.activeWorkflow;
+      return (workflow.activeState ?? workflow.initialState).id;
+    });
+    return { question, graphId };
+  } finally {
+    await browser.close();
+  }
 }

@@ -67,13 +67,18 @@ export interface ComfyExtensionManager {
 
 /** One workflow tab (ComfyWorkflow in both frontends): `path` is "workflows/<key>"; `key` the
  * path under workflows/ ("portraits/flux.json"); a tab never saved is temporary (its key a name
- * such as "Unsaved Workflow.json", unique among the open tabs, the same again after a reload). */
+ * such as "Unsaved Workflow.json", unique among the open tabs only: ComfyUI gives it again). */
 export interface ComfyWorkflow {
   path?: string;
   key?: string;
   filename?: string;
   isTemporary?: boolean;
   changeTracker?: ChangeTracker | null;
+  /** The graph as the tab's tracker holds it now, and as it was opened (the workflow JSON). */
+  activeState?: { id?: unknown } | null;
+  initialState?: { id?: unknown } | null;
+  /** The workflow JSON as text: what a tab not loaded yet holds. */
+  content?: string | null;
 }
 
 /** What Pinia passes an action hook: the action's name and arguments, and `after(callback)`,
@@ -87,6 +92,7 @@ export interface ComfyActionContext {
 /** The workflow tabs: ComfyUI's Pinia workflow store (`useWorkflowStore()`, 1.27.10 and 1.58.1). */
 export interface ComfyWorkflowStore {
   activeWorkflow?: ComfyWorkflow | null;
+  openWorkflows?: ComfyWorkflow[];
   /** Pinia's hook on the store's actions (openWorkflow, renameWorkflow, closeWorkflow...);
    * the returned function unsubscribes. `detached` keeps it past any Vue component. */
   $onAction?(callback: (context: ComfyActionContext) => void, detached?: boolean): () => void;
@@ -188,10 +194,69 @@ export function lastRunErrors(app: ComfyApp): { nodeErrors: Record<string, unkno
   return { nodeErrors: from.lastNodeErrors ?? null, executionError: from.lastExecutionError ?? null };
 }
 
-/** A workflow's key: the path under workflows/ (a temporary tab's name), else its path. */
+/** The start of an unsaved workflow's key; the rest is its graph's id. */
+export const UNSAVED = "unsaved:";
+const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
+
+/**
+ * The id of a workflow's graph: the `id` (a UUID) of its workflow JSON. The frontend gives each
+ * new graph one (a blank tab, the default workflow, a loaded file keeps its own) and keeps it
+ * with the tab's state across tab switches and reloads.
+ */
+export function graphIdOf(workflow: ComfyWorkflow): string | undefined {
+  for (const state of [workflow.activeState, workflow.initialState]) if (validId(state?.id)) return state.id;
+  const content = workflow.content;
+  if (typeof content !== "string") return undefined;
+  // The store's actions come often (1.58 runs isActive per tab as it draws them): read a tab's
+  // text once, not at every action.
+  const known = parsedIds.get(raw(workflow));
+  if (known?.content === content) return known.id;
+  let id: string | undefined;
+  try {
+    const found = (JSON.parse(content) as { id?: unknown } | null)?.id;
+    id = validId(found) ? found : undefined;
+  } catch {
+    id = undefined;
+  }
+  parsedIds.set(raw(workflow), { content, id });
+  return id;
+}
+
+const validId = (id: unknown): id is string => typeof id === "string" && id !== "" && id !== ZERO_UUID;
+const parsedIds = new WeakMap<object, { content: string; id: string | undefined }>();
+
+/**
+ * A workflow's key, which its threads are bound to: a saved workflow's path under workflows/
+ * ("portraits/flux.json"); an unsaved one's graph id ("unsaved:<uuid>"), not its name, which
+ * ComfyUI gives to other new tabs later ("Unsaved Workflow.json").
+ */
 export function workflowKey(workflow: ComfyWorkflow | null | undefined): string | undefined {
-  const key = workflow?.key ?? workflow?.path;
+  if (!workflow) return undefined;
+  if (workflow.isTemporary === true) {
+    const id = graphIdOf(workflow);
+    return id ? `${UNSAVED}${id}` : undefined;
+  }
+  const key = workflow.key ?? workflow.path;
   return typeof key === "string" && key !== "" ? key : undefined;
+}
+
+/** The name a tab shows ("Unsaved Workflow (2)", "flux"). */
+export function workflowTitle(workflow: ComfyWorkflow): string | undefined {
+  const name = workflow.filename ?? (workflow.key ?? workflow.path)?.split("/").pop()?.replace(/\.json$/i, "");
+  return name || undefined;
+}
+
+/** The open tabs' names by key (ComfyUI's `openWorkflows`; the active one where it has no list). */
+export function openWorkflowTitles(app: ComfyApp): Map<string, string> {
+  const store = app.extensionManager?.workflow;
+  const open = [...(Array.isArray(store?.openWorkflows) ? store.openWorkflows : []), store?.activeWorkflow];
+  const titles = new Map<string, string>();
+  for (const workflow of open) {
+    const key = workflowKey(workflow);
+    const title = workflow ? workflowTitle(workflow) : undefined;
+    if (key && title) titles.set(key, title);
+  }
+  return titles;
 }
 
 /** The key of the workflow tab the user is on; undefined without a workflow API (or none open). */
@@ -199,27 +264,62 @@ export function activeWorkflowKey(app: ComfyApp): string | undefined {
   return workflowKey(app.extensionManager?.workflow?.activeWorkflow);
 }
 
+/**
+ * The keys of the saved workflows (ComfyUI's GET /userdata?dir=workflows: paths under
+ * workflows/; none when the folder does not exist), or undefined when they cannot be read.
+ */
+export async function savedWorkflowKeys(app: ComfyApp): Promise<Set<string> | undefined> {
+  try {
+    const response = await app.api.fetchApi("/userdata?dir=workflows&recurse=true&split=false&full_info=false");
+    if (response.status === 404) return new Set();
+    if (!response.ok) return undefined;
+    const paths = (await response.json()) as unknown;
+    return Array.isArray(paths) ? new Set(paths.filter((p): p is string => typeof p === "string")) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export type WorkflowChange =
   /** Another tab became active (or the first one opened). */
   | { type: "active"; key: string | undefined }
-  /** A workflow got a new key: a temporary tab saved under a path, a file renamed. */
+  /** A workflow got a new key: an unsaved one saved under a path, a file renamed. */
   | { type: "renamed"; from: string; to: string }
-  /** A temporary tab was closed unsaved: its key may name another new tab later. */
+  /** An unsaved tab was closed: its graph is gone. */
   | { type: "closed"; key: string };
 
+function asWorkflow(value: unknown): ComfyWorkflow | undefined {
+  return typeof value === "object" && value !== null && ("path" in value || "key" in value) ? (value as ComfyWorkflow) : undefined;
+}
+
 /**
- * Calls `listener` when the active workflow tab changes, a workflow is renamed, or a temporary
- * one is closed. The workflow store's actions are the events (Pinia's `$onAction`: every tab
- * switch goes through `openWorkflow`, every rename and save-as of a temporary tab through
- * `renameWorkflow`, in 1.27.10 and 1.58.1); a store without the hook is checked every second.
- * No workflow store at all: nothing is ever reported. Returns the unsubscribe function.
+ * Calls `listener` when the active workflow tab changes, a workflow gets a new key, or an
+ * unsaved one is closed. The workflow store's actions are the events (Pinia's `$onAction`:
+ * every tab switch goes through `openWorkflow`, a rename through `renameWorkflow`, and an
+ * unsaved tab saved under a name through `renameWorkflow` then `saveWorkflow`, which makes it a
+ * saved one — the same object, a new key; in 1.27.10 and 1.58.1): any action given a workflow
+ * whose key it changed reports a rename, and so does the active tab found under a new key (1.58
+ * runs `isActive` inside `saveWorkflow`, whose hook sees the new key before saveWorkflow's does).
+ * A store without the hook is checked every second. No
+ * workflow store at all: nothing is ever reported. Returns the unsubscribe function.
  */
 export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange) => void): () => void {
   const store = app.extensionManager?.workflow;
   if (!store || !("activeWorkflow" in store)) return () => {};
   let active = activeWorkflowKey(app);
+  let shown = raw(store.activeWorkflow);
+  const reported = new Map<string, string>(); // renames told already: from -> to
+  const renamed = (from: string, to: string) => {
+    if (reported.get(from) === to) return;
+    reported.set(from, to);
+    if (active === from) active = to; // the same tab, under its new key
+    listener({ type: "renamed", from, to });
+  };
   const check = () => {
     const key = activeWorkflowKey(app);
+    const workflow = raw(store.activeWorkflow);
+    if (key !== active && workflow && workflow === shown && active && key) renamed(active, key); // saved in place
+    shown = workflow;
     if (key === active) return;
     active = key;
     listener({ type: "active", key });
@@ -229,18 +329,19 @@ export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange)
     return () => clearInterval(timer);
   }
   return store.$onAction(({ name, args, after }) => {
-    const workflow = args[0] as ComfyWorkflow | undefined;
-    const before = typeof workflow === "object" && workflow !== null ? workflowKey(workflow) : undefined;
+    const workflow = asWorkflow(args[0]);
+    const before = workflowKey(workflow);
     const temporary = workflow?.isTemporary === true;
     after(() => {
       const now = workflowKey(workflow);
-      if (name === "renameWorkflow" && before && now && now !== before) {
-        if (active === before) active = now; // the same tab, under its new name
-        listener({ type: "renamed", from: before, to: now });
-      } else if (name === "closeWorkflow" && temporary && before) {
-        listener({ type: "closed", key: before });
-      }
+      if (before && now && now !== before) renamed(before, now);
+      else if (name === "closeWorkflow" && temporary && before) listener({ type: "closed", key: before });
       check();
     });
   }, true);
+}
+
+/** The object behind a Vue reactive proxy (Pinia's store hands out proxies; actions may get either). */
+export function raw<T>(value: T): T {
+  return ((value as { __v_raw?: T } | null | undefined)?.__v_raw ?? value) as T;
 }

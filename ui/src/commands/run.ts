@@ -2,7 +2,7 @@
 // the thread; they are never stored with it and never reach the model.
 import type { UIMessage } from "ai";
 import { errorMessage, type CompactResult } from "../runtime/api";
-import type { Notice } from "../runtime/chatStore";
+import type { NewNotice } from "../runtime/chatStore";
 import { threadPath } from "../runtime/threadAdapter";
 import { isContextReport, latestReport, type ContextReport } from "../panel/gauge";
 import { helpText, unknownCommandText, type ParsedInput } from "./parse";
@@ -14,7 +14,7 @@ export interface CommandContext {
   /** The exact request of the last step, when the debug switch is on (`?debug=context`). */
   debugRequest?: unknown;
   /** Show a note in the thread; returns its id. */
-  note(notice: Omit<Notice, "id">): string;
+  note(notice: NewNotice): string;
   dismiss(id: string): void;
   clearNotes(): void;
   newThread(): Promise<void>;
@@ -30,7 +30,7 @@ export async function contextReport(ctx: CommandContext): Promise<ContextReport 
   return isContextReport(report) ? report : null;
 }
 
-export function compactNotice(result: CompactResult): Omit<Notice, "id"> {
+export function compactNotice(result: CompactResult): NewNotice {
   if (result.compacted === 0) {
     return {
       kind: "info",
@@ -39,7 +39,7 @@ export function compactNotice(result: CompactResult): Omit<Notice, "id"> {
     };
   }
   const how = result.summary?.fallback ? " (as a digest — the model could not summarize)" : "";
-  const notice: Omit<Notice, "id"> = {
+  const notice: NewNotice = {
     kind: "compact",
     title: `Summarized ${result.compacted} message${result.compacted === 1 ? "" : "s"}${how}`,
   };

@@ -1,4 +1,5 @@
-// The conversation: messages, the panel's notes, errors and the step-limit notice, the composer.
+// The conversation: messages, the panel's notes (each after the message it followed), errors and
+// the step-limit notice, the composer.
 import { ThreadPrimitive } from "@assistant-ui/react";
 import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
@@ -8,7 +9,7 @@ import { stepLimitReached } from "../runtime/steps";
 import { Composer } from "./Composer";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { messageComponents } from "./Messages";
-import { Notices } from "./Notices";
+import { LeftoverNotices, Notices } from "./Notices";
 
 const Welcome: FC = () => {
   const store = useStore();
@@ -70,11 +71,12 @@ export const Chat: FC = () => (
       <ThreadPrimitive.Empty>
         <Welcome />
       </ThreadPrimitive.Empty>
+      <Notices after={null} />
       <ThreadPrimitive.Messages components={messageComponents} />
       <RunningTools />
       <StepLimit />
       <ErrorBanner />
-      <Notices />
+      <LeftoverNotices />
     </ThreadPrimitive.Viewport>
     <Composer />
   </ThreadPrimitive.Root>

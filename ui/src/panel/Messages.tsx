@@ -3,6 +3,7 @@
 import {
   ActionBarPrimitive,
   MessagePrimitive,
+  useAuiState,
   type ReasoningMessagePartProps,
   type TextMessagePartProps,
   type ToolCallMessagePartProps,
@@ -15,6 +16,7 @@ import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
+import { Notices } from "./Notices";
 
 const remarkPlugins = [remarkGfm, remarkCitations];
 
@@ -160,29 +162,41 @@ const assistantComponents = {
   data: { by_name: { status: StatusNote }, Fallback: Nothing },
 };
 
+/** The panel's notes noted right after this message. */
+const NoticesAfterMessage: FC = () => {
+  const id = useAuiState((s) => s.message.id);
+  return <Notices after={id} />;
+};
+
 export const AssistantMessage: FC = () => (
-  <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
-    <ThreadDocuments>
-      <MessagePrimitive.Parts components={assistantComponents} />
-    </ThreadDocuments>
-    <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
-      <ActionBarPrimitive.Copy className="cua-link" aria-label="Copy the answer" title="Copy the answer">
-        copy
-      </ActionBarPrimitive.Copy>
-      <ActionBarPrimitive.Reload className="cua-link" aria-label="Answer again" title="Answer again">
-        retry
-      </ActionBarPrimitive.Reload>
-    </ActionBarPrimitive.Root>
-  </MessagePrimitive.Root>
+  <>
+    <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
+      <ThreadDocuments>
+        <MessagePrimitive.Parts components={assistantComponents} />
+      </ThreadDocuments>
+      <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
+        <ActionBarPrimitive.Copy className="cua-link" aria-label="Copy the answer" title="Copy the answer">
+          copy
+        </ActionBarPrimitive.Copy>
+        <ActionBarPrimitive.Reload className="cua-link" aria-label="Answer again" title="Answer again">
+          retry
+        </ActionBarPrimitive.Reload>
+      </ActionBarPrimitive.Root>
+    </MessagePrimitive.Root>
+    <NoticesAfterMessage />
+  </>
 );
 
 const userComponents = { Text: PlainText };
 
 export const UserMessage: FC = () => (
-  <MessagePrimitive.Root className="cua-msg cua-msg-user">
-    <MessageAttachments />
-    <MessagePrimitive.Parts components={userComponents} />
-  </MessagePrimitive.Root>
+  <>
+    <MessagePrimitive.Root className="cua-msg cua-msg-user">
+      <MessageAttachments />
+      <MessagePrimitive.Parts components={userComponents} />
+    </MessagePrimitive.Root>
+    <NoticesAfterMessage />
+  </>
 );
 
 export const messageComponents = { UserMessage, AssistantMessage };

@@ -1,8 +1,11 @@
-// The panel's own answers (slash commands), shown at the end of the thread. They are not part of
-// the conversation: never stored with it, never sent to the model.
+// The panel's own answers (slash commands), shown in the thread where they were asked: after the
+// message that was last then, so the next question and answer come below them (a tall /context
+// card at the end would stay under the new answer and hide it). They are not part of the
+// conversation: never stored with it, never sent to the model.
 import { MarkdownTextPrimitive } from "@assistant-ui/react-markdown";
 import { TextMessagePartProvider } from "@assistant-ui/react";
 import remarkGfm from "remark-gfm";
+import { useChat } from "@ai-sdk/react";
 import type { FC } from "react";
 import type { Notice } from "../runtime/chatStore";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
@@ -32,11 +35,16 @@ const NoticeCard: FC<{ notice: Notice; onDismiss: () => void }> = ({ notice, onD
   </div>
 );
 
-export const Notices: FC = () => {
+/** Where a note shows: after its message, before the first message (noted on an empty thread),
+ * or at the end when its message is gone (an answer given again). */
+export function noticePlace(notice: Notice, messageIds: ReadonlySet<string>): string | null | "end" {
+  if (notice.after === null || notice.after === undefined) return null;
+  return messageIds.has(notice.after) ? notice.after : "end";
+}
+
+const NoticeCards: FC<{ notices: readonly Notice[] }> = ({ notices }) => {
   const store = useStore();
-  useStoreVersion(store);
   const { key } = useCurrentThread();
-  const notices = store.noticesOf(key);
   if (notices.length === 0) return null;
   return (
     <div className="cua-notices">
@@ -45,4 +53,23 @@ export const Notices: FC = () => {
       ))}
     </div>
   );
+};
+
+/** The notes that follow message `after` (null: those noted before any message). */
+export const Notices: FC<{ after: string | null }> = ({ after }) => {
+  const store = useStore();
+  useStoreVersion(store);
+  const { key } = useCurrentThread();
+  const notices = store.noticesOf(key).filter((n) => (n.after ?? null) === after);
+  return <NoticeCards notices={notices} />;
+};
+
+/** At the thread's end: the notes whose message is no longer in it. */
+export const LeftoverNotices: FC = () => {
+  const store = useStore();
+  useStoreVersion(store);
+  const { key, entry } = useCurrentThread();
+  const { messages } = useChat({ chat: entry.chat });
+  const ids = new Set(messages.map((m) => m.id));
+  return <NoticeCards notices={store.noticesOf(key).filter((n) => noticePlace(n, ids) === "end")} />;
 };

@@ -214,6 +214,25 @@ describe("the panel", () => {
     expect(screen.getAllByRole("meter")).toHaveLength(2);
   });
 
+  it("keeps a /context card after the answer it describes: the next question and answer come below it", async () => {
+    let turn = 0;
+    const { store } = setup(() => sseResponse(textAnswer(++turn === 1 ? "The first answer." : "The second answer.", undefined, report)));
+    const { container } = render(<Panel store={store} />);
+    await send("first question");
+    await screen.findByText("The first answer.");
+    await type("/help");
+    fireEvent.keyDown(input(), { key: "Enter" });
+    await type("/context");
+    fireEvent.keyDown(input(), { key: "Enter" });
+    await screen.findByText("Context of the last answer");
+    await send("second question");
+    await screen.findByText("The second answer.");
+    const order = [...container.querySelectorAll(".cua-viewport .cua-msg, .cua-viewport .cua-notice")].map(
+      (e) => e.querySelector(".cua-notice-title")?.textContent ?? e.textContent?.replace(/copyretry$/, ""),
+    );
+    expect(order).toEqual(["first question", "The first answer.", expect.stringMatching(/^Commands/), "Context of the last answer", "second question", "The second answer."]);
+  });
+
   it("renames and deletes threads through the list", async () => {
     const { store, server } = setup(() => sseResponse(textAnswer("no")));
     server.threads.set("th_a", { id: "th_a", title: "First", archived: false, updatedAt: 2, messages: [] });

@@ -4,7 +4,6 @@
 // a thread's ⋯ menu moves it to the active workflow or unbinds it (runtime/workflowThreads.ts).
 import { ThreadListItemPrimitive, ThreadListPrimitive, useAui, useAuiState } from "@assistant-ui/react";
 import { useState, type FC, type KeyboardEvent } from "react";
-import { workflowName } from "../runtime/workflowThreads";
 import { useStore, useStoreVersion } from "./context";
 import { WorkflowMenu } from "./WorkflowMenu";
 
@@ -20,7 +19,8 @@ const Item: FC = () => {
   const { active } = store.workflows;
   const workflow = store.workflows.workflowOf(remoteId);
   // Under "Other threads": where the thread belongs.
-  const where = active === undefined || workflow === active || workflow === undefined ? null : workflow === null ? "no workflow" : workflowName(workflow);
+  const where =
+    active === undefined || workflow === active || workflow === undefined ? null : workflow === null ? "no workflow" : store.workflows.nameOf(workflow);
 
   const save = () => {
     const next = editing?.trim();
@@ -62,7 +62,7 @@ const Item: FC = () => {
           <span className="cua-thread-text">
             <span className="cua-thread-title">{title}</span>
             {where ? (
-              <span className="cua-thread-workflow" title={workflow ?? "Bound to no workflow"}>
+              <span className="cua-thread-workflow" title={workflow === null ? "Bound to no workflow" : where}>
                 {where}
               </span>
             ) : null}
@@ -98,8 +98,8 @@ const Groups: FC = () => {
   return (
     <>
       <div className="cua-thread-group" role="group" aria-label="This workflow">
-        <div className="cua-thread-heading" title={active}>
-          This workflow · {workflowName(active)}
+        <div className="cua-thread-heading" title={store.workflows.nameOf(active)}>
+          This workflow · {store.workflows.nameOf(active)}
         </div>
         {mine.length ? rows(mine) : <div className="cua-muted cua-thread-empty">No threads yet: a message starts one.</div>}
       </div>

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ComfyApp } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
 
 afterEach(() => {
@@ -13,14 +13,18 @@ afterEach(() => {
 });
 
 /** The panel following workflow tabs shaped like ComfyUI's (the playground's emulation). */
-function setup() {
-  const server = fakeServer((body) => {
+function setup(
+  server = fakeServer((body) => {
     const text = body.messages.at(-1)?.parts.find((p) => p.type === "text");
     return sseResponse(textAnswer(`Answer to ${text && "text" in text ? text.text : "?"}`));
-  });
+  }),
+  first = "graph-a",
+  tools: (tabs: PlaygroundWorkflows) => Record<string, (input: unknown) => Promise<unknown>> = () => ({}),
+) {
   vi.stubGlobal("fetch", server.fetch);
-  const tabs = new PlaygroundWorkflows({ serialize: () => ({}), load: () => {} });
-  const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false });
+  let shown: unknown = { id: first }; // the graph each tab shows, with the id ComfyUI gives it
+  const tabs = new PlaygroundWorkflows({ serialize: () => shown, load: (state) => void (shown = state) });
+  const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false, tools: () => tools(tabs) });
   store.workflows.follow({ extensionManager: { workflow: tabs } } as unknown as ComfyApp);
   store.setThreadsOpen(true);
   return { server, tabs, store };
@@ -42,8 +46,8 @@ describe("threads that belong to a workflow", () => {
     render(<Panel store={store} />);
     await send("hello from A");
     const threadA = store.currentThreadId!;
-    await waitFor(() => expect(server.threads.get(threadA)?.workflow).toBe("Unsaved Workflow.json"));
-    expect(server.chatRequests[0]?.workflow).toBe("Unsaved Workflow.json");
+    await waitFor(() => expect(server.threads.get(threadA)?.workflow).toBe("unsaved:graph-a"));
+    expect(server.chatRequests[0]?.workflow).toBe("unsaved:graph-a");
     await waitFor(() => expect(within(group("This workflow")).getByText("hello from A")).toBeTruthy());
 
     await act(() => tabs.newBlank()); // tab B
@@ -56,7 +60,7 @@ describe("threads that belong to a workflow", () => {
     await send("hello from B");
     const threadB = store.currentThreadId!;
     expect(threadB).not.toBe(threadA);
-    expect(server.threads.get(threadB)?.workflow).toBe("Unsaved Workflow (2).json");
+    expect(server.threads.get(threadB)?.workflow).toBe(`unsaved:${(tabs.activeWorkflow!.activeState as { id: string }).id}`);
 
     await act(() => tabs.openWorkflow(tabs.openWorkflows[0]!)); // back to A
     await screen.findByText("Answer to hello from A");
@@ -66,6 +70,57 @@ describe("threads that belong to a workflow", () => {
     await send("more on A");
     expect(server.chatRequests.at(-1)?.id).toBe(threadA);
     expect(server.chatRequests.at(-1)?.messages).toHaveLength(3);
+  });
+
+  it("a new tab that gets an earlier tab's name starts afresh: threads follow the graph, not the name", async () => {
+    const earlier = setup();
+    const first = render(<Panel store={earlier.store} />);
+    await act(() => earlier.tabs.newBlank()); // "Unsaved Workflow (2)"
+    await send("about the fox graph");
+    const fox = earlier.store.currentThreadId!;
+    first.unmount(); // the session ends (a reload: the unsaved tab is gone, nothing closed it)
+
+    const later = setup(earlier.server, "graph-later"); // the same server, a new page
+    render(<Panel store={later.store} />);
+    await act(() => later.tabs.newBlank()); // "Unsaved Workflow (2)" again, another graph
+    expect(later.tabs.activeWorkflow!.key).toBe("Unsaved Workflow (2).json");
+    await screen.findByText(/Ask about your workflow/);
+    expect(screen.queryByText("Answer to about the fox graph")).toBeNull();
+    await waitFor(() => expect(within(group("Other threads")).getByText("an unsaved workflow")).toBeTruthy()); // the fox thread
+    expect(within(group("This workflow")).getByText(/No threads yet/)).toBeTruthy();
+    expect(later.store.currentThreadId).not.toBe(fox);
+    expect(later.store.workflows.workflowOf(fox)).toBe(earlier.store.workflows.workflowOf(fox));
+  });
+
+  it("a workflow the assistant loads opens in a new tab, and the chat goes on there, bound to it", async () => {
+    const server = fakeServer((body) =>
+      sseResponse(body.messages.at(-1)?.role === "user" ? toolCallAnswer("loadWorkflow", { workflow: { nodes: [] } }) : textAnswer("Loaded it in a new tab.")),
+    );
+    // As ComfyUI's app.loadGraphData does (tools/loadWorkflow.ts reads it back): a new tab.
+    const loadWorkflow = (tabs: PlaygroundWorkflows) => async () => {
+      await tabs.openNew({ nodes: [], links: [] });
+      return { ok: true, format: "ui", tab: tabs.activeWorkflow!.filename };
+    };
+    const { tabs, store } = setup(server, "graph-a", (t) => ({ loadWorkflow: loadWorkflow(t) }));
+    render(<Panel store={store} />);
+    const box = await screen.findByLabelText<HTMLTextAreaElement>("Message");
+    fireEvent.change(box, { target: { value: "load the portrait workflow" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    await screen.findByText("Loaded it in a new tab.");
+    const thread = store.currentThreadId!;
+    const opened = `unsaved:${(tabs.activeWorkflow!.activeState as { id: string }).id}`;
+    expect(tabs.activeWorkflow!.key).toBe("Unsaved Workflow (2).json");
+    await waitFor(() => expect(server.threads.get(thread)?.workflow).toBe(opened)); // moved with it
+    expect(within(group("This workflow")).getByText("load the portrait workflow")).toBeTruthy();
+    expect(group("This workflow").textContent).toContain("Unsaved Workflow (2)");
+
+    await act(() => tabs.openWorkflow(tabs.openWorkflows[0]!)); // the tab the user was on
+    await screen.findByText(/Ask about your workflow/);
+    expect(within(group("This workflow")).getByText(/No threads yet/)).toBeTruthy();
+    expect(within(group("Other threads")).getByText("load the portrait workflow")).toBeTruthy();
+    await act(() => tabs.openWorkflow(tabs.openWorkflows[1]!));
+    await screen.findByText("Loaded it in a new tab.");
+    expect(store.currentThreadId).toBe(thread);
   });
 
   it("a thread's menu moves it to this workflow or unbinds it", async () => {
@@ -78,7 +133,7 @@ describe("threads that belong to a workflow", () => {
     fireEvent.click(screen.getByRole("button", { name: "Workflow of “Elsewhere”" }));
     fireEvent.click(screen.getByRole("menuitem", { name: "Move to this workflow" }));
     await waitFor(() => expect(within(group("This workflow")).getByText("Elsewhere")).toBeTruthy());
-    expect(server.threads.get("th_b")?.workflow).toBe("Unsaved Workflow.json");
+    expect(server.threads.get("th_b")?.workflow).toBe("unsaved:graph-a");
     expect(screen.queryByRole("group", { name: "Other threads" })).toBeNull();
 
     fireEvent.click(screen.getByRole("button", { name: "Workflow of “Elsewhere”" }));

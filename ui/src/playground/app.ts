@@ -20,6 +20,24 @@ export interface PlaygroundElements {
   tabs?: HTMLElement | null;
 }
 
+/**
+ * The id of the first tab's graph. ComfyUI gives a new graph a random id (LGraph starts with
+ * zeros) and restores the graph it showed, id and all, after a reload; the playground rebuilds
+ * the same default graph each time, so it keeps its id across reloads (localStorage).
+ */
+function firstGraphId(): string {
+  const key = "cua-playground-graph-id";
+  try {
+    const kept = localStorage.getItem(key);
+    if (kept) return kept;
+    const id = crypto.randomUUID();
+    localStorage.setItem(key, id);
+    return id;
+  } catch {
+    return crypto.randomUUID();
+  }
+}
+
 export class PlaygroundApp implements ComfyApp {
   readonly graph: LGraph;
   readonly canvas: LGraphCanvas;
@@ -35,12 +53,13 @@ export class PlaygroundApp implements ComfyApp {
 
   constructor(elements: PlaygroundElements) {
     this.graph = new LGraph();
+    this.graph.id = firstGraphId();
     registerSubgraphTypes(LiteGraph, SubgraphNode, this.graph); // workflows with subgraphs load as in ComfyUI
     this.canvas = new LGraphCanvas(elements.canvas, this.graph);
     this.canvas.show_info = false;
     this.canvas.render_canvas_border = false;
     this.workflows = new PlaygroundWorkflows(
-      { serialize: () => this.graph.serialize(), load: (state) => this.loadGraphData(state, false) },
+      { serialize: () => this.graph.serialize(), load: (state) => this.showGraph(state) },
       elements.tabs,
     );
     const command = new Commands();
@@ -109,14 +128,17 @@ export class PlaygroundApp implements ComfyApp {
     return graphToPrompt(this.graph);
   }
 
-  /** Replace the graph (the same LGraph instance, like ComfyUI). ComfyUI opens a loaded
-   * workflow in a new tab, so the old graph stays one click away; the playground has one tab,
-   * so loading is an undo step instead (the change tracker's own restores pass `false`). */
-  loadGraphData(data: unknown, clean = true): void {
+  /** ComfyUI's app.loadGraphData: the workflow opens in a new tab (named as ComfyUI names one,
+   * "Unsaved Workflow (2)"); the tab the user was on keeps its graph. */
+  async loadGraphData(data: unknown): Promise<void> {
+    await this.workflows.openNew(data);
+  }
+
+  /** Show a tab's graph (the same LGraph instance, like ComfyUI): a tab switch, an undo. */
+  private showGraph(data: unknown): void {
     this.graph.clear();
     if (data) this.graph.configure(data as Parameters<LGraph["configure"]>[0]);
     this.canvas.setDirty(true, true);
-    if (clean) this.changeTracker.checkState();
   }
 
   /** ComfyUI's app.queuePrompt: refusals are shown, not thrown. */

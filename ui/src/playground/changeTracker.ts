@@ -26,8 +26,12 @@ export class PlaygroundChangeTracker implements ChangeTracker {
   private changeCount = 0;
   private restoring = false;
 
-  constructor(private readonly graph: TrackedGraph) {
-    this.activeState = graph.serialize();
+  /** `initial`: the tab's graph when it is not the one shown (a new tab), else the graph now. */
+  constructor(
+    private readonly graph: TrackedGraph,
+    initial: unknown = graph.serialize(),
+  ) {
+    this.activeState = initial;
   }
 
   /** Forget the history: the current graph becomes the starting state (a workflow loaded). */

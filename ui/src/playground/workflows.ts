@@ -1,5 +1,6 @@
 // Workflow tabs for the playground, shaped like ComfyUI's workflow store (a Pinia store in
-// 1.27.10 and 1.58.1): `activeWorkflow` (path, key, filename, isTemporary, changeTracker),
+// 1.27.10 and 1.58.1): `activeWorkflow` (path, key, filename, isTemporary, changeTracker, and
+// activeState: the tab's graph as its tracker holds it, whose `id` names the graph),
 // `openWorkflows`, the actions openWorkflow / createTemporary / renameWorkflow / closeWorkflow,
 // and Pinia's `$onAction` hook, which calls `after` once an action completed. Each tab keeps its
 // graph (serialized while another is shown) and its own undo history. A strip of tabs above the
@@ -32,6 +33,16 @@ export class PlaygroundWorkflow {
   get isTemporary(): boolean {
     return this.size === -1;
   }
+
+  /** The graph as its tracker holds it (ComfyUI's `activeState`; its `id` names the graph). */
+  get activeState(): { id?: unknown } | null {
+    return (this.changeTracker.activeState as { id?: unknown } | null) ?? null;
+  }
+}
+
+/** A new graph, with an id of its own as ComfyUI gives one. */
+function blankGraph(): { id: string; nodes: []; links: []; groups: []; version: number } {
+  return { id: crypto.randomUUID(), nodes: [], links: [], groups: [], version: 0.4 };
 }
 
 type ActionHook = (context: ComfyActionContext) => void;
@@ -45,7 +56,7 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
     private readonly graph: TrackedGraph,
     private readonly strip: HTMLElement | null = null,
   ) {
-    const first = this.createTemporary();
+    const first = this.createTemporary(undefined, graph.serialize());
     first.opened = true;
     this.openWorkflows.push(first);
     this.activeWorkflow = first;
@@ -67,12 +78,15 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
     return result;
   }
 
-  /** A new unsaved workflow, named as ComfyUI names them ("Unsaved Workflow (2).json"). */
-  createTemporary(name = "Unsaved Workflow.json"): PlaygroundWorkflow {
+  /** A new unsaved workflow, named as ComfyUI names them ("Unsaved Workflow (2).json"), holding
+   * `state` (a blank graph with an id of its own when not given). */
+  createTemporary(name = "Unsaved Workflow.json", state: unknown = blankGraph()): PlaygroundWorkflow {
     const taken = new Set(this.openWorkflows.map((w) => w.path));
     let path = BASE + name;
     for (let n = 2; taken.has(path); n++) path = BASE + name.replace(/\.json$/, ` (${n}).json`);
-    return new PlaygroundWorkflow(path, new PlaygroundChangeTracker(this.graph));
+    const workflow = new PlaygroundWorkflow(path, new PlaygroundChangeTracker(this.graph, state));
+    workflow.state = state;
+    return workflow;
   }
 
   openWorkflow(workflow: PlaygroundWorkflow): Promise<PlaygroundWorkflow> {
@@ -115,9 +129,13 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
 
   /** Comfy.NewBlankWorkflow: an empty graph in a new tab. */
   async newBlank(): Promise<void> {
-    const workflow = this.createTemporary();
-    workflow.state = { nodes: [], links: [], groups: [], version: 0.4 };
-    await this.openWorkflow(workflow);
+    await this.openWorkflow(this.createTemporary());
+  }
+
+  /** app.loadGraphData: `data` in a new tab; a graph without an id gets one, as in ComfyUI. */
+  async openNew(data: unknown): Promise<void> {
+    const state = typeof data === "object" && data !== null ? { id: crypto.randomUUID(), ...data } : blankGraph();
+    await this.openWorkflow(this.createTemporary(undefined, state));
   }
 
   /** Workspace.NextOpenedWorkflow / PreviousOpenedWorkflow. */

@@ -31,6 +31,8 @@ export interface ChatEntry {
   haltedAfter: string | null;
   /** Panel tool calls running now. */
   pendingTools: number;
+  /** Of those, calls that open a workflow tab (loadWorkflow). */
+  openingTabs: number;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -43,7 +45,13 @@ export interface Notice {
   title: string;
   text?: string;
   report?: ContextReport | null;
+  /** The message it follows in the thread (the last one when it was noted; null: none yet).
+   * Later messages come below it, so a tall card never hides the next answer. */
+  after?: string | null;
 }
+
+/** What a command notes: the store adds its id and its place in the thread. */
+export type NewNotice = Omit<Notice, "id" | "after">;
 
 export type PanelView = "chat" | "settings";
 
@@ -110,8 +118,8 @@ export class ChatStore {
       request: requestJson,
       changed: () => this.emit(),
       current: () => this.currentThreadId,
-      // A tab that opens while the shown thread's panel tools run was opened by them.
-      busy: () => (this.currentThreadId ? this.entries.get(this.currentThreadId)?.pendingTools ?? 0 : 0) > 0,
+      // A tab that opens while the shown thread loads a workflow was opened by it.
+      busy: () => (this.currentThreadId ? this.entries.get(this.currentThreadId)?.openingTabs ?? 0 : 0) > 0,
     });
   }
 
@@ -254,6 +262,7 @@ export class ChatStore {
       known,
       haltedAfter: null,
       pendingTools: 0,
+      openingTabs: 0,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
@@ -305,11 +314,15 @@ export class ChatStore {
   }
 
   private async runTool(entry: ChatEntry, name: string, toolCallId: string, input: unknown): Promise<void> {
+    const opensTab = name === TAB_OPENING_TOOL;
     entry.pendingTools++;
+    if (opensTab) entry.openingTabs++;
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds);
+      // The workflow opened in a new tab, which the user now sees: the chat goes on there.
+      if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
       const waiting = entry.chat.messages.some((m) =>
         m.parts.some((p) => isToolUIPart(p) && p.toolCallId === toolCallId && p.state === "input-available"),
@@ -324,6 +337,7 @@ export class ChatStore {
       console.error(`[comfyui-assistant] tool ${name} could not report its result`, error);
     } finally {
       entry.pendingTools--;
+      if (opensTab) entry.openingTabs--;
       this.emit();
     }
   }
@@ -360,9 +374,10 @@ export class ChatStore {
     return this.notices.get(key) ?? EMPTY;
   }
 
-  addNotice(key: string, notice: Omit<Notice, "id">): string {
+  addNotice(key: string, notice: NewNotice): string {
     const id = generateId();
-    this.notices.set(key, [...this.noticesOf(key), { ...notice, id }]);
+    const after = this.entries.get(key)?.chat.messages.at(-1)?.id ?? null;
+    this.notices.set(key, [...this.noticesOf(key), { ...notice, id, after }]);
     this.emit();
     return id;
   }
@@ -418,3 +433,11 @@ export class ChatStore {
 }
 
 const EMPTY: readonly Notice[] = Object.freeze([]);
+
+/** The panel tool that opens a workflow tab (tools/loadWorkflow.ts). */
+const TAB_OPENING_TOOL = "loadWorkflow";
+
+/** Whether a tool's output says it opened a tab (`{ok: true, tab: "<its name>"}`). */
+function openedTab(output: unknown): boolean {
+  return !!output && typeof output === "object" && (output as { ok?: unknown }).ok === true && typeof (output as { tab?: unknown }).tab === "string";
+}

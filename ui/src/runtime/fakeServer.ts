@@ -218,6 +218,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return json({
         tools: [
           { name: "addNode", description: "", parameters: {}, runs: "panel" },
+          { name: "loadWorkflow", description: "", parameters: {}, runs: "panel" },
           { name: "searchInstalledNodes", description: "", parameters: {}, runs: "server" },
         ],
       });

@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { activeWorkflowKey, watchWorkflows, type ComfyApp, type WorkflowChange } from "../comfy";
+import { activeWorkflowKey, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import type { ServerThread } from "./api";
-import { threadsOf, workflowName, WorkflowThreads, type WorkflowThreadsDeps } from "./workflowThreads";
+import { staleKeys, threadsOf, workflowName, WorkflowThreads, type WorkflowThreadsDeps } from "./workflowThreads";
 
 afterEach(() => vi.useRealTimers());
 
-/** ComfyUI's workflow store as the playground emulates it (Pinia's $onAction included). */
+/** ComfyUI's workflow store as the playground emulates it (Pinia's $onAction included); the
+ * first tab's graph has the id "graph-1", every new one a random UUID, as ComfyUI gives them. */
 function tabs() {
-  const workflows = new PlaygroundWorkflows({ serialize: () => ({}), load: () => {} });
+  let shown: unknown = { id: "graph-1" };
+  const workflows = new PlaygroundWorkflows({ serialize: () => shown, load: (state) => void (shown = state) });
   const app = { extensionManager: { workflow: workflows } } as unknown as ComfyApp;
   return { workflows, app };
 }
@@ -33,32 +35,89 @@ function threads(overrides: Partial<WorkflowThreadsDeps> = {}) {
 }
 
 describe("watchWorkflows (comfy.ts)", () => {
-  it("reports a tab switch, a rename (once, not also as a switch) and an unsaved tab closed", async () => {
+  it("reports a tab switch, a save under a name (once, not also as a switch) and an unsaved tab closed", async () => {
     const { workflows, app } = tabs();
     const seen: WorkflowChange[] = [];
     const stop = watchWorkflows(app, (change) => seen.push(change));
-    expect(activeWorkflowKey(app)).toBe("Unsaved Workflow.json");
+    expect(activeWorkflowKey(app)).toBe("unsaved:graph-1");
 
     await workflows.newBlank();
-    expect(seen).toEqual([{ type: "active", key: "Unsaved Workflow (2).json" }]);
+    const second = activeWorkflowKey(app)!;
+    expect(second).toMatch(/^unsaved:[0-9a-f-]{36}$/);
+    expect(seen).toEqual([{ type: "active", key: second }]);
 
     await workflows.renameWorkflow(workflows.activeWorkflow!, "workflows/portraits/flux.json");
-    expect(seen.slice(1)).toEqual([{ type: "renamed", from: "Unsaved Workflow (2).json", to: "portraits/flux.json" }]);
+    expect(seen.slice(1)).toEqual([{ type: "renamed", from: second, to: "portraits/flux.json" }]);
     expect(activeWorkflowKey(app)).toBe("portraits/flux.json");
 
     // Closing the saved tab is no "closed" (its threads keep it); the first tab shows again.
     await workflows.closeTab(workflows.activeWorkflow!);
-    expect(seen.slice(2)).toEqual([{ type: "active", key: "Unsaved Workflow.json" }]);
-    // Closing the unsaved one (the last tab: a new one opens first): its name may come back.
+    expect(seen.slice(2)).toEqual([{ type: "active", key: "unsaved:graph-1" }]);
+    // Closing the unsaved one (the last tab: a new one opens first): its graph is gone.
     await workflows.closeTab(workflows.activeWorkflow!);
+    const third = activeWorkflowKey(app)!;
     expect(seen.slice(3)).toEqual([
-      { type: "active", key: "Unsaved Workflow (2).json" },
-      { type: "closed", key: "Unsaved Workflow.json" },
+      { type: "active", key: third },
+      { type: "closed", key: "unsaved:graph-1" },
     ]);
 
     stop();
     await workflows.newBlank();
     expect(seen).toHaveLength(5);
+  });
+
+  it("a tab saved in place is one rename, also when an action inside the save sees the new key first (1.58)", async () => {
+    // ComfyUI's save of an unsaved tab: renameWorkflow (still temporary), then saveWorkflow, in
+    // which 1.58 calls the store's isActive(workflow), whose hook runs before saveWorkflow's.
+    type Hook = Parameters<NonNullable<ComfyWorkflowStore["$onAction"]>>[0];
+    const hooks: Hook[] = [];
+    const tab = { key: "Unsaved Workflow (2).json", isTemporary: true, activeState: { id: "g1" } };
+    const store: ComfyWorkflowStore = { activeWorkflow: tab, openWorkflows: [tab], $onAction: (hook) => (hooks.push(hook), () => {}) };
+    const act = async (name: string, args: unknown[], run: () => unknown) => {
+      const afters: ((result: unknown) => void)[] = [];
+      for (const hook of hooks) hook({ name, args, after: (callback) => afters.push(callback) });
+      const result = await run();
+      for (const callback of afters) callback(result);
+    };
+    const seen: WorkflowChange[] = [];
+    watchWorkflows({ extensionManager: { workflow: store } } as unknown as ComfyApp, (change) => seen.push(change));
+    await act("renameWorkflow", [tab, "workflows/xx.json"], () => void (tab.key = "xx.json"));
+    expect(seen).toEqual([]); // still unsaved: the same key
+    await act("saveWorkflow", [tab], async () => {
+      tab.isTemporary = false;
+      await act("isActive", [{ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "g0" } }], () => false);
+      await act("isActive", [tab], () => true);
+    });
+    expect(seen).toEqual([{ type: "renamed", from: "unsaved:g1", to: "xx.json" }]);
+  });
+
+  it("keys an unsaved tab by its graph, not by its name, which ComfyUI gives again", async () => {
+    const { workflows, app } = tabs();
+    await workflows.newBlank(); // "Unsaved Workflow (2)"
+    const before = activeWorkflowKey(app);
+    await workflows.closeTab(workflows.activeWorkflow!);
+    await workflows.newBlank(); // "Unsaved Workflow (2)" again: another graph
+    expect(workflows.activeWorkflow!.key).toBe("Unsaved Workflow (2).json");
+    expect(activeWorkflowKey(app)).not.toBe(before);
+    expect(activeWorkflowKey(app)).toMatch(/^unsaved:/);
+  });
+
+  it("reads a workflow's key as ComfyUI's workflows hold it", () => {
+    const id = "0b5c6a0e-8a3e-4f00-9d1b-5a4d2c7e9f10";
+    expect(workflowKey({ key: "portraits/flux.json", isTemporary: false, activeState: { id } })).toBe("portraits/flux.json");
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id } })).toBe(`unsaved:${id}`);
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: null, initialState: { id } })).toBe(`unsaved:${id}`);
+    // A tab not loaded yet: the JSON it holds as text.
+    const unloaded = { key: "Unsaved Workflow.json", isTemporary: true, content: JSON.stringify({ id, nodes: [] }) };
+    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`);
+    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`); // read once, then known
+    unloaded.content = JSON.stringify({ id: "another", nodes: [] });
+    expect(workflowKey(unloaded)).toBe("unsaved:another"); // its text changed: read again
+    // No id (or LiteGraph's zeros): no key rather than the name.
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "00000000-0000-0000-0000-000000000000" } })).toBeUndefined();
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, content: "not json" })).toBeUndefined();
+    expect(workflowKey({ path: "workflows/a.json" })).toBe("workflows/a.json");
+    expect(workflowKey(null)).toBeUndefined();
   });
 
   it("without a workflow store nothing is reported; without Pinia's hook the active tab is checked every second", async () => {
@@ -190,9 +249,72 @@ describe("moving threads", () => {
     expect(w.workflowOf("t 1")).toBe("b.json");
   });
 
-  it("names a workflow as a person reads it", () => {
+  it("names a workflow as a person reads it: its tab's name while one is open", async () => {
     expect(workflowName("portraits/flux.json")).toBe("flux");
     expect(workflowName("Unsaved Workflow (2).json")).toBe("Unsaved Workflow (2)");
     expect(workflowName("odd")).toBe("odd");
+    expect(workflowName("unsaved:0b5c")).toBe("an unsaved workflow");
+    const { workflows, app } = tabs();
+    const { w } = threads();
+    w.follow(app);
+    await workflows.newBlank();
+    expect(w.nameOf("unsaved:graph-1")).toBe("Unsaved Workflow");
+    expect(w.nameOf(activeWorkflowKey(app)!)).toBe("Unsaved Workflow (2)");
+    await workflows.closeTab(workflows.openWorkflows[0]!);
+    expect(w.nameOf("unsaved:graph-1")).toBe("Unsaved Workflow"); // as it was last seen
+    expect(w.nameOf("unsaved:never-seen")).toBe("an unsaved workflow");
+  });
+});
+
+describe("threads an earlier version bound to a tab's name", () => {
+  it("stay with a saved workflow of that path; a temporary tab's name is unbound", () => {
+    const saved = new Set(["portrait.json", "studio/flux.json"]);
+    const bound = ["Unsaved Workflow.json", "portrait.json", null, "unsaved:0b5c", "Unsaved Workflow (2).json", "Unsaved Workflow.json", "gone.json"];
+    expect(staleKeys(bound, saved)).toEqual(["Unsaved Workflow.json", "Unsaved Workflow (2).json", "gone.json"]);
+  });
+
+  it("are unbound on the server once, after the first list, when the saved workflows can be read", async () => {
+    const asked: string[] = [];
+    let answer: Response | Error = new Response(JSON.stringify(["portrait.json"]), { status: 200 });
+    const { workflows } = tabs();
+    const app = {
+      extensionManager: { workflow: workflows },
+      api: {
+        fetchApi: async (route: string) => {
+          asked.push(route);
+          if (answer instanceof Error) throw answer;
+          return answer;
+        },
+      },
+    } as unknown as ComfyApp;
+    const { w, requests } = threads();
+    w.follow(app);
+    w.listed([
+      listedThread("old-tab", "Unsaved Workflow.json", 1),
+      listedThread("old-file", "portrait.json", 2),
+      listedThread("new-tab", "unsaved:graph-1", 3),
+    ]);
+    await vi.waitFor(() => expect(w.workflowOf("old-tab")).toBeNull());
+    expect(asked).toEqual(["/userdata?dir=workflows&recurse=true&split=false&full_info=false"]);
+    expect(requests).toEqual([{ path: "/api/assistant/threads/rebind", init: { method: "POST", body: { from: "Unsaved Workflow.json", to: null } } }]);
+    expect([w.workflowOf("old-file"), w.workflowOf("new-tab")]).toEqual(["portrait.json", "unsaved:graph-1"]);
+    w.listed([listedThread("old-tab", "Unsaved Workflow.json", 1)]); // checked once per page
+    await Promise.resolve();
+    expect(asked).toHaveLength(1);
+
+    // The saved workflows unknown (ComfyUI answered 500, or failed): nothing is unbound.
+    for (answer of [new Response("no", { status: 500 }), new Error("offline")]) {
+      const other = threads();
+      other.w.follow(app);
+      other.w.listed([listedThread("old-tab", "Unsaved Workflow.json", 1)]);
+      await new Promise((done) => setTimeout(done, 10));
+      expect([other.w.workflowOf("old-tab"), other.requests]).toEqual(["Unsaved Workflow.json", []]);
+    }
+    // No workflows folder at all (404): no saved workflow, so a name binds nothing.
+    answer = new Response("", { status: 404 });
+    const none = threads();
+    none.w.follow(app);
+    none.w.listed([listedThread("old-file", "portrait.json", 1)]);
+    await vi.waitFor(() => expect(none.w.workflowOf("old-file")).toBeNull());
   });
 });

@@ -1,10 +1,20 @@
 // Threads that belong to a workflow tab. A thread records the workflow it was started on (the
-// server stores its key: core/thread_workflows.py); the panel lists the active workflow's
-// threads first and, when the user switches tabs, continues that workflow's thread — the one
-// shown there last, else its latest — or starts a new one. Here: which workflow is active
-// (from ComfyUI's workflow store, through comfy.ts), each thread's workflow as the server
-// listed it, and the choice of thread. Only thread ids and workflow keys are kept, in memory.
-import { watchWorkflows, activeWorkflowKey, type ComfyApp, type WorkflowChange } from "../comfy";
+// server stores its key: core/thread_workflows.py): a saved workflow's path, an unsaved one's
+// graph id ("unsaved:<uuid>", comfy.ts workflowKey) — never a tab's name, which ComfyUI gives
+// again to other new tabs. The panel lists the active workflow's threads first and, when the
+// user switches tabs, continues that workflow's thread — the one shown there last, else its
+// latest — or starts a new one. Here: which workflow is active (from ComfyUI's workflow store,
+// through comfy.ts), each thread's workflow as the server listed it, and the choice of thread.
+// Only thread ids, workflow keys and tab names are kept, in memory.
+import {
+  activeWorkflowKey,
+  openWorkflowTitles,
+  savedWorkflowKeys,
+  UNSAVED,
+  watchWorkflows,
+  type ComfyApp,
+  type WorkflowChange,
+} from "../comfy";
 import type { ServerThread } from "./api";
 import { THREADS, threadPath } from "./threadAdapter";
 
@@ -37,10 +47,23 @@ export function threadsOf(bindings: ReadonlyMap<string, ThreadBinding>, workflow
     .map(([id]) => id);
 }
 
-/** A workflow key as a person reads it: "portraits/flux.json" → "flux". */
+/** A workflow key as a person reads it: "portraits/flux.json" → "flux"; an unsaved workflow
+ * that is not open (its name is not known) → "an unsaved workflow". */
 export function workflowName(key: string): string {
+  if (key.startsWith(UNSAVED)) return "an unsaved workflow";
   const file = key.split("/").pop() || key;
   return file.replace(/\.json$/i, "") || file;
+}
+
+/**
+ * A thread bound by an earlier version, to a tab's name, which cannot be told from a saved
+ * workflow's path: it stays bound only when a saved workflow has that path now (the same key as
+ * before); else it was a temporary tab's name, given to other tabs since, and is unbound.
+ */
+export function staleKeys(bound: Iterable<string | null>, saved: ReadonlySet<string>): string[] {
+  const keys = new Set<string>();
+  for (const key of bound) if (key !== null && !key.startsWith(UNSAVED) && !saved.has(key)) keys.add(key);
+  return [...keys];
 }
 
 export class WorkflowThreads {
@@ -53,22 +76,41 @@ export class WorkflowThreads {
   readonly bindings = new Map<string, ThreadBinding>();
   /** The thread shown last on each workflow (this page only). */
   private readonly lastShown = new Map<string, string>();
+  /** The tabs' names by key, as last seen (an unsaved workflow's key names no file). */
+  private readonly titles = new Map<string, string>();
+  private app: ComfyApp | undefined;
+  /** Threads of an earlier version's keys are checked once per page, after the first list. */
+  private checkedOld = false;
+  /** Keys that a rename gave threads on this page: never an earlier version's. */
+  private readonly renamedTo = new Set<string>();
 
   constructor(private readonly deps: WorkflowThreadsDeps) {}
 
   /** Follow the app's workflow tabs (nothing happens without a workflow API). */
   follow(app: ComfyApp): () => void {
+    this.app = app;
     this.active = activeWorkflowKey(app);
+    this.noteTitles();
     return watchWorkflows(app, (change) => void this.onChange(change));
+  }
+
+  /** How the panel names a workflow: its tab's name (as last seen), else from its key. */
+  nameOf(key: string): string {
+    return this.titles.get(key) ?? workflowName(key);
+  }
+
+  private noteTitles(): void {
+    if (this.app) for (const [key, title] of openWorkflowTitles(this.app)) this.titles.set(key, title);
   }
 
   /** A workflow tab became active, was renamed or was closed unsaved. */
   async onChange(change: WorkflowChange): Promise<void> {
+    this.noteTitles();
     if (change.type === "active") {
       this.active = change.key;
       const current = this.deps.current();
       // The assistant's own work can open a tab (its loadWorkflow tool opens a new one): the
-      // thread whose tools run stays in view, and is this tab's thread from now on.
+      // thread that loads stays in view, and is this tab's thread from now on (adopt).
       if (change.key !== undefined && current && this.deps.busy()) {
         this.lastShown.set(change.key, current);
         this.shownFor = change.key;
@@ -78,6 +120,7 @@ export class WorkflowThreads {
     }
     const from = change.type === "renamed" ? change.from : change.key;
     const to = change.type === "renamed" ? change.to : null;
+    if (to !== null) this.renamedTo.add(to);
     for (const binding of this.bindings.values()) if (binding.workflow === from) binding.workflow = to;
     const last = this.lastShown.get(from);
     this.lastShown.delete(from);
@@ -102,6 +145,26 @@ export class WorkflowThreads {
       this.bindings.set(t.id, { workflow: t.workflow ?? null, updatedAt: t.updatedAt, archived: t.archived });
     }
     this.loaded = true;
+    this.deps.changed();
+    if (!this.checkedOld && this.app && this.active !== undefined) {
+      this.checkedOld = true;
+      void this.unbindOld(this.app);
+    }
+  }
+
+  /** Unbinds the threads an earlier version bound to a temporary tab's name (staleKeys). */
+  async unbindOld(app: ComfyApp): Promise<void> {
+    const saved = await savedWorkflowKeys(app);
+    if (!saved) return; // unknown: leave every binding as it is
+    const bound = [...this.bindings.values()].map((b) => b.workflow);
+    for (const key of staleKeys(bound, saved).filter((k) => !this.renamedTo.has(k))) {
+      try {
+        await this.deps.request(`${THREADS}/rebind`, { method: "POST", body: { from: key, to: null } });
+        for (const binding of this.bindings.values()) if (binding.workflow === key) binding.workflow = null;
+      } catch (error) {
+        console.warn(`[comfyui-assistant] the threads of ${key} could not be unbound`, error);
+      }
+    }
     this.deps.changed();
   }
 
@@ -139,6 +202,24 @@ export class WorkflowThreads {
 
   workflowOf(remoteId: string | undefined): string | null | undefined {
     return remoteId === undefined ? undefined : this.bindings.get(remoteId)?.workflow;
+  }
+
+  /**
+   * The thread whose tool opened the active tab (loadWorkflow) goes on there, where its tools
+   * now work: shown on that tab, and bound to it (here and on the server).
+   */
+  async adopt(remoteId: string): Promise<void> {
+    const key = this.active;
+    if (key === undefined) return;
+    // It left the tab it was on: that tab shows its own threads again.
+    for (const [workflow, id] of this.lastShown) if (id === remoteId) this.lastShown.delete(workflow);
+    this.lastShown.set(key, remoteId);
+    if (this.bindings.get(remoteId)?.workflow === key) return;
+    try {
+      await this.move(remoteId, key);
+    } catch (error) {
+      console.warn("[comfyui-assistant] the thread could not follow the workflow it opened", error);
+    }
   }
 
   /** Move a thread to a workflow, or unbind it (null). */

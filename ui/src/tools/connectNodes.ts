@@ -4,10 +4,10 @@
 // "12:out"); a link between a graph and a subgraph one level inside it goes through a subgraph
 // input or output (an existing one that already carries it, else a new one).
 import type { LGraphNode } from "../comfy";
-import { nodeLabel, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
+import { nodeLabel, publicId, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { boundary, comesFrom, freeName, gateway, linkEnds, linkInto, requireEnds, type Endpoint } from "./endpoints";
 import { editedGraph, graphLabel, graphName, nodeRef, subgraphOf, type SubgraphLike } from "./graphs";
-import { LinkIndex, reaches, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID } from "./links";
+import { fromSubgraphInput, LinkIndex, nodeById, reaches, toSubgraphOutput } from "./links";
 import { describeSlots, resolveInput, resolveOutput, typeText, typesMatch } from "./slots";
 
 export interface ConnectNodesArgs {
@@ -45,12 +45,12 @@ function nodeEnd(ref: Endpoint["ref"], node: LGraphNode): Endpoint {
 function currentSource(to: Endpoint, inp: number): [NodeId, string | number] | undefined {
   const old = linkInto(to, inp);
   if (!old) return undefined;
-  if (old.origin_id === SUBGRAPH_INPUT_ID) {
+  if (fromSubgraphInput(old.origin_id)) {
     const sub = to.ref.graph as unknown as SubgraphLike;
     return [`${to.ref.path}:in`, sub.inputs[old.origin_slot]?.name ?? old.origin_slot];
   }
-  const source = to.ref.graph.getNodeById(old.origin_id as number) as LGraphNode | null;
-  return [source ? nodeRef(to.ref, source) : (old.origin_id as NodeId), source?.outputs?.[old.origin_slot]?.name ?? old.origin_slot];
+  const source = nodeById(to.ref.graph, old.origin_id);
+  return [source ? nodeRef(to.ref, source) : publicId(old.origin_id), source?.outputs?.[old.origin_slot]?.name ?? old.origin_slot];
 }
 
 async function sameLevel(ctx: ToolContext, from: Endpoint, out: number, to: Endpoint, inp: number, row: unknown[]): Promise<ToolResult> {
@@ -87,8 +87,8 @@ async function across(ctx: ToolContext, from: Endpoint, out: number, to: Endpoin
   const innerIndex = new LinkIndex(inner.graph);
   const reuse = down
     ? innerIndex.into(to.node.id, inp)
-    : innerIndex.from(from.node.id, out).find((l) => l.target_id === SUBGRAPH_OUTPUT_ID);
-  let slot = down ? (reuse?.origin_id === SUBGRAPH_INPUT_ID ? reuse.origin_slot : -1) : (reuse?.target_slot ?? -1);
+    : innerIndex.from(from.node.id, out).find((l) => toSubgraphOutput(l.target_id));
+  let slot = down ? (reuse && fromSubgraphInput(reuse.origin_id) ? reuse.origin_slot : -1) : (reuse?.target_slot ?? -1);
   const reused = slot >= 0;
   await recordEdit(ctx.app, () => {
     if (slot < 0) {

@@ -40,7 +40,8 @@ export function typeName(node: LGraphNode): string {
 
 /** "KSampler#3", "KSampler#12:5": how nodes are named in messages to the model ("KSampler" before it is added). */
 export function nodeLabel(node: LGraphNode): string {
-  if (node.id === -1 || node.id === null || node.id === undefined) return typeName(node);
+  // -1: not added yet (a number up to about 1.48, "-1" since).
+  if (node.id === null || node.id === undefined || String(node.id) === "-1") return typeName(node);
   return `${typeName(node)}#${modelIds.get(node) ?? node.id}`;
 }
 

@@ -5,7 +5,7 @@
 import type { ComfyApp, LGraphNode } from "../comfy";
 import { ToolError, type NodeId } from "./context";
 import { graphByPath, graphLabel, nodeRef, requireNodes, subgraphOf, type GraphRef, type SubgraphLike } from "./graphs";
-import { LinkIndex, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID, type LinkLike } from "./links";
+import { LinkIndex, nodeById, sameId, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID, type LinkLike } from "./links";
 
 type Slot = { name: string; type: unknown };
 
@@ -64,7 +64,7 @@ export function linkInto(to: Endpoint, slot: number): LinkLike | undefined {
 
 /** Whether this link comes from output `slot` of `from`. */
 export function comesFrom(link: LinkLike, from: Endpoint, slot: number): boolean {
-  return String(link.origin_id) === String(linkId(from)) && link.origin_slot === slot;
+  return sameId(link.origin_id, linkId(from)) && link.origin_slot === slot;
 }
 
 /** Links output `out` of `from` to input `inp` of `to` (same graph level); the link, or undefined if refused. */
@@ -87,7 +87,7 @@ export function gateway(outer: GraphRef, inner: GraphRef): LGraphNode | undefine
   if (!inner.path || !inner.path.startsWith(outer.path ? `${outer.path}:` : "")) return undefined;
   const rest = outer.path ? inner.path.slice(outer.path.length + 1) : inner.path;
   if (rest.includes(":")) return undefined;
-  const node = outer.graph.getNodeById(/^-?\d+$/.test(rest) ? Number(rest) : (rest as unknown as number)) as LGraphNode | null;
+  const node = nodeById(outer.graph, rest);
   return node && subgraphOf(node) === inner.graph ? node : undefined;
 }
 

@@ -51,11 +51,12 @@ export function summarizeOutput(output: unknown): Record<string, unknown> {
   return out;
 }
 
-/** ComfyUI's node_errors ({id: {errors, class_type}}) as a list the model can act on. */
-export function nodeErrorList(nodeErrors: unknown): Record<string, unknown>[] {
+/** ComfyUI's node_errors ({id: {errors, class_type}}) as a list the model can act on; `name`
+ * writes an execution id as the tools name that node (graphs.ts executionIdRef). */
+export function nodeErrorList(nodeErrors: unknown, name: (id: string) => NodeId = publicId): Record<string, unknown>[] {
   if (!nodeErrors || typeof nodeErrors !== "object") return [];
   return Object.entries(nodeErrors as Record<string, Detail>).map(([id, entry]) => ({
-    nodeId: publicId(id),
+    nodeId: name(id),
     classType: entry?.class_type,
     errors: (Array.isArray(entry?.errors) ? (entry.errors as Detail[]) : []).map((e) => {
       const extra = (e.extra_info ?? {}) as Detail;

@@ -10,10 +10,10 @@
 // holds; its inside is read with `subgraph`. Ids follow graphs.ts ("12:5", "12:in", "12:out").
 import { lastRunErrors, type ComfyApp, type LGraphNode } from "../comfy";
 import { findInput, nodeDefOf, widgetKind } from "../litegraph/defs";
-import { typeName, type NodeId, type ToolContext, type ToolResult } from "./context";
+import { publicId, typeName, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { nodeErrorList } from "./execution";
-import { graphName, nodeRef, requireNodes, rootRef, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
-import { LinkIndex, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID, type LinkLike } from "./links";
+import { executionIdRef, graphName, nodeRef, requireNodes, rootRef, subgraphOf, targetGraph, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
+import { fromSubgraphInput, LinkIndex, nodeById, toSubgraphOutput, type LinkLike } from "./links";
 import { slotSummary, typeText } from "./slots";
 import { widgetValues } from "./widgets";
 
@@ -41,16 +41,16 @@ class Level {
 
   /** [id, slot name] of a link's origin: a node, or this subgraph's input boundary. */
   origin(link: LinkLike): [NodeId, string | number] {
-    if (link.origin_id === SUBGRAPH_INPUT_ID) return [`${this.ref.path}:in`, this.sub?.inputs[link.origin_slot]?.name ?? link.origin_slot];
-    const node = this.ref.graph.getNodeById(link.origin_id as number) as LGraphNode | null;
-    return [node ? nodeRef(this.ref, node) : (link.origin_id as NodeId), node?.outputs?.[link.origin_slot]?.name ?? link.origin_slot];
+    if (fromSubgraphInput(link.origin_id)) return [`${this.ref.path}:in`, this.sub?.inputs[link.origin_slot]?.name ?? link.origin_slot];
+    const node = nodeById(this.ref.graph, link.origin_id);
+    return [node ? nodeRef(this.ref, node) : publicId(link.origin_id), node?.outputs?.[link.origin_slot]?.name ?? link.origin_slot];
   }
 
   /** [id, slot name] of a link's target: a node, or this subgraph's output boundary. */
   target(link: LinkLike): [NodeId, string | number] {
-    if (link.target_id === SUBGRAPH_OUTPUT_ID) return [`${this.ref.path}:out`, this.sub?.outputs[link.target_slot]?.name ?? link.target_slot];
-    const node = this.ref.graph.getNodeById(link.target_id as number) as LGraphNode | null;
-    return [node ? nodeRef(this.ref, node) : (link.target_id as NodeId), node?.inputs?.[link.target_slot]?.name ?? link.target_slot];
+    if (toSubgraphOutput(link.target_id)) return [`${this.ref.path}:out`, this.sub?.outputs[link.target_slot]?.name ?? link.target_slot];
+    const node = nodeById(this.ref.graph, link.target_id);
+    return [node ? nodeRef(this.ref, node) : publicId(link.target_id), node?.inputs?.[link.target_slot]?.name ?? link.target_slot];
   }
 
   source(node: LGraphNode, slot: number): [NodeId, string | number] | null {
@@ -146,12 +146,12 @@ function byId(a: LGraphNode, b: LGraphNode): number {
 /** The last run's errors, when the frontend still holds some. */
 function lastRun(app: ComfyApp): Record<string, unknown> | undefined {
   const { nodeErrors, executionError } = lastRunErrors(app);
-  const errors = nodeErrorList(nodeErrors);
+  const errors = nodeErrorList(nodeErrors, (id) => executionIdRef(app, id));
   const out: Record<string, unknown> = {};
   if (errors.length) out.nodeErrors = errors;
   if (executionError) {
     const e = executionError;
-    out.executionError = { nodeId: e.node_id, nodeType: e.node_type, message: `${String(e.exception_type ?? "Error")}: ${String(e.exception_message ?? "").trim()}` };
+    out.executionError = { nodeId: e.node_id == null ? null : executionIdRef(app, e.node_id), nodeType: e.node_type, message: `${String(e.exception_type ?? "Error")}: ${String(e.exception_message ?? "").trim()}` };
   }
   return Object.keys(out).length ? out : undefined;
 }

@@ -6,15 +6,25 @@
 // 5 (a root node) or "12:5" (node 5 inside subgraph node 12) — ComfyUI's execution ids have the
 // same form. Inside a subgraph its boundary shows as two pseudo nodes: "12:in" (outputs = the
 // subgraph's inputs) and "12:out" (inputs = the subgraph's outputs).
+//
+// One rule for every tool: it works in the graph the user is viewing unless told otherwise. A
+// tool's graph (`subgraph`, a path from the root) defaults to it, and a node id without a path
+// ("5") names a node of it; an id with a path ("12:5") names one from the root. While the user
+// views a subgraph, a root node is therefore named "root:5" (results name it so too).
 import { rootGraph, showToast, viewedGraph, type ComfyApp, type LGraph, type LGraphNode } from "../comfy";
-import { listText, nodeLabel, publicId, rememberId, ToolError, type NodeId } from "./context";
+import { listText, nodeLabel, publicId, rememberId, ToolError, typeName, type NodeId } from "./context";
+import { nodeById } from "./links";
 
 /** One graph level: the graph, its path ("" for the root) and its name. */
 export interface GraphRef {
   graph: LGraph;
   path: string;
   name: string;
+  /** The root while the user views a subgraph: a bare id would name a node there, so its nodes are "root:5". */
+  prefixed?: boolean;
 }
+
+const ROOT_PREFIX = "root:";
 
 /** A subgraph definition as LiteGraph's Subgraph shows it (only what the tools use). */
 export interface SubgraphLike {
@@ -36,7 +46,12 @@ export function subgraphOf(node: LGraphNode | undefined | null): (LGraph & Subgr
   return (candidate.subgraph ?? undefined) as (LGraph & SubgraphLike) | undefined;
 }
 
+/** The root level, its ids prefixed "root:" while the user views a subgraph of the workflow. */
 export function rootRef(app: ComfyApp): GraphRef {
+  return { ...bareRoot(app), prefixed: viewedRef(app)?.path ? true : undefined };
+}
+
+function bareRoot(app: ComfyApp): GraphRef {
   return { graph: rootGraph(app), path: "", name: "root" };
 }
 
@@ -51,11 +66,18 @@ export function childRef(parent: GraphRef, node: LGraphNode): GraphRef {
   return { graph: inner, path: join(parent.path, node.id), name: inner.name };
 }
 
-/** The id the model uses for `node` of `ref`: 5 at the root, "12:5" inside subgraph node 12. */
+/** The id the model uses for `node` of `ref`: 5 at the root ("root:5" while the user views a
+ * subgraph), "12:5" inside subgraph node 12. */
 export function nodeRef(ref: GraphRef, node: LGraphNode | { id: unknown }): NodeId {
-  const id = ref.path ? join(ref.path, node.id) : publicId(node.id);
+  const id = ref.path ? join(ref.path, node.id) : ref.prefixed ? `${ROOT_PREFIX}${String(node.id)}` : publicId(node.id);
   rememberId(node, id);
   return id;
+}
+
+/** How results name a node of an execution id from ComfyUI ("9", "12:5"): as nodeRef would. */
+export function executionIdRef(app: ComfyApp, id: unknown): NodeId {
+  const text = String(id);
+  return !text.includes(":") && viewedRef(app)?.path ? `${ROOT_PREFIX}${text}` : publicId(id);
 }
 
 /** "the root graph" or 'subgraph "Text to Image" (node 12)'. */
@@ -79,8 +101,7 @@ function nodesOf(ref: GraphRef): LGraphNode[] {
 }
 
 function localNode(ref: GraphRef, segment: string): LGraphNode | undefined {
-  const id = /^-?\d+$/.test(segment) ? Number(segment) : segment;
-  return (ref.graph.getNodeById(id as number) ?? undefined) as LGraphNode | undefined;
+  return nodeById(ref.graph, segment);
 }
 
 /** Every subgraph level reachable from the root, depth first (a definition used twice shows twice). */
@@ -95,14 +116,14 @@ export function allGraphs(app: ComfyApp): GraphRef[] {
       visit(child, depth + 1);
     }
   };
-  visit(rootRef(app), 0);
+  visit(bareRoot(app), 0);
   return out;
 }
 
 /** The level the user is viewing (the canvas's graph), or undefined if the workflow does not reach it. */
 export function viewedRef(app: ComfyApp): GraphRef | undefined {
   const viewed = viewedGraph(app);
-  const root = rootRef(app);
+  const root = bareRoot(app);
   if (viewed === root.graph) return root;
   return allGraphs(app).find((ref) => ref.graph === viewed);
 }
@@ -125,30 +146,44 @@ export type Found = { node: LGraphNode; ref: GraphRef };
 /** An id that names nothing: `missing` ids were not found at level `ref`; else an `error`. */
 type NotFound = { missing: string; ref: GraphRef; hint?: string } | { error: string };
 
+/**
+ * The node an id names: with a path ("12:5", "root:5") from the root, without one ("5") in
+ * `viewing` (the graph the user views; the root when not given).
+ */
 function lookup(app: ComfyApp, id: NodeId, viewing?: GraphRef): Found | NotFound {
-  const text = String(id).trim();
-  if (!/^\d+(:\d+)*$/.test(text)) {
-    return { error: `${JSON.stringify(id)} is not a node id: ids are numbers like 5, or paths like "12:5" (node 5 inside subgraph node 12).` };
+  const given = String(id).trim();
+  if (!/^(root:)?\d+(:\d+)*$/.test(given)) {
+    return {
+      error: `${JSON.stringify(id)} is not a node id: ids are numbers like 5 (a node of the graph the user is viewing), or paths like "12:5" (node 5 inside subgraph node 12) and "root:5" (node 5 of the root graph).`,
+    };
   }
+  const absolute = given.startsWith(ROOT_PREFIX);
+  const text = absolute ? given.slice(ROOT_PREFIX.length) : given;
   const segments = text.split(":");
-  let ref = rootRef(app);
+  const start = !absolute && segments.length === 1 && viewing ? viewing : rootRef(app);
+  let ref = start;
   for (const [i, segment] of segments.entries()) {
-    const node = segment ? localNode(ref, segment) : undefined;
-    if (!node) {
-      const local = !ref.path && viewing?.path && segments.length === 1 && localNode(viewing, segment);
-      const hint = local ? `The user is viewing ${graphLabel(viewing!)}: its node ${segment} is "${join(viewing!.path, segment)}".` : undefined;
-      return { missing: text, ref, hint };
-    }
+    const node = localNode(ref, segment);
+    if (!node) return { missing: given, ref, hint: i === 0 && segments.length === 1 && !absolute ? viewedHint(app, ref, segment) : undefined };
     if (i === segments.length - 1) {
       nodeRef(ref, node);
       return { node, ref };
     }
     if (!subgraphOf(node)) {
-      return { error: `${describeNode(ref, node)} is not a subgraph, so "${text}" names no node (ids inside a subgraph look like "12:5").` };
+      return { error: `${describeNode(ref, node)} is not a subgraph, so "${given}" names no node (ids inside a subgraph look like "12:5").` };
     }
     ref = childRef(ref, node);
   }
-  return { error: `"${text}" is not a node id.` };
+  return { error: `"${given}" is not a node id.` };
+}
+
+/** For an id without a path missing in the subgraph the user views: where it was looked for, and
+ * the root node it may have meant. */
+function viewedHint(app: ComfyApp, viewing: GraphRef, segment: string): string | undefined {
+  if (!viewing.path) return undefined;
+  const node = localNode(bareRoot(app), segment);
+  const root = node ? ` The root graph's node ${segment} (${typeName(node)}) is "${ROOT_PREFIX}${segment}".` : "";
+  return `An id without a path names a node of the graph the user is viewing, ${graphLabel(viewing)}.${root}`;
 }
 
 /** "No node has id 9" / "No nodes have ids 10, 11", for ids missing at one level. */

@@ -15,6 +15,28 @@ export interface LinkLike {
 export const SUBGRAPH_INPUT_ID = -10;
 export const SUBGRAPH_OUTPUT_ID = -20;
 
+/**
+ * Whether two LiteGraph node ids name the same node. Frontends up to about 1.48 keep node ids
+ * (and a link's origin_id/target_id) as numbers, later ones as strings ("5"; "-10" and "-20" for
+ * a subgraph's boundary): every comparison of ids goes through here, never `===`.
+ */
+export function sameId(a: unknown, b: unknown): boolean {
+  return a !== null && a !== undefined && b !== null && b !== undefined && String(a) === String(b);
+}
+
+/** Whether a link end is a subgraph's input boundary (-10 or "-10"). */
+export const fromSubgraphInput = (id: unknown): boolean => sameId(id, SUBGRAPH_INPUT_ID);
+
+/** Whether a link end is a subgraph's output boundary (-20 or "-20"). */
+export const toSubgraphOutput = (id: unknown): boolean => sameId(id, SUBGRAPH_OUTPUT_ID);
+
+/** The node with this id (a number or a string, as the frontend keeps it) in `graph`'s own level. */
+export function nodeById(graph: LGraph, id: unknown): LGraphNode | undefined {
+  if (id === null || id === undefined) return undefined;
+  // getNodeById looks the id up as an object key: 5 and "5" find the same node on every version.
+  return (graph.getNodeById(id as number) ?? undefined) as LGraphNode | undefined;
+}
+
 /** Every link of `graph` (its own level only). */
 export function graphLinks(graph: LGraph | undefined | null): LinkLike[] {
   const links = (graph as { links?: Map<unknown, LinkLike> | Record<string, LinkLike> } | undefined | null)?.links;
@@ -67,7 +89,7 @@ export function reaches(from: LGraphNode, to: LGraphNode): boolean {
   const stack: unknown[] = [from.id];
   while (stack.length) {
     const id = stack.pop();
-    if (String(id) === String(to.id)) return true;
+    if (sameId(id, to.id)) return true;
     if (seen.has(String(id))) continue;
     seen.add(String(id));
     for (const link of index.from(id)) stack.push(link.target_id);

@@ -36,12 +36,62 @@ function uiTxt2Img(): Record<string, unknown> {
   return JSON.parse(JSON.stringify(source.graph.serialize())) as Record<string, unknown>;
 }
 
+describe("loadWorkflow where the frontend has workflow tabs (ComfyUI): a new tab, the user's kept", () => {
+  const types = (t: ReturnType<typeof createTestApp>) => t.graph.nodes.map((n) => n.type).sort();
+
+  it("opens a UI workflow in a new tab without asking, and says so; the user's tab keeps its graph", async () => {
+    const t = createTestApp({ tabs: true });
+    place(t, "KSampler", [0, 0]);
+    const store = t.app.extensionManager.workflow!;
+    const first = store.activeWorkflow!;
+    const result = await t.tools.loadWorkflow({ workflow: uiTxt2Img() });
+    expect(result).toEqual({
+      ok: true,
+      format: "ui",
+      tab: "Unsaved Workflow (2)",
+      note: "ComfyUI opened it in a new tab, “Unsaved Workflow (2)”, which the user now sees; their tab “Unsaved Workflow” is unchanged. This chat moved to the new tab: the graph tools now work on it.",
+      nodeCount: 7,
+      linkCount: 9,
+      nodes: TXT2IMG_TYPES,
+    });
+    expect(t.dialog.asked).toEqual([]);
+    expect(store.activeWorkflow).not.toBe(first);
+    expect(types(t)).toHaveLength(7);
+    await (store as unknown as { openWorkflow(w: unknown): Promise<unknown> }).openWorkflow(first);
+    expect(types(t)).toEqual(["KSampler"]); // untouched
+  });
+
+  it("builds an API workflow in a new blank tab, as one undo step there", async () => {
+    const t = createTestApp({ tabs: true });
+    place(t, "KSampler", [0, 0]);
+    const store = t.app.extensionManager.workflow!;
+    const first = store.activeWorkflow!;
+    const result = await t.tools.loadWorkflow({ workflow: apiTxt2Img() });
+    expect(result).toMatchObject({ ok: true, format: "api", tab: "Unsaved Workflow (2)", nodeCount: 7, linkCount: 9 });
+    expect(t.dialog.asked).toEqual([]);
+    await store.activeWorkflow!.changeTracker!.undo!();
+    expect(t.graph.nodes).toHaveLength(0); // the new tab was blank
+    await (store as unknown as { openWorkflow(w: unknown): Promise<unknown> }).openWorkflow(first);
+    expect(types(t)).toEqual(["KSampler"]);
+  });
+
+  it("opens nothing when the workflow names unknown types", async () => {
+    const t = createTestApp({ tabs: true });
+    const workflow = uiTxt2Img();
+    (workflow.nodes as { type: string }[])[0]!.type = "FancyUpscaler9000";
+    expect(await t.tools.loadWorkflow({ workflow })).toMatchObject({ ok: false, error: expect.stringContaining("Nothing was loaded") });
+    expect(await t.tools.loadWorkflow({ workflow: { "1": { class_type: "KSamplerr", inputs: {} } } })).toMatchObject({ ok: false });
+    expect(t.app.extensionManager.workflow!.openWorkflows).toHaveLength(1);
+  });
+});
+
 describe("loadWorkflow, UI format", () => {
   it("loads into an empty graph with app.loadGraphData, without asking", async () => {
     const t = createTestApp();
     expect(await t.tools.loadWorkflow({ workflow: uiTxt2Img() })).toEqual({
       ok: true,
       format: "ui",
+      replaced: true,
       nodeCount: 7,
       linkCount: 9,
       nodes: TXT2IMG_TYPES,
@@ -105,7 +155,7 @@ describe("loadWorkflow, UI format", () => {
       loaded.push(data);
     };
     const workflow = { nodes: [{ id: 1, type: "7c1f-uuid" }], links: [], definitions: { subgraphs: [{ id: "7c1f-uuid" }] } };
-    expect(await t.tools.loadWorkflow({ workflow })).toEqual({ ok: true, format: "ui", nodeCount: 0, linkCount: 0, nodes: {} });
+    expect(await t.tools.loadWorkflow({ workflow })).toEqual({ ok: true, format: "ui", replaced: true, nodeCount: 0, linkCount: 0, nodes: {} });
     expect(loaded).toEqual([workflow]);
   });
 
@@ -133,6 +183,7 @@ describe("loadWorkflow, API format", () => {
     expect(await t.tools.loadWorkflow({ workflow: apiTxt2Img() })).toEqual({
       ok: true,
       format: "api",
+      replaced: true,
       nodeCount: 7,
       linkCount: 9,
       nodes: { 3: "KSampler", 4: "CheckpointLoaderSimple", 5: "EmptyLatentImage", 6: "CLIPTextEncode", 7: "CLIPTextEncode", 8: "VAEDecode", 9: "SaveImage" },
@@ -175,6 +226,7 @@ describe("loadWorkflow, API format", () => {
     expect(await t.tools.loadWorkflow({ workflow })).toEqual({
       ok: true,
       format: "api",
+      replaced: true,
       nodeCount: 3,
       linkCount: 2,
       nodes: { 2: "ImageInvert", 3: "LoadImage", 4: "PreviewImage" },

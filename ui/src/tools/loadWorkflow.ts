@@ -1,7 +1,20 @@
-// loadWorkflow: replaces the whole graph with a workflow in ComfyUI's UI format (loaded by
-// app.loadGraphData) or API format (built node by node, see apiWorkflow.ts). Node types are
-// checked first; a non-empty graph is only replaced after the user confirms.
-import { captureState, changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+// loadWorkflow: opens a workflow in ComfyUI's UI format (loaded by app.loadGraphData) or API
+// format (built node by node into a new blank workflow, see apiWorkflow.ts). Node types are
+// checked first. ComfyUI (1.27.10 to 1.58.1) opens what app.loadGraphData loads in a NEW tab and
+// leaves the one the user was on as it was: nothing is replaced, so nothing is asked; the result
+// says so, and the chat moves to the new tab with the user (runtime/chatStore.ts). A frontend
+// without workflow tabs replaces its one graph: only after the user confirms.
+import {
+  captureState,
+  changeTracker,
+  raw,
+  rootGraph,
+  workflowTitle,
+  type ComfyApp,
+  type ComfyWorkflow,
+  type LGraphNode,
+  type LiteGraphGlobal,
+} from "../comfy";
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
 import { graphLinks } from "./links";
@@ -60,6 +73,41 @@ async function confirmReplace(app: ComfyApp, incoming: number): Promise<void> {
   }
 }
 
+/** The open tab, where the frontend lists its tabs (ComfyUI's workflow store; not a bare app). */
+function activeTab(app: ComfyApp): ComfyWorkflow | null | undefined {
+  const store = app.extensionManager?.workflow;
+  return store && Array.isArray(store.openWorkflows) ? store.activeWorkflow : undefined;
+}
+
+/**
+ * Runs `load` where it goes: with workflow tabs into the new tab the frontend opens (the user's
+ * tab stays as it is), else over the one graph once the user confirmed. What the result says.
+ */
+async function openOrReplace(app: ComfyApp, incoming: number, load: () => Promise<void>): Promise<Obj> {
+  const before = activeTab(app);
+  if (before === undefined) {
+    await confirmReplace(app, incoming);
+    await load();
+    return { replaced: true };
+  }
+  const previous = before ? workflowTitle(before) : undefined;
+  await load();
+  const after = activeTab(app);
+  const title = after ? workflowTitle(after) : undefined;
+  if (after && raw(after) !== raw(before)) {
+    return {
+      tab: title,
+      note:
+        `ComfyUI opened it in a new tab, “${title}”, which the user now sees${previous ? `; their tab “${previous}” is unchanged` : ""}. ` +
+        "This chat moved to the new tab: the graph tools now work on it.",
+    };
+  }
+  return { replaced: true, note: `ComfyUI loaded it into the tab the user is on${title ? `, “${title}”` : ""}, in place of its graph (Ctrl+Z brings it back).` };
+}
+
+/** An empty workflow, for the API format's nodes to be built in (its own tab where there are tabs). */
+const BLANK = { last_node_id: 0, last_link_id: 0, nodes: [], links: [], groups: [], config: {}, extra: {}, version: 0.4 };
+
 function summary(app: ComfyApp): Obj {
   const nodes: Record<string, string> = {};
   for (const node of rootNodes(app)) nodes[String(publicId(node.id))] = typeName(node);
@@ -80,17 +128,18 @@ async function loadUiFormat(ctx: ToolContext, workflow: Obj): Promise<ToolResult
   const types = [...new Set((nodes as Obj[]).map((n) => n.type as string))];
   const unknown = types.filter((t) => !isRegistered(lg, t) && !subgraphs.has(t));
   if (unknown.length) throw new ToolError(unknownTypes(lg, unknown));
-  await confirmReplace(app, nodes.length);
-  try {
-    await app.loadGraphData(workflow);
-  } catch (error) {
-    throw new ToolError(`ComfyUI could not load the workflow: ${errorMessage(error)}`);
-  }
+  const where = await openOrReplace(app, nodes.length, async () => {
+    try {
+      await app.loadGraphData(workflow);
+    } catch (error) {
+      throw new ToolError(`ComfyUI could not load the workflow: ${errorMessage(error)}`);
+    }
+  });
   // loadGraphData manages the workflow tab's history itself; record the result in the tracker
   // that is active now (a no-op when the tracker already holds this state).
   captureState(changeTracker(app));
   redraw(app);
-  return { ok: true, format: "ui", ...summary(app) };
+  return { ok: true, format: "ui", ...where, ...summary(app) };
 }
 
 async function loadApiFormat(ctx: ToolContext, workflow: Obj): Promise<ToolResult> {
@@ -106,9 +155,13 @@ async function loadApiFormat(ctx: ToolContext, workflow: Obj): Promise<ToolResul
   const unknown = [...new Set(typed.map(([, e]) => e.class_type))].filter((t) => !isRegistered(lg, t));
   if (unknown.length) throw new ToolError(unknownTypes(lg, unknown));
   const plan = planApiWorkflow(ctx, typed);
-  await confirmReplace(app, plan.nodes.length);
-  const notes = await buildApiWorkflow(ctx, plan);
-  return { ok: true, format: "api", ...summary(app), ...(notes.length ? { notes } : {}) };
+  let notes: string[] = [];
+  const tabs = activeTab(app) !== undefined;
+  const where = await openOrReplace(app, plan.nodes.length, async () => {
+    if (tabs) await app.loadGraphData(structuredClone(BLANK)); // a new tab to build it in
+    notes = await buildApiWorkflow(ctx, plan);
+  });
+  return { ok: true, format: "api", ...where, ...summary(app), ...(notes.length ? { notes } : {}) };
 }
 
 /** The workflow an attached file holds, as the server read it when it was attached. */

@@ -3,7 +3,7 @@
 // the outputs are ready. Validation errors (HTTP 400) come back with every node error's details.
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
 import { errorMessage, nodeLabel, publicId, ToolError, type ToolContext, type ToolResult } from "./context";
-import { allGraphs, findNode } from "./graphs";
+import { allGraphs, executionIdRef, findNode } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type Outcome } from "./execution";
 
 export interface QueueWorkflowArgs {
@@ -43,12 +43,12 @@ function runWidgetHooks(app: ComfyApp, hook: "beforeQueued" | "afterQueued"): vo
   }
 }
 
-function validationFailure(body: Body, status: number): ToolResult {
+function validationFailure(app: ComfyApp, body: Body, status: number): ToolResult {
   const error = (body.error ?? {}) as Body;
   const text = typeof body.text === "string" && body.text ? `: ${body.text.slice(0, 300)}` : "";
   const message = typeof error.message === "string" ? error.message : `ComfyUI rejected the workflow (HTTP ${status})${text}`;
   const details = typeof error.details === "string" && error.details ? `: ${error.details}` : "";
-  const nodeErrors = nodeErrorList(body.node_errors);
+  const nodeErrors = nodeErrorList(body.node_errors, (id) => executionIdRef(app, id));
   return {
     ok: false,
     error: `${message}${details}`,
@@ -77,7 +77,7 @@ function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: Exe
         ok: false,
         error: `Execution failed at ${where}: ${String(d.exception_type ?? "Error")}: ${String(d.exception_message ?? "").trim()}`,
         ...base,
-        nodeId: publicId(d.node_id),
+        nodeId: executionIdRef(app, d.node_id),
         nodeType: d.node_type,
         exceptionType: d.exception_type,
         exceptionMessage: d.exception_message,
@@ -132,14 +132,14 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
       throw new ToolError(`Could not reach ComfyUI to queue the workflow: ${errorMessage(error)}`);
     }
     const body = await readBody(response);
-    if (response.status === 400 || (!response.ok && body.error)) return validationFailure(body, response.status);
+    if (response.status === 400 || (!response.ok && body.error)) return validationFailure(app, body, response.status);
     if (!response.ok) {
       throw new ToolError(`ComfyUI answered HTTP ${response.status} when queueing: ${String(body.text ?? JSON.stringify(body)).slice(0, 300)}`);
     }
     const promptId = body.prompt_id;
     if (typeof promptId !== "string" || !promptId) throw new ToolError("ComfyUI accepted the workflow but sent no prompt_id.");
     runWidgetHooks(app, "afterQueued");
-    const warnings = nodeErrorList(body.node_errors);
+    const warnings = nodeErrorList(body.node_errors, (id) => executionIdRef(app, id));
     const base: Body = { promptId, ...(warnings.length ? { nodeErrors: warnings } : {}) };
     if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
     const outcome = await watcher.wait(promptId, timeout * 1000);

@@ -72,7 +72,7 @@ describe("removeNodes", () => {
     });
     expect(await t.tools.removeNodes({ nodeIds: ["five"] })).toEqual({
       ok: false,
-      error: `"five" is not a node id: ids are numbers like 5, or paths like "12:5" (node 5 inside subgraph node 12). Nothing was removed.`,
+      error: `"five" is not a node id: ids are numbers like 5 (a node of the graph the user is viewing), or paths like "12:5" (node 5 inside subgraph node 12) and "root:5" (node 5 of the root graph). Nothing was removed.`,
     });
   });
 });

@@ -5,6 +5,7 @@ import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyor
 import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
 import { registerNodeDefs } from "../litegraph/register";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
+import { PlaygroundWorkflows } from "../playground/workflows";
 import { graphTools, type PanelTools } from "./index";
 
 // Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
@@ -185,10 +186,16 @@ export interface TestSetup {
   /** Deprecated frontend API the tools used (on the modern app: app.graph, toast.add, checkState). */
   deprecated: string[];
   tools: PanelTools;
+  /** Whether workflows load with string node ids, as frontends from about 1.49 keep them. */
+  stringIds: boolean;
 }
 
 /** A fresh app around an empty real LGraph (subgraphs load as in ComfyUI; the canvas views the root). */
-export function createTestApp(options: { legacy?: boolean } = {}): TestSetup {
+/**
+ * `tabs`: the frontend's workflow tabs (the playground's emulation of ComfyUI's store), where
+ * app.loadGraphData opens a new tab as ComfyUI's does; without it, one graph that loading replaces.
+ */
+export function createTestApp(options: { legacy?: boolean; stringIds?: boolean; tabs?: boolean } = {}): TestSetup {
   const lg = realLiteGraph();
   const graph = new LGraph();
   registerSubgraphTypes(LiteGraph, SubgraphNode, graph);
@@ -251,7 +258,18 @@ export function createTestApp(options: { legacy?: boolean } = {}): TestSetup {
       checkState();
     };
   }
-  return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg) };
+  if (options.tabs) {
+    const workflows = new PlaygroundWorkflows({
+      serialize: () => graph.serialize(),
+      load: (state) => {
+        graph.clear();
+        if (state) graph.configure(state as ISerialisedGraph);
+      },
+    });
+    Object.assign(app.extensionManager, { workflow: workflows });
+    app.loadGraphData = (data: unknown) => workflows.openNew(data);
+  }
+  return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg), stringIds: options.stringIds === true };
 }
 
 /** Adds a node directly (not through the tools), to arrange a test's starting graph. */
@@ -300,7 +318,23 @@ export function loadFixture(t: TestSetup, name: string): void {
   const found = candidates.find((path) => existsSync(path));
   if (!found) throw new Error(`fixture ${name} not found (looked at ${candidates.join(", ")})`);
   t.graph.configure(JSON.parse(readFileSync(found, "utf8")) as ISerialisedGraph);
+  if (t.stringIds) useStringIds(t.graph);
   t.tracker.reset();
+}
+
+/**
+ * Node ids as frontends from about 1.49 keep them (LiteGraph 0.17.2 keeps numbers): strings in
+ * every node and in both ends of every link, at every level — "5", and "-10"/"-20" for a
+ * subgraph's boundary. Nodes added later by LiteGraph 0.17.2 get numbers again: both kinds at once.
+ */
+export function useStringIds(root: LGraph): void {
+  for (const graph of [root, ...root.subgraphs.values()]) {
+    for (const node of graph.nodes) node.id = String(node.id) as unknown as number;
+    for (const link of graph.links.values()) {
+      link.origin_id = String(link.origin_id) as unknown as number;
+      link.target_id = String(link.target_id) as unknown as number;
+    }
+  }
 }
 
 /** Opens the subgraph of subgraph node `path` ("56", "48:35") on the canvas, as a double click does. */
