@@ -96,6 +96,15 @@ _INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Never a fact: chat-template tokens a small model echoes, and our own reminder block (the date,
+# the user's reminders: resent with the turn it belongs to) when a model repeats it.
+_TEMPLATE_TOKEN = re.compile(
+    r"<\|[a-z_]+\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>", re.IGNORECASE
+)
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|$)", re.DOTALL)
+_REMINDER_LINE = re.compile(r"^\W*current date and time:", re.IGNORECASE)
+# A fragment of pasted JSON or code ('"id": 1,', '},'): mostly punctuation, few words.
+_WORD_RUN = re.compile(r"[^\W\d_]{2,}")
 _RECALL_SUFFIX = re.compile(r" \(recall: [^)]*\)$")
 _WORDS = re.compile(r"\W+")
 
@@ -169,11 +178,34 @@ def _text_of(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _clean(text: str) -> str:
+    """The text without chat-template tokens and our reminder blocks."""
+    return _TEMPLATE_TOKEN.sub(" ", _REMINDER.sub(" ", text))
+
+
+def _worth_a_line(sentence: str) -> bool:
+    """Not our reminder repeated, not a fragment of JSON or code (its syntax, and words make
+    less than half of what it shows)."""
+    if _REMINDER_LINE.match(sentence):
+        return False
+    if _JSON_LINE.match(sentence):
+        return False
+    if not _CODE.search(sentence):
+        return True
+    words = _WORD_RUN.findall(sentence)
+    visible = sum(1 for ch in sentence if not ch.isspace())
+    return sum(map(len, words)) * 2 >= visible
+
+
+_CODE = re.compile(r'[{}\[\]]|":|=|;$')
+_JSON_LINE = re.compile(r'\s*(?:[{}\[\],]|"[^"]*"\s*:)')  # a line of JSON: a key, a bracket
+
+
 def _said(speaker: str, text: str) -> list[Line]:
     """A message's sentences as lines; a long message keeps its PER_MESSAGE strongest (the
     earlier of equals), in their order, so that a paste cannot crowd out what was said."""
-    sentences = (one_line(s, LINE_CHARS) for s in _SENTENCE.split(text) if s.strip())
-    lines = [_line(speaker, s) for s in sentences]
+    pieces = (one_line(s, LINE_CHARS) for s in _SENTENCE.split(_clean(text)) if s.strip())
+    lines = [_line(speaker, s) for s in pieces if _worth_a_line(s)]
     strongest = sorted(lines, key=lambda line: (-line.tier, -line.value))[:PER_MESSAGE]
     return [line for line in lines if any(line is s for s in strongest)]
 
@@ -249,17 +281,39 @@ def _norm(text: str) -> str:
     return _WORDS.sub(" ", text.casefold()).strip()
 
 
-def _rank_repeats(lines: list[Line]) -> None:
-    """Tier 0 for a line that a newer line says again: the same words, or — unless it is an
-    instruction — every fact it names."""
-    said: set[str] = set()
+def _without_repeats(lines: list[Line]) -> list[Line]:
+    """One line for the same words said again by the same speaker: the newest, with how often
+    it was said ("(said 3 times)"); and tier 0 for a line whose every fact a newer line names
+    (unless it is an instruction)."""
+    said: dict[tuple[str, str], Line] = {}
+    times: dict[int, int] = {}
     named: set[str] = set()
+    kept: list[Line] = []
     for line in reversed(lines):
-        gist, facts = _norm(line.text), [_norm(f) for f in line.facts]
-        if gist in said or (facts and line.tier < 3 and all(f in named for f in facts)):
+        key, facts = (line.speaker, _norm(_REPEATS.sub("", line.text))), line.facts
+        newer = said.get(key)
+        if newer is not None:
+            times[id(newer)] = times.get(id(newer), 1) + _times(line.text)
+            continue
+        if facts and line.tier < 3 and all(_norm(f) in named for f in facts):
             line.tier = 0
-        said.add(gist)
-        named.update(facts)
+        said[key] = line
+        named.update(_norm(f) for f in facts)
+        kept.append(line)
+    for line in kept:
+        if id(line) in times:
+            total = times[id(line)] + _times(line.text) - 1
+            line.text = f"{_REPEATS.sub('', line.text)} (said {total} times)"
+    return kept[::-1]
+
+
+_REPEATS = re.compile(r" \(said (\d+) times\)$")
+
+
+def _times(text: str) -> int:
+    """How often a line says it was said (a digest's "(said 3 times)"; else once)."""
+    found = _REPEATS.search(text)
+    return int(found[1]) if found else 1
 
 
 # --- fitting the budget -------------------------------------------------------------------------
@@ -359,8 +413,7 @@ def _ranked(messages: Sequence[OpenAIMessage], previous: str | None) -> tuple[Pr
     order, ranked."""
     before = parse_previous(previous)
     lines = [replace(line, order=k) for k, line in enumerate(before.lines + _lines_of(messages))]
-    _rank_repeats(lines)
-    return before, lines
+    return before, _without_repeats(lines)
 
 
 def fallback_summary(

@@ -230,13 +230,14 @@ def test_repeats_go_first_and_the_newest_copy_stays() -> None:
         user("Always use seed 777."),
         *([user("Run it."), assistant("Done: fox.png.")] * 10),
     ]
-    whole = digest(messages, 1000)
-    assert whole.count("Run it.") == 10  # with room to spare nothing goes
-    newest = (  # in conversation order, not score order
-        "Digest (oldest first) (18 weaker lines left out):\n- user: Always use seed 777.\n"
-        "- user: Run it.\n- assistant: Done: fox.png."
+    # the same words said again by the same speaker: one line, the newest, and how often
+    assert digest(messages, 1000) == (
+        "Digest (oldest first):\n- user: Always use seed 777.\n"
+        "- user: Run it. (said 10 times)\n- assistant: Done: fox.png. (said 10 times)"
     )
-    assert digest(messages, COUNT(newest)) == newest
+    # chained: a digest's counted line said again counts on
+    again = digest([user("Run it.")], 1000, digest(messages, 1000))
+    assert "- user: Run it. (said 11 times)" in again and again.count("Run it.") == 1
 
 
 def test_deterministic() -> None:
@@ -361,3 +362,29 @@ def test_property_within_the_budget_and_deterministic(
 def test_what_a_line_names_is_kept_in_one_piece(text, facts):
     # (session_sim at 8K: shrunk lines had split "RTX; 3060", "Friday; 4th", lost "49")
     assert facts_of(text) == facts
+
+
+def test_template_tokens_our_reminders_and_pasted_json_are_never_lines() -> None:
+    """Seen in the stored digests of a real 30-turn replay on a small local model: its answers
+    echoed the reminder block and the chat template's end token, and pasted JSON became
+    "facts"."""
+    echo = (
+        "<system-reminder>\n- Current date and time: 2026-05-14 10:00 UTC (Thursday)\n"
+        "</system-reminder> We went hiking with the kids last weekend.<|im_end|>"
+    )
+    messages = [
+        user(echo),
+        assistant("- Current date and time: 2026-05-14 10:00 UTC (Thursday) <|im_end|>"),
+        assistant("Sure! <end_of_turn> She started painting again [/INST]"),
+        user('Here is the node:\n{\n"id": 1,\n"type": "KSampler",\n"inputs": [],\n},'),
+        user("Use 512 by 768, and set seed=42 please."),
+    ]
+    out = digest(messages, 1000)
+    assert out == (
+        "Digest (oldest first):\n"
+        "- user: We went hiking with the kids last weekend.\n"
+        "- assistant: Sure!\n"
+        "- assistant: She started painting again\n"
+        "- user: Here is the node:\n"
+        "- user: Use 512 by 768, and set seed=42 please."
+    )
