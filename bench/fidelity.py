@@ -47,7 +47,6 @@ seed, 30 turns, short threads of 8, the tools profile; every window and variant)
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -63,6 +62,7 @@ from comfyui_assistant.bench.lib.chat_drive import (
     MODEL,
     ChatServer,
     Msg,
+    bench_arguments,
     context_report,
     first_streamed,
     newest_first,
@@ -737,13 +737,9 @@ def report(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=5, help="conversations per profile")
-    parser.add_argument("--seed", type=int, default=1, help="the first seed")
+    parser = bench_arguments(__doc__, "conversations per profile")
     parser.add_argument("--turns", type=int, default=120, help="turns per conversation")
     parser.add_argument("--small-turns", type=int, default=12, help="turns of the short thread")
-    parser.add_argument("--windows", default="4096,8192,32768")
-    parser.add_argument("--variants", default="fallback,model", help="summaries: fallback,model")
     parser.add_argument("--profiles", default="tools,chat", help="conversations: tools,chat")
     parser.add_argument("--quick", action="store_true", help="1 seed, 30 turns, profile tools")
     args = parser.parse_args(argv)

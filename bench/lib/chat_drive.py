@@ -9,6 +9,7 @@ engine's deterministic digest stands in) or get `summarize(body)` (`"model"`).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import tempfile
@@ -148,3 +149,13 @@ def quiet_engine_logs() -> Iterator[None]:
         yield
     finally:
         log.setLevel(level)
+
+
+def bench_arguments(doc: str, seeds_help: str) -> argparse.ArgumentParser:
+    """A memory bench's options parser with the options they share."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5, help=seeds_help)
+    parser.add_argument("--seed", type=int, default=1, help="the first seed")
+    parser.add_argument("--windows", default="4096,8192,32768")
+    parser.add_argument("--variants", default="fallback,model", help="summaries: fallback,model")
+    return parser
