@@ -61,9 +61,9 @@ from comfyui_assistant.bench.lib.prose_conversation import (
     check_kinds,
     conversation,
 )
-from comfyui_assistant.bench.lib.prose_summary import reported, summary_reply
+from comfyui_assistant.bench.lib.prose_summary import reported, sentences, summary_reply
 from comfyui_assistant.bench.lib.prose_words import lines_of, present
-from comfyui_assistant.core.summarizer import transcript
+from comfyui_assistant.core.summarizer import chunks, transcript_lines
 from comfyui_assistant.core.summary_checks import problem
 from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages
@@ -167,18 +167,20 @@ def check_system(conv: Conversation, system: Msg) -> None:
 
 def self_check(convs: Sequence[Conversation]) -> None:
     """The kinds keep their rules; the scripted summary's paraphrase of a fact keeps its key
-    words, and its summary of each conversation's opening passes the engine's checks
-    (core/summary_checks), or the model variant would measure the digest instead (raises
-    AssertionError)."""
+    words, and its running summary of each conversation, in parts of 600 tokens, passes the
+    engine's checks (core/summary_checks), or the model variant would measure the digest
+    instead (raises AssertionError)."""
     check_kinds()
     for conv in convs:
         for fact in conv.facts.values():  # the summary's paraphrase keeps the key words
             said = reported("User" if fact.speaker == "user" else "Assistant", fact.sentence)
             assert present([said], fact.keys), f"{fact.keys} not in {said!r}"
-        part = transcript(to_openai_messages(conv.ui()[:80]))
-        prompt = f"New part of the conversation:\n<conversation>\n{part}\n</conversation>"
-        made = summary_reply({"messages": [{"role": "user", "content": prompt}]})
-        assert problem(made, "stop", part) is None, problem(made, "stop", part)
+        lines, previous = transcript_lines(to_openai_messages(conv.ui())), ""
+        for part in chunks(lines, 600, counter_for(drive.MODEL).text):
+            prompt = f"Previous summary:\n{previous}\n\n" if previous else ""
+            prompt += f"New part of the conversation:\n<conversation>\n{part}\n</conversation>"
+            previous = summary_reply({"messages": [{"role": "user", "content": prompt}]})
+            assert problem(previous, "stop", part) is None, problem(previous, "stop", part)
 
 
 def measure_one(window: int, variant: str, convs: list[Conversation]) -> tuple[list[Run], float]:
@@ -216,6 +218,7 @@ def describe(convs: Sequence[Conversation]) -> list[str]:
     facts = [f for c in convs for f in c.facts.values()]
     asked = [t for c in convs for t in c.turns if t.asks]
     ages = [t.index - c.facts[f].turn for c in convs for t in c.turns for f in t.asks]
+    said = [s for c in convs for t in c.turns for m in (t.user, t.reply) for s in sentences(m)]
     return [
         f"{len(convs)} conversations of {min(c.tokens for c in convs):,}-"
         f"{max(c.tokens for c in convs):,} tokens (cl100k), "
@@ -224,7 +227,8 @@ def describe(convs: Sequence[Conversation]) -> list[str]:
         f"sessions; {len(facts)} facts ({sum(f.speaker == 'user' for f in facts)} stated by the "
         f"user), {len(asked)} questions ({sum(len(t.asks) == 2 for t in asked)} need two "
         f"facts), {len(ages)} evidence turns, {statistics.median(ages):.0f} turns old "
-        f"(median; {min(ages)}-{max(ages)})"
+        f"(median; {min(ages)}-{max(ages)}); {len(set(said)) / len(said):.0%} of the sentences "
+        f"said are distinct"
     ]
 
 

@@ -8,7 +8,8 @@ it moved…"), without filler words ("honestly", "just", "kind of") and sentimen
 ("lovely", "little"). The summary has a fixed budget of WORD_BUDGET words: the new part's
 statements get at least half of it and the previous summary's lines the rest; each keeps the
 most lines that fit, spread evenly over what it had, in order (a long stretch is thinned, not
-cut at one end). Lines go under the sections the summarizer asks for.
+cut at one end). A statement said before is not written again. Lines go under the sections
+the summarizer asks for.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ def reported(speaker: str, sentence: str) -> str:
     return f"{who} said {said}" if said else ""
 
 
+def sentences(text: str) -> list[str]:
+    return _SENTENCES.split(text.strip())
+
+
 def statements(part: str) -> list[str]:
     """The new part's statements, in order, paraphrased (lines without a speaker continue
     the previous speaker's message)."""
@@ -79,7 +84,7 @@ def statements(part: str) -> list[str]:
         if speaker not in ("User", "Assistant") or _SESSION.match(text):
             continue
         text = re.sub(r"\s*\[calls: .*\]$", "", text)
-        for sentence in _SENTENCES.split(text.strip()):
+        for sentence in sentences(text):
             if sentence.endswith("?") or len(sentence.split()) < MIN_WORDS:
                 continue
             said = reported(speaker, sentence)
@@ -111,7 +116,7 @@ def summary_reply(body: dict[str, Any]) -> str:
     previous = head.split("Previous summary:\n", 1)[1] if "Previous summary:\n" in head else ""
     before = [line[2:] for line in previous.splitlines() if line.startswith("- ")]
     before = [line for line in before if line != "none"]
-    new = statements(part)
+    new = [line for line in dict.fromkeys(statements(part)) if line not in before]
     new = evenly(new, max(WORD_BUDGET // 2, WORD_BUDGET - _words(before)))
     kept = evenly(before, WORD_BUDGET - _words(new)) + new
     lines = "\n".join(f"- {line}" for line in kept) or "- none"

@@ -215,76 +215,54 @@ def small_talk(rng: random.Random) -> Exchange:
 
 # --- ComfyUI chatter ------------------------------------------------------------------------------
 
+# fmt: off
+_SUBJECTS = """
+a lighthouse on a stormy cliff | the lighthouse
+a cosy reading nook | the nook
+a fox in a snowy forest | the fox
+an old bicycle leaning on a wall | the bicycle
+a market street at dusk | the market
+a robot tending a vegetable patch | the robot
+a teapot shaped like a cottage | the teapot
+a mountain village at dawn | the village
+a jellyfish floating through the sky | the jellyfish
+a tired knight resting under an oak | the knight
+a city skyline in the rain | the skyline
+a bowl of fruit on a windowsill | the fruit bowl
+a sailing boat in a harbour | the boat
+an owl on a fence post | the owl
+a bakery window at night | the bakery window
+a desert road at sunset | the road
+a treehouse full of lanterns | the treehouse
+a cat asleep on a pile of books | the sleeping cat
+an astronaut in a sunflower field | the astronaut
+a tram climbing a steep hill | the tram
+a misty lake with a wooden jetty | the jetty
+a dragon made of clouds | the dragon
+a greenhouse full of strange plants | the greenhouse scene
+a violin maker's workshop | the workshop
+a snowy train platform | the platform
+a giant tortoise carrying a town | the tortoise town
+a rooftop garden above a busy city | the rooftop
+a paper boat on a rainy street | the paper boat
+"""
+SUBJECTS = tuple(tuple(line.split(" | ")) for line in _SUBJECTS.strip().splitlines())
 ART_SLOTS: dict[str, Sequence[str]] = {
-    "subject": (
-        "a lighthouse on a stormy cliff",
-        "a cosy reading nook",
-        "a fox in a snowy forest",
-        "an old bicycle leaning on a wall",
-        "a market street at dusk",
-        "a robot tending a vegetable patch",
-        "a teapot shaped like a cottage",
-        "a mountain village at dawn",
-        "a jellyfish floating through the sky",
-        "a tired knight resting under an oak",
-        "a city skyline in the rain",
-        "a bowl of fruit on a windowsill",
-        "a sailing boat in a harbour",
-        "an owl on a fence post",
-        "a bakery window at night",
-        "a desert road at sunset",
-        "a treehouse full of lanterns",
-        "a cat asleep on a pile of books",
-        "an astronaut in a sunflower field",
-        "a tram climbing a steep hill",
-        "a misty lake with a wooden jetty",
-        "a dragon made of clouds",
-    ),
-    "style": (
-        "a watercolour style",
-        "a children's book style",
-        "flat vector art",
-        "a moody oil painting look",
-        "the style of a retro travel poster",
-        "ink and wash",
-        "a gritty comic style",
-        "a dreamy film look",
-        "a cosy storybook style",
-        "pixel art",
-        "a vintage postcard look",
-        "a clean architectural drawing style",
-        "a linocut style",
-    ),
-    "quality": (
-        "better than I expected",
-        "a bit muddy",
-        "really promising",
-        "strangely dark",
-        "way too busy",
-        "almost there",
-        "a bit plastic",
-        "nicer than last time",
-    ),
-    "part": (
-        "sky",
-        "background",
-        "lighting",
-        "water",
-        "foreground",
-        "horizon",
-        "main subject",
-        "colour balance",
-        "skin tone",
-        "texture",
-    ),
-    "problem": (
-        "looks smeared",
-        "is far too saturated",
-        "has weird blotches",
-        "doesn't match the rest",
-        "keeps coming out blurry",
-        "looks like plastic",
-    ),
+    "style": ("a watercolour style", "a children's book style", "flat vector art",
+              "a moody oil painting look", "the style of a retro travel poster", "ink and wash",
+              "a gritty comic style", "a dreamy film look", "a cosy storybook style", "pixel art",
+              "a vintage postcard look", "a clean architectural drawing style", "a linocut style",
+              "a soft gouache look", "a woodblock print style", "a faded polaroid look"),
+    "quality": ("better than I expected", "a bit muddy", "really promising", "strangely dark",
+                "way too busy", "almost there", "a bit plastic", "nicer than last time",
+                "oddly washed out", "close but not quite", "a bit chaotic", "surprisingly good"),
+    "part": ("sky", "background", "lighting", "water", "foreground", "horizon", "main subject",
+             "colour balance", "skin tone", "texture", "shadow side", "border"),
+    "problem": ("looks smeared", "is far too saturated", "has weird blotches",
+                "doesn't match the rest", "keeps coming out blurry", "looks like plastic",
+                "has odd stripes in it", "goes murky", "looks pasted on", "is completely flat"),
+    "light": ("golden hour", "soft morning", "moonlit", "overcast", "candlelit", "harsh midday"),
+    "words": ("twenty", "twenty-five", "thirty", "about twenty"),
 }
 PROJECT_USER = (
     "Tonight I'd like to make {subject} in {style}.",
@@ -292,53 +270,58 @@ PROJECT_USER = (
     "New idea: {subject}, done in {style}. What do you think?",
     "Can we try {subject}? I'm picturing {style}.",
     "I saw something online and now I want {subject} in {style}.",
+    "I keep imagining {subject}, and I think {style} would suit it.",
+    "Next project: {subject}. Something like {style}.",
+    "My head is full of {subject} today, probably in {style}.",
+    "Could we do {subject} in {style}? I've been thinking about it all week.",
 )
 PROJECT_DETAIL = (
-    "",
-    "Something calm and a bit melancholy.",
-    "I want it to feel like an old illustration.",
-    "Lots of warm evening light if possible.",
-    "Nothing too busy, I like simple pictures.",
-    "It's for the wall above my desk.",
-    "I'd like it to look hand-made rather than digital.",
-    "Bright and cheerful, the opposite of my week.",
-    "Maybe a bit of mystery in it.",
+    "", "", "Something calm and a bit melancholy.", "I want it to feel like an old illustration.",
+    "Lots of {light} light if possible.", "Nothing too busy, I like simple pictures.",
+    "It's for the wall above my desk.", "I'd like it to look hand-made rather than digital.",
+    "Bright and cheerful, the opposite of my week.", "Maybe a bit of mystery in it.",
+    "Wide, like a film still.", "Ideally something I could print small.",
 )
 PROJECT_ASSISTANT = (
-    "Lovely idea.",
-    "Oh, that'll be fun.",
-    "Good choice, that should suit the style.",
-    "I like that one.",
-    "That's a nice combination.",
+    "Lovely idea.", "Oh, that'll be fun.", "Good choice, {short} should suit that style.",
+    "I like that one.", "That's a nice combination.", "Ooh, {short} in that style could work.",
+    "That's a strong idea, it already sounds like a picture.", "Fun! {Short} is a good subject.",
+    "Nice, I can see it already.", "That's a charming one.",
 )
 PROMPT_ADVICE = (
-    "Start the prompt with the subject, then the setting, then the style words.",
+    "Start the prompt with {short}, then the setting, then the style words.",
     "Keep the prompt short at first and add details once the composition works.",
-    "Describe the light early in the prompt, it shapes everything else.",
+    "Describe the light early in the prompt, {light} light would shape everything else.",
     "Put the style words near the start so they carry more weight.",
     "Use the negative prompt for things you keep seeing but don't want, like blur.",
-    "Mention the time of day, it changes the whole mood of the picture.",
-    "Try describing what the camera sees, like a wide shot or a close-up.",
+    "Mention the time of day, it changes the whole mood around {short}.",
+    "Try describing what the camera sees, like a wide shot of {short} or a close-up.",
+    "Say where {short} sits in the frame, models love to put everything in the middle.",
+    "Give {short} one or two concrete details, like colours or materials.",
+    "Describe the mood in plain words, like quiet, lonely or busy.",
 )
 SETTING_ADVICE = (
-    "Around twenty to thirty steps is plenty for a first pass.",
+    "Around {words} steps is plenty for a first pass.",
     "A cfg of six or seven usually keeps things balanced.",
     "Render a small batch so you can pick the best composition.",
     "Try a square image first, then change the shape once you like it.",
     "Leave the sampler on its default for now and judge the composition first.",
     "Queue a few variations and compare them side by side.",
+    "Keep the resolution modest until the layout is right.",
+    "A wide format suits {short} better than a square, I think.",
+    "Don't touch the advanced settings yet, the prompt matters far more at this stage.",
+    "Let it run with a random seed a few times before settling on one.",
 )
 PROGRESS_USER = (
-    "The first batch came out {quality}.",
-    "Okay, results are in: {quality}.",
-    "Hmm, the last run looks {quality}.",
-    "I ran it a few times and it's {quality}.",
+    "The first batch came out {quality}.", "Okay, results are in: {quality}.",
+    "Hmm, the last run looks {quality}.", "I ran it a few times and it's {quality}.",
+    "Right, {short} is {quality}.", "So, {short} came out {quality}.",
+    "Tried it, and honestly it's {quality}.", "Four runs later: {quality}.",
 )
 PROGRESS_MORE = (
-    "The {part} {problem} though.",
-    "But the {part} {problem}.",
-    "Only the {part} {problem}.",
-    "Everything's fine except the {part}, which {problem}.",
+    "The {part} {problem} though.", "But the {part} {problem}.",
+    "Only the {part} {problem}.", "Everything's fine except the {part}, which {problem}.",
+    "Oh, and the {part} {problem}.", "The annoying bit is the {part}, it {problem}.",
 )
 FIX_ADVICE = (
     "Try describing the {part} more precisely, the model fills gaps with whatever is common.",
@@ -349,19 +332,17 @@ FIX_ADVICE = (
     "Sometimes a different seed is all it takes, so try a few before changing anything else.",
     "A slightly longer step count can smooth that out, but don't overdo it.",
     "Try a softer lighting description, harsh light exaggerates that.",
+    "That often happens when the prompt asks for too much at once, so trim it a little.",
+    "Describe the {part} with simpler words, fancy adjectives confuse the model.",
+    "Check that the style words aren't fighting with the description of the {part}.",
+    "A touch of film grain in the prompt can hide that kind of artefact.",
 )
 ENCOURAGE = (
-    "",
-    "",
-    "It's already heading somewhere nice.",
-    "You're close, honestly.",
-    "Send me another description once you've tried it.",
-    "Let's see what the next run gives.",
+    "", "", "It's already heading somewhere nice.", "You're close, honestly.",
+    "Send me another description once you've tried it.", "Let's see what the next run gives.",
+    "Keep going, {short} is worth it.", "The composition sounds right at least.",
 )
-ANSWER_EXTRA = (
-    "",
-    "",
-    "",
+ANSWER_EXTRA = (  # a closing remark now and then (EXTRA_SHARE of the answers)
     "If it still looks off, describe what you see and we'll adjust from there.",
     "Keep the version you like before experimenting further, so you can compare.",
     "It's worth jotting down the settings that worked, they're easy to forget.",
@@ -370,26 +351,32 @@ ANSWER_EXTRA = (
     "And take a break if it gets frustrating, fresh eyes help a lot.",
     "The preview is a good enough guide for now, no need to render big yet.",
     "Once it works, it's a nice one to reuse as a starting point for other pictures.",
-    "Most of the fun is in the trying, honestly.",
-    "You'll get a feel for it after a few rounds.",
+    "Most of the fun is in the trying, honestly.", "You'll get a feel for it after a few rounds.",
+    "There's no single right answer here, trust your eye.",
+    "People overthink this part, so don't worry too much.",
+    "It gets quicker once you've done it a couple of times.",
+    "Tell me if anything in that is unclear.", "Happy to go through it slowly if you like.",
 )
+EXTRA_SHARE = 0.3
+
+
+def extra(rng: random.Random) -> str:
+    """A closing remark (with its leading space) for EXTRA_SHARE of the answers, else ""."""
+    return f" {rng.choice(ANSWER_EXTRA)}" if rng.random() < EXTRA_SHARE else ""
+
+
 REACTION_USER = (
-    "Okay, I'll give that a go.",
-    "Makes sense, trying it now.",
-    "Ah, that's clever.",
-    "Right, one more run then.",
-    "I wouldn't have thought of that.",
-    "Good shout.",
-    "Hmm, worth a try.",
-    "Oh, that's simple enough.",
+    "Okay, I'll give that a go.", "Makes sense, trying it now.", "Ah, that's clever.",
+    "Right, one more run then.", "I wouldn't have thought of that.", "Good shout.",
+    "Hmm, worth a try.", "Oh, that's simple enough.", "Thanks, that helps.",
+    "Got it, off I go.", "Ha, obvious when you say it.", "Okay, noted.",
 )
 REACTION_ASSISTANT = (
-    "Let me know how it turns out.",
-    "Fingers crossed!",
-    "Have fun with it.",
-    "Shout if it gets stuck.",
-    "I'm curious to hear how it goes.",
+    "Let me know how it turns out.", "Fingers crossed!", "Have fun with it.",
+    "Shout if it gets stuck.", "I'm curious to hear how it goes.", "Good luck!",
+    "Can't wait to hear about it.", "Enjoy!", "Any time.",
 )
+# fmt: on
 TWEAKS = (
     (
         "Would a bigger image help with the {part}?",
@@ -425,20 +412,22 @@ TWEAKS = (
 
 
 def project(rng: random.Random) -> list[Exchange]:
-    """A small picture project: the idea, first results and a fix, a tweak, a thank-you."""
-    out = [
-        (
-            fill(rng, pick(rng, PROJECT_USER, PROJECT_DETAIL).strip(), ART_SLOTS),
-            pick(rng, PROJECT_ASSISTANT, PROMPT_ADVICE, SETTING_ADVICE, ANSWER_EXTRA).strip(),
-        )
-    ]
+    """A small picture project: the idea, first results and a fix, a tweak, a thank-you; the
+    slots keep their values through it."""
+    subject, short = rng.choice(SUBJECTS)
+    slots = {k: [rng.choice(v)] for k, v in ART_SLOTS.items()}
+    slots.update(subject=[subject], short=[short], Short=[short[0].upper() + short[1:]])
+
+    def say(*pools: Sequence[str]) -> str:
+        return fill(rng, pick(rng, *pools).strip(), slots)
+
+    out = [(say(PROJECT_USER, PROJECT_DETAIL),
+            say(PROJECT_ASSISTANT, PROMPT_ADVICE, SETTING_ADVICE) + extra(rng))]  # fmt: skip
     if rng.random() < 0.8:
-        said = pick(rng, PROGRESS_USER, PROGRESS_MORE)
-        answer = pick(rng, FIX_ADVICE, ENCOURAGE, ANSWER_EXTRA).strip()
-        out.append((fill(rng, said, ART_SLOTS), fill(rng, answer, ART_SLOTS)))
+        out.append((say(PROGRESS_USER, PROGRESS_MORE), say(FIX_ADVICE, ENCOURAGE) + extra(rng)))
     if rng.random() < 0.4:
         asked, answer = rng.choice(TWEAKS)
-        out.append((fill(rng, asked, ART_SLOTS), f"{answer} {rng.choice(ANSWER_EXTRA)}".strip()))
+        out.append((fill(rng, asked, slots), answer + extra(rng)))
     if rng.random() < 0.3:
         out.append((rng.choice(REACTION_USER), rng.choice(REACTION_ASSISTANT)))
     return out
@@ -474,12 +463,30 @@ SHARES = (
 
 def node_question(rng: random.Random) -> Exchange:
     node, answer = rng.choice(NODES)
-    return rng.choice(NODE_USER).format(node=node), f"{answer} {rng.choice(ANSWER_EXTRA)}".strip()
+    return rng.choice(NODE_USER).format(node=node), answer + extra(rng)
+
+
+ASK_INTRO = (
+    "",
+    "",
+    "",
+    "Random question:",
+    "Something I've always wondered:",
+    "This might be basic, but",
+    "Quick one:",
+    "I read something confusing online.",
+    "Before I forget,",
+)
+ANSWER_INTRO = ("", "", "", "Good question.", "Not basic at all.", "Short answer first.", "Ah,")
 
 
 def how_to(rng: random.Random) -> Exchange:
     asked, answer = rng.choice(HOW_TO)
-    return asked, f"{answer} {rng.choice(ANSWER_EXTRA)}".strip()
+    intro, opener = rng.choice(ASK_INTRO), rng.choice(ANSWER_INTRO)
+    if intro.endswith((",", ":")) or intro.endswith("but"):
+        asked = asked[0].lower() + asked[1:]
+    said = f"{intro} {asked}".strip()
+    return said, f"{opener} {answer}".strip() + extra(rng)
 
 
 def share(rng: random.Random) -> Exchange:
