@@ -1,8 +1,8 @@
 """Memory in natural conversation: what the provider receives still holds the turns a question
 needs? A benchmark not built for the engine (issue 22, item 6).
 
-    .venv/bin/python bench/memory_prose.py [--seeds 5] [--windows 4096,8192,32768]
-        [--variants fallback,model] [--jobs 2] [--quick]
+    .venv/bin/python bench/memory_prose.py [--seeds 5] [--tokens 15000,26000]
+        [--windows 4096,8192,32768] [--variants fallback,model] [--jobs 2] [--quick]
 
 Data (bench/lib/prose_*.py, seeded): a ComfyUI hobbyist and the assistant chat over weeks of
 dated sessions ("Session 5, Tuesday 14 May"), 15-26K tokens (cl100k) each: small talk about
@@ -10,7 +10,7 @@ life, picture projects, how-to questions, and facts in everyday prose stated by 
 ("We went hiking with the kids last weekend…", "For the drafts, try lowering the steps; it
 should cut the waiting a lot.") with no distinctive token (no digit, made-up name or file
 name: checked). Questions paraphrase (no content word shared with the fact: checked, the
-generator fails otherwise); about a quarter need two facts (a suggestion and the user's later
+generator fails otherwise); about a third need two facts (a suggestion and the user's later
 word on how it went, or two unrelated facts). Each fact's key words (3-6) come together in
 its own message only (checked).
 
@@ -125,20 +125,28 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
             system = counter.message(received[0])
             check_system(conv, received[0])
         if turn.asks:
-            history = to_openai_messages(ui)
-            spent = sum(counter.message(m) for m in received[1:])
-            plain = run.window - int(report["tokens"]["reserve"]) - REPLY_PRIMING
-            run.asked.append(Asked(
-                turn.index,
-                tuple(turn.asks),
-                {"turn": found(conv, turn, received),
-                 "same": found(conv, turn, drive.newest_first(history, spent)),
-                 "plain": found(conv, turn, drive.newest_first(history, plain))},
-                system + counter.messages(history) <= int(report["budget"]),
-                summary_kind(report),
-            ))  # fmt: skip
+            run.asked.append(scored(conv, turn, ui, received, report, system))
         ui.append(message)
     run.summary_calls = provider.summary_calls - calls
+
+
+def scored(
+    conv: Conversation, turn: Turn, ui: list[Msg], received: list[Msg], report: Msg, system: int
+) -> Asked:
+    """A question turn: our request (`received`) and the two baselines over the thread so far
+    (`ui`), and whether that thread fits the history budget (`system`: the system message's
+    tokens)."""
+    counter, window = counter_for(drive.MODEL), int(report["window"]["tokens"])
+    history = to_openai_messages(ui)
+    spent = sum(counter.message(m) for m in received[1:])
+    plain = window - int(report["tokens"]["reserve"]) - REPLY_PRIMING
+    found_in = {
+        "turn": found(conv, turn, received),
+        "same": found(conv, turn, drive.newest_first(history, spent)),
+        "plain": found(conv, turn, drive.newest_first(history, plain)),
+    }
+    fits = system + counter.messages(history) <= int(report["budget"])
+    return Asked(turn.index, tuple(turn.asks), found_in, fits, summary_kind(report))
 
 
 def summary_kind(report: Msg) -> str | None:
@@ -218,7 +226,11 @@ def describe(convs: Sequence[Conversation]) -> list[str]:
     facts = [f for c in convs for f in c.facts.values()]
     asked = [t for c in convs for t in c.turns if t.asks]
     ages = [t.index - c.facts[f].turn for c in convs for t in c.turns for f in t.asks]
-    said = [s for c in convs for t in c.turns for m in (t.user, t.reply) for s in sentences(m)]
+    distinct = statistics.median(
+        len(set(said)) / len(said)
+        for said in ([s for t in c.turns for m in (t.user, t.reply) for s in sentences(m)]
+                     for c in convs)
+    )  # fmt: skip
     return [
         f"{len(convs)} conversations of {min(c.tokens for c in convs):,}-"
         f"{max(c.tokens for c in convs):,} tokens (cl100k), "
@@ -227,8 +239,8 @@ def describe(convs: Sequence[Conversation]) -> list[str]:
         f"sessions; {len(facts)} facts ({sum(f.speaker == 'user' for f in facts)} stated by the "
         f"user), {len(asked)} questions ({sum(len(t.asks) == 2 for t in asked)} need two "
         f"facts), {len(ages)} evidence turns, {statistics.median(ages):.0f} turns old "
-        f"(median; {min(ages)}-{max(ages)}); {len(set(said)) / len(said):.0%} of the sentences "
-        f"said are distinct"
+        f"(median; {min(ages)}-{max(ages)}); {distinct:.0%} of a conversation's sentences are "
+        f"distinct (median)"
     ]
 
 
