@@ -47,42 +47,34 @@ seed, 30 turns, short threads of 8, the tools profile; every window and variant)
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import logging
 import random
 import re
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import aiohttp
-from aiohttp import web
+from comfyui_assistant.bench.lib.chat_drive import (
+    MODEL,
+    ChatServer,
+    Msg,
+    bench_arguments,
+    context_report,
+    first_streamed,
+    newest_first,
+    quiet_engine_logs,
+    text_of,
+)
 from comfyui_assistant.core.environment import load_object_info_file
-from comfyui_assistant.core.service import ServiceOptions
-from comfyui_assistant.core.sse import PumpOptions
 from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages
-from comfyui_assistant.standalone import create_app
-from comfyui_assistant.tests.helpers import assemble, sse_events
-from comfyui_assistant.tests.scripted_provider import (
-    ScriptedProvider,
-    Stream,
-    call_piece,
-    chunk,
-    error_body,
-    text_reply,
-)
+from comfyui_assistant.tests.scripted_provider import Stream, call_piece, chunk, text_reply
 
-MODEL = "scripted-model"
 SUMMARY_HEADER = "\n\n## Summary of the earlier conversation\n"  # context_steps.summary_section
-Msg = dict[str, Any]
 
 # --- data ---------------------------------------------------------------------------------------
 
@@ -467,30 +459,6 @@ def summary_reply(body: Msg) -> str:
     )
 
 
-class FidelityProvider(ScriptedProvider):
-    """Streamed requests take the turn's scripted steps; summary requests (non-streamed)
-    fail (`summary_mode = "fallback"`) or get `summary_reply` (`"model"`)."""
-
-    def __init__(self) -> None:
-        super().__init__(models=[MODEL])
-        self.summary_mode = "fallback"
-        self.summary_calls = 0
-
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        if body.get("stream"):
-            return await super()._chat(request)
-        self.requests.append(body)
-        self.summary_calls += 1
-        if self.summary_mode == "fallback":
-            return web.json_response(
-                error_body("summarizer down", type_="server_error"), status=500
-            )
-        message = {"role": "assistant", "content": summary_reply(body)}
-        choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        return web.json_response({"id": "s", "object": "chat.completion", "choices": [choice]})
-
-
 def step_reply(step: Step, turn: int, k: int) -> Stream:
     if step.text is not None:
         return text_reply(step.text)
@@ -504,16 +472,6 @@ def step_reply(step: Step, turn: int, k: int) -> Stream:
 # --- measuring ------------------------------------------------------------------------------------
 
 
-def text_of(messages: Sequence[Msg]) -> str:
-    out = []
-    for m in messages:
-        content = m.get("content")
-        parts = content if isinstance(content, list) else [{"text": content or ""}]
-        out += [str(p.get("text", "")) for p in parts if isinstance(p, dict)]
-        out += [c["function"]["arguments"] for c in m.get("tool_calls") or []]
-    return "\n".join(out)
-
-
 def baseline_request(
     ui: Sequence[Msg], system: str, budget: int, *, skip: bool = False
 ) -> list[Msg]:
@@ -524,16 +482,7 @@ def baseline_request(
     counter = counter_for(MODEL)
     history = to_openai_messages(list(ui))
     room = budget - counter.message({"role": "system", "content": system}) - REPLY_PRIMING
-    kept: list[Msg] = []
-    for message in reversed(history):
-        cost = counter.message(message)
-        if kept and cost > room:
-            if skip:
-                continue
-            break
-        kept.append(message)
-        room -= cost
-    return [{"role": "system", "content": system}, *reversed(kept)]
+    return [{"role": "system", "content": system}, *newest_first(history, room, skip=skip)]
 
 
 STRATEGIES = ("ours", "baseline", "skipping")
@@ -573,48 +522,11 @@ class Run:
         return {k: (v / needed if needed else 1.0) for k, v in found.items()}
 
 
-class Bench:
+class Bench(ChatServer):
     """Our standalone app for one window, with its provider."""
 
     def __init__(self, window: int) -> None:
-        self.window = window
-
-    async def __aenter__(self) -> Bench:
-        self.provider = await FidelityProvider().start()
-        self.tmp = tempfile.TemporaryDirectory()
-        env = {
-            "LLM_BASE_URL": self.provider.base_url,
-            "LLM_MODEL": MODEL,
-            "LLM_CONTEXT_WINDOW": str(self.window),
-        }
-        pump = PumpOptions(keepalive_seconds=5.0, poll_seconds=0.02)
-        options = ServiceOptions(data_dir=Path(self.tmp.name), environ=env, pump=pump)
-        self.runner = web.AppRunner(create_app(options))
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base = f"http://127.0.0.1:{port}"
-        self.session = aiohttp.ClientSession()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.session.close()
-        await self.runner.cleanup()
-        await self.provider.stop()
-        self.tmp.cleanup()
-
-    async def post(self, thread: str, messages: list[Msg], base: Msg | None) -> Msg:
-        body = {"id": thread, "messages": messages, "trigger": "submit-message"}
-        async with self.session.post(self.base + "/api/assistant/chat", json=body) as resp:
-            text = await resp.text()
-            if resp.status != 200:
-                raise RuntimeError(f"/api/assistant/chat answered {resp.status}: {text[:300]}")
-        events = sse_events(text)
-        errors = [e for e in events if e["type"] == "error"]
-        if errors:
-            raise RuntimeError(f"/api/assistant/chat streamed an error: {errors[0]}")
-        return assemble(events, base)
+        super().__init__(window, summary_reply)
 
     async def run(self, turns: Sequence[Turn], thread: str, summaries: str) -> Run:
         provider, facts, run = self.provider, all_facts(turns), Run()
@@ -633,9 +545,7 @@ class Bench:
             }
             mark = len(provider.requests)
             message = await self.post(thread, ui, None)
-            first_report = next(
-                (p["data"] for p in message["parts"] if p["type"] == "data-context"), None
-            )
+            first_report = context_report(message)
             while pending := [
                 p for p in message["parts"]
                 if p["type"].startswith("tool-") and p.get("state") == "input-available"
@@ -646,7 +556,7 @@ class Bench:
             ui.append(message)
             if not turn.needs:
                 continue
-            request = next(r for r in provider.requests[mark:] if r.get("stream"))
+            request = first_streamed(provider.requests[mark:])
             received = request["messages"]
             system = str(received[0]["content"]).split(SUMMARY_HEADER)[0]
             assert first_report is not None, "no context report"
@@ -827,13 +737,9 @@ def report(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=5, help="conversations per profile")
-    parser.add_argument("--seed", type=int, default=1, help="the first seed")
+    parser = bench_arguments(__doc__, "conversations per profile")
     parser.add_argument("--turns", type=int, default=120, help="turns per conversation")
     parser.add_argument("--small-turns", type=int, default=12, help="turns of the short thread")
-    parser.add_argument("--windows", default="4096,8192,32768")
-    parser.add_argument("--variants", default="fallback,model", help="summaries: fallback,model")
     parser.add_argument("--profiles", default="tools,chat", help="conversations: tools,chat")
     parser.add_argument("--quick", action="store_true", help="1 seed, 30 turns, profile tools")
     args = parser.parse_args(argv)
@@ -848,15 +754,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{seeds[-1]}), short threads of {args.small_turns} turns; windows {windows}; "
         f"model {MODEL}"
     )
-    log = logging.getLogger("comfyui_assistant")
-    level = log.level
-    log.setLevel(logging.ERROR)  # the fallback variant fails every summary on purpose
-    try:
+    with quiet_engine_logs():
         results = asyncio.run(
             measure(seeds, args.turns, args.small_turns, windows, variants, profiles, forbidden)
         )
-    finally:
-        log.setLevel(level)
     print("\n".join(report(results, variants, profiles)))
     return 0
 

@@ -31,6 +31,17 @@ def _fidelity() -> list[str]:
     return out + [f"TARGET window={w} fits" for w in (4096, 8192, 32768)]
 
 
+def _memory_prose() -> list[str]:
+    out = []
+    for variant in ("fallback", "model"):
+        for window in (4096, 8192):
+            out.append(f"TARGET {variant} window={window} turn_by_turn_vs_same_tokens=")
+            out.append(f"TARGET {variant} window={window} turn_by_turn_vs_window_minus_reserve=")
+        out.append(f"TARGET {variant} fits_turn_by_turn=")
+        out.append(f"TARGET {variant} window=32768 turn_by_turn_vs_at_once=")
+    return out
+
+
 # Each bench's TARGET lines, by how each starts: a bench that stops printing one fails.
 TARGETS: dict[str, list[str]] = {
     "body_parse.py": ["TARGET parse_ms_per_5mb="],
@@ -68,6 +79,7 @@ TARGETS: dict[str, list[str]] = {
         "TARGET no_silence_over_15s:",
     ],
     "memory_load.py": ["TARGET late_growth_mb=", "TARGET concurrent_left_mb="],
+    "memory_prose.py": _memory_prose(),
     "projects.py": [
         "TARGET answer_in_top3=",
         "TARGET window=8192 sent_has_answer=",
