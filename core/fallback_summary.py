@@ -148,17 +148,43 @@ class Line:
 
 
 def _line(speaker: str, text: str) -> Line:
-    """A line and what it is worth. A tool line is judged without its tool's name and recall
-    id, and never shrinks (the recall id is what it is for); an instruction shrinks to its cue
-    and what it names ("never: X LoRA", not "X LoRA", which would say the opposite)."""
+    """A line and what it is worth: what it could answer later. The user's instruction first;
+    then a line that names, dates or counts something, or states something in plain words (an
+    event, a plan, a preference: a statement of PROSE_WORDS content words or more); a question
+    or small talk last. A tool line is judged without its tool's name and recall id, and never
+    shrinks (the recall id is what it is for); an instruction shrinks to its cue and what it
+    names ("never: X LoRA", not "X LoRA", which would say the opposite)."""
     gist = _RECALL_SUFFIX.sub("", text).partition(" ")[2] if speaker == "tool" else text
     facts = facts_of(gist)
     cue = _INSTRUCTION.search(text) if speaker == "user" else None
     short = "; ".join(facts) if facts and speaker != "tool" else ""
     short = f"{cue[0].lower()}: {short}" if cue and short else short
-    tier = 3 if cue else 2 if facts else 1
-    fits = len(short) < len(text) - 8
-    return Line(speaker, text, 0, facts, tier, min(len(facts), 2), short if fits else "")
+    content = len(_content_words(gist))
+    asked = gist.rstrip().endswith("?")
+    states = speaker != "tool" and not asked and content >= PROSE_WORDS
+    tier = 3 if cue else 2 if (facts and not asked) or states else 1
+    value = min(len(facts) + content // PROSE_WORDS, 2)
+    fits = len(short) < len(text) - 8 and not asked  # (what a question names is no fact)
+    return Line(speaker, text, 0, facts, tier, value, short if fits else "")
+
+
+PROSE_WORDS = 4  # content words that make a plain sentence a statement worth keeping
+_STOP_WORDS = (
+    "the a an and or but so if then than that this these those there here it its it's is are "
+    "was were be been being am do does did done have has had having i me my mine we us our you "
+    "your he him his she her they them their what which who whom whose when where why how all "
+    "any some no not yes just very really quite too also only even still again ever about above "
+    "after before from into onto over under with without for of on in at by to up down out off "
+    "can could would should will shall may might must let lets let's ok okay sure thanks thank "
+    "great good nice cool fine well oh ah hi hello hey yeah right got get gets going go goes "
+    "one thing things something anything way lot bit much many more most other same such "
+    "i'm i've i'd i'll you're you've we're that's don't doesn't didn't can't won't isn't"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z']+", text.lower()) if w not in _STOP}
 
 
 def _parsed(speaker: str, text: str, facts_only: bool) -> Line:

@@ -388,3 +388,26 @@ def test_template_tokens_our_reminders_and_pasted_json_are_never_lines() -> None
         "- user: Here is the node:\n"
         "- user: Use 512 by 768, and set seed=42 please."
     )
+
+
+def test_plain_prose_that_states_something_outlasts_questions_and_small_talk() -> None:
+    """A line's worth is what it could answer later, not its punctuation: "we went hiking with
+    the kids last weekend" names nothing the patterns know, and must outlast a question about a
+    node and small talk (bench/memory_prose.py: at 4K, 0.032 of the evidence turns kept turn by
+    turn before, 0.097 after)."""
+    messages = [
+        user("We went hiking with the kids last weekend up by the lake."),
+        assistant("That sounds lovely!"),
+        user("What is the Save Image node for?"),
+        assistant("Thanks, great question."),
+        user("My sister started painting again after a long break."),
+        assistant("Nice."),
+    ]
+    room = COUNT(
+        "Digest (oldest first) (4 weaker lines left out):\n"
+        "- user: We went hiking with the kids last weekend up by the lake.\n"
+        "- user: My sister started painting again after a long break."
+    )
+    out = digest(messages, room)
+    assert "hiking with the kids" in out and "started painting again" in out
+    assert "Save Image" not in out and "great question" not in out
