@@ -49,11 +49,13 @@ log = logging.getLogger("comfyui_assistant")
 DELEGATE = "delegate"  # the tool's name in the registry
 PROMPT_FILE = SYSTEM_CONTEXT_DIR / "delegate" / "helper.md"
 # What a child may call: the server's tools (lookups, reading skills, recalling a shortened
-# result), but not the skill writers (the user asks for those) nor `delegate` (one level deep);
+# result), but not the skill writers (the user asks for those) nor `delegate` (one level deep)
+# nor `searchConversation` (a helper sees only the context it is given, not the user's thread);
 # never the panel's tools (the child has no browser).
 CHILD_TOOLS = frozenset(spec.name for spec in tools_for("server")) - {
     "createUserSkill",
     "updateUserSkill",
+    "searchConversation",
     DELEGATE,
 }
 Status = Literal["done", "failed", "cancelled"]

@@ -219,6 +219,37 @@ async def m008_attachments(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m009_conversation_index(db: aiosqlite.Connection) -> None:
+    """Every message's words, for looking back (core/conversation_index.py): its passages,
+    deleted with it, indexed by FTS5 (`message_index`, rowid = the passage's id) where the
+    project passages are; the threads stored before are indexed on their first search."""
+    await db.execute(
+        """CREATE TABLE message_passages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            thread_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            FOREIGN KEY (thread_id, message_id) REFERENCES messages(thread_id, id)
+                ON DELETE CASCADE
+        )"""
+    )  # (AUTOINCREMENT: an id is never reused, so an index row never names another passage)
+    await db.execute(
+        "CREATE INDEX message_passages_message ON message_passages (thread_id, message_id, part)"
+    )
+    if await full_text_index(db):  # (else searched by core/text_search.py, as the projects)
+        await db.execute(
+            "CREATE VIRTUAL TABLE message_index "
+            "USING fts5(thread, text, tokenize='porter unicode61')"
+        )
+    await db.execute(
+        """CREATE TABLE unindexed_threads (
+            thread_id TEXT PRIMARY KEY REFERENCES threads(id) ON DELETE CASCADE
+        )"""
+    )
+    await db.execute("INSERT INTO unindexed_threads (thread_id) SELECT id FROM threads")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -228,6 +259,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("006_delegations", m006_delegations),
     ("007_projects", m007_projects),
     ("008_attachments", m008_attachments),
+    ("009_conversation_index", m009_conversation_index),
 ]
 
 

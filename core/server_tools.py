@@ -14,6 +14,7 @@ from typing import Any
 
 from .documents import NODE_DOCS, Citations, document, documents_result
 from .environment import Environment, EnvironmentService
+from .recall_tool import RecallFailure, search_conversation
 from .skills import Skill, SkillDirectory, SkillError
 from .threads import Threads
 
@@ -151,6 +152,14 @@ async def recall_tool_result(args: dict[str, Any], ctx: ToolContext) -> Any:
             f"shown in the digest."
         )
     return result
+
+
+async def conversation(args: dict[str, Any], ctx: ToolContext) -> Any:
+    citations = ctx.citations if ctx.citations is not None else Citations()
+    try:
+        return await search_conversation(ctx.threads.store, ctx.thread_id, args, citations)
+    except RecallFailure as exc:
+        raise ToolFailure(str(exc)) from None
 
 
 async def read_system_context(args: dict[str, Any], ctx: ToolContext) -> Any:

@@ -179,7 +179,8 @@ class Store:
         self.user_generation = 0
         # Values derived from this database that requests reuse (kept with it, gone with it).
         self.cache: dict[str, Any] = {}
-        # Whether project passages are searched by SQLite's FTS5 (else core/text_search.py).
+        # Whether project passages and conversation passages are searched by SQLite's FTS5
+        # (else core/text_search.py).
         self.full_text = True
 
     @asynccontextmanager
@@ -284,7 +285,8 @@ class Store:
         if not full_text:
             log.warning(
                 "ComfyUI Assistant: this Python's SQLite has no FTS5 (full-text search): project "
-                "documents too large to send whole are searched by plain word matching instead"
+                "documents too large to send whole, and earlier messages (searchConversation), "
+                "are searched by plain word matching instead"
             )
         return store
 

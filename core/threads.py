@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from . import conversation_index
 from .fingerprint import fingerprint
 from .json_text import compact_json
 from .store import Store
@@ -206,6 +207,7 @@ class Threads:
         title = title_from(messages)
         ids = [m.get("id", "") for m in messages]
         counter = counter_for(None)  # made here: its first use loads the encoding
+        fts = self.store.full_text
 
         def work(db: sqlite3.Connection) -> bool:
             created = _touch_thread(db, thread_id, title, now, workflow)
@@ -221,10 +223,12 @@ class Threads:
                     f"({','.join('?' * len(ids))})",
                     (thread_id, stored[replaces][0], *ids),
                 )
+                if fts:  # (their passages went with them)
+                    conversation_index.sweep(db, thread_id)
             for (mid, position, message), parts in zip(rows, dumped, strict=True):
                 if stored.get(mid) == (position, parts):
                     continue
-                _write(db, counter, thread_id, mid, position, message, parts, now)
+                _write(db, counter, thread_id, mid, position, message, parts, now, fts)
                 if message.get("role") == "assistant":
                     _record_tool_results(db, thread_id, message.get("parts", []), now)
             return created
@@ -252,9 +256,11 @@ class Threads:
         if known is not None:
             known[_id_key(message["id"])] = (position, stored_key(message))
         counter = counter_for(None)
+        fts = self.store.full_text
 
         def work(db: sqlite3.Connection) -> None:
-            _write(db, counter, thread_id, message["id"], position, message, parts, now, status)
+            mid = message["id"]
+            _write(db, counter, thread_id, mid, position, message, parts, now, fts, status)
             _record_tool_results(db, thread_id, message.get("parts", []), now)
             db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
 
@@ -330,10 +336,15 @@ class Threads:
     async def delete(self, thread_id: str) -> bool:
         self.store.cache.get("summaries", {}).pop(thread_id, None)
         self._known.pop(thread_id, None)
+        fts = self.store.full_text
+
+        def work(db: sqlite3.Connection) -> bool:
+            if fts:  # (its passages go with its messages)
+                conversation_index.unindex_thread(db, thread_id)
+            return db.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
+
         # (goes through on a full disk: deleting threads is how room is made)
-        return await self.store.freeing(
-            lambda db: db.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
-        )
+        return await self.store.freeing(work)
 
 
 def _write(
@@ -345,8 +356,11 @@ def _write(
     message: UIMessage,
     parts: str,
     now: float,
+    fts: bool,
     status: str = "complete",
 ) -> None:
+    """Store one message and index its words (`conversation_index`), in the caller's
+    transaction."""
     meta = message.get("metadata")
     # counted afresh: a message is stored once, and the counter's cache of whole messages
     # would keep the texts of the threads stored last alive (32 MB of them)
@@ -370,6 +384,7 @@ def _write(
             now,
         ),
     )
+    conversation_index.index_message(db, thread_id, mid, message, fts)
 
 
 def _record_tool_results(

@@ -373,6 +373,37 @@ TOOLS: tuple[ToolSpec, ...] = (
         digest_args=("toolCallId",),
     ),
     ToolSpec(
+        name="searchConversation",
+        brief="Search this conversation, also parts no longer shown, by words and/or when "
+        '("yesterday", "in May", "2025-05-14"); around=a messageId reads there.',
+        # (not at the smallest windows: its definition does not fit their prompt budget)
+        tier="medium",
+        description="Search all that was said in this conversation, also parts no longer "
+        "shown to you, by words and/or time; or read around a result. Returns documents to "
+        "cite.",
+        parameters=_args(
+            query={"type": "string", "description": "Words to look for."},
+            when={
+                "type": "string",
+                "description": 'A time: "yesterday", "last week", "in May", "3 days ago", '
+                '"2025-05-14", "2025-05-01..2025-05-20".',
+            },
+            around={"type": "string", "description": "A result's messageId: read around it."},
+            limit={
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 20,
+                "description": "Most results (5).",
+            },
+        ),
+        runs="server",
+        group="memory",
+        handler=server_tools.conversation,
+        cites=True,
+        digest_args=("query", "when", "around"),
+        digest_files=False,
+    ),
+    ToolSpec(
         name="readSystemContext",
         brief="Read a section of your instructions left out to save space.",
         tier="full",

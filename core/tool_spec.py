@@ -38,7 +38,9 @@ GROUPS: Mapping[str, ToolGroup] = MappingProxyType(
             "load procedures on demand; save a procedure only when the user asks you to remember.",
         ),
         "memory": ToolGroup(
-            "Memory tools", "bring back a shortened result or an instruction section left out."
+            "Memory tools",
+            "bring back a shortened result, an instruction section left out, or what was said "
+            "earlier in this conversation.",
         ),
         "delegate": ToolGroup(
             "Delegation",

@@ -85,6 +85,16 @@ TARGETS: dict[str, list[str]] = {
         "TARGET window=8192 sent_has_answer=",
         "TARGET window=32768 moved_every_4_reprocessed=",
     ],
+    "recall.py": [
+        f"TARGET {name}_{stat}_ms="
+        for name in ("search", "search_without_fts5")
+        for stat in ("median", "p95")
+    ],
+    "recall_paraphrase.py": [
+        f"TARGET {method}_{kind}_recall@5="
+        for kind in ("paraphrase", "keyword")
+        for method in ("lexical", "semantic", "both")
+    ],
     "session_sim.py": [
         f"TARGET window={window} {name}="
         for window in (32768, 8192)

@@ -39,6 +39,7 @@ TOOL_NAMES = [
     "createUserSkill",
     "updateUserSkill",
     "recallToolResult",
+    "searchConversation",
     "delegate",
 ]  # readSystemContext is offered only when sections were left out
 

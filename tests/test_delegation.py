@@ -352,3 +352,4 @@ def test_delegate_is_offered_from_the_medium_profile_up():
     assert "delegate" not in offered_names(SMALL, False)
     assert "delegate" in offered_names(MEDIUM, False) and "delegate" in offered_names(FULL, False)
     assert "delegate" not in CHILD_TOOLS and "createUserSkill" not in CHILD_TOOLS
+    assert "searchConversation" not in CHILD_TOOLS  # (the helper sees only what it is given)

@@ -27,11 +27,19 @@ ALL_STEPS = [
     "006_delegations",
     "007_projects",
     "008_attachments",
+    "009_conversation_index",
 ]
 ALL_TABLES = [
     "attachments",
     "delegations",
     "documents",
+    "message_index",
+    "message_index_config",
+    "message_index_content",
+    "message_index_data",
+    "message_index_docsize",
+    "message_index_idx",
+    "message_passages",
     "messages",
     "migrations",
     "passage_index",
@@ -50,6 +58,7 @@ ALL_TABLES = [
     "thread_state",
     "threads",
     "tool_results",
+    "unindexed_threads",
 ]
 
 
