@@ -107,6 +107,8 @@ const SOURCE_LABELS: Record<string, (meta: Record<string, unknown>) => string> =
     `Node documentation${typeof meta["node_type"] === "string" ? ` · ${meta["node_type"]}` : ""}`,
   url: () => "Web page",
   project: (meta) => `Project document${typeof meta["path"] === "string" ? ` · ${meta["path"]}` : ""}`,
+  conversation: (meta) =>
+    `Earlier in this chat${typeof meta["createdAt"] === "string" ? ` · ${new Date(meta["createdAt"]).toLocaleString()}` : ""}`,
 };
 
 /** A link only for http(s) URLs: nothing else (javascript:, data:, file:) is ever opened. */
