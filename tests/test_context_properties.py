@@ -29,12 +29,12 @@ from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_bu
 from comfyui_assistant.core.context_blocks import blocks_of, flatten
 from comfyui_assistant.core.context_cache import BlockCache
 from comfyui_assistant.core.context_engine import (
-    SUMMARY_SHARE,
     ContextInputs,
     ContextSettings,
     Summary,
     build_context,
 )
+from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.digests import DIGEST_PREFIX, digest_tool_result
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
@@ -348,8 +348,8 @@ def minimal_need(inputs: ContextInputs, covered: int, available: int) -> int:
         inputs.system, available, lambda t: math.ceil(COUNTER.text(t) * factors.system)
     )
     head = []
-    if inputs.summary is not None and covered:  # its newest part, within its share
-        cap = max(64, int(available * SUMMARY_SHARE / factors.messages))
+    if inputs.summary is not None and covered:  # its newest part, cut past its limit share
+        cap = max(64, int(available * SUMMARY_LIMIT_SHARE / factors.messages))
         text = steps.keep_tail(inputs.summary.text, cap, COUNTER.text)
         head = [steps.summary_block(text)]
     latest = next(m for m in reversed(inputs.ui_messages) if m["role"] == "user")
