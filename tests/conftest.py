@@ -119,3 +119,15 @@ async def assistant(provider: ScriptedProvider, tmp_path: Path) -> AsyncIterator
     app = await start_app(tmp_path / "data", env)
     yield app
     await app.close()
+
+
+@pytest.fixture
+def fresh_probes() -> Iterator[None]:
+    """No provider probe or server count cached from another test, before or after."""
+    from comfyui_assistant.core import provider_probes, server_counts
+
+    provider_probes.clear_caches()
+    server_counts.clear_calibrations()
+    yield
+    provider_probes.clear_caches()
+    server_counts.clear_calibrations()

@@ -18,8 +18,8 @@ from comfyui_assistant.api_handlers import add_routes
 from comfyui_assistant.core.service import AssistantService, ServiceOptions
 
 
-def mount(table: web.RouteTableDef) -> web.Application:
-    app = web.Application()
+def mount(table: web.RouteTableDef, app: web.Application | None = None) -> web.Application:
+    app = app or web.Application()
     api_routes = web.RouteTableDef()
     for route in table:
         if isinstance(route, web.RouteDef):
@@ -82,12 +82,7 @@ async def test_a_route_added_to_comfyuis_app_directly_keeps_it(service):
     ours(service)(table)
     app = web.Application()
     app.router.add_post("/api/chat", theirs)  # (some extensions add routes to the app itself)
-    api_routes = web.RouteTableDef()
-    for route in table:
-        if isinstance(route, web.RouteDef):
-            api_routes.route(route.method, "/api" + route.path)(route.handler, **route.kwargs)
-    app.add_routes(api_routes)
-    app.add_routes(table)
+    mount(table, app)
     assert await answers(app) == {"/api/chat": "theirs", "/api/assistant/chat": "ours 400"}
 
 

@@ -5,12 +5,12 @@ against it in CI measure our code, not a server that could not exist."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import pytest
-from comfyui_assistant.core import provider_probes, server_counts
+from comfyui_assistant.core import server_counts
 from comfyui_assistant.core.provider_config import resolve
 from comfyui_assistant.core.provider_probes import provider_capabilities, provider_window
 from comfyui_assistant.core.provider_profiles import is_context_overflow, window_from_error
@@ -22,13 +22,7 @@ SYSTEM: Any = {"role": "system", "content": "You are ComfyUI Assistant. Help wit
 TOOLS = [{"type": "function", "function": {"name": "getWorkflow", "parameters": {}}}]
 
 
-@pytest.fixture(autouse=True)
-def fresh_probes() -> Iterator[None]:
-    provider_probes.clear_caches()
-    server_counts.clear_calibrations()
-    yield
-    provider_probes.clear_caches()
-    server_counts.clear_calibrations()
+pytestmark = pytest.mark.usefixtures("fresh_probes")  # (conftest: no cached probe or count)
 
 
 @pytest.fixture

@@ -14,6 +14,30 @@ from comfyui_assistant.tools_definitions import TOOLS
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def loaded_in_comfyui(tmp_path: Path, *, with_app: bool = False) -> str:
+    """Python that does what ComfyUI does: `server` (PromptServer.instance with its route table,
+    and its aiohttp app when `with_app`) and `folder_paths` imported first, then this folder by
+    its path and its own name (one line: it goes into an indented f-string)."""
+    app = ", app=web.Application()" if with_app else ""
+    lines = [
+        'server = types.ModuleType("server")',
+        "PromptServer = type('PromptServer', (), {})",
+        f"PromptServer.instance = types.SimpleNamespace(routes=web.RouteTableDef(){app})",
+        "server.PromptServer = PromptServer",
+        'sys.modules["server"] = server',
+        'folder_paths = types.ModuleType("folder_paths")',
+        f"folder_paths.get_user_directory = lambda: {str(tmp_path)!r}",
+        'sys.modules["folder_paths"] = folder_paths',
+        "spec = importlib.util.spec_from_file_location("
+        f'"ComfyUI-Assistant", {str(ROOT / "__init__.py")!r}, '
+        f"submodule_search_locations=[{str(ROOT)!r}])",
+        "module = importlib.util.module_from_spec(spec)",
+        'sys.modules["ComfyUI-Assistant"] = module',
+        "spec.loader.exec_module(module)",
+    ]
+    return "; ".join(lines)
+
+
 def run_python(code: str, cwd: Path) -> str:
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -60,22 +84,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
         from aiohttp import web
         from aiohttp.test_utils import TestClient, TestServer
 
-        server = types.ModuleType("server")
-        class PromptServer:
-            instance = None
-        PromptServer.instance = types.SimpleNamespace(routes=web.RouteTableDef())
-        server.PromptServer = PromptServer
-        sys.modules["server"] = server
-        folder_paths = types.ModuleType("folder_paths")
-        folder_paths.get_user_directory = lambda: {str(tmp_path)!r}
-        sys.modules["folder_paths"] = folder_paths
-
-        spec = importlib.util.spec_from_file_location(
-            "ComfyUI-Assistant", {str(ROOT / "__init__.py")!r},
-            submodule_search_locations=[{str(ROOT)!r}])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["ComfyUI-Assistant"] = module
-        spec.loader.exec_module(module)
+        {loaded_in_comfyui(tmp_path)}
 
         routes = PromptServer.instance.routes
         async def main():
@@ -264,22 +273,7 @@ def test_comfyui_says_at_start_which_provider_and_model_without_the_key(tmp_path
         logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
         os.environ.update(LLM_BASE_URL="https://api.openai.com/v1", LLM_MODEL="gpt-4.1-mini",
                           LLM_API_KEY="sk-start-line-SECRET")
-        server = types.ModuleType("server")
-        class PromptServer:
-            instance = None
-        PromptServer.instance = types.SimpleNamespace(
-            routes=web.RouteTableDef(), app=web.Application())
-        server.PromptServer = PromptServer
-        sys.modules["server"] = server
-        folder_paths = types.ModuleType("folder_paths")
-        folder_paths.get_user_directory = lambda: {str(tmp_path)!r}
-        sys.modules["folder_paths"] = folder_paths
-        spec = importlib.util.spec_from_file_location(
-            "ComfyUI-Assistant", {str(ROOT / "__init__.py")!r},
-            submodule_search_locations=[{str(ROOT)!r}])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["ComfyUI-Assistant"] = module
-        spec.loader.exec_module(module)
+        {loaded_in_comfyui(tmp_path, with_app=True)}
 
         async def main():
             app = PromptServer.instance.app

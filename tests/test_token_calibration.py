@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import provider_probes, server_counts
+from comfyui_assistant.core import server_counts
 
 from .helpers import assistant_message, chat_body, context_report, sse_events, user
 from .scripted_provider import Counted, ScriptedProvider
@@ -25,13 +25,7 @@ LLAMA_PROPS = {
 COUNTING = ("/apply-template", "/tokenize")
 
 
-@pytest.fixture(autouse=True)
-def fresh_probes() -> Iterator[None]:
-    provider_probes.clear_caches()
-    server_counts.clear_calibrations()
-    yield
-    provider_probes.clear_caches()
-    server_counts.clear_calibrations()
+pytestmark = pytest.mark.usefixtures("fresh_probes")  # (conftest: no cached probe or count)
 
 
 def asked(provider: ScriptedProvider) -> list[str]:
