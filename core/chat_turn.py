@@ -47,6 +47,8 @@ from .slots import choose_slot
 from .stream_translate import Usage
 from .system_prompt import user_context_block
 from .threads import Threads, ThreadState
+from .tokens import counter_for
+from .turn_recall import RECALL_SHARE, recall_for_turn
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -117,6 +119,7 @@ class ChatTurn:
         self._no_vision = False  # ... and that it cannot see images
         self._calibrate: Assembled | None = None  # the first request, when the server counts
         self._state: ThreadState | None = None
+        self._unsent: str | None = None  # the latest user message, sent for the first time
 
     async def __aenter__(self) -> ChatTurn:
         req = self.req
@@ -173,7 +176,7 @@ class ChatTurn:
         latest = skill.latest_id
         if latest is not None and latest not in sent:  # first sent now: recorded as sent
             sent[latest] = SentTurn(turn_note(snap.reminders, now_text()), skill.text)
-            await turns.record(req.thread_id, latest, sent[latest])
+            self._unsent = latest  # (recorded once its recalled passages are known)
         try:
             self._model, model_source = await provider.choose_model()
             caps = await provider_capabilities(provider.settings, self._model)
@@ -239,7 +242,7 @@ class ChatTurn:
             "X-Context-Budget": str(first.budget.available),
             "X-Context-Window": str(first.budget.window.tokens),
         }
-        if service.compactor.running(req.thread_id) is None:
+        if not context.overflows(plan.answer_start()):
             self.headers["X-Context-Tokens"] = str(first.tokens)
         # (else the request is known once the summary is: the report says it)
         plan.before = self._before
@@ -253,6 +256,36 @@ class ChatTurn:
         await self._calibrated()
         async for chunk in self._summary_first():
             yield chunk
+        await self._recalled()
+
+    async def _recalled(self) -> None:
+        """The first time the latest user message is sent: the passages of earlier messages
+        no longer in the request that best match it are attached to it, and it is recorded
+        as sent so (every later request resends it byte for byte)."""
+        latest, context, plan = self._unsent, self._context, self._plan
+        if latest is None or context is None or plan is None or self._threads is None:
+            return
+        self._unsent = None
+        store, sent = self._threads.store, context.inputs.sent
+        assert isinstance(sent, dict)
+        answer = plan.answer_start()
+        first = context.assemble(answer)
+        factor = max(1.0, context.inputs.correction.messages)
+        room = int(first.budget.available * RECALL_SHARE / factor)
+        found = await recall_for_turn(
+            store, self.req.thread_id, plan.ui_history, first.present, room,
+            counter_for(self._model).text, time.time(),
+        )  # fmt: skip
+        if found is not None:
+            turn = sent[latest]
+            sent[latest] = replace(turn, recall=found)
+            context.forget()
+            try:
+                context.assemble(answer)
+            except ContextBudgetError:  # the message itself needs that room
+                sent[latest] = turn
+                context.forget()
+        await SentTurns(store).record(self.req.thread_id, latest, sent[latest])
 
     async def _calibrated(self) -> None:
         """When due, the server's own counts of the first request calibrate the correction
@@ -266,9 +299,24 @@ class ChatTurn:
             await self.service.save_corrections(context.correction.as_dict())
 
     async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
-        """Wait for the summary of this thread being made, and say so while it is."""
-        task = self.service.compactor.running(self.req.thread_id)
-        if task is None or self._context is None or self._state is None:
+        """A thread that no longer fits, with no summary made ahead to take the place of its
+        oldest messages: wait for the one being made, or make it now, and say so meanwhile
+        (room is made once, by the summary, rather than by dropping messages now and
+        summarizing on the next turn: each a request re-read from its start)."""
+        context, state, plan = self._context, self._state, self._plan
+        if context is None or state is None or plan is None or self._provider is None:
+            return
+        if not context.overflows(plan.answer_start()):
+            return
+        compactor, thread_id = self.service.compactor, self.req.thread_id
+        if compactor.running(thread_id) is None:
+            work = compact(
+                context, plan.ui_history, self._provider, self._model, state, thread_id,
+                plan.slot,
+            )  # fmt: skip
+            compactor.start(thread_id, work)
+        task = compactor.running(thread_id)
+        if task is None:
             return
         started = time.monotonic()
         waiting = {"text": "Summarizing earlier messages…", "done": False}
@@ -277,7 +325,7 @@ class ChatTurn:
             took = time.monotonic() - started
             text = f"Summarizing earlier messages… ({took:.0f} s)"
             yield ui.Data("status", {"text": text, "done": False}, id="status")
-        await reload_summary(self._context, self._state, self.req.thread_id)
+        await reload_summary(context, state, thread_id)
         took = time.monotonic() - started
         text = f"Summarized earlier messages ({took:.0f} s)."
         yield ui.Data("status", {"text": text, "done": True}, id="status")
@@ -315,6 +363,9 @@ class ChatTurn:
             report = outcome.report()
             if report is not None:
                 await ThreadState(threads.store).set_report(thread_id, report)
+            taken = self._context.taken if self._context is not None else None
+            if taken is not None:  # the summary made ahead was sent: it is the one in use
+                await ThreadState(threads.store).use_next_summary(thread_id, taken.until)
             if outcome.correction is not None and outcome.last_usage is not None:
                 await self.service.save_corrections(outcome.correction.as_dict())
             if outcome.overflow_window is not None and self._provider is not None:

@@ -27,7 +27,14 @@ from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
 from .token_correction import Factors, Parts
 from .tokens import REPLY_PRIMING, TokenCounter
-from .wire_types import ContextReport, ReportDocuments, UIMessage, UIPart, with_content
+from .wire_types import (
+    ContextReport,
+    ReportDocuments,
+    ReportRecalled,
+    UIMessage,
+    UIPart,
+    with_content,
+)
 
 # Tool definitions may take at most this share of the room left after the output reserve:
 # on a 4K local window the full set would crowd out the conversation.
@@ -402,11 +409,29 @@ def _with_documents(a: Assembly, kept: list[Block]) -> tuple[list[Block], int]:
     return [*kept[:at], placed, *kept[at + 1 :]], change
 
 
-def _notes_tokens(a: Assembly) -> int:
-    """What the reminder blocks of the kept user messages take (part of the history)."""
+def _notes_tokens(a: Assembly) -> tuple[int, int]:
+    """What the reminder blocks and the recalled passages of the kept user messages take
+    (part of the history)."""
     kept = {b.source_id for b in a.kept if b.kind == "user"}
-    sent = a.inputs.sent
-    return sum(a.counter.text(sent[i].note) for i in kept if i in sent)
+    turns = [t for i, t in a.inputs.sent.items() if i in kept]
+    text = a.counter.text
+    notes = sum(text(t.note) for t in turns)
+    return notes, sum(text(t.recall.block) for t in turns if t.recall is not None)
+
+
+def _recalled(a: Assembly) -> ReportRecalled | None:
+    """What was recalled for the latest user message (the turn's), if anything."""
+    latest = latest_user_index(a.kept)
+    turn = a.inputs.sent.get(a.kept[latest].source_id) if latest is not None else None
+    if turn is None or turn.recall is None:
+        return None
+    return {
+        "tokens": a.estimated(messages=a.counter.text(turn.recall.block)),
+        "passages": [
+            {"messageId": p.message_id, "role": p.role, "at": p.at, "tokens": p.tokens}
+            for p in turn.recall.passages
+        ],
+    }
 
 
 def _note_tokens(a: Assembly) -> int:
@@ -439,7 +464,7 @@ def report(a: Assembly) -> ContextReport:
     user_tokens = a.estimated(system=counter.text(user)) if user else 0
     system = a.estimated(system=counter.text(str(a.system_message.get("content") or "")))
     tool_results = a.estimated(messages=tally.results)
-    notes = a.estimated(messages=_notes_tokens(a))
+    notes, recalled = (a.estimated(messages=n) for n in _notes_tokens(a))
     documents = a.documents_report["tokens"] if a.documents_report else 0
     estimated = a.estimated(*a.parts)
     return {
@@ -454,10 +479,11 @@ def report(a: Assembly) -> ContextReport:
             "system": system - user_tokens,
             "userContext": user_tokens,
             "summary": summary_tokens,
-            "history": a.estimated(messages=tally.tokens) - tool_results - notes,
+            "history": a.estimated(messages=tally.tokens) - tool_results - notes - recalled,
             "toolResults": tool_results,
             "tools": a.estimated(tools=a.tool_tokens),
             "reminders": notes,
+            "recalled": recalled,
             "documents": documents,
             "reserve": a.budget.reserve,
         },
@@ -479,6 +505,7 @@ def report(a: Assembly) -> ContextReport:
             "messages": round(factors.messages, 4),
         },
         "documents": a.documents_report,
+        "recalled": _recalled(a),
         "calibration": inputs.calibration,
         "reported": None,
         "cachedTokens": None,

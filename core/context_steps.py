@@ -117,7 +117,7 @@ def _suffix_user(message: Message, text: str) -> Message:
 
 def as_sent(block: Block, turn: SentTurn) -> Block:
     """A user message as it was first sent: its typed text replaced by what was sent instead
-    (a /skill expansion), then its reminder block appended."""
+    (a /skill expansion), then its reminder block and any recalled passages appended."""
     message = block.messages[0]
     if turn.text is not None:
         content = message.get("content")
@@ -127,7 +127,7 @@ def as_sent(block: Block, turn: SentTurn) -> Block:
         message = with_content(
             message, [{"type": "text", "text": turn.text}, *others] if others else turn.text
         )
-    return block.with_messages([_suffix_user(message, turn.note)])
+    return block.with_messages([_suffix_user(message, turn.suffix)])
 
 
 def answer_gaps(blocks: list[Block]) -> list[Block]:

@@ -250,6 +250,12 @@ async def m009_conversation_index(db: aiosqlite.Connection) -> None:
     await db.execute("INSERT INTO unindexed_threads (thread_id) SELECT id FROM threads")
 
 
+async def m011_sent_turn_recall(db: aiosqlite.Connection) -> None:
+    """What a user message was first sent with also holds the passages of earlier messages
+    recalled for it (core/turn_recall.py): JSON, its rendered block and what it came from."""
+    await db.execute("ALTER TABLE sent_turns ADD COLUMN recall TEXT")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -260,6 +266,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("007_projects", m007_projects),
     ("008_attachments", m008_attachments),
     ("009_conversation_index", m009_conversation_index),
+    ("011_sent_turn_recall", m011_sent_turn_recall),
 ]
 
 

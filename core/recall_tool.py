@@ -30,14 +30,16 @@ class RecallFailure(ValueError):
     """Arguments the model can fix, or nothing found; the message says what to do."""
 
 
-def title(role: str, created_at: float, now: float) -> str:
-    """The document's title: the speaker and the day, like "You, Tue 14 May" (the year too
-    when it is not this one)."""
+def day_text(created_at: float, now: float) -> str:
+    """The day, like "Tue 14 May" (the year too when it is not this one)."""
     day, today = datetime.fromtimestamp(created_at), datetime.fromtimestamp(now)
     text = f"{_DAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]}"
-    if day.year != today.year:
-        text += f" {day.year}"
-    return f"{SPEAKERS.get(role, role.capitalize())}, {text}"
+    return f"{text} {day.year}" if day.year != today.year else text
+
+
+def title(role: str, created_at: float, now: float) -> str:
+    """The document's title: the speaker and the day, like "You, Tue 14 May"."""
+    return f"{SPEAKERS.get(role, role.capitalize())}, {day_text(created_at, now)}"
 
 
 def _cited(

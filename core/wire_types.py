@@ -95,6 +95,7 @@ class ReportTokens(TypedDict):
     toolResults: int
     tools: int
     reminders: int
+    recalled: int  # passages of earlier messages attached to user messages (turn_recall)
     documents: int  # the project's documents, whole or retrieved passages
     reserve: int
 
@@ -137,6 +138,21 @@ class ReportDocuments(TypedDict):
     sent: list[ReportDocument]
 
 
+class RecalledPassage(TypedDict):
+    messageId: str  # the earlier message it is from
+    role: str
+    at: float  # when that message was said (epoch seconds)
+    tokens: int
+
+
+class ReportRecalled(TypedDict):
+    """The passages of earlier messages, no longer in the request, recalled for the latest
+    user message and sent with it (core/turn_recall.py)."""
+
+    tokens: int
+    passages: list[RecalledPassage]
+
+
 class ContextReport(TypedDict):
     """What the context engine did for one request (a `data-context` part of the answer)."""
 
@@ -150,6 +166,7 @@ class ContextReport(TypedDict):
     correction: float  # estimated / exact: the learned correction of the whole request
     factors: ReportFactors  # ... per component
     documents: ReportDocuments | None  # the project's documents sent, if the thread has any
+    recalled: ReportRecalled | None  # recalled for the latest user message, if anything
     calibration: str | None  # how the server's own tokenizer measured them, when it did
     reported: int | None  # the provider's prompt tokens for this request, once known
     cachedTokens: int | None  # of those, what the provider served from its prefix cache

@@ -79,10 +79,13 @@ async def summaries_done(app) -> None:
     raise AssertionError("the background summary did not finish")
 
 
-async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider, tmp_path, sdk):
-    # the first request of a long thread in an 8K window goes out at once (the priority window
-    # fits it); the summary is made after the answer, in the background, and the next request
-    # uses it; later turns stay under the watermark: summarized once
+async def test_a_thread_that_does_not_fit_is_summarized_once_before_its_request(
+    provider, tmp_path, sdk
+):
+    # a long thread in an 8K window: room is made once, by the summary, before the request
+    # (not by leaving old messages out now and summarizing on the next turn: each would be a
+    # request re-read from its start); the user sees that it is being made; later turns stay
+    # under the watermark: summarized once
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = long_thread()
     thread.append(user("Now make it a portrait.", "u_last"))
@@ -92,8 +95,11 @@ async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider,
         status, body = await app.chat(chat_body(*thread))
         assert status == 200
         sdk.check(body)
+        statuses = [e["data"] for e in sse_events(body) if e["type"] == "data-status"]
+        assert [s["done"] for s in statuses] == [False, True]
+        assert statuses[0]["text"] == "Summarizing earlier messages…"
         await summaries_done(app)
-        chat_call, summary_call, *more = provider.requests
+        summary_call, *more, chat_call = provider.requests
         assert "stream" in chat_call and is_summary_request(summary_call)
         assert all(is_summary_request(r) for r in more)  # (long stretches: in pieces)
         made = len(provider.requests) - 1
@@ -110,9 +116,11 @@ async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider,
         )
         budget = compute_budget(window, None, counter.tools(chat_call["tools"]))
         assert counter.messages(messages) <= budget.available
-        assert sent(provider)[-1]["content"] == "Now make it a portrait."
+        assert sent(provider, -1)[-1]["content"] == "Now make it a portrait."
+        assert messages[1]["content"].startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
         report = context_report(body)
-        assert report["summary"] is None and report["counts"]["dropped"] > 0
+        assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}
+        assert report["counts"]["dropped"] == 0  # the summary made the room, nothing left out
         assert report["window"]["tokens"] == 8192 and report["reported"] == 5000
 
         # the next turns: the summary opens the history; no second summary
@@ -134,6 +142,7 @@ async def test_a_long_thread_is_summarized_after_the_answer_not_before(provider,
             opening = provider.requests[-1]["messages"][1]["content"]
             assert opening.startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
             assert "Kept verbatim:" in opening  # the facts beside the model's summary
+            assert not [e for e in sse_events(body) if e["type"] == "data-status"]
             report = context_report(body)
             assert report["summary"] == {
                 "covers": report["counts"]["summarized"],
@@ -181,23 +190,67 @@ async def test_on_a_llama_server_with_slots_a_thread_and_its_summaries_keep_one_
         await app.close()
 
 
-async def test_a_request_waits_for_a_summary_still_being_made_and_says_so(provider, tmp_path, sdk):
-    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
-    provider.enqueue(text_reply("Done."), text_reply("Next."))
-    provider.summaries.append(Completion(summary_text("warm"), delay=0.3))
+async def stored_summaries(app) -> dict:
+    async with app.session.get(app.base + "/api/assistant/threads/thread-1/summary") as r:
+        assert r.status == 200
+        return await r.json()
+
+
+async def test_a_summary_made_ahead_is_sent_only_once_the_thread_no_longer_fits(
+    provider, tmp_path, sdk
+):
+    # past the high watermark the next summary is made after the answer, in the background;
+    # while the thread still fits it is sent whole (nothing forgotten, the request unchanged
+    # for the prefix cache); the request that would leave messages out takes the summary
+    # instead, without waiting, and from then on it is the one in use
+    env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_HISTORY_HIGH_WATERMARK="0.3")
+    app = await start_app(tmp_path, {**env, "LLM_HISTORY_LOW_WATERMARK": "0.1"})
+    thread = [*long_thread(120, 14), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done."), text_reply("Next."), text_reply("Wide."))
+    provider.summaries.append(Completion(summary_text("warm")))
     try:
         _, body = await app.chat(chat_body(*thread))
-        answer = {
-            "id": "a_last",
-            "role": "assistant",
-            "parts": content_parts(sdk.check(body)["message"]),
-        }
-        assert app.app[SERVICE].compactor.running("thread-1") is not None  # still summarizing
+        report = context_report(body)
+        assert report["summary"] is None and report["counts"]["dropped"] == 0
+        await summaries_done(app)
+        stored = await stored_summaries(app)
+        assert stored["summary"] is None and stored["next"]["text"].startswith("## Goals")
+        made = len(provider.requests)
+        thread += [assistant_message("Done.", "a_last"), user("And now?", "u_next")]
+        _, body = await app.chat(chat_body(*thread))
+        report = context_report(body)
+        assert report["summary"] is None and report["counts"]["dropped"] == 0  # still whole
+        first = provider.requests[made]["messages"]
+        assert first[1]["content"] == provider.requests[0]["messages"][1]["content"]
+        assert not [e for e in sse_events(body) if e["type"] == "data-status"]  # no wait
+        await summaries_done(app)
+        # a paste the thread cannot take whole any more
+        thread += [assistant_message("Next.", "a_next"), user("log " * 2400, "u_paste")]
+        _, body = await app.chat(chat_body(*thread))
+        sdk.check(body)
+        report = context_report(body)
+        assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}
+        assert report["counts"]["dropped"] == 0
+        opening = provider.requests[-1]["messages"][1]["content"]
+        assert opening.startswith(f"{SUMMARY_OPEN}## Goals\n- warm")
+        assert not [e for e in sse_events(body) if e["type"] == "data-status"]  # made ahead
+        stored = await stored_summaries(app)
+        assert stored["summary"]["text"].startswith("## Goals")  # in use now
+    finally:
+        await app.close()
+
+
+async def test_a_request_that_needs_a_summary_still_being_made_waits_and_says_so(
+    provider, tmp_path, sdk
+):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Next."))
+    provider.summaries.append(Completion(summary_text("warm"), delay=0.6))
+    try:
         started = time.monotonic()
         async with app.session.post(
-            app.base + "/api/assistant/chat",
-            json=chat_body(*thread, answer, user("And now?", "u_next")),
+            app.base + "/api/assistant/chat", json=chat_body(*thread)
         ) as response:
             first = await response.content.readline()
             first_byte = time.monotonic() - started

@@ -15,8 +15,15 @@ from typing import Any
 import pytest
 from comfyui_assistant.core import server_counts
 
-from .helpers import assistant_message, chat_body, context_report, sse_events, user
-from .scripted_provider import Counted, ScriptedProvider
+from .helpers import (
+    assistant_message,
+    chat_body,
+    context_report,
+    sse_events,
+    summary_text,
+    user,
+)
+from .scripted_provider import Completion, Counted, ScriptedProvider
 
 LLAMA_PROPS = {
     "default_generation_settings": {"n_ctx": 32768},
@@ -152,6 +159,8 @@ async def test_a_request_near_the_limit_is_counted_by_the_server_and_fits(provid
         free = report["budget"] - report["tokens"]["system"] - report["tokens"]["history"]
         paste = "Log: " + "a-b-c-d-e-f-g " * int(free / 8.5)  # ~all that is left, to us
         thread.append(user(paste, "u9"))
+        # (room is made by a summary of the older turns, made before the request)
+        provider.summaries.append(Completion(summary_text("the lighthouse shot")))
         status, body = await app.chat(chat_body(*thread))
         errors = [e["errorText"] for e in sse_events(body) if e["type"] == "error"]
         assert status == 200 and not errors, errors

@@ -25,7 +25,7 @@ const report = {
   model: "qwen3:8b",
   window: { tokens: 8192, source: "settings" },
   budget: 6000,
-  tokens: { system: 900, userContext: 0, summary: 400, history: 1500, toolResults: 300, tools: 700, reminders: 0, documents: 0, reserve: 1024 },
+  tokens: { system: 900, userContext: 0, summary: 400, history: 1500, toolResults: 300, tools: 700, reminders: 0, recalled: 0, documents: 0, reserve: 1024 },
   counts: { kept: 6, digested: 1, summarized: 8, dropped: 0, cut: 0 },
   summary: { covers: 8, fallback: false },
   estimated: 3800,
@@ -34,6 +34,7 @@ const report = {
   cachedTokens: null,
   limits: [],
   documents: null,
+  recalled: null,
 };
 
 const input = () => screen.getByLabelText<HTMLTextAreaElement>("Message");

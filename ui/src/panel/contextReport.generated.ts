@@ -13,6 +13,7 @@ export interface ContextReport {
   correction: number;
   factors: ReportFactors;
   documents: ReportDocuments | null;
+  recalled: ReportRecalled | null;
   calibration: string | null;
   reported: number | null;
   cachedTokens: number | null;
@@ -36,6 +37,7 @@ export interface ReportTokens {
   toolResults: number;
   tools: number;
   reminders: number;
+  recalled: number;
   documents: number;
   reserve: number;
 }
@@ -70,8 +72,21 @@ export interface ReportDocuments {
   sent: ReportDocument[];
 }
 
+/** The passages of earlier messages, no longer in the request, recalled for the latest user message and sent with it (core/turn_recall.py). */
+export interface ReportRecalled {
+  tokens: number;
+  passages: RecalledPassage[];
+}
+
 export interface ReportDocument {
   citationId: string;
   title: string;
+  tokens: number;
+}
+
+export interface RecalledPassage {
+  messageId: string;
+  role: string;
+  at: number;
   tokens: number;
 }

@@ -7,7 +7,7 @@ const report: ServerReport = {
   model: "qwen3:8b",
   window: { tokens: 10000, source: "settings", detail: null },
   budget: 7000,
-  tokens: { system: 1000, userContext: 200, summary: 300, history: 2500, toolResults: 1000, tools: 800, reminders: 0, documents: 0, reserve: 2000 },
+  tokens: { system: 1000, userContext: 200, summary: 300, history: 2500, toolResults: 1000, tools: 800, reminders: 0, recalled: 0, documents: 0, reserve: 2000 },
   counts: { kept: 10, digested: 0, summarized: 0, dropped: 0, cut: 0 },
   summary: null,
   estimated: 5800,
@@ -20,9 +20,18 @@ const report: ServerReport = {
   cachedTokens: null,
   limits: [],
   documents: null,
+  recalled: null,
 };
 
 describe("computeGauge", () => {
+  it("draws what was recalled from earlier in the chat and says how much", () => {
+    const passage = { messageId: "m1", role: "user", at: 1_700_000_000, tokens: 40 };
+    const recalled = { tokens: 90, passages: [passage, { ...passage, messageId: "m2" }] };
+    const g = computeGauge({ ...report, tokens: { ...report.tokens, recalled: 90 }, recalled });
+    expect(g.segments.find((s) => s.key === "recalled")?.label).toBe("Recalled from earlier");
+    expect(g.lines).toContain("Recalled for this message: 2 passages from earlier in the chat (90 tokens)");
+  });
+
   it("draws the project's documents as their own section and names what was sent", () => {
     const documents = { project: "Harbour", mode: "retrieved" as const, documents: 4, passages: 3, tokens: 600, sent: [] };
     const g = computeGauge({ ...report, tokens: { ...report.tokens, documents: 600 }, documents });

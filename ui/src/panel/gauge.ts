@@ -26,6 +26,7 @@ export const SECTIONS: ReadonlyArray<{ key: SectionKey; label: string }> = [
   { key: "toolResults", label: "Tool results" },
   { key: "tools", label: "Tool definitions" },
   { key: "reminders", label: "Reminders" },
+  { key: "recalled", label: "Recalled from earlier" },
   { key: "documents", label: "Project documents" },
   { key: "reserve", label: "Output reserve" },
 ];
@@ -126,6 +127,11 @@ export function computeGauge(report: ContextReport): Gauge {
   if (docs) {
     const what = docs.mode === "whole" ? `${docs.documents} documents whole` : `${docs.passages} passages retrieved from ${docs.documents} documents`;
     lines.push(`Project ${docs.project}: ${what}`);
+  }
+  const recalled = report.recalled;
+  if (recalled && recalled.passages.length) {
+    const n = recalled.passages.length;
+    lines.push(`Recalled for this message: ${n} passage${n === 1 ? "" : "s"} from earlier in the chat (${count(recalled.tokens).toLocaleString("en-US")} tokens)`);
   }
   for (const limit of report.limits ?? []) lines.push(`Limit: ${limit}`);
 

@@ -1,0 +1,92 @@
+"""Recall per turn: when a user message is first sent, the passages of the thread's earlier
+messages that are no longer in the request (under the summary, or left out by the window)
+and best match it are attached to it, within RECALL_SHARE of the budget (docs/DESIGN.md §4,
+looking back). They are stored with the message as it was sent (core/sent_turns.py) and
+resent byte for byte, so requests stay append-only and a prefix cache keeps working: the
+recalled lines are part of the new message, re-processed once, with it.
+
+The search is the conversation index's (core/recall.py): the words of the message, and its
+meaning where static embeddings are installed. A message with nothing searchable in it
+("ok, do it") is searched with the assistant message before it, the task it answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+from . import recall
+from .recall_tool import day_text
+from .sent_turns import Recall, Recalled
+from .store import Store
+from .wire_types import UIMessage
+
+RECALL_SHARE = 0.1  # of the budget, at most (bench/memory_prose.py, bench/local_llm.py)
+CANDIDATES = 12  # hits looked at, best first
+LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
+MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it
+HEAD = (
+    "<recalled>\nSaid earlier in this conversation, no longer in the messages above "
+    "(recalled for this message; may be out of date):"
+)
+TAIL = "</recalled>"
+
+
+def text_of(message: UIMessage) -> str:
+    return " ".join(
+        str(p.get("text") or "") for p in message.get("parts") or [] if p.get("type") == "text"
+    ).strip()
+
+
+def query_for(messages: Sequence[UIMessage]) -> str:
+    """What the latest user message is searched by: its text, and the assistant's message
+    before it when it says too little by itself."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return ""
+    at = users[-1]
+    query = text_of(messages[at])
+    before = messages[at - 1] if at else None
+    if len(recall.query_terms(query)) < MIN_TERMS and before and before.get("role") == "assistant":
+        query = f"{text_of(messages[at - 1])}\n{query}"
+    return query
+
+
+async def recall_for_turn(
+    store: Store,
+    thread_id: str,
+    messages: Sequence[UIMessage],
+    present: Collection[str],
+    room: int,
+    count: Callable[[str], int],
+    now: float,
+) -> Recall | None:
+    """The passages to attach to the latest user message of `messages`: of the messages not
+    `present` in the request, the best matches that fit `room` tokens (our count) with the
+    block's frame, shown oldest first; None when there is nothing evicted or nothing found."""
+    evicted = [str(m.get("id") or "") for m in messages if str(m.get("id") or "") not in present]
+    query = query_for(messages)
+    frame = count(f"{HEAD}\n{TAIL}") + 2
+    if not evicted or not query or room <= frame:
+        return None
+    hits = await recall.search(store, thread_id, query, exclude_ids=set(present), limit=CANDIDATES)
+    chosen: list[tuple[recall.Hit, str, int]] = []
+    left = room - frame
+    for hit in hits:
+        line = _line(hit, now)
+        tokens = count(line) + 1
+        if tokens <= left:
+            chosen.append((hit, line, tokens))
+            left -= tokens
+    if not chosen:
+        return None
+    chosen.sort(key=lambda c: c[0].position)
+    block = "\n".join([HEAD, *(line for _, line, _ in chosen), TAIL])
+    passages = tuple(Recalled(h.message_id, h.role, h.created_at, t) for h, _, t in chosen)
+    return Recall(block, passages)
+
+
+def _line(hit: recall.Hit, now: float) -> str:
+    text = " ".join(hit.text.split())
+    if len(text) > LINE_CHARS:
+        text = text[:LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    return f"- {hit.role}, {day_text(hit.created_at, now)}: {text}"

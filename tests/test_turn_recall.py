@@ -1,0 +1,66 @@
+"""Recall per turn through /api/assistant/chat: a new user message brings back the passages of
+earlier messages no longer in the request (under the summary) that match it, within its share
+of the budget, attached to it as sent and resent byte for byte; nothing when nothing was left
+out."""
+
+from __future__ import annotations
+
+from comfyui_assistant.core.turn_recall import HEAD, RECALL_SHARE
+
+from .conftest import start_app
+from .helpers import assistant_message, chat_body, context_report, summary_text, user
+from .scripted_provider import Completion, text_reply
+from .test_context_e2e import env_for, long_thread, summaries_done
+
+FACT = "For the lighthouse painting I want a teal sky at dusk, with a thin fog."
+
+
+def contents(request: dict) -> list[str]:
+    return [str(m.get("content")) for m in request["messages"]]
+
+
+async def test_a_new_message_brings_back_what_it_needs_from_the_summarized_history(
+    provider, tmp_path, sdk
+):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = long_thread()
+    thread[2] = user(FACT, "u2")
+    thread.append(user("Which sky did I want for the lighthouse painting?", "u_last"))
+    provider.enqueue(text_reply("Teal, at dusk."), text_reply("Done."))
+    provider.summaries.append(Completion(summary_text("warm images")))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        sdk.check(body)
+        await summaries_done(app)
+        report = context_report(body)
+        assert report["counts"]["summarized"] > 2  # u2 is under the summary...
+        sent = provider.requests[-1]["messages"][-1]["content"]
+        assert HEAD in sent and FACT in sent  # ...and recalled for the question
+        assert sent.index("<system-reminder>") < sent.index(HEAD)  # after the reminder
+        recalled = report["recalled"]
+        assert recalled["passages"][0]["messageId"] == "u2"
+        assert 0 < recalled["tokens"] <= RECALL_SHARE * report["budget"]
+        assert report["tokens"]["recalled"] == recalled["tokens"]
+        assert not any(FACT in c for c in contents(provider.requests[-1])[:-1])
+
+        # the next turn resends that message exactly as it was first sent
+        thread += [assistant_message("Teal, at dusk.", "a_last"), user("Make it wider.", "u9")]
+        _, body = await app.chat(chat_body(*thread))
+        assert sent in contents(provider.requests[-1])
+        assert context_report(body)["tokens"]["recalled"] >= recalled["tokens"]
+    finally:
+        await app.close()
+
+
+async def test_nothing_is_recalled_while_the_whole_thread_is_sent(provider, tmp_path):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [user(FACT, "u0"), assistant_message("Noted.", "a0")]
+    thread.append(user("Which sky did I want for the lighthouse painting?", "u1"))
+    provider.enqueue(text_reply("Teal."))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        report = context_report(body)
+        assert report["recalled"] is None and report["tokens"]["recalled"] == 0
+        assert HEAD not in provider.requests[-1]["messages"][-1]["content"]
+    finally:
+        await app.close()
