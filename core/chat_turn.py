@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import enum
 import logging
 import time
@@ -40,7 +41,7 @@ from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
 from .provider_probes import provider_capabilities, sees_images
-from .sent_turns import SentTurn, SentTurns, now_text, turn_note
+from .sent_turns import SentTurn, SentTurns, due_note
 from .server_tools import ToolContext
 from .service import AssistantService
 from .slots import choose_slot
@@ -175,7 +176,10 @@ class ChatTurn:
             return None
         latest = skill.latest_id
         if latest is not None and latest not in sent:  # first sent now: recorded as sent
-            sent[latest] = SentTurn(turn_note(snap.reminders, now_text()), skill.text)
+            users = [str(m.get("id")) for m in req.messages if m["role"] == "user"]
+            earlier = [sent.get(i) for i in users[: users.index(latest)]] if latest in users else []
+            now = datetime.datetime.now().astimezone()
+            sent[latest] = SentTurn(due_note(snap.reminders, now, earlier), skill.text)
             self._unsent = latest  # (recorded once its recalled passages are known)
         try:
             self._model, model_source = await provider.choose_model()
@@ -272,8 +276,10 @@ class ChatTurn:
         first = context.assemble(answer)
         factor = max(1.0, context.inputs.correction.messages)
         room = int(first.budget.available * RECALL_SHARE / factor)
+        turns = [sent[i] for i in first.present if i in sent and i != latest]
+        recalled = {p.message_id for t in turns if t.recall for p in t.recall.passages}
         found = await recall_for_turn(
-            store, self.req.thread_id, plan.ui_history, first.present, room,
+            store, self.req.thread_id, plan.ui_history, first.present, recalled, room,
             counter_for(self._model).text, time.time(),
         )  # fmt: skip
         if found is not None:

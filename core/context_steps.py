@@ -109,6 +109,8 @@ def cut_oversized(
 
 
 def _suffix_user(message: Message, text: str) -> Message:
+    if not text:
+        return message
     content = message.get("content")
     if isinstance(content, str):
         return with_content(message, f"{content}\n\n{text}")

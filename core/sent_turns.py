@@ -54,11 +54,20 @@ class SentTurn:
     @property
     def suffix(self) -> str:
         """What follows the message's text: the reminder block, then the recalled passages."""
-        return self.note if self.recall is None else f"{self.note}\n\n{self.recall.block}"
+        blocks = [self.note, self.recall.block if self.recall else ""]
+        return "\n\n".join(b for b in blocks if b)
 
 
-def now_text() -> str:
-    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z (%A)")
+NOW_FORMAT = "%Y-%m-%d %H:%M %Z (%A)"
+# The reminder block is sent again after this many user messages without one, or when the
+# time it gives is this old (or of another day), or when the user's reminders changed;
+# between, a message goes without (~30 tokens a message, resent with every later request).
+REMINDER_EVERY_TURNS = 8
+REMINDER_EVERY_SECONDS = 3600.0
+
+
+def now_text(now: datetime.datetime | None = None) -> str:
+    return (now or datetime.datetime.now().astimezone()).strftime(NOW_FORMAT)
 
 
 def turn_note(reminders: list[str], now: str) -> str:
@@ -66,6 +75,38 @@ def turn_note(reminders: list[str], now: str) -> str:
     lines = [f"- {r.strip()}" for r in reminders if r.strip()]
     lines.append(f"- Current date and time: {now}")
     return "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
+
+
+def due_note(reminders: list[str], now: datetime.datetime, earlier: list[SentTurn | None]) -> str:
+    """The reminder block for a new user message, or "" when the last one sent (in `earlier`,
+    the thread's user messages before it, oldest first; None: sent before turns were kept)
+    still holds: the same reminders, the time under REMINDER_EVERY_SECONDS old and the same
+    day, fewer than REMINDER_EVERY_TURNS messages ago."""
+    note = turn_note(reminders, now_text(now))
+    since = next((k for k, t in enumerate(reversed(earlier)) if t is not None and t.note), None)
+    if since is None or since + 1 >= REMINDER_EVERY_TURNS:
+        return note
+    last = earlier[len(earlier) - 1 - since]
+    assert last is not None
+    if last.note.splitlines()[:-2] != note.splitlines()[:-2]:  # the user's reminders changed
+        return note
+    when = _note_time(last.note)
+    if when is None or when.date() != now.date():
+        return note
+    age = (now.replace(tzinfo=None) - when).total_seconds()
+    return note if age >= REMINDER_EVERY_SECONDS else ""
+
+
+def _note_time(note: str) -> datetime.datetime | None:
+    """The (local) time a reminder block gives, to the minute."""
+    for line in note.splitlines():
+        if line.startswith("- Current date and time: "):
+            stamp = line.removeprefix("- Current date and time: ")[:16]
+            try:
+                return datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M")
+            except ValueError:
+                return None
+    return None
 
 
 class SentTurns:

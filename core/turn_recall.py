@@ -7,14 +7,18 @@ recalled lines are part of the new message, re-processed once, with it.
 
 The search is the conversation index's (core/recall.py): the words of the message, and its
 meaning where static embeddings are installed. A message with nothing searchable in it
-("ok, do it") is searched with the assistant message before it, the task it answers.
+("ok, do it") is searched with the assistant message before it, the task it answers. Recall
+is kept for what the message is about: a passage is attached only when it shares at least
+MIN_SHARED of the query's words and half of them when the query has many (one common word,
+"change", would bring back every stretch of graph work, every turn); a passage already
+recalled for a message still in the request is not attached again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from . import recall
+from . import recall, text_search
 from .recall_tool import day_text
 from .sent_turns import Recall, Recalled
 from .store import Store
@@ -24,6 +28,7 @@ RECALL_SHARE = 0.1  # of the budget, at most (bench/memory_prose.py, bench/local
 CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it
+MIN_SHARED = 2  # query words a passage must hold (and at least half of them: `relevant`)
 HEAD = (
     "<recalled>\nSaid earlier in this conversation, no longer in the messages above "
     "(recalled for this message; may be out of date):"
@@ -56,13 +61,15 @@ async def recall_for_turn(
     thread_id: str,
     messages: Sequence[UIMessage],
     present: Collection[str],
+    recalled: Collection[str],
     room: int,
     count: Callable[[str], int],
     now: float,
 ) -> Recall | None:
     """The passages to attach to the latest user message of `messages`: of the messages not
     `present` in the request, the best matches that fit `room` tokens (our count) with the
-    block's frame, shown oldest first; None when there is nothing evicted or nothing found."""
+    block's frame, shown oldest first; None when there is nothing evicted or nothing found.
+    `recalled`: messages already recalled for a user message still in the request."""
     evicted = [str(m.get("id") or "") for m in messages if str(m.get("id") or "") not in present]
     query = query_for(messages)
     frame = count(f"{HEAD}\n{TAIL}") + 2
@@ -83,6 +90,18 @@ async def recall_for_turn(
     block = "\n".join([HEAD, *(line for _, line, _ in chosen), TAIL])
     passages = tuple(Recalled(h.message_id, h.role, h.created_at, t) for h, _, t in chosen)
     return Recall(block, passages)
+
+
+def relevant(text: str, terms: Sequence[str]) -> bool:
+    """Whether a passage holds at least MIN_SHARED of the query's words, and half of them
+    (words compared by their stem, roughly: "painting" holds "paint")."""
+    stems = {_stem(w) for w in text_search.words(text)}
+    shared = sum(_stem(t) in stems for t in terms)
+    return shared >= max(MIN_SHARED, -(-len(terms) // 2)) or shared == len(terms) > 0
+
+
+def _stem(word: str) -> str:
+    return word[: max(4, len(word) - 3)]
 
 
 def _line(hit: recall.Hit, now: float) -> str:

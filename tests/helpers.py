@@ -91,11 +91,16 @@ def assemble(chunks: list[dict[str, Any]], base: dict[str, Any] | None = None) -
     return assembler.message
 
 
-REMINDER = re.compile(r"(\n\n)?<system-reminder>\n.*?\n</system-reminder>\Z", re.DOTALL)
+REMINDER = re.compile(
+    r"(\n\n)?(?:<system-reminder>\n.*?\n</system-reminder>(?:\n\n<recalled>\n.*?\n</recalled>)?"
+    r"|<recalled>\n.*?\n</recalled>)\Z",
+    re.DOTALL,
+)
 
 
 def without_reminders(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A request's messages without the trailing <system-reminder> (it carries the time)."""
+    """A request's messages without the trailing <system-reminder> (it carries the time) and
+    the passages recalled for them."""
     out = []
     for m in messages:
         content = m.get("content")

@@ -205,6 +205,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "window",
         "budget",
         "documents",
+        "recalled",
         "tokens",
         "counts",
         "summary",
@@ -233,6 +234,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "toolResults",
         "tools",
         "reminders",
+        "recalled",
         "documents",
         "reserve",
     }
@@ -246,9 +248,11 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "toolResults": sum(map(COUNTER.message, results)),
         "tools": tool_tokens,
         "reminders": COUNTER.text(REMINDER),
+        "recalled": 0,
         "documents": 0,
         "reserve": 6400,
     }
+    assert report["recalled"] is None
     assert report["counts"] == {"kept": 4, "digested": 0, "summarized": 0, "dropped": 0, "cut": 0}
     assert report["summary"] is None
     assert report["counter"] == "tiktoken:cl100k_base"
