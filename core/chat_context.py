@@ -35,6 +35,8 @@ class ChatContext:
     inputs: ContextInputs
     correction: Correction
     _last: tuple[tuple[Any, ...], Assembled] | None = None
+    # the summary made ahead that a request of this turn put to use (to store as in use)
+    taken: Summary | None = None
 
     def assemble(self, answer: UIMessage, window: int | None = None) -> Assembled:
         """The request for the answer so far. The same answer is built once: the compaction
@@ -44,8 +46,17 @@ class ChatContext:
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         built = self._build(answer, window)
+        if built.took_next:  # from now on the summary made ahead is the one in use
+            self.taken = self.inputs.next_summary
+            self.inputs = replace(self.inputs, summary=self.taken, next_summary=None)
+            key = (id(self.inputs), *key[1:])
         self._last = (key, built)
         return built
+
+    def overflows(self, answer: UIMessage) -> bool:
+        """The request leaves older messages out for want of room, and no summary made
+        ahead was there to take their place."""
+        return self.taken is None and self.assemble(answer).report["counts"]["dropped"] > 0
 
     def forget(self) -> None:
         """The inputs changed: build again on the next request."""
@@ -87,7 +98,7 @@ async def prepare_context(
     project: ProjectContext | None = None,
 ) -> ChatContext:
     correction = Correction.from_dict(stored_correction)
-    summary = Summary.stored(await state.summary(thread_id))
+    stored = await state.summary(thread_id)
     inputs = ContextInputs(
         system=plan.system,
         ui_messages=plan.ui_history,
@@ -96,7 +107,8 @@ async def prepare_context(
         window=window,
         max_output_tokens=provider.settings.max_output_tokens,
         user_context=user_context,
-        summary=summary,
+        summary=Summary.stored(stored),
+        next_summary=Summary.stored_next(stored),
         sent=sent,
         correction=correction.factors(model),
         calibration=correction.calibrated(model),
@@ -156,14 +168,16 @@ async def compact(
     thread_id: str,
     slot: int | None = None,
 ) -> None:
-    """Summarize the oldest stretch of `thread` (the history and the answer just given) when
-    the next turn would cross the high watermark, down to the low one, and store it. `slot`:
+    """Make the next summary ahead, when `thread` (the history and the answer just given,
+    or the request that does not fit) is past the high watermark: the oldest stretch not yet
+    summarized, down to the low watermark, on top of the newest summary there is. It is
+    stored beside the one in use and sent once the thread no longer fits without it. `slot`:
     the chat's llama.cpp slot, whose cache holds the prefix the summary requests share."""
-    inputs = replace(context.inputs, ui_messages=thread)
+    base = context.inputs.next_summary or context.inputs.summary
+    inputs = replace(context.inputs, ui_messages=thread, summary=base, next_summary=None)
     assembled = build_context(inputs, counter_for(model))
     ids = assembled.compaction
-    summary = inputs.summary
-    covered = covered_ids(thread, summary.until) if summary else frozenset()
+    covered = covered_ids(thread, base.until) if base else frozenset()
     fresh = [i for i in ids or () if i not in covered]
     if not fresh:
         return
@@ -173,13 +187,14 @@ async def compact(
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)
     new = await summarize(
-        provider, model, summary, thread, fresh, max_tokens=room, window=window, prefix=prefix
+        provider, model, base, thread, fresh, max_tokens=room, window=window, prefix=prefix
     )
-    await state.set_summary(thread_id, new.text, new.until, new.fallback)
+    await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 
 async def reload_summary(context: ChatContext, state: ThreadState, thread_id: str) -> None:
-    """The thread's summary as stored now (after a compaction finished)."""
-    summary = Summary.stored(await state.summary(thread_id))
-    context.inputs = replace(context.inputs, summary=summary)
+    """The thread's summaries as stored now (after a compaction finished)."""
+    stored = await state.summary(thread_id)
+    summary, ahead = Summary.stored(stored), Summary.stored_next(stored)
+    context.inputs = replace(context.inputs, summary=summary, next_summary=ahead)
     context.forget()

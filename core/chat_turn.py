@@ -239,7 +239,7 @@ class ChatTurn:
             "X-Context-Budget": str(first.budget.available),
             "X-Context-Window": str(first.budget.window.tokens),
         }
-        if service.compactor.running(req.thread_id) is None:
+        if not context.overflows(plan.answer_start()):
             self.headers["X-Context-Tokens"] = str(first.tokens)
         # (else the request is known once the summary is: the report says it)
         plan.before = self._before
@@ -266,9 +266,24 @@ class ChatTurn:
             await self.service.save_corrections(context.correction.as_dict())
 
     async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
-        """Wait for the summary of this thread being made, and say so while it is."""
-        task = self.service.compactor.running(self.req.thread_id)
-        if task is None or self._context is None or self._state is None:
+        """A thread that no longer fits, with no summary made ahead to take the place of its
+        oldest messages: wait for the one being made, or make it now, and say so meanwhile
+        (room is made once, by the summary, rather than by dropping messages now and
+        summarizing on the next turn: each a request re-read from its start)."""
+        context, state, plan = self._context, self._state, self._plan
+        if context is None or state is None or plan is None or self._provider is None:
+            return
+        if not context.overflows(plan.answer_start()):
+            return
+        compactor, thread_id = self.service.compactor, self.req.thread_id
+        if compactor.running(thread_id) is None:
+            work = compact(
+                context, plan.ui_history, self._provider, self._model, state, thread_id,
+                plan.slot,
+            )  # fmt: skip
+            compactor.start(thread_id, work)
+        task = compactor.running(thread_id)
+        if task is None:
             return
         started = time.monotonic()
         waiting = {"text": "Summarizing earlier messages…", "done": False}
@@ -277,7 +292,7 @@ class ChatTurn:
             took = time.monotonic() - started
             text = f"Summarizing earlier messages… ({took:.0f} s)"
             yield ui.Data("status", {"text": text, "done": False}, id="status")
-        await reload_summary(self._context, self._state, self.req.thread_id)
+        await reload_summary(context, state, thread_id)
         took = time.monotonic() - started
         text = f"Summarized earlier messages ({took:.0f} s)."
         yield ui.Data("status", {"text": text, "done": True}, id="status")
@@ -315,6 +330,9 @@ class ChatTurn:
             report = outcome.report()
             if report is not None:
                 await ThreadState(threads.store).set_report(thread_id, report)
+            taken = self._context.taken if self._context is not None else None
+            if taken is not None:  # the summary made ahead was sent: it is the one in use
+                await ThreadState(threads.store).use_next_summary(thread_id, taken.until)
             if outcome.correction is not None and outcome.last_usage is not None:
                 await self.service.save_corrections(outcome.correction.as_dict())
             if outcome.overflow_window is not None and self._provider is not None:

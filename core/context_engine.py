@@ -4,13 +4,19 @@
 one `Assembly` (the pure block functions they use are in context_steps, the memory of what
 was derived before in context_cache). `build_context` runs them and returns the request, its
 exact count, the budget, the report and, above the high watermark, the compaction plan.
+
+A summary made ahead (`ContextInputs.next_summary`) is used only when the thread does not fit
+without it: a thread that fits is sent whole, and a thread that outgrows its budget changes
+its request's prefix once, where the prepared summary begins.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from . import context_stages as stage
+from .budget import ContextBudgetError
 from .context_cache import SHARED, BlockCache
 from .context_inputs import Assembled, ContextInputs, ContextSettings, Summary, covered_ids
 from .context_stages import SUMMARY_SHARE, Assembly, summary_cap
@@ -50,11 +56,30 @@ def build_context(
 ) -> Assembled:
     """The exact request for `inputs`. Raises ContextBudgetError when even the latest user
     message cannot fit."""
+    ahead = inputs.next_summary
+    try:
+        a = _assembly(inputs, counter, cache)
+    except ContextBudgetError:
+        if ahead is None:
+            raise
+        a = None
+    if a is not None and (ahead is None or not a.dropped):
+        return _assembled(a)
+    taken = _assembly(replace(inputs, summary=ahead, next_summary=None), counter, cache)
+    return replace(_assembled(taken), took_next=True)
+
+
+def _assembly(
+    inputs: ContextInputs, counter: TokenCounter, cache: BlockCache | None
+) -> Assembly:
     assembly = Assembly(inputs, counter, cache or SHARED)
     with cyclic_gc_paused():  # (a 5,000-message thread's first assembly: a third faster)
         for run in STAGES:
             run(assembly)
-    a = assembly
+    return assembly
+
+
+def _assembled(a: Assembly) -> Assembled:
     tokens = a.sized(*a.parts)
     return Assembled(
         a.messages, tokens, a.exact, a.budget, stage.report(a), a.tools, a.plan, a.parts

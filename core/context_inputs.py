@@ -42,9 +42,11 @@ class ContextSettings:
     max_result_share: float = 0.25
     """LLM_TOOL_RESULT_MAX_SHARE: one tool result may take at most this share of the budget."""
     high_watermark: float = 0.9
-    """LLM_HISTORY_HIGH_WATERMARK: summarize when the history passes this share."""
+    """LLM_HISTORY_HIGH_WATERMARK: past this share of the budget, the next summary is made
+    ahead (in the background, after an answer); it is sent only once the thread no longer
+    fits without it."""
     low_watermark: float = 0.6
-    """LLM_HISTORY_LOW_WATERMARK: ...down to this share."""
+    """LLM_HISTORY_LOW_WATERMARK: ...covering the oldest messages down to this share."""
     max_history_messages: int | None = None
     """LLM_HISTORY_MAX_MESSAGES: an optional cap on messages sent (the budget governs)."""
     summarize: bool = True
@@ -73,9 +75,15 @@ class Summary:
     @classmethod
     def stored(cls, value: Mapping[str, Any] | None) -> Summary | None:
         """A summary as ThreadState stores it (or None)."""
-        if not value:
+        if not value or "text" not in value:
             return None
         return cls(str(value["text"]), str(value["until"]), bool(value.get("fallback")))
+
+    @classmethod
+    def stored_next(cls, value: Mapping[str, Any] | None) -> Summary | None:
+        """The summary made ahead, stored beside the one in use (or None)."""
+        ahead = value.get("next") if value else None
+        return cls.stored(ahead) if isinstance(ahead, Mapping) else None
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ class ContextInputs:
     max_output_tokens: int | None = None
     user_context: str = ""  # the part of `system` that is the user's context (for the report)
     summary: Summary | None = None
+    # made ahead: sent (in place of `summary`) once the thread no longer fits without it
+    next_summary: Summary | None = None
     # UI message id -> what that user message was first sent with (resent exactly)
     sent: Mapping[str, SentTurn] = field(default_factory=dict)
     correction: Factors = field(
@@ -113,6 +123,8 @@ class Assembled:
     parts: Parts = field(
         default_factory=Parts
     )  # `exact` by component: what the correction learns from
+    # the summary made ahead was put to use by this request (it did not fit without it)
+    took_next: bool = False
 
     @cached_property
     def compaction(self) -> list[str] | None:

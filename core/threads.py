@@ -480,9 +480,26 @@ class ThreadState:
         return found
 
     async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
+        """The summary in use (the one made ahead, if any, is dropped)."""
         summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
         await self._set(thread_id, summary=compact_json(summary), summary_until=until)
         self._keep(thread_id, summary)
+
+    async def set_next_summary(
+        self, thread_id: str, text: str, until: str, fallback: bool
+    ) -> None:
+        """A summary made ahead, kept beside the one in use (under "next") until a request
+        no longer fits without it (`use_next_summary`)."""
+        summary = dict(await self.summary(thread_id) or {})
+        summary["next"] = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
+        await self._set(thread_id, summary=compact_json(summary))
+        self._keep(thread_id, summary)
+
+    async def use_next_summary(self, thread_id: str, until: str) -> None:
+        """The summary made ahead (covering up to `until`) is the one in use now."""
+        ahead = (await self.summary(thread_id) or {}).get("next")
+        if isinstance(ahead, dict) and ahead.get("until") == until:
+            await self.set_summary(thread_id, ahead["text"], until, bool(ahead.get("fallback")))
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
         value = await self._get(thread_id, "context_report")

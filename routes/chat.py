@@ -95,7 +95,9 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def get_summary(request: web.Request) -> web.StreamResponse:
         thread_id = await existing_thread(request)
         state = ThreadState(await service.store())
-        return web.json_response({"summary": await state.summary(thread_id)})
+        stored = dict(await state.summary(thread_id) or {})
+        ahead = stored.pop("next", None)  # made ahead, not sent yet
+        return web.json_response({"summary": stored or None, "next": ahead})
 
     @table.post("/api/assistant/threads/{id}/compact")
     @guarded
