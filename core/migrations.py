@@ -250,6 +250,18 @@ async def m009_conversation_index(db: aiosqlite.Connection) -> None:
     await db.execute("INSERT INTO unindexed_threads (thread_id) SELECT id FROM threads")
 
 
+async def m010_passage_vectors(db: aiosqlite.Connection) -> None:
+    """The meaning of each conversation passage as a vector (core/embeddings.py), computed when
+    its thread is first searched with embeddings; deleted with its passage (a foreign key: a
+    regenerated answer's passages are replaced, a deleted message's go with it)."""
+    await db.execute(
+        """CREATE TABLE passage_vectors (
+            passage_id INTEGER PRIMARY KEY REFERENCES message_passages(id) ON DELETE CASCADE,
+            vector BLOB NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -260,6 +272,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("007_projects", m007_projects),
     ("008_attachments", m008_attachments),
     ("009_conversation_index", m009_conversation_index),
+    ("010_passage_vectors", m010_passage_vectors),
 ]
 
 
