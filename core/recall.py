@@ -112,10 +112,9 @@ async def search(
     if model is None:
         return await _hits(store, per_message(ranked, excluded, limit))
     depth = max(limit, FUSED)
-    by_words = per_message(ranked, excluded, depth)
-    nearest = await _by_meaning(store, model, thread_id, query, span)
-    by_meaning = per_message(nearest, excluded, depth)
-    return await _hits(store, fuse(by_words, by_meaning)[:limit])
+    lexical = per_message(ranked, excluded, depth)
+    semantic = per_message(await by_meaning(store, model, thread_id, query, span), excluded, depth)
+    return await _hits(store, fuse(lexical, semantic)[:limit])
 
 
 def per_message(ranked: Iterable[Scored], excluded: set[str], limit: int) -> Ranked:
@@ -144,7 +143,7 @@ def fuse(*rankings: Ranked) -> Ranked:
     return [(passages[mid][1], mid, scores[mid]) for mid in order]
 
 
-async def _by_meaning(
+async def by_meaning(
     store: Store,
     model: embeddings.Embedder,
     thread_id: str,
@@ -152,7 +151,8 @@ async def _by_meaning(
     span: tuple[float, float],
 ) -> Iterator[Scored]:
     """Every passage of the thread in the span, the nearest to `query` in meaning first (its
-    cosine the score). Passages without a vector yet get one now, stored (`vectors_of`)."""
+    cosine the score): the semantic side of `search` (bench/recall_paraphrase.py measures it
+    alone too). Passages without a vector yet get one now, stored (`vectors_of`)."""
     rows = await store.fetchall(
         "SELECT p.id, m.id, v.vector, CASE WHEN v.vector IS NULL THEN p.text END "
         "FROM message_passages p JOIN messages m ON m.thread_id = p.thread_id "
