@@ -1,6 +1,7 @@
 """Looking back: how long `recall.search` takes on a long thread (the memory issue's target:
-under 20 ms on a 2,000-message thread), with FTS5 and with the fallback of an SQLite without
-it, and what the index costs where messages are written.
+under 20 ms on a 2,000-message thread), by words only and fused with embeddings (wordllama,
+where installed: core/embeddings.py), with FTS5 and with the fallback of an SQLite without it,
+and what the index costs where messages are written.
 
     PYTHONPATH=... .venv/bin/python bench/recall.py [--messages 2000] [--others 9] [--quick]
 
@@ -16,8 +17,9 @@ Also: the time to split a message into its indexed passages, to store one more m
 long thread (its index included), and to index a thread stored before the index existed (on
 its first search).
 
-TARGET lines: search median and p95 under 20 ms with FTS5 (and without it, reported). `--quick`:
-a 300-message thread beside 2 others, one round (CI).
+TARGET lines: search median and p95 under 20 ms with FTS5, by words (`search`) and fused
+(`search_fused`), and without FTS5 (reported); fused ones say "not measured" where wordllama
+is not installed. `--quick`: a 300-message thread beside 2 others, one round (CI).
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core import recall
+from comfyui_assistant.core import embeddings, recall
 from comfyui_assistant.core.conversation_index import passages_of
+from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
 from comfyui_assistant.core.migrations import NO_FTS5
 from comfyui_assistant.core.store import Store
 from comfyui_assistant.core.threads import Threads
 
 TARGET_MS = 20.0
+NOT_MEASURED = f"not measured (wordllama is not installed, or {NO_EMBEDDINGS}=1)"
 DAY = 86_400.0
 NODES = [
     "KSampler",
@@ -202,8 +206,21 @@ async def write_and_backfill(store: Store, long: list[dict[str, Any]]) -> tuple[
     return statistics.median(costs) * 1000, (time.perf_counter() - start) * 1000
 
 
+async def first_fused(store: Store) -> str:
+    """The first search with embeddings on the long thread: its vectors are computed then."""
+    model = await embeddings.embedder()
+    if model is None:
+        return NOT_MEASURED
+    before = model.texts_embedded
+    start = time.perf_counter()
+    await recall.search(store, "long", QUERIES[0])
+    seconds = time.perf_counter() - start
+    return f"{(model.texts_embedded - before):,} vectors computed in {seconds * 1000:,.0f} ms"
+
+
 async def run(n: int, others: int, rounds: int) -> None:
-    results: dict[str, tuple[float, float]] = {}
+    semantic = embeddings.available()  # (before this bench switches them off and on)
+    results: dict[str, tuple[float, float] | None] = {}
     for kind in ("FTS5", "no FTS5"):
         if kind == "no FTS5":
             os.environ[NO_FTS5] = "1"
@@ -219,21 +236,40 @@ async def run(n: int, others: int, rounds: int) -> None:
                 passages_of(message)
             split = (time.perf_counter() - start) / len(long) * 1e6
             print(f"  a message split into its passages: {split:.0f} µs on average")
-            times = await timed_searches(store, long, rounds)
-            for way, values in times.items():
-                median, p95 = ms(values)
-                print(f"  search, {way:<20} median {median:6.2f} ms  p95 {p95:6.2f} ms "
-                      f"({len(values)} searches)")  # fmt: skip
-            results[kind] = ms([v for values in times.values() for v in values])
+            for fused in (False, True):
+                key = f"{kind}, fused" if fused else kind
+                if not fused:
+                    os.environ[NO_EMBEDDINGS] = "1"
+                elif not semantic:
+                    print(f"  fused with embeddings: {NOT_MEASURED}")
+                    results[key] = None
+                    continue
+                else:
+                    print(f"  fused with embeddings; the first search: {await first_fused(store)}")
+                times = await timed_searches(store, long, rounds)
+                os.environ.pop(NO_EMBEDDINGS, None)
+                for way, values in times.items():
+                    median, p95 = ms(values)
+                    print(f"  search{' fused' if fused else ''}, {way:<20} median {median:6.2f} "
+                          f"ms  p95 {p95:6.2f} ms ({len(values)} searches)")  # fmt: skip
+                results[key] = ms([v for values in times.values() for v in values])
+            os.environ[NO_EMBEDDINGS] = "1"  # (the index of words, as before embeddings)
             write, backfill = await write_and_backfill(store, long)
+            os.environ.pop(NO_EMBEDDINGS)
             print(f"  one more message stored (index included): median {write:.1f} ms; "
                   f"a thread stored before the index, indexed at its first search: "
                   f"{backfill:,.0f} ms")  # fmt: skip
             await store.close()
     os.environ.pop(NO_FTS5, None)
-    for key, kind in (("search", "FTS5"), ("search_without_fts5", "no FTS5")):
-        median, p95 = results[kind]
-        for name, value in (("median", median), ("p95", p95)):
+    for key, kind in (("search", "FTS5"), ("search_without_fts5", "no FTS5"),
+                      ("search_fused", "FTS5, fused"),
+                      ("search_fused_without_fts5", "no FTS5, fused")):  # fmt: skip
+        result = results[kind]
+        for i, name in enumerate(("median", "p95")):
+            if result is None:
+                print(f"TARGET {key}_{name}_ms={NOT_MEASURED}")
+                continue
+            value = result[i]
             verdict = "PASS" if value < TARGET_MS else "FAIL"
             print(f"TARGET {key}_{name}_ms={value:.2f} at {n:,} messages ({verdict}, "
                   f"target < {TARGET_MS:.0f})")  # fmt: skip

@@ -1,7 +1,9 @@
 """Looking back by meaning: does a question find the message that answers it when the two share
-no word? Recall@5 of the conversation index (BM25, FTS5 with porter stemming: what
-`searchConversation` uses) against static embeddings (wordllama, whose weights ship in its
-wheel: offline) and both fused, on paraphrased questions and on keyword questions.
+no word? Recall@5 of `recall.search` itself (what `searchConversation` and per-turn recall use)
+by words only (BM25, FTS5 with porter stemming: COMFY_ASSISTANT_NO_EMBEDDINGS=1), by meaning
+only (its semantic side, `recall.by_meaning`: wordllama's static embeddings, stored vectors)
+and fused (what it does where wordllama is installed), on paraphrased questions and on keyword
+questions.
 
     PYTHONPATH=... .venv/bin/python bench/recall_paraphrase.py [--site DIR] [--quick]
 
@@ -11,19 +13,19 @@ deadline, an allergy, a licence decision, ...) among `--filler` messages of grap
 paraphrase question that shares no content word with it (checked here, after stemming:
 "what hobby did my kid pick back up?" for "My daughter started painting again") and a keyword
 question (the words a user who remembers would type). A hit: the fact's message among the
-five results. Semantic: the same passages the index holds, embedded by wordllama (l2_supercat,
-256 dims), cosine; both: reciprocal rank fusion (k = 60) of the top 20 of each.
+five results.
 
-wordllama is not a dependency: `--site DIR` names where it is installed (pip install --target
-DIR wordllama); without it the semantic lines say "not measured". TARGET lines report the
-figures (the choice between lexical, semantic and both is made on them: docs/DESIGN.md §4).
-`--quick`: 100 filler messages (CI).
+wordllama is an optional dependency (the `semantic` extra); `--site DIR` names another folder
+where it is installed. Without it the semantic and fused lines say "not measured". TARGET
+lines report the figures (the choice between lexical, semantic and both was made on them:
+docs/DESIGN.md §4). `--quick`: 100 filler messages (CI).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import sys
 import tempfile
@@ -31,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core import recall
+from comfyui_assistant.core import embeddings, recall
+from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
 from comfyui_assistant.core.store import Store
 from comfyui_assistant.core.threads import Threads
 from recall import thread as filler_thread  # bench/recall.py's (this script's folder)
@@ -130,84 +133,57 @@ def messages(filler: int) -> tuple[list[dict[str, Any]], list[str]]:
     return out, ids
 
 
-def load_semantic(site: str | None) -> Any:
-    if site:
-        sys.path.insert(0, site)
+async def ranked(store: Store, method: str, question: str) -> list[str]:
+    """The ids of the first K messages `recall.search` (or its semantic side) finds."""
+    if method == "semantic":
+        model = await embeddings.embedder()
+        assert model is not None
+        everything = (-float("inf"), float("inf"))
+        nearest = await recall.by_meaning(store, model, "t", question, everything)
+        return [mid for _, mid, _ in recall.per_message(nearest, set(), K)]
+    if method == "lexical":
+        os.environ[NO_EMBEDDINGS] = "1"
     try:
-        import wordllama  # type: ignore[import-not-found]
-    except ImportError as exc:
-        return f"not measured (wordllama not installed: {exc}; see --site)"
-    # its tokenizer ships in the wheel under tokenizers/, where the offline lookup finds it
-    folder = Path(wordllama.__file__).parent
-    return wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+        return [h.message_id for h in await recall.search(store, "t", question, limit=K)]
+    finally:
+        os.environ.pop(NO_EMBEDDINGS, None)
 
 
-def fuse(*rankings: list[str], k: int = 60) -> list[str]:
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, mid in enumerate(ranking):
-            scores[mid] = scores.get(mid, 0.0) + 1 / (k + rank + 1)
-    return sorted(scores, key=lambda m: -scores[m])
-
-
-async def run(filler: int, site: str | None) -> None:
+async def run(filler: int) -> None:
     thread, fact_ids = messages(filler)
     shared = [(i, stems(f) & stems(p)) for i, (f, p, _) in enumerate(FACTS)]
     shared = [(i, words) for i, words in shared if words]
     assert not shared, f"paraphrases that share words with their fact: {shared}"
-    model = load_semantic(site)
+    methods = ["lexical"]
+    if await embeddings.embedder() is not None:
+        methods += ["semantic", "both"]
+    absent = (
+        "not measured (no embeddings: wordllama is not installed (pip install -e '.[semantic]', "
+        f"or --site), or {NO_EMBEDDINGS}=1)"
+    )
     with tempfile.TemporaryDirectory() as folder:
         store = await Store.open(Path(folder))
         await Threads(store).sync("t", thread)
-        rows = await store.fetchall(
-            "SELECT message_id, text FROM message_passages WHERE thread_id = 't' ORDER BY id"
-        )
-        print(f"{len(thread)} messages ({len(FACTS)} facts), {len(rows)} passages; FTS5: "
-              f"{store.full_text}")  # fmt: skip
-        vectors = None
-        if not isinstance(model, str):
+        (passages,) = await store.fetchone("SELECT COUNT(*) FROM message_passages") or (0,)
+        print(f"{len(thread)} messages ({len(FACTS)} facts), {passages} passages; FTS5: "
+              f"{store.full_text}; methods: {', '.join(methods)}")  # fmt: skip
+        if len(methods) > 1:
             start = time.perf_counter()
-            vectors = model.embed([r[1] for r in rows], norm=True)
-            seconds = time.perf_counter() - start
-            size = vectors.nbytes / len(rows)
-            print(f"wordllama: {len(rows)} passages embedded in {seconds * 1000:.0f} ms "
-                  f"({vectors.shape[1]} dims, {size:.0f} bytes each)")  # fmt: skip
-
-        async def lexical(question: str, n: int) -> list[str]:
-            return [h.message_id for h in await recall.search(store, "t", question, limit=n)]
-
-        def semantic(question: str, n: int) -> list[str]:
-            assert vectors is not None
-            scores = vectors @ model.embed([question], norm=True)[0]
-            ranked: list[str] = []
-            for index in scores.argsort()[::-1]:
-                mid = rows[int(index)][0]
-                if mid not in ranked:
-                    ranked.append(mid)
-                if len(ranked) == n:
-                    break
-            return ranked
-
-        results: dict[str, dict[str, int]] = {}
+            await recall.search(store, "t", FACTS[0][2])
+            print(f"the first search by meaning computed and stored the {passages} vectors: "
+                  f"{(time.perf_counter() - start) * 1000:.0f} ms")  # fmt: skip
+        results: dict[tuple[str, str], int] = {}
         for kind, column in (("paraphrase", 1), ("keyword", 2)):
-            hits = {"lexical": 0, "semantic": 0, "both": 0}
-            for fact_id, fact in zip(fact_ids, FACTS, strict=True):
-                question = fact[column]
-                words = await lexical(question, 20)
-                hits["lexical"] += fact_id in words[:K]
-                if vectors is not None:
-                    meaning = semantic(question, 20)
-                    hits["semantic"] += fact_id in meaning[:K]
-                    hits["both"] += fact_id in fuse(words, meaning)[:K]
-            results[kind] = hits
+            for method in methods:
+                results[kind, method] = 0
+                for fact_id, fact in zip(fact_ids, FACTS, strict=True):
+                    results[kind, method] += fact_id in await ranked(store, method, fact[column])
         await store.close()
     n = len(FACTS)
-    for kind, hits in results.items():
+    for kind in ("paraphrase", "keyword"):
         for method in ("lexical", "semantic", "both"):
-            if method != "lexical" and vectors is None:
-                value = str(model)
-            else:
-                value = f"{hits[method]}/{n} ({hits[method] / n:.0%})"
+            hits = results.get((kind, method))
+            value = absent if hits is None else f"{hits}/{n} ({hits / n:.0%})"
             print(f"TARGET {method}_{kind}_recall@{K}={value}")
 
 
@@ -217,7 +193,9 @@ def main() -> None:
     parser.add_argument("--site", help="a folder where wordllama is installed")
     parser.add_argument("--quick", action="store_true", help="100 filler messages (CI)")
     args = parser.parse_args()
-    asyncio.run(run(100 if args.quick else args.filler, args.site))
+    if args.site:
+        sys.path.insert(0, args.site)
+    asyncio.run(run(100 if args.quick else args.filler))
 
 
 if __name__ == "__main__":

@@ -16,18 +16,27 @@ reads only that thread's postings), or matched by core/text_search.py where SQLi
 index never lags behind the store; a regenerated answer replaces its passages, and the FTS5
 rows of deleted messages are swept in the same transaction (`sweep`, `unindex_thread`). The
 threads stored before the index existed are indexed on their first search (`ensure_indexed`).
+
+Where embeddings are available (core/embeddings.py), each passage also has a vector, in
+`passage_vectors` (deleted with its passage: a foreign key). Vectors are not made where messages
+are written (that path stays as it was) but at a thread's first search by meaning, for the
+passages that have none, in one batch (`vectors_of`: 0.2 s for a 2,000-message thread's 2,500
+passages), and stored for the next searches.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import Iterator
 
+from .embeddings import Embedder
 from .fingerprint import fingerprint
 from .projects import split_passages
-from .store import Store
+from .store import DiskFull, Store
 from .token_estimate import estimate_tokens
 from .tokens import TokenCounter
 from .ui_messages import tool_name_of
@@ -174,3 +183,23 @@ async def ensure_indexed(store: Store, thread_id: str) -> None:
         db.execute("DELETE FROM unindexed_threads WHERE thread_id = ?", (thread_id,))
 
     await store.write(work)
+
+
+async def vectors_of(store: Store, model: Embedder, passages: list[tuple[int, str]]) -> list[bytes]:
+    """The vectors of `passages` ((id, text), without one yet), computed on a worker thread and
+    stored for later searches (unless the passage went meanwhile: a regenerated answer)."""
+    vectors = await asyncio.to_thread(model.vectors, [text for _, text in passages])
+    rows = [(pid, vector, pid) for (pid, _), vector in zip(passages, vectors, strict=True)]
+
+    def work(db: sqlite3.Connection) -> None:
+        db.executemany(
+            "INSERT OR IGNORE INTO passage_vectors (passage_id, vector) SELECT ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM message_passages WHERE id = ?)",
+            rows,
+        )
+
+    try:
+        await store.write(work)
+    except DiskFull:  # (searching needs no room: they are made again next time)
+        logging.getLogger("comfyui_assistant").info("no room to store %d vectors", len(rows))
+    return vectors

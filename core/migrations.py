@@ -250,6 +250,18 @@ async def m009_conversation_index(db: aiosqlite.Connection) -> None:
     await db.execute("INSERT INTO unindexed_threads (thread_id) SELECT id FROM threads")
 
 
+async def m010_passage_vectors(db: aiosqlite.Connection) -> None:
+    """The meaning of each conversation passage as a vector (core/embeddings.py), computed when
+    its thread is first searched with embeddings; deleted with its passage (a foreign key: a
+    regenerated answer's passages are replaced, a deleted message's go with it)."""
+    await db.execute(
+        """CREATE TABLE passage_vectors (
+            passage_id INTEGER PRIMARY KEY REFERENCES message_passages(id) ON DELETE CASCADE,
+            vector BLOB NOT NULL
+        )"""
+    )
+
+
 async def m011_sent_turn_recall(db: aiosqlite.Connection) -> None:
     """What a user message was first sent with also holds the passages of earlier messages
     recalled for it (core/turn_recall.py): JSON, its rendered block and what it came from."""
@@ -266,6 +278,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("007_projects", m007_projects),
     ("008_attachments", m008_attachments),
     ("009_conversation_index", m009_conversation_index),
+    ("010_passage_vectors", m010_passage_vectors),
     ("011_sent_turn_recall", m011_sent_turn_recall),
 ]
 

@@ -1,26 +1,33 @@
 """Looking back: a thread's whole history, what the context engine summarized or dropped
-included, searched by words and time (`search`) and read as a stretch (`read`), from the
-conversation index (core/conversation_index.py). The `searchConversation` tool
+included, searched by words, meaning and time (`search`) and read as a stretch (`read`), from
+the conversation index (core/conversation_index.py). The `searchConversation` tool
 (core/recall_tool.py) and the engine's per-turn recall use these.
 
-Search is BM25 over the thread's passages (FTS5 with porter stemming, or core/text_search.py
+By words: BM25 over the thread's passages (FTS5 with porter stemming, or core/text_search.py
 where SQLite has no FTS5), the query's words less common ones (`STOPWORDS`: "what did we say
-about" names nothing), within an optional time range, less the messages the caller already
-has (`exclude_ids`), one hit per message (its best passage), best first.
+about" names nothing). By meaning, where embeddings are available (core/embeddings.py): the
+cosine of the query's vector and each passage's, so a paraphrase that shares no word with the
+answer still finds it (bench/recall_paraphrase.py: 0/30 by words alone, 18/30 fused, with
+keyword questions kept at 29/30). The two rankings, each less the messages the caller already
+has (`exclude_ids`) and within an optional time range, are fused by reciprocal rank; one hit
+per message (its best passage), best first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import asyncio
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from . import text_search
-from .conversation_index import ensure_indexed, thread_term
+from . import embeddings, text_search
+from .conversation_index import ensure_indexed, thread_term, vectors_of
 from .store import Store
 from .token_estimate import estimate_tokens
 
 QUERY_TERMS = 32  # the most words of a query that are searched for
 AROUND = 24  # messages on each side of the one a stretch is read around, at most
+FUSED = 20  # the best messages of each ranking that are fused (at least `limit`)
+RRF_K = 60  # reciprocal rank fusion's constant (its authors'; a rank counts 1 / (RRF_K + rank))
 _COMMON = """a about above after again all also am an and any are as at be been before being below
 between both but by can could did do does doing done down during each earlier either else ever
 few for from further had has have having he her here hers him his how i if in into is it its
@@ -30,6 +37,8 @@ theirs them then there these they this those through to today told too under unt
 via was we were what when where which while who whom why will with would yesterday yet you your
 yours"""
 STOPWORDS = frozenset(_COMMON.split())  # what a question about the past is made of, not its topic
+Scored = tuple[int, str, float]  # (passage id, message id, score)
+Ranked = list[Scored]  # best first
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,10 @@ class Hit:
     role: str
     created_at: float  # epoch seconds
     text: str  # the passage
-    score: float  # BM25, higher is better
+    # Higher is better. By words only: BM25. Fused: the sum over the two rankings of
+    # 1 / (RRF_K + the message's rank there), from 2 / 61 (first in both) down: it compares
+    # the hits of one search, not those of two.
+    score: float
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,9 @@ async def search(
     limit: int = 5,
 ) -> list[Hit]:
     """The thread's messages that best match `query`, created in [after, before) when given,
-    less `exclude_ids`, best first: at most `limit`, one hit per message."""
+    less `exclude_ids`, best first: at most `limit`, one hit per message. By words and
+    meaning where embeddings are available, else by words; a query of common words only
+    names nothing (no hits)."""
     await ensure_indexed(store, thread_id)
     terms = query_terms(query)
     if not terms or limit < 1:
@@ -93,19 +107,73 @@ async def search(
         ranked = await _ranked(store, thread_id, terms, span)
     else:
         ranked = await _ranked_without_fts5(store, thread_id, terms, span)
-    best: dict[str, tuple[int, float]] = {}  # message id -> its best passage, score
     excluded = set(exclude_ids)
-    for passage, mid, score in ranked:  # best first
+    model = await embeddings.embedder()
+    if model is None:
+        return await _hits(store, per_message(ranked, excluded, limit))
+    depth = max(limit, FUSED)
+    lexical = per_message(ranked, excluded, depth)
+    semantic = per_message(await by_meaning(store, model, thread_id, query, span), excluded, depth)
+    return await _hits(store, fuse(lexical, semantic)[:limit])
+
+
+def per_message(ranked: Iterable[Scored], excluded: set[str], limit: int) -> Ranked:
+    """The best passage of each message not `excluded`, best first, at most `limit`."""
+    best: dict[str, Scored] = {}
+    for passage, mid, score in ranked:
         if mid not in excluded and mid not in best:
-            best[mid] = (passage, score)
+            best[mid] = (passage, mid, score)
             if len(best) == limit:
                 break
-    return await _hits(store, list(best.values()))
+    return list(best.values())
+
+
+def fuse(*rankings: Ranked) -> Ranked:
+    """Reciprocal rank fusion of rankings of messages: a message scores the sum over them of
+    1 / (RRF_K + its rank), rank 1 the first; its passage is the one of the ranking where it
+    stands highest (the first ranking's on a tie, as is the order of equal scores)."""
+    scores: dict[str, float] = {}
+    passages: dict[str, tuple[int, int]] = {}  # message id -> (its best rank, that passage)
+    for ranking in rankings:
+        for rank, (passage, mid, _) in enumerate(ranking, 1):
+            scores[mid] = scores.get(mid, 0.0) + 1 / (RRF_K + rank)
+            if mid not in passages or rank < passages[mid][0]:
+                passages[mid] = (rank, passage)
+    order = sorted(scores, key=lambda mid: -scores[mid])
+    return [(passages[mid][1], mid, scores[mid]) for mid in order]
+
+
+async def by_meaning(
+    store: Store,
+    model: embeddings.Embedder,
+    thread_id: str,
+    query: str,
+    span: tuple[float, float],
+) -> Iterator[Scored]:
+    """Every passage of the thread in the span, the nearest to `query` in meaning first (its
+    cosine the score): the semantic side of `search` (bench/recall_paraphrase.py measures it
+    alone too). Passages without a vector yet get one now, stored (`vectors_of`)."""
+    rows = await store.fetchall(
+        "SELECT p.id, m.id, v.vector, CASE WHEN v.vector IS NULL THEN p.text END "
+        "FROM message_passages p JOIN messages m ON m.thread_id = p.thread_id "
+        "AND m.id = p.message_id LEFT JOIN passage_vectors v ON v.passage_id = p.id "
+        "WHERE p.thread_id = ? AND m.created_at >= ? AND m.created_at < ?",
+        (thread_id, *span),
+    )
+    stored: list[bytes | None] = [r[2] for r in rows]
+    missing = [i for i, vector in enumerate(stored) if vector is None]
+    computed: dict[int, bytes] = {}
+    if missing:
+        made = await vectors_of(store, model, [(rows[i][0], rows[i][3]) for i in missing])
+        computed = dict(zip(missing, made, strict=True))
+    vectors = [computed[i] if vector is None else vector for i, vector in enumerate(stored)]
+    nearest = await asyncio.to_thread(model.ranked, query, vectors)
+    return ((rows[i][0], rows[i][1], score) for i, score in nearest)
 
 
 async def _ranked(
     store: Store, thread_id: str, terms: list[str], span: tuple[float, float]
-) -> list[tuple[int, str, float]]:
+) -> Ranked:
     """(passage id, message id, score) of every match, best first (FTS5's BM25)."""
     words = " OR ".join(f'"{t}"' for t in terms)
     rows = await store.fetchall(
@@ -121,7 +189,7 @@ async def _ranked(
 
 async def _ranked_without_fts5(
     store: Store, thread_id: str, terms: list[str], span: tuple[float, float]
-) -> list[tuple[int, str, float]]:
+) -> Ranked:
     """`_ranked` where SQLite has no FTS5: the passages holding a query word (LIKE), ranked
     by BM25 here (core/text_search.py; no stemming)."""
     match = " OR ".join(["p.text LIKE ? ESCAPE '\\'"] * len(terms))
@@ -139,19 +207,19 @@ async def _ranked_without_fts5(
     return ranked
 
 
-async def _hits(store: Store, chosen: list[tuple[int, float]]) -> list[Hit]:
+async def _hits(store: Store, chosen: Ranked) -> list[Hit]:
     if not chosen:
         return []
     rows = await store.fetchall(
         "SELECT p.id, m.id, m.position, m.role, m.created_at, p.text FROM message_passages p "
         "JOIN messages m ON m.thread_id = p.thread_id AND m.id = p.message_id "
         f"WHERE p.id IN ({','.join('?' * len(chosen))})",
-        tuple(passage for passage, _ in chosen),
+        tuple(passage for passage, _, _ in chosen),
     )
     by_id = {r[0]: r for r in rows}
     return [
         Hit(r[1], r[2], r[3], r[4], r[5], score)
-        for passage, score in chosen
+        for passage, _, score in chosen
         if (r := by_id.get(passage)) is not None
     ]
 

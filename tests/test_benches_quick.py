@@ -87,7 +87,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "recall.py": [
         f"TARGET {name}_{stat}_ms="
-        for name in ("search", "search_without_fts5")
+        for name in ("search", "search_without_fts5", "search_fused", "search_fused_without_fts5")
         for stat in ("median", "p95")
     ],
     "recall_paraphrase.py": [

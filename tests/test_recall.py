@@ -15,6 +15,7 @@ import aiosqlite
 import pytest
 from comfyui_assistant.core import recall
 from comfyui_assistant.core.conversation_index import MAX_INDEXED_CHARS, passages_of
+from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
 from comfyui_assistant.core.migrations import MIGRATIONS, NO_FTS5, migrate
 from comfyui_assistant.core.store import DB_NAME, Store
 from comfyui_assistant.core.threads import Threads
@@ -36,6 +37,13 @@ HISTORY = [
     said("u3", "user", "Later. Set the sampler to dpmpp_2m with 30 steps."),
     said("a3", "assistant", "Done: KSampler now uses dpmpp_2m, 30 steps."),
 ]
+
+
+@pytest.fixture(autouse=True)
+def by_words_only(monkeypatch) -> None:
+    """Search by words: these tests are about the index of words (by meaning too:
+    tests/test_semantic_recall.py)."""
+    monkeypatch.setenv(NO_EMBEDDINGS, "1")
 
 
 @pytest.fixture(params=["fts5", "no fts5"])

@@ -9,13 +9,22 @@ import json
 from datetime import datetime
 from typing import Any
 
+import pytest
 from comfyui_assistant.core.chat_plan import offered_names
+from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
 from comfyui_assistant.core.prompt_profile import MEDIUM, SMALL
 from comfyui_assistant.core.recall_tool import title
 
 from .helpers import assistant_message, chat_body, content_parts, sent, user
 from .scripted_provider import Stream, call_piece, chunk, text_reply
 from .test_documents import doc_part
+
+
+@pytest.fixture(autouse=True)
+def by_words_only(monkeypatch) -> None:
+    """Search by words: these tests are about the tool (by meaning too: tests/
+    test_semantic_recall.py)."""
+    monkeypatch.setenv(NO_EMBEDDINGS, "1")
 
 
 def call(args: dict[str, Any], id: str, index: int = 0) -> dict[str, Any]:

@@ -28,6 +28,7 @@ ALL_STEPS = [
     "007_projects",
     "008_attachments",
     "009_conversation_index",
+    "010_passage_vectors",
     "011_sent_turn_recall",
 ]
 ALL_TABLES = [
@@ -49,6 +50,7 @@ ALL_TABLES = [
     "passage_index_data",
     "passage_index_docsize",
     "passage_index_idx",
+    "passage_vectors",
     "passages",
     "personas",
     "projects",
