@@ -8,17 +8,20 @@ recalled lines are part of the new message, re-processed once, with it.
 The search is the conversation index's (core/recall.py): the words of the message, and its
 meaning where static embeddings are installed. A message with nothing searchable in it
 ("ok, do it") is searched with the assistant message before it, the task it answers. Recall
-is kept for what the message is about: a passage is attached only when it shares at least
+is kept for what the message is about: a passage is attached when it shares at least
 MIN_SHARED of the query's words and half of them when the query has many (one common word,
-"change", would bring back every stretch of graph work, every turn); a passage already
-recalled for a message still in the request is not attached again.
+"change", would bring back every stretch of graph work, every turn), or, with embeddings,
+when it is among the MEANING_TOP best of the fused ranking (a paraphrase shares no word with
+what it asks about, and no cosine floor tells a right answer from an unrelated one:
+bench/recall_paraphrase.py); a passage already recalled for a message still in the request
+is not attached again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from . import recall, text_search
+from . import embeddings, recall, text_search
 from .recall_tool import day_text
 from .sent_turns import Recall, Recalled
 from .store import Store
@@ -29,6 +32,7 @@ CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it
 MIN_SHARED = 2  # query words a passage must hold (and at least half of them: `relevant`)
+MEANING_TOP = 2  # with embeddings: the best fused hits attached whatever words they share
 HEAD = (
     "<recalled>\nSaid earlier in this conversation, no longer in the messages above "
     "(recalled for this message; may be out of date):"
@@ -75,10 +79,15 @@ async def recall_for_turn(
     frame = count(f"{HEAD}\n{TAIL}") + 2
     if not evicted or not query or room <= frame:
         return None
-    hits = await recall.search(store, thread_id, query, exclude_ids=set(present), limit=CANDIDATES)
+    excluded = {*present, *recalled}
+    hits = await recall.search(store, thread_id, query, exclude_ids=excluded, limit=CANDIDATES)
+    terms = recall.query_terms(query)
+    top = MEANING_TOP if embeddings.available() else 0
     chosen: list[tuple[recall.Hit, str, int]] = []
     left = room - frame
-    for hit in hits:
+    for rank, hit in enumerate(hits):
+        if rank >= top and not relevant(hit.text, terms):
+            continue
         line = _line(hit, now)
         tokens = count(line) + 1
         if tokens <= left:

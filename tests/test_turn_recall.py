@@ -64,3 +64,53 @@ async def test_nothing_is_recalled_while_the_whole_thread_is_sent(provider, tmp_
         assert HEAD not in provider.requests[-1]["messages"][-1]["content"]
     finally:
         await app.close()
+
+
+async def test_one_common_word_brings_nothing_back_and_a_passage_comes_back_once(
+    provider, tmp_path, monkeypatch
+):
+    # by words only: "change" is in every stretch of graph work; recalled every turn, it would
+    # fill a tenth of the budget with noise. And what was recalled for a message still in the
+    # request is not attached again to the next one.
+    monkeypatch.setenv("COMFY_ASSISTANT_NO_EMBEDDINGS", "1")
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = long_thread()
+    thread[2] = user(FACT, "u2")
+    thread.append(user("One more change, please.", "u_last"))
+    provider.enqueue(text_reply("Done."), text_reply("Teal."), text_reply("Teal again."))
+    provider.summaries.append(Completion(summary_text("warm images")))
+    question = "Which sky did I want for the lighthouse painting?"
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        await summaries_done(app)
+        assert context_report(body)["counts"]["summarized"] > 2
+        assert context_report(body)["recalled"] is None
+        thread += [assistant_message("Done.", "a_last"), user(question, "u_q1")]
+        _, body = await app.chat(chat_body(*thread))
+        await summaries_done(app)
+        assert [p["messageId"] for p in context_report(body)["recalled"]["passages"]] == ["u2"]
+        thread += [assistant_message("Teal.", "a_q1"), user(question, "u_q2")]
+        _, body = await app.chat(chat_body(*thread))
+        assert context_report(body)["recalled"] is None  # u_q1 still carries it
+        assert sum(FACT in c for c in contents(provider.requests[-1])) == 1
+    finally:
+        await app.close()
+
+
+async def test_a_question_that_shares_no_word_is_answered_by_meaning(provider, tmp_path):
+    from comfyui_assistant.core import embeddings
+
+    assert embeddings.available(), "the semantic extra is installed by scripts/setup"
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = long_thread()
+    thread[2] = user("My daughter started painting again, watercolours mostly.", "u2")
+    thread.append(user("What hobby did my kid pick back up?", "u_last"))
+    provider.enqueue(text_reply("Painting."))
+    provider.summaries.append(Completion(summary_text("warm images")))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        recalled = context_report(body)["recalled"]
+        assert "u2" in [p["messageId"] for p in recalled["passages"]]
+        assert "started painting again" in provider.requests[-1]["messages"][-1]["content"]
+    finally:
+        await app.close()
