@@ -15,6 +15,7 @@ a failure to load is logged once, and search stays lexical.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -101,7 +102,8 @@ def _load_once() -> Embedder | None:
 
 def _load() -> Embedder | None:
     try:
-        module = importlib.import_module(PACKAGE)
+        with _logging_kept():
+            module = importlib.import_module(PACKAGE)
         folder = Path(module.__file__ or "").parent  # its tokenizer and weights ship there
         model = module.WordLlama.load(cache_dir=folder, disable_download=True)
     except Exception as exc:  # (a broken install: any error; search stays lexical)
@@ -114,3 +116,18 @@ def _load() -> Embedder | None:
         )
         return None
     return Embedder(model)
+
+
+@contextlib.contextmanager
+def _logging_kept() -> Iterator[None]:
+    """The process's logging as it was: wordllama calls `logging.basicConfig(level=INFO)`
+    when imported, which on a process without handlers (the standalone server, a bench)
+    turned on every library's INFO lines."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)

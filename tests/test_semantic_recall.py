@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -232,3 +233,30 @@ def test_a_model_that_fails_to_load_is_reported_once_and_words_are_searched(tmp_
     (warning,) = result["warnings"]
     assert "wordllama could not be loaded (OSError: weights unreadable)" in warning
     assert "searched by their words only" in warning
+
+
+LOGGING_AFTER_LOAD = """
+import asyncio, json, logging
+from comfyui_assistant.core import embeddings
+
+root = logging.getLogger()
+before = (root.level, len(root.handlers))
+model = asyncio.run(embeddings.embedder())
+print(json.dumps({"loaded": model is not None, "before": before,
+                  "after": (root.level, len(root.handlers))}))
+"""
+
+
+def test_loading_the_model_leaves_the_process_logging_as_it_was():
+    # wordllama calls logging.basicConfig(level=INFO) when imported: in the standalone server
+    # every library's INFO lines (each HTTP request) then went to the terminal
+    env = {k: v for k, v in os.environ.items() if k != NO_EMBEDDINGS}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(LOGGING_AFTER_LOAD)],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["loaded"] is True
+    assert result["after"] == result["before"] == [logging.WARNING, 0]
