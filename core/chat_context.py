@@ -24,7 +24,7 @@ from .provider import Provider
 from .provider_probes import provider_window
 from .sent_turns import SentTurn
 from .server_counts import SOURCE, calibration_due, server_parts
-from .summarizer import Prefix, summarize
+from .summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
 from .threads import ThreadState
 from .tokens import Correction, counter_for
 from .wire_types import UIMessage
@@ -186,10 +186,31 @@ async def compact(
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)
+    if context.inputs.next_summary is None and assembled.present.issuperset(fresh):
+        prefix = in_place(prefix, assembled, thread, fresh[-1])
     new = await summarize(
         provider, model, base, thread, fresh, max_tokens=room, window=window, prefix=prefix
     )
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
+
+
+IN_PLACE_INSTRUCTION = 320  # tokens the instruction after the chat's request may take
+
+
+def in_place(prefix: Prefix, assembled: Assembled, thread: list[UIMessage], last: str) -> Prefix:
+    """The summary asked for after the chat's own request (every message to summarize is in
+    it, after the summary in use): its boundary is the message after `last`."""
+    ids = [str(m.get("id") or "") for m in thread]
+    after = ids.index(last) + 1
+    boundary = boundary_of(thread[after]) if after < len(thread) else None
+    budget = assembled.budget
+    room = budget.reserve + budget.margin - IN_PLACE_INSTRUCTION
+    return replace(
+        prefix,
+        messages=tuple(assembled.messages),
+        boundary=boundary or None,
+        answer_tokens=max(256, min(SUMMARY_MAX_TOKENS, room)),
+    )
 
 
 async def reload_summary(context: ChatContext, state: ThreadState, thread_id: str) -> None:

@@ -59,9 +59,10 @@ class SentTurn:
 
 
 NOW_FORMAT = "%Y-%m-%d %H:%M %Z (%A)"
-# The reminder block is sent again after this many user messages without one, or when the
-# time it gives is this old (or of another day), or when the user's reminders changed;
-# between, a message goes without (~30 tokens a message, resent with every later request).
+# The reminder block is sent again when the time it gives is this old (or of another day),
+# when the user's reminders changed, and, when there are any, after this many user messages
+# without one (so they stay near the end of a long thread); between, a message goes without
+# (~30 tokens a message, resent with every later request).
 REMINDER_EVERY_TURNS = 8
 REMINDER_EVERY_SECONDS = 3600.0
 
@@ -81,10 +82,10 @@ def due_note(reminders: list[str], now: datetime.datetime, earlier: list[SentTur
     """The reminder block for a new user message, or "" when the last one sent (in `earlier`,
     the thread's user messages before it, oldest first; None: sent before turns were kept)
     still holds: the same reminders, the time under REMINDER_EVERY_SECONDS old and the same
-    day, fewer than REMINDER_EVERY_TURNS messages ago."""
+    day, and with reminders of the user's, fewer than REMINDER_EVERY_TURNS messages ago."""
     note = turn_note(reminders, now_text(now))
     since = next((k for k, t in enumerate(reversed(earlier)) if t is not None and t.note), None)
-    if since is None or since + 1 >= REMINDER_EVERY_TURNS:
+    if since is None or (any(r.strip() for r in reminders) and since + 1 >= REMINDER_EVERY_TURNS):
         return note
     last = earlier[len(earlier) - 1 - since]
     assert last is not None

@@ -42,6 +42,24 @@ Use exactly these sections, each a few short bullet points (write "none" if empt
 
 At most 350 words. Output only the summary."""
 
+# The same request, when the stretch to summarize is in the chat's own request: that request
+# as it was sent, and this after it (see `Prefix.messages`).
+IN_PLACE_PROMPT = """Do not answer the conversation or call tools now: summarize it. Write \
+the running summary of the conversation above{span}, building on the summary at its start if \
+there is one. Keep every fact the assistant may need later, verbatim: file names, model \
+names, seeds, sizes, steps, cfg, node ids and node types, values the user chose, what the \
+user said about themselves and their plans. Drop small talk.
+
+Use exactly these sections, each a few short bullet points (write "none" if empty):
+## Goals
+## Workflow (what was built or changed, with node ids)
+## Decisions
+## Preferences the user stated
+## Open requests
+
+At most 350 words. Output only the summary."""
+BOUNDARY_WORDS = 16  # of the first message left out of the summary, quoted to mark where it ends
+
 SUMMARY_TIMEOUT = 120.0  # a local model may take a while to summarize a long stretch
 SUMMARY_MAX_TOKENS = 800  # the answer's limit (a summary of at most 350 words fits easily)
 DEFAULT_WINDOW = 8192
@@ -109,11 +127,20 @@ class Prefix:
     """What the summarizer's requests begin with: the chat's own system message and tools,
     so that on a local server (one cache slot: the last request's tokens) the chat request
     after a summary still finds them cached and re-processes only the summary and the kept
-    history."""
+    history.
+
+    With `messages` (the chat's request as it will begin next, every message to summarize
+    in it), the summary request is that request and the instruction after it: the server
+    reads the instruction only (the rest is in its cache), and its cache still holds the chat
+    when the next chat request comes (`boundary`: the start of the first message the summary
+    stops before; None: all of them)."""
 
     system: str = ""
     tools: tuple[dict[str, Any], ...] = ()
     slot: int | None = None  # the chat's llama.cpp slot: its cache holds that prefix
+    messages: tuple[OpenAIMessage, ...] = ()
+    boundary: str | None = None
+    answer_tokens: int = 800  # what the window leaves the summary after `messages`
 
 
 NO_PREFIX = Prefix()
@@ -139,6 +166,33 @@ async def _one_summary(
     if reason is not None:
         raise UnusableSummary(f"the summary was rejected: {reason}")
     return text
+
+
+async def in_place_summary(
+    provider: Provider, model: str, prefix: Prefix, part: str, max_tokens: int
+) -> str:
+    """The summary asked for after the chat's own request (`Prefix.messages`)."""
+    span = ""
+    if prefix.boundary is not None:
+        span = f", from its start up to (not including) the message that begins “{prefix.boundary}”"
+    instruction: OpenAIMessage = {"role": "user", "content": IN_PLACE_PROMPT.format(span=span)}
+    completed = await provider.complete(
+        model, [*prefix.messages, instruction], max_tokens, 0.2, prefix.tools, prefix.slot
+    )
+    text = visible_text(completed.text).strip()
+    reason = problem(text, completed.finish_reason, part)
+    if reason is not None:
+        raise UnusableSummary(f"the summary was rejected: {reason}")
+    return text
+
+
+def boundary_of(message: UIMessage) -> str:
+    """The start of a message's text, to quote where a summary stops."""
+    text = " ".join(
+        str(p.get("text") or "") for p in message.get("parts") or [] if p.get("type") == "text"
+    )
+    words = text.split()
+    return " ".join(words[:BOUNDARY_WORDS]) + (" …" if len(words) > BOUNDARY_WORDS else "")
 
 
 async def model_summary(
@@ -188,10 +242,12 @@ async def summarize(
     before = previous.text if previous else None
     count = counter_for(model).text
     try:
-        text = await asyncio.wait_for(
-            model_summary(provider, model, _without_facts(before), digested, window, prefix),
-            timeout,
-        )
+        if prefix.messages:
+            part_text = transcript(digested)
+            asked = in_place_summary(provider, model, prefix, part_text, prefix.answer_tokens)
+        else:
+            asked = model_summary(provider, model, _without_facts(before), digested, window, prefix)
+        text = await asyncio.wait_for(asked, timeout)
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in

@@ -12,7 +12,7 @@ from comfyui_assistant.core.budget import compute_budget, resolve_window
 from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.provider_config import resolve
-from comfyui_assistant.core.summarizer import SUMMARY_PROMPT
+from comfyui_assistant.core.summarizer import IN_PLACE_PROMPT, SUMMARY_PROMPT
 from comfyui_assistant.core.tokens import counter_for
 from comfyui_assistant.standalone import SERVICE
 
@@ -62,7 +62,8 @@ def long_thread(messages: int = 300, rounds: int = 40) -> list[dict]:
 
 
 def is_summary_request(body: dict) -> bool:
-    return "stream" not in body and body["messages"][-1]["content"].startswith(SUMMARY_PROMPT)
+    last = body["messages"][-1]["content"]
+    return "stream" not in body and last.startswith((SUMMARY_PROMPT, IN_PLACE_PROMPT[:40]))
 
 
 def env_for(provider, **extra) -> dict:
@@ -223,6 +224,14 @@ async def test_a_summary_made_ahead_is_sent_only_once_the_thread_no_longer_fits(
         first = provider.requests[made]["messages"]
         assert first[1]["content"] == provider.requests[0]["messages"][1]["content"]
         assert not [e for e in sse_events(body) if e["type"] == "data-status"]  # no wait
+        # the summary was asked for after the chat's own request (a server reads only the
+        # instruction; its cache still holds the chat for the next request), up to the
+        # message its summary stops before
+        (ahead,) = [r for r in provider.requests[:made] if "stream" not in r]
+        assert ahead["messages"][:-1] == first[:-1]
+        instruction = ahead["messages"][-1]["content"]
+        assert instruction.startswith("Do not answer the conversation or call tools now")
+        assert "up to (not including) the message that begins “Request " in instruction
         await summaries_done(app)
         # a paste the thread cannot take whole any more
         thread += [assistant_message("Next.", "a_next"), user("log " * 2400, "u_paste")]

@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
+from comfyui_assistant.core.summarizer import IN_PLACE_PROMPT, transcript_lines
+
 WORD_BUDGET = 300
 MIN_WORDS = 5
 _FILLERS = "honestly actually really just basically pretty quite very totally literally anyway"
@@ -93,6 +96,28 @@ def statements(part: str) -> list[str]:
     return out
 
 
+_BLOCKS = re.compile(r"\n*<(system-reminder|recalled)>.*?</\1>", re.DOTALL)
+
+
+def in_place_parts(messages: list[dict[str, Any]], prompt: str) -> tuple[str, str]:
+    """(the previous summary, the transcript to summarize) of a request asked in place: the
+    running summary's block where the history begins; the messages up to the one whose start
+    the instruction quotes (all when it quotes none), without reminder and recalled blocks."""
+    quoted = re.search(r"“(.*?)”", prompt)
+    boundary = quoted.group(1).removesuffix(" …") if quoted else None
+    previous, taken = "", []
+    for message in messages:
+        text = _BLOCKS.sub("", str(message.get("content") or ""))
+        if SUMMARY_CLOSE in text:
+            block, _, text = text.partition(SUMMARY_CLOSE)
+            previous = block.split(SUMMARY_OPEN, 1)[-1]
+            text = text.strip()
+        if boundary is not None and " ".join(text.split()).startswith(boundary):
+            break
+        taken.append({**message, "content": text})
+    return previous, "\n".join(transcript_lines(taken))
+
+
 def _words(lines: list[str]) -> int:
     return sum(len(line.split()) for line in lines)
 
@@ -110,10 +135,15 @@ def evenly(lines: list[str], budget: int) -> list[str]:
 
 
 def summary_reply(body: dict[str, Any]) -> str:
-    """The scripted summary for a summarizer's request (the rule in the module docstring)."""
+    """The scripted summary for a summarizer's request (the rule in the module docstring):
+    a transcript in its last message, or (asked after the chat's own request) the messages
+    before that, up to the one the instruction quotes."""
     prompt = str(body["messages"][-1]["content"])
-    head, _, part = prompt.partition("New part of the conversation:\n")
-    previous = head.split("Previous summary:\n", 1)[1] if "Previous summary:\n" in head else ""
+    if prompt.startswith(IN_PLACE_PROMPT[:40]):
+        previous, part = in_place_parts(body["messages"][1:-1], prompt)
+    else:
+        head, _, part = prompt.partition("New part of the conversation:\n")
+        previous = head.split("Previous summary:\n", 1)[1] if "Previous summary:\n" in head else ""
     before = [line[2:] for line in previous.splitlines() if line.startswith("- ")]
     before = [line for line in before if line != "none"]
     new = [line for line in dict.fromkeys(statements(part)) if line not in before]
