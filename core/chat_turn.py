@@ -49,7 +49,7 @@ from .stream_translate import Usage
 from .system_prompt import user_context_block
 from .threads import Threads, ThreadState
 from .tokens import counter_for
-from .turn_recall import RECALL_SHARE, recall_for_turn
+from .turn_recall import recall_for_turn
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -275,7 +275,7 @@ class ChatTurn:
         answer = plan.answer_start()
         first = context.assemble(answer)
         factor = max(1.0, context.inputs.correction.messages)
-        room = int(first.budget.available * RECALL_SHARE / factor)
+        room = int(first.budget.available * context.inputs.settings.recall_share / factor)
         turns = [sent[i] for i in first.present if i in sent and i != latest]
         recalled = {p.message_id for t in turns if t.recall for p in t.recall.passages}
         found = await recall_for_turn(

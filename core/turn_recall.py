@@ -1,6 +1,6 @@
 """Recall per turn: when a user message is first sent, the passages of the thread's earlier
 messages that are no longer in the request (under the summary, or left out by the window)
-and best match it are attached to it, within RECALL_SHARE of the budget (docs/DESIGN.md §4,
+and best match it are attached to it, within LLM_RECALL_SHARE of the budget (RECALL_SHARE) (docs/DESIGN.md §4,
 looking back). They are stored with the message as it was sent (core/sent_turns.py) and
 resent byte for byte, so requests stay append-only and a prefix cache keeps working: the
 recalled lines are part of the new message, re-processed once, with it.
@@ -27,7 +27,7 @@ from .sent_turns import Recall, Recalled
 from .store import Store
 from .wire_types import UIMessage
 
-RECALL_SHARE = 0.1  # of the budget, at most (bench/memory_prose.py, bench/local_llm.py)
+RECALL_SHARE = 0.1  # of the budget, at most: the default of LLM_RECALL_SHARE (context_inputs)
 CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it

@@ -114,3 +114,20 @@ async def test_a_question_that_shares_no_word_is_answered_by_meaning(provider, t
         assert "started painting again" in provider.requests[-1]["messages"][-1]["content"]
     finally:
         await app.close()
+
+
+async def test_recall_per_turn_can_be_switched_off(provider, tmp_path):
+    env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_RECALL_SHARE="0")
+    app = await start_app(tmp_path, env)
+    thread = long_thread()
+    thread[2] = user(FACT, "u2")
+    thread.append(user("Which sky did I want for the lighthouse painting?", "u_last"))
+    provider.enqueue(text_reply("Teal, at dusk."))
+    provider.summaries.append(Completion(summary_text("warm images")))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        assert context_report(body)["counts"]["summarized"] > 2
+        assert context_report(body)["recalled"] is None
+        assert FACT not in provider.requests[-1]["messages"][-1]["content"]
+    finally:
+        await app.close()

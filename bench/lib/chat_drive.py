@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -56,6 +57,9 @@ class SummaryProvider(ScriptedProvider):
         return web.json_response({"id": "s", "object": "chat.completion", "choices": [choice]})
 
 
+KNOBS = ("LLM_HISTORY_", "LLM_RECALL_", "COMFY_ASSISTANT_NO_")
+
+
 class ChatServer:
     """Our standalone app for one window (`LLM_CONTEXT_WINDOW`), with its provider."""
 
@@ -70,6 +74,8 @@ class ChatServer:
             "LLM_BASE_URL": self.provider.base_url,
             "LLM_MODEL": MODEL,
             "LLM_CONTEXT_WINDOW": str(self.window),
+            # (the engine's knobs, from the bench's environment: to compare settings)
+            **{k: v for k, v in os.environ.items() if k.startswith(KNOBS)},
         }
         pump = PumpOptions(keepalive_seconds=5.0, poll_seconds=0.02)
         options = ServiceOptions(data_dir=Path(self.tmp.name), environ=env, pump=pump)
