@@ -1,7 +1,7 @@
 """Recall per turn: when a user message is first sent, the passages of the thread's earlier
 messages that are no longer in the request (under the summary, or left out by the window)
-and best match it are attached to it, within LLM_RECALL_SHARE of the budget (RECALL_SHARE) (docs/DESIGN.md §4,
-looking back). They are stored with the message as it was sent (core/sent_turns.py) and
+and best match it are attached to it, within LLM_RECALL_SHARE of the budget (docs/DESIGN.md
+§4, looking back). They are stored with the message as it was sent (core/sent_turns.py) and
 resent byte for byte, so requests stay append-only and a prefix cache keeps working: the
 recalled lines are part of the new message, re-processed once, with it.
 
