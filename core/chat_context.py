@@ -167,31 +167,60 @@ async def compact(
     state: ThreadState,
     thread_id: str,
     slot: int | None = None,
+    *,
+    needed: bool = False,
 ) -> None:
-    """Make the next summary ahead, when `thread` (the history and the answer just given,
-    or the request that does not fit) is past the high watermark: the oldest stretch not yet
-    summarized, down to the low watermark, on top of the newest summary there is. It is
-    stored beside the one in use and sent once the thread no longer fits without it. `slot`:
-    the chat's llama.cpp slot, whose cache holds the prefix the summary requests share."""
+    """Make the next summary ahead, when `thread` (the history and the answer just given) is
+    past the high watermark: the oldest stretch not yet summarized, down to the low
+    watermark, on top of the newest summary there is. It is stored beside the one in use and
+    sent once the thread no longer fits without it. `needed`: `thread` ends with a request
+    that does not fit; past the low watermark is enough, and the summary is made on the
+    thread before that request's message when it can be (that request fit: the summary is
+    asked in place). `slot`: the chat's llama.cpp slot, whose cache holds the prefix the
+    summary requests share."""
     base = context.inputs.next_summary or context.inputs.summary
     inputs = replace(context.inputs, ui_messages=thread, summary=base, next_summary=None)
+    asked_after = thread
+    if needed:
+        settings = inputs.settings
+        inputs = replace(inputs, settings=replace(settings, high_watermark=settings.low_watermark))
+        latest = max((i for i, m in enumerate(thread) if m.get("role") == "user"), default=0)
+        asked_after = thread[:latest]
     assembled = build_context(inputs, counter_for(model))
-    ids = assembled.compaction
     covered = covered_ids(thread, base.until) if base else frozenset()
-    fresh = [i for i in ids or () if i not in covered]
+    fresh = [i for i in assembled.compaction or () if i not in covered]
     if not fresh:
         return
+    before = assembled
+    if asked_after is not thread and asked_after:
+        before = build_context(replace(inputs, ui_messages=asked_after), counter_for(model))
+    new = await _summary_of(context, before, asked_after, fresh, provider, model, slot)
+    await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
+
+
+async def _summary_of(
+    context: ChatContext,
+    assembled: Assembled,
+    thread: list[UIMessage],
+    fresh: list[str],
+    provider: Provider,
+    model: str,
+    slot: int | None,
+) -> Summary:
+    """The summary of `fresh`, asked after `assembled` (the request for `thread`) when every
+    one of them is in it whole and nothing was left out, else as a transcript of its own."""
+    base = context.inputs.next_summary or context.inputs.summary
     # the summary's share of the budget, as the engine will cut it
-    room = summary_cap(assembled.budget.available, max(1.0, inputs.correction.messages))
+    room = summary_cap(assembled.budget.available, max(1.0, context.inputs.correction.messages))
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)
-    if context.inputs.next_summary is None and assembled.present.issuperset(fresh):
+    whole = not assembled.report["counts"]["dropped"]
+    if context.inputs.next_summary is None and whole and assembled.present.issuperset(fresh):
         prefix = in_place(prefix, assembled, thread, fresh[-1])
-    new = await summarize(
+    return await summarize(
         provider, model, base, thread, fresh, max_tokens=room, window=window, prefix=prefix
     )
-    await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 
 IN_PLACE_INSTRUCTION = 320  # tokens the instruction after the chat's request may take

@@ -201,6 +201,8 @@ class ChatTurn:
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
             plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
+            if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
+                await service.compactor.cancel(req.thread_id)  # (made again after the answer)
             slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
             plan.slot, plan.slot_note = slot.slot, slot.note
             if not tools_usable:
@@ -318,7 +320,7 @@ class ChatTurn:
         if compactor.running(thread_id) is None:
             work = compact(
                 context, plan.ui_history, self._provider, self._model, state, thread_id,
-                plan.slot,
+                plan.slot, needed=True,
             )  # fmt: skip
             compactor.start(thread_id, work)
         task = compactor.running(thread_id)

@@ -1,8 +1,10 @@
 """Summaries made after the answer, in the background (as Onyx does): the user never waits for
 one in front of a response. After a turn ends, the thread with its answer is assembled again;
 if the next turn would cross the high watermark, the oldest stretch is summarized down to the
-low one while the user reads and types. A request that arrives while a summary of its thread
-is still being made waits for it, with a visible status in its response."""
+low one while the user reads and types; it is sent once a request no longer fits without it.
+A request that needs it while it is still being made waits for it, with a visible status in
+its response; one that does not need it yet, on a llama.cpp server (whose slot the summary
+holds), stops it instead: made again after that answer."""
 
 from __future__ import annotations
 
@@ -39,6 +41,13 @@ class Compactor:
         finally:
             if self._tasks.get(thread_id) is asyncio.current_task():
                 del self._tasks[thread_id]
+
+    async def cancel(self, thread_id: str) -> None:
+        """Stop the summary being made for this thread, if one is (made again later)."""
+        task = self.running(thread_id)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def close(self) -> None:
         tasks = list(self._tasks.values())

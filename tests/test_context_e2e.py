@@ -592,3 +592,64 @@ async def test_a_busy_slot_past_a_few_seconds_does_not_trap_its_thread(
     finally:
         provider_probes.clear_caches()
         await app.close()
+
+
+async def test_a_paste_that_does_not_fit_has_the_summary_asked_after_the_request_before_it(
+    provider, tmp_path, sdk
+):
+    # the thread fit until this message: the summary it needs is asked after the previous
+    # request (in place: a server reads the instruction only), waited for, and sent with it
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(120, 14), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done."), text_reply("Read it."))
+    provider.summaries.append(Completion(summary_text("warm")))
+    try:
+        _, body = await app.chat(chat_body(*thread))
+        assert context_report(body)["counts"]["dropped"] == 0
+        await summaries_done(app)
+        made = len(provider.requests)
+        thread += [assistant_message("Done.", "a_last"), user("log " * 2600, "u_paste")]
+        _, body = await app.chat(chat_body(*thread))
+        sdk.check(body)
+        summary_call, chat_call = provider.requests[made:]
+        assert is_summary_request(summary_call) and "stream" in chat_call
+        assert summary_call["messages"][:-1] == [
+            *provider.requests[made - 1]["messages"],
+            {"role": "assistant", "content": "Done."},
+        ]  # the previous request and its answer, as a server's cache holds them
+        statuses = [e["data"] for e in sse_events(body) if e["type"] == "data-status"]
+        assert [s["done"] for s in statuses] == [False, True]
+        report = context_report(body)
+        assert report["summary"] is not None and report["counts"]["dropped"] == 0
+    finally:
+        await app.close()
+
+
+async def test_on_a_llama_server_the_next_request_stops_a_summary_made_ahead(
+    provider, tmp_path, sdk
+):
+    # the summary holds the thread's slot; a request that does not need it yet would queue
+    # behind it (or move to a cold slot): it is stopped, and made again after the answer
+    from comfyui_assistant.core import provider_probes
+
+    provider_probes.clear_caches()
+    provider.props = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4}
+    env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_HISTORY_HIGH_WATERMARK="0.3")
+    app = await start_app(tmp_path, {**env, "LLM_HISTORY_LOW_WATERMARK": "0.1"})
+    thread = [*long_thread(120, 14), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done."), text_reply("Next."))
+    provider.summaries.append(Completion(summary_text("warm"), delay=5.0))
+    try:
+        await app.chat(chat_body(*thread))
+        compactor = app.app[SERVICE].compactor
+        assert compactor.running("thread-1") is not None  # being made ahead
+        thread += [assistant_message("Done.", "a_last"), user("And now?", "u_next")]
+        started = time.monotonic()
+        _, body = await app.chat(chat_body(*thread))
+        assert time.monotonic() - started < 2.0  # it did not wait for the summary
+        assert sdk.check(body)["message"]["parts"][-1]["text"] == "Next."
+        assert context_report(body)["summary"] is None  # (it fits: not needed yet)
+        assert compactor.running("thread-1") is not None  # made again after the answer
+    finally:
+        provider_probes.clear_caches()
+        await app.close()
