@@ -285,8 +285,9 @@ class ChatTurn:
             counter_for(self._model).text, time.time(),
         )  # fmt: skip
         if found is not None:
-            turn = sent[latest]
-            sent[latest] = replace(turn, recall=found)
+            turn, summary = sent[latest], context.inputs.summary
+            since = summary.until if summary is not None else None
+            sent[latest] = replace(turn, recall=replace(found, since=since))
             context.forget()
             try:
                 context.assemble(answer)

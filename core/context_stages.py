@@ -25,6 +25,7 @@ from .context_blocks import Block, Message, flatten, latest_user_index, own_part
 from .context_cache import BlockCache
 from .context_inputs import ContextInputs, covered_ids
 from .context_validate import report_violation, validate
+from .sent_turns import SentTurn
 from .token_correction import Factors, Parts
 from .tokens import REPLY_PRIMING, TokenCounter
 from .wire_types import (
@@ -206,12 +207,13 @@ def cut_oversized_results(a: Assembly) -> None:
 
 
 def as_sent(a: Assembly) -> None:
-    """Each user message as it was first sent (its reminder block, a /skill expansion), and a
-    note after one that got no answer (never merged into the next)."""
+    """Each user message as it was first sent (its reminder block, a /skill expansion, the
+    passages recalled for it while the summary it was sent with is in use), and a note after
+    one that got no answer (never merged into the next)."""
     sent, cache = a.inputs.sent, a.cache
 
     def one(block: Block) -> Block:
-        turn = sent.get(block.source_id) if block.kind == "user" else None
+        turn = _sent_turn(a, block.source_id) if block.kind == "user" else None
         if turn is None:
             return block
         return cache.derive(block, ("sent", turn), lambda b: steps.as_sent(b, turn))
@@ -409,11 +411,18 @@ def _with_documents(a: Assembly, kept: list[Block]) -> tuple[list[Block], int]:
     return [*kept[:at], placed, *kept[at + 1 :]], change
 
 
+def _sent_turn(a: Assembly, message_id: str) -> SentTurn | None:
+    """What a user message was first sent with, as it is resent under the summary in use."""
+    turn = a.inputs.sent.get(message_id)
+    summary = a.inputs.summary
+    return None if turn is None else turn.under(summary.until if summary else None)
+
+
 def _notes_tokens(a: Assembly) -> tuple[int, int]:
     """What the reminder blocks and the recalled passages of the kept user messages take
     (part of the history)."""
-    kept = {b.source_id for b in a.kept if b.kind == "user"}
-    turns = [t for i, t in a.inputs.sent.items() if i in kept]
+    kept = [b.source_id for b in a.kept if b.kind == "user"]
+    turns = [t for t in map(lambda i: _sent_turn(a, i), kept) if t is not None]
     text = a.counter.text
     notes = sum(text(t.note) for t in turns)
     return notes, sum(text(t.recall.block) for t in turns if t.recall is not None)
@@ -422,7 +431,7 @@ def _notes_tokens(a: Assembly) -> tuple[int, int]:
 def _recalled(a: Assembly) -> ReportRecalled | None:
     """What was recalled for the latest user message (the turn's), if anything."""
     latest = latest_user_index(a.kept)
-    turn = a.inputs.sent.get(a.kept[latest].source_id) if latest is not None else None
+    turn = _sent_turn(a, a.kept[latest].source_id) if latest is not None else None
     if turn is None or turn.recall is None:
         return None
     return {

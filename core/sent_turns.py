@@ -30,10 +30,13 @@ class Recalled:
 class Recall:
     block: str  # appended after the reminder block, as rendered when first sent
     passages: tuple[Recalled, ...]
+    # the summary in use when it was sent (its `until`): the block is resent until another
+    # one is, which changes the request from the history's start anyway
+    since: str | None = None
 
     def as_json(self) -> str:
         passages = [[p.message_id, p.role, p.at, p.tokens] for p in self.passages]
-        return json.dumps({"block": self.block, "passages": passages})
+        return json.dumps({"block": self.block, "passages": passages, "since": self.since})
 
     @classmethod
     def from_json(cls, raw: Any) -> Recall | None:
@@ -42,7 +45,8 @@ class Recall:
         value = json.loads(raw)
         rows = value["passages"]
         passages = tuple(Recalled(str(m), str(r), float(a), int(t)) for m, r, a, t in rows)
-        return cls(str(value["block"]), passages)
+        since = value.get("since")
+        return cls(str(value["block"]), passages, None if since is None else str(since))
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,15 @@ class SentTurn:
     note: str  # appended to the message: the reminder block
     text: str | None = None  # replaces the typed text (a /skill expansion), or None
     recall: Recall | None = None  # passages of earlier messages recalled for it
+
+    def under(self, summary_until: str | None) -> SentTurn:
+        """As resent with the summary in use (`summary_until`): recalled passages only until
+        another summary is taken (the request changes from the history's start then; what
+        they brought back would otherwise ride along in every request, a tenth of the budget
+        a message)."""
+        if self.recall is None or self.recall.since == summary_until:
+            return self
+        return SentTurn(self.note, self.text)
 
     @property
     def suffix(self) -> str:

@@ -866,3 +866,24 @@ def test_the_summary_is_not_cut_anew_when_the_factor_moves_a_little():
     plain = build(ui, window, summary=summary)
     pinned = build(ui, window, summary=summary, correction=Factors(1.0, 1.0, 1.4))
     assert plain.messages[1] == pinned.messages[1]
+
+
+def test_recalled_passages_are_resent_until_another_summary_is_taken():
+    # a user message's recalled passages ride along, byte for byte, while the summary it was
+    # sent with is in use; when another is taken the request changes from the history's
+    # start anyway, and they go (else a tenth of the budget a message would pile up)
+    from comfyui_assistant.core.sent_turns import Recall, Recalled
+
+    ui = chat(6)
+    block = "<recalled>\nSaid earlier...\n- user, Tue 14 May: the teal sky\n</recalled>"
+    recall = Recall(block, (Recalled("u0", "user", 0.0, 12),), since="a1")
+    sent = {"u4": SentTurn(turn_note([], NOW), recall=recall)}
+    first = Summary("Earlier: samplers.", until="a1")
+    kept = build(ui, sent=sent, summary=first)
+    (u4,) = [m for m in kept.messages if str(m["content"]).startswith("Question 4")]
+    assert str(u4["content"]).endswith(block)
+    assert kept.report["tokens"]["recalled"] == COUNTER.text(block)
+    later = build(ui, sent=sent, summary=Summary("Earlier: samplers, more.", until="a2"))
+    (u4,) = [m for m in later.messages if str(m["content"]).startswith("Question 4")]
+    assert block not in str(u4["content"]) and str(u4["content"]).endswith("</system-reminder>")
+    assert later.report["tokens"]["recalled"] == 0
