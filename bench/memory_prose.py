@@ -69,6 +69,7 @@ from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.core.ui_messages import to_openai_messages
 from comfyui_assistant.tests.scripted_provider import text_reply
 
+DEBUG = bool(__import__("os").environ.get("MEMORY_PROSE_DEBUG"))
 COLUMNS = ("once", "turn", "same", "plain")
 TITLES = ("at once", "turn by turn", "newest-first, same tokens", "newest-first, window-reserve")
 
@@ -121,11 +122,21 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
         assert report is not None, "no context report"
         received = drive.first_streamed(provider.requests)["messages"]
         run.sent.append(int(report["exact"]))
+        if DEBUG:
+            c, t = report["counts"], report["tokens"]
+            print(f"{turn.index} kept={c['kept']} sum={c['summarized']} drop={c['dropped']} "
+                  f"hist={t['history']} summ={t['summary']} rec={t['recalled']} exact={report['exact']}"
+                  f" budget={report['budget']}", file=sys.stderr)
         if turn.index == 1:
             system = counter.message(received[0])
             check_system(conv, received[0])
         if turn.asks:
             run.asked.append(scored(conv, turn, ui, received, report, system))
+            if DEBUG:
+                a = run.asked[-1]
+                print(f"Q{turn.index} asks={sorted(turn.asks)} found={sorted(a.found['turn'])} "
+                      f"rec={report['tokens']['recalled']} sum={report['counts']['summarized']}",
+                      file=sys.stderr)
         ui.append(message)
     run.summary_calls = provider.summary_calls - calls
 

@@ -276,8 +276,12 @@ class ChatTurn:
         assert isinstance(sent, dict)
         answer = plan.answer_start()
         first = context.assemble(answer)
-        factor = max(1.0, context.inputs.correction.messages)
-        room = int(first.budget.available * context.inputs.settings.recall_share / factor)
+        # within its share of the budget, and only in the room the request leaves: recall that
+        # made the request overflow took a deeper summary, and the thread lost more verbatim
+        # than it brought back (bench/memory_prose.py at 8K: 0.44 kept instead of 0.63)
+        budget, factor = first.budget, max(1.0, context.inputs.correction.messages)
+        free = budget.available + budget.tools - first.tokens
+        room = int(min(budget.available * context.inputs.settings.recall_share, free) / factor)
         turns = [sent[i] for i in first.present if i in sent and i != latest]
         recalled = {p.message_id for t in turns if t.recall for p in t.recall.passages}
         found = await recall_for_turn(

@@ -10,18 +10,21 @@ meaning where static embeddings are installed. A message with nothing searchable
 ("ok, do it") is searched with the assistant message before it, the task it answers. Recall
 is kept for what the message is about: a passage is attached when it shares at least
 MIN_SHARED of the query's words and half of them when the query has many (one common word,
-"change", would bring back every stretch of graph work, every turn), or, with embeddings,
-when it is among the MEANING_TOP best of the fused ranking (a paraphrase shares no word with
-what it asks about, and no cosine floor tells a right answer from an unrelated one:
-bench/recall_paraphrase.py); a passage already recalled for a message still in the request
-is not attached again.
+"change", would bring back every stretch of graph work, every turn). By meaning alone, no:
+attached to each message that asks about the past, the two best passages by meaning were
+seldom what it asked about and, resent with it until the next summary, took the room of the
+verbatim history that held the answers (bench/memory_prose.py at 8K, one conversation:
+evidence kept 0.44 against 0.63 without recall); asking by meaning is left to the model
+(`searchConversation`). A passage already recalled for a message still in the request is not
+attached again, and recall takes only the room the request leaves (making it overflow took a
+deeper summary).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from . import embeddings, recall, text_search
+from . import recall, text_search
 from .recall_tool import day_text
 from .sent_turns import Recall, Recalled
 from .store import Store
@@ -32,7 +35,6 @@ CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it
 MIN_SHARED = 2  # query words a passage must hold (and at least half of them: `relevant`)
-MEANING_TOP = 2  # with embeddings: the best fused hits attached whatever words they share
 HEAD = (
     "<recalled>\nSaid earlier in this conversation, no longer in the messages above "
     "(recalled for this message; may be out of date):"
@@ -82,11 +84,10 @@ async def recall_for_turn(
     excluded = {*present, *recalled}
     hits = await recall.search(store, thread_id, query, exclude_ids=excluded, limit=CANDIDATES)
     terms = recall.query_terms(query)
-    top = MEANING_TOP if embeddings.available() else 0
     chosen: list[tuple[recall.Hit, str, int]] = []
     left = room - frame
-    for rank, hit in enumerate(hits):
-        if rank >= top and not relevant(hit.text, terms):
+    for hit in hits:
+        if not relevant(hit.text, terms):
             continue
         line = _line(hit, now)
         tokens = count(line) + 1

@@ -97,7 +97,9 @@ async def test_one_common_word_brings_nothing_back_and_a_passage_comes_back_once
         await app.close()
 
 
-async def test_a_question_that_shares_no_word_is_answered_by_meaning(provider, tmp_path):
+async def test_a_passage_that_shares_no_word_is_not_attached_by_meaning_alone(provider, tmp_path):
+    # measured (bench/memory_prose.py): the best passages by meaning were seldom what a
+    # message asked about, and resent with it they took the verbatim history's room
     from comfyui_assistant.core import embeddings
 
     assert embeddings.available(), "the semantic extra is installed by scripts/setup"
@@ -109,9 +111,8 @@ async def test_a_question_that_shares_no_word_is_answered_by_meaning(provider, t
     provider.summaries.append(Completion(summary_text("warm images")))
     try:
         _, body = await app.chat(chat_body(*thread))
-        recalled = context_report(body)["recalled"]
-        assert "u2" in [p["messageId"] for p in recalled["passages"]]
-        assert "started painting again" in provider.requests[-1]["messages"][-1]["content"]
+        assert context_report(body)["counts"]["summarized"] > 2
+        assert context_report(body)["recalled"] is None
     finally:
         await app.close()
 
