@@ -122,11 +122,14 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
         assert report is not None, "no context report"
         received = drive.first_streamed(provider.requests)["messages"]
         run.sent.append(int(report["exact"]))
-        if DEBUG:
+        if DEBUG:  # (MEMORY_PROSE_DEBUG=1: each turn's report, on stderr)
             c, t = report["counts"], report["tokens"]
-            print(f"{turn.index} kept={c['kept']} sum={c['summarized']} drop={c['dropped']} "
-                  f"hist={t['history']} summ={t['summary']} rec={t['recalled']} exact={report['exact']}"
-                  f" budget={report['budget']}", file=sys.stderr)
+            print(
+                f"{turn.index} kept={c['kept']} sum={c['summarized']} drop={c['dropped']} "
+                f"hist={t['history']} summ={t['summary']} rec={t['recalled']} "
+                f"exact={report['exact']} budget={report['budget']}",
+                file=sys.stderr,
+            )
         if turn.index == 1:
             system = counter.message(received[0])
             check_system(conv, received[0])
@@ -134,9 +137,11 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
             run.asked.append(scored(conv, turn, ui, received, report, system))
             if DEBUG:
                 a = run.asked[-1]
-                print(f"Q{turn.index} asks={sorted(turn.asks)} found={sorted(a.found['turn'])} "
-                      f"rec={report['tokens']['recalled']} sum={report['counts']['summarized']}",
-                      file=sys.stderr)
+                print(
+                    f"Q{turn.index} asks={sorted(turn.asks)} found={sorted(a.found['turn'])} "
+                    f"rec={report['tokens']['recalled']} sum={report['counts']['summarized']}",
+                    file=sys.stderr,
+                )
         ui.append(message)
     run.summary_calls = provider.summary_calls - calls
 
