@@ -186,15 +186,17 @@ async def compact(
         inputs = replace(inputs, settings=replace(settings, high_watermark=settings.low_watermark))
         latest = max((i for i, m in enumerate(thread) if m.get("role") == "user"), default=0)
         asked_after = thread[:latest]
-    assembled = build_context(inputs, counter_for(model))
+    # planned as the request will be once the new summary is in use: without the passages
+    # recalled under this one (else it summarized deeper for what then went anyway)
+    plain = {k: replace(t, recall=None) for k, t in inputs.sent.items()}
+    planned = build_context(replace(inputs, sent=plain), counter_for(model))
     covered = covered_ids(thread, base.until) if base else frozenset()
-    fresh = [i for i in assembled.compaction or () if i not in covered]
+    fresh = [i for i in planned.compaction or () if i not in covered]
     if not fresh:
         return
-    before = assembled
-    if asked_after is not thread and asked_after:
-        before = build_context(replace(inputs, ui_messages=asked_after), counter_for(model))
-    new = await _summary_of(context, before, asked_after, fresh, provider, model, slot)
+    asked = asked_after or thread  # (the request the summary is asked after, as sent)
+    before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
+    new = await _summary_of(context, before, asked, fresh, provider, model, slot)
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 

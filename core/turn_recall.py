@@ -9,8 +9,12 @@ The search is the conversation index's (core/recall.py): the words of the messag
 meaning where static embeddings are installed. A message with nothing searchable in it
 ("ok, do it") is searched with the assistant message before it, the task it answers. Recall
 is kept for what the message is about: a passage is attached when it shares at least
-MIN_SHARED of the query's words and half of them when the query has many (one common word,
-"change", would bring back every stretch of graph work, every turn). By meaning alone, no:
+MIN_SHARED of the query's words and two thirds of them when the query has many (one common word,
+"change", would bring back every stretch of graph work, every turn), and only for a message
+that looks back ("remind me…", "what did we…", "the seed you suggested…": `MEMORY_CUES`):
+attached to any message with shared words, the passages were mostly chit-chat that happened
+to share two words, resent until the next summary (bench/memory_prose.py, 3 conversations,
+fallback summaries: evidence kept 0.53 against 0.61 at 8K). By meaning alone, no:
 attached to each message that asks about the past, the two best passages by meaning were
 seldom what it asked about and, resent with it until the next summary, took the room of the
 verbatim history that held the answers (bench/memory_prose.py at 8K, one conversation:
@@ -22,6 +26,7 @@ deeper summary).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 
 from . import recall, text_search
@@ -34,7 +39,14 @@ RECALL_SHARE = 0.1  # of the budget, at most: the default of LLM_RECALL_SHARE (c
 CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it
-MIN_SHARED = 2  # query words a passage must hold (and at least half of them: `relevant`)
+MIN_SHARED = 2  # query words a passage must hold (and two thirds of them: `relevant`)
+# A message that looks back at what was said (English).
+MEMORY_CUES = re.compile(
+    r"\b(remind|remember|recall|forg[eo]t|memory|lost track|earlier|last time|previous|before|"
+    r"again|same|(you|we|i) (said|told|suggested|recommended|mentioned|decided|agreed|picked|"
+    r"chose|used|liked|discussed|talked)|did (i|we|you|my|our)|what (was|were))\b",
+    re.IGNORECASE,
+)
 HEAD = (
     "<recalled>\nSaid earlier in this conversation, no longer in the messages above "
     "(recalled for this message; may be out of date):"
@@ -79,7 +91,7 @@ async def recall_for_turn(
     evicted = [str(m.get("id") or "") for m in messages if str(m.get("id") or "") not in present]
     query = query_for(messages)
     frame = count(f"{HEAD}\n{TAIL}") + 2
-    if not evicted or not query or room <= frame:
+    if not evicted or not query or room <= frame or not MEMORY_CUES.search(query):
         return None
     excluded = {*present, *recalled}
     hits = await recall.search(store, thread_id, query, exclude_ids=excluded, limit=CANDIDATES)
@@ -103,15 +115,15 @@ async def recall_for_turn(
 
 
 def relevant(text: str, terms: Sequence[str]) -> bool:
-    """Whether a passage holds at least MIN_SHARED of the query's words, and half of them
+    """Whether a passage holds at least MIN_SHARED of the query's words, and two thirds of them
     (words compared by their stem, roughly: "painting" holds "paint")."""
     stems = {_stem(w) for w in text_search.words(text)}
     shared = sum(_stem(t) in stems for t in terms)
-    return shared >= max(MIN_SHARED, -(-len(terms) // 2)) or shared == len(terms) > 0
+    return shared >= max(MIN_SHARED, -(-2 * len(terms) // 3)) or shared == len(terms) > 0
 
 
 def _stem(word: str) -> str:
-    return word[: max(4, len(word) - 3)]
+    return word[:5]  # (paint, painting, painted; change, changes)
 
 
 def _line(hit: recall.Hit, now: float) -> str:

@@ -76,7 +76,8 @@ async def test_one_common_word_brings_nothing_back_and_a_passage_comes_back_once
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
     thread = long_thread()
     thread[2] = user(FACT, "u2")
-    thread.append(user("One more change, please.", "u_last"))
+    # (it shares the fact's words, but does not look back: nothing is recalled for it)
+    thread.append(user("Paint a lighthouse with a teal sky at dusk, one more change.", "u_last"))
     provider.enqueue(text_reply("Done."), text_reply("Teal."), text_reply("Teal again."))
     provider.summaries.append(Completion(summary_text("warm images")))
     question = "Which sky did I want for the lighthouse painting?"
