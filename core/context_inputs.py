@@ -51,7 +51,7 @@ class ContextSettings:
     """LLM_HISTORY_MAX_MESSAGES: an optional cap on messages sent (the budget governs)."""
     summarize: bool = True
     """LLM_HISTORY_SUMMARIZE=0 turns summaries off (the priority window still applies)."""
-    recall_share: float = 0.1
+    recall_share: float = 0.05
     """LLM_RECALL_SHARE: of the budget, what the passages recalled for a new user message may
     take at most (core/turn_recall.py); 0 turns recall per turn off."""
 
@@ -68,7 +68,7 @@ class ContextSettings:
             summarize=environ.get("LLM_HISTORY_SUMMARIZE", "1") not in ("0", "false", "no"),
             recall_share=0.0
             if environ.get("LLM_RECALL_SHARE", "").strip() in ("0", "0.0")
-            else _env_float(environ, "LLM_RECALL_SHARE", 0.1),
+            else _env_float(environ, "LLM_RECALL_SHARE", 0.05),
         )
 
 

@@ -35,7 +35,7 @@ from .sent_turns import Recall, Recalled
 from .store import Store
 from .wire_types import UIMessage
 
-RECALL_SHARE = 0.1  # of the budget, at most: the default of LLM_RECALL_SHARE (context_inputs)
+RECALL_SHARE = 0.05  # of the budget, at most: the default of LLM_RECALL_SHARE (context_inputs)
 CANDIDATES = 12  # hits looked at, best first
 LINE_CHARS = 700  # a recalled passage is a line of at most this (an index passage: ~60-120 tokens)
 MIN_TERMS = 2  # a message with fewer searchable words is searched with the answer before it

@@ -5,6 +5,7 @@ out."""
 
 from __future__ import annotations
 
+from comfyui_assistant.core.context_inputs import ContextSettings
 from comfyui_assistant.core.turn_recall import HEAD, RECALL_SHARE
 
 from .conftest import start_app
@@ -40,6 +41,7 @@ async def test_a_new_message_brings_back_what_it_needs_from_the_summarized_histo
         recalled = report["recalled"]
         assert recalled["passages"][0]["messageId"] == "u2"
         assert 0 < recalled["tokens"] <= RECALL_SHARE * report["budget"]
+        assert ContextSettings().recall_share == RECALL_SHARE  # (the default)
         assert report["tokens"]["recalled"] == recalled["tokens"]
         assert not any(FACT in c for c in contents(provider.requests[-1])[:-1])
 
