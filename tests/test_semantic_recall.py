@@ -30,9 +30,10 @@ from .helpers import chat_body, user
 from .scripted_provider import text_reply
 from .test_recall_tool import call, calls_reply, searches
 
-needs_wordllama = pytest.mark.skipif(
-    importlib.util.find_spec("wordllama") is None,
-    reason="wordllama is not installed: pip install -e '.[semantic]' (scripts/setup does)",
+# (never skipped: scripts/setup installs the semantic extra, and a test that did not run
+# must not pass)
+assert importlib.util.find_spec("wordllama") is not None, (
+    "wordllama is not installed: pip install -e '.[semantic]' (scripts/setup does)"
 )
 
 
@@ -101,7 +102,6 @@ async def embedded_by(search: Any) -> int:
     return model.texts_embedded - before
 
 
-@needs_wordllama
 async def test_a_paraphrase_is_found_by_meaning_and_not_by_words_alone(store, monkeypatch):
     monkeypatch.setenv(NO_EMBEDDINGS, "1")
     assert await found(store, PUPPY) == [] and await found(store, EAT) == []
@@ -118,7 +118,6 @@ async def test_a_paraphrase_is_found_by_meaning_and_not_by_words_alone(store, mo
     assert await found(store, "what did we say about it") == []  # common words name nothing
 
 
-@needs_wordllama
 async def test_exclusions_and_time_ranges_hold_by_meaning(store):
     assert "u5" not in await found(store, PUPPY, exclude_ids={"u5"})
     everything = await found(store, PUPPY, limit=20, exclude_ids=["u5", "a5"])
@@ -135,7 +134,6 @@ async def test_exclusions_and_time_ranges_hold_by_meaning(store):
     assert await found(store, PUPPY, before=may) == []  # nothing in the range
 
 
-@needs_wordllama
 async def test_vectors_are_computed_at_the_first_search_and_stored_once(store):
     assert await vectors(store) == 0  # writing messages computes none
     count = await passages(store)
@@ -148,7 +146,6 @@ async def test_vectors_are_computed_at_the_first_search_and_stored_once(store):
     assert await vectors(store) == count + 1
 
 
-@needs_wordllama
 async def test_vectors_go_with_their_passages(store):
     threads = Threads(store)
     await found(store, PUPPY)
@@ -168,7 +165,6 @@ async def test_vectors_go_with_their_passages(store):
     assert await vectors(store) == 0
 
 
-@needs_wordllama
 async def test_the_tool_finds_a_paraphrase(assistant, provider, sdk, monkeypatch):
     monkeypatch.delenv(NO_EMBEDDINGS, raising=False)
     provider.enqueue(
