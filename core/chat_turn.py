@@ -319,7 +319,7 @@ class ChatTurn:
         context, state, plan = self._context, self._state, self._plan
         if context is None or state is None or plan is None or self._provider is None:
             return
-        if not context.overflows(plan.answer_start()):
+        if not context.inputs.settings.summarize or not context.overflows(plan.answer_start()):
             return
         compactor, thread_id = self.service.compactor, self.req.thread_id
         if compactor.running(thread_id) is None:

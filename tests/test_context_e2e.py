@@ -653,3 +653,19 @@ async def test_on_a_llama_server_the_next_request_stops_a_summary_made_ahead(
     finally:
         provider_probes.clear_caches()
         await app.close()
+
+
+async def test_with_summaries_off_a_thread_that_does_not_fit_is_not_said_to_be_summarized(
+    provider, tmp_path, sdk
+):
+    env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_HISTORY_SUMMARIZE="0")
+    app = await start_app(tmp_path, env)
+    provider.enqueue(text_reply("Done."))
+    try:
+        _, body = await app.chat(chat_body(*long_thread(), user("Now a portrait.", "u_last")))
+        sdk.check(body)
+        assert not [e for e in sse_events(body) if e["type"] == "data-status"]
+        assert context_report(body)["counts"]["dropped"] > 0  # the oldest left out instead
+        assert not any(is_summary_request(r) for r in provider.requests)
+    finally:
+        await app.close()
