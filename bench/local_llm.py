@@ -184,18 +184,24 @@ async def tokens_of(session: aiohttp.ClientSession, llama: str, text: str) -> in
 
 
 async def head_tokens(session: aiohttp.ClientSession, llama: str, head: tuple[Any, Any]) -> int:
-    """What the system message and the tools of a request take as the server renders them:
-    the tokens a compaction turn must find cached (the template's opening of the first user
-    turn, a few tokens, aside)."""
+    """What the system message and the tools of a request take as the server renders them,
+    with the opening of the next turn: the tokens two requests that differ only after them
+    share (rendered and tokenized by the server, the common prefix of two such requests)."""
     system, tools = head
     if system is None:
         return 0
-    body: dict[str, Any] = {"messages": [system, {"role": "user", "content": "x"}]}
-    if tools:
-        body["tools"] = tools
-    async with session.post(llama + "/apply-template", json=body) as r:
-        prompt = (await r.json())["prompt"]
-    return max(0, await tokens_of(session, llama, prompt) - 8)
+    rendered = []
+    for text in ("a", "b"):
+        body: dict[str, Any] = {"messages": [system, {"role": "user", "content": text}]}
+        if tools:
+            body["tools"] = tools
+        async with session.post(llama + "/apply-template", json=body) as r:
+            prompt = (await r.json())["prompt"]
+        async with session.post(llama + "/tokenize", json={"content": prompt}) as r:
+            rendered.append((await r.json())["tokens"])
+    first, second = rendered
+    pairs = enumerate(zip(first, second, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), len(first))
 
 
 VISIBLE = (
