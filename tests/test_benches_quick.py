@@ -76,6 +76,7 @@ TARGETS: dict[str, list[str]] = {
         "TARGET steady_reprocess_within_new_message_plus_40:",
         "TARGET compaction_keeps_system_prompt_cached:",
         "TARGET session_reprocessed_at_most_15%:",
+        "TARGET session_reread_at_most_15%:",
         "TARGET first_byte_within_1s:",
         "TARGET no_silence_over_15s:",
     ],
