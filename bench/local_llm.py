@@ -47,6 +47,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from comfyui_assistant.bench.lib.chat_drive import KNOBS
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.standalone import WARMING, create_app
 from comfyui_assistant.tests.llama_standin import LlamaStandin
@@ -268,6 +269,8 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
         "LLM_MAX_OUTPUT_TOKENS": str(args.max_output),
         "LLM_TIMEOUT_SECONDS": "600",
         "LLM_SYSTEM_PROMPT_MODE": args.mode,
+        # (the engine's knobs, from the bench's environment: to compare settings)
+        **{k: v for k, v in os.environ.items() if k.startswith(KNOBS)},
     }
     app = create_app(ServiceOptions(data_dir=data, environ=environ))
     runner = web.AppRunner(app)

@@ -305,12 +305,17 @@ def project_documents(a: Assembly) -> None:
 
 def plan_compaction(a: Assembly) -> None:
     """Above the high watermark, the plan names the oldest messages to summarize down to the
-    low watermark (worked out only if the caller asks: it summarizes, stores, builds again)."""
+    low watermark of the room the history will have beside the new summary (at its cap), so
+    the request fits once the summary is in (worked out only if the caller asks: it
+    summarizes, stores, builds again)."""
     settings = a.inputs.settings
     history = sum(b.tokens for b in a.blocks)
     if settings.summarize and history > settings.high_watermark * a.history_budget:
         ui, blocks = a.inputs.ui_messages, a.blocks
-        low = int(settings.low_watermark * a.history_budget)
+        # (the watermark of the room the history will have beside the new summary)
+        now = a.summary_block.tokens if a.summary_block else 0
+        room = a.history_budget + now - summary_cap(a.budget.available, a.fitting.messages)
+        low = int(settings.low_watermark * room)
         a.plan = lambda: steps.compaction_plan(ui, blocks, low)
 
 

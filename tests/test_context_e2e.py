@@ -100,8 +100,10 @@ async def test_a_thread_that_does_not_fit_is_summarized_once_before_its_request(
         assert [s["done"] for s in statuses] == [False, True]
         assert statuses[0]["text"] == "Summarizing earlier messages…"
         await summaries_done(app)
-        summary_call, *more, chat_call = provider.requests
-        assert "stream" in chat_call and is_summary_request(summary_call)
+        streamed = [i for i, r in enumerate(provider.requests) if "stream" in r]
+        summary_call, *more = provider.requests[: streamed[0]]
+        chat_call = provider.requests[streamed[0]]
+        assert len(streamed) == 1 and is_summary_request(summary_call)
         assert all(is_summary_request(r) for r in more)  # (long stretches: in pieces)
         # it begins as the chat does (a local server keeps their shared prefix cached)
         assert summary_call["messages"][0] == chat_call["messages"][0]
@@ -116,7 +118,7 @@ async def test_a_thread_that_does_not_fit_is_summarized_once_before_its_request(
         )
         budget = compute_budget(window, None, counter.tools(chat_call["tools"]))
         assert counter.messages(messages) <= budget.available
-        assert sent(provider, -1)[-1]["content"] == "Now make it a portrait."
+        assert sent(provider, streamed[0])[-1]["content"] == "Now make it a portrait."
         assert messages[1]["content"].startswith(f"{SUMMARY_OPEN}## Goals\n- warm images")
         report = context_report(body)
         assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": False}

@@ -22,7 +22,7 @@ from comfyui_assistant.core.context_engine import (
     Summary,
     build_context,
 )
-from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE, SUMMARY_SHARE
+from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE, SUMMARY_SHARE, summary_cap
 from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN, compaction_plan
 from comfyui_assistant.core.context_validate import problems
 from comfyui_assistant.core.sent_turns import SentTurn, turn_note
@@ -351,10 +351,12 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     # the oldest messages, in order, up to just before a user message that is not the latest
     assert ids == [m["id"] for m in ui[: len(ids)]]
     assert ui[len(ids)]["role"] == "user" and ui[len(ids)]["id"] != "u17"
-    # down to the low watermark, and no further than needed
-    assert _history_after(ui, ids) <= int(0.45 * most)
-    assert _history_after(ui, ids[:-2]) > int(0.45 * least)
-    assert ids == [f"{r}{i}" for i in range(9) for r in "ua"]
+    # down to the low watermark of the room beside the new summary (at its cap: the request
+    # fits once it is in), and no further than needed
+    cap = summary_cap(budget, 1.0)
+    assert _history_after(ui, ids) <= int(0.45 * (most - cap))
+    assert _history_after(ui, ids[:-2]) > int(0.45 * (least - cap))
+    assert ids == [f"{r}{i}" for i in range(10) for r in "ua"]
     # nothing is left out while the window still holds it all
     assert assembled.report["counts"]["dropped"] == 0
 
@@ -365,8 +367,8 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert again.compaction is None
     assert again.messages[0]["content"] == SYSTEM
     first = text_of(again.messages[1])
-    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 9: ")
-    assert again.report["counts"]["summarized"] == 18
+    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 10: ")
+    assert again.report["counts"]["summarized"] == 20
 
 
 def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():
