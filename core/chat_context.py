@@ -4,6 +4,7 @@ what each user message was sent with, compaction when the engine asks for it, an
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -178,6 +179,7 @@ async def compact(
     thread before that request's message when it can be (that request fit: the summary is
     asked in place). `slot`: the chat's llama.cpp slot, whose cache holds the prefix the
     summary requests share."""
+    await asyncio.sleep(0)  # (the caller's status line goes out before the plan is worked out)
     base = context.inputs.next_summary or context.inputs.summary
     inputs = replace(context.inputs, ui_messages=thread, summary=base, next_summary=None)
     asked_after = thread

@@ -254,11 +254,18 @@ async def test_a_summary_made_ahead_is_sent_only_once_the_thread_no_longer_fits(
 async def test_a_request_that_needs_a_summary_still_being_made_waits_and_says_so(
     provider, tmp_path, sdk
 ):
-    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = [*long_thread(), user("Now make it a portrait.", "u_last")]
-    provider.enqueue(text_reply("Next."))
-    provider.summaries.append(Completion(summary_text("warm"), delay=0.6))
+    # the summary prepared after the first answer is still being made when a paste arrives
+    # that does not fit without it: the response starts at once and says it is waiting
+    env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_HISTORY_HIGH_WATERMARK="0.3")
+    app = await start_app(tmp_path, {**env, "LLM_HISTORY_LOW_WATERMARK": "0.1"})
+    thread = [*long_thread(120, 14), user("Now make it a portrait.", "u_last")]
+    provider.enqueue(text_reply("Done."), text_reply("Read it."))
+    provider.summaries.append(Completion(summary_text("warm"), delay=0.8))
     try:
+        _, body = await app.chat(chat_body(*thread))
+        assert context_report(body)["summary"] is None
+        assert app.app[SERVICE].compactor.running("thread-1") is not None  # being made
+        thread += [assistant_message("Done.", "a_last"), user("log " * 2400, "u_paste")]
         started = time.monotonic()
         async with app.session.post(
             app.base + "/api/assistant/chat", json=chat_body(*thread)
@@ -271,9 +278,10 @@ async def test_a_request_that_needs_a_summary_still_being_made_waits_and_says_so
         statuses = [e["data"] for e in events if e["type"] == "data-status"]
         assert [s["done"] for s in statuses] == [False, True]
         assert statuses[0]["text"] == "Summarizing earlier messages…"
-        assert sdk.check(body)["message"]["parts"][-1]["text"] == "Next."
+        assert sdk.check(body)["message"]["parts"][-1]["text"] == "Read it."
         opening = provider.requests[-1]["messages"][1]["content"]
         assert opening.startswith(f"{SUMMARY_OPEN}## Goals\n- warm")  # it waited for it
+        assert context_report(body)["counts"]["dropped"] == 0
     finally:
         await app.close()
 
