@@ -139,7 +139,9 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
                 a = run.asked[-1]
                 print(
                     f"Q{turn.index} asks={sorted(turn.asks)} found={sorted(a.found['turn'])} "
-                    f"rec={report['tokens']['recalled']} sum={report['counts']['summarized']}",
+                    f"rec={report['tokens']['recalled']} sum={report['counts']['summarized']} "
+                    f"fits={a.fits} exact={report['exact']} budget={report['budget']} "
+                    f"window={server.window} seed={conv.seed}",
                     file=sys.stderr,
                 )
         ui.append(message)
