@@ -26,7 +26,7 @@ from .provider_probes import provider_window
 from .sent_turns import SentTurn
 from .server_counts import SOURCE, calibration_due, server_parts
 from .summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
-from .threads import ThreadState
+from .thread_state import ThreadState
 from .tokens import Correction, counter_for
 from .wire_types import UIMessage
 

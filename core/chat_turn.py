@@ -47,7 +47,8 @@ from .service import AssistantService
 from .slots import choose_slot
 from .stream_translate import Usage
 from .system_prompt import user_context_block
-from .threads import Threads, ThreadState
+from .thread_state import ThreadState
+from .threads import Threads
 from .tokens import counter_for
 from .turn_recall import recall_for_turn
 

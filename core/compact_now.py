@@ -8,7 +8,7 @@ from .context_engine import Summary, covered_ids
 from .provider import describe_error
 from .service import AssistantService
 from .summarizer import summarize
-from .threads import ThreadState
+from .thread_state import ThreadState
 
 
 class ProviderUnreachable(Exception):

@@ -19,6 +19,7 @@ from . import context_stages as stage
 from .budget import ContextBudgetError
 from .context_cache import SHARED, BlockCache
 from .context_inputs import Assembled, ContextInputs, ContextSettings, Summary, covered_ids
+from .context_report import report
 from .context_stages import SUMMARY_SHARE, Assembly, summary_cap
 from .gc_pause import cyclic_gc_paused
 from .tokens import TokenCounter
@@ -81,6 +82,6 @@ def _assembled(a: Assembly) -> Assembled:
     tokens = a.sized(*a.parts)
     present = frozenset(b.source_id for b in a.kept)
     return Assembled(
-        a.messages, tokens, a.exact, a.budget, stage.report(a), a.tools, a.plan, a.parts,
+        a.messages, tokens, a.exact, a.budget, report(a), a.tools, a.plan, a.parts,
         present=present,
     )  # fmt: skip

@@ -13,7 +13,7 @@ from ..core.delegations import Delegations
 from ..core.service import AssistantService
 from ..core.sse import ClientGone, StreamFailed, pump
 from ..core.store import DiskFull
-from ..core.threads import ThreadState
+from ..core.thread_state import ThreadState
 from .common import HTTPProblem, guarded, not_found, read_json
 
 

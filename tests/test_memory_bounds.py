@@ -20,7 +20,8 @@ from comfyui_assistant.core.context_blocks import parts_of
 from comfyui_assistant.core.context_cache import LARGE, BlockCache, signature
 from comfyui_assistant.core.fingerprint import LONG
 from comfyui_assistant.core.memory_release import RELEASE
-from comfyui_assistant.core.threads import Threads, ThreadState, stored_key
+from comfyui_assistant.core.thread_state import ThreadState
+from comfyui_assistant.core.threads import Threads, stored_key
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.standalone import SERVICE
 

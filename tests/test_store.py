@@ -12,7 +12,8 @@ import aiosqlite
 import pytest
 from comfyui_assistant.core.migrations import MIGRATIONS, applied_migrations, migrate
 from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.threads import Threads, ThreadState, stored_key
+from comfyui_assistant.core.thread_state import ThreadState
+from comfyui_assistant.core.threads import Threads, stored_key
 
 from .conftest import start_app
 from .helpers import chat_body, user
