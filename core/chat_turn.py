@@ -379,7 +379,9 @@ class ChatTurn:
                 await ThreadState(threads.store).set_report(thread_id, report)
             taken = self._context.taken if self._context is not None else None
             if taken is not None:  # the summary made ahead was sent: it is the one in use
-                await ThreadState(threads.store).use_next_summary(thread_id, taken.until)
+                await ThreadState(threads.store).use_next_summary(
+                    thread_id, taken.text, taken.until, taken.fallback
+                )
             if outcome.correction is not None and outcome.last_usage is not None:
                 await self.service.save_corrections(outcome.correction.as_dict())
             if outcome.overflow_window is not None and self._provider is not None:

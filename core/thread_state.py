@@ -85,11 +85,15 @@ class ThreadState:
         await self._set(thread_id, summary=compact_json(summary))
         self._keep(thread_id, summary)
 
-    async def use_next_summary(self, thread_id: str, until: str) -> None:
-        """The summary made ahead (covering up to `until`) is the one in use now."""
+    async def use_next_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
+        """The summary made ahead that a request was sent with is the one in use now; a newer
+        one made ahead meanwhile (another stretch) stays beside it."""
         ahead = (await self.summary(thread_id) or {}).get("next")
-        if isinstance(ahead, dict) and ahead.get("until") == until:
-            await self.set_summary(thread_id, ahead["text"], until, bool(ahead.get("fallback")))
+        summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
+        if isinstance(ahead, dict) and ahead.get("until") != until:
+            summary["next"] = ahead
+        await self._set(thread_id, summary=compact_json(summary), summary_until=until)
+        self._keep(thread_id, summary)
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
         value = await self._get(thread_id, "context_report")

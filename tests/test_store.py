@@ -390,3 +390,27 @@ def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_pat
         write_atomic(target, "half a character: \ud800")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["SOUL.md"]
+
+
+async def test_a_summary_made_ahead_is_kept_beside_the_one_in_use_until_a_request_takes_it(store):
+    threads, state = Threads(store), ThreadState(store)
+    await threads.sync("t", [text_message("u1", "user", "hello")])
+    await state.set_summary("t", "first", "m10", False)
+    await state.set_next_summary("t", "second", "m20", True)
+    stored = await state.summary("t")
+    assert (stored["text"], stored["next"]["text"], stored["next"]["fallback"]) == (
+        "first",
+        "second",
+        True,
+    )
+    # while that request was being answered, a newer one was made ahead: both are kept
+    await state.set_next_summary("t", "third", "m30", False)
+    await state.use_next_summary("t", "second", "m20", True)
+    stored = await state.summary("t")
+    assert (stored["text"], stored["until"], stored["next"]["until"]) == ("second", "m20", "m30")
+    await state.use_next_summary("t", "third", "m30", False)
+    stored = await ThreadState(store).summary("t")
+    assert (stored["text"], "next" in stored) == ("third", False)
+    # (read back from the database, not the in-memory copy)
+    store.cache.pop("summaries", None)
+    assert (await ThreadState(store).summary("t"))["until"] == "m30"
