@@ -190,20 +190,24 @@ async def compact(
         asked_after = thread[:latest]
     # planned as the request will be once the new summary is in use: without the passages
     # recalled under this one (else it summarized deeper for what then went anyway)
-    plain = {k: replace(t, recall=None) for k, t in inputs.sent.items()}
-    planned = build_context(replace(inputs, sent=plain), counter_for(model))
+    recalled = any(t.recall is not None for t in inputs.sent.values())
+    plain = {k: replace(t, recall=None) for k, t in inputs.sent.items()} if recalled else None
+    planned = build_context(replace(inputs, sent=plain or inputs.sent), counter_for(model))
     covered = covered_ids(thread, base.until) if base else frozenset()
     fresh = [i for i in planned.compaction or () if i not in covered]
     if not fresh:
         return
     asked = asked_after or thread  # (the request the summary is asked after, as sent)
-    before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
-    new = await _summary_of(context, before, asked, fresh, provider, model, slot)
+    before = planned
+    if recalled or asked is not thread:
+        before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
+    new = await _summary_of(context, base, before, asked, fresh, provider, model, slot)
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 
 async def _summary_of(
     context: ChatContext,
+    base: Summary | None,
     assembled: Assembled,
     thread: list[UIMessage],
     fresh: list[str],
@@ -212,8 +216,8 @@ async def _summary_of(
     slot: int | None,
 ) -> Summary:
     """The summary of `fresh`, asked after `assembled` (the request for `thread`) when every
-    one of them is in it whole and nothing was left out, else as a transcript of its own."""
-    base = context.inputs.next_summary or context.inputs.summary
+    one of them is in it whole and nothing was left out, else as a transcript of its own.
+    `base`: the summary it builds on."""
     # the summary's share of the budget, as the engine will cut it
     room = summary_cap(assembled.budget.available, max(1.0, context.inputs.correction.messages))
     window = assembled.budget.window.tokens

@@ -21,7 +21,7 @@ from .provider import Provider
 from .summary_checks import problem
 from .think_tags import visible_text
 from .tokens import counter_for
-from .ui_messages import to_openai_messages
+from .ui_messages import text_of, to_openai_messages
 from .wire_types import OpenAIMessage, UIMessage
 
 log = logging.getLogger("comfyui_assistant")
@@ -188,10 +188,7 @@ async def in_place_summary(
 
 def boundary_of(message: UIMessage) -> str:
     """The start of a message's text, to quote where a summary stops."""
-    text = " ".join(
-        str(p.get("text") or "") for p in message.get("parts") or [] if p.get("type") == "text"
-    )
-    words = text.split()
+    words = text_of(message).split()
     return " ".join(words[:BOUNDARY_WORDS]) + (" …" if len(words) > BOUNDARY_WORDS else "")
 
 

@@ -73,7 +73,14 @@ class ThreadState:
 
     async def set_summary(self, thread_id: str, text: str, until: str, fallback: bool) -> None:
         """The summary in use (the one made ahead, if any, is dropped)."""
+        await self._in_use(thread_id, text, until, fallback, None)
+
+    async def _in_use(
+        self, thread_id: str, text: str, until: str, fallback: bool, ahead: dict[str, Any] | None
+    ) -> None:
         summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
+        if ahead is not None:
+            summary["next"] = ahead
         await self._set(thread_id, summary=compact_json(summary), summary_until=until)
         self._keep(thread_id, summary)
 
@@ -89,11 +96,8 @@ class ThreadState:
         """The summary made ahead that a request was sent with is the one in use now; a newer
         one made ahead meanwhile (another stretch) stays beside it."""
         ahead = (await self.summary(thread_id) or {}).get("next")
-        summary = {"text": text, "until": until, "fallback": fallback, "at": time.time()}
-        if isinstance(ahead, dict) and ahead.get("until") != until:
-            summary["next"] = ahead
-        await self._set(thread_id, summary=compact_json(summary), summary_until=until)
-        self._keep(thread_id, summary)
+        newer = ahead if isinstance(ahead, dict) and ahead.get("until") != until else None
+        await self._in_use(thread_id, text, until, fallback, newer)
 
     async def report(self, thread_id: str) -> dict[str, Any] | None:
         value = await self._get(thread_id, "context_report")

@@ -33,6 +33,7 @@ from . import recall, text_search
 from .recall_tool import day_text
 from .sent_turns import Recall, Recalled
 from .store import Store
+from .ui_messages import text_of
 from .wire_types import UIMessage
 
 RECALL_SHARE = 0.05  # of the budget, at most: the default of LLM_RECALL_SHARE (context_inputs)
@@ -52,12 +53,6 @@ HEAD = (
     "(recalled for this message; may be out of date):"
 )
 TAIL = "</recalled>"
-
-
-def text_of(message: UIMessage) -> str:
-    return " ".join(
-        str(p.get("text") or "") for p in message.get("parts") or [] if p.get("type") == "text"
-    ).strip()
 
 
 def query_for(messages: Sequence[UIMessage]) -> str:

@@ -44,6 +44,12 @@ def tool_name_of(part: UIPart) -> str | None:
     return None
 
 
+def text_of(message: UIMessage) -> str:
+    """What a message says in words: its text parts, joined by a space."""
+    parts = message.get("parts") or []
+    return " ".join(str(p.get("text") or "") for p in parts if p.get("type") == "text").strip()
+
+
 def tool_result_text(part: UIPart) -> str:
     """What the model reads as the result of one tool part, whatever state it ended in."""
     state = part.get("state")

@@ -28,6 +28,8 @@ from comfyui_assistant.core.threads import Threads
 
 from .helpers import chat_body, user
 from .scripted_provider import text_reply
+from .test_recall import HISTORY as WORDS_HISTORY
+from .test_recall import said
 from .test_recall_tool import call, calls_reply, searches
 
 # (never skipped: scripts/setup installs the semantic extra, and a test that did not run
@@ -37,17 +39,8 @@ assert importlib.util.find_spec("wordllama") is not None, (
 )
 
 
-def said(mid: str, role: str, text: str) -> dict[str, Any]:
-    return {"id": mid, "role": role, "parts": [{"type": "text", "text": text}]}
-
-
 HISTORY = [
-    said("u1", "user", "Which upscaler should I use for old family photos?"),
-    said("a1", "assistant", "Use 4x-UltraSharp with ImageUpscaleWithModel: it keeps skin."),
-    said("u2", "user", "My daughter started painting again, watercolours mostly."),
-    said("a2", "assistant", "Lovely! Shall we build an img2img workflow for her paintings?"),
-    said("u3", "user", "Later. Set the sampler to dpmpp_2m with 30 steps."),
-    said("a3", "assistant", "Done: KSampler now uses dpmpp_2m, 30 steps."),
+    *WORDS_HISTORY,  # (tests/test_recall.py's, then)
     said("u4", "user", "I'm allergic to shellfish, so no seafood in the food photos."),
     said("a4", "assistant", "Noted: the food shots will avoid prawns and mussels."),
     said("u5", "user", "The dog's name is Pixel and she is a beagle."),

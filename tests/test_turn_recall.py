@@ -16,6 +16,17 @@ from .test_context_e2e import env_for, long_thread, summaries_done
 FACT = "For the lighthouse painting I want a teal sky at dusk, with a thin fog."
 
 
+def summarized_thread(provider, fact: str, question: str, *replies: str) -> list[dict]:
+    """A long thread whose third message (`fact`) goes under the summary the scripted model
+    writes once `question` no longer fits, then `replies` to answer with."""
+    thread = long_thread()
+    thread[2] = user(fact, "u2")
+    thread.append(user(question, "u_last"))
+    provider.enqueue(*map(text_reply, replies))
+    provider.summaries.append(Completion(summary_text("warm images")))
+    return thread
+
+
 def contents(request: dict) -> list[str]:
     return [str(m.get("content")) for m in request["messages"]]
 
@@ -24,11 +35,13 @@ async def test_a_new_message_brings_back_what_it_needs_from_the_summarized_histo
     provider, tmp_path, sdk
 ):
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = long_thread()
-    thread[2] = user(FACT, "u2")
-    thread.append(user("Which sky did I want for the lighthouse painting?", "u_last"))
-    provider.enqueue(text_reply("Teal, at dusk."), text_reply("Done."))
-    provider.summaries.append(Completion(summary_text("warm images")))
+    thread = summarized_thread(
+        provider,
+        FACT,
+        "Which sky did I want for the lighthouse painting?",
+        "Teal, at dusk.",
+        "Done.",
+    )
     try:
         _, body = await app.chat(chat_body(*thread))
         sdk.check(body)
@@ -76,12 +89,15 @@ async def test_one_common_word_brings_nothing_back_and_a_passage_comes_back_once
     # request is not attached again to the next one.
     monkeypatch.setenv("COMFY_ASSISTANT_NO_EMBEDDINGS", "1")
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = long_thread()
-    thread[2] = user(FACT, "u2")
     # (it shares the fact's words, but does not look back: nothing is recalled for it)
-    thread.append(user("Paint a lighthouse with a teal sky at dusk, one more change.", "u_last"))
-    provider.enqueue(text_reply("Done."), text_reply("Teal."), text_reply("Teal again."))
-    provider.summaries.append(Completion(summary_text("warm images")))
+    thread = summarized_thread(
+        provider,
+        FACT,
+        "Paint a lighthouse with a teal sky at dusk, one more change.",
+        "Done.",
+        "Teal.",
+        "Teal again.",
+    )
     question = "Which sky did I want for the lighthouse painting?"
     try:
         _, body = await app.chat(chat_body(*thread))
@@ -107,11 +123,12 @@ async def test_a_passage_that_shares_no_word_is_not_attached_by_meaning_alone(pr
 
     assert embeddings.available(), "the semantic extra is installed by scripts/setup"
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = long_thread()
-    thread[2] = user("My daughter started painting again, watercolours mostly.", "u2")
-    thread.append(user("What hobby did my kid pick back up?", "u_last"))
-    provider.enqueue(text_reply("Painting."))
-    provider.summaries.append(Completion(summary_text("warm images")))
+    thread = summarized_thread(
+        provider,
+        "My daughter started painting again, watercolours mostly.",
+        "What hobby did my kid pick back up?",
+        "Painting.",
+    )
     try:
         _, body = await app.chat(chat_body(*thread))
         assert context_report(body)["counts"]["summarized"] > 2
@@ -123,11 +140,9 @@ async def test_a_passage_that_shares_no_word_is_not_attached_by_meaning_alone(pr
 async def test_recall_per_turn_can_be_switched_off(provider, tmp_path):
     env = env_for(provider, LLM_CONTEXT_WINDOW="8192", LLM_RECALL_SHARE="0")
     app = await start_app(tmp_path, env)
-    thread = long_thread()
-    thread[2] = user(FACT, "u2")
-    thread.append(user("Which sky did I want for the lighthouse painting?", "u_last"))
-    provider.enqueue(text_reply("Teal, at dusk."))
-    provider.summaries.append(Completion(summary_text("warm images")))
+    thread = summarized_thread(
+        provider, FACT, "Which sky did I want for the lighthouse painting?", "Teal, at dusk."
+    )
     try:
         _, body = await app.chat(chat_body(*thread))
         assert context_report(body)["counts"]["summarized"] > 2
