@@ -15,7 +15,7 @@ import base64
 import random
 import time
 
-from comfyui_assistant.core.projects import MAX_PASSAGE_TOKENS, split_passages
+from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, split_passages
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 
 

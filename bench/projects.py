@@ -89,12 +89,13 @@ async def run(windows: list[int]) -> None:
     from comfyui_assistant.core.budget import Window
     from comfyui_assistant.core.context_cache import BlockCache
     from comfyui_assistant.core.context_engine import ContextInputs, build_context
+    from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, PASSAGE_TOKENS
     from comfyui_assistant.core.project_documents import (
         DOCUMENTS_SHARE,
         RETRIEVAL_SHARE,
         question_of,
     )
-    from comfyui_assistant.core.projects import MAX_PASSAGE_TOKENS, PASSAGE_TOKENS, Projects
+    from comfyui_assistant.core.projects import Projects
     from comfyui_assistant.core.store import Store
     from comfyui_assistant.core.tokens import counter_for
 

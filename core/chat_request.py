@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import RequestError
 from .wire_types import UIMessage
 
 ROLES = ("system", "user", "assistant")
@@ -19,10 +20,6 @@ MAX_MESSAGES = 10_000
 ID_CHARS = 200  # a thread's or a message's id
 WORKFLOW_CHARS = 1024
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
-
-
-class RequestError(ValueError):
-    """The client sent something we cannot use; the message is safe to show."""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from .projects import Projects
 from .prompt_profile import profile_for
 from .provider import Provider, describe_error
 from .provider_probes import provider_capabilities, sees_images
+from .recall_tool import look_back
 from .sent_turns import SentTurn, SentTurns, due_note
 from .server_tools import ToolContext
 from .service import AssistantService
@@ -170,6 +171,7 @@ class ChatTurn:
             user_skills=service.user_skills,
             environment=service.environment,
             read_context_section=sources.system_context.section,
+            look_back=look_back(store, req.thread_id),
         )  # (the search's size follows the profile, once the window is known)
         if skill.reply is not None:  # answered here, without the model
             self._plan = build_plan(req, sources, first_turn, skill)

@@ -33,9 +33,10 @@ import re
 import sqlite3
 from collections.abc import Iterator
 
+from .digests import DIGEST_PREFIX, digest_tool_part
 from .embeddings import Embedder
 from .fingerprint import fingerprint
-from .projects import split_passages
+from .passages import split_passages
 from .store import DiskFull, Store
 from .token_estimate import estimate_tokens
 from .tokens import TokenCounter
@@ -65,9 +66,6 @@ def thread_term(thread_id: str) -> str:
 def _units(message: UIMessage) -> Iterator[str]:
     """The message as indexed, in the order of its parts: the sentences of its texts, a
     digest line per tool call."""
-    from .digests import DIGEST_PREFIX, digest_tool_part  # (digests reads the tool registry,
-    # whose server tools search this index: imported when first used, not at import)
-
     for part in message.get("parts") or ():
         if not isinstance(part, dict):
             continue

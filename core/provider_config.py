@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chat_request import RequestError
+from .errors import RequestError
 from .http_client import URL, InvalidURL
 from .provider_profiles import ProviderProfile, profile_for, retries_for
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import recall
 from .documents import Citations, cite_note, document
+from .server_tools import LookBack, ToolFailure
 from .store import Store
 from .when import WhenError, time_range
 
@@ -64,6 +65,19 @@ async def _current_turn(store: Store, thread_id: str) -> list[str]:
         (thread_id, thread_id),
     )
     return [r[0] for r in rows]
+
+
+def look_back(store: Store, thread_id: str) -> LookBack:
+    """searchConversation for the server tools (`ToolContext.look_back`) on this thread: a
+    search the model can fix fails as its tool's error."""
+
+    async def search(args: dict[str, Any], citations: Citations) -> dict[str, Any]:
+        try:
+            return await search_conversation(store, thread_id, args, citations)
+        except RecallFailure as exc:
+            raise ToolFailure(str(exc)) from None
+
+    return search
 
 
 async def search_conversation(

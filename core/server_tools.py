@@ -8,15 +8,13 @@ that says what to do instead; it goes back to the model as the tool's error resu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .documents import NODE_DOCS, Citations, document, documents_result
 from .environment import Environment, EnvironmentService
-from .recall_tool import RecallFailure, search_conversation
 from .skills import Skill, SkillDirectory, SkillError
-from .threads import Threads
 
 
 class ToolFailure(Exception):
@@ -34,12 +32,24 @@ class ToolOutput:
 
 # Runs a delegated task (core/delegation.py): its progress, then its result.
 Delegate = Callable[[dict[str, Any], "ToolContext"], AsyncIterator[ToolOutput]]
+# Searches the thread's conversation (core/recall_tool.py), citing what it finds; raises
+# ToolFailure when the model can fix its arguments.
+LookBack = Callable[[dict[str, Any], Citations], Awaitable[Any]]
+
+
+class StoredResults(Protocol):
+    """Where a thread's tool results are kept (core/threads.py's Threads)."""
+
+    async def tool_result(self, thread_id: str, tool_call_id: str) -> Any | None: ...
 
 
 @dataclass
 class ToolContext:
+    """What a server tool works with, given by the turn (core/chat_turn.py): the tools
+    import nothing of the store or the conversation index they read through it."""
+
     thread_id: str
-    threads: Threads
+    threads: StoredResults
     system_skills: SkillDirectory
     user_skills: SkillDirectory
     environment: EnvironmentService
@@ -50,6 +60,7 @@ class ToolContext:
     # the citation ids of this step's documents (thread-wide: core/documents.py); set by the
     # step loop before its tools run
     citations: Citations | None = None
+    look_back: LookBack | None = None  # searchConversation; None where there is no thread
 
 
 def _skill_summary(skill: Skill) -> dict[str, Any]:
@@ -155,11 +166,9 @@ async def recall_tool_result(args: dict[str, Any], ctx: ToolContext) -> Any:
 
 
 async def conversation(args: dict[str, Any], ctx: ToolContext) -> Any:
-    citations = ctx.citations if ctx.citations is not None else Citations()
-    try:
-        return await search_conversation(ctx.threads.store, ctx.thread_id, args, citations)
-    except RecallFailure as exc:
-        raise ToolFailure(str(exc)) from None
+    if ctx.look_back is None:
+        raise ToolFailure("searchConversation is not available here.")
+    return await ctx.look_back(args, ctx.citations if ctx.citations is not None else Citations())
 
 
 async def read_system_context(args: dict[str, Any], ctx: ToolContext) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic_file import write_atomic
-from .chat_request import RequestError
+from .errors import RequestError
 from .store import Store
 
 TEXT_LIMIT = 20_000

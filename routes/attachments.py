@@ -19,7 +19,7 @@ from aiohttp import web
 from ..core.attachment_files import FileReading, FileRefused, human_size, read_file
 from ..core.attachment_fit import message_room, tokens_of, too_large
 from ..core.attachments import Attachment, Attachments, new_id
-from ..core.chat_request import RequestError
+from ..core.errors import RequestError
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, not_found, read_json
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..core import ui_stream as ui
-from ..core.chat_request import RequestError, parse_chat_request
+from ..core.chat_request import parse_chat_request
 from ..core.chat_turn import ChatTurn, StreamEnd
 from ..core.compact_now import ProviderUnreachable, compact_now
 from ..core.delegations import Delegations
+from ..core.errors import RequestError
 from ..core.service import AssistantService
 from ..core.sse import ClientGone, StreamFailed, pump
 from ..core.store import DiskFull

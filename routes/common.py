@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.chat_request import RequestError
+from ..core.errors import RequestError
 from ..core.gc_pause import cyclic_gc_paused
 from ..core.memory_release import RELEASE
 from ..core.projects import ProjectError

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.chat_request import RequestError
+from ..core.errors import RequestError
 from ..core.service import AssistantService
 from ..core.skills import Skill, SkillError, SkillNotFound, check_slug
 from .common import HTTPProblem, guarded, read_json

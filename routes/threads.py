@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.chat_request import RequestError, check_workflow, workflow_key
+from ..core.chat_request import check_workflow, workflow_key
+from ..core.errors import RequestError
 from ..core.projects import Projects
 from ..core.service import AssistantService
 from ..core.thread_workflows import bind, rebind

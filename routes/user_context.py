@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.chat_request import RequestError
+from ..core.errors import RequestError
 from ..core.service import AssistantService
 from ..core.user_data import FILES, TEXT_LIMIT, ListTable, UserData
 from .common import guarded, int_param, not_found, read_json

@@ -11,13 +11,8 @@ import string
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.projects import (
-    MAX_DOCUMENT_BYTES,
-    MAX_PASSAGE_TOKENS,
-    Projects,
-    fts_query,
-    split_passages,
-)
+from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, split_passages
+from comfyui_assistant.core.projects import MAX_DOCUMENT_BYTES, Projects, fts_query
 from comfyui_assistant.core.tokens import TokenCounter, counter_for
 from comfyui_assistant.standalone import SERVICE
 

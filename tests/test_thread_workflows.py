@@ -10,7 +10,8 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from comfyui_assistant.core.chat_request import RequestError, parse_chat_request
+from comfyui_assistant.core.chat_request import parse_chat_request
+from comfyui_assistant.core.errors import RequestError
 from comfyui_assistant.core.migrations import MIGRATIONS, migrate
 from comfyui_assistant.core.store import DB_NAME, Store
 from comfyui_assistant.core.threads import Threads
