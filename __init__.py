@@ -49,9 +49,9 @@ def _mount_in_comfyui() -> None:
         return
     from .api_handlers import add_routes
     from .comfy_environment import scan_comfyui
-    from .core.environment import COMFYUI_SOURCE, EnvironmentService
+    from .core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
-    from .core.store import StoreUnavailable
+    from .core.store.store import StoreUnavailable
     from .routes.guard import policy_for_comfyui
 
     data_dir = _comfyui_data_dir()

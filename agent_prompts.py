@@ -1,7 +1,7 @@
 """Builds the system message from its sections (the design card's name for it); it lives in
-`core/system_prompt.py`, so the core uses it without importing from above itself."""
+`core/context/system_prompt.py`, so the core uses it without importing from above itself."""
 
-from .core.system_prompt import (
+from .core.context.system_prompt import (
     PromptParts,
     UserContext,
     UserContextLimits,

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .core.environment import COMFYUI_SOURCE, Environment, from_object_info
+from .core.knowledge.environment import COMFYUI_SOURCE, Environment, from_object_info
 
 log = logging.getLogger("comfyui_assistant")
 

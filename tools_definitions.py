@@ -1,7 +1,7 @@
-"""The one registry of tools (the design card's name for it); it lives in `core/tool_registry.py`,
-where the core can use it without importing from above itself."""
+"""The one registry of tools (the design card's name for it); it lives in
+`core/tools/tool_registry.py`, where the core can use it without importing from above itself."""
 
-from .core.tool_registry import (
+from .core.tools.tool_registry import (
     CITATION_TOOLS,
     SERVER_TOOLS,
     TOOLS,
@@ -9,7 +9,7 @@ from .core.tool_registry import (
     openai_tools,
     tools_for,
 )
-from .core.tool_spec import GROUPS, ToolGroup, ToolRunner, ToolSpec
+from .core.tools.tool_spec import GROUPS, ToolGroup, ToolRunner, ToolSpec
 
 __all__ = [
     "CITATION_TOOLS",

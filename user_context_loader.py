@@ -1,6 +1,12 @@
 """Loads the shipped system context and the skills index (the design card's name for it); it
-lives in `core/context_files.py`, so the core uses it without importing from above itself."""
+lives in `core/knowledge/context_files.py`, so the core uses it without importing from above
+itself."""
 
-from .core.context_files import SYSTEM_CONTEXT_DIR, SystemContext, load_system_context, skills_index
+from .core.knowledge.context_files import (
+    SYSTEM_CONTEXT_DIR,
+    SystemContext,
+    load_system_context,
+    skills_index,
+)
 
 __all__ = ["SYSTEM_CONTEXT_DIR", "SystemContext", "load_system_context", "skills_index"]

@@ -37,14 +37,15 @@ import statistics
 import time
 from typing import Any
 
-from comfyui_assistant.core import digests, tokens
-from comfyui_assistant.core.budget import Window
-from comfyui_assistant.core.context_cache import BlockCache
-from comfyui_assistant.core.context_engine import Assembled, ContextInputs, build_context
-from comfyui_assistant.core.context_files import load_system_context
-from comfyui_assistant.core.environment import Environment, load_object_info_file
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
-from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
+from comfyui_assistant.core.context.context_cache import BlockCache
+from comfyui_assistant.core.context.context_engine import Assembled, ContextInputs, build_context
+from comfyui_assistant.core.context.system_prompt import PromptParts, build_system_message
+from comfyui_assistant.core.knowledge.context_files import load_system_context
+from comfyui_assistant.core.knowledge.environment import Environment, load_object_info_file
+from comfyui_assistant.core.provider.budget import Window
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.tokens import tokens
+from comfyui_assistant.core.tools import digests
 from comfyui_assistant.tools_definitions import openai_tools
 
 MODEL = "gpt-4"  # cl100k_base

@@ -43,17 +43,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
-from comfyui_assistant.core.budget import Window
-from comfyui_assistant.core.chat_plan import offered_names
-from comfyui_assistant.core.context_engine import ContextInputs, build_context
-from comfyui_assistant.core.context_files import load_system_context
-from comfyui_assistant.core.environment import load_object_info_file
-from comfyui_assistant.core.prompt_profile import FULL
-from comfyui_assistant.core.provider_config import resolve
-from comfyui_assistant.core.server_counts import server_parts
-from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
-from comfyui_assistant.core.token_correction import Correction, Factors, Parts
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.chat.chat_plan import offered_names
+from comfyui_assistant.core.context.context_engine import ContextInputs, build_context
+from comfyui_assistant.core.context.prompt_profile import FULL
+from comfyui_assistant.core.context.system_prompt import PromptParts, build_system_message
+from comfyui_assistant.core.knowledge.context_files import load_system_context
+from comfyui_assistant.core.knowledge.environment import load_object_info_file
+from comfyui_assistant.core.provider.budget import Window
+from comfyui_assistant.core.provider.provider_config import resolve
+from comfyui_assistant.core.provider.server_counts import server_parts
+from comfyui_assistant.core.tokens.token_correction import Correction, Factors, Parts
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tests.llama_standin import LlamaStandin
 from comfyui_assistant.tools_definitions import TOOLS
 from context_bench import thread

@@ -19,7 +19,7 @@ Figures (exact cl100k counts, tool definitions included):
   request evicts the parent's prefix); "per role": parent against parent, helper against helper
   (a server with a slot per conversation, or a hosted prompt cache);
   At 8K the threads outgrow the window: the summarizer's requests get no summary from the
-  scripted provider, so the deterministic digest stands in (as in core.summarizer's failure
+  scripted provider, so the deterministic digest stands in (as in core.summary.summarizer's failure
   path; it logs a line);
 - stop: from the client dropping the connection while the helper streams to the provider seeing
   the helper's request disconnected, over `--stops` runs (the server's own watch: every 0.1 s).
@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core.delegation import helper_prompt
-from comfyui_assistant.core.sse import PumpOptions
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.chat.delegation import helper_prompt
+from comfyui_assistant.core.stream.sse import PumpOptions
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tests.conftest import start_app
 from comfyui_assistant.tests.helpers import assemble, chat_body, sse_events, user
 from comfyui_assistant.tests.scripted_provider import (

@@ -69,9 +69,9 @@ from comfyui_assistant.bench.lib.chat_drive import (
     quiet_engine_logs,
     text_of,
 )
-from comfyui_assistant.core.environment import load_object_info_file
-from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
-from comfyui_assistant.core.ui_messages import to_openai_messages
+from comfyui_assistant.core.base.ui_messages import to_openai_messages
+from comfyui_assistant.core.knowledge.environment import load_object_info_file
+from comfyui_assistant.core.tokens.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.tests.scripted_provider import Stream, call_piece, chunk, text_reply
 
 SUMMARY_HEADER = "\n\n## Summary of the earlier conversation\n"  # context_steps.summary_section

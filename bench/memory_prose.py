@@ -34,7 +34,7 @@ whole, the question always in, the first that does not fit ending it:
   same tokens      in the tokens ours spent on the conversation (every message of our request
                    after the system message, counted as the engine counts);
   window-reserve   in the window minus the answer's reserve (the report's `tokens.reserve`,
-                   core/budget.py): a plain client without system prompt or tools.
+                   core/provider/budget.py): a plain client without system prompt or tools.
 Also per run: summary calls, tokens sent per turn (the report's `exact`).
 TARGET lines (issue 22): turn by turn at 4K and 8K at least 1.5x the same-tokens baseline and
 above the window-reserve one; turn by turn 100% with no summary when the thread so far fits
@@ -63,10 +63,10 @@ from comfyui_assistant.bench.lib.prose_conversation import (
 )
 from comfyui_assistant.bench.lib.prose_summary import reported, sentences, summary_reply
 from comfyui_assistant.bench.lib.prose_words import lines_of, present
-from comfyui_assistant.core.summarizer import chunks, transcript_lines
-from comfyui_assistant.core.summary_checks import problem
-from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
-from comfyui_assistant.core.ui_messages import to_openai_messages
+from comfyui_assistant.core.base.ui_messages import to_openai_messages
+from comfyui_assistant.core.summary.summarizer import chunks, transcript_lines
+from comfyui_assistant.core.summary.summary_checks import problem
+from comfyui_assistant.core.tokens.tokens import REPLY_PRIMING, counter_for
 from comfyui_assistant.tests.scripted_provider import text_reply
 
 DEBUG = bool(__import__("os").environ.get("MEMORY_PROSE_DEBUG"))

@@ -15,8 +15,8 @@ import base64
 import random
 import time
 
-from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, split_passages
-from comfyui_assistant.core.tokens import TokenCounter, counter_for
+from comfyui_assistant.core.tokens.passages import MAX_PASSAGE_TOKENS, split_passages
+from comfyui_assistant.core.tokens.tokens import TokenCounter, counter_for
 
 
 def documents(size: int) -> dict[str, str]:

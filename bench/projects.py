@@ -6,7 +6,7 @@ cost per turn, whole or retrieved, with the block above the latest user message.
 The project is bench/projects_data/: a style guide, three model cards (Flux dev, Juggernaut XL,
 Wan 2.1), two shot lists, production notes and location notes for a short film, about 3,000
 words (~4,000 cl100k tokens: the whole 4K window). Twenty questions, each with a phrase only
-the passage that answers it holds. They go into the store's real FTS5 index (core/projects.py)
+the passage that answers it holds. They go into the store's real FTS5 index (core/files/projects.py)
 and through the real engine (build_context) turn by turn, as one thread, with a scripted
 answer of ~60 tokens per turn.
 
@@ -85,19 +85,19 @@ def reprocessed(previous: list[dict[str, Any]], current: list[dict[str, Any]], c
 
 
 async def run(windows: list[int]) -> None:
-    from comfyui_assistant.core import project_documents
-    from comfyui_assistant.core.budget import Window
-    from comfyui_assistant.core.context_cache import BlockCache
-    from comfyui_assistant.core.context_engine import ContextInputs, build_context
-    from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, PASSAGE_TOKENS
-    from comfyui_assistant.core.project_documents import (
+    from comfyui_assistant.core.context.context_cache import BlockCache
+    from comfyui_assistant.core.context.context_engine import ContextInputs, build_context
+    from comfyui_assistant.core.files import project_documents
+    from comfyui_assistant.core.files.project_documents import (
         DOCUMENTS_SHARE,
         RETRIEVAL_SHARE,
         question_of,
     )
-    from comfyui_assistant.core.projects import Projects
-    from comfyui_assistant.core.store import Store
-    from comfyui_assistant.core.tokens import counter_for
+    from comfyui_assistant.core.files.projects import Projects
+    from comfyui_assistant.core.provider.budget import Window
+    from comfyui_assistant.core.store.store import Store
+    from comfyui_assistant.core.tokens.passages import MAX_PASSAGE_TOKENS, PASSAGE_TOKENS
+    from comfyui_assistant.core.tokens.tokens import counter_for
 
     counter = counter_for("gpt-4")
     default_move = project_documents.MOVE_EVERY

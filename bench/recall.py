@@ -1,6 +1,6 @@
 """Looking back: how long `recall.search` takes on a long thread (the memory issue's target:
 under 20 ms on a 2,000-message thread), by words only and fused with embeddings (wordllama,
-where installed: core/embeddings.py), with FTS5 and with the fallback of an SQLite without it,
+where installed: core/store/embeddings.py), with FTS5 and with the fallback of an SQLite without it,
 and what the index costs where messages are written.
 
     PYTHONPATH=... .venv/bin/python bench/recall.py [--messages 2000] [--others 9] [--quick]
@@ -35,12 +35,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core import embeddings, recall
-from comfyui_assistant.core.conversation_index import passages_of
-from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
-from comfyui_assistant.core.migrations import NO_FTS5
-from comfyui_assistant.core.store import Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.memory import recall
+from comfyui_assistant.core.store import embeddings
+from comfyui_assistant.core.store.conversation_index import passages_of
+from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
+from comfyui_assistant.core.store.migrations import NO_FTS5
+from comfyui_assistant.core.store.store import Store
+from comfyui_assistant.core.store.threads import Threads
 
 TARGET_MS = 20.0
 NOT_MEASURED = f"not measured (wordllama is not installed, or {NO_EMBEDDINGS}=1)"

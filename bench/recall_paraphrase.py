@@ -33,10 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core import embeddings, recall
-from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
-from comfyui_assistant.core.store import Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.memory import recall
+from comfyui_assistant.core.store import embeddings
+from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
+from comfyui_assistant.core.store.store import Store
+from comfyui_assistant.core.store.threads import Threads
 from recall import thread as filler_thread  # bench/recall.py's (this script's folder)
 
 # (fact, paraphrase sharing no content word, keyword question)

@@ -8,7 +8,8 @@ getWorkflow returns ComfyUI's real workflow templates (1-200 KB), getNodeDefinit
 searchInstalledNodes answer from data/object_info.json.gz, edits return small results; 22 facts
 are planted in user messages at known turns. Each model step is a request. Ours does what
 /api/assistant/chat does (a new request, the first step or one after panel tools, may compact; the
-deterministic digest stands in for the model's summary, as in core.summarizer's failure path).
+deterministic digest stands in for the model's summary, as in core.summary.summarizer's failure
+path).
 Seed: the last 24 OpenAI messages (leading orphan tool results dropped), results of all but the
 last 2 rounds cut to 500 chars, chars/4 against the same budget (oldest messages dropped until
 it fits), no summary, all tools; counted exactly (cl100k) for the figures. Prefix reuse is
@@ -44,25 +45,25 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.chat_plan import offered_names
-from comfyui_assistant.core.context_engine import (
+from comfyui_assistant.core.base.ui_messages import to_openai_messages
+from comfyui_assistant.core.chat.chat_plan import offered_names
+from comfyui_assistant.core.context.context_engine import (
     ContextInputs,
     Summary,
     build_context,
     covered_ids,
     summary_cap,
 )
-from comfyui_assistant.core.context_files import load_system_context
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.environment import Environment, load_object_info_file
-from comfyui_assistant.core.prompt_profile import FULL
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
-from comfyui_assistant.core.summarizer import summarize
-from comfyui_assistant.core.system_prompt import PromptParts, build_system_message
-from comfyui_assistant.core.token_encoding import _load
-from comfyui_assistant.core.tokens import TokenCounter, counter_for
-from comfyui_assistant.core.ui_messages import to_openai_messages
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.context.prompt_profile import FULL
+from comfyui_assistant.core.context.system_prompt import PromptParts, build_system_message
+from comfyui_assistant.core.knowledge.context_files import load_system_context
+from comfyui_assistant.core.knowledge.environment import Environment, load_object_info_file
+from comfyui_assistant.core.provider.budget import ContextBudgetError, Window, compute_budget
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.summary.summarizer import summarize
+from comfyui_assistant.core.tokens.token_encoding import _load
+from comfyui_assistant.core.tokens.tokens import TokenCounter, counter_for
 from comfyui_assistant.tools_definitions import TOOLS, get_tool
 
 MODEL, NOW = "gpt-4", "2026-11-22 10:00 UTC (Sunday)"

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core.environment import EnvironmentService, load_object_info_file
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.knowledge.environment import EnvironmentService, load_object_info_file
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tests.conftest import start_app
 from comfyui_assistant.tests.helpers import assemble, chat_body, sse_events, user
 from comfyui_assistant.tests.scripted_provider import (

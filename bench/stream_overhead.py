@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import aiohttp
 from aiohttp import web
-from comfyui_assistant.core.environment import load_object_info_file
+from comfyui_assistant.core.knowledge.environment import load_object_info_file
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.standalone import create_app
 from comfyui_assistant.tests.scripted_provider import (

@@ -20,7 +20,7 @@ import statistics
 import time
 from typing import Any
 
-from comfyui_assistant.core.tokens import TokenCounter
+from comfyui_assistant.core.tokens.tokens import TokenCounter
 
 PROSE = (
     "Please add a second sampler after the first one, use the same seed, and lower the denoise "

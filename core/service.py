@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .attachment_files import MAX_BYTES
-from .compactor import Compactor
-from .context_files import SYSTEM_CONTEXT_DIR
-from .environment import EnvironmentService
-from .provider import Provider
-from .provider_config import (
+from .files.attachment_files import MAX_BYTES
+from .knowledge.context_files import SYSTEM_CONTEXT_DIR
+from .knowledge.environment import EnvironmentService
+from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
+from .provider.provider import Provider
+from .provider.provider_config import (
     ProviderSettings,
     apply_update,
     environment_problems,
@@ -29,13 +29,13 @@ from .provider_config import (
     with_key_bound,
     with_overrides,
 )
-from .redact import install_log_filter
-from .skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
-from .sse import PumpOptions
-from .store import Store, StoreUnavailable
-from .threads import Threads
-from .tokens import counter_for
-from .user_data import UserData, install_defaults
+from .store.store import Store, StoreUnavailable
+from .store.threads import Threads
+from .store.user_data import UserData, install_defaults
+from .stream.redact import install_log_filter
+from .stream.sse import PumpOptions
+from .summary.compactor import Compactor
+from .tokens.tokens import counter_for
 
 log = logging.getLogger("comfyui_assistant")
 

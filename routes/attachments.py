@@ -16,10 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.attachment_files import FileReading, FileRefused, human_size, read_file
-from ..core.attachment_fit import message_room, tokens_of, too_large
-from ..core.attachments import Attachment, Attachments, new_id
-from ..core.errors import RequestError
+from ..core.base.errors import RequestError
+from ..core.chat.attachment_fit import message_room, tokens_of, too_large
+from ..core.files.attachment_files import FileReading, FileRefused, human_size, read_file
+from ..core.files.attachments import Attachment, Attachments, new_id
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, not_found, read_json
 

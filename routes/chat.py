@@ -1,20 +1,20 @@
-"""POST /api/assistant/chat (the turn itself is core.chat_turn: this moves its chunks to the
+"""POST /api/assistant/chat (the turn itself is core.chat.chat_turn: this moves its chunks to the
 client), and the routes of a thread's context: its report, its summary, `/compact`."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from ..core import ui_stream as ui
-from ..core.chat_request import parse_chat_request
-from ..core.chat_turn import ChatTurn, StreamEnd
-from ..core.compact_now import ProviderUnreachable, compact_now
-from ..core.delegations import Delegations
-from ..core.errors import RequestError
+from ..core.base.errors import RequestError
+from ..core.chat.chat_request import parse_chat_request
+from ..core.chat.chat_turn import ChatTurn, StreamEnd
+from ..core.chat.compact_now import ProviderUnreachable, compact_now
 from ..core.service import AssistantService
-from ..core.sse import ClientGone, StreamFailed, pump
-from ..core.store import DiskFull
-from ..core.thread_state import ThreadState
+from ..core.store.delegations import Delegations
+from ..core.store.store import DiskFull
+from ..core.store.thread_state import ThreadState
+from ..core.stream import ui_stream as ui
+from ..core.stream.sse import ClientGone, StreamFailed, pump
 from .common import HTTPProblem, guarded, not_found, read_json
 
 

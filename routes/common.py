@@ -13,11 +13,11 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.errors import RequestError
-from ..core.gc_pause import cyclic_gc_paused
-from ..core.memory_release import RELEASE
-from ..core.projects import ProjectError
-from ..core.store import DISK_FULL, StoreUnavailable, is_disk_full
+from ..core.base.errors import RequestError
+from ..core.base.gc_pause import cyclic_gc_paused
+from ..core.base.memory_release import RELEASE
+from ..core.files.projects import ProjectError
+from ..core.store.store import DISK_FULL, StoreUnavailable, is_disk_full
 
 log = logging.getLogger("comfyui_assistant")
 

@@ -6,11 +6,11 @@ import logging
 
 from aiohttp import web
 
-from ..core.provider import Provider
-from ..core.provider_check import check_provider
-from ..core.provider_config import validate_update
+from ..core.provider.provider import Provider
+from ..core.provider.provider_check import check_provider
+from ..core.provider.provider_config import validate_update
 from ..core.service import AssistantService
-from ..core.tool_registry import TOOLS
+from ..core.tools.tool_registry import TOOLS
 from .common import guarded, read_json
 
 log = logging.getLogger("comfyui_assistant")

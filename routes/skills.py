@@ -8,9 +8,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.errors import RequestError
+from ..core.base.errors import RequestError
+from ..core.knowledge.skills import Skill, SkillError, SkillNotFound, check_slug
 from ..core.service import AssistantService
-from ..core.skills import Skill, SkillError, SkillNotFound, check_slug
 from .common import HTTPProblem, guarded, read_json
 
 

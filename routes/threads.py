@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.chat_request import check_workflow, workflow_key
-from ..core.errors import RequestError
-from ..core.projects import Projects
+from ..core.base.errors import RequestError
+from ..core.chat.chat_request import check_workflow, workflow_key
+from ..core.files.projects import Projects
 from ..core.service import AssistantService
-from ..core.thread_workflows import bind, rebind
+from ..core.store.thread_workflows import bind, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"

@@ -7,9 +7,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.errors import RequestError
+from ..core.base.errors import RequestError
 from ..core.service import AssistantService
-from ..core.user_data import FILES, TEXT_LIMIT, ListTable, UserData
+from ..core.store.user_data import FILES, TEXT_LIMIT, ListTable, UserData
 from .common import guarded, int_param, not_found, read_json
 
 BASE = "/api/assistant/user-context"

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from comfyui_assistant.core.service import ServiceOptions
-from comfyui_assistant.core.sse import PumpOptions
+from comfyui_assistant.core.stream.sse import PumpOptions
 from comfyui_assistant.standalone import create_app
 
 from .helpers import assemble
@@ -124,7 +124,7 @@ async def assistant(provider: ScriptedProvider, tmp_path: Path) -> AsyncIterator
 @pytest.fixture
 def fresh_probes() -> Iterator[None]:
     """No provider probe or server count cached from another test, before or after."""
-    from comfyui_assistant.core import provider_probes, server_counts
+    from comfyui_assistant.core.provider import provider_probes, server_counts
 
     provider_probes.clear_caches()
     server_counts.clear_calibrations()

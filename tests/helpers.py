@@ -69,7 +69,7 @@ def chunk_from_payload(payload: dict[str, Any]) -> Any:
     """Our chunk object for a wire payload (to replay a stream through our own assembler)."""
     from dataclasses import fields
 
-    from comfyui_assistant.core import ui_stream as ui
+    from comfyui_assistant.core.stream import ui_stream as ui
 
     kind = payload["type"]
     if kind.startswith("data-"):
@@ -82,7 +82,7 @@ def chunk_from_payload(payload: dict[str, Any]) -> Any:
 
 
 def assemble(chunks: list[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
-    from comfyui_assistant.core.ui_assembler import MessageAssembler
+    from comfyui_assistant.core.stream.ui_assembler import MessageAssembler
 
     assembler = MessageAssembler(base)
     for payload in chunks:

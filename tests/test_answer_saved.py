@@ -1,6 +1,6 @@
 """What a `kill -9` in the middle of an answer leaves of what the client was shown, in a real
 server process: the answer is written as it streams, text that follows a pause within 50 ms
-and a steady stream every 0.25 s (core/answer_saver.py), so the restarted server has all the
+and a steady stream every 0.25 s (core/chat/answer_saver.py), so the restarted server has all the
 client saw but at most the last 0.3 s of a steady stream (and the time a write takes)."""
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import tracemalloc
 import zlib
 
 import pytest
-from comfyui_assistant.core.attachment_files import FileRefused, model_parts, read_file
-from comfyui_assistant.core.image_files import inspect_image
-from comfyui_assistant.core.workflow_text import workflow_lines
+from comfyui_assistant.core.files.attachment_files import FileRefused, model_parts, read_file
+from comfyui_assistant.core.files.image_files import inspect_image
+from comfyui_assistant.core.files.workflow_text import workflow_lines
 from PIL import Image
 
 from .comfy_images import (

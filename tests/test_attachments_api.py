@@ -13,8 +13,8 @@ import re
 import time
 from typing import Any
 
-from comfyui_assistant.core.attachment_files import FileReading
-from comfyui_assistant.core.attachments import Attachments
+from comfyui_assistant.core.files.attachment_files import FileReading
+from comfyui_assistant.core.files.attachments import Attachments
 from comfyui_assistant.standalone import SERVICE
 
 from .comfy_images import WORKFLOW, comfy_png, pixel_bomb, plain, png_chunk, text_bomb
@@ -224,7 +224,7 @@ async def test_oversized_uploads_are_refused_before_reading(provider, tmp_path):
 async def test_the_server_says_whether_the_model_sees(provider, tmp_path):
     # llama-server's /props `modalities` (Ollama: "vision" among /api/show capabilities);
     # LLM_VISION overrides what it says
-    from comfyui_assistant.core import provider_probes
+    from comfyui_assistant.core.provider import provider_probes
 
     provider_probes.clear_caches()
     provider.props = {

@@ -15,8 +15,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
-from comfyui_assistant.core import provider_probes as probes
-from comfyui_assistant.core.budget import (
+from comfyui_assistant.core.provider import provider_probes as probes
+from comfyui_assistant.core.provider.budget import (
     Budget,
     ContextBudgetError,
     Window,
@@ -24,9 +24,9 @@ from comfyui_assistant.core.budget import (
     resolve_window,
     table_window,
 )
-from comfyui_assistant.core.provider_config import ProviderSettings
-from comfyui_assistant.core.provider_probes import provider_window
-from comfyui_assistant.core.provider_profiles import is_context_overflow, window_from_error
+from comfyui_assistant.core.provider.provider_config import ProviderSettings
+from comfyui_assistant.core.provider.provider_probes import provider_window
+from comfyui_assistant.core.provider.provider_profiles import is_context_overflow, window_from_error
 
 # --- the model table ------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import logging
 import time
 
 import pytest
-from comfyui_assistant.core.sse import PumpOptions
+from comfyui_assistant.core.stream.sse import PumpOptions
 
 from .conftest import start_app
 from .helpers import chat_body, user

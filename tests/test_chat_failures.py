@@ -9,8 +9,8 @@ import socket
 
 import openai
 import pytest
-from comfyui_assistant.core.provider import Provider
-from comfyui_assistant.core.provider_config import ProviderSettings
+from comfyui_assistant.core.provider.provider import Provider
+from comfyui_assistant.core.provider.provider_config import ProviderSettings
 
 from .conftest import start_app
 from .helpers import chat_body, content_parts, sse_events, types, user

@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.chat_request import (
+from comfyui_assistant.core.chat.chat_request import (
     ChatRequest,
     ClientTool,
     RequestError,

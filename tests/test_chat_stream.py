@@ -383,7 +383,7 @@ async def test_a_silent_model_shows_that_we_wait_for_it(provider, tmp_path, sdk)
     # a local model reading a long prompt (Ollama reports no progress; llama-server answers
     # only once it read it): after a while of silence the answer says how long it has waited,
     # updates it, and clears it when the model speaks; the stored answer matches the stream
-    from comfyui_assistant.core.sse import PumpOptions
+    from comfyui_assistant.core.stream.sse import PumpOptions
 
     from .conftest import start_app
 
@@ -449,7 +449,7 @@ async def test_each_call_asks_for_the_answers_reserve_and_a_provider_past_it_is_
 
 def test_openai_is_asked_with_max_completion_tokens():
     """Its newer models (o-series, gpt-5) refuse max_tokens; the others take this too."""
-    from comfyui_assistant.core.provider_profiles import profile_for
+    from comfyui_assistant.core.provider.provider_profiles import profile_for
 
     assert profile_for("https://api.openai.com/v1").output_limit == "max_completion_tokens"
     assert profile_for("http://127.0.0.1:8080/v1").output_limit == "max_tokens"

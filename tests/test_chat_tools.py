@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from comfyui_assistant.core.chat_plan import offered_names, registry_tools
-from comfyui_assistant.core.prompt_profile import FULL, PROFILES
-from comfyui_assistant.core.skills import SYSTEM_SKILLS_DIR
+from comfyui_assistant.core.chat.chat_plan import offered_names, registry_tools
+from comfyui_assistant.core.context.prompt_profile import FULL, PROFILES
+from comfyui_assistant.core.knowledge.skills import SYSTEM_SKILLS_DIR
 from comfyui_assistant.tools_definitions import TOOLS
 
 from .conftest import start_app

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import pytest
 from aiohttp import web
 from comfyui_assistant.comfy_environment import comfyui_node_info, scan_comfyui
-from comfyui_assistant.core.environment import COMFYUI_SOURCE, EnvironmentService
+from comfyui_assistant.core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
 
 FILES = {
     "checkpoints": ["sd_xl_base_1.0.safetensors", "sub/v1-5-pruned-emaonly.safetensors"],
@@ -246,7 +246,7 @@ async def test_the_service_scans_comfyui_off_the_event_loop(
 
 def test_importing_the_package_imports_nothing_of_comfyui() -> None:
     code = (
-        "import sys, comfyui_assistant, comfyui_assistant.core.environment; "
+        "import sys, comfyui_assistant, comfyui_assistant.core.knowledge.environment; "
         "print(sorted(m for m in ('nodes', 'folder_paths', 'server', "
         "'comfyui_assistant.comfy_environment') if m in sys.modules))"
     )

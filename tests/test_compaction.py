@@ -4,14 +4,14 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.digests import (
+from comfyui_assistant.core.base.ui_messages import DENIED, NOT_RUN, tool_result_text
+from comfyui_assistant.core.tools.digests import (
     LINE_MAX,
     digest_tool_part,
     digest_tool_result,
     one_line,
 )
-from comfyui_assistant.core.json_cut import cut_json
-from comfyui_assistant.core.ui_messages import DENIED, NOT_RUN, tool_result_text
+from comfyui_assistant.core.tools.json_cut import cut_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from comfyui_assistant.core.context_cache import signature
+from comfyui_assistant.core.context.context_cache import signature
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,12 +8,12 @@ import asyncio
 import json
 import time
 
-from comfyui_assistant.core.budget import compute_budget, resolve_window
-from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.provider_config import resolve
-from comfyui_assistant.core.summarizer import IN_PLACE_PROMPT, SUMMARY_PROMPT
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.context.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.provider.budget import compute_budget, resolve_window
+from comfyui_assistant.core.provider.provider_config import resolve
+from comfyui_assistant.core.summary.summarizer import IN_PLACE_PROMPT, SUMMARY_PROMPT
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app
@@ -166,7 +166,7 @@ async def test_on_a_llama_server_with_slots_a_thread_and_its_summaries_keep_one_
     # chat's prompt shares only the system prompt and tools (under its 10% threshold) and
     # took an empty slot: everything processed again (measured on a real server). Pinned to
     # the thread's slot, the chat finds that prefix where the summary left it.
-    from comfyui_assistant.core import provider_probes
+    from comfyui_assistant.core.provider import provider_probes
 
     provider_probes.clear_caches()
     provider.props = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4}
@@ -516,7 +516,8 @@ async def test_a_llama_cpp_template_without_tools_is_not_offered_any_and_the_use
     # llama-server drops `tools` silently when its chat template cannot render them: we send
     # none (and count none), say so once, and ask for its prompt progress, which the panel
     # shows while a long prompt is read
-    from comfyui_assistant.core import provider_probes, stream_translate
+    from comfyui_assistant.core.provider import provider_probes
+    from comfyui_assistant.core.stream import stream_translate
 
     provider_probes.clear_caches()
     monkeypatch.setattr(stream_translate, "PROGRESS_AFTER", 0.0)
@@ -578,8 +579,8 @@ async def test_a_busy_slot_past_a_few_seconds_does_not_trap_its_thread(
     # behind a proxy that does not pass on disconnects, an abandoned summary held a thread's
     # slot for 720 s; llama-server queues a request for a busy slot, and the thread's next
     # turns failed after 300 s. Busy past BUSY_WAIT, the request goes to a free slot.
-    from comfyui_assistant.core import provider_probes, slots
-    from comfyui_assistant.core.provider_probes import Capabilities, thread_slot
+    from comfyui_assistant.core.provider import provider_probes, slots
+    from comfyui_assistant.core.provider.provider_probes import Capabilities, thread_slot
 
     monkeypatch.setattr(slots, "BUSY_WAIT", 0.3)  # (3 s in use)
     provider_probes.clear_caches()
@@ -640,7 +641,7 @@ async def test_on_a_llama_server_the_next_request_stops_a_summary_made_ahead(
 ):
     # the summary holds the thread's slot; a request that does not need it yet would queue
     # behind it (or move to a cold slot): it is stopped, and made again after the answer
-    from comfyui_assistant.core import provider_probes
+    from comfyui_assistant.core.provider import provider_probes
 
     provider_probes.clear_caches()
     provider.props = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4}

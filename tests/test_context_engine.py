@@ -11,24 +11,32 @@ import weakref
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import context_steps as steps
-from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.context_blocks import Block
-from comfyui_assistant.core.context_cache import BlockCache
-from comfyui_assistant.core.context_engine import (
+from comfyui_assistant.core.base.ui_messages import to_openai_messages, tool_result_text
+from comfyui_assistant.core.context import context_steps as steps
+from comfyui_assistant.core.context.context_blocks import Block
+from comfyui_assistant.core.context.context_cache import BlockCache
+from comfyui_assistant.core.context.context_engine import (
     Assembled,
     ContextInputs,
     ContextSettings,
     Summary,
     build_context,
 )
-from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE, SUMMARY_SHARE, summary_cap
-from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN, compaction_plan
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
-from comfyui_assistant.core.token_correction import Factors
-from comfyui_assistant.core.tokens import REPLY_PRIMING, TokenCounter, counter_for
-from comfyui_assistant.core.ui_messages import to_openai_messages, tool_result_text
+from comfyui_assistant.core.context.context_stages import (
+    SUMMARY_LIMIT_SHARE,
+    SUMMARY_SHARE,
+    summary_cap,
+)
+from comfyui_assistant.core.context.context_steps import (
+    SUMMARY_CLOSE,
+    SUMMARY_OPEN,
+    compaction_plan,
+)
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.provider.budget import ContextBudgetError, Window, compute_budget
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.tokens.token_correction import Factors
+from comfyui_assistant.core.tokens.tokens import REPLY_PRIMING, TokenCounter, counter_for
 from comfyui_assistant.tools_definitions import openai_tools
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -661,7 +669,7 @@ def test_parallel_huge_results_of_the_turn_in_progress_are_cut_until_the_turn_fi
 
 def test_the_report_has_exactly_the_fields_of_its_type():
     # the panel's type is generated from ContextReport: the report must be what it says
-    from comfyui_assistant.core.wire_types import ContextReport, ReportCounts, ReportTokens
+    from comfyui_assistant.core.base.wire_types import ContextReport, ReportCounts, ReportTokens
 
     report = build(rounds_thread(3)).report
     assert set(report) == set(ContextReport.__annotations__)
@@ -874,7 +882,7 @@ def test_recalled_passages_are_resent_until_another_summary_is_taken():
     # a user message's recalled passages ride along, byte for byte, while the summary it was
     # sent with is in use; when another is taken the request changes from the history's
     # start anyway, and they go (else a tenth of the budget a message would pile up)
-    from comfyui_assistant.core.sent_turns import Recall, Recalled
+    from comfyui_assistant.core.store.sent_turns import Recall, Recalled
 
     ui = chat(6)
     block = "<recalled>\nSaid earlier...\n- user, Tue 14 May: the teal sky\n</recalled>"

@@ -11,16 +11,16 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.budget import Window
-from comfyui_assistant.core.context_engine import (
+from comfyui_assistant.core.context.context_engine import (
     Assembled,
     ContextInputs,
     ContextSettings,
     build_context,
 )
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.provider.budget import Window
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tools_definitions import openai_tools
 
 MODEL = "gpt-4"

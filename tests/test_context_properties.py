@@ -24,23 +24,23 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from comfyui_assistant.core import context_steps as steps
-from comfyui_assistant.core.budget import ContextBudgetError, Window, compute_budget
-from comfyui_assistant.core.context_blocks import blocks_of, flatten
-from comfyui_assistant.core.context_cache import BlockCache
-from comfyui_assistant.core.context_engine import (
+from comfyui_assistant.core.base.ui_messages import tool_name_of, tool_result_text
+from comfyui_assistant.core.context import context_steps as steps
+from comfyui_assistant.core.context.context_blocks import blocks_of, flatten
+from comfyui_assistant.core.context.context_cache import BlockCache
+from comfyui_assistant.core.context.context_engine import (
     ContextInputs,
     ContextSettings,
     Summary,
     build_context,
 )
-from comfyui_assistant.core.context_stages import SUMMARY_LIMIT_SHARE
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.digests import DIGEST_PREFIX, digest_tool_result
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
-from comfyui_assistant.core.token_correction import Factors, Parts
-from comfyui_assistant.core.tokens import TokenCounter, counter_for
-from comfyui_assistant.core.ui_messages import tool_name_of, tool_result_text
+from comfyui_assistant.core.context.context_stages import SUMMARY_LIMIT_SHARE
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.provider.budget import ContextBudgetError, Window, compute_budget
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.tokens.token_correction import Factors, Parts
+from comfyui_assistant.core.tokens.tokens import TokenCounter, counter_for
+from comfyui_assistant.core.tools.digests import DIGEST_PREFIX, digest_tool_result
 from comfyui_assistant.tools_definitions import openai_tools
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st

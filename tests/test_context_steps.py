@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from comfyui_assistant.core import context_steps as steps
-from comfyui_assistant.core.context_blocks import (
+from comfyui_assistant.core.context import context_steps as steps
+from comfyui_assistant.core.context.context_blocks import (
     Block,
     blocks_of,
     build_blocks,
@@ -12,13 +12,13 @@ from comfyui_assistant.core.context_blocks import (
     parts_of,
     render_results,
 )
-from comfyui_assistant.core.context_validate import (
+from comfyui_assistant.core.context.context_validate import (
     ContextInvariantError,
     problems,
     repair,
     validate,
 )
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
 
 
 def user(text, id):

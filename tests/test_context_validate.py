@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.context_validate import problems, repair
+from comfyui_assistant.core.context.context_validate import problems, repair
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,8 +11,8 @@ import json
 import time
 from typing import Any
 
-from comfyui_assistant.core.delegate_result import parse_answer
-from comfyui_assistant.core.delegation import CHILD_TOOLS, helper_prompt
+from comfyui_assistant.core.chat.delegate_result import parse_answer
+from comfyui_assistant.core.chat.delegation import CHILD_TOOLS, helper_prompt
 
 from .conftest import start_app
 from .helpers import chat_body, sse_events, user
@@ -346,8 +346,8 @@ async def test_the_panel_resends_an_interrupted_delegation_as_unfinished(assista
 
 def test_delegate_is_offered_from_the_medium_profile_up():
     # (its definition does not fit the small profile's 1,200-token budget: test_prompt_profile)
-    from comfyui_assistant.core.chat_plan import offered_names
-    from comfyui_assistant.core.prompt_profile import FULL, MEDIUM, SMALL
+    from comfyui_assistant.core.chat.chat_plan import offered_names
+    from comfyui_assistant.core.context.prompt_profile import FULL, MEDIUM, SMALL
 
     assert "delegate" not in offered_names(SMALL, False)
     assert "delegate" in offered_names(MEDIUM, False) and "delegate" in offered_names(FULL, False)

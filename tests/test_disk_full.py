@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.store import (
+from comfyui_assistant.core.store.store import (
     DB_NAME,
     DISK_FULL,
     RESERVE_NAME,

@@ -1,4 +1,4 @@
-"""Document results with citation ids (core/documents.py): their shape, ids numbered
+"""Document results with citation ids (core/tools/documents.py): their shape, ids numbered
 thread-wide (unique across the lookups of a turn and across turns, stored with the output so a
 resent request is byte-identical), and digests that keep ids and titles."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from comfyui_assistant.core.digests import digest_tool_part, digest_tool_result
-from comfyui_assistant.core.documents import (
+from comfyui_assistant.core.tools.digests import digest_tool_part, digest_tool_result
+from comfyui_assistant.core.tools.documents import (
     Citations,
     cite_note,
     document,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import environment
-from comfyui_assistant.core.environment import (
+from comfyui_assistant.core.knowledge import environment
+from comfyui_assistant.core.knowledge.environment import (
     DEFAULT_OBJECT_INFO,
     Environment,
     EnvironmentService,

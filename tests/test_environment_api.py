@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.environment import EnvironmentService, from_object_info
+from comfyui_assistant.core.knowledge.environment import EnvironmentService, from_object_info
 from yarl import URL
 
 from .conftest import ROOT, start_app

@@ -7,14 +7,14 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.fallback_summary import (
+from comfyui_assistant.core.summary.fallback_summary import (
     facts_block,
     facts_of,
     fallback_summary,
     parse_previous,
     split_facts,
 )
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.tokens.tokens import counter_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

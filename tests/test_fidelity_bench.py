@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from comfyui_assistant.core.summary_checks import problem
-from comfyui_assistant.core.tokens import REPLY_PRIMING, counter_for
+from comfyui_assistant.core.summary.summary_checks import problem
+from comfyui_assistant.core.tokens.tokens import REPLY_PRIMING, counter_for
 
 from .helpers import assistant_message, user
 

@@ -5,7 +5,7 @@ import math
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.json_text import compact_json
+from comfyui_assistant.core.base.json_text import compact_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

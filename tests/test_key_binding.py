@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import provider_probes
+from comfyui_assistant.core.provider import provider_probes
 
 from .conftest import App, start_app
 from .helpers import chat_body, summary_text, user
@@ -185,7 +185,7 @@ async def test_a_redirect_to_another_origin_does_not_carry_the_key(tmp_path, hom
 
 
 async def test_a_key_stored_before_binding_is_bound_to_where_it_was_used(tmp_path, home, elsewhere):
-    from comfyui_assistant.core.store import Store
+    from comfyui_assistant.core.store.store import Store
 
     store = await Store.open(tmp_path / "data")
     await store.update_settings("provider", {"baseUrl": home.base_url, "apiKey": KEY})
@@ -222,7 +222,7 @@ async def test_settings_that_would_leak_or_break_every_chat_are_refused(tmp_path
 async def test_a_base_url_with_a_password_stored_before_it_was_refused_is_dropped(
     tmp_path, home, caplog
 ):
-    from comfyui_assistant.core.store import Store
+    from comfyui_assistant.core.store.store import Store
 
     store = await Store.open(tmp_path / "data")
     leaky = home.base_url.replace("http://", "http://user:hunter2@")

@@ -10,11 +10,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from comfyui_assistant.core import server_counts
-from comfyui_assistant.core.provider_config import resolve
-from comfyui_assistant.core.provider_probes import provider_capabilities, provider_window
-from comfyui_assistant.core.provider_profiles import is_context_overflow, window_from_error
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.provider import server_counts
+from comfyui_assistant.core.provider.provider_config import resolve
+from comfyui_assistant.core.provider.provider_probes import provider_capabilities, provider_window
+from comfyui_assistant.core.provider.provider_profiles import is_context_overflow, window_from_error
+from comfyui_assistant.core.tokens.tokens import counter_for
 
 from .llama_standin import ANSWER, MODEL, LlamaStandin
 

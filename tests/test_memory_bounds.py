@@ -15,14 +15,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from comfyui_assistant.core import threads as threads_module
-from comfyui_assistant.core.context_blocks import parts_of
-from comfyui_assistant.core.context_cache import LARGE, BlockCache, signature
-from comfyui_assistant.core.fingerprint import LONG
-from comfyui_assistant.core.memory_release import RELEASE
-from comfyui_assistant.core.thread_state import ThreadState
-from comfyui_assistant.core.threads import Threads, stored_key
-from comfyui_assistant.core.tokens import TokenCounter, counter_for
+from comfyui_assistant.core.base.fingerprint import LONG
+from comfyui_assistant.core.base.memory_release import RELEASE
+from comfyui_assistant.core.context.context_blocks import parts_of
+from comfyui_assistant.core.context.context_cache import LARGE, BlockCache, signature
+from comfyui_assistant.core.store import threads as threads_module
+from comfyui_assistant.core.store.thread_state import ThreadState
+from comfyui_assistant.core.store.threads import Threads, stored_key
+from comfyui_assistant.core.tokens.tokens import TokenCounter, counter_for
 from comfyui_assistant.standalone import SERVICE
 
 from .helpers import chat_body, user

@@ -194,19 +194,68 @@ async def test_tools_endpoint_serves_the_registry(assistant):
     assert {t["runs"] for t in body["tools"]} == {"panel", "server"}
 
 
-def test_layers_import_one_way():
-    # core imports nothing above it (routes, the top-level adapters); routes import only core
+def _relative_imports(root: Path, folder: str) -> list[tuple[str, str]]:
+    """(file, the package path it imports from, from the repository's root: "core.base.json_text")
+    for every relative import of the Python files under `folder`."""
     import ast
 
+    found = []
+    for path in sorted((root / folder).rglob("*.py")):
+        package = path.relative_to(root).parent.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+                found.append((str(path.relative_to(root)), target))
+    return found
+
+
+def test_layers_import_one_way():
+    # core imports nothing above it (routes, the top-level adapters); routes import only core
     root = Path(__file__).resolve().parent.parent
+    wrong = [
+        f"{path}: from {target}"
+        for layer, allowed in (("core", ("core",)), ("routes", ("core", "routes")))
+        for path, target in _relative_imports(root, layer)
+        if target.split(".")[0] not in allowed
+    ]
+    assert wrong == []
+
+
+def test_wings_import_only_what_their_docstring_allows():
+    """core/ is a set of wings (subpackages); each one's docstring ends with "May import: …",
+    the wings (or `service`, the module that puts them together) it may import from. A module
+    of a wing imports its own wing and those; service.py imports any wing but chat; nothing is
+    left at core's top but service.py."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    allowed: dict[str, set[str]] = {}
+    for init in sorted((root / "core").glob("*/__init__.py")):
+        doc = init.read_text(encoding="utf-8")
+        may = re.search(r"May import: (.*?)\.\n", doc, re.DOTALL)
+        assert may, f"{init}: its docstring says what the wing may import"
+        names = may[1].replace("\n", " ")
+        allowed[init.parent.name] = (
+            set() if names == "nothing of core" else {n.strip() for n in names.split(",")}
+        )
+    assert len(allowed) >= 10
+    assert {p.name for p in (root / "core").glob("*.py")} == {"__init__.py", "service.py"}
+    allowed["service"] = set(allowed) - {"chat"}
+    for wing, names in allowed.items():
+        assert names <= {*allowed, "service"} - {wing}, f"{wing} may import unknown {names}"
+    floors: list[str] = []  # the wings from the ground up: none may import one above it
+    while len(floors) < len(allowed):
+        ready = sorted(w for w in allowed if w not in floors and allowed[w] <= set(floors))
+        assert ready, f"the wings' allowed imports go round: {set(allowed) - set(floors)}"
+        floors += ready
     wrong = []
-    for layer, allowed in (("core", set()), ("routes", {"core"})):
-        for path in sorted((root / layer).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and node.level >= 2:
-                    target = (node.module or "").split(".")[0]
-                    if target not in allowed:
-                        wrong.append(f"{layer}/{path.name}: from {'.' * node.level}{node.module}")
+    for path, target in _relative_imports(root, "core"):
+        parts = Path(path).parts  # core/<wing>/<module>.py or core/service.py
+        wing = parts[1] if len(parts) == 3 else "service"
+        other = target.split(".")[1] if target.count(".") else "core"
+        if other not in (wing, *allowed[wing]):
+            wrong.append(f"{path}: from {target}")
     assert wrong == []
 
 

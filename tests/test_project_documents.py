@@ -9,18 +9,18 @@ import itertools
 import json
 from typing import Any
 
-from comfyui_assistant.core.context_cache import BlockCache
-from comfyui_assistant.core.context_engine import build_context
-from comfyui_assistant.core.context_validate import problems
-from comfyui_assistant.core.project_documents import (
+from comfyui_assistant.core.context.context_cache import BlockCache
+from comfyui_assistant.core.context.context_engine import build_context
+from comfyui_assistant.core.context.context_validate import problems
+from comfyui_assistant.core.files.project_documents import (
     DOCUMENTS_SHARE,
     MOVE_EVERY,
     RETRIEVAL_SHARE,
     anchor,
     question_of,
 )
-from comfyui_assistant.core.projects import DocumentText, Passage, ProjectContext
-from comfyui_assistant.core.sent_turns import SentTurn, turn_note
+from comfyui_assistant.core.files.projects import DocumentText, Passage, ProjectContext
+from comfyui_assistant.core.store.sent_turns import SentTurn, turn_note
 
 from .helpers import chat_body, user
 from .scripted_provider import text_reply

@@ -11,9 +11,9 @@ import string
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.passages import MAX_PASSAGE_TOKENS, split_passages
-from comfyui_assistant.core.projects import MAX_DOCUMENT_BYTES, Projects, fts_query
-from comfyui_assistant.core.tokens import TokenCounter, counter_for
+from comfyui_assistant.core.files.projects import MAX_DOCUMENT_BYTES, Projects, fts_query
+from comfyui_assistant.core.tokens.passages import MAX_PASSAGE_TOKENS, split_passages
+from comfyui_assistant.core.tokens.tokens import TokenCounter, counter_for
 from comfyui_assistant.standalone import SERVICE
 
 BASE = "/api/assistant/projects"
@@ -206,7 +206,7 @@ async def test_bm25_ranks_the_answering_passage_first(assistant) -> None:
 @pytest.fixture(params=["fts5", "no fts5"])
 async def either_sqlite(request, monkeypatch, provider, tmp_path, caplog):
     """The app on this SQLite (FTS5 built in) and as on an SQLite built without FTS5."""
-    from comfyui_assistant.core.migrations import NO_FTS5
+    from comfyui_assistant.core.store.migrations import NO_FTS5
 
     from .conftest import start_app
 

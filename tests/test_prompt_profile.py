@@ -9,19 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.chat_plan import (
+from comfyui_assistant.core.chat.chat_plan import (
     SkillUse,
     Sources,
     build_plan,
     list_skills,
     load_context,
 )
-from comfyui_assistant.core.chat_request import parse_chat_request
-from comfyui_assistant.core.context_files import SYSTEM_CONTEXT_DIR
-from comfyui_assistant.core.prompt_profile import FULL, MEDIUM, PROFILES, SMALL, profile_for
-from comfyui_assistant.core.skills import SkillDirectory
-from comfyui_assistant.core.system_prompt import UserContext
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.chat.chat_request import parse_chat_request
+from comfyui_assistant.core.context.prompt_profile import FULL, MEDIUM, PROFILES, SMALL, profile_for
+from comfyui_assistant.core.context.system_prompt import UserContext
+from comfyui_assistant.core.knowledge.context_files import SYSTEM_CONTEXT_DIR
+from comfyui_assistant.core.knowledge.skills import SkillDirectory
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tools_definitions import TOOLS
 
 from .conftest import start_app

@@ -8,8 +8,8 @@ import socket
 import httpx2 as httpx  # the openai SDK's HTTP library
 import openai
 import pytest
-from comfyui_assistant.core.provider_config import resolve
-from comfyui_assistant.core.redact import redact
+from comfyui_assistant.core.provider.provider_config import resolve
+from comfyui_assistant.core.stream.redact import redact
 
 from .conftest import start_app
 from .helpers import chat_body, user
@@ -134,7 +134,7 @@ async def test_invalid_settings_are_refused_and_nothing_changes(assistant, provi
 async def test_a_base_url_stored_by_an_older_version_that_the_client_refuses_is_dropped(
     provider, tmp_path, base_url, caplog
 ):
-    from comfyui_assistant.core.store import Store
+    from comfyui_assistant.core.store.store import Store
 
     store = await Store.open(tmp_path)
     await store.update_settings("provider", {"baseUrl": base_url, "apiKey": SECRET})
@@ -260,15 +260,15 @@ def test_bad_environment_values_are_ignored_not_fatal():
     ],
 )
 def test_provider_profiles_by_base_url(base_url, kind, subject):
-    from comfyui_assistant.core.provider_profiles import profile_for
+    from comfyui_assistant.core.provider.provider_profiles import profile_for
 
     profile = profile_for(base_url)
     assert (profile.kind.value, profile.subject) == (kind, subject)
 
 
 async def test_a_broken_stream_names_a_custom_endpoint_mid_sentence(provider, tmp_path):
-    from comfyui_assistant.core.provider import describe_error
-    from comfyui_assistant.core.provider_config import ProviderSettings
+    from comfyui_assistant.core.provider.provider import describe_error
+    from comfyui_assistant.core.provider.provider_config import ProviderSettings
 
     settings = ProviderSettings(base_url="http://10.0.0.5:9000/v1")
     request = httpx.Request("POST", "http://10.0.0.5:9000/v1/chat/completions")

@@ -13,14 +13,14 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from comfyui_assistant.core import recall
-from comfyui_assistant.core.conversation_index import MAX_INDEXED_CHARS, passages_of
-from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
-from comfyui_assistant.core.migrations import MIGRATIONS, NO_FTS5, migrate
-from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.threads import Threads
-from comfyui_assistant.core.tokens import counter_for
-from comfyui_assistant.core.when import WhenError, time_range
+from comfyui_assistant.core.memory import recall
+from comfyui_assistant.core.memory.when import WhenError, time_range
+from comfyui_assistant.core.store.conversation_index import MAX_INDEXED_CHARS, passages_of
+from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
+from comfyui_assistant.core.store.migrations import MIGRATIONS, NO_FTS5, migrate
+from comfyui_assistant.core.store.store import DB_NAME, Store
+from comfyui_assistant.core.store.threads import Threads
+from comfyui_assistant.core.tokens.tokens import counter_for
 
 COUNTER = counter_for(None)
 

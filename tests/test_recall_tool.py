@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.chat_plan import offered_names
-from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
-from comfyui_assistant.core.prompt_profile import MEDIUM, SMALL
-from comfyui_assistant.core.recall_tool import title
+from comfyui_assistant.core.chat.chat_plan import offered_names
+from comfyui_assistant.core.context.prompt_profile import MEDIUM, SMALL
+from comfyui_assistant.core.memory.recall_tool import title
+from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
 
 from .helpers import assistant_message, chat_body, content_parts, sent, user
 from .scripted_provider import Stream, call_piece, chunk, text_reply

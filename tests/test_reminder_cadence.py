@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 
-from comfyui_assistant.core.sent_turns import (
+from comfyui_assistant.core.store.sent_turns import (
     REMINDER_EVERY_TURNS,
     SentTurn,
     due_note,

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import embeddings, recall
-from comfyui_assistant.core.embeddings import NO_EMBEDDINGS
-from comfyui_assistant.core.migrations import NO_FTS5
-from comfyui_assistant.core.store import Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.memory import recall
+from comfyui_assistant.core.store import embeddings
+from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
+from comfyui_assistant.core.store.migrations import NO_FTS5
+from comfyui_assistant.core.store.store import Store
+from comfyui_assistant.core.store.threads import Threads
 
 from .helpers import chat_body, user
 from .scripted_provider import text_reply
@@ -182,9 +183,9 @@ class WordLlama:
 SEARCHES = """
 import asyncio, json, logging, sys, tempfile
 from pathlib import Path
-from comfyui_assistant.core import recall
-from comfyui_assistant.core.store import Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.memory import recall
+from comfyui_assistant.core.store.store import Store
+from comfyui_assistant.core.store.threads import Threads
 
 records = []
 handler = logging.Handler()
@@ -226,7 +227,7 @@ def test_a_model_that_fails_to_load_is_reported_once_and_words_are_searched(tmp_
 
 LOGGING_AFTER_LOAD = """
 import asyncio, json, logging
-from comfyui_assistant.core import embeddings
+from comfyui_assistant.core.store import embeddings
 
 root = logging.getLogger()
 before = (root.level, len(root.handlers))

@@ -6,12 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from comfyui_assistant.core.context_files import (
+from comfyui_assistant.core.knowledge.context_files import (
     SYSTEM_CONTEXT_DIR,
     load_system_context,
     skills_index,
 )
-from comfyui_assistant.core.skills import (
+from comfyui_assistant.core.knowledge.skills import (
     MAX_SKILL_CHARS,
     SKILL_FILE,
     SYSTEM_SKILLS_DIR,

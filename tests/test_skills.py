@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from comfyui_assistant.core.skills import (
+from comfyui_assistant.core.knowledge.skills import (
     MAX_SKILL_CHARS,
     Skill,
     SkillDirectory,

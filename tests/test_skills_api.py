@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 import pytest
-from comfyui_assistant.core.skills import SLUG_RULE, SYSTEM_SKILLS_DIR
+from comfyui_assistant.core.knowledge.skills import SLUG_RULE, SYSTEM_SKILLS_DIR
 
 from .conftest import start_app
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from comfyui_assistant.core.store import _unavailable
+from comfyui_assistant.core.store.store import _unavailable
 
 from .helpers import chat_body, user
 from .scripted_provider import Pause, Stream, chunk

@@ -10,10 +10,10 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from comfyui_assistant.core.migrations import MIGRATIONS, applied_migrations, migrate
-from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.thread_state import ThreadState
-from comfyui_assistant.core.threads import Threads, stored_key
+from comfyui_assistant.core.store.migrations import MIGRATIONS, applied_migrations, migrate
+from comfyui_assistant.core.store.store import DB_NAME, Store
+from comfyui_assistant.core.store.thread_state import ThreadState
+from comfyui_assistant.core.store.threads import Threads, stored_key
 
 from .conftest import start_app
 from .helpers import chat_body, user
@@ -382,7 +382,7 @@ def test_the_stored_key_leaves_out_only_a_tool_calls_input_and_output() -> None:
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path):
-    from comfyui_assistant.core.atomic_file import write_atomic
+    from comfyui_assistant.core.base.atomic_file import write_atomic
 
     target = tmp_path / "SOUL.md"
     write_atomic(target, "old")

@@ -10,9 +10,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from comfyui_assistant.core import ui_stream as ui
-from comfyui_assistant.core.redact import REDACTED, StreamCleaner, redact, valid_text
-from comfyui_assistant.core.sse import FAILED_TEXT, PumpOptions, StreamFailed, pump
+from comfyui_assistant.core.stream import ui_stream as ui
+from comfyui_assistant.core.stream.redact import REDACTED, StreamCleaner, redact, valid_text
+from comfyui_assistant.core.stream.sse import FAILED_TEXT, PumpOptions, StreamFailed, pump
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -3,9 +3,9 @@ pieces that fit the model's window, each building on the one before."""
 
 from __future__ import annotations
 
-from comfyui_assistant.core.summarizer import chunks, summarize
-from comfyui_assistant.core.summary_checks import problem
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.summary.summarizer import chunks, summarize
+from comfyui_assistant.core.summary.summary_checks import problem
+from comfyui_assistant.core.tokens.tokens import counter_for
 
 from .helpers import assistant_message, summary_text, user
 from .scripted_provider import Completion, ScriptedProvider
@@ -45,8 +45,8 @@ async def test_a_long_stretch_is_summarized_in_chained_requests_that_fit_the_win
     provider = ScriptedProvider()
     await provider.start()
     try:
-        from comfyui_assistant.core.provider import Provider
-        from comfyui_assistant.core.provider_config import resolve
+        from comfyui_assistant.core.provider.provider import Provider
+        from comfyui_assistant.core.provider.provider_config import resolve
 
         client = Provider(resolve({}, {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}))
         ui = []
@@ -78,8 +78,8 @@ async def test_a_summary_that_takes_too_long_is_replaced_and_the_log_says_why(ca
     provider = ScriptedProvider()
     await provider.start()
     try:
-        from comfyui_assistant.core.provider import Provider
-        from comfyui_assistant.core.provider_config import resolve
+        from comfyui_assistant.core.provider.provider import Provider
+        from comfyui_assistant.core.provider.provider_config import resolve
 
         client = Provider(resolve({}, {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}))
         ui = [user("Make it warm, seed 1234.", "u0"), assistant_message("Done.", "a0")]

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from comfyui_assistant.core.context_files import (
+from comfyui_assistant.core.knowledge.context_files import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_ENV,
     SYSTEM_CONTEXT_DIR,
@@ -14,7 +14,7 @@ from comfyui_assistant.core.context_files import (
     skills_index,
     split_sections,
 )
-from comfyui_assistant.core.skills import Skill
+from comfyui_assistant.core.knowledge.skills import Skill
 
 ONE = "# Alpha\n\n## One\nFirst section."
 TWO = "## Two\n" + " ".join(["The second section is the longest one."] * 5)

@@ -3,13 +3,13 @@ continuation mode, and byte-identical output while the inputs do not change."""
 
 from __future__ import annotations
 
-from comfyui_assistant.core.server_tools import ToolContext
-from comfyui_assistant.core.system_prompt import (
+from comfyui_assistant.core.context.system_prompt import (
     UserContext,
     UserContextLimits,
     user_context_block,
 )
-from comfyui_assistant.core.tool_registry import run_server_tool
+from comfyui_assistant.core.tools.server_tools import ToolContext
+from comfyui_assistant.core.tools.tool_registry import run_server_tool
 from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app

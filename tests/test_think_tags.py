@@ -3,7 +3,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from comfyui_assistant.core.think_tags import Kind, ThinkTagSplitter, visible_text
+from comfyui_assistant.core.stream.think_tags import Kind, ThinkTagSplitter, visible_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

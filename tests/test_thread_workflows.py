@@ -10,11 +10,11 @@ from typing import Any
 
 import aiosqlite
 import pytest
-from comfyui_assistant.core.chat_request import parse_chat_request
-from comfyui_assistant.core.errors import RequestError
-from comfyui_assistant.core.migrations import MIGRATIONS, migrate
-from comfyui_assistant.core.store import DB_NAME, Store
-from comfyui_assistant.core.threads import Threads
+from comfyui_assistant.core.base.errors import RequestError
+from comfyui_assistant.core.chat.chat_request import parse_chat_request
+from comfyui_assistant.core.store.migrations import MIGRATIONS, migrate
+from comfyui_assistant.core.store.store import DB_NAME, Store
+from comfyui_assistant.core.store.threads import Threads
 
 from .helpers import chat_body, user
 from .scripted_provider import text_reply

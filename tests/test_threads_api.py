@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.store import DB_NAME
+from comfyui_assistant.core.store.store import DB_NAME
 
 from .helpers import chat_body, sse_events, user
 from .scripted_provider import Cut, Status, Stream, chunk, error_body, text_reply

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import server_counts
+from comfyui_assistant.core.provider import server_counts
 
 from .helpers import (
     assistant_message,
@@ -178,7 +178,7 @@ async def test_a_usage_without_the_tools_never_sends_a_request_over_the_window(p
     """A provider whose usage leaves the tool definitions out teaches a tools factor near 0
     (seen: 0.035; requests then went over an 8K window by the tools' size). The learned factors
     are applied with our exact count as the floor: every request fits as we count it."""
-    from comfyui_assistant.core.tokens import counter_for
+    from comfyui_assistant.core.tokens.tokens import counter_for
 
     from .conftest import start_app
 

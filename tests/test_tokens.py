@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from comfyui_assistant.core import token_encoding, tokens
-from comfyui_assistant.core.token_correction import Factors, Parts
-from comfyui_assistant.core.tokens import (
+from comfyui_assistant.core.tokens import token_encoding, tokens
+from comfyui_assistant.core.tokens.token_correction import Factors, Parts
+from comfyui_assistant.core.tokens.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_PRIMING,
     TOOL_CALL_OVERHEAD,

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.server_tools import search_nodes
-from comfyui_assistant.core.wire_types import ContextReport
+from comfyui_assistant.core.base.wire_types import ContextReport
+from comfyui_assistant.core.tools.server_tools import search_nodes
 from comfyui_assistant.tools_definitions import (
     GROUPS,
     TOOLS,
@@ -374,7 +374,7 @@ def test_a_spec_must_say_where_it_runs_and_where_it_is_listed(
 def test_every_tool_is_declared_in_one_place() -> None:
     """Server tools run by their spec's handler, every tool is in a prompt group, and the
     lists other modules use are derived from the specs."""
-    from comfyui_assistant.core import tool_registry as registry
+    from comfyui_assistant.core.tools import tool_registry as registry
 
     for spec in TOOLS:
         assert spec.group in GROUPS
@@ -416,7 +416,7 @@ def test_openai_tools_defaults_to_all_and_accepts_any_iterable() -> None:
 
 def test_tool_definitions_fit_the_token_budget() -> None:
     """Tool schemas are sent with every request: measured, and kept small."""
-    from comfyui_assistant.core.token_encoding import shipped_cl100k
+    from comfyui_assistant.core.tokens.token_encoding import shipped_cl100k
 
     enc = shipped_cl100k()
 

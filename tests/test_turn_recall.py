@@ -5,8 +5,8 @@ out."""
 
 from __future__ import annotations
 
-from comfyui_assistant.core.context_inputs import ContextSettings
-from comfyui_assistant.core.turn_recall import HEAD, RECALL_SHARE
+from comfyui_assistant.core.context.context_inputs import ContextSettings
+from comfyui_assistant.core.memory.turn_recall import HEAD, RECALL_SHARE
 
 from .conftest import start_app
 from .helpers import assistant_message, chat_body, context_report, summary_text, user
@@ -119,7 +119,7 @@ async def test_one_common_word_brings_nothing_back_and_a_passage_comes_back_once
 async def test_a_passage_that_shares_no_word_is_not_attached_by_meaning_alone(provider, tmp_path):
     # measured (bench/memory_prose.py): the best passages by meaning were seldom what a
     # message asked about, and resent with it they took the verbatim history's room
-    from comfyui_assistant.core import embeddings
+    from comfyui_assistant.core.store import embeddings
 
     assert embeddings.available(), "the semantic extra is installed by scripts/setup"
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))

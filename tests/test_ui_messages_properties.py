@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from comfyui_assistant.core.ui_messages import (
+from comfyui_assistant.core.base.ui_messages import (
     AWAITING,
     DENIED,
     INPUT_INCOMPLETE,

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.user_data import DEFAULTS_DIR
+from comfyui_assistant.core.store.user_data import DEFAULTS_DIR
 from yarl import URL
 
 from .helpers import chat_body, sse_events, user

@@ -21,8 +21,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from comfyui_assistant.core.service import ServiceOptions
-from comfyui_assistant.core.sse import PumpOptions
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.stream.sse import PumpOptions
+from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.standalone import create_app
 from comfyui_assistant.tests.helpers import assemble, sse_events
 from comfyui_assistant.tests.scripted_provider import ScriptedProvider, error_body

@@ -11,7 +11,7 @@ import datetime
 import random
 from dataclasses import dataclass, field
 
-from comfyui_assistant.core.tokens import counter_for
+from comfyui_assistant.core.tokens.tokens import counter_for
 
 from .chat_drive import MODEL
 from .prose_kinds import (

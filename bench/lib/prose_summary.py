@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from comfyui_assistant.core.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
-from comfyui_assistant.core.summarizer import IN_PLACE_PROMPT, transcript_lines
+from comfyui_assistant.core.context.context_steps import SUMMARY_CLOSE, SUMMARY_OPEN
+from comfyui_assistant.core.summary.summarizer import IN_PLACE_PROMPT, transcript_lines
 
 WORD_BUDGET = 300
 MIN_WORDS = 5

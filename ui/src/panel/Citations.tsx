@@ -1,4 +1,4 @@
-// Citations: a tool that returns documents (core/documents.py) gives each a citation id,
+// Citations: a tool that returns documents (core/tools/documents.py) gives each a citation id,
 // numbered thread-wide; the model cites `[n]`. Here `[n]` in an answer becomes a chip when a
 // document of the thread has that id, and the chip opens the source in a popover. Ids no
 // document has stay plain text; code (inline or fenced) and link texts are never touched.

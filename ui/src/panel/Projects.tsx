@@ -1,7 +1,7 @@
 // Projects in the Settings view: list and create projects, pin documents to one (pasted text or
 // a text file), remove them, and put the current chat in a project or take it out. The server
 // sends a project's documents with every request of its threads, whole or the passages that
-// match (core/project_documents.py); the gauge says which.
+// match (core/files/project_documents.py); the gauge says which.
 import { useCallback, useEffect, useId, useState, type FC, type FormEvent } from "react";
 import { errorMessage, requestJson } from "../runtime/api";
 import { useStore } from "./context";

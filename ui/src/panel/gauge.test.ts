@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ContextReport as ServerReport } from "./contextReport.generated";
 import { computeGauge, formatTokens, isContextReport, latestReport, shorteningText } from "./gauge";
 
-// A whole report as the server sends it (its type is generated from core/wire_types.py).
+// A whole report as the server sends it (its type is generated from core/base/wire_types.py).
 const report: ServerReport = {
   model: "qwen3:8b",
   window: { tokens: 10000, source: "settings", detail: null },

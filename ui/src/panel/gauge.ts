@@ -1,4 +1,4 @@
-// The context gauge's arithmetic: a context report (core/context_stages.py `report`, sent as a
+// The context gauge's arithmetic: a context report (core/context/context_stages.py `report`, sent as a
 // `data-context` part with every response) becomes the segments of one slim bar — the window
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
@@ -6,7 +6,7 @@ import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportW
 
 /**
  * A report as the gauge reads it: the server's (`ServerReport`, generated from
- * core/wire_types.py), with only the window size and the sections required — a report stored
+ * core/base/wire_types.py), with only the window size and the sections required — a report stored
  * by an older version may lack the rest.
  */
 export type ContextReport = Partial<Omit<ServerReport, "window" | "tokens" | "counts">> & {

@@ -1,5 +1,5 @@
 // For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
-// write AI SDK UI message streams (docs/DESIGN.md §5) the way core/ui_stream.py does.
+// write AI SDK UI message streams (docs/DESIGN.md §5) the way core/stream/ui_stream.py does.
 import type { UIMessage } from "ai";
 
 export type Chunk = Record<string, unknown>;
@@ -129,7 +129,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     project: t.project ?? null,
   });
 
-  // projects and their documents (core/projects.py), in memory; tokens counted as words
+  // projects and their documents (core/files/projects.py), in memory; tokens counted as words
   type FakeDocument = { id: number; projectId: number; title: string; text: string; tokens: number; passages: number };
   const projects = new Map<number, { id: number; name: string; documents: FakeDocument[] }>();
   let nextId = 1;

@@ -106,7 +106,7 @@ describe("the adapter", () => {
 });
 
 describe("titles", () => {
-  it("follows core/threads.py title_from", () => {
+  it("follows core/store/threads.py title_from", () => {
     expect(titleFromText("  short one  \nsecond")).toBe("short one");
     const long = "Please build me a workflow that upscales the image twice and then sharpens it";
     const title = titleFromText(long);

@@ -36,7 +36,7 @@ export const TITLE_CHARS = 60;
 
 /**
  * A thread's title from its first user text — the same rule as the server's `title_from`
- * (core/threads.py): the first line, cut at a word boundary with an ellipsis.
+ * (core/store/threads.py): the first line, cut at a word boundary with an ellipsis.
  */
 export function titleFromText(text: string): string {
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? "";

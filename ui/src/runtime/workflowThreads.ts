@@ -1,5 +1,5 @@
 // Threads that belong to a workflow tab. A thread records the workflow it was started on (the
-// server stores its key: core/thread_workflows.py): a saved workflow's path, an unsaved one's
+// server stores its key: core/store/thread_workflows.py): a saved workflow's path, an unsaved one's
 // graph id ("unsaved:<uuid>", comfy.ts workflowKey) — never a tab's name, which ComfyUI gives
 // again to other new tabs. The panel lists the active workflow's threads first and, when the
 // user switches tabs, continues that workflow's thread — the one shown there last, else its

@@ -1,0 +1,80 @@
+"""Whether an attached file can fit the model's window, decided when it is attached.
+
+The room is what one message can take in this thread's next request: the window, less the
+answer's reserve, the margin, the tools, the system prompt and the user's context, as the
+chat plans them for this window (`build_plan` with the same profile). The file is counted as
+it will be sent: its `model_parts` converted like any message (an image by its size).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..base.ui_messages import to_openai_messages
+from ..context.prompt_profile import profile_for
+from ..context.system_prompt import user_context_block
+from ..files.attachment_files import FileReading, model_parts
+from ..provider.budget import compute_budget
+from ..provider.provider_probes import provider_capabilities, sees_images
+from ..service import AssistantService
+from ..tokens.tokens import counter_for
+from .chat_context import turn_window
+from .chat_plan import SkillUse, build_plan
+from .chat_request import ChatRequest
+from .chat_sources import gather_sources, user_snapshot
+from .chat_turn import learned_window
+
+log = logging.getLogger("comfyui_assistant")
+
+
+@dataclass(frozen=True)
+class Room:
+    model: str
+    window: int
+    room: int  # tokens one user message can take
+    vision: bool
+
+
+async def message_room(service: AssistantService, thread_id: str) -> Room | None:
+    """The room for one message with the current provider and model; None when the provider
+    cannot say which model it serves (the chat will say why)."""
+    provider = await service.provider()
+    try:
+        model, _ = await provider.choose_model()
+    except Exception as exc:  # (unreachable, no model: the chat reports it)
+        log.info("attachment: the model is unknown, the file is not checked against it: %s", exc)
+        return None
+    caps = await provider_capabilities(provider.settings, model)
+    window = await turn_window(provider, model, await learned_window(service, provider, model))
+    sources = await gather_sources(service, await user_snapshot(service))
+    profile = profile_for(window.tokens, sources.environ)
+    probe = ChatRequest(thread_id, [{"id": "probe", "role": "user", "parts": []}])
+    plan = build_plan(probe, sources, True, SkillUse(), profile, caps.tools is not False)
+    counter = counter_for(model)
+    budget = compute_budget(window, provider.settings.max_output_tokens, counter.tools(plan.tools))
+    user = user_context_block(sources.user, profile.user_limits(sources.environ))
+    prompt = counter.messages([{"role": "system", "content": plan.system + user}])
+    room = budget.available - prompt
+    return Room(model, window.tokens, room, sees_images(caps, sources.environ))
+
+
+def tokens_of(
+    aid: str, name: str, reading: FileReading, data: bytes, vision: bool, model: str
+) -> int:
+    """The tokens the file adds to its message, counted as it is sent."""
+    parts = model_parts(aid, name, reading, data, vision)
+    counter = counter_for(model)
+    empty = counter.messages([{"role": "user", "content": ""}])
+    sent = to_openai_messages([{"id": aid, "role": "user", "parts": parts}])
+    return max(counter.messages(sent) - empty, 1)
+
+
+def too_large(name: str, tokens: int, room: Room) -> str:
+    """Why a file of `tokens` cannot be attached (both numbers, and what to do)."""
+    return (
+        f"{name} is about {tokens:,} tokens, but {room.model}'s {room.window:,}-token window has "
+        f"room for about {max(room.room, 0):,} in one message (after the instructions, the tools "
+        f"and the answer's reserve). Attach a smaller file or the part that matters, or use a "
+        f"model with a larger window."
+    )

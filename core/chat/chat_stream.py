@@ -1,0 +1,461 @@
+"""One `/api/assistant/chat` answer as UI Message Stream chunks.
+
+The model is called in steps. Calls to server tools run here and their results go back to the
+model in the next step of the same response; a call to a panel tool ends the response (the
+panel runs it and resubmits). The last allowed step offers no tools, so a looping model must
+answer in words. Each step's request is the history plus the answer so far, converted from
+the very UI message the client holds, so the next turn's request repeats it byte for byte.
+
+Every failure ends the stream with an `error` chunk that says what to do, after closing any
+open part so the client keeps what it showed. The provider stream is always closed on the way
+out, including when the consumer stops iterating (browser gone, stop button).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import openai
+
+from ..base.wire_types import ContextReport, UIMessage
+from ..context.context_engine import Assembled
+from ..provider.output_limit import OutputMeter, cut_note
+from ..provider.provider import Provider, ProviderError, describe_error
+from ..provider.provider_profiles import is_context_overflow, window_from_error
+from ..stream import ui_stream as ui
+from ..stream.stream_translate import StepTranslator, Usage, new_id
+from ..stream.ui_assembler import MessageAssembler
+from ..tools.documents import Citations, next_citation_id
+from ..tools.server_tools import ToolContext, ToolFailure
+from ..tools.tool_registry import server_tool_outputs
+
+log = logging.getLogger("comfyui_assistant")
+
+
+@dataclass
+class ChatPlan:
+    """Everything one answer needs, decided before the model is called."""
+
+    system: str
+    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
+    message_id: str
+    answer_base: UIMessage | None = None  # the assistant message a continuation extends
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    server_tools: frozenset[str] = frozenset()
+    max_steps: int = 8
+    local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
+    latest_user_id: str | None = None  # the message this answer replies to
+    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
+    # Builds the exact request for the answer so far (the context engine); the optional
+    # window overrides ours after a provider's "context length exceeded".
+    assemble: Callable[[UIMessage, int | None], Assembled] | None = None
+    model_source: str = "settings"
+    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
+    # Work the user sees before the first model call (a summary of the thread still being
+    # made): its chunks (`data-status` parts) come first in the answer.
+    before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
+    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
+    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
+    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
+    # True when the next step must be the last, offering no tools (a delegated task's budget
+    # nearly spent): checked before each step.
+    wrap_up: Callable[[], bool] | None = None
+    debug: bool = False  # ?debug=context: the exact request goes to the panel too
+
+    def last_step(self, step: int) -> bool:
+        return step == self.max_steps - 1 or (self.wrap_up is not None and self.wrap_up())
+
+    def answer_start(self) -> UIMessage:
+        """The assistant message this answer extends (a continuation), or a new empty one."""
+        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
+
+    def request(self, answer: UIMessage, window: int | None = None) -> Assembled:
+        if self.assemble is None:
+            raise RuntimeError("the plan has no context engine attached")
+        return self.assemble(answer, window)
+
+
+@dataclass
+class ChatOutcome:
+    """What happened: for the log line, the stored answer and the context report."""
+
+    message: UIMessage | None = None  # the answer as it streams
+    model: str | None = None
+    finish_reason: str = "other"
+    usage: Usage | None = None
+    last_usage: Usage | None = None  # the last step's: its prompt is the largest one
+    assembled: Assembled | None = None
+    steps: int = 0
+    error: str | None = None
+    error_kind: str | None = None
+    started_at: float = field(default_factory=time.monotonic)
+    on_usage: Callable[[Assembled, Usage], None] | None = None
+    correction: Any = None  # the learned token correction, persisted after the answer
+    revision: int = 0  # chunks applied to `message` so far (the partial saver watches it)
+    # the window a provider's overflow error stated, and ours it replaced (to remember)
+    overflow_window: tuple[int, int] | None = None
+    limited: bool = False  # the last step still wanted tools, which did not run
+    assembler: MessageAssembler | None = None  # builds `message` from the chunks
+    waiting_since: float | None = None  # a model call is out and has shown nothing yet
+    waiting_shown: bool = False  # ... and the user was told we wait for it
+
+    def apply(self, chunk: ui.Chunk) -> ui.Chunk:
+        """A chunk of the answer, applied to `message` (the stored answer matches the stream)."""
+        if self.assembler is not None:
+            self.assembler.apply(chunk)
+        self.revision += 1
+        return chunk
+
+    def waiting_note(self) -> ui.Chunk | None:
+        """While a model call is silent (the pump asks, sse.py): how long it has been waited
+        for. A local model reading a long prompt can take a minute before its first token,
+        and only llama.cpp reports its progress."""
+        if self.waiting_since is None:
+            return None
+        took = time.monotonic() - self.waiting_since
+        self.waiting_shown = True
+        text = f"Waiting for the model… ({took:.0f} s)"
+        return self.apply(ui.Data("status", {"text": text, "done": False}, id="status"))
+
+    def model_spoke(self) -> ui.Chunk | None:
+        """The model answered: the waiting note, if shown, is cleared."""
+        self.waiting_since = None
+        if not self.waiting_shown:
+            return None
+        self.waiting_shown = False
+        return self.apply(ui.Data("status", {"text": "", "done": True}, id="status"))
+
+    def observe(self, assembled: Assembled, usage: Usage) -> None:
+        self.usage = _add_usage(self.usage, usage)
+        self.last_usage = usage
+        if self.on_usage is not None:
+            self.on_usage(assembled, usage)
+
+    def report(self) -> ContextReport | None:
+        """The last step's context report, with what the provider reported for it."""
+        if self.assembled is None:
+            return None
+        report = self.assembled.report.copy()
+        if self.last_usage is not None:
+            report["reported"] = self.last_usage.prompt_tokens
+            report["cachedTokens"] = self.last_usage.cached_tokens
+        return report
+
+
+def response_message_id(messages: list[UIMessage]) -> str:
+    """A continuation (last message is the assistant's) must keep that message's id."""
+    last = messages[-1]
+    if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
+        return str(last["id"])
+    return new_id("msg")
+
+
+async def _run_tools(
+    translator: StepTranslator, plan: ChatPlan, ctx: ToolContext, answer: UIMessage
+) -> AsyncIterator[ui.Chunk]:
+    citations: Citations | None = None
+    for call in translator.tool_calls:
+        if call.input is None or call.name not in plan.server_tools:
+            continue
+        assert call.id is not None
+        if citations is None:  # numbered on from the thread's documents (core/tools/documents.py)
+            citations = Citations(next_citation_id([*plan.ui_history, answer]))
+        try:
+            call_ctx = replace(ctx, call_id=call.id, citations=citations)
+            outputs = server_tool_outputs(call.name, call.input, call_ctx)
+            async for out in outputs:
+                yield ui.ToolOutputAvailable(
+                    call.id, out.value, provider_executed=True, preliminary=out.preliminary or None
+                )
+        except ToolFailure as exc:
+            yield ui.ToolOutputError(call.id, str(exc), provider_executed=True)
+
+
+def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
+    return any(
+        c.input is not None and c.name not in plan.server_tools for c in translator.tool_calls
+    )
+
+
+def _request_of(assembled: Assembled) -> dict[str, Any]:
+    """?debug=context: the exact request of this step, as sent."""
+    return {"messages": assembled.messages, "tools": assembled.tools}
+
+
+def _names(tools: list[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(t["function"]["name"] for t in tools)
+
+
+async def _open_step(
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    answer: UIMessage,
+    last: bool,
+    outcome: ChatOutcome,
+) -> tuple[Any, Assembled]:
+    """Start one model call (the last allowed step offers no tools); on "context length
+    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
+    window is remembered for the next turns: `outcome.overflow_window`)."""
+    assembled = plan.request(answer)
+    if plan.slot_note:
+        assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
+    try:
+        tools = [] if last else assembled.tools
+        stream = await provider.stream(
+            model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
+        )
+        return stream, assembled
+    except openai.APIStatusError as exc:
+        if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
+            raise
+        return await _retry_smaller(provider, model, plan, answer, last, outcome, assembled, exc)
+
+
+async def _retry_smaller(
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    answer: UIMessage,
+    last: bool,
+    outcome: ChatOutcome,
+    assembled: Assembled,
+    exc: openai.APIError,
+) -> tuple[Any, Assembled]:
+    """The step again, for the window the provider's overflow error states (or 75% of ours);
+    the window is remembered for the next turns (`outcome.overflow_window`)."""
+    window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
+    log.warning("the provider's window is smaller than ours; retrying with %d", window)
+    outcome.overflow_window = (window, assembled.budget.window.tokens)
+    assembled = plan.request(answer, window)
+    assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
+    tools = [] if last else assembled.tools
+    stream = await provider.stream(
+        model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
+    )
+    return stream, assembled
+
+
+def _overflow_mid_stream(exc: Exception) -> bool:
+    """An overflow reported inside a stream that already started (llama.cpp sends its prompt
+    progress first, then "Context size has been exceeded")."""
+    return (
+        isinstance(exc, openai.APIError)
+        and not isinstance(exc, openai.APIStatusError)
+        and is_context_overflow(None, str(exc.message), None)
+    )
+
+
+def _code(exc: openai.APIStatusError) -> str | None:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", body)
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
+async def chat_chunks(
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    ctx: ToolContext,
+    outcome: ChatOutcome,
+) -> AsyncGenerator[ui.Chunk, None]:
+    assembler = outcome.assembler = MessageAssembler(plan.answer_base)
+    outcome.message = assembler.message
+    outcome.model = model
+    emit = outcome.apply
+
+    yield emit(ui.Start(plan.message_id))
+    if plan.local_reply is not None:
+        for chunk in local_reply(plan.local_reply):
+            yield emit(chunk)
+        outcome.finish_reason = "stop"
+        return
+
+    translator = StepTranslator(frozenset())
+    stream: Any = None
+    started = limited = cut = False
+    provider.active += 1
+    try:
+        yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
+        if plan.before is not None:
+            async for chunk in plan.before():
+                yield emit(chunk)
+        for step in range(plan.max_steps):
+            last = plan.last_step(step)
+            started = False
+            outcome.waiting_since = time.monotonic()
+            stream, assembled = await _open_step(
+                provider, model, plan, assembler.message, last, outcome
+            )
+            offered = frozenset() if last else _names(assembled.tools)
+            translator = StepTranslator(
+                offered,
+                plan.server_tools,
+                secrets=(provider.settings.api_key,),
+                unoffered=f"Not run: this answer reached its limit of {plan.max_steps} tool steps."
+                if last
+                else None,
+            )
+            outcome.assembled = assembled
+            outcome.steps += 1
+            yield emit(ui.Data("context", assembled.report, id="context"))
+            if plan.debug:
+                yield ui.Data("context-request", _request_of(assembled), transient=True)
+            yield emit(ui.StartStep())
+            retried = shown = cut = False
+            while True:  # (once more, smaller, when the server says mid-stream it overflowed)
+                meter = OutputMeter(assembled.budget.reserve)
+                try:
+                    async for chunk in stream:
+                        started = True
+                        for out in translator.feed(chunk):
+                            if not shown and not isinstance(out, ui.Data):
+                                shown, cleared = True, outcome.model_spoke()
+                                if cleared is not None:
+                                    yield cleared
+                            yield emit(out)
+                        if meter.over(chunk):
+                            cut = True
+                            break
+                    break
+                except Exception as exc:
+                    if retried or shown or not isinstance(exc, openai.APIError):
+                        raise
+                    if not _overflow_mid_stream(exc):
+                        raise
+                    retried = True
+                    await stream.close()
+                    stream, assembled = await _retry_smaller(
+                        provider, model, plan, assembler.message, last, outcome, assembled, exc
+                    )
+                    outcome.assembled = assembled
+                    yield emit(ui.Data("context", assembled.report, id="context"))
+            await stream.close()
+            stream = None
+            if (cleared := outcome.model_spoke()) is not None:
+                yield cleared
+            if cut:  # a provider that ignored max_tokens: what it said so far, and why it ends
+                for out in [*translator.finish_partial(), ui.FinishStep()]:
+                    yield emit(out)
+                for out in text_step(cut_note(meter.limit)):
+                    yield emit(out)
+                break
+            if not started:
+                raise _empty_answer(provider)
+            for out in translator.finish():
+                yield emit(out)
+            if translator.usage is not None:
+                outcome.observe(assembled, translator.usage)
+            async for out in _run_tools(translator, plan, ctx, assembler.message):
+                yield emit(out)
+            yield emit(ui.FinishStep())
+            if not translator.tool_calls or _needs_panel(translator, plan):
+                break
+            if last:  # the model still wants tools after the last step: say so, in words
+                for out in step_limit_note(plan.max_steps, translator):
+                    yield emit(out)
+                outcome.limited = limited = True
+                break
+    except Exception as exc:
+        error = describe_error(exc, provider.settings, outcome.model, started)
+        outcome.error, outcome.error_kind = error.message, error.kind
+        if (cleared := outcome.model_spoke()) is not None:
+            yield cleared
+        for out in translator.finish_partial():
+            yield emit(out)
+        yield ui.Error(error.message)
+        return
+    finally:
+        provider.active -= 1
+        if stream is not None:
+            await stream.close()
+    outcome.finish_reason = "length" if cut else "stop" if limited else translator.finish_reason
+    metadata: dict[str, Any] = {"model": outcome.model}
+    if outcome.usage is not None:
+        metadata["usage"] = outcome.usage.as_metadata()
+    report = outcome.report()
+    if report is not None:
+        yield emit(ui.Data("context", report, id="context"))
+    yield emit(ui.Finish(outcome.finish_reason, metadata))
+
+
+def _empty_answer(provider: Provider) -> ProviderError:
+    settings = provider.settings
+    return ProviderError(
+        f"{settings.label} at {settings.base_url} answered, but sent no completion (an empty "
+        f"stream, or a web page instead of events) — check that the base URL points at an "
+        f"OpenAI-compatible /v1 endpoint, and look at the server's log.",
+        "empty",
+    )
+
+
+def step_limit_note(max_steps: int, translator: StepTranslator) -> list[ui.Chunk]:
+    """A last step of text: the answer stopped at the tool-step limit. (In a step of its own,
+    so the panel does not take the last step's tool calls as a reason to resubmit.)"""
+    names = ", ".join(dict.fromkeys(c.name for c in translator.tool_calls)) or "tools"
+    return text_step(
+        f"I stopped here: this answer reached its limit of {max_steps} tool steps while the "
+        f'model still wanted to call {names}, which did not run. Say "continue" to let it go '
+        f"on (LLM_MAX_TOOL_STEPS sets the limit)."
+    )
+
+
+def text_step(text: str) -> list[ui.Chunk]:
+    """One step holding one text part."""
+    text_id = new_id("txt")
+    return [
+        ui.StartStep(),
+        ui.TextStart(text_id),
+        ui.TextDelta(text_id, text),
+        ui.TextEnd(text_id),
+        ui.FinishStep(),
+    ]
+
+
+def _add_usage(total: Usage | None, step: Usage) -> Usage:
+    if total is None:
+        return step
+    cached = (total.cached_tokens or 0) + (step.cached_tokens or 0)
+    return Usage(
+        total.prompt_tokens + step.prompt_tokens,
+        total.completion_tokens + step.completion_tokens,
+        total.total_tokens + step.total_tokens,
+        cached if total.cached_tokens is not None or step.cached_tokens is not None else None,
+    )
+
+
+def local_reply(text: str) -> list[ui.Chunk]:
+    """An answer that needs no model (unknown commands and skills)."""
+    return [*text_step(text), ui.Finish("stop")]
+
+
+def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
+    """One line per request, with the context report's figures."""
+    usage = outcome.usage
+    tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}" if usage else "n/a"
+    report = outcome.report()
+    context = "context=n/a"
+    if report is not None:
+        counts = report["counts"]
+        context = (
+            f"context={report['estimated']}/{report['budget']} window={report['window']['tokens']}"
+            f"({report['window']['source']}) kept={counts['kept']} digested={counts['digested']}"
+            f" summarized={counts['summarized']} dropped={counts['dropped']}"
+        )
+    log.info(
+        "chat thread=%s message=%s model=%s finish=%s steps=%d tokens=%s %s %s in %.2fs",
+        thread_id,
+        outcome.message and outcome.message.get("id"),
+        outcome.model,
+        outcome.finish_reason if outcome.error is None else f"error:{outcome.error_kind}",
+        outcome.steps,
+        tokens,
+        context,
+        status,
+        time.monotonic() - outcome.started_at,
+    )

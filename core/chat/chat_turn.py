@@ -1,0 +1,420 @@
+"""One chat turn, from a parsed request to the stored answer: `prepare` (the request's
+messages stored, the sources read, the answer planned, the model chosen, the first request
+assembled), `stream` (the answer's UI message chunks, saved as they come), `finish` (the
+answer, the context report and the learned token correction stored; one log line). The
+HTTP route only moves bytes: it parses the body, writes the chunks and says how the stream
+ended."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import enum
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from types import TracebackType
+
+from ..context.context_engine import Assembled
+from ..context.prompt_profile import profile_for
+from ..context.system_prompt import user_context_block
+from ..files.attachments import with_thread_files
+from ..files.project_documents import for_turn
+from ..files.projects import Projects
+from ..memory.recall_tool import look_back
+from ..memory.turn_recall import recall_for_turn
+from ..provider.budget import ContextBudgetError
+from ..provider.provider import Provider, describe_error
+from ..provider.provider_probes import provider_capabilities, sees_images
+from ..provider.slots import choose_slot
+from ..service import AssistantService
+from ..store.delegations import Delegations
+from ..store.sent_turns import SentTurn, SentTurns, due_note
+from ..store.thread_state import ThreadState
+from ..store.threads import Threads
+from ..stream import ui_stream as ui
+from ..stream.stream_translate import Usage
+from ..tokens.tokens import counter_for
+from ..tools.server_tools import ToolContext
+from .answer_saver import AnswerSaver, has_content
+from .chat_context import (
+    ChatContext,
+    calibrate,
+    compact,
+    prepare_context,
+    reload_summary,
+    turn_window,
+)
+from .chat_plan import build_plan, skill_use
+from .chat_request import ChatRequest
+from .chat_sources import gather_sources, user_snapshot
+from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, response_message_id
+from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+
+log = logging.getLogger("comfyui_assistant")
+
+
+NOTICES = "notices"  # store namespace: what the user was told once
+NO_TOOLS = (
+    "This model cannot use tools here: the server's chat template does not render them, so "
+    "I can answer but cannot read or change your workflow. For graph edits, use a model or "
+    "chat template with tool support (llama.cpp: --jinja with a tool-capable template)."
+)
+NO_VISION = (
+    "This model cannot see images: it gets a short note about each attached image (its name, "
+    "size and any ComfyUI workflow in it) instead. For a model that can, set LLM_VISION=1."
+)
+STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
+WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
+
+
+def window_key(provider: Provider, model: str) -> str:
+    return f"{provider.settings.base_url.rstrip('/')} {model}"
+
+
+async def learned_window(
+    service: AssistantService, provider: Provider, model: str
+) -> dict[str, int] | None:
+    """The window this provider said a model has when a request overflowed (and the window
+    we had planned with then), or None."""
+    value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
+    return value if isinstance(value, dict) else None
+
+
+async def first_notice(service: AssistantService, key: str) -> bool:
+    """True the first time this is asked for `key` (then remembered)."""
+    store = await service.store()
+    if (await store.get_settings(NOTICES)).get(key):
+        return False
+    await store.update_settings(NOTICES, {key: True})
+    return True
+
+
+class StreamEnd(enum.Enum):
+    """How the response stream ended, as the route saw it."""
+
+    WRITTEN = "written"  # every chunk reached the client
+    CLIENT_GONE = "client gone"  # the browser disconnected (stop, a closed tab)
+    FAILED = "failed"  # an internal error ended the stream
+
+
+class ChatTurn:
+    """Use as `async with ChatTurn(service, req) as turn:`, which stores the request's
+    messages (on the database's thread while the turn plans) and waits for that write on the
+    way out, also after an early error answer."""
+
+    def __init__(self, service: AssistantService, req: ChatRequest, *, debug: bool = False):
+        self.service, self.req, self.debug = service, req, debug
+        self.outcome = ChatOutcome()
+        self.message_id = ""
+        self.headers: dict[str, str] = {}  # the first request's size, for the response
+        self._stored: asyncio.Future[None] | None = None
+        self._threads: Threads | None = None
+        self._plan: ChatPlan | None = None
+        self._provider: Provider | None = None
+        self._model = ""
+        self._tools: ToolContext | None = None
+        self._saver: AnswerSaver | None = None
+        self._context: ChatContext | None = None
+        self._no_tools = False  # say once that this model cannot use tools
+        self._no_vision = False  # ... and that it cannot see images
+        self._calibrate: Assembled | None = None  # the first request, when the server counts
+        self._state: ThreadState | None = None
+        self._unsent: str | None = None  # the latest user message, sent for the first time
+
+    async def __aenter__(self) -> ChatTurn:
+        req = self.req
+        self._threads = threads = await self.service.threads()
+        self._stored = asyncio.ensure_future(
+            threads.sync(
+                req.thread_id, req.messages, replaces=req.message_id, workflow=req.workflow
+            )
+        )
+        await asyncio.sleep(0)  # (one turn of the loop hands the write over)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._plan is not None:  # its hook is this turn's method: a cycle holding the body
+            self._plan.before = None
+        stored = self._stored
+        if stored is None:
+            return
+        await asyncio.wait({stored})
+        if not stored.cancelled() and stored.exception() is not None:
+            log.error("storing the request's messages failed: %s", stored.exception())
+
+    async def prepare(self) -> str | None:
+        """Plan the answer and assemble its first request. Returns the message to answer
+        with instead (the context cannot fit, the provider cannot be reached), or None."""
+        service, req = self.service, self.req
+        self.message_id = response_message_id(req.messages)
+        snap = await user_snapshot(service)
+        sources = await gather_sources(service, snap)
+        provider = self._provider = await service.provider()
+        assert self._stored is not None and self._threads is not None, "use `async with`"
+        # the user's message is stored before the model is called (and the context then
+        # knows a thread just created has no summary to read)
+        await self._stored
+        store = self._threads.store
+        turns, state = SentTurns(store), ThreadState(store)
+        sent = await turns.of_thread(req.thread_id)
+        first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
+        skill = skill_use(req, sources, sent)
+        self._tools = ToolContext(
+            thread_id=req.thread_id,
+            threads=self._threads,
+            system_skills=service.system_skills,
+            user_skills=service.user_skills,
+            environment=service.environment,
+            read_context_section=sources.system_context.section,
+            look_back=look_back(store, req.thread_id),
+        )  # (the search's size follows the profile, once the window is known)
+        if skill.reply is not None:  # answered here, without the model
+            self._plan = build_plan(req, sources, first_turn, skill)
+            self._model = provider.settings.model or ""
+            return None
+        latest = skill.latest_id
+        if latest is not None and latest not in sent:  # first sent now: recorded as sent
+            users = [str(m.get("id")) for m in req.messages if m["role"] == "user"]
+            earlier = [sent.get(i) for i in users[: users.index(latest)]] if latest in users else []
+            now = datetime.datetime.now().astimezone()
+            sent[latest] = SentTurn(due_note(snap.reminders, now, earlier), skill.text)
+            self._unsent = latest  # (recorded once its recalled passages are known)
+        try:
+            self._model, model_source = await provider.choose_model()
+            caps = await provider_capabilities(provider.settings, self._model)
+            window = await turn_window(
+                provider, self._model, await learned_window(service, provider, self._model)
+            )
+            # the window picks the prompt profile: the same on every turn of the thread
+            profile = profile_for(window.tokens, sources.environ)
+            # a server whose template cannot render tools drops them silently: none offered
+            tools_usable = caps.tools is not False
+            plan = self._plan = build_plan(req, sources, first_turn, skill, profile, tools_usable)
+            plan.ui_history, unseen = await with_thread_files(
+                store, req.thread_id, plan.ui_history, sees_images(caps, sources.environ)
+            )
+            if unseen:
+                self._no_vision = await first_notice(
+                    service, f"vision {window_key(provider, self._model)}"
+                )
+            self._tools = replace(self._tools, search_limit=profile.search_results)
+            plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
+            if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
+                await service.compactor.cancel(req.thread_id)  # (made again after the answer)
+            slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
+            plan.slot, plan.slot_note = slot.slot, slot.note
+            if not tools_usable:
+                self._no_tools = await first_notice(service, window_key(provider, self._model))
+            user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
+            project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
+            context = await prepare_context(
+                plan=plan,
+                provider=provider,
+                model=self._model,
+                window=window,
+                state=state,
+                thread_id=req.thread_id,
+                environ=service.options.environ,
+                stored_correction=await service.corrections(),
+                sent=sent,
+                user_context=user_context,
+                project=project,
+            )
+            first = context.assemble(plan.answer_start(), None)
+            self._calibrate = first if caps.counts else None
+        except ContextBudgetError as exc:
+            return str(exc)
+        except Exception as exc:
+            return describe_error(exc, provider.settings, provider.settings.model).message
+        plan.assemble = context.assemble
+        self._context, self._state = context, state
+        if DELEGATE in plan.server_tools:
+            parent = Parent(
+                provider, self._model, window, profile, service.options.environ,
+                sources.environment_line, user_context, context.inputs.correction,
+                req.thread_id, plan.message_id, Delegations(store),
+                DelegateBudget.from_env(service.options.environ),
+            )  # fmt: skip
+            self._tools = replace(self._tools, delegate=Delegator(parent).run)
+        model, correction = self._model, context.correction
+
+        def learn(assembled: Assembled, usage: Usage) -> None:
+            correction.observe(model, assembled.parts, usage.prompt_tokens)
+
+        self.outcome.on_usage, self.outcome.correction = learn, correction
+        self.headers = {
+            "X-Context-Budget": str(first.budget.available),
+            "X-Context-Window": str(first.budget.window.tokens),
+        }
+        if not context.overflows(plan.answer_start()):
+            self.headers["X-Context-Tokens"] = str(first.tokens)
+        # (else the request is known once the summary is: the report says it)
+        plan.before = self._before
+        return None
+
+    async def _before(self) -> AsyncIterator[ui.Chunk]:
+        if self._no_tools:
+            yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
+        if self._no_vision:
+            yield ui.Data("status", {"text": NO_VISION, "done": True}, id="vision")
+        await self._calibrated()
+        async for chunk in self._summary_first():
+            yield chunk
+        await self._recalled()
+
+    async def _recalled(self) -> None:
+        """The first time the latest user message is sent: the passages of earlier messages
+        no longer in the request that best match it are attached to it, and it is recorded
+        as sent so (every later request resends it byte for byte)."""
+        latest, context, plan = self._unsent, self._context, self._plan
+        if latest is None or context is None or plan is None or self._threads is None:
+            return
+        self._unsent = None
+        store, sent = self._threads.store, context.inputs.sent
+        assert isinstance(sent, dict)
+        answer = plan.answer_start()
+        first = context.assemble(answer)
+        # within its share of the budget, and only in the room the request leaves: recall that
+        # made the request overflow took a deeper summary, and the thread lost more verbatim
+        # than it brought back (bench/memory_prose.py at 8K: 0.44 kept instead of 0.63)
+        budget, factor = first.budget, max(1.0, context.inputs.correction.messages)
+        free = budget.available + budget.tools - first.tokens
+        room = int(min(budget.available * context.inputs.settings.recall_share, free) / factor)
+        turns = [sent[i] for i in first.present if i in sent and i != latest]
+        recalled = {p.message_id for t in turns if t.recall for p in t.recall.passages}
+        found = await recall_for_turn(
+            store, self.req.thread_id, plan.ui_history, first.present, recalled, room,
+            counter_for(self._model).text, time.time(),
+        )  # fmt: skip
+        if found is not None:
+            turn, summary = sent[latest], context.inputs.summary
+            since = summary.until if summary is not None else None
+            sent[latest] = replace(turn, recall=replace(found, since=since))
+            context.forget()
+            try:
+                context.assemble(answer)
+            except ContextBudgetError:  # the message itself needs that room
+                sent[latest] = turn
+                context.forget()
+        await SentTurns(store).record(self.req.thread_id, latest, sent[latest])
+
+    async def _calibrated(self) -> None:
+        """When due, the server's own counts of the first request calibrate the correction
+        (a few local round trips): after the response started, so the first byte never
+        waits for them; the first model request is then assembled with the new factors."""
+        first, context, provider = self._calibrate, self._context, self._provider
+        if first is None or context is None or provider is None or self._plan is None:
+            return
+        answer = self._plan.answer_start()
+        if await calibrate(context, provider, self._model, answer, first) is not None:
+            await self.service.save_corrections(context.correction.as_dict())
+
+    async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
+        """A thread that no longer fits, with no summary made ahead to take the place of its
+        oldest messages: wait for the one being made, or make it now, and say so meanwhile
+        (room is made once, by the summary, rather than by dropping messages now and
+        summarizing on the next turn: each a request re-read from its start)."""
+        context, state, plan = self._context, self._state, self._plan
+        if context is None or state is None or plan is None or self._provider is None:
+            return
+        if not context.inputs.settings.summarize or not context.overflows(plan.answer_start()):
+            return
+        compactor, thread_id = self.service.compactor, self.req.thread_id
+        if compactor.running(thread_id) is None:
+            work = compact(
+                context, plan.ui_history, self._provider, self._model, state, thread_id,
+                plan.slot, needed=True,
+            )  # fmt: skip
+            compactor.start(thread_id, work)
+        task = compactor.running(thread_id)
+        if task is None:
+            return
+        started = time.monotonic()
+        waiting = {"text": "Summarizing earlier messages…", "done": False}
+        yield ui.Data("status", waiting, id="status")
+        while not (await asyncio.wait({task}, timeout=STATUS_EVERY))[0]:  # still working
+            took = time.monotonic() - started
+            text = f"Summarizing earlier messages… ({took:.0f} s)"
+            yield ui.Data("status", {"text": text, "done": False}, id="status")
+        await reload_summary(context, state, thread_id)
+        took = time.monotonic() - started
+        text = f"Summarized earlier messages ({took:.0f} s)."
+        yield ui.Data("status", {"text": text, "done": True}, id="status")
+
+    async def stream(self) -> AsyncIterator[ui.Chunk]:
+        """The answer's chunks; what it shows so far is saved every few seconds."""
+        plan, provider, tools = self._plan, self._provider, self._tools
+        assert plan is not None and provider is not None and tools is not None, "prepare first"
+        assert self._threads is not None
+        self._saver = AnswerSaver(
+            self._threads, self.req.thread_id, self._position(), self.outcome,
+            self.service.options.partial_save_seconds,
+        )  # fmt: skip
+        self._saver.start()
+        async for chunk in chat_chunks(provider, self._model, plan, tools, self.outcome):
+            yield chunk
+
+    async def finish(self, end: StreamEnd) -> None:
+        """Store the answer, the report and the learned correction (even when cancelled)."""
+        if self._saver is not None:
+            await self._saver.stop()
+        outcome, threads, thread_id = self.outcome, self._threads, self.req.thread_id
+        status, note = "interrupted", "stopped: the browser disconnected"
+        if end is StreamEnd.WRITTEN:
+            status, note = (
+                ("complete", "completed") if outcome.error is None else (status, "failed")
+            )
+        elif end is StreamEnd.FAILED:
+            note = "failed: an internal error ended the stream"
+
+        async def save() -> None:
+            assert threads is not None
+            if outcome.message is not None and has_content(outcome.message):
+                await threads.save_answer(thread_id, outcome.message, self._position(), status)
+            report = outcome.report()
+            if report is not None:
+                await ThreadState(threads.store).set_report(thread_id, report)
+            taken = self._context.taken if self._context is not None else None
+            if taken is not None:  # the summary made ahead was sent: it is the one in use
+                await ThreadState(threads.store).use_next_summary(
+                    thread_id, taken.text, taken.until, taken.fallback
+                )
+            if outcome.correction is not None and outcome.last_usage is not None:
+                await self.service.save_corrections(outcome.correction.as_dict())
+            if outcome.overflow_window is not None and self._provider is not None:
+                told, over = outcome.overflow_window
+                key = window_key(self._provider, self._model)
+                store = await self.service.store()
+                await store.update_settings(WINDOWS, {key: {"tokens": told, "over": over}})
+
+        with contextlib.suppress(Exception):
+            await asyncio.shield(save())
+        log_outcome(thread_id, outcome, note)
+        self._compact_after(end)
+
+    def _compact_after(self, end: StreamEnd) -> None:
+        """A finished answer: summarize in the background if the next turn would need it."""
+        outcome, plan, context = self.outcome, self._plan, self._context
+        finished = end is StreamEnd.WRITTEN and outcome.error is None
+        # (not while the panel runs a tool call: it resubmits at once, the turn goes on)
+        if not finished or outcome.finish_reason == "tool-calls" or outcome.message is None:
+            return
+        if plan is None or context is None or self._provider is None or self._state is None:
+            return
+        thread = [*plan.ui_history, outcome.message]
+        work = compact(
+            context, thread, self._provider, self._model, self._state, self.req.thread_id,
+            plan.slot,
+        )  # fmt: skip
+        self.service.compactor.start(self.req.thread_id, work)
+
+    def _position(self) -> int:
+        """Where the answer goes in the thread: after the request's messages, or in place of
+        the assistant message a continuation extends."""
+        extends = self._plan is not None and self._plan.answer_base is not None
+        return len(self.req.messages) - (1 if extends else 0)

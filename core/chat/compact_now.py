@@ -1,0 +1,38 @@
+"""`/compact` in the panel: summarize everything before the thread's latest exchange now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context.context_engine import Summary, covered_ids
+from ..provider.provider import describe_error
+from ..service import AssistantService
+from ..store.thread_state import ThreadState
+from ..summary.summarizer import summarize
+
+
+class ProviderUnreachable(Exception):
+    """The model could not be chosen; the message says why, in the user's words."""
+
+
+async def compact_now(service: AssistantService, thread_id: str) -> dict[str, Any]:
+    """`{"summary": the stored summary, "compacted": messages newly summarized}`."""
+    threads = await service.threads()
+    messages = [m.as_ui() for m in await threads.messages(thread_id)]
+    state = ThreadState(await service.store())
+    stored = await state.summary(thread_id)
+    previous = Summary.stored(stored)
+    covered = covered_ids(messages, previous.until) if previous else frozenset()
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=0)
+    ids = [str(m["id"]) for m in messages[:last_user] if m["id"] not in covered]
+    if not ids:
+        return {"summary": stored, "compacted": 0}
+    provider = await service.provider()
+    try:
+        model, _ = await provider.choose_model()
+    except Exception as exc:
+        error = describe_error(exc, provider.settings, provider.settings.model)
+        raise ProviderUnreachable(error.message) from None
+    new = await summarize(provider, model, previous, messages, ids)
+    await state.set_summary(thread_id, new.text, new.until, new.fallback)
+    return {"summary": await state.summary(thread_id), "compacted": len(ids)}
