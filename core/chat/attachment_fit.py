@@ -12,18 +12,16 @@ import logging
 from dataclasses import dataclass
 
 from ..base.ui_messages import to_openai_messages
-from ..context.prompt_profile import profile_for
 from ..context.system_prompt import user_context_block
 from ..files.attachment_files import FileReading, model_parts
 from ..provider.budget import compute_budget
-from ..provider.provider_probes import provider_capabilities, sees_images
+from ..provider.provider_probes import sees_images
 from ..service import AssistantService
 from ..tokens.tokens import counter_for
-from .chat_context import turn_window
-from .chat_plan import SkillUse, build_plan
+from .chat_plan import SkillUse
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
-from .chat_turn import learned_window
+from .turn_setup import set_up_turn
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -40,23 +38,20 @@ async def message_room(service: AssistantService, thread_id: str) -> Room | None
     """The room for one message with the current provider and model; None when the provider
     cannot say which model it serves (the chat will say why)."""
     provider = await service.provider()
+    sources = await gather_sources(service, await user_snapshot(service))
+    probe = ChatRequest(thread_id, [{"id": "probe", "role": "user", "parts": []}])
     try:
-        model, _ = await provider.choose_model()
+        setup = await set_up_turn(service, provider, probe, sources, True, SkillUse())
     except Exception as exc:  # (unreachable, no model: the chat reports it)
         log.info("attachment: the model is unknown, the file is not checked against it: %s", exc)
         return None
-    caps = await provider_capabilities(provider.settings, model)
-    window = await turn_window(provider, model, await learned_window(service, provider, model))
-    sources = await gather_sources(service, await user_snapshot(service))
-    profile = profile_for(window.tokens, sources.environ)
-    probe = ChatRequest(thread_id, [{"id": "probe", "role": "user", "parts": []}])
-    plan = build_plan(probe, sources, True, SkillUse(), profile, caps.tools is not False)
-    counter = counter_for(model)
-    budget = compute_budget(window, provider.settings.max_output_tokens, counter.tools(plan.tools))
-    user = user_context_block(sources.user, profile.user_limits(sources.environ))
-    prompt = counter.messages([{"role": "system", "content": plan.system + user}])
+    counter, window = counter_for(setup.model), setup.window
+    tools = counter.tools(setup.plan.tools)
+    budget = compute_budget(window, provider.settings.max_output_tokens, tools)
+    user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
+    prompt = counter.messages([{"role": "system", "content": setup.plan.system + user}])
     room = budget.available - prompt
-    return Room(model, window.tokens, room, sees_images(caps, sources.environ))
+    return Room(setup.model, window.tokens, room, sees_images(setup.caps, sources.environ))
 
 
 def tokens_of(

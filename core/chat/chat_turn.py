@@ -18,7 +18,6 @@ from dataclasses import replace
 from types import TracebackType
 
 from ..context.context_engine import Assembled
-from ..context.prompt_profile import profile_for
 from ..context.system_prompt import user_context_block
 from ..files.attachments import with_thread_files
 from ..files.project_documents import for_turn
@@ -27,7 +26,7 @@ from ..memory.recall_tool import look_back
 from ..memory.turn_recall import recall_for_turn
 from ..provider.budget import ContextBudgetError
 from ..provider.provider import Provider, describe_error
-from ..provider.provider_probes import provider_capabilities, sees_images
+from ..provider.provider_probes import sees_images
 from ..provider.slots import choose_slot
 from ..service import AssistantService
 from ..store.delegations import Delegations
@@ -45,13 +44,13 @@ from .chat_context import (
     compact,
     prepare_context,
     reload_summary,
-    turn_window,
 )
 from .chat_plan import build_plan, skill_use
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
 from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, response_message_id
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .turn_setup import WINDOWS, set_up_turn, window_key
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -67,20 +66,6 @@ NO_VISION = (
     "size and any ComfyUI workflow in it) instead. For a model that can, set LLM_VISION=1."
 )
 STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
-WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
-
-
-def window_key(provider: Provider, model: str) -> str:
-    return f"{provider.settings.base_url.rstrip('/')} {model}"
-
-
-async def learned_window(
-    service: AssistantService, provider: Provider, model: str
-) -> dict[str, int] | None:
-    """The window this provider said a model has when a request overflowed (and the window
-    we had planned with then), or None."""
-    value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
-    return value if isinstance(value, dict) else None
 
 
 async def first_notice(service: AssistantService, key: str) -> bool:
@@ -185,16 +170,10 @@ class ChatTurn:
             sent[latest] = SentTurn(due_note(snap.reminders, now, earlier), skill.text)
             self._unsent = latest  # (recorded once its recalled passages are known)
         try:
-            self._model, model_source = await provider.choose_model()
-            caps = await provider_capabilities(provider.settings, self._model)
-            window = await turn_window(
-                provider, self._model, await learned_window(service, provider, self._model)
-            )
-            # the window picks the prompt profile: the same on every turn of the thread
-            profile = profile_for(window.tokens, sources.environ)
-            # a server whose template cannot render tools drops them silently: none offered
-            tools_usable = caps.tools is not False
-            plan = self._plan = build_plan(req, sources, first_turn, skill, profile, tools_usable)
+            setup = await set_up_turn(service, provider, req, sources, first_turn, skill)
+            self._model, plan = setup.model, setup.plan
+            caps, window, profile = setup.caps, setup.window, setup.profile
+            self._plan = plan
             plan.ui_history, unseen = await with_thread_files(
                 store, req.thread_id, plan.ui_history, sees_images(caps, sources.environ)
             )
@@ -203,12 +182,13 @@ class ChatTurn:
                     service, f"vision {window_key(provider, self._model)}"
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
-            plan.debug, plan.model_source, plan.progress = self.debug, model_source, caps.progress
+            plan.debug, plan.model_source = self.debug, setup.model_source
+            plan.progress = caps.progress
             if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
                 await service.compactor.cancel(req.thread_id)  # (made again after the answer)
             slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
             plan.slot, plan.slot_note = slot.slot, slot.note
-            if not tools_usable:
+            if not setup.tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
             project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
