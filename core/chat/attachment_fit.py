@@ -41,15 +41,15 @@ async def message_room(service: AssistantService, thread_id: str) -> Room | None
     sources = await gather_sources(service, await user_snapshot(service))
     probe = ChatRequest(thread_id, [{"id": "probe", "role": "user", "parts": []}])
     try:
-        setup = await set_up_turn(service, provider, probe, sources, True, SkillUse())
+        setup = await set_up_turn(service, provider, sources)
     except Exception as exc:  # (unreachable, no model: the chat reports it)
         log.info("attachment: the model is unknown, the file is not checked against it: %s", exc)
         return None
+    plan = setup.plan(probe, sources, True, SkillUse())
     counter, window = counter_for(setup.model), setup.window
-    tools = counter.tools(setup.plan.tools)
-    budget = compute_budget(window, provider.settings.max_output_tokens, tools)
+    budget = compute_budget(window, provider.settings.max_output_tokens, counter.tools(plan.tools))
     user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
-    prompt = counter.messages([{"role": "system", "content": setup.plan.system + user}])
+    prompt = counter.messages([{"role": "system", "content": plan.system + user}])
     room = budget.available - prompt
     return Room(setup.model, window.tokens, room, sees_images(setup.caps, sources.environ))
 

@@ -203,6 +203,12 @@ def skill_use(req: ChatRequest, sources: Sources, recorded: Mapping[str, Any]) -
     return SkillUse(latest["id"], text, reply)
 
 
+def ui_history_of(ui: list[UIMessage]) -> list[UIMessage]:
+    """The messages before the answer: all but a last assistant message (which the answer
+    continues)."""
+    return list(ui[:-1] if ui[-1].get("role") == "assistant" else ui)
+
+
 def build_plan(
     req: ChatRequest,
     sources: Sources,
@@ -210,9 +216,18 @@ def build_plan(
     skill: SkillUse,
     profile: PromptProfile = FULL,
     tools_usable: bool = True,
+    *,
+    history: list[UIMessage] | None = None,
+    model_source: str = "settings",
+    progress: bool = False,
+    slot: int | None = None,
+    slot_note: str | None = None,
+    debug: bool = False,
 ) -> ChatPlan:
     """The plan of the answer for a window of `profile`'s class; `tools_usable` False when
-    the model cannot call tools (none offered, none listed)."""
+    the model cannot call tools (none offered, none listed). `history`: the messages before
+    the answer as they will be sent (their attached files in place), else `ui_history_of`
+    the request's; the rest is how the request is delivered (ChatPlan's fields)."""
     ui = req.messages
     continued = ui[-1] if ui[-1].get("role") == "assistant" else None
     guidance = sources.compact_context if profile.compact else sources.system_context
@@ -245,7 +260,7 @@ def build_plan(
     build = build_continuation_message if continuation and not first_turn else build_system_message
     return ChatPlan(
         system=build(parts),
-        ui_history=list(ui[:-1] if continued else ui),
+        ui_history=ui_history_of(ui) if history is None else history,
         message_id=response_message_id(ui),
         answer_base=continued,
         tools=tools,
@@ -255,6 +270,11 @@ def build_plan(
         latest_user_id=skill.latest_id,
         skill_text=skill.text,
         profile=profile.name,
+        model_source=model_source,
+        progress=progress,
+        slot=slot,
+        slot_note=slot_note,
+        debug=debug,
     )
 
 

@@ -36,9 +36,15 @@ from ..tools.tool_registry import server_tool_outputs
 log = logging.getLogger("comfyui_assistant")
 
 
-@dataclass
+# Builds the exact request for the answer so far (the context engine); the optional window
+# overrides ours after a provider's "context length exceeded".
+Assemble = Callable[[UIMessage, int | None], Assembled]
+
+
+@dataclass(frozen=True)
 class ChatPlan:
-    """Everything one answer needs, decided before the model is called."""
+    """Everything one answer needs, decided before the model is called (built once, whole:
+    core/chat/chat_plan.py `build_plan`)."""
 
     system: str
     ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
@@ -50,33 +56,33 @@ class ChatPlan:
     local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
     latest_user_id: str | None = None  # the message this answer replies to
     skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
-    # Builds the exact request for the answer so far (the context engine); the optional
-    # window overrides ours after a provider's "context length exceeded".
-    assemble: Callable[[UIMessage, int | None], Assembled] | None = None
     model_source: str = "settings"
     profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
-    # Work the user sees before the first model call (a summary of the thread still being
-    # made): its chunks (`data-status` parts) come first in the answer.
-    before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
     progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
     slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
     slot_note: str | None = None  # why it is not the thread's own slot (in the report)
-    # True when the next step must be the last, offering no tools (a delegated task's budget
-    # nearly spent): checked before each step.
-    wrap_up: Callable[[], bool] | None = None
     debug: bool = False  # ?debug=context: the exact request goes to the panel too
-
-    def last_step(self, step: int) -> bool:
-        return step == self.max_steps - 1 or (self.wrap_up is not None and self.wrap_up())
 
     def answer_start(self) -> UIMessage:
         """The assistant message this answer extends (a continuation), or a new empty one."""
         return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
 
-    def request(self, answer: UIMessage, window: int | None = None) -> Assembled:
-        if self.assemble is None:
-            raise RuntimeError("the plan has no context engine attached")
-        return self.assemble(answer, window)
+
+@dataclass(frozen=True)
+class StepHooks:
+    """What the step loop calls back into, given by whoever runs the answer (the chat turn, a
+    delegated task)."""
+
+    assemble: Assemble
+    # Work the user sees before the first model call (a summary of the thread still being
+    # made): its chunks (`data-status` parts) come first in the answer.
+    before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
+    # True when the next step must be the last, offering no tools (a delegated task's budget
+    # nearly spent): checked before each step.
+    wrap_up: Callable[[], bool] | None = None
+
+    def last_step(self, plan: ChatPlan, step: int) -> bool:
+        return step == plan.max_steps - 1 or (self.wrap_up is not None and self.wrap_up())
 
 
 @dataclass
@@ -194,6 +200,7 @@ async def _open_step(
     provider: Provider,
     model: str,
     plan: ChatPlan,
+    hooks: StepHooks,
     answer: UIMessage,
     last: bool,
     outcome: ChatOutcome,
@@ -201,7 +208,7 @@ async def _open_step(
     """Start one model call (the last allowed step offers no tools); on "context length
     exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
     window is remembered for the next turns: `outcome.overflow_window`)."""
-    assembled = plan.request(answer)
+    assembled = hooks.assemble(answer, None)
     if plan.slot_note:
         assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
     try:
@@ -213,13 +220,16 @@ async def _open_step(
     except openai.APIStatusError as exc:
         if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
             raise
-        return await _retry_smaller(provider, model, plan, answer, last, outcome, assembled, exc)
+        return await _retry_smaller(
+            provider, model, plan, hooks, answer, last, outcome, assembled, exc
+        )
 
 
 async def _retry_smaller(
     provider: Provider,
     model: str,
     plan: ChatPlan,
+    hooks: StepHooks,
     answer: UIMessage,
     last: bool,
     outcome: ChatOutcome,
@@ -231,7 +241,7 @@ async def _retry_smaller(
     window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
     log.warning("the provider's window is smaller than ours; retrying with %d", window)
     outcome.overflow_window = (window, assembled.budget.window.tokens)
-    assembled = plan.request(answer, window)
+    assembled = hooks.assemble(answer, window)
     assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
     tools = [] if last else assembled.tools
     stream = await provider.stream(
@@ -261,9 +271,12 @@ async def chat_chunks(
     provider: Provider,
     model: str,
     plan: ChatPlan,
+    hooks: StepHooks | None,
     ctx: ToolContext,
     outcome: ChatOutcome,
 ) -> AsyncGenerator[ui.Chunk, None]:
+    """The answer's chunks: `plan.local_reply` when it has one (then `hooks` may be None),
+    else the model's steps, each request built by `hooks.assemble`."""
     assembler = outcome.assembler = MessageAssembler(plan.answer_base)
     outcome.message = assembler.message
     outcome.model = model
@@ -276,21 +289,23 @@ async def chat_chunks(
         outcome.finish_reason = "stop"
         return
 
+    if hooks is None:
+        raise RuntimeError("the answer has no context engine attached")
     translator = StepTranslator(frozenset())
     stream: Any = None
     started = limited = cut = False
     provider.active += 1
     try:
         yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
-        if plan.before is not None:
-            async for chunk in plan.before():
+        if hooks.before is not None:
+            async for chunk in hooks.before():
                 yield emit(chunk)
         for step in range(plan.max_steps):
-            last = plan.last_step(step)
+            last = hooks.last_step(plan, step)
             started = False
             outcome.waiting_since = time.monotonic()
             stream, assembled = await _open_step(
-                provider, model, plan, assembler.message, last, outcome
+                provider, model, plan, hooks, assembler.message, last, outcome
             )
             offered = frozenset() if last else _names(assembled.tools)
             translator = StepTranslator(
@@ -331,7 +346,15 @@ async def chat_chunks(
                     retried = True
                     await stream.close()
                     stream, assembled = await _retry_smaller(
-                        provider, model, plan, assembler.message, last, outcome, assembled, exc
+                        provider,
+                        model,
+                        plan,
+                        hooks,
+                        assembler.message,
+                        last,
+                        outcome,
+                        assembled,
+                        exc,
                     )
                     outcome.assembled = assembled
                     yield emit(ui.Data("context", assembled.report, id="context"))

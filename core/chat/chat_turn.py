@@ -45,10 +45,17 @@ from .chat_context import (
     prepare_context,
     reload_summary,
 )
-from .chat_plan import build_plan, skill_use
+from .chat_plan import build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
-from .chat_stream import ChatOutcome, ChatPlan, chat_chunks, log_outcome, response_message_id
+from .chat_stream import (
+    ChatOutcome,
+    ChatPlan,
+    StepHooks,
+    chat_chunks,
+    log_outcome,
+    response_message_id,
+)
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .turn_setup import WINDOWS, set_up_turn, window_key
 
@@ -98,6 +105,7 @@ class ChatTurn:
         self._stored: asyncio.Future[None] | None = None
         self._threads: Threads | None = None
         self._plan: ChatPlan | None = None
+        self._hooks: StepHooks | None = None  # what the step loop calls back (set by prepare)
         self._provider: Provider | None = None
         self._model = ""
         self._tools: ToolContext | None = None
@@ -123,8 +131,7 @@ class ChatTurn:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._plan is not None:  # its hook is this turn's method: a cycle holding the body
-            self._plan.before = None
+        self._hooks = None  # (its `before` is this turn's method: a cycle holding the body)
         stored = self._stored
         if stored is None:
             return
@@ -170,24 +177,23 @@ class ChatTurn:
             sent[latest] = SentTurn(due_note(snap.reminders, now, earlier), skill.text)
             self._unsent = latest  # (recorded once its recalled passages are known)
         try:
-            setup = await set_up_turn(service, provider, req, sources, first_turn, skill)
-            self._model, plan = setup.model, setup.plan
-            caps, window, profile = setup.caps, setup.window, setup.profile
-            self._plan = plan
-            plan.ui_history, unseen = await with_thread_files(
-                store, req.thread_id, plan.ui_history, sees_images(caps, sources.environ)
+            setup = await set_up_turn(service, provider, sources)
+            self._model, caps, window = setup.model, setup.caps, setup.window
+            profile, vision = setup.profile, sees_images(caps, sources.environ)
+            history, unseen = await with_thread_files(
+                store, req.thread_id, ui_history_of(req.messages), vision
             )
             if unseen:
                 self._no_vision = await first_notice(
                     service, f"vision {window_key(provider, self._model)}"
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
-            plan.debug, plan.model_source = self.debug, setup.model_source
-            plan.progress = caps.progress
             if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
                 await service.compactor.cancel(req.thread_id)  # (made again after the answer)
             slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
-            plan.slot, plan.slot_note = slot.slot, slot.note
+            plan = self._plan = setup.plan(
+                req, sources, first_turn, skill, history=history, slot=slot, debug=self.debug
+            )
             if not setup.tools_usable:
                 self._no_tools = await first_notice(service, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
@@ -211,7 +217,6 @@ class ChatTurn:
             return str(exc)
         except Exception as exc:
             return describe_error(exc, provider.settings, provider.settings.model).message
-        plan.assemble = context.assemble
         self._context, self._state = context, state
         if DELEGATE in plan.server_tools:
             parent = Parent(
@@ -234,7 +239,7 @@ class ChatTurn:
         if not context.overflows(plan.answer_start()):
             self.headers["X-Context-Tokens"] = str(first.tokens)
         # (else the request is known once the summary is: the report says it)
-        plan.before = self._before
+        self._hooks = StepHooks(context.assemble, self._before)
         return None
 
     async def _before(self) -> AsyncIterator[ui.Chunk]:
@@ -336,7 +341,8 @@ class ChatTurn:
             self.service.options.partial_save_seconds,
         )  # fmt: skip
         self._saver.start()
-        async for chunk in chat_chunks(provider, self._model, plan, tools, self.outcome):
+        hooks = self._hooks
+        async for chunk in chat_chunks(provider, self._model, plan, hooks, tools, self.outcome):
             yield chunk
 
     async def finish(self, end: StreamEnd) -> None:

@@ -41,7 +41,7 @@ from ..tools.server_tools import ToolContext, ToolOutput
 from ..tools.tool_registry import tools_for
 from .chat_context import ChatContext
 from .chat_plan import offered_names, registry_tools
-from .chat_stream import ChatOutcome, ChatPlan, chat_chunks
+from .chat_stream import Assemble, ChatOutcome, ChatPlan, StepHooks, chat_chunks
 from .delegate_result import ChildRun
 
 log = logging.getLogger("comfyui_assistant")
@@ -123,9 +123,9 @@ def child_system(parent: Parent) -> str:
     return "\n\n".join(p for p in parts if p.strip())
 
 
-def child_plan(parent: Parent, system: str, task: UIMessage) -> ChatPlan:
-    """The child's plan, its requests fitted by the context engine: the parent's window and
-    profile, the child's tools."""
+def child_plan(parent: Parent, system: str, task: UIMessage) -> tuple[ChatPlan, Assemble]:
+    """The child's plan, and its requests fitted by the context engine: the parent's window
+    and profile, the child's tools."""
     names = offered_names(parent.profile, False) & CHILD_TOOLS
     tools, server = registry_tools(names, parent.profile.compact)
     plan = ChatPlan(
@@ -150,8 +150,7 @@ def child_plan(parent: Parent, system: str, task: UIMessage) -> ChatPlan:
         profile=parent.profile.name,
         cache_scope=f"{parent.thread_id} {plan.message_id}",
     )
-    plan.assemble = ChatContext(inputs, Correction()).assemble
-    return plan
+    return plan, ChatContext(inputs, Correction()).assemble
 
 
 _END = object()
@@ -168,17 +167,20 @@ class Delegator:
         parent, budget = self.parent, self.parent.budget
         task, context = str(args["task"]).strip(), str(args.get("context") or "").strip()
         system, message = child_system(parent), task_message(task, context)
-        plan = child_plan(parent, system, message)
+        plan, assemble = child_plan(parent, system, message)
         run, outcome = ChildRun(task), ChatOutcome()
-        plan.wrap_up = lambda: (
-            run.tokens >= budget.tokens * budget.wrap_up
-            or time.monotonic() - run.started >= budget.seconds * budget.wrap_up
+        hooks = StepHooks(
+            assemble,
+            wrap_up=lambda: (
+                run.tokens >= budget.tokens * budget.wrap_up
+                or time.monotonic() - run.started >= budget.seconds * budget.wrap_up
+            ),
         )
         child_ctx = replace(ctx, delegate=None, call_id="")
         updates: asyncio.Queue[Any] = asyncio.Queue()  # progress to show, then _END
 
         async def feed() -> None:  # (the child's task: `run` is up to date before each step)
-            steps = chat_chunks(parent.provider, parent.model, plan, child_ctx, outcome)
+            steps = chat_chunks(parent.provider, parent.model, plan, hooks, child_ctx, outcome)
             try:
                 async for chunk in steps:
                     if follow(chunk, run, outcome, budget):

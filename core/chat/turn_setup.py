@@ -1,17 +1,19 @@
 """What a turn is set up with before its context is built: the model the provider serves,
-what its server can do, the window, the prompt profile that window picks and the plan for that
-profile. The chat turn (core/chat/chat_turn.py) and the check of an attached file against the
-window (core/chat/attachment_fit.py) both start here, so a file is measured against the very
-instructions and tools its message will be sent with."""
+what its server can do, the window, the prompt profile that window picks, and from them the
+plan of the answer. The chat turn (core/chat/chat_turn.py) and the check of an attached file
+against the window (core/chat/attachment_fit.py) both start here, so a file is measured
+against the very instructions and tools its message will be sent with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.wire_types import UIMessage
 from ..context.prompt_profile import PromptProfile, profile_for
 from ..provider.budget import Window
 from ..provider.provider import Provider
 from ..provider.provider_probes import Capabilities, provider_capabilities
+from ..provider.slots import SlotChoice
 from ..service import AssistantService
 from .chat_context import turn_window
 from .chat_plan import SkillUse, Sources, build_plan
@@ -28,7 +30,6 @@ class TurnSetup:
     caps: Capabilities
     window: Window
     profile: PromptProfile  # picked by the window: the same on every turn of a thread
-    plan: ChatPlan
 
     @property
     def tools_usable(self) -> bool:
@@ -36,23 +37,32 @@ class TurnSetup:
         silently): none are offered."""
         return self.caps.tools is not False
 
+    def plan(
+        self,
+        req: ChatRequest,
+        sources: Sources,
+        first_turn: bool,
+        skill: SkillUse,
+        *,
+        history: list[UIMessage] | None = None,
+        slot: SlotChoice | None = None,
+        debug: bool = False,
+    ) -> ChatPlan:
+        """The plan of `req`'s answer for this model and window (`build_plan`)."""
+        return build_plan(
+            req, sources, first_turn, skill, self.profile, self.tools_usable,
+            history=history, model_source=self.model_source, progress=self.caps.progress,
+            slot=slot.slot if slot else None, slot_note=slot.note if slot else None, debug=debug,
+        )  # fmt: skip
 
-async def set_up_turn(
-    service: AssistantService,
-    provider: Provider,
-    req: ChatRequest,
-    sources: Sources,
-    first_turn: bool,
-    skill: SkillUse,
-) -> TurnSetup:
-    """The model, its window and profile, and the plan of `req`'s answer for them. Raises what
-    the provider raises when it cannot say which model it serves."""
+
+async def set_up_turn(service: AssistantService, provider: Provider, sources: Sources) -> TurnSetup:
+    """The model the provider serves, what its server can do, the window and the profile it
+    picks. Raises what the provider raises when it cannot say which model it serves."""
     model, model_source = await provider.choose_model()
     caps = await provider_capabilities(provider.settings, model)
     window = await turn_window(provider, model, await learned_window(service, provider, model))
-    profile = profile_for(window.tokens, sources.environ)
-    plan = build_plan(req, sources, first_turn, skill, profile, caps.tools is not False)
-    return TurnSetup(model, model_source, caps, window, profile, plan)
+    return TurnSetup(model, model_source, caps, window, profile_for(window.tokens, sources.environ))
 
 
 def window_key(provider: Provider, model: str) -> str:
