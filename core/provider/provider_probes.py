@@ -19,7 +19,7 @@ import aiohttp
 
 from .budget import Window
 from .provider_config import ProviderSettings
-from .provider_profiles import ProviderKind, ProviderProfile
+from .provider_profiles import Ask, ProviderProfile
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -261,15 +261,11 @@ async def provider_capabilities(settings: ProviderSettings, model: str) -> Capab
     if hit and hit[0] > time.monotonic():
         return hit[1]
     found, ttl = Capabilities(), CACHE_SECONDS
-    if settings.profile.kind not in (
-        ProviderKind.OPENAI,
-        ProviderKind.OPENROUTER,
-        ProviderKind.GROQ,
-    ):
+    if settings.profile.capabilities:
         async with aiohttp.ClientSession() as session:
             lookup = Lookup(settings, model, session)
             try:
-                found = await _capabilities_of(lookup, settings.profile.kind)
+                found = await _capabilities_of(lookup, settings.profile.capabilities)
             except Exception as exc:  # _Unreachable, or a strange answer
                 log.debug("capabilities: none from %s for %s: %r", key[0], model, exc)
                 ttl = RETRY_SECONDS
@@ -277,8 +273,9 @@ async def provider_capabilities(settings: ProviderSettings, model: str) -> Capab
     return found
 
 
-async def _capabilities_of(lookup: Lookup, kind: ProviderKind) -> Capabilities:
-    if kind in (ProviderKind.LLAMA_CPP, ProviderKind.GENERIC):
+async def _capabilities_of(lookup: Lookup, asks: tuple[Ask, ...]) -> Capabilities:
+    """What the first of `asks` that answers says (`ProviderProfile.capabilities`)."""
+    if "props" in asks:  # llama.cpp
         props = await lookup.fetch(f"{lookup.root}/props")
         if isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict):
             caps = props.get("chat_template_caps")
@@ -290,7 +287,7 @@ async def _capabilities_of(lookup: Lookup, kind: ProviderKind) -> Capabilities:
             slots = props.get("total_slots")
             slots = slots if isinstance(slots, int) and not isinstance(slots, bool) else 0
             return Capabilities(tools, True, True, vision, max(slots, 0))
-    if kind in (ProviderKind.OLLAMA, ProviderKind.GENERIC):
+    if "show" in asks:  # Ollama
         show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
         listed = show.get("capabilities") if isinstance(show, dict) else None
         if isinstance(listed, list):

@@ -1,8 +1,11 @@
 """What differs between OpenAI-compatible providers, as data: one `ProviderProfile` per kind of
-server. A provider quirk goes here, keyed by `ProviderKind`, never by a display name.
+server. A provider quirk goes here, keyed by `ProviderKind`, never by a display name: a new
+provider is one profile (how to recognize it, where it tells its window and what it can do, how
+it names the answer's limit, how often a failed call is retried), not edits in several
+functions.
 
-The kind is recognized from the base URL (a host or a default port); anything else is
-`GENERIC`, which tries every metadata lookup.
+The kind is recognized from the base URL (a host, else a default port: `kind_of`); anything
+else is `GENERIC`, which tries every lookup.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class ProviderKind(str, Enum):
 
 
 Probe = str  # a window lookup of provider_probes.Lookup: "ollama", "lmstudio", "listing", "props"
+Ask = str  # where a server says what it can do: "props" (llama.cpp), "show" (Ollama)
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,13 @@ class ProviderProfile:
     a dropped connection, before anything of the answer was shown, waiting as the server's
     `Retry-After` says (the openai SDK's own retry). None: by where the server is
     (`retries_for`)."""
+    capabilities: tuple[Ask, ...] = ()
+    """Where it says what it can do with a model (tools, vision, slots), in the order to ask
+    (provider_probes.provider_capabilities); () asks nothing."""
+    host: str = ""
+    """A pattern of its host names (searched, lower case): "openai\\.com$"."""
+    port: int | None = None
+    """Its usual port, for a host that names no kind (a local server)."""
 
     @property
     def subject(self) -> str:
@@ -66,19 +77,13 @@ LOCAL_RETRIES = 0
 PROFILES: dict[ProviderKind, ProviderProfile] = {
     profile.kind: profile
     for profile in (
+        # (the hosted ones first: a host that names one is that one, whatever its port)
         ProviderProfile(
-            ProviderKind.OLLAMA,
-            "Ollama",
-            ("ollama",),
-            install_hint="ollama pull {model}",
-            retries=LOCAL_RETRIES,
-        ),
-        ProviderProfile(ProviderKind.LM_STUDIO, "LM Studio", ("lmstudio",), retries=LOCAL_RETRIES),
-        ProviderProfile(
-            ProviderKind.LLAMA_CPP,
-            "The llama.cpp server",
-            ("props", "listing"),
-            retries=LOCAL_RETRIES,
+            ProviderKind.OPENROUTER,
+            "OpenRouter",
+            ("listing",),
+            retries=HOSTED_RETRIES,
+            host=r"openrouter\.ai",
         ),
         ProviderProfile(  # (its /models has no lengths)
             ProviderKind.OPENAI,
@@ -86,13 +91,37 @@ PROFILES: dict[ProviderKind, ProviderProfile] = {
             (),
             output_limit="max_completion_tokens",
             retries=HOSTED_RETRIES,
+            host=r"openai\.com$",
         ),
         ProviderProfile(
-            ProviderKind.OPENROUTER, "OpenRouter", ("listing",), retries=HOSTED_RETRIES
+            ProviderKind.GROQ, "Groq", ("listing",), retries=HOSTED_RETRIES, host=r"groq\.com"
         ),
-        ProviderProfile(ProviderKind.GROQ, "Groq", ("listing",), retries=HOSTED_RETRIES),
         ProviderProfile(
-            ProviderKind.GENERIC, "The provider", ("listing", "props", "ollama", "lmstudio")
+            ProviderKind.OLLAMA,
+            "Ollama",
+            ("ollama",),
+            install_hint="ollama pull {model}",
+            retries=LOCAL_RETRIES,
+            capabilities=("show",),
+            host="ollama",
+            port=11434,
+        ),
+        ProviderProfile(
+            ProviderKind.LM_STUDIO, "LM Studio", ("lmstudio",), retries=LOCAL_RETRIES, port=1234
+        ),
+        ProviderProfile(
+            ProviderKind.LLAMA_CPP,
+            "The llama.cpp server",
+            ("props", "listing"),
+            retries=LOCAL_RETRIES,
+            capabilities=("props",),
+            port=8080,
+        ),
+        ProviderProfile(
+            ProviderKind.GENERIC,
+            "The provider",
+            ("listing", "props", "ollama", "lmstudio"),
+            capabilities=("props", "show"),
         ),
     )
 }
@@ -106,18 +135,12 @@ def kind_of(base_url: str) -> ProviderKind:
         port = parts.port
     except ValueError:
         port = None
-    if "openrouter.ai" in host:
-        return ProviderKind.OPENROUTER
-    if host.endswith("openai.com"):
-        return ProviderKind.OPENAI
-    if "groq.com" in host:
-        return ProviderKind.GROQ
-    if port == 11434 or "ollama" in host:
-        return ProviderKind.OLLAMA
-    if port == 1234:
-        return ProviderKind.LM_STUDIO
-    if port == 8080:
-        return ProviderKind.LLAMA_CPP
+    for profile in PROFILES.values():
+        if profile.host and re.search(profile.host, host):
+            return profile.kind
+    for profile in PROFILES.values():
+        if port is not None and profile.port == port:
+            return profile.kind
     return ProviderKind.GENERIC
 
 
