@@ -105,6 +105,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def compact(request: web.Request) -> web.StreamResponse:
         thread_id = await existing_thread(request)
         try:
-            return web.json_response(await compact_now(service, thread_id))
+            threads, provider = await service.threads(), await service.provider()
+            return web.json_response(await compact_now(threads, provider, thread_id))
         except ProviderUnreachable as exc:
             raise HTTPProblem(502, str(exc)) from None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..context.context_engine import Summary, covered_ids
-from ..provider.provider import describe_error
-from ..service import AssistantService
+from ..provider.provider import Provider, describe_error
 from ..store.thread_state import ThreadState
+from ..store.threads import Threads
 from ..summary.summarizer import summarize
 
 
@@ -15,11 +15,10 @@ class ProviderUnreachable(Exception):
     """The model could not be chosen; the message says why, in the user's words."""
 
 
-async def compact_now(service: AssistantService, thread_id: str) -> dict[str, Any]:
+async def compact_now(threads: Threads, provider: Provider, thread_id: str) -> dict[str, Any]:
     """`{"summary": the stored summary, "compacted": messages newly summarized}`."""
-    threads = await service.threads()
     messages = [m.as_ui() for m in await threads.messages(thread_id)]
-    state = ThreadState(await service.store())
+    state = ThreadState(threads.store)
     stored = await state.summary(thread_id)
     previous = Summary.stored(stored)
     covered = covered_ids(messages, previous.until) if previous else frozenset()
@@ -27,7 +26,6 @@ async def compact_now(service: AssistantService, thread_id: str) -> dict[str, An
     ids = [str(m["id"]) for m in messages[:last_user] if m["id"] not in covered]
     if not ids:
         return {"summary": stored, "compacted": 0}
-    provider = await service.provider()
     try:
         model, _ = await provider.choose_model()
     except Exception as exc:
