@@ -8,13 +8,13 @@ from aiohttp import web
 from ..core.base.errors import RequestError
 from ..core.chat.chat_request import parse_chat_request
 from ..core.chat.chat_turn import ChatTurn, StreamEnd
-from ..core.chat.compact_now import ProviderUnreachable, compact_now
 from ..core.service import AssistantService
 from ..core.store.delegations import Delegations
 from ..core.store.store import DiskFull
 from ..core.store.thread_state import ThreadState
 from ..core.stream import ui_stream as ui
 from ..core.stream.sse import ClientGone, StreamFailed, pump
+from ..core.summary.compact_now import ProviderUnreachable, compact_now
 from .common import HTTPProblem, guarded, not_found, read_json
 
 

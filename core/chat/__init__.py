@@ -1,5 +1,5 @@
 """A chat turn end to end: the request body checked, the plan, the context, the model's stream with
-its tool steps, the answer saved as it streams, delegation, and /compact.
+its tool steps, the answer saved as it streams, and delegation.
 
 May import: base, tokens, stream, knowledge, tools, store, memory, files, provider, context,
 summary, service.

@@ -1,5 +1,5 @@
-"""Summaries: the model's summary and its checks, the deterministic digest that stands in, and the
-background compactor.
+"""Summaries: the model's summary and its checks, the deterministic digest that stands in, the
+background compactor, and /compact (summarize now).
 
-May import: base, tokens, stream, tools, provider, context.
+May import: base, tokens, stream, tools, store, provider, context.
 """

@@ -8,7 +8,7 @@ from ..context.context_engine import Summary, covered_ids
 from ..provider.provider import Provider, describe_error
 from ..store.thread_state import ThreadState
 from ..store.threads import Threads
-from ..summary.summarizer import summarize
+from .summarizer import summarize
 
 
 class ProviderUnreachable(Exception):
