@@ -26,6 +26,7 @@ from .routes.chat import CHAT_PATH, add_chat_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
+from .routes.outputs import add_output_routes
 from .routes.projects import add_project_routes
 from .routes.provider import add_provider_routes
 from .routes.skills import add_skill_routes
@@ -46,6 +47,7 @@ def add_routes(
         add_user_context_routes,
         add_skill_routes,
         add_environment_routes,
+        add_output_routes,
     ):
         add(ours, service)
     for route in ours:

@@ -10,8 +10,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from .core.files.run_outputs import FolderOutputs
 from .core.knowledge.environment import COMFYUI_SOURCE, Environment, from_object_info
 
 log = logging.getLogger("comfyui_assistant")
@@ -74,4 +76,17 @@ def comfyui_node_info(prompt_server: Any) -> NodeInfo:
         "this ComfyUI's server has no node_info behind /object_info; the assistant cannot read "
         "the installed nodes. Update ComfyUI, or run the assistant standalone with an "
         "object_info.json saved from /api/object_info"
+    )
+
+
+def comfyui_outputs() -> FolderOutputs:
+    """ComfyUI's output and temp folders, as ComfyUI itself resolves them (its --output-directory
+    and --temp-directory included): where a run's files are read."""
+    import folder_paths  # ComfyUI's module
+
+    return FolderOutputs(
+        {
+            "output": Path(folder_paths.get_output_directory()),
+            "temp": Path(folder_paths.get_temp_directory()),
+        }
     )

@@ -1,5 +1,5 @@
-"""The long-lived state behind the routes: options, the store, the provider client, skills and
-the environment.
+"""The long-lived state behind the routes: options, the store, the provider client, skills, the
+environment and where a run's outputs are read.
 
 Created without I/O (inside ComfyUI it is built at import time, before any event loop); the
 store opens on first use. One instance serves every request.
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .files.attachment_files import MAX_BYTES
+from .files.run_outputs import OutputSource, standalone_outputs
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
@@ -53,6 +54,7 @@ class ServiceOptions:
     attachment_max_bytes: int = MAX_BYTES  # one attached file
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
+    outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
@@ -64,6 +66,7 @@ class AssistantService:
         for problem in environment_problems(options.environ):  # (Settings shows them too)
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
+        self.outputs = options.outputs or standalone_outputs(options.environ)
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None

@@ -27,6 +27,8 @@ def loaded_in_comfyui(tmp_path: Path, *, with_app: bool = False) -> str:
         'sys.modules["server"] = server',
         'folder_paths = types.ModuleType("folder_paths")',
         f"folder_paths.get_user_directory = lambda: {str(tmp_path)!r}",
+        f"folder_paths.get_output_directory = lambda: {str(tmp_path / 'output')!r}",
+        f"folder_paths.get_temp_directory = lambda: {str(tmp_path / 'temp')!r}",
         'sys.modules["folder_paths"] = folder_paths',
         "spec = importlib.util.spec_from_file_location("
         f'"ComfyUI-Assistant", {str(ROOT / "__init__.py")!r}, '
@@ -157,6 +159,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["POST", "/api/assistant/attachments"],
             ["POST", "/api/assistant/chat"],
             ["POST", "/api/assistant/environment/scan"],
+            ["POST", "/api/assistant/outputs/look"],
             ["POST", "/api/assistant/projects"],
             ["POST", "/api/assistant/projects/{pid}/documents"],
             ["POST", "/api/assistant/provider/test"],

@@ -167,9 +167,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="queueWorkflow",
         brief="Run the workflow; returns outputs, or each node error.",
         tier="small",
-        description="Queue the current workflow for execution. Returns its outputs (e.g. image "
-        "filenames) and execution time; on failure, each node error with node id, input name, "
-        "received value and message.",
+        description="Run the workflow. Returns each output file (size; all black or blank = "
+        "failed) and time, or each node error (node id, input name, received value, message).",
         parameters=_args(
             waitForResult={
                 "type": "boolean",
@@ -182,6 +181,11 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "maximum": 3600,
                 "default": 300,
                 "description": "Longest wait, in seconds.",
+            },
+            outputNodeIds={
+                "type": "array",
+                "items": _NODE_ID,
+                "description": "Run only what these output nodes need. Default: everything.",
             },
         ),
         runs="panel",

@@ -13,6 +13,7 @@ the real frontend without ComfyUI, torch or models:
 | `GET /api/object_info` | our shipped node definitions (`data/object_info.json.gz`) |
 | `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
+| `/view` (and `/api/view`) | a run's files from the stand-in's folders: `view.py` |
 | `/api/system_stats`, `/api/embeddings`, `/api/i18n`, ... | fixed answers (`STATIC_ANSWERS`) |
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 
@@ -37,6 +38,7 @@ from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, pa
 from .queue import Queue, add_queue_routes
 from .returning import user_folder
 from .userdata import UserData, add_user_routes
+from .view import add_view_route, standin_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTENDS_DIR = ROOT / ".frontends"
@@ -122,6 +124,7 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
     add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
     add_user_routes(routes, UserData.returning_user(user_folder(options.data_dir)))
     add_queue_routes(routes, queue)
+    add_view_route(routes, standin_folders(options.data_dir))
 
     @routes.get("/")
     async def index(request: web.Request) -> web.FileResponse:

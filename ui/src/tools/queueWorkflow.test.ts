@@ -7,9 +7,11 @@ function image(filename: string, type = "output", subfolder = "") {
   return { filename, subfolder, type };
 }
 
-/** Answers the POST with `body`, then emits `events` (type, detail) on the next ticks. */
-function script(t: TestSetup, status: number, body: unknown, events: [string, unknown][] = []) {
-  t.api.handler = () => {
+/** Answers the POST with `body`, then emits `events` (type, detail) on the next ticks; the
+ * assistant's look at the files with `looked`. */
+function script(t: TestSetup, status: number, body: unknown, events: [string, unknown][] = [], looked: unknown[] = []) {
+  t.api.handler = (route) => {
+    if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: looked });
     setTimeout(() => {
       for (const [type, detail] of events) t.api.emit(type, detail);
     }, 0);
@@ -44,9 +46,13 @@ describe("queueWorkflow", () => {
     expect(t.tracker.calls).toEqual([]);
   });
 
-  it("waits for the result: outputs per node, cached count, time", async () => {
+  it("waits for the result: outputs per node, cached count, time, the files looked at", async () => {
     const t = createTestApp();
     buildTxt2Img(t);
+    const looked = [
+      { name: "ComfyUI_00001_.png [output]", line: "ComfyUI_00001_.png [output]: PNG 512×512, all black (a failed VAE decode)" },
+      { name: "previews/b.png [temp]", error: "previews/b.png [temp] is not in ComfyUI's temp folder" },
+    ];
     script(t, 200, OK, [
       ["execution_start", { prompt_id: "p1" }],
       ["execution_cached", { nodes: ["1", "2", "3"], prompt_id: "p1" }],
@@ -54,15 +60,65 @@ describe("queueWorkflow", () => {
       ["executed", { node: "9", output: { images: [image("other.png")] }, prompt_id: "p0" }],
       ["executed", { node: "7", display_node: "7", output: { images: [image("ComfyUI_00001_.png"), image("b.png", "temp", "previews")] }, prompt_id: "p1" }],
       ["execution_success", { prompt_id: "p1" }],
-    ]);
+    ], looked);
     expect(await t.tools.queueWorkflow({})).toEqual({
       ok: true,
       promptId: "p1",
       seconds: expect.any(Number),
       outputs: { 7: { images: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"] } },
       cachedNodes: 3,
+      looked: [
+        "ComfyUI_00001_.png [output]: PNG 512×512, all black (a failed VAE decode)",
+        "previews/b.png [temp]: not looked at (previews/b.png [temp] is not in ComfyUI's temp folder)",
+      ],
     });
     expect(t.api.listenerCount()).toBe(0);
+    const look = t.api.requests[1]!;
+    expect(look.route).toBe("/assistant/outputs/look");
+    expect(look.body).toEqual({ outputs: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"] });
+  });
+
+  it("runs only what chosen output nodes need, on a ComfyUI that can (0.3.48+)", async () => {
+    const t = createTestApp();
+    const { save } = buildTxt2Img(t);
+    const prompt = (route: string) =>
+      route === "/system_stats" ? jsonResponse(200, { system: { comfyui_version: "0.3.64" } }) : jsonResponse(200, OK);
+    t.api.handler = prompt;
+    expect(await t.tools.queueWorkflow({ waitForResult: false, outputNodeIds: [save.id as number] })).toMatchObject({ ok: true, queued: true });
+    const queued = t.api.requests.find((r) => r.route === "/prompt")!;
+    expect((queued.body as Record<string, unknown>).partial_execution_targets).toEqual([String(save.id)]);
+  });
+
+  it("refuses a partial run that an older ComfyUI would run whole, or a node that is no output", async () => {
+    const t = createTestApp();
+    const { save, sampler } = buildTxt2Img(t);
+    t.api.handler = (route) =>
+      route === "/system_stats" ? jsonResponse(200, { system: { comfyui_version: "0.3.47" } }) : jsonResponse(200, OK);
+    const old = await t.tools.queueWorkflow({ outputNodeIds: [save.id as number] });
+    expect(old).toMatchObject({ ok: false });
+    expect((old as { error: string }).error).toContain("This ComfyUI (0.3.47) runs whole workflows only");
+    const notOutput = await t.tools.queueWorkflow({ outputNodeIds: [sampler.id as number] });
+    expect((notOutput as { error: string }).error).toContain(`KSampler#${String(sampler.id)} is not an output node`);
+    const missing = await t.tools.queueWorkflow({ outputNodeIds: [999] });
+    expect((missing as { error: string }).error).toContain("No node has id 999; nothing was queued");
+    expect(t.api.requests.some((r) => r.route === "/prompt")).toBe(false);
+  });
+
+  it("says when the files could not be looked at, and keeps the result", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [
+      ["executed", { node: "9", output: { images: [image("x.png")] }, prompt_id: "p1" }],
+      ["execution_success", { prompt_id: "p1" }],
+    ]);
+    const prompt = t.api.handler;
+    t.api.handler = (route, init) =>
+      route === "/assistant/outputs/look" ? jsonResponse(503, { error: "set COMFYUI_URL" }) : prompt(route, init);
+    expect(await t.tools.queueWorkflow({})).toMatchObject({
+      ok: true,
+      outputs: { 9: { images: ["x.png [output]"] } },
+      lookedError: "The outputs were not looked at: set COMFYUI_URL",
+    });
   });
 
   it("handles events that arrive before the POST answers, and `executing` null as the end", async () => {

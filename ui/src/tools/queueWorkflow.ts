@@ -1,15 +1,23 @@
 // queueWorkflow: converts the graph with app.graphToPrompt(), POSTs it to /prompt through
 // app.api.fetchApi (as ComfyUI's own queue does), and optionally follows its execution until
 // the outputs are ready. Validation errors (HTTP 400) come back with every node error's details.
+// The files a successful run made are looked at by the assistant's server (format, size, an
+// all-black or blank image: routes/outputs.py), one line each in the result.
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
-import { errorMessage, nodeLabel, publicId, ToolError, type ToolContext, type ToolResult } from "./context";
-import { allGraphs, executionIdRef, findNode } from "./graphs";
+import { errorMessage, nodeLabel, publicId, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
+import { allGraphs, executionIdRef, findNode, requireNodes } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type Outcome } from "./execution";
 
 export interface QueueWorkflowArgs {
   waitForResult?: boolean;
   timeoutSeconds?: number;
+  /** Run only what these output nodes need (ComfyUI's partial execution). */
+  outputNodeIds?: NodeId[];
 }
+
+/** The first ComfyUI that runs part of a workflow (`partial_execution_targets`, July 2025);
+ * an older one ignores the field and runs everything. */
+const PARTIAL_SINCE = [0, 3, 48];
 
 type Body = Record<string, unknown>;
 
@@ -102,11 +110,88 @@ function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: Exe
   }
 }
 
+const LOOK_PATH = "/assistant/outputs/look";
+const MAX_LOOKED = 16;
+
+/** The files a run made, as ComfyUI names them ("x.png [output]"), from its outputs. */
+function outputFiles(outputs: Record<string, Record<string, unknown>>): string[] {
+  const names = Object.values(outputs).flatMap((output) => Object.values(output).flat());
+  return names.filter((name): name is string => typeof name === "string" && / \[(output|temp)\]$/.test(name));
+}
+
+/** The assistant's server looks at the run's files (format, size, all black, blank): a line
+ * each for the model, or why they were not looked at. */
+async function lookAt(app: ComfyApp, outputs: Record<string, Record<string, unknown>>): Promise<Body> {
+  const files = outputFiles(outputs).slice(0, MAX_LOOKED);
+  if (!files.length) return {};
+  let why: string;
+  try {
+    const response = await app.api.fetchApi(LOOK_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ outputs: files }),
+    });
+    const body = await readBody(response);
+    const looked = body.outputs;
+    if (response.ok && Array.isArray(looked)) {
+      return {
+        looked: looked.map((item: Body) =>
+          typeof item.error === "string" ? `${String(item.name)}: not looked at (${item.error})` : String(item.line),
+        ),
+      };
+    }
+    why = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
+  } catch (error) {
+    why = errorMessage(error);
+  }
+  return { lookedError: `The outputs were not looked at: ${why}` };
+}
+
+/** ComfyUI's version from /system_stats ([0, 3, 64]), or null when it does not say. */
+async function comfyuiVersion(app: ComfyApp): Promise<number[] | null> {
+  try {
+    const body = await readBody(await app.api.fetchApi("/system_stats"));
+    const text = String((body.system as Body | undefined)?.comfyui_version ?? "");
+    const found = /^v?(\d+)\.(\d+)\.(\d+)/.exec(text);
+    return found ? found.slice(1).map(Number) : null;
+  } catch {
+    return null;
+  }
+}
+
+function older(version: number[], than: number[]): boolean {
+  for (let i = 0; i < than.length; i++) if ((version[i] ?? 0) !== than[i]) return (version[i] ?? 0) < than[i]!;
+  return false;
+}
+
+/** The execution ids of the output nodes to run up to, checked: each one an output node, and a
+ * ComfyUI that runs part of a workflow (an older one would run all of it). */
+async function partialTargets(ctx: ToolContext, ids: NodeId[]): Promise<string[]> {
+  const found = requireNodes(ctx.app, ids, "nothing was queued");
+  const notOutputs = found.filter((f) => !ctx.lg.registered_node_types[f.node.type]?.nodeData?.output_node);
+  if (notOutputs.length) {
+    const names = notOutputs.map((f) => nodeLabel(f.node)).join(", ");
+    throw new ToolError(
+      `${names} ${notOutputs.length === 1 ? "is not an output node" : "are not output nodes"}: outputNodeIds names the ` +
+        "output nodes to run up to (SaveImage, PreviewImage, …); nothing was queued.",
+    );
+  }
+  const version = await comfyuiVersion(ctx.app);
+  if (version && older(version, PARTIAL_SINCE)) {
+    throw new ToolError(
+      `This ComfyUI (${version.join(".")}) runs whole workflows only: running part of one needs ComfyUI ` +
+        `${PARTIAL_SINCE.join(".")} or newer. Run the whole workflow (no outputNodeIds), or ask the user to update ComfyUI; nothing was queued.`,
+    );
+  }
+  return found.map((f) => (f.ref.path ? `${f.ref.path}:${String(f.node.id)}` : String(f.node.id)));
+}
+
 export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): Promise<ToolResult> {
   const { app } = ctx;
   const wait = args.waitForResult ?? true;
   const timeout = args.timeoutSeconds ?? 300;
   if (!(rootGraph(app).nodes ?? []).length) throw new ToolError("The workflow is empty: add nodes before queueing it.");
+  const targets = args.outputNodeIds?.length ? await partialTargets(ctx, args.outputNodeIds) : null;
   runWidgetHooks(app, "beforeQueued");
   let prompt: Awaited<ReturnType<ComfyApp["graphToPrompt"]>>;
   try {
@@ -126,6 +211,7 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
           client_id: app.api.clientId,
           prompt: prompt.output,
           extra_data: { extra_pnginfo: { workflow: prompt.workflow } },
+          ...(targets ? { partial_execution_targets: targets } : {}),
         }),
       });
     } catch (error) {
@@ -144,7 +230,8 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
     if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
     const outcome = await watcher.wait(promptId, timeout * 1000);
     base.seconds = Math.round((Date.now() - started) / 100) / 10;
-    return outcomeResult(app, outcome, base, watcher, timeout);
+    const result = outcomeResult(app, outcome, base, watcher, timeout);
+    return outcome.kind === "success" ? { ...result, ...(await lookAt(app, watcher.outputs)) } : result;
   } finally {
     watcher?.dispose();
   }

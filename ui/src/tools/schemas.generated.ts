@@ -201,6 +201,16 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
         "maximum": 3600,
         "default": 300,
         "description": "Longest wait, in seconds."
+      },
+      "outputNodeIds": {
+        "type": "array",
+        "items": {
+          "type": [
+            "integer",
+            "string"
+          ]
+        },
+        "description": "Run only what these output nodes need. Default: everything."
       }
     },
     "required": [],

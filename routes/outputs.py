@@ -1,0 +1,86 @@
+"""A run's outputs, looked at: `POST /api/assistant/outputs/look` with the files ComfyUI named
+in its `executed` events ({"outputs": ["ComfyUI_00001_.png [output]", …] or
+[{"filename", "subfolder", "type"}, …], "expected": {"width", "height"}?}) answers each one's
+format, size and what looks wrong (core/files/output_checks.py), read from ComfyUI's output and
+temp folders only (core/files/run_outputs.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from ..core.base.errors import RequestError
+from ..core.files.image_files import BadImage
+from ..core.files.output_checks import look_at
+from ..core.files.run_outputs import OutputRef, OutputRefused, output_ref, parse_annotated
+from ..core.service import AssistantService
+from .common import guarded, read_json
+
+BASE = "/api/assistant/outputs"
+MAX_LOOKED = 16  # files in one request (a batch of 16 is the most the panel sends)
+
+
+def add_output_routes(table: web.RouteTableDef, service: AssistantService) -> None:
+    @table.post(BASE + "/look")
+    @guarded
+    async def look(request: web.Request) -> web.StreamResponse:
+        body = await read_json(request, service.options.json_body_limit)
+        if not isinstance(body, dict):
+            raise RequestError('send a JSON object: {"outputs": ["ComfyUI_00001_.png [output]"]}')
+        refs = _refs(body.get("outputs"))
+        expected = _expected(body.get("expected"))
+        looks = [await _look(service, ref, expected) for ref in refs]
+        return web.json_response({"outputs": looks})
+
+
+async def _look(
+    service: AssistantService, ref: OutputRef, expected: tuple[int, int] | None
+) -> dict[str, Any]:
+    """One file's facts, or why it was not read (the others are still answered)."""
+    try:
+        data = await service.outputs.read(ref)
+        return (await asyncio.to_thread(look_at, ref, data, expected)).as_json()
+    except OutputRefused as exc:
+        return {"name": ref.annotated(), "error": str(exc), "status": exc.status}
+    except BadImage as exc:
+        return {"name": ref.annotated(), "error": f"{ref.annotated()} is not a whole image: {exc}"}
+
+
+def _refs(value: Any) -> list[OutputRef]:
+    if not isinstance(value, list) or not value:
+        raise RequestError(
+            'outputs must be a list of the files a run made, e.g. ["ComfyUI_00001_.png [output]"]'
+        )
+    if len(value) > MAX_LOOKED:
+        raise RequestError(f"outputs has {len(value)} files; send at most {MAX_LOOKED} at a time")
+    try:
+        return [
+            parse_annotated(item)
+            if isinstance(item, str)
+            else output_ref(
+                item.get("filename"), item.get("subfolder", ""), item.get("type", "output")
+            )
+            if isinstance(item, dict)
+            else _refuse(item)
+            for item in value
+        ]
+    except OutputRefused as exc:
+        raise RequestError(str(exc)) from None
+
+
+def _refuse(item: Any) -> OutputRef:
+    raise OutputRefused(f"an output is a file name or {{filename, subfolder, type}}, not {item!r}")
+
+
+def _expected(value: Any) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    width = value.get("width") if isinstance(value, dict) else None
+    height = value.get("height") if isinstance(value, dict) else None
+    if not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 32_768 for v in (width, height)
+    ):
+        raise RequestError("expected must be {width, height} in pixels (1 to 32768)")
+    return (width, height)  # type: ignore[return-value]
