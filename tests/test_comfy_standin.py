@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
+from comfyui_assistant.core.files.image_files import inspect_image
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.tests.comfy_standin import (
     create_standin,
@@ -238,13 +239,25 @@ async def test_a_valid_prompt_runs_over_the_websocket(standin: Standin) -> None:
         "status",
         "execution_start",
         "execution_cached",
-        *["executing"] * 5,
+        *["executing"] * 4,
+        "executed",  # PreviewImage's file: a black image of the latent's size
+        "executing",
         "execution_success",
     ]
     assert [n for k, n in kinds if k == "executing"] == ["4", "5", "8", "9", None]
     await asyncio.sleep(0.05)
     status, history = await standin.call("GET", f"/api/history/{answer['prompt_id']}")
     assert history[answer["prompt_id"]]["status"]["completed"] is True
+    saved = history[answer["prompt_id"]]["outputs"]["9"]["images"][0]
+    assert saved == {"filename": "ComfyUI_00001_.png", "subfolder": "", "type": "temp"}
+    async with standin.session.get(standin.base + "/view", params=saved) as resp:
+        latent = txt2img()["5"]["inputs"]
+        info = inspect_image(await resp.read())
+        assert (info.width, info.height) == (latent["width"], latent["height"])
+    status, looked = await standin.call(
+        "POST", "/api/assistant/outputs/look", {"outputs": ["ComfyUI_00001_.png [temp]"]}
+    )
+    assert status == 200 and looked["outputs"][0]["findings"][0].startswith("all black")
     status, jobs = await standin.call("GET", "/api/jobs?status=completed&limit=10&offset=0")
     assert [j["id"] for j in jobs["jobs"]] == [answer["prompt_id"]]
     assert jobs["pagination"] == {"offset": 0, "limit": 10, "total": 1, "has_more": False}

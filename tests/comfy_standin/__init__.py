@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from ...api_handlers import add_routes
+from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
 from ...routes.guard import LOOPBACK
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
@@ -115,8 +117,11 @@ async def log_missing(request: web.Request, response: web.StreamResponse) -> Non
 
 def create_standin(version: str, options: ServiceOptions) -> web.Application:
     web_root = frontend_root(version)
+    folders = standin_folders(options.data_dir)
+    if options.outputs is None:  # a run's files, read as inside ComfyUI (its folder_paths)
+        options = replace(options, outputs=FolderOutputs(folders))
     service = AssistantService(options)
-    queue = Queue(lambda: _definitions(service))
+    queue = Queue(lambda: _definitions(service), folders)
     app = web.Application(
         client_max_size=options.chat_body_limit + 1, middlewares=[refuse_bad_paths]
     )
@@ -124,7 +129,7 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
     add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
     add_user_routes(routes, UserData.returning_user(user_folder(options.data_dir)))
     add_queue_routes(routes, queue)
-    add_view_route(routes, standin_folders(options.data_dir))
+    add_view_route(routes, folders)
 
     @routes.get("/")
     async def index(request: web.Request) -> web.FileResponse:

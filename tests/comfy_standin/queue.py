@@ -1,20 +1,27 @@
 """ComfyUI's queue as its frontend sees it: `/ws`, `POST /api/prompt`, `/api/queue`,
 `/api/history`, `/api/jobs` (newer frontends' queue and history), `/api/interrupt`.
 
-`POST /api/prompt` validates like ComfyUI (`validation.py`): an invalid prompt gets HTTP 400
+`POST /api/prompt` validates like ComfyUI (`validation.py`; only the output nodes of
+`partial_execution_targets` when it is given): an invalid prompt gets HTTP 400
 `{error, node_errors}`; a valid one `{prompt_id, number, node_errors: {}}`, then its "run" goes
 over the WebSocket the way ComfyUI reports a run (`status`, `execution_start`,
 `execution_cached`, `executing` per node, `executing` null, `execution_success`) and lands in
-the history. Nothing is computed: no images.
+the history. Nothing is computed; an image output node (SaveImage, PreviewImage) "saves" a black
+image of the size its EmptyImage or EmptyLatentImage asks for into the stand-in's output or temp
+folder and reports it (`executed`), as ComfyUI reports its files: a black image is what a failed
+VAE decode gives. Only the outputs that run (all, or `partial_execution_targets`) save.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import struct
 import time
 import uuid
+import zlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -26,9 +33,48 @@ Definitions = Callable[[], Awaitable[dict[str, Any]]]
 STEP_SECONDS = 0.05  # between two `executing` messages, so a client sees a run progress
 
 
+IMAGE_OUTPUTS = {"SaveImage": "output", "PreviewImage": "temp"}
+
+
+def black_png(width: int, height: int) -> bytes:
+    """A black RGB PNG, written by hand (the stand-in needs no imaging library)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    rows = b"".join(b"\0" + b"\0" * (3 * width) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"".join(
+        [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", header), chunk(b"IDAT", zlib.compress(rows)),
+         chunk(b"IEND", b"")]
+    )  # fmt: skip
+
+
+def _size(prompt: dict[str, Any], output: str) -> tuple[int, int]:
+    """The size the output node's image would have: that of the EmptyImage or EmptyLatentImage
+    it comes from (the nearest upstream), else 64×64."""
+    queue, seen = [output], {output}
+    while queue:
+        node = prompt.get(queue.pop(0)) or {}
+        inputs = node.get("inputs", {})
+        if node.get("class_type") in ("EmptyImage", "EmptyLatentImage"):
+            width, height = inputs.get("width"), inputs.get("height")
+            if isinstance(width, int) and isinstance(height, int):
+                return max(1, min(width, 2048)), max(1, min(height, 2048))
+        for value in inputs.values():
+            if isinstance(value, list) and value and str(value[0]) not in seen:
+                seen.add(str(value[0]))
+                queue.append(str(value[0]))
+    return 64, 64
+
+
 class Queue:
-    def __init__(self, definitions: Definitions) -> None:
+    def __init__(self, definitions: Definitions, folders: dict[str, Path] | None = None) -> None:
         self.definitions = definitions
+        self.folders = folders or {}
+        self.saved = 0  # images "saved" so far (their file names count up as ComfyUI's do)
         self.sockets: dict[str, web.WebSocketResponse] = {}
         self.history: dict[str, dict[str, Any]] = {}
         self.running: list[Any] = []
@@ -64,7 +110,9 @@ class Queue:
         body = await json_body(request)
         if not isinstance(body, dict) or "prompt" not in body:
             return web.json_response({"error": "no prompt", "node_errors": []}, status=400)
-        ok, error, outputs, node_errors = validate_prompt(body["prompt"], await self.definitions())
+        partial = body.get("partial_execution_targets")
+        definitions = await self.definitions()
+        ok, error, outputs, node_errors = validate_prompt(body["prompt"], definitions, partial)
         if not ok:
             return web.json_response({"error": error, "node_errors": node_errors}, status=400)
         prompt_id, number = str(uuid.uuid4()), self.number
@@ -88,6 +136,7 @@ class Queue:
     async def run(self, item: list[Any], sid: str | None) -> None:
         prompt_id, prompt = item[1], item[2]
         now = lambda: int(time.time() * 1000)  # noqa: E731
+        outputs: dict[str, Any] = {}
         try:
             await self.send("status", {"status": self.queue_info()})
             await self.send("execution_start", {"prompt_id": prompt_id, "timestamp": now()}, sid)
@@ -98,6 +147,10 @@ class Queue:
                 await asyncio.sleep(STEP_SECONDS)
                 data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
                 await self.send("executing", data, sid)
+                output = self._image_output(prompt, node_id) if node_id in item[4] else None
+                if output is not None:
+                    outputs[node_id] = output
+                    await self.send("executed", {**data, "output": output}, sid)
             await self.send("executing", {"node": None, "prompt_id": prompt_id}, sid)
             await self.send("execution_success", {"prompt_id": prompt_id, "timestamp": now()}, sid)
         finally:
@@ -105,11 +158,21 @@ class Queue:
             self.jobs[prompt_id]["status"] = "completed"
             self.history[prompt_id] = {
                 "prompt": item,
-                "outputs": {},
+                "outputs": outputs,
                 "status": {"status_str": "success", "completed": True, "messages": []},
                 "meta": {},
             }
             await self.send("status", {"status": self.queue_info()})
+
+    def _image_output(self, prompt: dict[str, Any], node_id: str) -> dict[str, Any] | None:
+        """What an image output node reports: the file it "saved" (a black image)."""
+        kind = IMAGE_OUTPUTS.get(prompt[node_id].get("class_type", ""))
+        if kind is None or kind not in self.folders:
+            return None
+        self.saved += 1
+        name = f"ComfyUI_{self.saved:05d}_.png"
+        (self.folders[kind] / name).write_bytes(black_png(*_size(prompt, node_id)))
+        return {"images": [{"filename": name, "subfolder": "", "type": kind}]}
 
     async def close(self) -> None:
         for task in list(self.tasks):

@@ -189,8 +189,10 @@ class _Validator:
 
 
 def validate_prompt(
-    prompt: Any, defs: Defs
+    prompt: Any, defs: Defs, partial: Any = None
 ) -> tuple[bool, Error | None, list[str], dict[str, Any]]:
+    """As ComfyUI's `execution.validate_prompt`; `partial`: the output nodes to run (its
+    `partial_execution_targets`, ComfyUI 0.3.48+), None for all."""
     if not isinstance(prompt, Mapping):
         return False, fail("invalid_prompt", "Prompt is not a JSON object"), [], {}
     for node_id, node in prompt.items():
@@ -211,7 +213,11 @@ def validate_prompt(
                 [],
                 {},
             )
-    outputs = [i for i, n in prompt.items() if defs[n["class_type"]].get("output_node")]
+    outputs = [
+        i
+        for i, n in prompt.items()
+        if defs[n["class_type"]].get("output_node") and (partial is None or i in partial)
+    ]
     if not outputs:
         return False, fail("prompt_no_outputs", "Prompt has no outputs"), [], {}
     check = _Validator(prompt, defs)

@@ -739,6 +739,42 @@ for (const target of TARGETS) {
       assert.ok(layout.composerBottom <= layout.frameBottom + 1, JSON.stringify(layout));
       assert.ok(layout.composerBottom <= layout.windowHeight, JSON.stringify(layout));
     });
+
+    test(
+      "a partial run: only the chosen output runs, and the model hears how the file it made looks (black: a failed decode)",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, which saves the files it reports" },
+      async () => {
+        await openAssistant(page);
+        const saveId = await page.evaluate(() => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const empty = window.LiteGraph.createNode("EmptyImage");
+          empty.pos = [100, 1200];
+          graph.add(empty);
+          empty.widgets.find((w) => w.name === "width").value = 96;
+          empty.widgets.find((w) => w.name === "height").value = 80;
+          const save = window.LiteGraph.createNode("SaveImage");
+          save.pos = [420, 1200];
+          graph.add(save);
+          empty.connect(0, save, 0);
+          return save.id;
+        });
+        const ANSWER = "It came out black: the decode failed.";
+        await harness.provider.reset();
+        await harness.provider.script(
+          reply.toolCalls({ id: "call_run", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
+          reply.text(ANSWER),
+        );
+        await send(page, "Run just the new SaveImage and tell me how it looks");
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        const { requests } = await harness.provider.state();
+        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_run");
+        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        assert.match(text, /"ok":\s*true/, text);
+        assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black/, text);
+        // only the chosen output ran: the one file saved is its own
+        assert.equal((text.match(/\[output\]:/g) ?? []).length, 1, text);
+      },
+    );
   });
 }
 
