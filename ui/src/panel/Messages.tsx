@@ -97,6 +97,18 @@ export function toolErrorText(result: unknown): string | null {
   return null;
 }
 
+/** A run's progress in a few words: "KSampler#5 · step 12/20 · 3 cached · 4 run"; null when
+ * nothing was said yet. */
+export function progressText(update: Record<string, unknown> | undefined): string | null {
+  if (!update) return null;
+  const bits: string[] = [];
+  if (update.node !== undefined) bits.push(`node ${String(update.node)}`);
+  if (typeof update.step === "number" && typeof update.steps === "number") bits.push(`step ${update.step}/${update.steps}`);
+  if (typeof update.cached === "number" && update.cached > 0) bits.push(`${update.cached} cached`);
+  if (typeof update.ran === "number" && update.ran > 0) bits.push(`${update.ran} run`);
+  return bits.length ? `Running: ${bits.join(" · ")}` : null;
+}
+
 const STATE_MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–" };
 const STATE_LABEL: Record<ToolCardState, string> = {
   running: "running",
@@ -111,6 +123,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const state = toolCardState(part);
   const where = store.toolKinds?.get(part.toolName);
   const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
+  const progress = state === "running" ? progressText(store.progressOf(part.toolCallId)) : null;
   return (
     <details className="cua-tool" data-state={state}>
       <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
@@ -120,6 +133,11 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
         <span className="cua-tool-name">{part.toolName}</span>
         <span className="cua-tool-args">{briefJson(part.args)}</span>
         {where && <span className="cua-tool-where">{where}</span>}
+        {progress && (
+          <span className="cua-tool-progress" role="status">
+            {progress}
+          </span>
+        )}
       </summary>
       <div className="cua-tool-body">
         <div className="cua-tool-label">Arguments</div>

@@ -33,6 +33,8 @@ export interface ChatEntry {
   pendingTools: number;
   /** Of those, calls that open a workflow tab (loadWorkflow). */
   openingTabs: number;
+  /** Where each running call is, by its tool call id, when it says (a run: its node, step). */
+  readonly progress: Map<string, Record<string, unknown>>;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -179,6 +181,15 @@ export class ChatStore {
 
   // ---- chats ----
 
+  /** Where a running panel tool call is (its card shows it), if it has said. */
+  progressOf(toolCallId: string): Record<string, unknown> | undefined {
+    for (const entry of new Set(this.entries.values())) {
+      const found = entry.progress.get(toolCallId);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
   /**
    * The chat of a thread-list item: by its remote id when it has one, else by its local id.
    * A new thread's chat gets its server id here, before the thread list initializes it.
@@ -263,6 +274,7 @@ export class ChatStore {
       haltedAfter: null,
       pendingTools: 0,
       openingTabs: 0,
+      progress: new Map(),
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
@@ -320,7 +332,11 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
-      const outcome = await runPanelTool(name, input, this.graphTools(), kinds);
+      const progress = (update: Record<string, unknown>) => {
+        entry.progress.set(toolCallId, update);
+        this.emit();
+      };
+      const outcome = await runPanelTool(name, input, this.graphTools(), kinds, progress);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
       if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
@@ -336,6 +352,7 @@ export class ChatStore {
     } catch (error) {
       console.error(`[comfyui-assistant] tool ${name} could not report its result`, error);
     } finally {
+      entry.progress.delete(toolCallId);
       entry.pendingTools--;
       if (opensTab) entry.openingTabs--;
       this.emit();

@@ -3,7 +3,7 @@
 // reached the panel become an error output, so the model always gets an answer and the chat
 // never waits forever on a call.
 
-export type ToolFunctions = Record<string, (input: unknown) => Promise<unknown>>;
+export type ToolFunctions = Record<string, (input: unknown, call?: { progress?: (update: Record<string, unknown>) => void }) => Promise<unknown>>;
 export type ToolKinds = ReadonlyMap<string, "panel" | "server">;
 export type ToolOutcome = { output: unknown } | { errorText: string };
 
@@ -12,6 +12,7 @@ export async function runPanelTool(
   input: unknown,
   tools: ToolFunctions | null,
   kinds: ToolKinds | null,
+  progress?: (update: Record<string, unknown>) => void,
 ): Promise<ToolOutcome> {
   const kind = kinds?.get(name);
   if (kind === "server") {
@@ -25,7 +26,7 @@ export async function runPanelTool(
     return { errorText: `The panel cannot run ${name}: the graph tools are not available here.` };
   }
   try {
-    const output = await fn(input ?? {});
+    const output = await fn(input ?? {}, progress ? { progress } : undefined);
     return { output: output === undefined ? { ok: true } : output };
   } catch (error) {
     return { errorText: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };

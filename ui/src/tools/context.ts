@@ -10,6 +10,8 @@ export type ToolResult =
 export interface ToolContext {
   app: ComfyApp;
   lg: LiteGraphGlobal;
+  /** Hears a long call's progress (a run's node and step), for its card. */
+  progress?: (update: Record<string, unknown>) => void;
 }
 
 /** An expected failure: the tool wrapper turns it into `{ok: false, error, ...extra}`. */

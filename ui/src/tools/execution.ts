@@ -8,6 +8,7 @@ export const WATCHED_EVENTS = [
   "execution_start",
   "execution_cached",
   "executing",
+  "progress",
   "executed",
   "execution_error",
   "execution_interrupted",
@@ -15,6 +16,17 @@ export const WATCHED_EVENTS = [
 ] as const;
 
 type Detail = Record<string, unknown>;
+
+/** Where a run is, for the tool's card while it runs: the node running (as the tools name
+ * it), its step of steps when it reports them (a sampler), how many nodes were cached and how
+ * many have run. */
+export interface RunProgress {
+  node?: NodeId;
+  step?: number;
+  steps?: number;
+  cached: number;
+  ran: number;
+}
 
 export type Outcome =
   | { kind: "success" }
@@ -82,8 +94,15 @@ export class ExecutionWatcher {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly listeners: [string, (event: CustomEvent) => void][];
 
-  /** Starts listening at once, so nothing is missed while the prompt is being queued. */
-  constructor(private readonly api: ComfyApi) {
+  private progress: RunProgress = { cached: 0, ran: 0 };
+
+  /** Starts listening at once, so nothing is missed while the prompt is being queued;
+   * `onProgress` hears where the run is (`name` writes an execution id as the tools do). */
+  constructor(
+    private readonly api: ComfyApi,
+    private readonly onProgress?: (progress: RunProgress) => void,
+    private readonly name: (id: string) => NodeId = publicId,
+  ) {
     this.listeners = WATCHED_EVENTS.map((type) => [type, (event: CustomEvent) => this.receive(type, event?.detail)]);
     for (const [type, listener] of this.listeners) api.addEventListener(type, listener);
   }
@@ -117,6 +136,15 @@ export class ExecutionWatcher {
     this.finish?.(outcome);
   }
 
+  private report(change: Partial<RunProgress>): void {
+    this.progress = { ...this.progress, ...change };
+    try {
+      this.onProgress?.(this.progress);
+    } catch {
+      // The card's listener failing must not stop the run being followed.
+    }
+  }
+
   private handle(type: string, raw: unknown): void {
     if (this.done) return;
     const detail = (raw && typeof raw === "object" ? raw : {}) as Detail;
@@ -124,8 +152,9 @@ export class ExecutionWatcher {
     // prompt is the one running. The other events carry prompt_id.
     if (type === "executing") {
       const ours = "prompt_id" in detail ? detail.prompt_id === this.promptId : this.running;
-      const node = raw && typeof raw === "object" ? detail.node : raw;
+      const node = raw && typeof raw === "object" ? (detail.display_node ?? detail.node) : raw;
       if (ours && (node === null || node === undefined)) this.end({ kind: "success" });
+      else if (ours) this.report({ node: this.name(String(node)), step: undefined, steps: undefined, ran: this.progress.ran + 1 });
       return;
     }
     const ours = detail.prompt_id === this.promptId;
@@ -134,6 +163,13 @@ export class ExecutionWatcher {
     switch (type) {
       case "execution_cached":
         this.cachedNodes = Array.isArray(detail.nodes) ? detail.nodes.map(publicId) : [];
+        this.report({ cached: this.cachedNodes.length });
+        break;
+      case "progress":
+        if (typeof detail.value === "number" && typeof detail.max === "number") {
+          const node = detail.display_node ?? detail.node;
+          this.report({ step: detail.value, steps: detail.max, ...(node != null ? { node: this.name(String(node)) } : {}) });
+        }
         break;
       case "executed": {
         const id = String(detail.display_node ?? detail.node);

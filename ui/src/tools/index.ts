@@ -25,7 +25,12 @@ export type { ToolResult } from "./context";
 export { PANEL_TOOL_SCHEMAS } from "./schema";
 
 export type ToolName = PanelToolName;
-export type PanelTools = Record<ToolName, (input: unknown) => Promise<ToolResult>>;
+/** How a call is run: `progress` hears a long call's progress (a run's node and step). */
+export interface CallOptions {
+  progress?: (update: Record<string, unknown>) => void;
+}
+
+export type PanelTools = Record<ToolName, (input: unknown, call?: CallOptions) => Promise<ToolResult>>;
 
 interface ArgsByTool {
   getWorkflow: GetWorkflowArgs;
@@ -55,11 +60,17 @@ export function isPanelTool(name: string): name is ToolName {
   return (PANEL_TOOL_NAMES as readonly string[]).includes(name);
 }
 
-async function run(app: ComfyApp, lg: LiteGraphGlobal | undefined, name: ToolName, input: unknown): Promise<ToolResult> {
+async function run(
+  app: ComfyApp,
+  lg: LiteGraphGlobal | undefined,
+  name: ToolName,
+  input: unknown,
+  call: CallOptions = {},
+): Promise<ToolResult> {
   try {
     const checked = validateArgs(PANEL_TOOL_SCHEMAS[name], input);
     if (!checked.ok) return { ok: false, error: `Invalid arguments for ${name}: ${checked.errors.join("; ")}.` };
-    const ctx: ToolContext = { app, lg: lg ?? liteGraph() };
+    const ctx: ToolContext = { app, lg: lg ?? liteGraph(), ...(call.progress ? { progress: call.progress } : {}) };
     const implementation = IMPLEMENTATIONS[name] as (ctx: ToolContext, args: unknown) => ToolResult | Promise<ToolResult>;
     return await implementation(ctx, checked.value);
   } catch (error) {
@@ -71,7 +82,7 @@ async function run(app: ComfyApp, lg: LiteGraphGlobal | undefined, name: ToolNam
 /** The seven panel tools bound to `app` (LiteGraph defaults to window.LiteGraph at call time). */
 export function graphTools(app: ComfyApp, lg?: LiteGraphGlobal): PanelTools {
   const tools = {} as PanelTools;
-  for (const name of PANEL_TOOL_NAMES) tools[name] = (input: unknown) => run(app, lg, name, input);
+  for (const name of PANEL_TOOL_NAMES) tools[name] = (input: unknown, call?: CallOptions) => run(app, lg, name, input, call);
   return tools;
 }
 

@@ -121,6 +121,28 @@ describe("queueWorkflow", () => {
     });
   });
 
+  it("tells where the run is while it runs: the node, its step, what was cached and run", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [
+      ["execution_start", { prompt_id: "p1" }],
+      ["execution_cached", { nodes: ["1", "2", "3"], prompt_id: "p1" }],
+      ["executing", { node: "5", display_node: "5", prompt_id: "p1" }],
+      ["progress", { value: 3, max: 20, node: "5", prompt_id: "p1" }],
+      ["progress", { value: 4, max: 20, node: "5", prompt_id: "other" }],
+      ["executing", { node: "6", display_node: "6", prompt_id: "p1" }],
+      ["execution_success", { prompt_id: "p1" }],
+    ]);
+    const seen: Record<string, unknown>[] = [];
+    expect(await t.tools.queueWorkflow({}, { progress: (update) => seen.push(update) })).toMatchObject({ ok: true });
+    expect(seen).toEqual([
+      { cached: 3, ran: 0 },
+      { cached: 3, ran: 1, node: 5, step: undefined, steps: undefined },
+      { cached: 3, ran: 1, node: 5, step: 3, steps: 20 },
+      { cached: 3, ran: 2, node: 6, step: undefined, steps: undefined },
+    ]);
+  });
+
   it("handles events that arrive before the POST answers, and `executing` null as the end", async () => {
     const t = createTestApp();
     buildTxt2Img(t);

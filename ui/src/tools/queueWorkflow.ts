@@ -6,7 +6,7 @@
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
 import { errorMessage, nodeLabel, publicId, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { allGraphs, executionIdRef, findNode, requireNodes } from "./graphs";
-import { ExecutionWatcher, nodeErrorList, type Outcome } from "./execution";
+import { ExecutionWatcher, nodeErrorList, type Outcome, type RunProgress } from "./execution";
 
 export interface QueueWorkflowArgs {
   waitForResult?: boolean;
@@ -199,7 +199,9 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
   } catch (error) {
     throw new ToolError(`ComfyUI could not turn the graph into a prompt: ${errorMessage(error)}`);
   }
-  const watcher = wait ? new ExecutionWatcher(app.api) : null;
+  const progress = ctx.progress;
+  const report = progress ? (update: RunProgress) => progress({ ...update }) : undefined;
+  const watcher = wait ? new ExecutionWatcher(app.api, report, (id) => executionIdRef(app, id)) : null;
   try {
     const started = Date.now();
     let response: Response;
