@@ -9,7 +9,8 @@ over the WebSocket the way ComfyUI reports a run (`status`, `execution_start`,
 the history. Nothing is computed; an image output node (SaveImage, PreviewImage) "saves" a black
 image of the size its EmptyImage or EmptyLatentImage asks for into the stand-in's output or temp
 folder and reports it (`executed`), as ComfyUI reports its files: a black image is what a failed
-VAE decode gives. Only the outputs that run (all, or `partial_execution_targets`) save.
+VAE decode gives. Only the outputs that run (all, or `partial_execution_targets`) save. A
+sampler reports its steps (`progress`, STEP_SECONDS each).
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def _size(prompt: dict[str, Any], output: str) -> tuple[int, int]:
                 seen.add(str(value[0]))
                 queue.append(str(value[0]))
     return 64, 64
+
+
+def _steps(node: dict[str, Any]) -> int:
+    """The steps a sampler node reports progress for (0 for any other node)."""
+    steps = node.get("inputs", {}).get("steps")
+    sampler = "Sampler" in str(node.get("class_type", ""))
+    return min(steps, 50) if sampler and isinstance(steps, int) and steps > 0 else 0
 
 
 class Queue:
@@ -147,6 +155,10 @@ class Queue:
                 await asyncio.sleep(STEP_SECONDS)
                 data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
                 await self.send("executing", data, sid)
+                for step in range(1, _steps(prompt[node_id]) + 1):  # a sampler reports its steps
+                    await asyncio.sleep(STEP_SECONDS)
+                    progress = {"value": step, "max": _steps(prompt[node_id]), **data}
+                    await self.send("progress", progress, sid)
                 output = self._image_output(prompt, node_id) if node_id in item[4] else None
                 if output is not None:
                     outputs[node_id] = output

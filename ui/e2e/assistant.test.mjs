@@ -775,6 +775,58 @@ for (const target of TARGETS) {
         assert.equal((text.match(/\[output\]:/g) ?? []).length, 1, text);
       },
     );
+
+    test(
+      "a run's card says where it is while it runs: the sampler's node and step",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, whose sampler reports its steps" },
+      async () => {
+        await openAssistant(page);
+        const saveId = await page.evaluate(() => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const add = (type, x) => {
+            const node = window.LiteGraph.createNode(type);
+            node.pos = [x, 1600];
+            graph.add(node);
+            return node;
+          };
+          const ckpt = add("CheckpointLoaderSimple", 100);
+          const name = ckpt.widgets.find((w) => w.name === "ckpt_name");
+          name.value = name.options?.values?.[0] ?? "any.safetensors"; // (the stand-in lists none)
+          const positive = add("CLIPTextEncode", 400);
+          const negative = add("CLIPTextEncode", 400);
+          const latent = add("EmptyLatentImage", 400);
+          const sampler = add("KSampler", 700);
+          const decode = add("VAEDecode", 1000);
+          const save = add("SaveImage", 1300);
+          ckpt.connect(0, sampler, 0);
+          ckpt.connect(1, positive, 0);
+          ckpt.connect(1, negative, 0);
+          positive.connect(0, sampler, 1);
+          negative.connect(0, sampler, 2);
+          latent.connect(0, sampler, 3);
+          sampler.connect(0, decode, 0);
+          ckpt.connect(2, decode, 1);
+          decode.connect(0, save, 0);
+          return save.id;
+        });
+        const ANSWER = "Done: it is black, the VAE decode failed.";
+        await harness.provider.reset();
+        await harness.provider.script(
+          reply.toolCalls({ id: "call_sample", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
+          reply.text(ANSWER),
+        );
+        await send(page, "Run the new sampler chain");
+        // the stand-in's sampler takes 20 steps of 50 ms: the card says which, as they come
+        await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
+        await screenshot(page, step("run"), "progress");
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        assert.equal(await panel(page).getByText(/Running: node/).count(), 0, "the progress goes with the run");
+        const { requests } = await harness.provider.state();
+        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_sample");
+        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        assert.match(text, /PNG 512×512, all black/, text);
+      },
+    );
   });
 }
 
