@@ -10,7 +10,8 @@ the history. Nothing is computed; an image output node (SaveImage, PreviewImage)
 image of the size its EmptyImage or EmptyLatentImage asks for into the stand-in's output or temp
 folder and reports it (`executed`), as ComfyUI reports its files: a black image is what a failed
 VAE decode gives. Only the outputs that run (all, or `partial_execution_targets`) save. A
-sampler reports its steps (`progress`, STEP_SECONDS each).
+sampler reports its steps (`progress`, STEP_SECONDS each), and stops between two when
+`POST /api/interrupt` asks (`execution_interrupted`; that prompt, or any running one).
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class Queue:
         self.jobs: dict[str, dict[str, Any]] = {}  # prompt id -> the Jobs API's entry
         self.number = 0
         self.tasks: set[asyncio.Task[None]] = set()
+        self.interrupted: set[str] = set()  # prompts asked to stop (POST /api/interrupt)
 
     def queue_info(self) -> dict[str, Any]:
         return {"exec_info": {"queue_remaining": len(self.running)}}
@@ -145,6 +147,7 @@ class Queue:
         prompt_id, prompt = item[1], item[2]
         now = lambda: int(time.time() * 1000)  # noqa: E731
         outputs: dict[str, Any] = {}
+        status = "success"
         try:
             await self.send("status", {"status": self.queue_info()})
             await self.send("execution_start", {"prompt_id": prompt_id, "timestamp": now()}, sid)
@@ -157,6 +160,14 @@ class Queue:
                 await self.send("executing", data, sid)
                 for step in range(1, _steps(prompt[node_id]) + 1):  # a sampler reports its steps
                     await asyncio.sleep(STEP_SECONDS)
+                    if prompt_id in self.interrupted:  # as ComfyUI: between steps
+                        status = "interrupted"
+                        stopped = {"prompt_id": prompt_id, "node_id": node_id, "executed": []}
+                        node_type = prompt[node_id].get("class_type")
+                        await self.send(
+                            "execution_interrupted", {**stopped, "node_type": node_type}, sid
+                        )
+                        return
                     progress = {"value": step, "max": _steps(prompt[node_id]), **data}
                     await self.send("progress", progress, sid)
                 output = self._image_output(prompt, node_id) if node_id in item[4] else None
@@ -171,7 +182,7 @@ class Queue:
             self.history[prompt_id] = {
                 "prompt": item,
                 "outputs": outputs,
-                "status": {"status_str": "success", "completed": True, "messages": []},
+                "status": {"status_str": status, "completed": status == "success", "messages": []},
                 "meta": {},
             }
             await self.send("status", {"status": self.queue_info()})
@@ -256,5 +267,14 @@ def add_queue_routes(routes: web.RouteTableDef, queue: Queue) -> None:
     async def accept(request: web.Request) -> web.Response:  # nothing pending, nothing running
         return web.Response(status=200)
 
-    for path in ("/api/queue", "/api/interrupt", "/api/free"):
+    @routes.post("/api/interrupt")
+    async def interrupt(request: web.Request) -> web.Response:  # as ComfyUI: this prompt, or any
+        body = await json_body(request) if request.can_read_body else {}
+        wanted = body.get("prompt_id") if isinstance(body, dict) else None
+        queue.interrupted.update(
+            item[1] for item in queue.running if wanted is None or item[1] == wanted
+        )
+        return web.Response(status=200)
+
+    for path in ("/api/queue", "/api/free"):
         routes.post(path)(accept)

@@ -827,6 +827,33 @@ for (const target of TARGETS) {
         assert.match(text, /PNG 512×512, all black/, text);
       },
     );
+
+    test(
+      "the run's card interrupts the run: ComfyUI stops it, and the model hears it was interrupted",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, whose sampler can be interrupted" },
+      async () => {
+        await openAssistant(page);
+        const saveId = await page.evaluate(() => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const saves = graph.nodes.filter((n) => n.type === "SaveImage");
+          return saves[saves.length - 1].id; // the txt2img chain of the test before
+        });
+        const ANSWER = "Stopped, as you asked.";
+        await harness.provider.reset();
+        await harness.provider.script(
+          reply.toolCalls({ id: "call_stop", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
+          reply.text(ANSWER),
+        );
+        await send(page, "Run it again");
+        await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
+        await panel(page).getByRole("button", { name: "Interrupt the run" }).click();
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        const { requests } = await harness.provider.state();
+        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_stop");
+        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        assert.match(text, /Execution was interrupted at KSampler#\d+/, text);
+      },
+    );
   });
 }
 

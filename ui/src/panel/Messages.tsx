@@ -124,7 +124,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const where = store.toolKinds?.get(part.toolName);
   const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
   const progress = state === "running" ? progressText(store.progressOf(part.toolCallId)) : null;
-  return (
+  const card = (
     <details className="cua-tool" data-state={state}>
       <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
         <span className="cua-tool-mark" aria-hidden="true">
@@ -157,6 +157,22 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
         {state === "running" ? <div className="cua-tool-label">Running…</div> : null}
       </div>
     </details>
+  );
+  if (!progress) return card;
+  return (
+    <>
+      {card}
+      <div className="cua-tool-actions">
+        <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
+          Stop waiting
+        </button>
+        {store.canInterrupt(part.toolCallId) ? (
+          <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
+            Interrupt the run
+          </button>
+        ) : null}
+      </div>
+    </>
   );
 };
 

@@ -29,7 +29,14 @@ let shared: ChatStore | null = null;
  * workflow tabs). */
 export function panelStore(app: ComfyApp): ChatStore {
   if (!shared) {
-    const store = new ChatStore({ tools: () => graphTools(app) });
+    const interrupt = async (promptId: string) => {
+      await app.api.fetchApi("/interrupt", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ prompt_id: promptId }), // (only this run, where ComfyUI can tell)
+      });
+    };
+    const store = new ChatStore({ tools: () => graphTools(app), interrupt });
     const dialog = app.extensionManager?.dialog;
     if (dialog?.confirm) {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;

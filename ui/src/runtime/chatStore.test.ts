@@ -32,7 +32,7 @@ describe("the chat store", () => {
     await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2));
     await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
 
-    expect(addNode).toHaveBeenCalledWith({ type: "KSampler" }, { progress: expect.any(Function) });
+    expect(addNode).toHaveBeenCalledWith({ type: "KSampler" }, { progress: expect.any(Function), detach: expect.any(AbortSignal) });
     const [first, second] = server.chatRequests;
     expect(first?.id).toBe(entry.serverId);
     expect(second?.id).toBe(entry.serverId);

@@ -35,6 +35,8 @@ export interface ChatEntry {
   openingTabs: number;
   /** Where each running call is, by its tool call id, when it says (a run: its node, step). */
   readonly progress: Map<string, Record<string, unknown>>;
+  /** Each running call's "stop waiting", by its tool call id. */
+  readonly waits: Map<string, AbortController>;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -85,6 +87,8 @@ export interface ChatStoreOptions {
   /** The graph tools (graphTools(app)); called once, when the first panel tool call arrives. */
   tools?: ToolsFactory;
   settings?: PanelSettings;
+  /** Interrupts a ComfyUI run by its prompt id (ComfyUI's POST /interrupt). */
+  interrupt?: (promptId: string) => Promise<void>;
 }
 
 export class ChatStore {
@@ -97,6 +101,7 @@ export class ChatStore {
   /** Asks before something destructive (ComfyUI's dialog when the panel runs there). */
   confirm: (title: string, message: string) => Promise<boolean> = async (title, message) =>
     typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
+  private readonly interruptRun: ((promptId: string) => Promise<void>) | undefined;
   /** Where each tool runs, once GET /api/assistant/tools answered. */
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
@@ -114,6 +119,7 @@ export class ChatStore {
   constructor(options: ChatStoreOptions = {}) {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
+    this.interruptRun = options.interrupt;
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -180,6 +186,22 @@ export class ChatStore {
   }
 
   // ---- chats ----
+
+  /** Stops waiting for a running call (a run goes on in ComfyUI; the model is told so). */
+  stopWaiting(toolCallId: string): void {
+    for (const entry of new Set(this.entries.values())) entry.waits.get(toolCallId)?.abort();
+  }
+
+  /** Whether the run of a running call can be interrupted from here (its prompt id is known). */
+  canInterrupt(toolCallId: string): boolean {
+    return !!this.interruptRun && typeof this.progressOf(toolCallId)?.promptId === "string";
+  }
+
+  /** Interrupts the ComfyUI run of a running call; the call then reports it was interrupted. */
+  async interrupt(toolCallId: string): Promise<void> {
+    const promptId = this.progressOf(toolCallId)?.promptId;
+    if (typeof promptId === "string") await this.interruptRun?.(promptId);
+  }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
   progressOf(toolCallId: string): Record<string, unknown> | undefined {
@@ -275,6 +297,7 @@ export class ChatStore {
       pendingTools: 0,
       openingTabs: 0,
       progress: new Map(),
+      waits: new Map(),
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
@@ -336,7 +359,9 @@ export class ChatStore {
         entry.progress.set(toolCallId, update);
         this.emit();
       };
-      const outcome = await runPanelTool(name, input, this.graphTools(), kinds, progress);
+      const stop = new AbortController();
+      entry.waits.set(toolCallId, stop);
+      const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal });
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
       if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
@@ -353,6 +378,7 @@ export class ChatStore {
       console.error(`[comfyui-assistant] tool ${name} could not report its result`, error);
     } finally {
       entry.progress.delete(toolCallId);
+      entry.waits.delete(toolCallId);
       entry.pendingTools--;
       if (opensTab) entry.openingTabs--;
       this.emit();

@@ -3,7 +3,13 @@
 // reached the panel become an error output, so the model always gets an answer and the chat
 // never waits forever on a call.
 
-export type ToolFunctions = Record<string, (input: unknown, call?: { progress?: (update: Record<string, unknown>) => void }) => Promise<unknown>>;
+/** How a call is run: `progress` hears where a long call is; `detach` is aborted when the user
+ * stops waiting for it. */
+export interface CallOptions {
+  progress?: (update: Record<string, unknown>) => void;
+  detach?: AbortSignal;
+}
+export type ToolFunctions = Record<string, (input: unknown, call?: CallOptions) => Promise<unknown>>;
 export type ToolKinds = ReadonlyMap<string, "panel" | "server">;
 export type ToolOutcome = { output: unknown } | { errorText: string };
 
@@ -12,7 +18,7 @@ export async function runPanelTool(
   input: unknown,
   tools: ToolFunctions | null,
   kinds: ToolKinds | null,
-  progress?: (update: Record<string, unknown>) => void,
+  call?: CallOptions,
 ): Promise<ToolOutcome> {
   const kind = kinds?.get(name);
   if (kind === "server") {
@@ -26,7 +32,7 @@ export async function runPanelTool(
     return { errorText: `The panel cannot run ${name}: the graph tools are not available here.` };
   }
   try {
-    const output = await fn(input ?? {}, progress ? { progress } : undefined);
+    const output = await fn(input ?? {}, call);
     return { output: output === undefined ? { ok: true } : output };
   } catch (error) {
     return { errorText: `${name} failed: ${error instanceof Error ? error.message : String(error)}` };

@@ -12,6 +12,8 @@ export interface ToolContext {
   lg: LiteGraphGlobal;
   /** Hears a long call's progress (a run's node and step), for its card. */
   progress?: (update: Record<string, unknown>) => void;
+  /** Aborted when the user stops waiting for a long call (a run goes on without us). */
+  detach?: AbortSignal;
 }
 
 /** An expected failure: the tool wrapper turns it into `{ok: false, error, ...extra}`. */

@@ -21,6 +21,7 @@ type Detail = Record<string, unknown>;
  * it), its step of steps when it reports them (a sampler), how many nodes were cached and how
  * many have run. */
 export interface RunProgress {
+  promptId?: string;
   node?: NodeId;
   step?: number;
   steps?: number;
@@ -32,7 +33,8 @@ export type Outcome =
   | { kind: "success" }
   | { kind: "error"; detail: Detail }
   | { kind: "interrupted"; detail: Detail }
-  | { kind: "timeout" };
+  | { kind: "timeout" }
+  | { kind: "detached" };
 
 const MAX_TEXT = 500;
 const MAX_ITEMS = 20;
@@ -107,11 +109,15 @@ export class ExecutionWatcher {
     for (const [type, listener] of this.listeners) api.addEventListener(type, listener);
   }
 
-  /** Waits for the prompt's end; replays the events that came before its id was known. */
-  wait(promptId: string, timeoutMs: number): Promise<Outcome> {
+  /** Waits for the prompt's end; replays the events that came before its id was known.
+   * `detach`: the user stopped waiting (the run goes on). */
+  wait(promptId: string, timeoutMs: number, detach?: AbortSignal): Promise<Outcome> {
     this.promptId = promptId;
+    this.report({ promptId });
     return new Promise<Outcome>((resolve) => {
       this.finish = resolve;
+      if (detach?.aborted) this.end({ kind: "detached" });
+      detach?.addEventListener("abort", () => this.end({ kind: "detached" }), { once: true });
       for (const [type, detail] of this.buffer.splice(0)) this.handle(type, detail);
       if (this.done) resolve(this.done);
       else this.timer = setTimeout(() => this.end({ kind: "timeout" }), timeoutMs);

@@ -28,6 +28,8 @@ export type ToolName = PanelToolName;
 /** How a call is run: `progress` hears a long call's progress (a run's node and step). */
 export interface CallOptions {
   progress?: (update: Record<string, unknown>) => void;
+  /** Aborted when the user stops waiting (a run goes on in ComfyUI). */
+  detach?: AbortSignal;
 }
 
 export type PanelTools = Record<ToolName, (input: unknown, call?: CallOptions) => Promise<ToolResult>>;
@@ -70,7 +72,12 @@ async function run(
   try {
     const checked = validateArgs(PANEL_TOOL_SCHEMAS[name], input);
     if (!checked.ok) return { ok: false, error: `Invalid arguments for ${name}: ${checked.errors.join("; ")}.` };
-    const ctx: ToolContext = { app, lg: lg ?? liteGraph(), ...(call.progress ? { progress: call.progress } : {}) };
+    const ctx: ToolContext = {
+      app,
+      lg: lg ?? liteGraph(),
+      ...(call.progress ? { progress: call.progress } : {}),
+      ...(call.detach ? { detach: call.detach } : {}),
+    };
     const implementation = IMPLEMENTATIONS[name] as (ctx: ToolContext, args: unknown) => ToolResult | Promise<ToolResult>;
     return await implementation(ctx, checked.value);
   } catch (error) {

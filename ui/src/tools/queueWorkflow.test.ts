@@ -136,11 +136,25 @@ describe("queueWorkflow", () => {
     const seen: Record<string, unknown>[] = [];
     expect(await t.tools.queueWorkflow({}, { progress: (update) => seen.push(update) })).toMatchObject({ ok: true });
     expect(seen).toEqual([
-      { cached: 3, ran: 0 },
-      { cached: 3, ran: 1, node: 5, step: undefined, steps: undefined },
-      { cached: 3, ran: 1, node: 5, step: 3, steps: 20 },
-      { cached: 3, ran: 2, node: 6, step: undefined, steps: undefined },
+      { cached: 0, ran: 0, promptId: "p1" },
+      { cached: 3, ran: 0, promptId: "p1" },
+      { cached: 3, ran: 1, promptId: "p1", node: 5, step: undefined, steps: undefined },
+      { cached: 3, ran: 1, promptId: "p1", node: 5, step: 3, steps: 20 },
+      { cached: 3, ran: 2, promptId: "p1", node: 6, step: undefined, steps: undefined },
     ]);
+  });
+
+  it("stops waiting when the user says so: the run goes on, the model is told it was not cancelled", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    script(t, 200, OK, [["execution_start", { prompt_id: "p1" }], ["executing", { node: "5", prompt_id: "p1" }]]);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 20);
+    const result = await t.tools.queueWorkflow({}, { detach: stop.signal });
+    expect(result).toMatchObject({ ok: true, promptId: "p1", running: true });
+    expect(String(result.note)).toContain("it was not cancelled");
+    expect(t.api.listenerCount()).toBe(0);
+    expect(t.api.requests.map((r) => r.route)).toEqual(["/prompt"]); // nothing interrupted
   });
 
   it("handles events that arrive before the POST answers, and `executing` null as the end", async () => {

@@ -98,6 +98,16 @@ function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: Exe
       const at = d.node_id != null ? ` at ${String(d.node_type ?? "node")}#${String(d.node_id)}` : "";
       return { ok: false, error: `Execution was interrupted${at} (cancelled in ComfyUI).`, ...base, ...partial };
     }
+    case "detached":
+      return {
+        ok: true,
+        ...base,
+        running: true,
+        note:
+          "The user stopped waiting: the run goes on in ComfyUI (it was not cancelled), and its " +
+          "result is not known here. Don't queue it again; say so, and look at it when the user asks.",
+        ...partial,
+      };
     case "timeout":
       return {
         ok: false,
@@ -230,7 +240,7 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
     const warnings = nodeErrorList(body.node_errors, (id) => executionIdRef(app, id));
     const base: Body = { promptId, ...(warnings.length ? { nodeErrors: warnings } : {}) };
     if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
-    const outcome = await watcher.wait(promptId, timeout * 1000);
+    const outcome = await watcher.wait(promptId, timeout * 1000, ctx.detach);
     base.seconds = Math.round((Date.now() - started) / 100) / 10;
     const result = outcomeResult(app, outcome, base, watcher, timeout);
     return outcome.kind === "success" ? { ...result, ...(await lookAt(app, watcher.outputs)) } : result;
