@@ -759,16 +759,9 @@ for (const target of TARGETS) {
           return save.id;
         });
         const ANSWER = "It came out black: the decode failed.";
-        await harness.provider.reset();
-        await harness.provider.script(
-          reply.toolCalls({ id: "call_run", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
-          reply.text(ANSWER),
-        );
-        await send(page, "Run just the new SaveImage and tell me how it looks");
+        await askToRun(page, harness, "call_run", saveId, "Run just the new SaveImage and tell me how it looks", ANSWER);
         await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
-        const { requests } = await harness.provider.state();
-        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_run");
-        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        const text = await toolResultText(harness, "call_run");
         assert.match(text, /"ok":\s*true/, text);
         assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black/, text);
         // only the chosen output ran: the one file saved is its own
@@ -810,20 +803,13 @@ for (const target of TARGETS) {
           return save.id;
         });
         const ANSWER = "Done: it is black, the VAE decode failed.";
-        await harness.provider.reset();
-        await harness.provider.script(
-          reply.toolCalls({ id: "call_sample", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
-          reply.text(ANSWER),
-        );
-        await send(page, "Run the new sampler chain");
+        await askToRun(page, harness, "call_sample", saveId, "Run the new sampler chain", ANSWER);
         // the stand-in's sampler takes 20 steps of 50 ms: the card says which, as they come
         await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
         await screenshot(page, step("run"), "progress");
         await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
         assert.equal(await panel(page).getByText(/Running: node/).count(), 0, "the progress goes with the run");
-        const { requests } = await harness.provider.state();
-        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_sample");
-        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        const text = await toolResultText(harness, "call_sample");
         assert.match(text, /PNG 512×512, all black/, text);
       },
     );
@@ -839,22 +825,32 @@ for (const target of TARGETS) {
           return saves[saves.length - 1].id; // the txt2img chain of the test before
         });
         const ANSWER = "Stopped, as you asked.";
-        await harness.provider.reset();
-        await harness.provider.script(
-          reply.toolCalls({ id: "call_stop", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
-          reply.text(ANSWER),
-        );
-        await send(page, "Run it again");
+        await askToRun(page, harness, "call_stop", saveId, "Run it again", ANSWER);
         await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
         await panel(page).getByRole("button", { name: "Interrupt the run" }).click();
         await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
-        const { requests } = await harness.provider.state();
-        const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === "call_stop");
-        const text = typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
+        const text = await toolResultText(harness, "call_stop");
         assert.match(text, /Execution was interrupted at KSampler#\d+/, text);
       },
     );
   });
+}
+
+/** The model asks for a run of what output node `saveId` needs (call `id`), then answers `answer`. */
+async function askToRun(page, harness, id, saveId, question, answer) {
+  await harness.provider.reset();
+  await harness.provider.script(
+    reply.toolCalls({ id, name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
+    reply.text(answer),
+  );
+  await send(page, question);
+}
+
+/** What the tool call `id` returned, as the provider received it in the second request. */
+async function toolResultText(harness, id) {
+  const { requests } = await harness.provider.state();
+  const result = requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === id);
+  return typeof result?.content === "string" ? result.content : JSON.stringify(result?.content);
 }
 
 /** The key of the workflow tab the user is on (ComfyUI's workflow store, or the playground's). */
