@@ -1,5 +1,5 @@
-"""What the user brings: attachments (images, workflows, text) and how they are read, and projects
-with their pinned documents.
+"""Files: what the user brings (attachments: images, workflows, text; projects with their pinned
+documents) and what a run made (read from ComfyUI's output and temp folders only, and looked at).
 
 May import: base, tokens, store.
 """
