@@ -56,21 +56,18 @@ def _refs(value: Any) -> list[OutputRef]:
     if len(value) > MAX_LOOKED:
         raise RequestError(f"outputs has {len(value)} files; send at most {MAX_LOOKED} at a time")
     try:
-        return [
-            parse_annotated(item)
-            if isinstance(item, str)
-            else output_ref(
-                item.get("filename"), item.get("subfolder", ""), item.get("type", "output")
-            )
-            if isinstance(item, dict)
-            else _refuse(item)
-            for item in value
-        ]
+        return [_ref(item) for item in value]
     except OutputRefused as exc:
         raise RequestError(str(exc)) from None
 
 
-def _refuse(item: Any) -> OutputRef:
+def _ref(item: Any) -> OutputRef:
+    """One output as the panel names it ("x.png [output]") or as ComfyUI's events do."""
+    if isinstance(item, str):
+        return parse_annotated(item)
+    if isinstance(item, dict):
+        kind = item.get("type", "output")
+        return output_ref(item.get("filename"), item.get("subfolder", ""), kind)
     raise OutputRefused(f"an output is a file name or {{filename, subfolder, type}}, not {item!r}")
 
 

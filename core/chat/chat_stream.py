@@ -212,11 +212,7 @@ async def _open_step(
     if plan.slot_note:
         assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
     try:
-        tools = [] if last else assembled.tools
-        stream = await provider.stream(
-            model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
-        )
-        return stream, assembled
+        return await _call(provider, model, plan, assembled, last), assembled
     except openai.APIStatusError as exc:
         if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
             raise
@@ -243,11 +239,17 @@ async def _retry_smaller(
     outcome.overflow_window = (window, assembled.budget.window.tokens)
     assembled = hooks.assemble(answer, window)
     assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
+    return await _call(provider, model, plan, assembled, last), assembled
+
+
+async def _call(
+    provider: Provider, model: str, plan: ChatPlan, assembled: Assembled, last: bool
+) -> Any:
+    """The model call for `assembled` (the last allowed step offers no tools)."""
     tools = [] if last else assembled.tools
-    stream = await provider.stream(
+    return await provider.stream(
         model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
     )
-    return stream, assembled
 
 
 def _overflow_mid_stream(exc: Exception) -> bool:

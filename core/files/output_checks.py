@@ -67,11 +67,10 @@ def look_at(ref: OutputRef, data: bytes, expected: tuple[int, int] | None = None
             f"it is {info.width}×{info.height}, not the {expected[0]}×{expected[1]} asked for"
         )
     checked, frames, pixel_findings = _pixels(data, info.width * info.height)
-    look = OutputLook(
+    return OutputLook(
         ref.annotated(), info.format, len(data), info.width, info.height, frames, checked,
         tuple(pixel_findings + findings),
     )  # fmt: skip
-    return look
 
 
 def _pixels(data: bytes, pixels: int) -> tuple[bool, int, list[str]]:

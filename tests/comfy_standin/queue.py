@@ -158,7 +158,8 @@ class Queue:
                 await asyncio.sleep(STEP_SECONDS)
                 data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
                 await self.send("executing", data, sid)
-                for step in range(1, _steps(prompt[node_id]) + 1):  # a sampler reports its steps
+                steps = _steps(prompt[node_id])
+                for step in range(1, steps + 1):  # a sampler reports its steps
                     await asyncio.sleep(STEP_SECONDS)
                     if prompt_id in self.interrupted:  # as ComfyUI: between steps
                         status = "interrupted"
@@ -168,7 +169,7 @@ class Queue:
                             "execution_interrupted", {**stopped, "node_type": node_type}, sid
                         )
                         return
-                    progress = {"value": step, "max": _steps(prompt[node_id]), **data}
+                    progress = {"value": step, "max": steps, **data}
                     await self.send("progress", progress, sid)
                 output = self._image_output(prompt, node_id) if node_id in item[4] else None
                 if output is not None:

@@ -74,6 +74,11 @@ export function nodeRef(ref: GraphRef, node: LGraphNode | { id: unknown }): Node
   return id;
 }
 
+/** The id ComfyUI's prompt gives `node` of `ref` (its execution id): "9", "12:5". */
+export function executionId(ref: GraphRef, node: LGraphNode): string {
+  return join(ref.path, node.id);
+}
+
 /** How results name a node of an execution id from ComfyUI ("9", "12:5"): as nodeRef would. */
 export function executionIdRef(app: ComfyApp, id: unknown): NodeId {
   const text = String(id);

@@ -5,7 +5,7 @@
 // all-black or blank image: routes/outputs.py), one line each in the result.
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
 import { errorMessage, nodeLabel, publicId, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
-import { allGraphs, executionIdRef, findNode, requireNodes } from "./graphs";
+import { allGraphs, executionId, executionIdRef, findNode, requireNodes } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type Outcome, type RunProgress } from "./execution";
 
 export interface QueueWorkflowArgs {
@@ -193,7 +193,7 @@ async function partialTargets(ctx: ToolContext, ids: NodeId[]): Promise<string[]
         `${PARTIAL_SINCE.join(".")} or newer. Run the whole workflow (no outputNodeIds), or ask the user to update ComfyUI; nothing was queued.`,
     );
   }
-  return found.map((f) => (f.ref.path ? `${f.ref.path}:${String(f.node.id)}` : String(f.node.id)));
+  return found.map((f) => executionId(f.ref, f.node));
 }
 
 export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): Promise<ToolResult> {
