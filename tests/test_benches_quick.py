@@ -72,6 +72,7 @@ TARGETS: dict[str, list[str]] = {
         "TARGET pixel-bomb refused (4xx):",
         "TARGET max stall of another request",
     ],
+    "image_costs.py": ["TARGET window=4096 image_leaves_half_or_words_only:"],
     "local_llm.py": [
         "TARGET steady_reprocess_within_new_message_plus_40:",
         "TARGET compaction_keeps_system_prompt_cached:",
