@@ -129,7 +129,10 @@ class ClaudePatches(ImageCost):
 @dataclass(frozen=True)
 class GeminiTiles(ImageCost):
     """Gemini 2.x: 258 tokens when both sides are at most 384 px; otherwise the image is cut into
-    square crops of floor(shortest side / 1.5) px, each scaled to a 768 px tile of 258 tokens."""
+    square crops of floor(shortest side / 1.5) px, each scaled to a 768 px tile of 258 tokens
+    (Google's example: 960x540, crops of 360, 3x2 tiles). The ceil(w/768) x ceil(h/768) rule
+    often quoted agrees at 1024x1024 (4 tiles) but counts 768x768 as one tile where this rule
+    counts four: we keep Google's own, the larger."""
 
     name: str
     per_tile: int = 258
