@@ -20,7 +20,15 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from .json_text import compact_json
-from .wire_types import FunctionCall, OpenAIMessage, ToolCall, UIMessage, UIPart
+from .wire_types import (
+    Content,
+    FunctionCall,
+    OpenAIMessage,
+    ToolCall,
+    UIMessage,
+    UIPart,
+    with_content,
+)
 
 Message = OpenAIMessage
 
@@ -74,12 +82,68 @@ def tool_result_text(part: UIPart) -> str:
     return NOT_RUN
 
 
+SHOWN = "shown"
+"""The key of what a tool part's result shows a model that sees: {"label": text, "url": an
+image's data URL} (a run's outputs, added by the server for the turn: `files/run_images.py`)."""
+
+
+def tool_result_content(part: UIPart) -> Content:
+    """`tool_result_text`, followed by the image the result shows (if any) and its label."""
+    text = tool_result_text(part)
+    shown = part.get(SHOWN)
+    if not isinstance(shown, dict) or text in (UNFINISHED, NOT_RUN):
+        return text
+    return [
+        {"type": "text", "text": text},
+        {"type": "text", "text": str(shown.get("label") or "")},
+        {"type": "image_url", "image_url": {"url": str(shown.get("url") or "")}},
+    ]
+
+
+def content_text(content: Content | None) -> str:
+    """What a message's content says in words (its text parts, one per line)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "\n".join(str(p.get("text") or "") for p in content if p.get("type") == "text")
+
+
+def images_after_results(messages: list[Message]) -> list[Message]:
+    """The request as providers take it: a tool result holds text only (OpenAI's chat API
+    takes no image there), so the label and image a result shows go, in its order, into a user
+    message after the round's last result, or at the head of the user message that follows it
+    (no two user messages in a row). The result keeps its text. Nothing to move: `messages`
+    itself."""
+    if not any(m["role"] == "tool" and isinstance(m.get("content"), list) for m in messages):
+        return messages
+    out: list[Message] = []
+    moved: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if message["role"] == "tool" and isinstance(content, list):
+            out.append(with_content(message, str(content[0].get("text") or "")))
+            moved.extend(content[1:])
+            continue
+        if moved and message["role"] == "user":
+            own = message.get("content")
+            rest = [{"type": "text", "text": own}] if isinstance(own, str) else list(own or [])
+            out.append(with_content(message, [*moved, *rest]))
+            moved = []
+            continue
+        if moved and message["role"] != "tool":
+            out.append({"role": "user", "content": moved})
+            moved = []
+        out.append(message)
+    if moved:
+        out.append({"role": "user", "content": moved})
+    return out
+
+
 def _arguments(part: UIPart) -> str:
     value = part.get("input")
     return compact_json(value) if isinstance(value, dict) else "{}"
 
 
-ResultText = Callable[[UIPart], str]
+ResultText = Callable[[UIPart], Content]
 
 
 def _emit(

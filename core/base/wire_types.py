@@ -27,6 +27,7 @@ class UIPart(TypedDict, total=False):
     filename: str
     data: Any  # a data part's payload
     id: str
+    shown: dict[str, str]  # what a tool's result shows a model that sees (never stored: SHOWN)
 
 
 Role = Literal["user", "assistant", "system"]

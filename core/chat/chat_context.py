@@ -20,6 +20,7 @@ from ..context.context_engine import (
     summary_cap,
 )
 from ..files.projects import ProjectContext
+from ..files.run_images import Shown, with_shown
 from ..provider.budget import Window, reported_window, resolve_window
 from ..provider.provider import Provider
 from ..provider.provider_probes import provider_window
@@ -38,6 +39,7 @@ class ChatContext:
     _last: tuple[tuple[Any, ...], Assembled] | None = None
     # the summary made ahead that a request of this turn put to use (to store as in use)
     taken: Summary | None = None
+    shown: Shown | None = None  # the picture the newest run's result shows (run_images)
 
     def assemble(self, answer: UIMessage, window: int | None = None) -> Assembled:
         """The request for the answer so far. The same answer is built once: the compaction
@@ -64,7 +66,8 @@ class ChatContext:
         self._last = None
 
     def _build(self, answer: UIMessage, window: int | None) -> Assembled:
-        inputs = replace(self.inputs, ui_messages=[*self.inputs.ui_messages, answer])
+        thread = with_shown([*self.inputs.ui_messages, answer], self.shown)
+        inputs = replace(self.inputs, ui_messages=thread)
         if window is not None:
             inputs = replace(inputs, window=reported_window(window))
         return build_context(inputs, counter_for(inputs.model))
@@ -97,6 +100,7 @@ async def prepare_context(
     sent: dict[str, SentTurn],
     user_context: str,
     project: ProjectContext | None = None,
+    shown: Shown | None = None,
 ) -> ChatContext:
     correction = Correction.from_dict(stored_correction)
     stored = await state.summary(thread_id)
@@ -118,7 +122,7 @@ async def prepare_context(
         cache_scope=thread_id,
         project=project,
     )
-    return ChatContext(inputs, correction)
+    return ChatContext(inputs, correction, shown=shown)
 
 
 NEAR_LIMIT = 0.85  # of the window less the answer's reserve: a request this full is counted

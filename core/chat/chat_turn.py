@@ -22,6 +22,7 @@ from ..context.system_prompt import user_context_block
 from ..files.attachments import with_thread_files
 from ..files.project_documents import for_turn
 from ..files.projects import Projects
+from ..files.run_images import run_picture
 from ..memory.recall_tool import look_back
 from ..memory.turn_recall import recall_for_turn
 from ..provider.budget import ContextBudgetError
@@ -35,6 +36,7 @@ from ..store.thread_state import ThreadState
 from ..store.threads import Threads
 from ..stream import ui_stream as ui
 from ..stream.stream_translate import Usage
+from ..tokens.image_costs import image_budget, image_cost_for
 from ..tokens.tokens import counter_for
 from ..tools.server_tools import ToolContext
 from .answer_saver import AnswerSaver, has_content
@@ -183,6 +185,12 @@ class ChatTurn:
             history, unseen = await with_thread_files(
                 store, req.thread_id, ui_history_of(req.messages), vision
             )
+            shown = None
+            if vision:  # the newest run's images, as the window affords
+                cost, budget = image_cost_for(self._model), image_budget(window.tokens)
+                shown = await run_picture(
+                    store, service.outputs, req.thread_id, req.messages, cost, budget
+                )
             if unseen:
                 self._no_vision = await first_notice(
                     service, f"vision {window_key(provider, self._model)}"
@@ -210,6 +218,7 @@ class ChatTurn:
                 sent=sent,
                 user_context=user_context,
                 project=project,
+                shown=shown,
             )
             first = context.assemble(plan.answer_start(), None)
             self._calibrate = first if caps.counts else None

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..base.ui_messages import to_openai_messages, tool_name_of, tool_result_text
+from ..base.ui_messages import to_openai_messages, tool_name_of, tool_result_content
 from ..base.wire_types import OpenAIMessage, UIMessage, UIPart, with_content
 from ..tools.digests import digest_tool_part
 
@@ -98,7 +98,8 @@ def render_results(block: Block, parts: list[UIPart]) -> Block:
     if block.offset < 0:
         return block
     call, *results = block.messages
-    rendered = [with_content(m, tool_result_text(p)) for m, p in zip(results, parts, strict=True)]
+    pairs = zip(results, parts, strict=True)
+    rendered = [with_content(m, tool_result_content(p)) for m, p in pairs]
     return block.with_messages([call, *rendered])
 
 
@@ -115,7 +116,7 @@ def blocks_of(
     """The blocks of one UI message, in order; with `render=False` its rounds are pending.
     `keys` gives each block its cache key."""
     source = str(ui_message.get("id") or "")
-    messages = to_openai_messages([ui_message], tool_result_text if render else _digest_line)
+    messages = to_openai_messages([ui_message], tool_result_content if render else _digest_line)
     out: list[Block] = []
     i = done = 0
     while i < len(messages):

@@ -19,6 +19,7 @@ from itertools import count
 from typing import Any
 
 from ..base.fingerprint import key_of
+from ..base.ui_messages import SHOWN
 from ..base.wire_types import UIMessage, UIPart
 from ..tokens.tokens import TokenCounter
 from . import context_steps as steps
@@ -58,6 +59,9 @@ def signature(message: UIMessage, scope: str = "") -> tuple[Any, ...]:
             append(call)
             append(part.get("state"))
             append(part.get("preliminary"))  # (a streamed tool's outputs before its last)
+            shown = part.get(SHOWN)  # (what the result shows: the newest run's images)
+            if shown is not None:
+                append(key_of(str(shown.get("url"))) if isinstance(shown, dict) else shown)
             continue
         url = part.get("url")
         if url is None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Literal
 
+from ..base.ui_messages import content_text, images_after_results
 from ..base.wire_types import (
     ReportDocuments,
     UIMessage,
@@ -176,7 +177,8 @@ def digest_old_rounds(a: Assembly) -> None:
     at_least = 0
     if batched < finished:
         whole = [a.cache.rendered(a.blocks[i], a.origin) for i in rounds[batched:finished]]
-        size = sum(a.counter.text(str(m["content"])) for b in whole for m in b.messages[1:])
+        text = a.counter.text
+        size = sum(text(content_text(m.get("content"))) for b in whole for m in b.messages[1:])
         if size > settings.finished_share * a.budget.available:
             at_least = finished
     blocks = steps.digest_rounds(
@@ -377,10 +379,11 @@ def final_messages(a: Assembly) -> None:
     history = flatten([*head, *kept])
     merge = tally.adjacent_users or a.summary_block is not None
     merged = steps.merge_adjacent_users(history) if merge else history
-    a.messages = validate([a.system_message, *merged])
-    if len(merged) == len(history):  # the history's counts are known
+    sent = images_after_results(merged)
+    a.messages = validate([a.system_message, *sent])
+    if sent is history:  # the history's counts are known
         rest = tally.tokens + sum(b.tokens for b in head) + REPLY_PRIMING + change
-    else:  # rare: user turns were merged, count them again
+    else:  # rare: user turns merged, images moved out of results: count them again
         rest = counter.messages(a.messages[1:])
     a.parts = Parts(a.system_tokens, a.tool_tokens, rest)
     a.exact = a.parts.total

@@ -14,6 +14,7 @@ from itertools import accumulate, compress
 from operator import not_
 from typing import Any
 
+from ..base.ui_messages import content_text
 from ..base.wire_types import Content, UIMessage, with_content
 from ..store.sent_turns import SentTurn
 from ..tools.digests import digest_tool_result
@@ -46,7 +47,8 @@ def digest_round(block: Block) -> Block:
     for result in results:
         call_id = result["tool_call_id"]
         fn = by_id[call_id]
-        line = digest_tool_result(fn["name"], fn["arguments"], str(result["content"]), call_id)
+        text = content_text(result.get("content"))
+        line = digest_tool_result(fn["name"], fn["arguments"], text, call_id)
         digested.append(with_content(result, line))
     return block.with_messages([call, *digested], digested=True)
 
@@ -89,10 +91,13 @@ def cut_round(block: Block, max_tokens: int, count: Callable[[str], int]) -> Blo
     messages = list(block.messages)
     changed = False
     for i, message in enumerate(messages[1:], start=1):
-        content = str(message["content"])
-        shorter = cut_text_to_tokens(content, max_tokens, count)
-        if shorter != content:
-            messages[i] = {**message, "content": shorter}
+        content = message.get("content")
+        text = content_text(content)
+        shorter = cut_text_to_tokens(text, max_tokens, count)
+        if shorter != text:  # (what the result shows besides its text stays)
+            rest = content[1:] if isinstance(content, list) else []
+            cut = [{"type": "text", "text": shorter}, *rest] if rest else shorter
+            messages[i] = with_content(message, cut)
             changed = True
     return block.with_messages(messages, cut=True) if changed else block
 

@@ -133,6 +133,34 @@ def _documents(docs: list[dict[str, Any]]) -> str:
     return f"documents {', '.join(shown)}{more}" if docs else "0 documents"
 
 
+LOOKED = "looked"  # a run's result: a line per output file (files/output_checks.OutputLook.line)
+_LOOK = re.compile(
+    r"(?P<name>.+? \[(?:output|temp)\]|[^:]+): (?P<shape>[A-Z0-9]+(?: \d+×\d+)?)(?P<rest>.*)"
+)
+
+
+def _looked(lines: list[str], result: dict[str, Any]) -> list[str]:
+    """ "run 5d2c1f0e in 41.3 s: 2 PNG 1024×1024; ComfyUI_00001_.png all black (…)" """
+    shapes: dict[str, int] = {}
+    wrong: list[str] = []
+    for line in lines:
+        found = _LOOK.fullmatch(line)
+        if found is None:
+            wrong.append(line)
+            continue
+        shapes[found["shape"]] = shapes.get(found["shape"], 0) + 1
+        told = found["rest"].removeprefix(",").strip()
+        if told and not told.startswith(("looks fine", "1 frame")):
+            name = found["name"].rsplit(" [", 1)[0].rsplit("/", 1)[-1]
+            wrong.append(f"{name} {told}")
+    prompt = result.get("promptId")
+    seconds = result.get("seconds")
+    head = "run" + (f" {str(prompt)[:8]}" if prompt else "")
+    head += f" in {seconds} s" if isinstance(seconds, (int, float)) else ""
+    made = ", ".join(f"{n} {shape}" for shape, n in shapes.items()) or "no file looked at"
+    return [f"{head}: {made}", *wrong[:2]] + ([f"+{len(wrong) - 2} more"] if len(wrong) > 2 else [])
+
+
 def _files(value: dict[str, Any] | list[Any], found: dict[str, None], depth: int = 0) -> None:
     """File names in a result (`filename` fields, `images` lists), in order of appearance.
     Only containers are descended into (a workflow result holds thousands of scalars)."""
@@ -182,6 +210,9 @@ def _dict_outcome(
     parts: list[str] = []
     if DOCUMENTS in result:  # their citation ids and titles: a cited [n] keeps its meaning
         parts.append(_documents(documents_of(result)))
+    looked = result.get(LOOKED)
+    if isinstance(looked, list):  # a run's outputs as looked at: what they are, what is wrong
+        return _looked([line for line in looked if isinstance(line, str)], result)
     changes: list[tuple[int, str, Any]] = []
     lists: list[tuple[int, str, list[Any]]] = []
     kinds = _KEY_KINDS
