@@ -81,4 +81,5 @@ export interface UIPart {
   filename?: string;
   data?: unknown;
   id?: string;
+  shown?: Record<string, string>;
 }
