@@ -16,8 +16,12 @@ The session: short requests, a long paste every few turns (so an 8K window needs
 each request the whole thread so far as the panel sends it. Per turn it prints the prompt
 size, the tokens re-processed, the new user message's own size (llama-server's /tokenize),
 time to the first byte and to the first text, the longest silence in the stream, and whether a
-summary was made. TARGET lines (from issue 12): a steady turn re-processes at most its new user
-message plus what the turn adds (the reminder block) plus 40 tokens; a compaction turn never
+summary was made. Every `--run-every` turns the answer ends with a queueWorkflow call and the
+panel sends the thread again with its result (issue 25): that request's "new message" is what it
+added to the one before (the call and its result, rendered and tokenized by the server).
+TARGET lines (from issue 12): a steady turn re-processes at most its new user
+message plus what the turn adds (the reminder block) plus 40 tokens (a run result: at most what
+it added plus 40); a compaction turn never
 re-processes the system prompt and tools; the first byte of every response within 1 s; no
 stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
 
@@ -94,6 +98,7 @@ class Turn:
     head_tokens: int = 0  # the chat request's system message and tools, as the server renders
     dropped: int = 0  # blocks the priority window left out (the context report)
     summarized: int = 0  # UI messages under the running summary (the context report)
+    run: bool = False  # the panel's request after a run: the answer goes on with its result
 
     @property
     def chat(self) -> Call | None:
@@ -112,6 +117,10 @@ class Proxy:
         self.upstream = upstream.rstrip("/")
         self.calls: list[Call] = []
         self.heads: dict[int, tuple[Any, Any]] = {}  # call index -> its system message, tools
+        self.last_chat: tuple[Any, Any] = (
+            [],
+            None,
+        )  # the latest streamed request's messages, tools
         self.session: aiohttp.ClientSession | None = None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -129,6 +138,8 @@ class Proxy:
                 bool(sent.get("stream")), len(messages), content if isinstance(content, str) else ""
             )
             self.heads[len(self.calls)] = (messages[0] if messages else None, sent.get("tools"))
+            if call.stream:
+                self.last_chat = (messages, sent.get("tools"))
             self.calls.append(call)
         async with self.session.request(request.method, url, data=body, headers=headers) as up:
             response = web.StreamResponse(
@@ -203,6 +214,28 @@ async def head_tokens(session: aiohttp.ClientSession, llama: str, head: tuple[An
     first, second = rendered
     pairs = enumerate(zip(first, second, strict=False))
     return next((i for i, (x, y) in pairs if x != y), len(first))
+
+
+async def rendered_tokens(
+    session: aiohttp.ClientSession, llama: str, messages: list[Any], tools: Any
+) -> list[int]:
+    body: dict[str, Any] = {"messages": messages, **({"tools": tools} if tools else {})}
+    async with session.post(llama + "/apply-template", json=body) as r:
+        prompt = (await r.json())["prompt"]
+    async with session.post(llama + "/tokenize", json={"content": prompt}) as r:
+        tokens: list[int] = (await r.json())["tokens"]
+        return tokens
+
+
+async def added_tokens(
+    session: aiohttp.ClientSession, llama: str, before: list[Any], after: list[Any], tools: Any
+) -> int:
+    """The tokens of `after` past what it shares with `before` (both as the server renders and
+    tokenizes them): what a request added to the one before it."""
+    old = await rendered_tokens(session, llama, before, tools)
+    new = await rendered_tokens(session, llama, after, tools)
+    pairs = enumerate(zip(old, new, strict=False))
+    return len(new) - next((i for i, (x, y) in pairs if x != y), min(len(old), len(new)))
 
 
 VISIBLE = (
@@ -309,11 +342,63 @@ async def session_run(args: argparse.Namespace, llama: str) -> list[Turn]:
                 if answer:
                     thread.append({"id": f"a{i}", "role": "assistant", "parts": parts})
                 print(row(turn), flush=True)
+                if answer and args.run_every and i % args.run_every == RUN_AT:
+                    run = await run_turn(session, base, llama, thread, proxy, i)
+                    mark = len(proxy.calls)
+                    turns.append(run)
+                    print(row(run), flush=True)
     finally:
         await runner.cleanup()
         await proxy_runner.cleanup()
         await proxy.session.close()
     return turns
+
+
+RUN_AT = 3  # the turns (modulo --run-every) after which the model "ran the workflow"
+
+
+def run_result(i: int) -> dict[str, Any]:
+    """A queueWorkflow result as the panel returns it (ui/src/tools/queueWorkflow.ts)."""
+    names = [f"ComfyUI_{i:05d}_{k}.png [output]" for k in range(2)]
+    return {
+        "ok": True,
+        "promptId": f"5d2c1f0e-{i:04d}-4b7a-9c3e-2f1a0b9d8c7e",
+        "seconds": 41.3,
+        "outputs": {"9": {"images": names}},
+        "cachedNodes": 3,
+        "looked": [f"{n}: PNG 1024×1024, 1 frame, pixels checked" for n in names],
+    }
+
+
+async def run_turn(
+    session: aiohttp.ClientSession,
+    base: str,
+    llama: str,
+    thread: list[dict[str, Any]],
+    proxy: Proxy,
+    i: int,
+) -> Turn:
+    """The model's last answer ends with a queueWorkflow call; the panel ran it and sends the
+    thread again with the result (the answer goes on): what the server re-processes then. Its
+    "new message" is what the request added to the one before and the answer to it (the call
+    and its result, as the server renders and tokenizes them)."""
+    earlier, tools = proxy.last_chat
+    answered = [*earlier, {"role": "assistant", "content": thread[-1]["parts"][-1]["text"]}]
+    result, call = run_result(i), f"call_run_{i}"
+    part = {"type": "tool-queueWorkflow", "toolCallId": call, "state": "output-available",
+            "input": {"waitForResult": True}, "output": result}  # fmt: skip
+    thread[-1]["parts"].append(part)
+    turn = Turn(i + 1, False, 0, run=True)
+    before = len(proxy.calls)
+    answer = await one_turn(session, base, thread, turn)
+    turn.calls = proxy.calls[before:]
+    now, _ = proxy.last_chat
+    turn.new_message_tokens = await added_tokens(session, llama, answered, now, tools)
+    thread[-1]["parts"] += [
+        {"type": "step-start"},
+        {"type": "text", "text": answer or "(no answer)"},
+    ]
+    return turn
 
 
 HEADER = (
@@ -333,6 +418,8 @@ def row(t: Turn) -> str:
         notes.append(f"summary ({sum(x.prompt_n or 0 for x in s)} tokens processed)")
     if len([x for x in t.calls if x.stream]) > 1:
         notes.append(f"{len([x for x in t.calls if x.stream])} chat calls (retry)")
+    if t.run:
+        notes.append("run result (the answer goes on)")
     if t.error:
         notes.append(f"error: {t.error[:80]}")
     return (
@@ -369,12 +456,18 @@ def verdicts(turns: list[Turn], slack: int) -> list[str]:
     slow = [t.turn for t in turns if t.ttfb_ms > 1000]
     silent = [t.turn for t in turns if t.longest_silence_s > 15]
     median = statistics.median(excess) if excess else 0
+    runs = [t for t in steady if t.run]
+    runs_over = [t.turn for t in runs if t.turn in over]
     return [
         f"steady turns: {len(steady)}, re-processed beyond the new message: median {median:.0f}, "
         f"max {max(excess, default=0)} tokens; turns whose new message pushed old ones out of "
         f"the window (re-processed from there): {pushed}",
         f"TARGET steady_reprocess_within_new_message_plus_{slack}: "
         f"{'PASS' if not over else 'FAIL'} (over on turns {over})",
+        f"TARGET run_result_reprocess_within_result_plus_{slack}: "
+        f"{'PASS' if runs and not runs_over else 'FAIL'} ({len(runs)} run results: re-processed "
+        + ", ".join(f"{t.chat.prompt_n}/{t.new_message_tokens}" for t in runs if t.chat)
+        + f" of call and result; over on {runs_over})",
         f"TARGET compaction_keeps_system_prompt_cached: {'PASS' if not whole else 'FAIL'} "
         f"({len(compaction)} compaction turns; reused of the system prompt and tools: "
         f"{', '.join(f'{r}/{h}' for _, r, h in kept) or '-'}; re-processed on {whole})",
@@ -449,6 +542,10 @@ async def main() -> None:
     parser.add_argument(
         "--mode", choices=("full", "continuation"), default="full",
         help="LLM_SYSTEM_PROMPT_MODE: the whole system prompt every turn, or a short one later",
+    )  # fmt: skip
+    parser.add_argument(
+        "--run-every", type=int, default=7,
+        help="every N turns the answer ends with a queueWorkflow call and its result (0: none)",
     )  # fmt: skip
     parser.add_argument("--json", help="write every turn's figures to this file")
     parser.add_argument("--quick", action="store_true", help="12 turns; the stand-in, no --llama")
