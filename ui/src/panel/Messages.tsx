@@ -12,6 +12,7 @@ import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
+import { isRunNote } from "../tools/runHistory";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
@@ -44,7 +45,16 @@ export const MarkdownText: FC<TextMessagePartProps> = () => (
   <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
 );
 
-const PlainText: FC<TextMessagePartProps> = ({ text }) => <div className="cua-user-text">{text}</div>;
+/** A user message's text; a run's note the panel added to it (tools/runHistory.ts) is shown as
+ * the panel's, not as the user's words. */
+export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) =>
+  isRunNote(text) ? (
+    <div className="cua-run-note" role="note" aria-label="How a run ended (added by the panel)">
+      {text}
+    </div>
+  ) : (
+    <div className="cua-user-text">{text}</div>
+  );
 
 export const Reasoning: FC<ReasoningMessagePartProps> = ({ text, status }) => {
   const running = status.type === "running";
@@ -158,20 +168,21 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       </div>
     </details>
   );
-  if (!progress) return card;
   return (
     <>
       {card}
-      <div className="cua-tool-actions">
-        <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
-          Stop waiting
-        </button>
-        {store.canInterrupt(part.toolCallId) ? (
-          <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
-            Interrupt the run
+      {progress ? (
+        <div className="cua-tool-actions">
+          <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
+            Stop waiting
           </button>
-        ) : null}
-      </div>
+          {store.canInterrupt(part.toolCallId) ? (
+            <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
+              Interrupt the run
+            </button>
+          ) : null}
+        </div>
+      ) : null}
     </>
   );
 };

@@ -12,9 +12,10 @@ import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type Skill
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
-import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
+import { runPanelTool, type ToolFunctions, type ToolKinds, type ToolOutcome } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
+import type { OutputFile } from "../tools/outputFiles";
 
 export const CHAT_PATH = "/api/assistant/chat";
 
@@ -37,6 +38,9 @@ export interface ChatEntry {
   readonly progress: Map<string, Record<string, unknown>>;
   /** Each running call's "stop waiting", by its tool call id. */
   readonly waits: Map<string, AbortController>;
+  /** ComfyUI runs (prompt ids) a call stopped waiting for: how each ended comes with the
+   * user's next message once it has (ChatStore.sendMessage). */
+  readonly unfinishedRuns: Set<string>;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -60,6 +64,20 @@ export type NewNotice = Omit<Notice, "id" | "after">;
 export type PanelView = "chat" | "settings";
 
 type ToolsFactory = () => ToolFunctions | null;
+
+/** ComfyUI's runs, as the store uses them (tools/runHistory.ts comfyRuns(app)). */
+export interface ComfyRuns {
+  /** Interrupts a run by its prompt id (ComfyUI's POST /interrupt). */
+  interrupt(promptId: string): Promise<void>;
+  /** How a run ended, as one line for the model; null while it is queued or running. */
+  endedNote(promptId: string): Promise<string | null>;
+  /** Where one of a run's files is shown (ComfyUI's /view). */
+  fileUrl(file: OutputFile): string;
+}
+
+/** What chat.sendMessage takes: a message (or nothing: a resubmit) and the request's options. */
+type Outgoing = Parameters<Chat<UIMessage>["sendMessage"]>[0];
+type SendOptions = Parameters<Chat<UIMessage>["sendMessage"]>[1];
 
 // The thread shown last, so a page reload reopens it (only its id: the thread is on the server).
 const THREAD_KEY = "comfyui-assistant.thread";
@@ -87,8 +105,8 @@ export interface ChatStoreOptions {
   /** The graph tools (graphTools(app)); called once, when the first panel tool call arrives. */
   tools?: ToolsFactory;
   settings?: PanelSettings;
-  /** Interrupts a ComfyUI run by its prompt id (ComfyUI's POST /interrupt). */
-  interrupt?: (promptId: string) => Promise<void>;
+  /** ComfyUI's runs: interrupting one, how one ended, its files' URLs. */
+  runs?: ComfyRuns;
 }
 
 export class ChatStore {
@@ -101,7 +119,7 @@ export class ChatStore {
   /** Asks before something destructive (ComfyUI's dialog when the panel runs there). */
   confirm: (title: string, message: string) => Promise<boolean> = async (title, message) =>
     typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
-  private readonly interruptRun: ((promptId: string) => Promise<void>) | undefined;
+  private readonly runs: ComfyRuns | undefined;
   /** Where each tool runs, once GET /api/assistant/tools answered. */
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
@@ -119,7 +137,7 @@ export class ChatStore {
   constructor(options: ChatStoreOptions = {}) {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
-    this.interruptRun = options.interrupt;
+    this.runs = options.runs;
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -194,13 +212,40 @@ export class ChatStore {
 
   /** Whether the run of a running call can be interrupted from here (its prompt id is known). */
   canInterrupt(toolCallId: string): boolean {
-    return !!this.interruptRun && typeof this.progressOf(toolCallId)?.promptId === "string";
+    return !!this.runs && typeof this.progressOf(toolCallId)?.promptId === "string";
   }
 
   /** Interrupts the ComfyUI run of a running call; the call then reports it was interrupted. */
   async interrupt(toolCallId: string): Promise<void> {
     const promptId = this.progressOf(toolCallId)?.promptId;
-    if (typeof promptId === "string") await this.interruptRun?.(promptId);
+    if (typeof promptId === "string") await this.runs?.interrupt(promptId);
+  }
+
+  /** Where one of a run's files is shown; null where ComfyUI's runs are not at hand. */
+  fileUrl(file: OutputFile): string | null {
+    return this.runs?.fileUrl(file) ?? null;
+  }
+
+  /** Sends the user's message; the runs this thread stopped waiting for that have ended since
+   * come with it, as one text part (stored with the message: the server just sees user text). */
+  async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
+    const note = canCarryNote(message) ? await this.endedRunsNote(entry) : null;
+    await entry.chat.sendMessage(note && message ? withNote(message, note) : message, options);
+  }
+
+  /** One line per remembered run that has ended (each then forgotten); null when none has.
+   * They are taken out while ComfyUI is asked, so a message sent meanwhile does not repeat them. */
+  private async endedRunsNote(entry: ChatEntry): Promise<string | null> {
+    const runs = this.runs;
+    const ids = [...entry.unfinishedRuns];
+    if (!runs || !ids.length) return null;
+    entry.unfinishedRuns.clear();
+    const notes = await Promise.all(ids.map((id) => runs.endedNote(id).catch(() => null)));
+    ids.forEach((id, i) => {
+      if (notes[i] === null) entry.unfinishedRuns.add(id); // still running, or ComfyUI did not say
+    });
+    const ended = notes.filter((note): note is string => note !== null);
+    return ended.length ? ended.join("\n") : null;
   }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
@@ -298,6 +343,7 @@ export class ChatStore {
       openingTabs: 0,
       progress: new Map(),
       waits: new Map(),
+      unfinishedRuns: new Set(),
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
@@ -362,6 +408,8 @@ export class ChatStore {
       const stop = new AbortController();
       entry.waits.set(toolCallId, stop);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal });
+      const unfinished = unfinishedRun(outcome);
+      if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
       if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
@@ -479,6 +527,29 @@ const EMPTY: readonly Notice[] = Object.freeze([]);
 
 /** The panel tool that opens a workflow tab (tools/loadWorkflow.ts). */
 const TAB_OPENING_TOOL = "loadWorkflow";
+
+/** The prompt id of a run a call stopped waiting for (its output `{running: true, promptId}`). */
+function unfinishedRun(outcome: ToolOutcome): string | null {
+  const output = ("output" in outcome ? outcome.output : null) as { running?: unknown; promptId?: unknown } | null;
+  return output?.running === true && typeof output.promptId === "string" ? output.promptId : null;
+}
+
+/** Whether a message can take a note: a user's, in parts or as text with listed files. */
+function canCarryNote(message: Outgoing): boolean {
+  if (!message) return false;
+  if (message.parts) return (message.role ?? "user") === "user";
+  return "text" in message && (message.files === undefined || Array.isArray(message.files));
+}
+
+/** The message with the note as its last text part (after the user's words: a "/skill" still
+ * starts the message). */
+function withNote(message: NonNullable<Outgoing>, note: string): NonNullable<Outgoing> {
+  const part = { type: "text" as const, text: note };
+  if (message.parts) return { ...message, parts: [...message.parts, part] };
+  const files = Array.isArray(message.files) ? message.files : [];
+  const text = "text" in message && message.text ? [{ type: "text" as const, text: message.text }] : [];
+  return { parts: [...files, ...text, part], metadata: message.metadata, messageId: message.messageId };
+}
 
 /** Whether a tool's output says it opened a tab (`{ok: true, tab: "<its name>"}`). */
 function openedTab(output: unknown): boolean {
