@@ -1,5 +1,5 @@
 // How the thread's messages look: markdown with code blocks, reasoning collapsed, every tool call
-// (panel or server) as a compact expandable card.
+// (panel or server) as a compact expandable card (a run's files shown under it).
 import {
   ActionBarPrimitive,
   MessagePrimitive,
@@ -18,6 +18,7 @@ import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
 import { Notices } from "./Notices";
+import { RunOutputs, runFiles } from "./RunOutputs";
 
 const remarkPlugins = [remarkGfm, remarkCitations];
 
@@ -168,6 +169,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       </div>
     </details>
   );
+  const files = state === "done" && part.toolName === RUN_TOOL ? runFiles(part.result) : [];
   return (
     <>
       {card}
@@ -183,9 +185,13 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
           ) : null}
         </div>
       ) : null}
+      {files.length ? <RunOutputs files={files} url={(file) => store.fileUrl(file)} /> : null}
     </>
   );
 };
+
+/** The tool whose result can show what a run made (tools/queueWorkflow.ts). */
+const RUN_TOOL = "queueWorkflow";
 
 const Nothing: FC = () => null;
 
