@@ -54,7 +54,8 @@ const Preview: FC<{ file: RunFile; src: string; caption: string }> = ({ file, sr
 
 const Thumbnail: FC<{ file: RunFile; src: string | null }> = ({ file, src }) => {
   const caption = file.looked ?? file.name;
-  const facts = file.looked ? file.looked.slice(file.name.length + 2) : file.file.filename;
+  // "PNG 512×512": the finding is marked on the picture, the whole line is the title
+  const facts = file.looked ? (file.looked.slice(file.name.length + 2).split(", ")[0] ?? "") : file.file.filename;
   const body = (
     <>
       {src ? <Preview file={file} src={src} caption={caption} /> : <span className="cua-run-file-name">{file.file.filename}</span>}

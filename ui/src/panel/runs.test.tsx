@@ -55,6 +55,7 @@ describe("the files of a run's result", () => {
     expect(links[0]!.getAttribute("title")).toBe(BLACK);
     expect(links[0]!.dataset.finding).toBe("all black");
     expect(within(links[0]!).getByText("all black").className).toBe("cua-run-finding");
+    expect(within(links[0]!).getByText("PNG 512×512").className).toBe("cua-run-caption");
     const image = within(links[0]!).getByRole("img");
     expect([image.getAttribute("src"), image.getAttribute("alt"), image.getAttribute("loading")]).toEqual([
       "/base/api/view?|a.png|output", BLACK, "lazy",
