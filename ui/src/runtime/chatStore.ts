@@ -12,7 +12,8 @@ import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type Skill
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
-import { runPanelTool, type ToolFunctions, type ToolKinds, type ToolOutcome } from "./toolRunner";
+import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
+import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
 import type { OutputFile } from "../tools/outputFiles";
@@ -75,9 +76,6 @@ export interface ComfyRuns {
   fileUrl(file: OutputFile): string;
 }
 
-/** What chat.sendMessage takes: a message (or nothing: a resubmit) and the request's options. */
-type Outgoing = Parameters<Chat<UIMessage>["sendMessage"]>[0];
-type SendOptions = Parameters<Chat<UIMessage>["sendMessage"]>[1];
 
 // The thread shown last, so a page reload reopens it (only its id: the thread is on the server).
 const THREAD_KEY = "comfyui-assistant.thread";
@@ -229,23 +227,8 @@ export class ChatStore {
   /** Sends the user's message; the runs this thread stopped waiting for that have ended since
    * come with it, as one text part (stored with the message: the server just sees user text). */
   async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
-    const note = canCarryNote(message) ? await this.endedRunsNote(entry) : null;
+    const note = this.runs && canCarryNote(message) ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
     await entry.chat.sendMessage(note && message ? withNote(message, note) : message, options);
-  }
-
-  /** One line per remembered run that has ended (each then forgotten); null when none has.
-   * They are taken out while ComfyUI is asked, so a message sent meanwhile does not repeat them. */
-  private async endedRunsNote(entry: ChatEntry): Promise<string | null> {
-    const runs = this.runs;
-    const ids = [...entry.unfinishedRuns];
-    if (!runs || !ids.length) return null;
-    entry.unfinishedRuns.clear();
-    const notes = await Promise.all(ids.map((id) => runs.endedNote(id).catch(() => null)));
-    ids.forEach((id, i) => {
-      if (notes[i] === null) entry.unfinishedRuns.add(id); // still running, or ComfyUI did not say
-    });
-    const ended = notes.filter((note): note is string => note !== null);
-    return ended.length ? ended.join("\n") : null;
   }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
@@ -527,29 +510,6 @@ const EMPTY: readonly Notice[] = Object.freeze([]);
 
 /** The panel tool that opens a workflow tab (tools/loadWorkflow.ts). */
 const TAB_OPENING_TOOL = "loadWorkflow";
-
-/** The prompt id of a run a call stopped waiting for (its output `{running: true, promptId}`). */
-function unfinishedRun(outcome: ToolOutcome): string | null {
-  const output = ("output" in outcome ? outcome.output : null) as { running?: unknown; promptId?: unknown } | null;
-  return output?.running === true && typeof output.promptId === "string" ? output.promptId : null;
-}
-
-/** Whether a message can take a note: a user's, in parts or as text with listed files. */
-function canCarryNote(message: Outgoing): boolean {
-  if (!message) return false;
-  if (message.parts) return (message.role ?? "user") === "user";
-  return "text" in message && (message.files === undefined || Array.isArray(message.files));
-}
-
-/** The message with the note as its last text part (after the user's words: a "/skill" still
- * starts the message). */
-function withNote(message: NonNullable<Outgoing>, note: string): NonNullable<Outgoing> {
-  const part = { type: "text" as const, text: note };
-  if (message.parts) return { ...message, parts: [...message.parts, part] };
-  const files = Array.isArray(message.files) ? message.files : [];
-  const text = "text" in message && message.text ? [{ type: "text" as const, text: message.text }] : [];
-  return { parts: [...files, ...text, part], metadata: message.metadata, messageId: message.messageId };
-}
 
 /** Whether a tool's output says it opened a tab (`{ok: true, tab: "<its name>"}`). */
 function openedTab(output: unknown): boolean {
