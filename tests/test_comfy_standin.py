@@ -248,6 +248,9 @@ async def test_a_valid_prompt_runs_over_the_websocket(standin: Standin) -> None:
     await asyncio.sleep(0.05)
     status, history = await standin.call("GET", f"/api/history/{answer['prompt_id']}")
     assert history[answer["prompt_id"]]["status"]["completed"] is True
+    kept = history[answer["prompt_id"]]["status"]["messages"]  # as ComfyUI's history keeps them
+    assert [k for k, _ in kept] == ["execution_start", "execution_cached", "execution_success"]
+    assert kept[0][1]["timestamp"] <= kept[-1][1]["timestamp"]
     saved = history[answer["prompt_id"]]["outputs"]["9"]["images"][0]
     assert saved == {"filename": "ComfyUI_00001_.png", "subfolder": "", "type": "temp"}
     async with standin.session.get(standin.base + "/view", params=saved) as resp:

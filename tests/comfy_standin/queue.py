@@ -6,12 +6,14 @@
 `{error, node_errors}`; a valid one `{prompt_id, number, node_errors: {}}`, then its "run" goes
 over the WebSocket the way ComfyUI reports a run (`status`, `execution_start`,
 `execution_cached`, `executing` per node, `executing` null, `execution_success`) and lands in
-the history. Nothing is computed; an image output node (SaveImage, PreviewImage) "saves" a black
-image of the size its EmptyImage or EmptyLatentImage asks for into the stand-in's output or temp
-folder and reports it (`executed`), as ComfyUI reports its files: a black image is what a failed
-VAE decode gives. Only the outputs that run (all, or `partial_execution_targets`) save. A
-sampler reports its steps (`progress`, STEP_SECONDS each), and stops between two when
-`POST /api/interrupt` asks (`execution_interrupted`; that prompt, or any running one).
+the history (with the events ComfyUI keeps there, timestamped: execution_start, execution_cached
+and how it ended).
+Nothing is computed; an image output node (SaveImage, PreviewImage) "saves" a black image of the
+size its EmptyImage or EmptyLatentImage asks for into the stand-in's output or temp folder and
+reports it (`executed`), as ComfyUI reports its files: a black image is what a failed VAE decode
+gives. Only the outputs that run (all, or `partial_execution_targets`) save. A sampler reports
+its steps (`progress`, STEP_SECONDS each), and stops between two when `POST /api/interrupt` asks
+(`execution_interrupted`; that prompt, or any running one).
 """
 
 from __future__ import annotations
@@ -148,12 +150,17 @@ class Queue:
         now = lambda: int(time.time() * 1000)  # noqa: E731
         outputs: dict[str, Any] = {}
         status = "success"
+        kept: list[list[Any]] = []  # the run's events its history keeps, as ComfyUI's executor
+
+        async def keep(kind: str, data: dict[str, Any]) -> None:
+            kept.append([kind, data])
+            await self.send(kind, data, sid)
+
         try:
             await self.send("status", {"status": self.queue_info()})
-            await self.send("execution_start", {"prompt_id": prompt_id, "timestamp": now()}, sid)
-            await self.send(
-                "execution_cached", {"nodes": [], "prompt_id": prompt_id, "timestamp": now()}, sid
-            )
+            await keep("execution_start", {"prompt_id": prompt_id, "timestamp": now()})
+            cached = {"nodes": [], "prompt_id": prompt_id, "timestamp": now()}
+            await keep("execution_cached", cached)
             for node_id in prompt:
                 await asyncio.sleep(STEP_SECONDS)
                 data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
@@ -165,9 +172,8 @@ class Queue:
                         status = "interrupted"
                         stopped = {"prompt_id": prompt_id, "node_id": node_id, "executed": []}
                         node_type = prompt[node_id].get("class_type")
-                        await self.send(
-                            "execution_interrupted", {**stopped, "node_type": node_type}, sid
-                        )
+                        stopped |= {"node_type": node_type, "timestamp": now()}
+                        await keep("execution_interrupted", stopped)
                         return
                     progress = {"value": step, "max": steps, **data}
                     await self.send("progress", progress, sid)
@@ -176,14 +182,18 @@ class Queue:
                     outputs[node_id] = output
                     await self.send("executed", {**data, "output": output}, sid)
             await self.send("executing", {"node": None, "prompt_id": prompt_id}, sid)
-            await self.send("execution_success", {"prompt_id": prompt_id, "timestamp": now()}, sid)
+            await keep("execution_success", {"prompt_id": prompt_id, "timestamp": now()})
         finally:
             self.running.remove(item)
             self.jobs[prompt_id]["status"] = "completed"
             self.history[prompt_id] = {
                 "prompt": item,
                 "outputs": outputs,
-                "status": {"status_str": status, "completed": status == "success", "messages": []},
+                "status": {
+                    "status_str": status,
+                    "completed": status == "success",
+                    "messages": kept,
+                },
                 "meta": {},
             }
             await self.send("status", {"status": self.queue_info()})

@@ -833,14 +833,99 @@ for (const target of TARGETS) {
         assert.match(text, /Execution was interrupted at KSampler#\d+/, text);
       },
     );
+
+    test(
+      "a run outlasting the wait: 'Stop waiting', then the next message carries how it ended, once",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue and history" },
+      async () => {
+        await openAssistant(page);
+        const saveId = await page.evaluate(() => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const samplers = graph.nodes.filter((n) => n.type === "KSampler");
+          samplers[samplers.length - 1].widgets.find((w) => w.name === "steps").value = 50; // 2.5 s in the stand-in
+          const saves = graph.nodes.filter((n) => n.type === "SaveImage");
+          return saves[saves.length - 1].id; // the txt2img chain of the tests before
+        });
+        const GOES_ON = "It goes on in ComfyUI; I'll tell you how it ended.";
+        await askToRun(page, harness, "call_later", saveId, "Run it with 50 steps", GOES_ON);
+        await panel(page).getByText(/Running: node \d+ · step \d+\/50/).waitFor({ timeout: 20_000 });
+        await panel(page).getByRole("button", { name: "Stop waiting" }).click();
+        await panel(page).getByText(GOES_ON).waitFor({ timeout: 30_000 });
+        const result = JSON.parse(await toolResultText(harness, "call_later"));
+        assert.equal(result.running, true, JSON.stringify(result));
+        const history = async () => (await (await fetch(`${baseUrl}/api/history/${result.promptId}`)).json())[result.promptId];
+        await waitUntil(async () => (await history())?.status?.completed === true, "the run to finish in the stand-in", 20_000);
+
+        await harness.provider.script(reply.text("It finished, and it is black."), reply.text("You're welcome."));
+        await send(page, "Is it done?");
+        await panel(page).getByText("It finished, and it is black.").waitFor({ timeout: 30_000 });
+        const NOTE = `[Run ${result.promptId} finished after you stopped waiting: success in `;
+        await panel(page).getByRole("note").filter({ hasText: NOTE }).waitFor();
+        await screenshot(page, step("run"), "ended-later");
+        await send(page, "Thanks");
+        await panel(page).getByText("You're welcome.").waitFor({ timeout: 30_000 });
+        const requests = await harness.provider.requests();
+        assert.equal(requests.length, 4, "the run, its tool result, then one request per message");
+        const times = (request) => JSON.stringify(request.messages).split(NOTE).length - 1;
+        const asked = lastUserText(requests[2]);
+        assert.ok(asked.startsWith("Is it done?"), asked);
+        assert.match(asked, /finished after you stopped waiting: success in [\d.]+ s; outputs: \d+: 1 image; looked: ComfyUI_\d+_\.png \[output\]: PNG 512×512, all black/);
+        assert.equal(times(requests[2]), 1, "the note comes with the next message");
+        assert.ok(lastUserText(requests[3]).startsWith("Thanks"), lastUserText(requests[3]));
+        assert.ok(!lastUserText(requests[3]).includes("stopped waiting"), "a later message does not repeat it");
+        assert.equal(times(requests[3]), 1, "it stays in the thread once, with the message it came with");
+      },
+    );
+
+    test(
+      "a run's result card shows what it made: thumbnails that load, each with what the server saw",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue and /view" },
+      async () => {
+        await openAssistant(page);
+        const outputIds = await page.evaluate(() => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const add = (type, x) => {
+            const node = window.LiteGraph.createNode(type);
+            node.pos = [x, 2000];
+            graph.add(node);
+            return node;
+          };
+          const empty = add("EmptyImage", 100);
+          empty.widgets.find((w) => w.name === "width").value = 160;
+          empty.widgets.find((w) => w.name === "height").value = 120;
+          const save = add("SaveImage", 420);
+          const preview = add("PreviewImage", 420);
+          empty.connect(0, save, 0);
+          empty.connect(0, preview, 0);
+          return [save.id, preview.id];
+        });
+        const ANSWER = "Both came out black.";
+        await askToRun(page, harness, "call_look", outputIds, "Run the new image and show me", ANSWER);
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        const { looked } = JSON.parse(await toolResultText(harness, "call_look"));
+        assert.equal(looked.length, 2, JSON.stringify(looked));
+        const grid = panel(page).getByRole("group", { name: "What the run made: 2 files" }).last();
+        await grid.waitFor();
+        const images = grid.locator("img");
+        await page.waitForFunction((el) => [...el.querySelectorAll("img")].every((img) => img.complete && img.naturalWidth > 0), await grid.elementHandle(), { timeout: 10_000 });
+        const shown = await images.evaluateAll((imgs) =>
+          imgs.map((img) => ({ width: img.naturalWidth, height: img.naturalHeight, title: img.closest("a").title, href: img.closest("a").getAttribute("href"), finding: img.closest("a").dataset.finding })),
+        );
+        assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "all black"], [160, 120, "all black"]]);
+        assert.deepEqual(shown.map((s) => s.title), looked, "each thumbnail carries the server's line about its file");
+        assert.match(shown[0].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=output$/);
+        assert.match(shown[1].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=temp$/);
+        await screenshot(page, step("run"), "result");
+      },
+    );
   });
 }
 
-/** The model asks for a run of what output node `saveId` needs (call `id`), then answers `answer`. */
+/** The model asks for a run of what output node `saveId` (or nodes) needs (call `id`), then answers `answer`. */
 async function askToRun(page, harness, id, saveId, question, answer) {
   await harness.provider.reset();
   await harness.provider.script(
-    reply.toolCalls({ id, name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }),
+    reply.toolCalls({ id, name: "queueWorkflow", arguments: { outputNodeIds: [saveId].flat() } }),
     reply.text(answer),
   );
   await send(page, question);

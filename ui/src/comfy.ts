@@ -30,6 +30,8 @@ export interface NodeDef {
 export interface ComfyApi {
   clientId?: string;
   fetchApi(route: string, init?: RequestInit): Promise<Response>;
+  /** The URL of an api route under the frontend's base path ("/view?…" -> "/api/view?…"). */
+  apiURL(route: string): string;
   addEventListener(type: string, listener: (event: CustomEvent) => void): void;
   removeEventListener(type: string, listener: (event: CustomEvent) => void): void;
 }

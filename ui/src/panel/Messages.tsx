@@ -1,5 +1,5 @@
 // How the thread's messages look: markdown with code blocks, reasoning collapsed, every tool call
-// (panel or server) as a compact expandable card.
+// (panel or server) as a compact expandable card (a run's files shown under it).
 import {
   ActionBarPrimitive,
   MessagePrimitive,
@@ -12,11 +12,13 @@ import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
+import { isRunNote } from "../tools/runHistory";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
 import { Notices } from "./Notices";
+import { RunOutputs, runFiles } from "./RunOutputs";
 
 const remarkPlugins = [remarkGfm, remarkCitations];
 
@@ -44,7 +46,16 @@ export const MarkdownText: FC<TextMessagePartProps> = () => (
   <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
 );
 
-const PlainText: FC<TextMessagePartProps> = ({ text }) => <div className="cua-user-text">{text}</div>;
+/** A user message's text; a run's note the panel added to it (tools/runHistory.ts) is shown as
+ * the panel's, not as the user's words. */
+export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) =>
+  isRunNote(text) ? (
+    <div className="cua-run-note" role="note" aria-label="How a run ended (added by the panel)">
+      {text}
+    </div>
+  ) : (
+    <div className="cua-user-text">{text}</div>
+  );
 
 export const Reasoning: FC<ReasoningMessagePartProps> = ({ text, status }) => {
   const running = status.type === "running";
@@ -158,23 +169,29 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       </div>
     </details>
   );
-  if (!progress) return card;
+  const files = state === "done" && part.toolName === RUN_TOOL ? runFiles(part.result) : [];
   return (
     <>
       {card}
-      <div className="cua-tool-actions">
-        <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
-          Stop waiting
-        </button>
-        {store.canInterrupt(part.toolCallId) ? (
-          <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
-            Interrupt the run
+      {progress ? (
+        <div className="cua-tool-actions">
+          <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
+            Stop waiting
           </button>
-        ) : null}
-      </div>
+          {store.canInterrupt(part.toolCallId) ? (
+            <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
+              Interrupt the run
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      {files.length ? <RunOutputs files={files} url={(file) => store.fileUrl(file)} /> : null}
     </>
   );
 };
+
+/** The tool whose result can show what a run made (tools/queueWorkflow.ts). */
+const RUN_TOOL = "queueWorkflow";
 
 const Nothing: FC = () => null;
 

@@ -5,6 +5,7 @@ import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../comfy";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
+import { comfyRuns } from "../tools/runHistory";
 import { Panel } from "./Panel";
 import panelCss from "../styles/panel.css?inline";
 
@@ -25,18 +26,11 @@ export function ensureStyles(doc: Document = document): void {
 
 let shared: ChatStore | null = null;
 
-/** The one store of this page, bound to ComfyUI's app (its graph tools, its dialogs and its
- * workflow tabs). */
+/** The one store of this page, bound to ComfyUI's app (its graph tools, its runs, its dialogs
+ * and its workflow tabs). */
 export function panelStore(app: ComfyApp): ChatStore {
   if (!shared) {
-    const interrupt = async (promptId: string) => {
-      await app.api.fetchApi("/interrupt", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ prompt_id: promptId }), // (only this run, where ComfyUI can tell)
-      });
-    };
-    const store = new ChatStore({ tools: () => graphTools(app), interrupt });
+    const store = new ChatStore({ tools: () => graphTools(app), runs: comfyRuns(app) });
     const dialog = app.extensionManager?.dialog;
     if (dialog?.confirm) {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;

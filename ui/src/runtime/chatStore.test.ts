@@ -1,7 +1,9 @@
-import { isToolUIPart, type UIMessage } from "ai";
+import { generateId, isToolUIPart, type UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, NEW_THREAD } from "./chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
+import { comfyRuns } from "../tools/runHistory";
+import { buildTxt2Img, createTestApp, jsonResponse } from "../tools/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -183,5 +185,118 @@ describe("the chat store", () => {
     const a = store.entryFor("__LOCALID_a", undefined);
     store.entryFor("__LOCALID_b", undefined);
     expect(store.entryFor("__LOCALID_a", undefined)).not.toBe(a);
+  });
+});
+
+describe("a run the chat stopped waiting for", () => {
+  const LOOKED = "ComfyUI_00001_.png [output]: PNG 512×512, all black (the usual sign of a failed VAE decode: NaN values)";
+  const at = (timestamp: number) => ({ prompt_id: "p1", timestamp });
+
+  /** ComfyUI with a txt2img graph: it queues p1, whose history is `comfy.history` (none: running). */
+  function comfyUI() {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    const comfy = { t, history: {} as Record<string, unknown> };
+    t.api.handler = (route) => {
+      if (route === "/prompt") return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
+      if (route === "/history/p1") return jsonResponse(200, comfy.history);
+      if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line: LOOKED }] });
+      return jsonResponse(404, {});
+    };
+    return comfy;
+  }
+
+  /** The model queues the workflow (with `args`; null: it does not), then answers "ok" to everything. */
+  function chat(comfy: ReturnType<typeof comfyUI>, args: Record<string, unknown> | null = {}) {
+    const server = fakeServer((body) =>
+      sseResponse(args && body.messages.length === 1 ? toolCallAnswer("queueWorkflow", args, "call_run") : textAnswer("ok")),
+    );
+    vi.stubGlobal("fetch", server.fetch);
+    const store = new ChatStore({ settings, tools: () => comfy.t.tools, runs: comfyRuns(comfy.t.app) });
+    const entry = store.entryFor(`__LOCALID_run_${generateId()}`, undefined);
+    const say = async (text: string) => {
+      const before = server.chatRequests.length;
+      await store.sendMessage(entry, { text });
+      await vi.waitFor(() => expect(server.chatRequests.length).toBeGreaterThan(before));
+      await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
+      return server.chatRequests.at(-1)!.messages.at(-1)!.parts;
+    };
+    return { server, store, entry, say };
+  }
+
+  const historyAsked = (comfy: ReturnType<typeof comfyUI>) => comfy.t.api.requests.filter((r) => r.route === "/history/p1").length;
+
+  it("comes with the next message once it has ended, once; not while it runs", async () => {
+    const comfy = comfyUI();
+    const { server, store, entry, say } = chat(comfy);
+    await store.sendMessage(entry, { text: "run it" });
+    await vi.waitFor(() => expect(store.canInterrupt("call_run")).toBe(true));
+    store.stopWaiting("call_run");
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2));
+    expect(lastToolPart(server.chatRequests[1])).toMatchObject({ output: { ok: true, running: true, promptId: "p1" } });
+    expect([...entry.unfinishedRuns]).toEqual(["p1"]);
+
+    // still running: the message goes as typed, and the run stays remembered
+    expect(await say("is it done?")).toEqual([{ type: "text", text: "is it done?" }]);
+    expect([...entry.unfinishedRuns]).toEqual(["p1"]);
+
+    comfy.history = {
+      p1: {
+        outputs: { 9: { images: [{ filename: "ComfyUI_00001_.png", subfolder: "", type: "output" }] } },
+        status: {
+          status_str: "success",
+          completed: true,
+          messages: [["execution_start", at(1_000)], ["execution_cached", { ...at(1_000), nodes: [] }], ["execution_success", at(42_200)]],
+        },
+      },
+    };
+    const note = `[Run p1 finished after you stopped waiting: success in 41.2 s; outputs: 9: 1 image; looked: ${LOOKED}]`;
+    expect(await say("and now?")).toEqual([{ type: "text", text: "and now?" }, { type: "text", text: note }]);
+    expect(entry.chat.messages.at(-2)?.parts).toEqual([{ type: "text", text: "and now?" }, { type: "text", text: note }]); // stored as sent
+    expect(entry.unfinishedRuns.size).toBe(0);
+    expect(historyAsked(comfy)).toBe(2);
+
+    expect(await say("thanks")).toEqual([{ type: "text", text: "thanks" }]);
+    expect(historyAsked(comfy)).toBe(2);
+    // the whole thread as the server got it last: the note once, in the message it came with
+    const sent = JSON.stringify(server.chatRequests.at(-1)!.messages);
+    expect(sent.split("finished after you stopped waiting").length - 1).toBe(1);
+  });
+
+  it("after a timeout, a failed run comes with the next message as its error, with its node", async () => {
+    const comfy = comfyUI();
+    const { server, store, entry, say } = chat(comfy, { timeoutSeconds: 1 });
+    await store.sendMessage(entry, { text: "run it" });
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2), { timeout: 3_000 });
+    expect(lastToolPart(server.chatRequests[1])).toMatchObject({ output: { ok: false, running: true, promptId: "p1" } });
+    comfy.history = {
+      p1: {
+        outputs: {},
+        status: {
+          status_str: "error",
+          completed: false,
+          messages: [
+            ["execution_start", at(1_000)],
+            ["execution_error", { ...at(4_200), node_id: "5", node_type: "KSampler", exception_type: "torch.OutOfMemoryError", exception_message: "CUDA out of memory." }],
+          ],
+        },
+      },
+    };
+    expect((await say("how did it go?")).map((p) => (p.type === "text" ? p.text : p.type))).toEqual([
+      "how did it go?",
+      "[Run p1 finished after you stopped waiting: failed in 3.2 s: Execution failed at KSampler#5: torch.OutOfMemoryError: CUDA out of memory.]",
+    ]);
+    expect(entry.unfinishedRuns.size).toBe(0);
+  });
+
+  it("stays remembered when ComfyUI cannot say, and the message still goes", async () => {
+    const comfy = comfyUI();
+    const { store, entry, say } = chat(comfy, null);
+    entry.unfinishedRuns.add("p1");
+    const answer = comfy.t.api.handler;
+    comfy.t.api.handler = (route, init) => (route === "/history/p1" ? new Response("down", { status: 502 }) : answer(route, init));
+    expect(await say("hello")).toEqual([{ type: "text", text: "hello" }]);
+    expect([...entry.unfinishedRuns]).toEqual(["p1"]);
+    expect(store.fileUrl({ filename: "x.png", subfolder: "", type: "output" })).toBe("/comfy/api/view?filename=x.png&subfolder=&type=output");
   });
 });

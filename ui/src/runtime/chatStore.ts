@@ -12,9 +12,11 @@ import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type Skill
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
+import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
+import type { OutputFile } from "../tools/outputFiles";
 
 export const CHAT_PATH = "/api/assistant/chat";
 
@@ -37,6 +39,9 @@ export interface ChatEntry {
   readonly progress: Map<string, Record<string, unknown>>;
   /** Each running call's "stop waiting", by its tool call id. */
   readonly waits: Map<string, AbortController>;
+  /** ComfyUI runs (prompt ids) a call stopped waiting for: how each ended comes with the
+   * user's next message once it has (ChatStore.sendMessage). */
+  readonly unfinishedRuns: Set<string>;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -60,6 +65,17 @@ export type NewNotice = Omit<Notice, "id" | "after">;
 export type PanelView = "chat" | "settings";
 
 type ToolsFactory = () => ToolFunctions | null;
+
+/** ComfyUI's runs, as the store uses them (tools/runHistory.ts comfyRuns(app)). */
+export interface ComfyRuns {
+  /** Interrupts a run by its prompt id (ComfyUI's POST /interrupt). */
+  interrupt(promptId: string): Promise<void>;
+  /** How a run ended, as one line for the model; null while it is queued or running. */
+  endedNote(promptId: string): Promise<string | null>;
+  /** Where one of a run's files is shown (ComfyUI's /view). */
+  fileUrl(file: OutputFile): string;
+}
+
 
 // The thread shown last, so a page reload reopens it (only its id: the thread is on the server).
 const THREAD_KEY = "comfyui-assistant.thread";
@@ -87,8 +103,8 @@ export interface ChatStoreOptions {
   /** The graph tools (graphTools(app)); called once, when the first panel tool call arrives. */
   tools?: ToolsFactory;
   settings?: PanelSettings;
-  /** Interrupts a ComfyUI run by its prompt id (ComfyUI's POST /interrupt). */
-  interrupt?: (promptId: string) => Promise<void>;
+  /** ComfyUI's runs: interrupting one, how one ended, its files' URLs. */
+  runs?: ComfyRuns;
 }
 
 export class ChatStore {
@@ -101,7 +117,7 @@ export class ChatStore {
   /** Asks before something destructive (ComfyUI's dialog when the panel runs there). */
   confirm: (title: string, message: string) => Promise<boolean> = async (title, message) =>
     typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
-  private readonly interruptRun: ((promptId: string) => Promise<void>) | undefined;
+  private readonly runs: ComfyRuns | undefined;
   /** Where each tool runs, once GET /api/assistant/tools answered. */
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
@@ -119,7 +135,7 @@ export class ChatStore {
   constructor(options: ChatStoreOptions = {}) {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
-    this.interruptRun = options.interrupt;
+    this.runs = options.runs;
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -194,13 +210,25 @@ export class ChatStore {
 
   /** Whether the run of a running call can be interrupted from here (its prompt id is known). */
   canInterrupt(toolCallId: string): boolean {
-    return !!this.interruptRun && typeof this.progressOf(toolCallId)?.promptId === "string";
+    return !!this.runs && typeof this.progressOf(toolCallId)?.promptId === "string";
   }
 
   /** Interrupts the ComfyUI run of a running call; the call then reports it was interrupted. */
   async interrupt(toolCallId: string): Promise<void> {
     const promptId = this.progressOf(toolCallId)?.promptId;
-    if (typeof promptId === "string") await this.interruptRun?.(promptId);
+    if (typeof promptId === "string") await this.runs?.interrupt(promptId);
+  }
+
+  /** Where one of a run's files is shown; null where ComfyUI's runs are not at hand. */
+  fileUrl(file: OutputFile): string | null {
+    return this.runs?.fileUrl(file) ?? null;
+  }
+
+  /** Sends the user's message; the runs this thread stopped waiting for that have ended since
+   * come with it, as one text part (stored with the message: the server just sees user text). */
+  async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
+    const note = this.runs && canCarryNote(message) ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
+    await entry.chat.sendMessage(note && message ? withNote(message, note) : message, options);
   }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
@@ -298,6 +326,7 @@ export class ChatStore {
       openingTabs: 0,
       progress: new Map(),
       waits: new Map(),
+      unfinishedRuns: new Set(),
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       chat: undefined as unknown as Chat<UIMessage>,
@@ -362,6 +391,8 @@ export class ChatStore {
       const stop = new AbortController();
       entry.waits.set(toolCallId, stop);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal });
+      const unfinished = unfinishedRun(outcome);
+      if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
       if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed): leave it.

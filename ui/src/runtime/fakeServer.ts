@@ -219,6 +219,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
         tools: [
           { name: "addNode", description: "", parameters: {}, runs: "panel" },
           { name: "loadWorkflow", description: "", parameters: {}, runs: "panel" },
+          { name: "queueWorkflow", description: "", parameters: {}, runs: "panel" },
           { name: "searchInstalledNodes", description: "", parameters: {}, runs: "server" },
         ],
       });

@@ -2,7 +2,8 @@
 //  - the thread list is assistant-ui's remote thread list (`useRemoteThreadListRuntime`) with
 //    our adapter (threadAdapter.ts), starting on the thread shown last;
 //  - each thread is the AI SDK runtime (`useAISDKRuntime`) over that thread's `Chat`, which
-//    lives in the store — so unmounting loses nothing and a running answer keeps running.
+//    lives in the store — so unmounting loses nothing and a running answer keeps running; the
+//    user's messages are sent by the store (ChatStore.sendMessage).
 // This is what `useChatRuntime` does inside, except that `useChatRuntime` creates its Chat in
 // React state and stops it on unmount.
 import { useChat } from "@ai-sdk/react";
@@ -25,8 +26,10 @@ function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   // first render reports the chat as idle; the layout effect shows the real state before paint.
   const [mounted, setMounted] = useState(false);
   useLayoutEffect(() => setMounted(true), []);
-  const helpers = mounted || chat.status === "ready" || chat.status === "error" ? chat : { ...chat, status: "ready" as const };
-  return useAISDKRuntime(helpers, { adapters: { history, attachments: entry.attachments } });
+  // Messages go through the store, which adds how the runs it stopped waiting for ended.
+  const sendMessage = useCallback<typeof chat.sendMessage>((message, options) => store.sendMessage(entry, message, options), [store, entry]);
+  const status = mounted || chat.status === "ready" || chat.status === "error" ? chat.status : ("ready" as const);
+  return useAISDKRuntime({ ...chat, status, sendMessage }, { adapters: { history, attachments: entry.attachments } });
 }
 
 export function useAssistantRuntime(store: ChatStore): AssistantRuntime {

@@ -3,6 +3,7 @@
 // or the wait times out. Also: compact forms of node outputs and of validation errors.
 import type { ComfyApi } from "../comfy";
 import { publicId, type NodeId } from "./context";
+import { annotatedName } from "./outputFiles";
 
 export const WATCHED_EVENTS = [
   "execution_start",
@@ -39,12 +40,6 @@ export type Outcome =
 const MAX_TEXT = 500;
 const MAX_ITEMS = 20;
 
-/** "ComfyUI_00001_.png [output]", "sub/x.png [temp]": ComfyUI's annotated file names. */
-function fileName(item: Detail): string {
-  const folder = typeof item.subfolder === "string" && item.subfolder ? `${item.subfolder}/` : "";
-  return `${folder}${String(item.filename)} [${typeof item.type === "string" ? item.type : "output"}]`;
-}
-
 /** A node's UI output, small: files as annotated names, long texts cut, objects left out. */
 export function summarizeOutput(output: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -52,7 +47,7 @@ export function summarizeOutput(output: unknown): Record<string, unknown> {
   for (const [key, value] of Object.entries(output as Detail)) {
     if (Array.isArray(value)) {
       const items = value.slice(0, MAX_ITEMS).map((item) => {
-        if (item && typeof item === "object" && "filename" in item) return fileName(item as Detail);
+        if (item && typeof item === "object" && "filename" in item) return annotatedName(item as Detail);
         if (typeof item === "string" && item.length > MAX_TEXT) return `${item.slice(0, MAX_TEXT)}… [${item.length - MAX_TEXT} more characters]`;
         return item !== null && typeof item === "object" ? "[object]" : item;
       });

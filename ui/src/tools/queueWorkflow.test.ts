@@ -153,6 +153,7 @@ describe("queueWorkflow", () => {
     const result = await t.tools.queueWorkflow({}, { detach: stop.signal });
     expect(result).toMatchObject({ ok: true, promptId: "p1", running: true });
     expect(String(result.note)).toContain("it was not cancelled");
+    expect(String(result.note)).toContain("Its result will come with the user's next message.");
     expect(t.api.listenerCount()).toBe(0);
     expect(t.api.requests.map((r) => r.route)).toEqual(["/prompt"]); // nothing interrupted
   });
@@ -334,10 +335,11 @@ describe("queueWorkflow", () => {
     expect(await pending).toEqual({
       ok: false,
       error:
-        "No result after 2 s: the prompt is still queued or running in ComfyUI. Don't queue it again; wait and check, " +
-        "or call queueWorkflow later with a longer timeoutSeconds.",
+        "No result after 2 s: the prompt is still queued or running in ComfyUI. Don't queue it again: its result " +
+        "will come with the user's next message.",
       promptId: "p1",
       seconds: 2,
+      running: true,
     });
     expect(t.api.listenerCount()).toBe(0);
   });

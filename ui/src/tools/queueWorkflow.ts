@@ -1,12 +1,14 @@
 // queueWorkflow: converts the graph with app.graphToPrompt(), POSTs it to /prompt through
 // app.api.fetchApi (as ComfyUI's own queue does), and optionally follows its execution until
-// the outputs are ready. Validation errors (HTTP 400) come back with every node error's details.
-// The files a successful run made are looked at by the assistant's server (format, size, an
-// all-black or blank image: routes/outputs.py), one line each in the result.
+// the outputs are ready. Validation errors (HTTP 400) come back with every node error's details;
+// how a watched run ended is said as runOutcome.ts says it. A run that outlasts the wait (the
+// user stopped waiting, or the timeout) comes back `running: true`: the panel tells its end with
+// the user's next message (runHistory.ts).
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
-import { errorMessage, nodeLabel, publicId, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
-import { allGraphs, executionId, executionIdRef, findNode, requireNodes } from "./graphs";
-import { ExecutionWatcher, nodeErrorList, type Outcome, type RunProgress } from "./execution";
+import { errorMessage, nodeLabel, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
+import { allGraphs, executionId, executionIdRef, requireNodes } from "./graphs";
+import { ExecutionWatcher, nodeErrorList, type RunProgress } from "./execution";
+import { readBody, runResult, type Body } from "./runOutcome";
 
 export interface QueueWorkflowArgs {
   waitForResult?: boolean;
@@ -18,18 +20,6 @@ export interface QueueWorkflowArgs {
 /** The first ComfyUI that runs part of a workflow (`partial_execution_targets`, July 2025);
  * an older one ignores the field and runs everything. */
 const PARTIAL_SINCE = [0, 3, 48];
-
-type Body = Record<string, unknown>;
-
-async function readBody(response: Response): Promise<Body> {
-  const text = await response.text();
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value && typeof value === "object" ? (value as Body) : { text };
-  } catch {
-    return { text };
-  }
-}
 
 /** Every node of the workflow, inside subgraphs too (a subgraph used twice counts once). */
 function everyNode(app: ComfyApp): LGraphNode[] {
@@ -63,98 +53,6 @@ function validationFailure(app: ComfyApp, body: Body, status: number): ToolResul
     ...(typeof error.type === "string" ? { errorType: error.type } : {}),
     ...(nodeErrors.length ? { nodeErrors } : {}),
   };
-}
-
-function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, watcher: ExecutionWatcher, timeout: number): ToolResult {
-  const outputs = watcher.outputs;
-  const partial = Object.keys(outputs).length ? { outputs } : {};
-  switch (outcome.kind) {
-    case "success": {
-      const cached = watcher.cachedNodes.length ? { cachedNodes: watcher.cachedNodes.length } : {};
-      const note = Object.keys(outputs).length
-        ? {}
-        : { note: "The workflow finished but no node reported an output (nothing new was computed, or it has no output nodes)." };
-      return { ok: true, ...base, outputs, ...cached, ...note };
-    }
-    case "error": {
-      const d = outcome.detail;
-      const node = d.node_id != null ? findNode(app, publicId(d.node_id))?.node : undefined;
-      const where = node ? nodeLabel(node) : `${String(d.node_type ?? "node")}#${String(d.node_id)}`;
-      const traceback = Array.isArray(d.traceback) ? d.traceback.map(String).join("").trim().split("\n").slice(-3) : [];
-      return {
-        ok: false,
-        error: `Execution failed at ${where}: ${String(d.exception_type ?? "Error")}: ${String(d.exception_message ?? "").trim()}`,
-        ...base,
-        nodeId: executionIdRef(app, d.node_id),
-        nodeType: d.node_type,
-        exceptionType: d.exception_type,
-        exceptionMessage: d.exception_message,
-        ...(traceback.length ? { traceback } : {}),
-        ...partial,
-      };
-    }
-    case "interrupted": {
-      const d = outcome.detail;
-      const at = d.node_id != null ? ` at ${String(d.node_type ?? "node")}#${String(d.node_id)}` : "";
-      return { ok: false, error: `Execution was interrupted${at} (cancelled in ComfyUI).`, ...base, ...partial };
-    }
-    case "detached":
-      return {
-        ok: true,
-        ...base,
-        running: true,
-        note:
-          "The user stopped waiting: the run goes on in ComfyUI (it was not cancelled), and its " +
-          "result is not known here. Don't queue it again; say so, and look at it when the user asks.",
-        ...partial,
-      };
-    case "timeout":
-      return {
-        ok: false,
-        error:
-          `No result after ${timeout} s: the prompt is still queued or running in ComfyUI. ` +
-          "Don't queue it again; wait and check, or call queueWorkflow later with a longer timeoutSeconds.",
-        ...base,
-        ...partial,
-      };
-  }
-}
-
-const LOOK_PATH = "/assistant/outputs/look";
-const MAX_LOOKED = 16;
-
-/** The files a run made, as ComfyUI names them ("x.png [output]"), from its outputs. */
-function outputFiles(outputs: Record<string, Record<string, unknown>>): string[] {
-  const names = Object.values(outputs).flatMap((output) => Object.values(output).flat());
-  return names.filter((name): name is string => typeof name === "string" && / \[(output|temp)\]$/.test(name));
-}
-
-/** The assistant's server looks at the run's files (format, size, all black, blank): a line
- * each for the model, or why they were not looked at. */
-async function lookAt(app: ComfyApp, outputs: Record<string, Record<string, unknown>>): Promise<Body> {
-  const files = outputFiles(outputs).slice(0, MAX_LOOKED);
-  if (!files.length) return {};
-  let why: string;
-  try {
-    const response = await app.api.fetchApi(LOOK_PATH, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ outputs: files }),
-    });
-    const body = await readBody(response);
-    const looked = body.outputs;
-    if (response.ok && Array.isArray(looked)) {
-      return {
-        looked: looked.map((item: Body) =>
-          typeof item.error === "string" ? `${String(item.name)}: not looked at (${item.error})` : String(item.line),
-        ),
-      };
-    }
-    why = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
-  } catch (error) {
-    why = errorMessage(error);
-  }
-  return { lookedError: `The outputs were not looked at: ${why}` };
 }
 
 /** ComfyUI's version from /system_stats ([0, 3, 64]), or null when it does not say. */
@@ -242,8 +140,7 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
     if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
     const outcome = await watcher.wait(promptId, timeout * 1000, ctx.detach);
     base.seconds = Math.round((Date.now() - started) / 100) / 10;
-    const result = outcomeResult(app, outcome, base, watcher, timeout);
-    return outcome.kind === "success" ? { ...result, ...(await lookAt(app, watcher.outputs)) } : result;
+    return await runResult(app, outcome, base, watcher, timeout);
   } finally {
     watcher?.dispose();
   }

@@ -118,6 +118,10 @@ export class TestApi implements ComfyApi {
   handler: (route: string, init?: RequestInit) => Response | Promise<Response> = () => jsonResponse(500, {});
   private listeners = new Map<string, Set<Listener>>();
 
+  apiURL(route: string): string {
+    return `/comfy/api${route}`; // (a base path, as ComfyUI served under a prefix has)
+  }
+
   async fetchApi(route: string, init?: RequestInit): Promise<Response> {
     const body = typeof init?.body === "string" ? (JSON.parse(init.body) as unknown) : undefined;
     this.requests.push({ route, init, body });

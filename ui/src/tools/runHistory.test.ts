@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { comfyRuns, finishedRun, historyRun, isRunNote, runNote } from "./runHistory";
+import { buildTxt2Img, createTestApp, jsonResponse, type TestSetup } from "./testing";
+
+const image = (filename: string, type = "output") => ({ filename, subfolder: "", type });
+const LOOKED = "ComfyUI_00001_.png [output]: PNG 512×512, all black (the usual sign of a failed VAE decode: NaN values)";
+
+/** ComfyUI's history entry of a run, as its prompt worker stores it. */
+function entry(status: "success" | "error", messages: [string, Record<string, unknown>][], outputs: Record<string, unknown> = {}) {
+  return { prompt: [], outputs, status: { status_str: status, completed: status === "success", messages }, meta: {} };
+}
+
+const SUCCESS = entry(
+  "success",
+  [
+    ["execution_start", { prompt_id: "p1", timestamp: 1_000 }],
+    ["execution_cached", { prompt_id: "p1", nodes: ["1", "2"], timestamp: 1_010 }],
+    ["execution_success", { prompt_id: "p1", timestamp: 42_200 }],
+  ],
+  { 9: { images: [image("ComfyUI_00001_.png"), image("ComfyUI_00002_.png")] } },
+);
+
+const FAILED = entry("error", [
+  ["execution_start", { prompt_id: "p1", timestamp: 1_000 }],
+  ["execution_error", {
+    prompt_id: "p1", node_id: "5", node_type: "KSampler", executed: [],
+    exception_type: "torch.OutOfMemoryError", exception_message: "CUDA out of memory.", traceback: [], timestamp: 4_200,
+  }],
+]);
+
+/** ComfyUI answering /history/p1 with `history`, and the assistant's look at the files. */
+function comfy(history: unknown): TestSetup {
+  const t = createTestApp();
+  buildTxt2Img(t);
+  t.api.handler = (route) => {
+    if (route === "/history/p1") return jsonResponse(200, history);
+    if (route === "/assistant/outputs/look") {
+      return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line: LOOKED }, { name: "ComfyUI_00002_.png [output]", line: LOOKED.replace("00001", "00002") }] });
+    }
+    return jsonResponse(404, {});
+  };
+  return t;
+}
+
+describe("a run read back from ComfyUI's history", () => {
+  it("says how it ended: outputs, cached nodes, the time between its first and last event", () => {
+    expect(historyRun(SUCCESS)).toEqual({
+      outcome: { kind: "success" },
+      run: { outputs: { 9: { images: ["ComfyUI_00001_.png [output]", "ComfyUI_00002_.png [output]"] } }, cachedNodes: [1, 2] },
+      seconds: 41.2,
+    });
+    expect(historyRun(FAILED)).toMatchObject({ outcome: { kind: "error", detail: { node_id: "5" } }, seconds: 3.2 });
+    const interrupted = entry("error", [["execution_interrupted", { prompt_id: "p1", node_id: "5", node_type: "KSampler", executed: [] }]]);
+    expect(historyRun(interrupted)).toEqual({ outcome: { kind: "interrupted", detail: expect.objectContaining({ node_id: "5" }) }, run: { outputs: {}, cachedNodes: [] } });
+  });
+
+  it("is not there while the run is queued or running; once ended, is said as queueWorkflow says it", async () => {
+    expect(await finishedRun(comfy({}).app, "p1")).toBeNull();
+    const t = comfy({ p1: SUCCESS });
+    expect(await finishedRun(t.app, "p1")).toEqual({
+      ok: true,
+      promptId: "p1",
+      seconds: 41.2,
+      outputs: { 9: { images: ["ComfyUI_00001_.png [output]", "ComfyUI_00002_.png [output]"] } },
+      cachedNodes: 2,
+      looked: [LOOKED, LOOKED.replace("00001", "00002")],
+    });
+    expect(t.api.requests.map((r) => r.route)).toEqual(["/history/p1", "/assistant/outputs/look"]);
+    expect(await finishedRun(comfy({ p1: FAILED }).app, "p1")).toMatchObject({
+      ok: false,
+      error: "Execution failed at KSampler#5: torch.OutOfMemoryError: CUDA out of memory.",
+      nodeId: 5,
+    });
+  });
+
+  it("throws when ComfyUI cannot say (the run stays remembered)", async () => {
+    const t = comfy({});
+    t.api.handler = () => new Response("Internal Server Error", { status: 500 });
+    await expect(finishedRun(t.app, "p1")).rejects.toThrow("ComfyUI answered HTTP 500 for the run's history");
+  });
+
+  it("becomes one line for the model, which the panel tells apart from the user's words", async () => {
+    const runs = comfyRuns(comfy({ p1: SUCCESS }).app);
+    const note = await runs.endedNote("p1");
+    expect(note).toBe(
+      "[Run p1 finished after you stopped waiting: success in 41.2 s; 2 nodes cached; outputs: 9: 2 images; " +
+        `looked: ${LOOKED}; ${LOOKED.replace("00001", "00002")}]`,
+    );
+    expect(await comfyRuns(comfy({ p1: FAILED }).app).endedNote("p1")).toBe(
+      "[Run p1 finished after you stopped waiting: failed in 3.2 s: Execution failed at KSampler#5: torch.OutOfMemoryError: CUDA out of memory.]",
+    );
+    expect(await comfyRuns(comfy({}).app).endedNote("p1")).toBeNull();
+    expect(runNote("p2", { ok: true, outputs: { 3: { text: ["hi"] } } })).toBe("[Run p2 finished after you stopped waiting: success; outputs: 3: 1 text]");
+    expect(isRunNote(note!)).toBe(true);
+    expect(isRunNote(`${note!}\n${note!}`)).toBe(true);
+    expect(isRunNote("[Run the sampler again] please")).toBe(false);
+  });
+
+  it("names a file's URL by the frontend's api base", () => {
+    const runs = comfyRuns(comfy({}).app);
+    expect(runs.fileUrl({ filename: "x.png", subfolder: "a b", type: "temp" })).toBe("/comfy/api/view?filename=x.png&subfolder=a+b&type=temp");
+  });
+});
