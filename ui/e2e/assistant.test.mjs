@@ -3,6 +3,7 @@
 // stand-in), and in a real ComfyUI when COMFYUI_URL is set; our server, and the scripted
 // provider answering with tool calls. Screenshots of every step go to e2e/screenshots/.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -27,6 +28,7 @@ import {
   openTarget,
   panel,
   pointComfyUIAt,
+  python,
   previousSession,
   reply,
   restoreComfyUIProvider,
@@ -915,6 +917,15 @@ for (const target of TARGETS) {
         assert.deepEqual(shown.map((s) => s.title), looked, "each thumbnail carries the server's line about its file");
         assert.match(shown[0].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=output$/);
         assert.match(shown[1].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=temp$/);
+        // the model, which may see, got one picture of both: a contact sheet after the result,
+        // sized as the server counts it for this model and window
+        const { requests } = await harness.provider.state();
+        const messages = requests[1].messages;
+        const at = messages.findIndex((m) => m.role === "tool" && m.tool_call_id === "call_look");
+        const [label, image] = messages[at + 1].content;
+        assert.match(label.text, /^\[What run \S+ made, as you see it: a 2×1 contact sheet of 2 images, numbered in order, at 322×120\. Files: /);
+        const sent = jpegSize(Buffer.from(image.image_url.url.split(",")[1], "base64"));
+        assert.deepEqual(sent, counted("scripted-model", 32768, 322, 120), "the picture is the size the server counted");
         await screenshot(page, step("run"), "result");
       },
     );
@@ -929,6 +940,25 @@ async function askToRun(page, harness, id, saveId, question, answer) {
     reply.text(answer),
   );
   await send(page, question);
+}
+
+/** The width and height in a JPEG's frame header. */
+function jpegSize(data) {
+  for (let i = 2; i + 9 < data.length; ) {
+    const marker = data[i + 1];
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return [data.readUInt16BE(i + 7), data.readUInt16BE(i + 5)];
+    i += 2 + data.readUInt16BE(i + 2);
+  }
+  return null;
+}
+
+/** The size the server fits a `width`×`height` picture to for `model` in a `window`-token window
+ * (core/tokens/image_costs.py, asked of the project's Python). */
+function counted(model, window, width, height) {
+  const code =
+    "import json,sys; from comfyui_assistant.core.tokens.image_costs import fit, image_budget, image_cost_for as c; " +
+    "m, n, w, h = sys.argv[1], *map(int, sys.argv[2:]); print(json.dumps(fit(c(m), w, h, image_budget(n))[:2]))";
+  return JSON.parse(execFileSync(python(), ["-c", code, model, String(window), String(width), String(height)]).toString());
 }
 
 /** What the tool call `id` returned, as the provider received it in the second request. */
