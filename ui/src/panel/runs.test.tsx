@@ -5,7 +5,7 @@ import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import type { OutputFile } from "../tools/outputFiles";
 import { comfyRuns } from "../tools/runHistory";
-import { buildTxt2Img, createTestApp, jsonResponse } from "../tools/testing";
+import { comfyUIRunningP1 } from "../tools/testing";
 import { PlainText } from "./Messages";
 import { Panel } from "./Panel";
 import { findingOf, RunOutputs, runFiles } from "./RunOutputs";
@@ -90,15 +90,8 @@ describe("a run's end, noted on the user's next message", () => {
 /** The panel over a ComfyUI whose queue runs p1; the model queues the workflow first, then
  * answers every message with "ok". */
 function panelOverComfyUI() {
-  const t = createTestApp();
-  buildTxt2Img(t);
-  const comfy = { t, history: {} as Record<string, unknown> };
-  t.api.handler = (route) => {
-    if (route === "/prompt") return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
-    if (route === "/history/p1") return jsonResponse(200, comfy.history);
-    if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line: BLACK.replace("a.png", "ComfyUI_00001_.png") }] });
-    return jsonResponse(404, {});
-  };
+  const comfy = comfyUIRunningP1(BLACK.replace("a.png", "ComfyUI_00001_.png"));
+  const { t } = comfy;
   const server = fakeServer((body) => sseResponse(body.messages.length === 1 ? toolCallAnswer("queueWorkflow", {}, "call_run") : textAnswer(`ok ${body.messages.length}`)));
   vi.stubGlobal("fetch", server.fetch);
   const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, tools: () => t.tools, runs: comfyRuns(t.app) });

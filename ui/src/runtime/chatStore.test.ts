@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, NEW_THREAD } from "./chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
 import { comfyRuns } from "../tools/runHistory";
-import { buildTxt2Img, createTestApp, jsonResponse } from "../tools/testing";
+import { comfyUIRunningP1 } from "../tools/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -194,16 +194,7 @@ describe("a run the chat stopped waiting for", () => {
 
   /** ComfyUI with a txt2img graph: it queues p1, whose history is `comfy.history` (none: running). */
   function comfyUI() {
-    const t = createTestApp();
-    buildTxt2Img(t);
-    const comfy = { t, history: {} as Record<string, unknown> };
-    t.api.handler = (route) => {
-      if (route === "/prompt") return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
-      if (route === "/history/p1") return jsonResponse(200, comfy.history);
-      if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line: LOOKED }] });
-      return jsonResponse(404, {});
-    };
-    return comfy;
+    return comfyUIRunningP1(LOOKED);
   }
 
   /** The model queues the workflow (with `args`; null: it does not), then answers "ok" to everything. */

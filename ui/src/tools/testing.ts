@@ -352,3 +352,18 @@ export function openSubgraph(t: TestSetup, path: string): LGraph {
   t.canvas.graph = graph;
   return graph;
 }
+
+/** A test app with a txt2img graph over a ComfyUI whose queue runs prompt p1: its history is
+ * `comfy.history` (empty: still running), and the server's look at its one output says `line`. */
+export function comfyUIRunningP1(line: string): { t: TestSetup; history: Record<string, unknown> } {
+  const t = createTestApp();
+  buildTxt2Img(t);
+  const comfy = { t, history: {} as Record<string, unknown> };
+  t.api.handler = (route) => {
+    if (route === "/prompt") return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
+    if (route === "/history/p1") return jsonResponse(200, comfy.history);
+    if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line }] });
+    return jsonResponse(404, {});
+  };
+  return comfy;
+}
