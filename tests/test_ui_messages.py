@@ -456,6 +456,12 @@ def test_dynamic_tool_takes_its_name_from_tool_name() -> None:
             '{"ids":[3]}',
             AWAITING,
         ),
+        (  # the user said no: the panel resubmits at once (the AI SDK's own denied approval)
+            "approval-responded",
+            {"input": {"ids": [3]}, "approval": {"id": "ap1", "approved": False}},
+            '{"ids":[3]}',
+            DENIED,
+        ),
     ],
 )
 def test_every_tool_state_gets_exactly_one_result(

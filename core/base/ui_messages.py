@@ -73,7 +73,9 @@ def tool_result_text(part: UIPart) -> str:
             raw_text = raw if isinstance(raw, str) else compact_json(raw)
             text += f"\nThe arguments received were: {raw_text}"
         return text
-    if state == "output-denied":
+    approval = part.get("approval")
+    refused = isinstance(approval, dict) and approval.get("approved") is False
+    if state == "output-denied" or (state == "approval-responded" and refused):
         return DENIED
     if state == "input-streaming":
         return INPUT_INCOMPLETE

@@ -28,6 +28,7 @@ class UIPart(TypedDict, total=False):
     data: Any  # a data part's payload
     id: str
     shown: dict[str, str]  # what a tool's result shows a model that sees (never stored: SHOWN)
+    approval: dict[str, Any]  # the AI SDK's tool approval: {id, approved?, reason?}
 
 
 Role = Literal["user", "assistant", "system"]

@@ -929,6 +929,58 @@ for (const target of TARGETS) {
         await screenshot(page, step("run"), "result");
       },
     );
+
+    test(
+      "a removal and a paid run wait for the user: Deny leaves the graph alone and the model hears it, Allow goes ahead",
+      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue" },
+      async () => {
+        await openAssistant(page);
+        const [emptyId, paidId, saveId] = await addTrackedNodes(page, ["EmptyImage", "OpenAIDalle3", "SaveImage"]);
+        await page.evaluate(([paid, save]) => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          graph.getNodeById(paid).connect(0, graph.getNodeById(save), 0);
+        }, [paidId, saveId]);
+        const exists = (id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
+        const card = panel(page).getByRole("group", { name: "The assistant asks before it acts" });
+
+        const ask = async (call, question) => {
+          await harness.provider.reset();
+          await harness.provider.script(call, reply.text("Understood."));
+          await send(page, question);
+          await card.waitFor({ timeout: 20_000 });
+        };
+        const toolResult = async (id) => {
+          const { requests } = await harness.provider.state();
+          assert.equal(requests.length, 2, "the answer went on once the user answered");
+          return requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content;
+        };
+        const answered = () => panel(page).getByText("Understood.").last().waitFor({ timeout: 20_000 });
+
+        // a removal, denied: the node stays and the model is told
+        await ask(reply.toolCalls({ id: "call_rm1", name: "removeNodes", arguments: { nodeIds: [emptyId] } }), "remove the empty image");
+        assert.match(await card.textContent(), new RegExp(`Remove a node from the workflow.*EmptyImage#${emptyId}`));
+        await screenshot(page, step("approvals"), "removal-asked");
+        await card.getByRole("button", { name: "Deny" }).click();
+        await answered();
+        assert.equal(await toolResult("call_rm1"), "The user denied this tool call; it did not run.");
+        assert.equal(await exists(emptyId), true, "the denied removal changed nothing");
+
+        // ... and allowed: the node goes
+        await ask(reply.toolCalls({ id: "call_rm2", name: "removeNodes", arguments: { nodeIds: [emptyId] } }), "remove it after all");
+        await card.getByRole("button", { name: "Allow" }).click();
+        await answered();
+        assert.match(await toolResult("call_rm2"), /"ok":\s*true/);
+        assert.equal(await exists(emptyId), false);
+
+        // a run with a paid API node asks whatever the thread allows, and Deny queues nothing
+        await ask(reply.toolCalls({ id: "call_paid", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }), "run the DALL-E node");
+        assert.match(await card.textContent(), new RegExp(`paid API node.*OpenAIDalle3#${paidId}.*ComfyUI credits`));
+        await screenshot(page, step("approvals"), "paid-run-asked");
+        await card.getByRole("button", { name: "Deny" }).click();
+        await answered();
+        assert.equal(await toolResult("call_paid"), "The user denied this tool call; it did not run.");
+      },
+    );
   });
 }
 

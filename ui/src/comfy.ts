@@ -16,6 +16,8 @@ export interface NodeDef {
   category?: string;
   python_module?: string;
   output_node?: boolean;
+  /** A node that calls a paid API (ComfyUI's partner nodes), charged in ComfyUI credits. */
+  api_node?: boolean;
   input: {
     required?: Record<string, [unknown, Record<string, unknown>?]>;
     optional?: Record<string, [unknown, Record<string, unknown>?]>;

@@ -60,7 +60,7 @@ const RunningTools: FC = () => {
   if (entry.pendingTools === 0) return null;
   return (
     <div className="cua-muted cua-running" role="status">
-      Running tools in the panel…
+      {entry.approvals.waiting() ? "Waiting for your answer above…" : "Running tools in the panel…"}
     </div>
   );
 };

@@ -53,7 +53,7 @@ export function usageText(usage: DelegateUsage | undefined): string {
   return `${steps} · ${usage.tokens.toLocaleString("en-US")} tokens · ${usage.seconds.toFixed(1)} s`;
 }
 
-const MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–" };
+const MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–", denied: "⊘" };
 
 const Tools: FC<{ view: DelegateView }> = ({ view }) => {
   const running = view.progress?.tools ?? [];

@@ -13,6 +13,7 @@ import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
 import { isRunNote } from "../tools/runHistory";
+import { ApprovalCard } from "./ApprovalCard";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
@@ -87,10 +88,11 @@ function prettyJson(value: unknown): string {
   }
 }
 
-export type ToolCardState = "running" | "done" | "failed" | "cancelled";
+export type ToolCardState = "running" | "done" | "failed" | "cancelled" | "denied";
 
 /** A tool call's state for its card, from assistant-ui's tool-call part. */
-export function toolCardState(part: Pick<ToolCallMessagePartProps, "result" | "isError" | "status">): ToolCardState {
+export function toolCardState(part: Pick<ToolCallMessagePartProps, "result" | "isError" | "status" | "approval">): ToolCardState {
+  if (part.approval?.approved === false) return "denied";
   if (part.isError) {
     const error = (part.result as { error?: unknown } | undefined)?.error;
     return typeof error === "string" && /cancelled/i.test(error) ? "cancelled" : "failed";
@@ -120,12 +122,13 @@ export function progressText(update: Record<string, unknown> | undefined): strin
   return bits.length ? `Running: ${bits.join(" · ")}` : null;
 }
 
-const STATE_MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–" };
+const STATE_MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–", denied: "⊘" };
 const STATE_LABEL: Record<ToolCardState, string> = {
   running: "running",
   done: "done",
   failed: "failed",
   cancelled: "cancelled",
+  denied: "denied by you",
 };
 
 export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
@@ -135,6 +138,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const where = store.toolKinds?.get(part.toolName);
   const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
   const progress = state === "running" ? progressText(store.progressOf(part.toolCallId)) : null;
+  const asking = state === "running" ? store.approvalOf(part.toolCallId) : undefined;
   const card = (
     <details className="cua-tool" data-state={state}>
       <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
@@ -173,6 +177,9 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   return (
     <>
       {card}
+      {asking ? (
+        <ApprovalCard request={asking} onAnswer={(approved, always) => void store.respondToApproval(part.toolCallId, approved, always)} />
+      ) : null}
       {progress ? (
         <div className="cua-tool-actions">
           <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>

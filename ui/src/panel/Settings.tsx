@@ -206,6 +206,18 @@ export const Settings: FC = () => {
         </div>
         <div className="cua-field cua-check">
           <input
+            id={`${id}-ask`}
+            type="checkbox"
+            checked={store.settings.askBeforeEdits !== false}
+            onChange={(e) => store.updateSettings({ askBeforeEdits: e.target.checked })}
+          />
+          <label htmlFor={`${id}-ask`}>
+            Ask before the assistant removes nodes (new threads; a thread's approval card can stop asking). Paid runs and large
+            batches always ask.
+          </label>
+        </div>
+        <div className="cua-field cua-check">
+          <input
             id={`${id}-debug`}
             type="checkbox"
             checked={store.settings.debugContext}

@@ -82,4 +82,5 @@ export interface UIPart {
   data?: unknown;
   id?: string;
   shown?: Record<string, string>;
+  approval?: Record<string, unknown>;
 }

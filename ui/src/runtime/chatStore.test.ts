@@ -34,7 +34,7 @@ describe("the chat store", () => {
     await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2));
     await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
 
-    expect(addNode).toHaveBeenCalledWith({ type: "KSampler" }, { progress: expect.any(Function), detach: expect.any(AbortSignal) });
+    expect(addNode).toHaveBeenCalledWith({ type: "KSampler" }, { progress: expect.any(Function), detach: expect.any(AbortSignal), approve: expect.any(Function) });
     const [first, second] = server.chatRequests;
     expect(first?.id).toBe(entry.serverId);
     expect(second?.id).toBe(entry.serverId);

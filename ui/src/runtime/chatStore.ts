@@ -7,6 +7,7 @@ import { Chat } from "@ai-sdk/react";
 import { AssistantChatTransport } from "@assistant-ui/react-ai-sdk";
 import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import { generateId, isToolUIPart, type UIMessage } from "ai";
+import { Approvals } from "./approvals";
 import { ServerAttachments } from "./attachments";
 import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "./api";
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
@@ -16,12 +17,18 @@ import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, ty
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
+import type { ApprovalRequest } from "../tools/approvals";
 import type { OutputFile } from "../tools/outputFiles";
 
 export const CHAT_PATH = "/api/assistant/chat";
 
 /** The key of the thread the panel shows: its server id, or NEW before its first message. */
 export const NEW_THREAD = "new";
+
+/** A call whose output is still to come: running, or allowed by the user and running. */
+function awaitsOutput(part: { state: string; approval?: { approved?: boolean } }): boolean {
+  return part.state === "input-available" || (part.state === "approval-responded" && part.approval?.approved === true);
+}
 
 export interface ChatEntry {
   /** The thread's id on the server: the chat's id, the `id` of every POST /api/assistant/chat. */
@@ -46,6 +53,8 @@ export interface ChatEntry {
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
   readonly attachments: ServerAttachments;
+  /** Tool calls waiting for the user's Allow or Deny, and whether graph edits need one. */
+  readonly approvals: Approvals;
 }
 
 export interface Notice {
@@ -232,6 +241,22 @@ export class ChatStore {
   }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
+  /** What a call asks the user before it acts (its card shows Allow and Deny), or undefined. */
+  approvalOf(toolCallId: string): ApprovalRequest | undefined {
+    for (const entry of new Set(this.entries.values())) {
+      const found = entry.approvals.of(toolCallId);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** The user's Allow or Deny for a call; `always`: this thread's graph edits go ahead from now on. */
+  async respondToApproval(toolCallId: string, approved: boolean, always = false): Promise<void> {
+    for (const entry of new Set(this.entries.values())) {
+      if (entry.approvals.of(toolCallId)) await entry.approvals.respond(toolCallId, approved, always);
+    }
+  }
+
   progressOf(toolCallId: string): Record<string, unknown> | undefined {
     for (const entry of new Set(this.entries.values())) {
       const found = entry.progress.get(toolCallId);
@@ -329,6 +354,7 @@ export class ChatStore {
       unfinishedRuns: new Set(),
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
+      approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),
       chat: undefined as unknown as Chat<UIMessage>,
     };
     const transport = new AssistantChatTransport<UIMessage>({
@@ -365,6 +391,7 @@ export class ChatStore {
       },
       onFinish: ({ isAbort, messages }) => {
         if (isAbort) entry.haltedAfter = lastUserId(messages);
+        entry.approvals.finished();
         this.emit();
       },
       onData: (part) => {
@@ -390,14 +417,16 @@ export class ChatStore {
       };
       const stop = new AbortController();
       entry.waits.set(toolCallId, stop);
-      const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal });
+      const approve = (request: ApprovalRequest) => entry.approvals.ask(toolCallId, request);
+      const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal, approve });
       const unfinished = unfinishedRun(outcome);
       if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
       if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
-      // The call may have been cancelled meanwhile (a new message marks it failed): leave it.
+      // The call may have been cancelled meanwhile (a new message marks it failed), or denied
+      // (the SDK's denied approval is its answer): leave it.
       const waiting = entry.chat.messages.some((m) =>
-        m.parts.some((p) => isToolUIPart(p) && p.toolCallId === toolCallId && p.state === "input-available"),
+        m.parts.some((p) => isToolUIPart(p) && p.toolCallId === toolCallId && awaitsOutput(p)),
       );
       if (!waiting) return;
       if ("errorText" in outcome) {

@@ -220,6 +220,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
           { name: "addNode", description: "", parameters: {}, runs: "panel" },
           { name: "loadWorkflow", description: "", parameters: {}, runs: "panel" },
           { name: "queueWorkflow", description: "", parameters: {}, runs: "panel" },
+          { name: "removeNodes", description: "", parameters: {}, runs: "panel" },
           { name: "searchInstalledNodes", description: "", parameters: {}, runs: "server" },
         ],
       });

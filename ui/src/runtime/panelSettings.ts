@@ -6,9 +6,12 @@ export interface PanelSettings {
   maxSteps: number;
   /** POST /api/assistant/chat?debug=context: the exact request of each step reaches the panel. */
   debugContext: boolean;
+  /** A new thread asks before the assistant removes nodes (a thread's card can stop asking);
+   * unset: it asks. */
+  askBeforeEdits?: boolean;
 }
 
-export const DEFAULT_SETTINGS: PanelSettings = { maxSteps: 25, debugContext: false };
+export const DEFAULT_SETTINGS: PanelSettings = { maxSteps: 25, debugContext: false, askBeforeEdits: true };
 export const MAX_STEPS_RANGE = { min: 1, max: 200 } as const;
 const KEY = "comfyui-assistant.panel";
 
@@ -26,6 +29,7 @@ export function loadSettings(): PanelSettings {
     return {
       maxSteps: parsed.maxSteps === undefined ? DEFAULT_SETTINGS.maxSteps : clampSteps(parsed.maxSteps),
       debugContext: parsed.debugContext === true,
+      askBeforeEdits: parsed.askBeforeEdits !== false,
     };
   } catch {
     return { ...DEFAULT_SETTINGS };

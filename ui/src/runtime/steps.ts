@@ -1,7 +1,7 @@
 // When the chat sends itself again after panel tools ran: the AI SDK's
 // `lastAssistantMessageIsCompleteWithToolCalls`, bounded by a step limit per user message and
 // by the user's Stop (a stopped turn never resubmits on its own).
-import { lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from "ai";
+import { isToolUIPart, lastAssistantMessageIsCompleteWithToolCalls, type UIMessage } from "ai";
 
 type Message = Pick<UIMessage, "id" | "role" | "parts">;
 
@@ -32,9 +32,17 @@ export interface ResubmitState {
   haltedAfter: string | null;
 }
 
-/** Whether the assistant waits on tool outputs that are all in (the SDK's own rule). */
+/** Whether the assistant waits on tool outputs that are all in (the SDK's own rule), a call
+ * the user denied counting as answered (the SDK's denied approval: the server tells the model). */
 export function toolRoundComplete(messages: readonly Message[]): boolean {
-  return lastAssistantMessageIsCompleteWithToolCalls({ messages: messages as UIMessage[] });
+  const answered = messages.map((m) => (m === messages.at(-1) ? { ...m, parts: m.parts.map(asAnswered) } : m));
+  return lastAssistantMessageIsCompleteWithToolCalls({ messages: answered as UIMessage[] });
+}
+
+/** A denied call as the SDK's rule reads an answered one. */
+function asAnswered(part: Message["parts"][number]): Message["parts"][number] {
+  const denied = isToolUIPart(part) && part.state === "approval-responded" && part.approval.approved === false;
+  return denied ? ({ ...part, state: "output-error", errorText: "denied" } as unknown as typeof part) : part;
 }
 
 export function stepLimitReached(messages: readonly Message[], maxSteps: number): boolean {

@@ -3,12 +3,9 @@
 // reached the panel become an error output, so the model always gets an answer and the chat
 // never waits forever on a call.
 
-/** How a call is run: `progress` hears where a long call is; `detach` is aborted when the user
- * stops waiting for it. */
-export interface CallOptions {
-  progress?: (update: Record<string, unknown>) => void;
-  detach?: AbortSignal;
-}
+import type { CallOptions } from "../tools";
+
+export type { CallOptions };
 export type ToolFunctions = Record<string, (input: unknown, call?: CallOptions) => Promise<unknown>>;
 export type ToolKinds = ReadonlyMap<string, "panel" | "server">;
 export type ToolOutcome = { output: unknown } | { errorText: string };

@@ -7,6 +7,9 @@ export type ToolResult =
   | ({ ok: true } & Record<string, unknown>)
   | ({ ok: false; error: string } & Record<string, unknown>);
 
+// (a type only: approvals.ts imports ToolError from here)
+import type { Approve } from "./approvals";
+
 export interface ToolContext {
   app: ComfyApp;
   lg: LiteGraphGlobal;
@@ -14,6 +17,8 @@ export interface ToolContext {
   progress?: (update: Record<string, unknown>) => void;
   /** Aborted when the user stops waiting for a long call (a run goes on without us). */
   detach?: AbortSignal;
+  /** Asks the user before an action that destroys work or costs money (tools/approvals.ts). */
+  approve?: Approve;
 }
 
 /** An expected failure: the tool wrapper turns it into `{ok: false, error, ...extra}`. */

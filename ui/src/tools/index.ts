@@ -22,6 +22,7 @@ import type { PanelToolName } from "./schemas.generated";
 import { setWidgetValues, type SetWidgetValuesArgs } from "./setWidgetValues";
 
 export type { ToolResult } from "./context";
+import type { Approve } from "./approvals";
 export { PANEL_TOOL_SCHEMAS } from "./schema";
 
 export type ToolName = PanelToolName;
@@ -30,6 +31,8 @@ export interface CallOptions {
   progress?: (update: Record<string, unknown>) => void;
   /** Aborted when the user stops waiting (a run goes on in ComfyUI). */
   detach?: AbortSignal;
+  /** Asks the user before the call destroys work or costs money (tools/approvals.ts). */
+  approve?: Approve;
 }
 
 export type PanelTools = Record<ToolName, (input: unknown, call?: CallOptions) => Promise<ToolResult>>;
@@ -77,6 +80,7 @@ async function run(
       lg: lg ?? liteGraph(),
       ...(call.progress ? { progress: call.progress } : {}),
       ...(call.detach ? { detach: call.detach } : {}),
+      ...(call.approve ? { approve: call.approve } : {}),
     };
     const implementation = IMPLEMENTATIONS[name] as (ctx: ToolContext, args: unknown) => ToolResult | Promise<ToolResult>;
     return await implementation(ctx, checked.value);

@@ -5,6 +5,7 @@
 // user stopped waiting, or the timeout) comes back `running: true`: the panel tells its end with
 // the user's next message (runHistory.ts).
 import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
+import { ask, runApproval } from "./approvals";
 import { errorMessage, nodeLabel, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { allGraphs, executionId, executionIdRef, requireNodes } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type RunProgress } from "./execution";
@@ -107,6 +108,8 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
   } catch (error) {
     throw new ToolError(`ComfyUI could not turn the graph into a prompt: ${errorMessage(error)}`);
   }
+  const worth = runApproval(prompt.output, ctx.lg, (id) => String(executionIdRef(app, id)));
+  if (worth) await ask(ctx.approve, worth);
   const progress = ctx.progress;
   const report = progress ? (update: RunProgress) => progress({ ...update }) : undefined;
   const watcher = wait ? new ExecutionWatcher(app.api, report, (id) => executionIdRef(app, id)) : null;

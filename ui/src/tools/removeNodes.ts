@@ -1,4 +1,5 @@
 // removeNodes: removes nodes (at any depth) and every link touching them, all or nothing.
+import { ask } from "./approvals";
 import { nodeLabel, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { editedGraph, graphName, nodeRef, requireNodes, type Found, type GraphRef } from "./graphs";
 import { LinkIndex } from "./links";
@@ -15,6 +16,9 @@ export async function removeNodes(ctx: ToolContext, args: RemoveNodesArgs): Prom
   if (locked.length) {
     throw new ToolError(`${locked.map((f) => nodeLabel(f.node)).join(", ")} cannot be removed (locked against deletion); nothing was removed.`);
   }
+  const labels = nodes.map((f) => nodeLabel(f.node));
+  const action = `Remove ${nodes.length === 1 ? "a node" : `${nodes.length} nodes`} from the workflow, with the links that touch ${nodes.length === 1 ? "it" : "them"}.`;
+  await ask(ctx.approve, { kind: "graph-edit", action, nodes: labels });
   const graphs = new Map<GraphRef["graph"], GraphRef>(nodes.map((f) => [f.ref.graph, f.ref]));
   const linkIds = new Set<unknown>();
   for (const ref of graphs.values()) {
