@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from comfyui_assistant.core.chat.chat_plan import offered_names, registry_tools
 from comfyui_assistant.core.context.prompt_profile import FULL, PROFILES
@@ -144,29 +145,72 @@ async def test_the_step_limit_forces_a_final_answer_without_tools(provider, tmp_
     assert result["autoResubmit"] is False
 
 
-async def test_the_model_can_save_a_user_skill(assistant, provider, sdk, tmp_path):
-    body_text = "1. Add LoraLoader after the checkpoint.\n2. Set strength 0.8."
-    provider.enqueue(
-        calls_reply(
-            call(
-                "createUserSkill",
-                {"name": "My LoRA setup", "description": "Add my usual LoRA", "body": body_text},
-                "c1",
-            )
-        ),
-        text_reply("Saved."),
-    )
+LORA_SKILL = "1. Add LoraLoader after the checkpoint.\n2. Set strength 0.8."
+
+
+async def _asked_to_save_a_skill(assistant, provider, sdk) -> dict[str, Any]:
+    """The model calls createUserSkill: the answer ends with the call waiting for the user's
+    approval (the AI SDK's own approval part, as its client parser reads our stream)."""
+    args = {"name": "My LoRA setup", "description": "Add my usual LoRA", "body": LORA_SKILL}
+    provider.enqueue(calls_reply(call("createUserSkill", args, "c1")))
     _, body = await assistant.chat(chat_body(user("remember how I add a lora")))
-    (part,) = tool_parts(sdk.check(body)["message"])
-    assert part["output"] == {
+    answer = sdk.check(body)["message"]
+    (part,) = tool_parts(answer)
+    assert part["state"] == "approval-requested" and "output" not in part
+    assert part["approval"] == {
+        "id": "approval_c1",
+        "requestReason": "Save a new skill “My LoRA setup” to your user skills "
+        f"({len(LORA_SKILL)} characters of instructions).",
+    }
+    assert len(provider.requests) == 1  # the answer waits for the user
+    return answer
+
+
+def _answered(answer: dict[str, Any], approved: bool) -> dict[str, Any]:
+    """The answer as the panel resends it once the user answered (addToolApprovalResponse)."""
+    parts = [
+        {**p, "state": "approval-responded", "approval": {**p["approval"], "approved": approved}}
+        if p.get("toolCallId") == "c1"
+        else p
+        for p in answer["parts"]
+    ]
+    return {**answer, "parts": parts}
+
+
+async def test_saving_a_user_skill_waits_for_the_user_and_runs_when_allowed(
+    assistant, provider, sdk, tmp_path
+):
+    answer = await _asked_to_save_a_skill(assistant, provider, sdk)
+    skill = tmp_path / "data" / "skills" / "my-lora-setup" / "SKILL.md"
+    assert not skill.exists()  # nothing saved before the user allows it
+    provider.enqueue(text_reply("Saved."))
+    thread = [user("remember how I add a lora"), _answered(answer, True)]
+    _, body = await assistant.chat(chat_body(*thread))
+    (part,) = tool_parts(sdk.check(body, thread[-1])["message"])
+    assert part["state"] == "output-available" and part["output"] == {
         "created": {
             "slug": "my-lora-setup",
             "name": "My LoRA setup",
             "description": "Add my usual LoRA",
         }
     }
-    saved = (tmp_path / "data" / "skills" / "my-lora-setup" / "SKILL.md").read_text()
-    assert saved.endswith(body_text + "\n") or saved.endswith(body_text)
+    assert skill.read_text().rstrip().endswith(LORA_SKILL)
+    tool = [m for m in sent(provider, 1) if m["role"] == "tool"]
+    assert json.loads(tool[0]["content"])["created"]["slug"] == "my-lora-setup"
+
+
+async def test_a_denied_skill_is_not_saved_and_the_model_hears_it(
+    assistant, provider, sdk, tmp_path
+):
+    answer = await _asked_to_save_a_skill(assistant, provider, sdk)
+    provider.enqueue(text_reply("All right, I won't save it."))
+    thread = [user("remember how I add a lora"), _answered(answer, False)]
+    _, body = await assistant.chat(chat_body(*thread))
+    (part,) = tool_parts(sdk.check(body, thread[-1])["message"])
+    assert part["state"] == "output-denied"
+    assert not (tmp_path / "data" / "skills" / "my-lora-setup").exists()
+    tool = [m for m in sent(provider, 1) if m["role"] == "tool"]
+    assert tool[0]["content"] == "The user denied this tool call; it did not run."
 
 
 async def test_skill_command_injects_the_skill_for_that_turn(assistant, provider, sdk):

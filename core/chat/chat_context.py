@@ -45,7 +45,8 @@ class ChatContext:
         """The request for the answer so far. The same answer is built once: the compaction
         check, the headers and the first model step all ask for it."""
         parts = answer.get("parts", [])
-        key = (id(self.inputs), answer.get("id"), len(parts), window)
+        states = tuple(p.get("state") for p in parts)  # (an approved call's output came in place)
+        key = (id(self.inputs), answer.get("id"), len(parts), states, window)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         built = self._build(answer, window)

@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 
+from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
 from ..provider.output_limit import OutputMeter, cut_note
@@ -31,7 +32,7 @@ from ..stream.stream_translate import StepTranslator, Usage, new_id
 from ..stream.ui_assembler import MessageAssembler
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
-from ..tools.tool_registry import server_tool_outputs
+from ..tools.tool_registry import get_tool, server_tool_outputs
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -163,27 +164,74 @@ def response_message_id(messages: list[UIMessage]) -> str:
 async def _run_tools(
     translator: StepTranslator, plan: ChatPlan, ctx: ToolContext, answer: UIMessage
 ) -> AsyncIterator[ui.Chunk]:
+    """The step's server tool calls, in order; one that changes what the user keeps asks first
+    (it runs when the user allows it: `_answered_approvals`)."""
     citations: Citations | None = None
     for call in translator.tool_calls:
         if call.input is None or call.name not in plan.server_tools:
             continue
         assert call.id is not None
+        asks = _asks(call.name)
+        if asks is not None:
+            yield ui.ToolApprovalRequest(approval_id(call.id), call.id, asks(call.input))
+            continue
         if citations is None:  # numbered on from the thread's documents (core/tools/documents.py)
             citations = Citations(next_citation_id([*plan.ui_history, answer]))
-        try:
-            call_ctx = replace(ctx, call_id=call.id, citations=citations)
-            outputs = server_tool_outputs(call.name, call.input, call_ctx)
-            async for out in outputs:
-                yield ui.ToolOutputAvailable(
-                    call.id, out.value, provider_executed=True, preliminary=out.preliminary or None
-                )
-        except ToolFailure as exc:
-            yield ui.ToolOutputError(call.id, str(exc), provider_executed=True)
+        async for out in _run_server_tool(
+            call.name, call.input, replace(ctx, citations=citations), call.id
+        ):
+            yield out
 
 
-def _needs_panel(translator: StepTranslator, plan: ChatPlan) -> bool:
+async def _answered_approvals(
+    plan: ChatPlan, ctx: ToolContext, answer: UIMessage
+) -> AsyncIterator[ui.Chunk]:
+    """The server tool calls of the answer this request continues that the user has answered:
+    run when allowed, denied when not (before the model is asked again)."""
+    for part in answer.get("parts") or []:
+        name = tool_name_of(part)
+        if name not in plan.server_tools or part.get("state") != "approval-responded":
+            continue
+        call_id, approval = part["toolCallId"], part.get("approval") or {}
+        if approval.get("approved") is not True:
+            yield ui.ToolOutputDenied(call_id)
+            continue
+        given = part.get("input")
+        args = given if isinstance(given, dict) else {}
+        citations = Citations(next_citation_id([*plan.ui_history, answer]))
+        async for out in _run_server_tool(
+            str(name), args, replace(ctx, citations=citations), call_id
+        ):
+            yield out
+
+
+def approval_id(call_id: str) -> str:
+    return f"approval_{call_id}"
+
+
+def _asks(name: str) -> Callable[[dict[str, Any]], str] | None:
+    spec = get_tool(name)
+    return None if spec is None else spec.asks
+
+
+async def _run_server_tool(
+    name: str, args: dict[str, Any], ctx: ToolContext, call_id: str
+) -> AsyncIterator[ui.Chunk]:
+    try:
+        outputs = server_tool_outputs(name, args, replace(ctx, call_id=call_id))
+        async for out in outputs:
+            yield ui.ToolOutputAvailable(
+                call_id, out.value, provider_executed=True, preliminary=out.preliminary or None
+            )
+    except ToolFailure as exc:
+        yield ui.ToolOutputError(call_id, str(exc), provider_executed=True)
+
+
+def _needs_user(translator: StepTranslator, plan: ChatPlan) -> bool:
+    """The step's calls wait for the panel: to run its tools, or the user's approval."""
     return any(
-        c.input is not None and c.name not in plan.server_tools for c in translator.tool_calls
+        c.input is not None and (c.name not in plan.server_tools or _asks(c.name) is not None)
+        for c in translator.tool_calls
     )
 
 
@@ -302,6 +350,8 @@ async def chat_chunks(
         if hooks.before is not None:
             async for chunk in hooks.before():
                 yield emit(chunk)
+        async for chunk in _answered_approvals(plan, ctx, assembler.message):
+            yield emit(chunk)
         for step in range(plan.max_steps):
             last = hooks.last_step(plan, step)
             started = False
@@ -379,7 +429,7 @@ async def chat_chunks(
             async for out in _run_tools(translator, plan, ctx, assembler.message):
                 yield emit(out)
             yield emit(ui.FinishStep())
-            if not translator.tool_calls or _needs_panel(translator, plan):
+            if not translator.tool_calls or _needs_user(translator, plan):
                 break
             if last:  # the model still wants tools after the last step: say so, in words
                 for out in step_limit_note(plan.max_steps, translator):

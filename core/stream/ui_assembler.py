@@ -86,6 +86,13 @@ class MessageAssembler:
                     tool["preliminary"] = True
             else:
                 tool.update(state="output-error", errorText=chunk.error_text)
+        elif isinstance(chunk, ui.ToolApprovalRequest):
+            approval = {"id": chunk.approval_id}
+            if chunk.reason is not None:
+                approval["requestReason"] = chunk.reason
+            self._tools[chunk.tool_call_id].update(state="approval-requested", approval=approval)
+        elif isinstance(chunk, ui.ToolOutputDenied):
+            self._tools[chunk.tool_call_id]["state"] = "output-denied"
         elif isinstance(chunk, ui.Data) and not chunk.transient:
             same = [p for p in parts if p["type"] == chunk.type and p.get("id") == chunk.id]
             if chunk.id is not None and same:

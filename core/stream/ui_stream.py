@@ -167,6 +167,25 @@ class ToolOutputError(Chunk):
 
 
 @dataclass(frozen=True)
+class ToolApprovalRequest(Chunk):
+    """A server tool waits for the user's Allow or Deny (the AI SDK's approval parts);
+    `reason` says what it will do."""
+
+    TYPE = "tool-approval-request"
+    approval_id: str
+    tool_call_id: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolOutputDenied(Chunk):
+    """The user denied the call: it did not run."""
+
+    TYPE = "tool-output-denied"
+    tool_call_id: str
+
+
+@dataclass(frozen=True)
 class MessageMetadata(Chunk):
     TYPE = "message-metadata"
     message_metadata: dict[str, Any]

@@ -339,6 +339,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         group="skills",
         handler=server_tools.create_user_skill,
         digest_args=("name",),
+        asks=lambda a: (
+            f"Save a new skill “{a.get('name')}” to your user skills "
+            f"({len(str(a.get('body') or ''))} characters of instructions)."
+        ),
     ),
     ToolSpec(
         name="updateUserSkill",
@@ -361,6 +365,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         group="skills",
         handler=server_tools.update_user_skill,
         digest_args=("slug",),
+        asks=lambda a: (
+            f"Change your skill “{a.get('slug')}”: its "
+            + ", ".join(k for k in ("name", "description", "body") if a.get(k) is not None)
+            + "."
+        ),
     ),
     ToolSpec(
         name="recallToolResult",

@@ -120,6 +120,9 @@ class ToolSpec:
     # its progress, its streaming handler instead.
     handler: Handler | None = field(default=None, compare=False)
     streaming: StreamingHandler | None = field(default=None, compare=False)
+    # A server tool that changes what the user keeps (their skills): it runs only after the
+    # user allows the call (the AI SDK's approval parts; `asks` says what it will do).
+    asks: Callable[[dict[str, Any]], str] | None = field(default=None, compare=False)
     # One sentence for the compact profiles, where the definition goes without its
     # parameters' descriptions: what the tool does and anything the model must know to call it.
     brief: str = ""

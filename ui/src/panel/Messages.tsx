@@ -13,6 +13,7 @@ import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
 import { isRunNote } from "../tools/runHistory";
+import type { ApprovalRequest } from "../tools/approvals";
 import { ApprovalCard } from "./ApprovalCard";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
@@ -138,7 +139,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const where = store.toolKinds?.get(part.toolName);
   const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
   const progress = state === "running" ? progressText(store.progressOf(part.toolCallId)) : null;
-  const asking = state === "running" ? store.approvalOf(part.toolCallId) : undefined;
+  const asking = state === "running" ? (store.approvalOf(part.toolCallId) ?? serverAsks(part)) : undefined;
   const card = (
     <details className="cua-tool" data-state={state}>
       <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
@@ -178,7 +179,12 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
     <>
       {card}
       {asking ? (
-        <ApprovalCard request={asking} onAnswer={(approved, always) => void store.respondToApproval(part.toolCallId, approved, always)} />
+        <ApprovalCard
+          request={asking}
+          onAnswer={(approved, always) =>
+            void (asking.kind === "server" ? part.respondToApproval({ approved }) : store.respondToApproval(part.toolCallId, approved, always))
+          }
+        />
       ) : null}
       {progress ? (
         <div className="cua-tool-actions">
@@ -196,6 +202,13 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
     </>
   );
 };
+
+/** A server tool waiting for the user (the server asks: saving a skill), as its card shows it. */
+function serverAsks(part: ToolCallMessagePartProps): ApprovalRequest | undefined {
+  const approval = part.approval;
+  if (!approval || approval.approved !== undefined || approval.resolution) return undefined;
+  return { kind: "server", action: approval.prompt ?? `${part.toolName} asks for your approval.`, nodes: [] };
+}
 
 /** The tool whose result can show what a run made (tools/queueWorkflow.ts). */
 const RUN_TOOL = "queueWorkflow";

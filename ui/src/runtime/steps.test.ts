@@ -54,3 +54,24 @@ describe("steps", () => {
     expect(shouldResubmit(next, { maxSteps: 25, haltedAfter: "u1" })).toBe(true);
   });
 });
+
+describe("a call the user answered", () => {
+  const step = (part: Record<string, unknown>) =>
+    [
+      { id: "u1", role: "user", parts: [{ type: "text", text: "go" }] },
+      { id: "a1", role: "assistant", parts: [{ type: "step-start" }, { type: "tool-removeNodes", toolCallId: "c1", input: {}, ...part }] },
+    ] as unknown as Parameters<typeof shouldResubmit>[0];
+  const state = { maxSteps: 25, haltedAfter: null };
+
+  it("resubmits at once when denied, or when a server tool was allowed (the server runs it)", () => {
+    expect(shouldResubmit(step({ state: "approval-responded", approval: { id: "a", approved: false } }), state)).toBe(true);
+    const server = { state: "approval-responded", providerExecuted: true, approval: { id: "a", approved: true } };
+    expect(shouldResubmit(step(server), state)).toBe(true);
+  });
+
+  it("waits for the panel's output when a panel tool was allowed, and for the user while asked", () => {
+    expect(shouldResubmit(step({ state: "approval-responded", approval: { id: "a", approved: true } }), state)).toBe(false);
+    expect(shouldResubmit(step({ state: "approval-requested", approval: { id: "a" } }), state)).toBe(false);
+    expect(shouldResubmit(step({ state: "approval-requested", providerExecuted: true, approval: { id: "a" } }), state)).toBe(false);
+  });
+});

@@ -39,10 +39,12 @@ export function toolRoundComplete(messages: readonly Message[]): boolean {
   return lastAssistantMessageIsCompleteWithToolCalls({ messages: answered as UIMessage[] });
 }
 
-/** A denied call as the SDK's rule reads an answered one. */
+/** A call the user answered as the SDK's rule reads an answered one: denied, or a server tool
+ * (the server runs it once allowed). */
 function asAnswered(part: Message["parts"][number]): Message["parts"][number] {
-  const denied = isToolUIPart(part) && part.state === "approval-responded" && part.approval.approved === false;
-  return denied ? ({ ...part, state: "output-error", errorText: "denied" } as unknown as typeof part) : part;
+  if (!isToolUIPart(part) || part.state !== "approval-responded") return part;
+  if (part.approval.approved !== false && !part.providerExecuted) return part; // (the panel runs it)
+  return { ...part, state: "output-error", errorText: "answered", providerExecuted: false } as unknown as typeof part;
 }
 
 export function stepLimitReached(messages: readonly Message[], maxSteps: number): boolean {
