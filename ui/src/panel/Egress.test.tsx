@@ -33,6 +33,7 @@ describe("Where your requests go", () => {
     const text = (await screen.findByRole("region", { name: "Where your requests go" })).textContent ?? "";
     expect(where.getAllByText("http://127.0.0.1:11434")).toHaveLength(2); // where, and where the key goes
     expect(text).not.toContain("/v1");
+    expect(text).toContain("To http://127.0.0.1:11434 (Ollama), and nowhere else.");
     for (const sent of ["your messages", "The workflow when a tool reads it", "Attached files", "project documents", "only when the model sees images", "A delegated task"]) {
       expect(text).toContain(sent);
     }

@@ -18,7 +18,7 @@ export const WhereRequestsGo: FC<{ settings: ProviderSettings }> = ({ settings }
     <section className="cua-form cua-egress" aria-labelledby="cua-egress-title">
       <h3 id="cua-egress-title">Where your requests go</h3>
       <p>
-        To <code>{origin}</code> ({settings.provider}), and nowhere else. The panel talks only to this ComfyUI.
+        To <code>{origin}</code> ({settings.provider.replace(/^The /, "the ")}), and nowhere else. The panel talks only to this ComfyUI.
       </p>
       {travelsInClear(origin) ? (
         <p className="cua-error" role="note">
