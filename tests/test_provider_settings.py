@@ -44,6 +44,7 @@ async def test_environment_settings_are_shown_without_the_key(provider, tmp_path
         assert SECRET not in raw
         assert await get_settings(app) == {
             "baseUrl": provider.base_url,
+            "origin": provider.base_url.removesuffix("/v1"),
             "model": "qwen3:8b",
             "contextWindow": 32768,
             "maxOutputTokens": 2048,
@@ -274,3 +275,19 @@ async def test_a_broken_stream_names_a_custom_endpoint_mid_sentence(provider, tm
     request = httpx.Request("POST", "http://10.0.0.5:9000/v1/chat/completions")
     error = describe_error(openai.APIConnectionError(request=request), settings, "m", started=True)
     assert error.message.startswith("The connection to the provider broke off")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "shown"),
+    [
+        ("https://api.example.com/v1", "https://api.example.com:443"),
+        ("http://LOCALHOST:1234/api/v1/key-in-path-abc", "http://localhost:1234"),
+        ("http://[::1]/v1", "http://[::1]:80"),
+    ],
+)
+def test_the_origin_settings_shows_is_where_requests_go_and_nothing_more(base_url, shown):
+    """Settings shows scheme://host:port, as the HTTP client reads the base URL: never its
+    path (which may hold a key), never the key."""
+    public = resolve({}, {"LLM_BASE_URL": base_url, "LLM_API_KEY": SECRET}).public()
+    assert public["origin"] == shown
+    assert SECRET not in str(public["origin"]) and "key-in-path" not in public["origin"]

@@ -81,9 +81,11 @@ class ProviderSettings:
         return f"{self.label} at {self.base_url}, model: {model}{key}"
 
     def public(self) -> dict[str, Any]:
-        """What the panel may see: everything but the key itself."""
+        """What the panel may see: everything but the key itself; `origin` is where every
+        request to the provider goes (Settings shows it, never the base URL's path)."""
         return {
             "baseUrl": self.base_url,
+            "origin": origin(self.base_url),
             "model": self.model,
             "contextWindow": self.context_window,
             "maxOutputTokens": self.max_output_tokens,

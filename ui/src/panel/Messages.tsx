@@ -19,6 +19,7 @@ import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
+import { MarkdownImage } from "./MarkdownImage";
 import { Notices } from "./Notices";
 import { RunOutputs, runFiles } from "./RunOutputs";
 
@@ -42,7 +43,7 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   );
 };
 
-const markdownComponents = { CodeHeader, cite: Cite };
+const markdownComponents = { CodeHeader, cite: Cite, img: MarkdownImage };
 
 export const MarkdownText: FC<TextMessagePartProps> = () => (
   <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />

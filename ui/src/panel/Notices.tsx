@@ -10,13 +10,15 @@ import type { FC } from "react";
 import type { Notice } from "../runtime/chatStore";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { ContextDetails } from "./Gauge";
+import { MarkdownImage } from "./MarkdownImage";
 
 const remarkPlugins = [remarkGfm];
+const components = { img: MarkdownImage };
 
 const NoticeText: FC<{ text: string; markdown: boolean }> = ({ text, markdown }) =>
   markdown ? (
     <TextMessagePartProvider text={text}>
-      <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} smooth={false} />
+      <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={components} smooth={false} />
     </TextMessagePartProvider>
   ) : (
     <div className="cua-notice-text">{text}</div>

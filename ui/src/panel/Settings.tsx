@@ -6,6 +6,7 @@ import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict 
 import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
 import { FIELD_LABELS, FormError, formFrom, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";
+import { WhereRequestsGo } from "./Egress";
 import { Projects } from "./Projects";
 
 const PROVIDER = "/api/assistant/provider";
@@ -190,6 +191,7 @@ export const Settings: FC = () => {
           <div className="cua-muted">Loading…</div>
         )}
       </form>
+      {saved ? <WhereRequestsGo settings={saved} /> : null}
       <div className="cua-form">
         <h3>Panel</h3>
         <div className="cua-field">

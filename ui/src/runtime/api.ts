@@ -108,6 +108,8 @@ export interface SkillInfo {
 
 export interface ProviderSettings {
   baseUrl: string;
+  /** scheme://host:port of the base URL: where every request to the provider goes. */
+  origin: string;
   model: string | null;
   contextWindow: number | null;
   maxOutputTokens: number | null;

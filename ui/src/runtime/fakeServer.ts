@@ -92,6 +92,16 @@ export interface FakeServer {
   calls: string[];
 }
 
+/** scheme://host:port of a base URL, the default port written out (as the server answers it). */
+function originOf(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    return `${url.protocol}//${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+  } catch {
+    return "";
+  }
+}
+
 export function fakeServer(chat: (body: ChatRequestBody, url: string) => Response | Promise<Response>): FakeServer {
   const threads: FakeServer["threads"] = new Map();
   const chatRequests: ChatRequestBody[] = [];
@@ -99,6 +109,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
   const providerPuts: Record<string, unknown>[] = [];
   const provider: Record<string, unknown> = {
     baseUrl: "http://127.0.0.1:11434/v1",
+    origin: "http://127.0.0.1:11434",
     model: null,
     contextWindow: null,
     maxOutputTokens: null,
@@ -198,6 +209,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
           else provider[k] = v;
           (provider.sources as Record<string, string>)[k] = "settings";
         }
+        provider.origin = originOf(String(provider.baseUrl));
       }
       return json(method === "PUT" ? { ...provider, notice } : provider);
     }

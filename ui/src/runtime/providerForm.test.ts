@@ -4,6 +4,7 @@ import { FormError, formFrom, providerUpdate, sourceLabel } from "./providerForm
 
 const saved: ProviderSettings = {
   baseUrl: "http://127.0.0.1:11434/v1",
+  origin: "http://127.0.0.1:11434",
   model: "qwen3:8b",
   contextWindow: null,
   maxOutputTokens: 2048,
