@@ -524,7 +524,8 @@ def start_llama(args: argparse.Namespace) -> tuple[str, subprocess.Popen[bytes]]
             f"no llama-server: pass --llama URL or --local-llm PATH ({tool} is missing)"
         )
     port = free_port()
-    command = [tool, "serve", str(port), str(args.ctx)] + (["--", "--tools"] if args.tools else [])
+    extra = (["--tools"] if args.tools else []) + args.server_arg
+    command = [tool, "serve", str(port), str(args.ctx)] + (["--", *extra] if extra else [])
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return f"http://127.0.0.1:{port}", process
 
@@ -534,6 +535,10 @@ async def main() -> None:
     parser.add_argument("--llama", help="a running llama-server (else one is started)")
     parser.add_argument("--local-llm", help="the local-llm tool that starts llama-server")
     parser.add_argument("--tools", action="store_true", help="serve a template that renders tools")
+    parser.add_argument(
+        "--server-arg", action="append", default=[], metavar="ARG",
+        help="pass ARG to the llama-server the bench starts (e.g. --server-arg=--swa-full)",
+    )  # fmt: skip
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--paste-every", type=int, default=5)
     parser.add_argument("--ctx", type=int, default=8192)

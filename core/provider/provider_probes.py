@@ -86,13 +86,15 @@ class Lookup:
         return [steps[probe] for probe in profile.probes]
 
     async def fetch(self, url: str, body: Any = None) -> Any:
-        """One JSON document (POST when there is a body); None for any other answer."""
+        """One JSON document (POST when there is a body); None for any other answer. A
+        redirect is not followed: the key goes to the provider's own URLs only."""
         method = "GET" if body is None else "POST"
         timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_SECONDS)
         try:
             async with self.session.request(
-                method, url, json=body, headers=self.headers, timeout=timeout
-            ) as resp:
+                method, url, json=body, headers=self.headers, timeout=timeout,
+                allow_redirects=False,
+            ) as resp:  # fmt: skip
                 if resp.status != 200:
                     log.debug("context window: %s %s answered HTTP %s", method, url, resp.status)
                     self.troubled = self.troubled or resp.status >= 500
