@@ -979,7 +979,10 @@ for (const target of TARGETS) {
           assert.equal(requests.length, 2, "the answer went on once the user answered");
           return requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content;
         };
-        const answered = () => panel(page).getByText("Understood.").last().waitFor({ timeout: 20_000 });
+        const answered = async () => {
+          await harness.provider.waitFor((s) => s.requests.length >= 2, "the answer goes on once the user answered");
+          await settle(page); // (the answer has ended: the composer can send again)
+        };
 
         // a removal, denied: the node stays and the model is told
         await ask(reply.toolCalls({ id: "call_rm1", name: "removeNodes", arguments: { nodeIds: [emptyId] } }), "remove the empty image");

@@ -126,6 +126,11 @@ for (const target of TARGETS) {
         reply.text("Edited the subgraph."),
       );
       await send(page, "square the image and use 25 steps");
+      // the removal asks first, naming the node inside the subgraph by its path
+      const asks = panel(page).getByRole("group", { name: "The assistant asks before it acts" });
+      await asks.waitFor({ timeout: 60_000 });
+      assert.match(await asks.textContent(), /Remove a node from the workflow.*#56:54/);
+      await asks.getByRole("button", { name: "Allow" }).click();
       await panel(page).getByText("Edited the subgraph.").waitFor({ timeout: 60_000 });
       await screenshot(page, `${target.slug}-subgraph`, "edited");
 
