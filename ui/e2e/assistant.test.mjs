@@ -1009,6 +1009,61 @@ for (const target of TARGETS) {
         assert.equal(await toolResult("call_paid"), "The user denied this tool call; it did not run.");
       },
     );
+
+    test("the user's own edits: a widget changed and a link made by hand come with the next message, once", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      const [latentId, decodeId] = await page.evaluate(() => {
+        const graph = window.app.rootGraph ?? window.app.graph;
+        const add = (type, x) => {
+          const node = window.LiteGraph.createNode(type);
+          node.pos = [x, 2400];
+          graph.add(node);
+          return node.id;
+        };
+        return [add("EmptyLatentImage", 100), add("VAEDecode", 420)];
+      });
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Hello."), reply.text("I'll keep your changes."), reply.text("You're welcome."));
+      await send(page, "hello");
+      await panel(page).getByText("Hello.").waitFor({ timeout: 30_000 });
+      await sendButton(page).waitFor(); // the answer has ended: the graph as it left it is kept
+      // by hand, as the canvas does it: a widget's new value (and its callback), a link dragged
+      await page.evaluate(
+        ([latentId, decodeId]) => {
+          const graph = window.app.rootGraph ?? window.app.graph;
+          const latent = graph.getNodeById(latentId);
+          const width = latent.widgets.find((w) => w.name === "width");
+          width.value = 768;
+          width.callback?.(768, window.app.canvas, latent);
+          latent.connect(0, graph.getNodeById(decodeId), 0);
+          const tracker = window.app.extensionManager.workflow.activeWorkflow.changeTracker;
+          (tracker.captureCanvasState ?? tracker.checkState).call(tracker);
+        },
+        [latentId, decodeId],
+      );
+      const ASKED = "I made it wider and wired the latent";
+      await send(page, ASKED);
+      await panel(page).getByText("I'll keep your changes.").waitFor({ timeout: 30_000 });
+      const NOTE =
+        "[Since your last answer the user changed the workflow by hand (keep these changes unless asked): " +
+        `link ${latentId}.LATENT → ${decodeId}.samples; ${latentId} EmptyLatentImage: width 512 → 768]`;
+      const name = "What you changed in the workflow by hand (added by the panel)";
+      await panel(page).getByRole("note", { name }).filter({ hasText: NOTE }).waitFor();
+      await screenshot(page, step("edits"), "noted");
+      await send(page, "thanks");
+      await panel(page).getByText("You're welcome.").waitFor({ timeout: 30_000 });
+
+      const requests = await harness.provider.requests();
+      assert.equal(requests.length, 3, "one request per message");
+      const times = (request) => JSON.stringify(request.messages).split(NOTE).length - 1;
+      const told = lastUserText(requests[1]);
+      assert.ok(told.startsWith(`${ASKED}\n\n${NOTE}`), told);
+      assert.equal(times(requests[1]), 1, "the note comes with the next message, both changes in it");
+      assert.ok(lastUserText(requests[2]).startsWith("thanks"), lastUserText(requests[2]));
+      assert.ok(!lastUserText(requests[2]).includes("changed the workflow by hand"), "a later message does not repeat it");
+      assert.equal(times(requests[2]), 1, "it stays in the thread once, with the message it came with");
+    });
   });
 }
 

@@ -12,6 +12,7 @@ import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
 import { isFailedOutput } from "../runtime/toolRunner";
+import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
 import type { ApprovalRequest } from "../tools/approvals";
 import { ApprovalCard } from "./ApprovalCard";
@@ -49,16 +50,25 @@ export const MarkdownText: FC<TextMessagePartProps> = () => (
   <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
 );
 
-/** A user message's text; a run's note the panel added to it (tools/runHistory.ts) is shown as
- * the panel's, not as the user's words. */
-export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) =>
-  isRunNote(text) ? (
-    <div className="cua-run-note" role="note" aria-label="How a run ended (added by the panel)">
+/** What a note the panel adds to the user's message says (tools/runHistory.ts, tools/handEdits.ts). */
+function noteLabel(text: string): string | null {
+  if (isRunNote(text)) return "How a run ended (added by the panel)";
+  if (isEditNote(text)) return "What you changed in the workflow by hand (added by the panel)";
+  return null;
+}
+
+/** A user message's text; a note the panel added to it is shown as the panel's, not as the
+ * user's words. */
+export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) => {
+  const label = noteLabel(text);
+  return label ? (
+    <div className="cua-run-note" role="note" aria-label={label}>
       {text}
     </div>
   ) : (
     <div className="cua-user-text">{text}</div>
   );
+};
 
 export const Reasoning: FC<ReasoningMessagePartProps> = ({ text, status }) => {
   const running = status.type === "running";

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, NEW_THREAD } from "./chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
 import { comfyRuns } from "../tools/runHistory";
-import { comfyUIRunningP1 } from "../tools/testing";
+import { graphShot } from "../tools/graphSnapshot";
+import { buildTxt2Img, comfyUIRunningP1, createTestApp } from "../tools/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -289,5 +290,72 @@ describe("a run the chat stopped waiting for", () => {
     expect(await say("hello")).toEqual([{ type: "text", text: "hello" }]);
     expect([...entry.unfinishedRuns]).toEqual(["p1"]);
     expect(store.fileUrl({ filename: "x.png", subfolder: "", type: "output" })).toBe("/comfy/api/view?filename=x.png&subfolder=&type=output");
+  });
+});
+
+describe("what the user changed by hand", () => {
+  const HEAD = "[Since your last answer the user changed the workflow by hand (keep these changes unless asked): ";
+
+  /** A txt2img graph (5 is its KSampler) and a chat whose model answers "ok", or first calls
+   * addNode with `add` when given. */
+  function chat(add: Record<string, unknown> | null = null) {
+    const t = createTestApp();
+    const nodes = buildTxt2Img(t);
+    const server = fakeServer((body) =>
+      sseResponse(add && body.messages.length === 1 ? toolCallAnswer("addNode", add, "call_add") : textAnswer("ok")),
+    );
+    vi.stubGlobal("fetch", server.fetch);
+    const store = new ChatStore({ settings, tools: () => t.tools, graph: () => graphShot(t.app) });
+    const entry = store.entryFor(`__LOCALID_edits_${generateId()}`, undefined);
+    const say = async (text: string) => {
+      const before = server.chatRequests.length;
+      await store.sendMessage(entry, { text });
+      await vi.waitFor(() => expect(server.chatRequests.length).toBeGreaterThan(before));
+      await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
+      await vi.waitFor(() => expect(entry.pendingTools).toBe(0));
+      return server.chatRequests.at(-1)!.messages.at(-1)!.parts;
+    };
+    const widget = (name: string) => nodes.sampler.widgets!.find((w) => w.name === name)!;
+    return { t, nodes, server, store, entry, say, widget };
+  }
+
+  it("come with the next message once: a widget change and a link; none before the first answer", async () => {
+    const { nodes, server, entry, say, widget } = chat();
+    widget("steps").value = 25; // before any answer: no shot to tell it against
+    expect(await say("hello")).toEqual([{ type: "text", text: "hello" }]);
+
+    widget("steps").value = 30;
+    nodes.latent.disconnectOutput(0);
+    nodes.latent.connect(0, nodes.decode, 0);
+    const note = `${HEAD}link 4.LATENT → 6.samples; removed link 4.LATENT → 5.latent_image; removed link 5.LATENT → 6.samples; 5 KSampler: steps 25 → 30]`;
+    expect(await say("I rewired it")).toEqual([{ type: "text", text: "I rewired it" }, { type: "text", text: note }]);
+    expect(entry.chat.messages.at(-2)?.parts).toEqual([{ type: "text", text: "I rewired it" }, { type: "text", text: note }]); // stored as sent
+
+    expect(await say("thanks")).toEqual([{ type: "text", text: "thanks" }]);
+    const sent = JSON.stringify(server.chatRequests.at(-1)!.messages);
+    expect(sent.split("changed the workflow by hand").length - 1).toBe(1);
+  });
+
+  it("leave out what the assistant's own tools changed", async () => {
+    const { t, server, entry, say } = chat({ nodeType: "LoraLoader" });
+    await say("add a LoRA");
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2)); // with the tool's result
+    await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
+    expect(t.graph.nodes.map((n) => n.type)).toContain("LoraLoader");
+    expect(await say("and now?")).toEqual([{ type: "text", text: "and now?" }]);
+  });
+
+  it("are not told against another workflow's graph", async () => {
+    const { t, store, entry, say, widget } = chat();
+    const tab = t.app.extensionManager.workflow!.activeWorkflow as unknown as { path?: string };
+    tab.path = "a.json";
+    store.workflows.bindings.set(entry.serverId, { workflow: "a.json", updatedAt: 0, archived: false });
+    await say("hello");
+    tab.path = "b.json"; // the user is on another tab: its graph is no change of a.json's
+    widget("cfg").value = 4;
+    expect(await say("this one")).toEqual([{ type: "text", text: "this one" }]);
+    tab.path = "a.json";
+    widget("cfg").value = 5;
+    expect(await say("back")).toEqual([{ type: "text", text: "back" }, { type: "text", text: `${HEAD}5 KSampler: cfg 8 → 5]` }]);
   });
 });

@@ -13,11 +13,13 @@ import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type Skill
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
+import { editsSince, keepShot } from "./editNotes";
 import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
 import type { ContextReport } from "../panel/gauge";
 import type { ApprovalRequest } from "../tools/approvals";
+import type { GraphShot } from "../tools/graphSnapshot";
 import type { OutputFile } from "../tools/outputFiles";
 
 export const CHAT_PATH = "/api/assistant/chat";
@@ -49,6 +51,9 @@ export interface ChatEntry {
   /** ComfyUI runs (prompt ids) a call stopped waiting for: how each ended comes with the
    * user's next message once it has (ChatStore.sendMessage). */
   readonly unfinishedRuns: Set<string>;
+  /** The workflow as the assistant's last turn left it (or as the user's last message told it):
+   * what the user changed by hand since comes with their next message. None after a reload. */
+  shot: GraphShot | null;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -74,6 +79,9 @@ export type NewNotice = Omit<Notice, "id" | "after">;
 export type PanelView = "chat" | "settings";
 
 type ToolsFactory = () => ToolFunctions | null;
+
+/** The active workflow tab's graph, as the user's edits are told against (tools/graphSnapshot.ts). */
+export type GraphReader = () => GraphShot | null;
 
 /** ComfyUI's runs, as the store uses them (tools/runHistory.ts comfyRuns(app)). */
 export interface ComfyRuns {
@@ -114,6 +122,8 @@ export interface ChatStoreOptions {
   settings?: PanelSettings;
   /** ComfyUI's runs: interrupting one, how one ended, its files' URLs. */
   runs?: ComfyRuns;
+  /** Reads the graph: what the user changes by hand between answers is told to the model. */
+  graph?: GraphReader;
 }
 
 export class ChatStore {
@@ -127,6 +137,7 @@ export class ChatStore {
   confirm: (title: string, message: string) => Promise<boolean> = async (title, message) =>
     typeof window !== "undefined" && typeof window.confirm === "function" ? window.confirm(`${title}\n\n${message}`) : true;
   private readonly runs: ComfyRuns | undefined;
+  private readonly readGraph: GraphReader | undefined;
   /** Where each tool runs, once GET /api/assistant/tools answered. */
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
@@ -145,6 +156,7 @@ export class ChatStore {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
     this.runs = options.runs;
+    this.readGraph = options.graph;
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -233,11 +245,21 @@ export class ChatStore {
     return this.runs?.fileUrl(file) ?? null;
   }
 
-  /** Sends the user's message; the runs this thread stopped waiting for that have ended since
-   * come with it, as one text part (stored with the message: the server just sees user text). */
+  /** Sends the user's message with the panel's notes, each one text part (stored with the
+   * message: the server just sees user text): how the runs this thread stopped waiting for have
+   * ended since, and what the user changed in the workflow by hand since the last answer. */
   async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
-    const note = this.runs && canCarryNote(message) ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
-    await entry.chat.sendMessage(note && message ? withNote(message, note) : message, options);
+    const carries = canCarryNote(message);
+    const edits = carries ? editsSince(entry, this.readGraph?.() ?? null) : null;
+    const ended = this.runs && carries ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
+    let outgoing = message;
+    for (const note of [ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
+    await entry.chat.sendMessage(outgoing, options);
+  }
+
+  /** Keeps the graph as the assistant's turn left it, for the user's next message. */
+  private keepGraph(entry: ChatEntry): void {
+    keepShot(entry, this.readGraph?.() ?? null, this.workflows.workflowOf(entry.serverId));
   }
 
   /** Where a running panel tool call is (its card shows it), if it has said. */
@@ -352,6 +374,7 @@ export class ChatStore {
       progress: new Map(),
       waits: new Map(),
       unfinishedRuns: new Set(),
+      shot: null,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),
@@ -392,6 +415,7 @@ export class ChatStore {
       onFinish: ({ isAbort, messages }) => {
         if (isAbort) entry.haltedAfter = lastUserId(messages);
         entry.approvals.finished();
+        this.keepGraph(entry);
         this.emit();
       },
       onData: (part) => {
@@ -441,6 +465,7 @@ export class ChatStore {
       entry.waits.delete(toolCallId);
       entry.pendingTools--;
       if (opensTab) entry.openingTabs--;
+      this.keepGraph(entry);
       this.emit();
     }
   }
