@@ -1024,9 +1024,9 @@ for (const target of TARGETS) {
         return [add("EmptyLatentImage", 100), add("VAEDecode", 420)];
       });
       await harness.provider.reset();
-      await harness.provider.script(reply.text("Hello."), reply.text("I'll keep your changes."), reply.text("You're welcome."));
+      await harness.provider.script(reply.text("Ready for your edits."), reply.text("I'll keep your changes."), reply.text("Glad the edits help."));
       await send(page, "hello");
-      await panel(page).getByText("Hello.").waitFor({ timeout: 30_000 });
+      await panel(page).getByText("Ready for your edits.").waitFor({ timeout: 30_000 });
       await sendButton(page).waitFor(); // the answer has ended: the graph as it left it is kept
       // by hand, as the canvas does it: a widget's new value (and its callback), a link dragged
       await page.evaluate(
@@ -1052,7 +1052,7 @@ for (const target of TARGETS) {
       await panel(page).getByRole("note", { name }).filter({ hasText: NOTE }).waitFor();
       await screenshot(page, step("edits"), "noted");
       await send(page, "thanks");
-      await panel(page).getByText("You're welcome.").waitFor({ timeout: 30_000 });
+      await panel(page).getByText("Glad the edits help.").waitFor({ timeout: 30_000 });
 
       const requests = await harness.provider.requests();
       assert.equal(requests.length, 3, "one request per message");
