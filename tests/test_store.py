@@ -31,9 +31,12 @@ ALL_STEPS = [
     "009_conversation_index",
     "010_passage_vectors",
     "011_sent_turn_recall",
+    "012_checkpoints",
 ]
 ALL_TABLES = [
     "attachments",
+    "checkpoint_blobs",
+    "checkpoints",
     "delegations",
     "documents",
     "message_index",
