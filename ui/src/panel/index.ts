@@ -5,6 +5,7 @@ import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../comfy";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
+import { workflowAccess } from "../tools/checkpointGraph";
 import { comfyRuns } from "../tools/runHistory";
 import { Panel } from "./Panel";
 import panelCss from "../styles/panel.css?inline";
@@ -30,7 +31,7 @@ let shared: ChatStore | null = null;
  * and its workflow tabs). */
 export function panelStore(app: ComfyApp): ChatStore {
   if (!shared) {
-    const store = new ChatStore({ tools: () => graphTools(app), runs: comfyRuns(app) });
+    const store = new ChatStore({ tools: () => graphTools(app), runs: comfyRuns(app), graph: workflowAccess(app) });
     const dialog = app.extensionManager?.dialog;
     if (dialog?.confirm) {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;

@@ -12,6 +12,7 @@ import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type Skill
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
+import { Checkpoints, type WorkflowAccess } from "./checkpoints";
 import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
@@ -105,6 +106,8 @@ export interface ChatStoreOptions {
   settings?: PanelSettings;
   /** ComfyUI's runs: interrupting one, how one ended, its files' URLs. */
   runs?: ComfyRuns;
+  /** The workflow graph, for checkpoints and rewinds (tools/checkpointGraph.ts). */
+  graph?: WorkflowAccess;
 }
 
 export class ChatStore {
@@ -122,6 +125,9 @@ export class ChatStore {
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
   readonly workflows: WorkflowThreads;
+  /** The graph before each graph-changing turn, per thread ("Rewind to here"). */
+  readonly checkpoints: Checkpoints;
+  readonly graph: WorkflowAccess | undefined;
 
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
@@ -136,6 +142,8 @@ export class ChatStore {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
     this.runs = options.runs;
+    this.graph = options.graph;
+    this.checkpoints = new Checkpoints({ request: requestJson, changed: () => this.emit() });
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -384,6 +392,7 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
+      if (this.graph) await this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
       const progress = (update: Record<string, unknown>) => {
         entry.progress.set(toolCallId, update);
         this.emit();
@@ -420,6 +429,7 @@ export class ChatStore {
   historyAdapter(entry: ChatEntry): ThreadHistoryAdapter {
     const load = async () => {
       if (!entry.known) return { headId: null, messages: [] };
+      void this.checkpoints.load(entry.serverId);
       const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
       return toRepository(thread.messages ?? []);
     };

@@ -90,6 +90,8 @@ export interface FakeServer {
   threads: Map<string, FakeThread>;
   chatRequests: ChatRequestBody[];
   calls: string[];
+  /** Each thread's checkpoints by message id (routes/checkpoints.py): the first save kept. */
+  checkpoints: Map<string, Map<string, { workflow: string | null; graph: unknown; createdAt: number }>>;
 }
 
 export function fakeServer(chat: (body: ChatRequestBody, url: string) => Response | Promise<Response>): FakeServer {
@@ -97,6 +99,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
   const chatRequests: ChatRequestBody[] = [];
   const calls: string[] = [];
   const providerPuts: Record<string, unknown>[] = [];
+  const checkpoints: FakeServer["checkpoints"] = new Map();
   const provider: Record<string, unknown> = {
     baseUrl: "http://127.0.0.1:11434/v1",
     model: null,
@@ -242,6 +245,28 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return json({ from: body?.from, to: body?.to, moved });
     }
     if (path.startsWith("/api/assistant/projects")) return projectRoute(method, path, body);
+    const saved = /^\/api\/assistant\/threads\/([^/]+)\/checkpoints(?:\/([^/]+))?$/.exec(path);
+    if (saved) {
+      const id = decodeURIComponent(saved[1] ?? "");
+      const kept = checkpoints.get(id) ?? new Map();
+      checkpoints.set(id, kept);
+      const info = (messageId: string) => {
+        const c = kept.get(messageId)!;
+        const nodes = (c.graph as { nodes?: unknown[] } | null)?.nodes?.length ?? 0;
+        return { messageId, workflow: c.workflow, nodes, bytes: JSON.stringify(c.graph).length, createdAt: c.createdAt };
+      };
+      if (method === "POST") {
+        if (!threads.has(id)) return json({ error: `thread ${id} does not exist` }, 404);
+        const messageId = String(body?.messageId);
+        const created = !kept.has(messageId);
+        if (created) kept.set(messageId, { workflow: (body?.workflow as string | null) ?? null, graph: body?.graph, createdAt: Date.now() / 1000 });
+        return json({ ...info(messageId), dropped: [] }, created ? 201 : 200);
+      }
+      if (saved[2] === undefined) return json({ checkpoints: [...kept.keys()].map(info) });
+      const messageId = decodeURIComponent(saved[2]);
+      if (!kept.has(messageId)) return json({ error: `a checkpoint of message ${messageId} in thread ${id} does not exist` }, 404);
+      return json({ ...info(messageId), graph: kept.get(messageId)!.graph });
+    }
     const one = /^\/api\/assistant\/threads\/([^/]+)(\/\w+)?$/.exec(path);
     if (one) {
       const id = decodeURIComponent(one[1] ?? "");
@@ -263,5 +288,5 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     return json({ error: `no route ${method} ${path}` }, 404);
   }) as typeof globalThis.fetch;
 
-  return { fetch, threads, chatRequests, calls, provider, providerPuts };
+  return { fetch, threads, chatRequests, calls, provider, providerPuts, checkpoints };
 }
