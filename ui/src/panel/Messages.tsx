@@ -18,6 +18,7 @@ import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
 import { Notices } from "./Notices";
+import { RewindControl } from "./Rewind";
 import { RunOutputs, runFiles } from "./RunOutputs";
 
 const remarkPlugins = [remarkGfm, remarkCitations];
@@ -233,6 +234,7 @@ export const AssistantMessage: FC = () => (
           retry
         </ActionBarPrimitive.Reload>
       </ActionBarPrimitive.Root>
+      <RewindControl />
     </MessagePrimitive.Root>
     <NoticesAfterMessage />
   </>

@@ -13,6 +13,7 @@ import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./pa
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
 import { Checkpoints, type WorkflowAccess } from "./checkpoints";
+import { Rewinds } from "./rewind";
 import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
@@ -128,6 +129,8 @@ export class ChatStore {
   /** The graph before each graph-changing turn, per thread ("Rewind to here"). */
   readonly checkpoints: Checkpoints;
   readonly graph: WorkflowAccess | undefined;
+  /** "Rewind to here": what each rewind came to. */
+  readonly rewinds: Rewinds;
 
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
@@ -144,6 +147,13 @@ export class ChatStore {
     this.runs = options.runs;
     this.graph = options.graph;
     this.checkpoints = new Checkpoints({ request: requestJson, changed: () => this.emit() });
+    this.rewinds = new Rewinds({
+      checkpoints: this.checkpoints,
+      graph: this.graph,
+      workflowName: (key) => this.workflows.nameOf(key),
+      changed: () => this.emit(),
+      hold: (threadId) => this.holdThread(threadId),
+    });
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -423,6 +433,15 @@ export class ChatStore {
       if (opensTab) entry.openingTabs--;
       this.emit();
     }
+  }
+
+  /** Keeps a thread in view while its rewind switches workflow tabs (as a tab its tool opens). */
+  private holdThread(threadId: string): () => void {
+    const entry = this.entries.get(threadId);
+    if (entry) entry.openingTabs++;
+    return () => {
+      if (entry) entry.openingTabs--;
+    };
   }
 
   /** Loads a thread's stored messages (GET /api/assistant/threads/{id}) into its chat. */

@@ -38,6 +38,8 @@ function workflow() {
       log.push("serialize");
       return structuredClone(graph);
     },
+    restore: vi.fn(async () => ({ ok: true as const, switched: false })),
+    openInNewTab: vi.fn(async () => undefined),
   };
   return { graph, log, access, edit };
 }

@@ -17,10 +17,21 @@ export interface CheckpointInfo {
   createdAt: number;
 }
 
-/** The workflow graph as the checkpoints use it (tools/checkpointGraph.ts binds it to ComfyUI). */
+/** How restoring a checkpoint went: restored (in tab `tab`, after switching to it), or its
+ * workflow's tab is closed, or it failed. */
+export type RestoreOutcome =
+  | { ok: true; tab?: string; switched: boolean; unchanged?: boolean }
+  | { ok: false; closed: true }
+  | { ok: false; error: string };
+
+/** The workflow graph as checkpoints and rewinds use it (tools/checkpointGraph.ts binds it to ComfyUI). */
 export interface WorkflowAccess {
   /** The whole workflow as ComfyUI saves it (`rootGraph.serialize()`: subgraphs included). */
   serialize(): unknown;
+  /** Restores `graph` into the tab of workflow `key` (the active one for null), as one undo step. */
+  restore(key: string | null, graph: unknown): Promise<RestoreOutcome>;
+  /** Opens `graph` in a new tab; its name. */
+  openInNewTab(graph: unknown): Promise<string | undefined>;
 }
 
 export interface CheckpointDeps {

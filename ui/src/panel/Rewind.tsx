@@ -1,0 +1,63 @@
+// "Rewind to here" under an answer whose turn changed the graph (it has a checkpoint): a small
+// menu — the graph, the conversation, or both — and what the last rewind came to.
+import { useChat } from "@ai-sdk/react";
+import { useAuiState } from "@assistant-ui/react";
+import { useState, type FC } from "react";
+import type { RewindScope } from "../runtime/rewind";
+import { useCurrentThread, useStore, useStoreVersion } from "./context";
+
+const CHOICES: { scope: RewindScope; label: string; detail: string }[] = [
+  { scope: "graph", label: "Graph", detail: "the workflow as it was before this answer; Ctrl+Z brings the newer one back" },
+];
+
+export const RewindControl: FC = () => {
+  const store = useStore();
+  useStoreVersion(store);
+  const { entry, remoteId } = useCurrentThread();
+  const { status: chatStatus } = useChat({ chat: entry.chat });
+  const messageId = useAuiState((s) => s.message.id);
+  const [open, setOpen] = useState(false);
+  const checkpoint = store.checkpoints.of(remoteId).get(messageId);
+  if (!checkpoint || !remoteId) return null;
+  const status = store.rewinds.statusOf(remoteId, messageId);
+  const running = chatStatus === "submitted" || chatStatus === "streaming" || entry.pendingTools > 0 || status?.kind === "busy";
+  const choose = (scope: RewindScope) => {
+    setOpen(false);
+    if (scope === "graph") void store.rewinds.graph(remoteId, messageId);
+  };
+  return (
+    <div className="cua-rewind">
+      <button
+        type="button"
+        className="cua-link"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        disabled={running}
+        title={running ? "Wait for the answer to finish" : "Go back to before this answer changed the graph"}
+        onClick={() => setOpen(!open)}
+      >
+        Rewind to here
+      </button>
+      {open ? (
+        <div className="cua-rewind-menu" role="menu" aria-label="Rewind to here">
+          {CHOICES.map((choice) => (
+            <button key={choice.scope} type="button" role="menuitem" onClick={() => choose(choice.scope)}>
+              <span className="cua-rewind-label">{choice.label}</span>
+              <span className="cua-muted">{choice.detail}</span>
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {status ? (
+        <div className="cua-rewind-status" role="status" data-kind={status.kind}>
+          {status.text}
+          {status.kind === "closed" ? (
+            <button type="button" className="cua-link" onClick={() => void store.rewinds.openInNewTab(remoteId, messageId)}>
+              Open it in a new tab
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
+  );
+};
