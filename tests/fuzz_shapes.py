@@ -169,6 +169,8 @@ ROUTE_BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "workflow": "w",
         "graph": {"nodes": [{"id": 1, "type": "KSampler"}], "links": [], "version": 0.4},
     },
+    ("POST", "/api/assistant/threads/fuzz-t/rewind"): {"messageId": "a1"},
+    ("POST", "/api/assistant/threads/fuzz-t/branches/1/restore"): {},
     ("POST", "/api/assistant/projects"): {"name": "P"},
     ("PATCH", "/api/assistant/projects/1"): {"name": "P2"},
     ("POST", "/api/assistant/projects/1/documents"): {"title": "D", "text": "Text."},

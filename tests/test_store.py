@@ -32,6 +32,7 @@ ALL_STEPS = [
     "010_passage_vectors",
     "011_sent_turn_recall",
     "012_checkpoints",
+    "013_thread_branches",
 ]
 ALL_TABLES = [
     "attachments",
@@ -62,6 +63,7 @@ ALL_TABLES = [
     "rules",
     "sent_turns",
     "settings",
+    "thread_branches",
     "thread_state",
     "threads",
     "tool_results",

@@ -300,6 +300,23 @@ async def m012_checkpoints(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m013_thread_branches(db: aiosqlite.Connection) -> None:
+    """The messages a conversation rewind set aside, kept whole to return to
+    (core/store/branches.py): numbered per thread, after the message they followed."""
+    await db.execute(
+        """CREATE TABLE thread_branches (
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            after_id TEXT,
+            message_count INTEGER NOT NULL,
+            preview TEXT NOT NULL,
+            data BLOB NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (thread_id, number)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -313,6 +330,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("010_passage_vectors", m010_passage_vectors),
     ("011_sent_turn_recall", m011_sent_turn_recall),
     ("012_checkpoints", m012_checkpoints),
+    ("013_thread_branches", m013_thread_branches),
 ]
 
 

@@ -223,6 +223,86 @@ for (const target of TARGETS) {
       await page.evaluate(() => window.app.canvas.setGraph(window.app.rootGraph ?? window.app.graph));
     });
 
+    test("rewind the conversation: the turn is kept as a branch, the next request goes on from there, the branch comes back", { timeout: 150_000 }, async () => {
+      await newTabWith(page, ["EmptyImage"]);
+      await openAssistant(page);
+      await settle(page);
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      const first = `what is this graph ${Date.now()}`;
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.text("An empty image."),
+        reply.toolCalls({ id: "inv", name: "addNode", arguments: { nodeType: "ImageInvert" } }),
+        reply.text("Inverted it."),
+        reply.text("You are welcome."),
+      );
+      await send(page, first);
+      await panel(page).getByText("An empty image.").waitFor({ timeout: 30_000 });
+      await send(page, "invert it");
+      await panel(page).getByText("Inverted it.").waitFor({ timeout: 30_000 });
+      await send(page, "thanks");
+      await panel(page).getByText("You are welcome.").waitFor({ timeout: 30_000 });
+      const threadId = await threadIdOf(first);
+      const stored = async () => (await (await fetch(`${baseUrl}/api/assistant/threads/${threadId}`)).json()).messages;
+
+      await rewind(page, "Inverted it.", "Conversation");
+      await panel(page).getByText(/The conversation is back to before that answer\. The 4 messages from “invert it” on are kept as branch 1/).waitFor({ timeout: 10_000 });
+      assert.equal(await panel(page).getByText("Inverted it.").count(), 0);
+      assert.equal(await panel(page).getByText("You are welcome.").count(), 0);
+      await panel(page).getByText("An empty image.").waitFor();
+      assert.equal(await panel(page).getByRole("textbox", { name: "Message" }).inputValue(), "invert it", "the question is back in the composer");
+      assert.deepEqual(await rootTypes(page), ["EmptyImage", "ImageInvert"], "the graph is left as it is");
+      assert.equal((await stored()).length, 2, "the server holds what the panel shows");
+      await screenshot(page, step("conversation"), "1-rewound");
+
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("Then a preview."));
+      await panel(page).getByRole("textbox", { name: "Message" }).fill("");
+      await send(page, "preview it instead");
+      await panel(page).getByText("Then a preview.").waitFor({ timeout: 30_000 });
+      const [request] = await harness.provider.requests();
+      const said = request.messages.filter((m) => m.role !== "system").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+      assert.equal(said.length, 3, said.join(" | "));
+      assert.ok(said[0].startsWith(first) && said[1] === "An empty image." && said[2].startsWith("preview it instead"), said.join(" | "));
+
+      await panel(page).getByRole("button", { name: "Branches (1)" }).click();
+      await screenshot(page, step("conversation"), "2-branches");
+      await panel(page).getByRole("menu", { name: "Branches" }).getByRole("menuitem", { name: /Return to branch 1/ }).click();
+      await panel(page).getByText("You are welcome.").waitFor({ timeout: 10_000 });
+      await panel(page).getByText("Inverted it.").waitFor();
+      assert.equal(await panel(page).getByText("Then a preview.").count(), 0);
+      await panel(page).getByText(/What followed there \(2 messages from “preview it instead”\) is kept as branch 2\./).waitFor();
+      const now = await stored();
+      assert.deepEqual(now.map((m) => m.role), ["user", "assistant", "user", "assistant", "user", "assistant"]);
+      await panel(page).getByRole("button", { name: "Branches (1)" }).waitFor();
+    });
+
+    test("rewind both: the graph and the conversation from before the answer", { timeout: 120_000 }, async () => {
+      await newTabWith(page, ["EmptyImage"]);
+      const ask = `invert and preview ${Date.now()}`;
+      await chatThatEdits(
+        page,
+        harness,
+        ask,
+        [
+          { id: "b1", name: "addNode", arguments: { nodeType: "ImageInvert" } },
+          { id: "b2", name: "addNode", arguments: { nodeType: "PreviewImage" } },
+        ],
+        "Both added.",
+      );
+      await rewind(page, "Both added.", "Both");
+      await panel(page).getByText(/The conversation is back to before that answer\..*The graph is as it was then too/).waitFor({ timeout: 10_000 });
+      assert.deepEqual(await rootTypes(page), ["EmptyImage"]);
+      assert.equal(await panel(page).getByText("Both added.").count(), 0);
+      assert.equal(await panel(page).getByRole("textbox", { name: "Message" }).inputValue(), ask);
+      const threadId = await threadIdOf(ask);
+      assert.deepEqual((await (await fetch(`${baseUrl}/api/assistant/threads/${threadId}`)).json()).messages, []);
+      await screenshot(page, step("both"), "rewound");
+      await pressUndo(page);
+      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 3, null, { timeout: 5_000 });
+      await panel(page).getByRole("textbox", { name: "Message" }).fill("");
+    });
+
     test("a closed tab: the panel says so and opens the graph in a new tab when asked", { timeout: 120_000 }, async () => {
       const c = await newTabWith(page, ["EmptyImage"]);
       await chatThatEdits(page, harness, `on tab C ${Date.now()}`, [{ id: "addC", name: "addNode", arguments: { nodeType: "ImageInvert" } }], "Inverted on C.");

@@ -4,15 +4,18 @@ import { useChat } from "@ai-sdk/react";
 import { useAuiState } from "@assistant-ui/react";
 import { useState, type FC } from "react";
 import type { RewindScope } from "../runtime/rewind";
-import { useCurrentThread, useStore, useStoreVersion } from "./context";
+import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
 const CHOICES: { scope: RewindScope; label: string; detail: string }[] = [
   { scope: "graph", label: "Graph", detail: "the workflow as it was before this answer; Ctrl+Z brings the newer one back" },
+  { scope: "conversation", label: "Conversation", detail: "back to before this answer; what follows is kept as a branch" },
+  { scope: "both", label: "Both", detail: "the graph and the conversation" },
 ];
 
 export const RewindControl: FC = () => {
   const store = useStore();
   useStoreVersion(store);
+  const runtime = useRuntime();
   const { entry, remoteId } = useCurrentThread();
   const { status: chatStatus } = useChat({ chat: entry.chat });
   const messageId = useAuiState((s) => s.message.id);
@@ -23,7 +26,15 @@ export const RewindControl: FC = () => {
   const running = chatStatus === "submitted" || chatStatus === "streaming" || entry.pendingTools > 0 || status?.kind === "busy";
   const choose = (scope: RewindScope) => {
     setOpen(false);
-    if (scope === "graph") void store.rewinds.graph(remoteId, messageId);
+    if (scope === "graph") {
+      void store.rewinds.graph(remoteId, messageId);
+      return;
+    }
+    // The question the turn began with comes back to the composer, to ask again or otherwise.
+    void store.rewinds.conversation(entry, messageId, scope === "both").then((draft) => {
+      const composer = runtime.thread.composer;
+      if (draft && !composer.getState().text) composer.setText(draft);
+    });
   };
   return (
     <div className="cua-rewind">

@@ -148,6 +148,8 @@ export class ChatStore {
     this.graph = options.graph;
     this.checkpoints = new Checkpoints({ request: requestJson, changed: () => this.emit() });
     this.rewinds = new Rewinds({
+      request: requestJson,
+      note: (threadId, notice) => void this.addNotice(threadId, notice),
       checkpoints: this.checkpoints,
       graph: this.graph,
       workflowName: (key) => this.workflows.nameOf(key),
@@ -449,6 +451,7 @@ export class ChatStore {
     const load = async () => {
       if (!entry.known) return { headId: null, messages: [] };
       void this.checkpoints.load(entry.serverId);
+      void this.rewinds.loadBranches(entry.serverId);
       const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
       return toRepository(thread.messages ?? []);
     };
