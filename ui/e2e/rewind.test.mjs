@@ -303,6 +303,24 @@ for (const target of TARGETS) {
       await panel(page).getByRole("textbox", { name: "Message" }).fill("");
     });
 
+    test("/rewind graph, then /rewind: the last answer that changed the graph", { timeout: 120_000 }, async () => {
+      await newTabWith(page, ["EmptyImage"]);
+      const ask = `add a preview ${Date.now()}`;
+      await chatThatEdits(page, harness, ask, [{ id: "p1", name: "addNode", arguments: { nodeType: "PreviewImage" } }], "Preview added.");
+      await send(page, "/rewind graph");
+      await panel(page).locator(".cua-notice", { hasText: "Graph rewound" }).waitFor({ timeout: 10_000 });
+      assert.deepEqual(await rootTypes(page), ["EmptyImage"]);
+      await panel(page).getByText("Preview added.").waitFor(); // the conversation as it was
+      await pressUndo(page);
+      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 2, null, { timeout: 5_000 });
+      await send(page, "/rewind");
+      await panel(page).getByText(/The conversation is back to before that answer\..*The graph is as it was then too/).waitFor({ timeout: 10_000 });
+      assert.deepEqual(await rootTypes(page), ["EmptyImage"]);
+      assert.equal(await panel(page).getByText("Preview added.").count(), 0);
+      assert.equal(await panel(page).getByRole("textbox", { name: "Message" }).inputValue(), ask);
+      await panel(page).getByRole("textbox", { name: "Message" }).fill("");
+    });
+
     test("a closed tab: the panel says so and opens the graph in a new tab when asked", { timeout: 120_000 }, async () => {
       const c = await newTabWith(page, ["EmptyImage"]);
       await chatThatEdits(page, harness, `on tab C ${Date.now()}`, [{ id: "addC", name: "addNode", arguments: { nodeType: "ImageInvert" } }], "Inverted on C.");

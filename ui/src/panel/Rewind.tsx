@@ -1,8 +1,9 @@
 // "Rewind to here" under an answer whose turn changed the graph (it has a checkpoint): a small
 // menu — the graph, the conversation, or both — and what the last rewind came to.
 import { useChat } from "@ai-sdk/react";
-import { useAuiState } from "@assistant-ui/react";
+import { useAuiState, type AssistantRuntime } from "@assistant-ui/react";
 import { useState, type FC } from "react";
+import type { ChatEntry, ChatStore } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
@@ -11,6 +12,17 @@ const CHOICES: { scope: RewindScope; label: string; detail: string }[] = [
   { scope: "conversation", label: "Conversation", detail: "back to before this answer; what follows is kept as a branch" },
   { scope: "both", label: "Both", detail: "the graph and the conversation" },
 ];
+
+/** The question a rewound turn began with, back in the composer (unless something is typed). */
+export function putBack(runtime: AssistantRuntime, draft: string | null): void {
+  const composer = runtime.thread.composer;
+  if (draft && !composer.getState().text) composer.setText(draft);
+}
+
+/** `/rewind [graph|conversation]`: to before the thread's last answer that changed the graph. */
+export async function rewindLast(store: ChatStore, entry: ChatEntry, runtime: AssistantRuntime, scope: RewindScope): Promise<void> {
+  putBack(runtime, await store.rewinds.last(entry, scope));
+}
 
 export const RewindControl: FC = () => {
   const store = useStore();
@@ -31,10 +43,7 @@ export const RewindControl: FC = () => {
       return;
     }
     // The question the turn began with comes back to the composer, to ask again or otherwise.
-    void store.rewinds.conversation(entry, messageId, scope === "both").then((draft) => {
-      const composer = runtime.thread.composer;
-      if (draft && !composer.getState().text) composer.setText(draft);
-    });
+    void store.rewinds.conversation(entry, messageId, scope === "both").then((draft) => putBack(runtime, draft));
   };
   return (
     <div className="cua-rewind">

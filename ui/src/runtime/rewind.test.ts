@@ -58,4 +58,25 @@ describe("rewinding the graph", () => {
       text: "The graph was not restored: a checkpoint of message msg_gone in thread th_1 does not exist",
     });
   });
+
+  it("/rewind finds the last answer that changed the graph", async () => {
+    const { server, graph, store } = setup({ ok: true, tab: "flux", switched: false });
+    server.checkpoints.get("th_1")!.set("msg_c", { workflow: "portraits/flux.json", graph: { nodes: [] }, createdAt: 2 });
+    const said = (id: string, role: "user" | "assistant") => ({ id, role, parts: [{ type: "text" as const, text: id }] });
+    const messages = [said("u1", "user"), said("msg_a", "assistant"), said("u2", "user"), said("msg_c", "assistant"), said("u3", "user"), said("msg_d", "assistant")];
+    server.threads.get("th_1")!.messages = messages;
+    await store.checkpoints.load("th_1");
+    const target = { serverId: "th_1", chat: { messages } };
+    expect(await store.rewinds.last(target, "graph")).toBeNull();
+    expect(graph.restore).toHaveBeenCalledWith("portraits/flux.json", { nodes: [] });
+    expect(store.noticesOf("th_1").at(-1)).toMatchObject({ kind: "info", title: "Graph rewound" });
+
+    expect(await store.rewinds.last(target, "both")).toBe("u2");
+    expect(target.chat.messages.map((m) => m.id)).toEqual(["u1", "msg_a"]);
+    expect(store.rewinds.branchesOf("th_1")).toMatchObject([{ number: 1, afterId: "msg_a", messageCount: 4, available: true }]);
+    expect(await store.rewinds.last(target, "both")).toBe("u1"); // msg_a: the one before
+    expect(target.chat.messages).toEqual([]);
+    expect(await store.rewinds.last(target, "conversation")).toBeNull();
+    expect(store.noticesOf("th_1").at(-1)).toMatchObject({ kind: "info", title: "Nothing to rewind" });
+  });
 });

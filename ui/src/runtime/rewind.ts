@@ -143,6 +143,32 @@ export class Rewinds {
     return moved.draft;
   }
 
+  /** `/rewind`: to before the thread's last answer that changed the graph (it has a checkpoint);
+   * the text for the composer, as `conversation`. */
+  async last(target: RewindTarget, scope: RewindScope): Promise<string | null> {
+    const threadId = target.serverId;
+    const saved = this.deps.checkpoints.of(threadId);
+    const answer = target.chat.messages.findLast((m) => m.role === "assistant" && saved.has(m.id));
+    if (!answer) {
+      this.deps.note(threadId, { kind: "info", title: "Nothing to rewind", text: "No answer in this thread changed the graph." });
+      return null;
+    }
+    if (scope !== "graph") {
+      const draft = await this.conversation(target, answer.id, scope === "both");
+      const graph = this.statusOf(threadId, answer.id);
+      if (draft === null && scope === "both" && graph && graph.kind !== "done") this.noteGraph(threadId, graph, "Nothing was rewound");
+      return draft;
+    }
+    const status = await this.graph(threadId, answer.id);
+    this.noteGraph(threadId, status, status.kind === "done" ? "Graph rewound" : "The graph was not rewound");
+    return null;
+  }
+
+  private noteGraph(threadId: string, status: RewindStatus, title: string): void {
+    const more = status.kind === "closed" ? " “Open it in a new tab”, under the last answer that changed it, opens it." : "";
+    this.deps.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: status.text + more });
+  }
+
   /** Back to branch `number`: its messages after the one it followed; what follows that message now becomes a branch. */
   async returnTo(target: RewindTarget, number: number): Promise<void> {
     const threadId = target.serverId;
