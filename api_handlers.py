@@ -22,7 +22,9 @@ from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
 from .core.service import AssistantService
 from .routes.attachments import add_attachment_routes
+from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
+from .routes.checkpoints import add_checkpoint_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
@@ -43,6 +45,8 @@ def add_routes(
         add_attachment_routes,
         add_provider_routes,
         add_thread_routes,
+        add_checkpoint_routes,
+        add_branch_routes,
         add_project_routes,
         add_user_context_routes,
         add_skill_routes,

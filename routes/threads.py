@@ -15,11 +15,18 @@ from .common import guarded, not_found, read_json
 BASE = "/api/assistant/threads"
 
 
-def _thread_id(request: web.Request) -> str:
+def thread_id_of(request: web.Request) -> str:
     thread_id = request.match_info["id"]
     if not 0 < len(thread_id) <= 200:
         raise RequestError("a thread id has 1 to 200 characters")
     return thread_id
+
+
+def message_id_of(value: object, name: str = "'messageId'") -> str:
+    """A message's id as the panel gives it: a string of 1 to 200 characters."""
+    if not isinstance(value, str) or not 0 < len(value) <= 200:
+        raise RequestError(f"{name} must be a message's id: a string of 1 to 200 characters")
+    return value
 
 
 def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> None:
@@ -54,7 +61,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     @table.get(BASE + "/{id}")
     @guarded
     async def get_thread(request: web.Request) -> web.StreamResponse:
-        thread_id = _thread_id(request)
+        thread_id = thread_id_of(request)
         threads = await service.threads()
         thread = await threads.get(thread_id)
         if thread is None:
@@ -65,7 +72,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     @table.patch(BASE + "/{id}")
     @guarded
     async def update_thread(request: web.Request) -> web.StreamResponse:
-        thread_id = _thread_id(request)
+        thread_id = thread_id_of(request)
         body = await read_json(request, limit)
         if not isinstance(body, dict) or not (
             {"title", "archived", "workflow", "project"} & body.keys()
@@ -112,7 +119,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     @table.delete(BASE + "/{id}")
     @guarded
     async def delete_thread(request: web.Request) -> web.StreamResponse:
-        thread_id = _thread_id(request)
+        thread_id = thread_id_of(request)
         if not await (await service.threads()).delete(thread_id):
             raise not_found(f"thread {thread_id}")
         return web.json_response({"deleted": thread_id})

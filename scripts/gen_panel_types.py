@@ -35,6 +35,7 @@ DOCUMENTS = UI / "panel" / "documents.generated.ts"
 def render_schemas() -> str:
     specs = tools_for("panel")
     names = json.dumps([spec.name for spec in specs])
+    editing = json.dumps([spec.name for spec in specs if spec.edits_graph])
     schemas = json.dumps(
         {spec.name: spec.as_json()["parameters"] for spec in specs}, indent=2, ensure_ascii=False
     )
@@ -45,6 +46,8 @@ def render_schemas() -> str:
         'import type { Schema } from "./schema";\n\n'
         f"export const REGISTRY_PANEL_TOOLS = {names} as const;\n\n"
         "export type PanelToolName = (typeof REGISTRY_PANEL_TOOLS)[number];\n\n"
+        "// The tools that change the graph: a checkpoint is saved before a turn's first call.\n"
+        f"export const GRAPH_EDITING_TOOLS: readonly PanelToolName[] = {editing};\n\n"
         f"export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {schemas};\n"
     )
 

@@ -164,6 +164,13 @@ ROUTE_BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "project": 1,
     },
     ("POST", "/api/assistant/threads/rebind"): {"from": "w", "to": "w2"},
+    ("POST", "/api/assistant/threads/fuzz-t/checkpoints"): {
+        "messageId": "a1",
+        "workflow": "w",
+        "graph": {"nodes": [{"id": 1, "type": "KSampler"}], "links": [], "version": 0.4},
+    },
+    ("POST", "/api/assistant/threads/fuzz-t/rewind"): {"messageId": "a1"},
+    ("POST", "/api/assistant/threads/fuzz-t/branches/1/restore"): {},
     ("POST", "/api/assistant/projects"): {"name": "P"},
     ("PATCH", "/api/assistant/projects/1"): {"name": "P2"},
     ("POST", "/api/assistant/projects/1/documents"): {"title": "D", "text": "Text."},

@@ -45,6 +45,7 @@ def _memory_prose() -> list[str]:
 # Each bench's TARGET lines, by how each starts: a bench that stops printing one fails.
 TARGETS: dict[str, list[str]] = {
     "body_parse.py": ["TARGET parse_ms_per_5mb="],
+    "checkpoints.py": ["TARGET stored_mb=", "TARGET save_ms_p95="],
     "passage_split.py": ["TARGET largest_passage_tokens="],
     "disk_full.py": [
         "TARGET full_disk_writes_507:",

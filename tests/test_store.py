@@ -31,9 +31,13 @@ ALL_STEPS = [
     "009_conversation_index",
     "010_passage_vectors",
     "011_sent_turn_recall",
+    "012_checkpoints",
+    "013_thread_branches",
 ]
 ALL_TABLES = [
     "attachments",
+    "checkpoint_blobs",
+    "checkpoints",
     "delegations",
     "documents",
     "message_index",
@@ -59,6 +63,7 @@ ALL_TABLES = [
     "rules",
     "sent_turns",
     "settings",
+    "thread_branches",
     "thread_state",
     "threads",
     "tool_results",

@@ -376,6 +376,16 @@ def test_a_spec_must_say_where_it_runs_and_where_it_is_listed(
                  handler=handler, brief="b")  # fmt: skip
 
 
+def test_the_graph_editing_tools_are_the_panel_tools_that_change_the_graph() -> None:
+    """A checkpoint is saved before a turn's first call of one of these (ui/src/runtime)."""
+    assert [s.name for s in TOOLS if s.edits_graph] == [
+        "addNode", "removeNodes", "connectNodes", "setWidgetValues", "loadWorkflow",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="only a panel tool edits the graph"):
+        ToolSpec("ok", "d", {"type": "object", "properties": {}}, "server", group="lookup",
+                 handler=search_nodes, brief="b", edits_graph=True)  # fmt: skip
+
+
 def test_every_tool_is_declared_in_one_place() -> None:
     """Server tools run by their spec's handler, every tool is in a prompt group, and the
     lists other modules use are derived from the specs."""

@@ -268,6 +268,55 @@ async def m011_sent_turn_recall(db: aiosqlite.Connection) -> None:
     await db.execute("ALTER TABLE sent_turns ADD COLUMN recall TEXT")
 
 
+async def m012_checkpoints(db: aiosqlite.Connection) -> None:
+    """The workflow as it was before an assistant turn changed it (core/store/checkpoints.py):
+    one per (thread, assistant message), its graph stored once per distinct content
+    (`checkpoint_blobs`, zlib) and removed with the last checkpoint that holds it."""
+    await db.execute(
+        """CREATE TABLE checkpoint_blobs (
+            hash TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            data BLOB NOT NULL
+        )"""
+    )
+    await db.execute(
+        """CREATE TABLE checkpoints (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            workflow TEXT,
+            hash TEXT NOT NULL REFERENCES checkpoint_blobs(hash),
+            nodes INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (thread_id, message_id)
+        )"""
+    )
+    await db.execute("CREATE INDEX checkpoints_hash ON checkpoints (hash)")
+    await db.execute("CREATE INDEX checkpoints_workflow ON checkpoints (workflow)")
+    await db.execute(
+        "CREATE TRIGGER checkpoints_unref AFTER DELETE ON checkpoints BEGIN "
+        "DELETE FROM checkpoint_blobs WHERE hash = old.hash AND NOT EXISTS "
+        "(SELECT 1 FROM checkpoints WHERE hash = old.hash); END"
+    )
+
+
+async def m013_thread_branches(db: aiosqlite.Connection) -> None:
+    """The messages a conversation rewind set aside, kept whole to return to
+    (core/store/branches.py): numbered per thread, after the message they followed."""
+    await db.execute(
+        """CREATE TABLE thread_branches (
+            thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            after_id TEXT,
+            message_count INTEGER NOT NULL,
+            preview TEXT NOT NULL,
+            data BLOB NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (thread_id, number)
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_settings", m001_settings),
     ("002_user_context", m002_user_context),
@@ -280,6 +329,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("009_conversation_index", m009_conversation_index),
     ("010_passage_vectors", m010_passage_vectors),
     ("011_sent_turn_recall", m011_sent_turn_recall),
+    ("012_checkpoints", m012_checkpoints),
+    ("013_thread_branches", m013_thread_branches),
 ]
 
 

@@ -30,10 +30,15 @@ async def bind(store: Store, thread_id: str, workflow: str | None) -> bool:
 
 
 async def rebind(store: Store, old: str, new: str | None) -> int:
-    """Move every thread of workflow `old` to `new` (None: unbind them); how many moved."""
+    """Move every thread of workflow `old` to `new` (None: unbind them); how many moved. The
+    checkpoints of `old` (core/store/checkpoints.py) follow a new key; an unsaved workflow
+    closed keeps its key on them (its graph id: opened again from a checkpoint, the tab has it
+    again)."""
 
     def work(db: sqlite3.Connection) -> int:
         cursor = db.execute("UPDATE threads SET workflow = ? WHERE workflow = ?", (new, old))
+        if new is not None:
+            db.execute("UPDATE checkpoints SET workflow = ? WHERE workflow = ?", (new, old))
         return cursor.rowcount
 
     return await store.write(work)

@@ -228,7 +228,7 @@ class Threads:
             for (mid, position, message), parts in zip(rows, dumped, strict=True):
                 if stored.get(mid) == (position, parts):
                     continue
-                _write(db, counter, thread_id, mid, position, message, parts, now, fts)
+                write_message(db, counter, thread_id, mid, position, message, parts, now, fts)
                 if message.get("role") == "assistant":
                     _record_tool_results(db, thread_id, message.get("parts", []), now)
             return created
@@ -246,6 +246,11 @@ class Threads:
         )
         return known
 
+    def changed_elsewhere(self, thread_id: str) -> None:
+        """Its messages were changed outside `sync` (a rewind: core/store/branches.py): what
+        this process stored of it is compared with the database next time."""
+        self._known.pop(thread_id, None)
+
     async def save_answer(
         self, thread_id: str, message: UIMessage, position: int, status: str
     ) -> None:
@@ -260,7 +265,7 @@ class Threads:
 
         def work(db: sqlite3.Connection) -> None:
             mid = message["id"]
-            _write(db, counter, thread_id, mid, position, message, parts, now, fts, status)
+            write_message(db, counter, thread_id, mid, position, message, parts, now, fts, status)
             _record_tool_results(db, thread_id, message.get("parts", []), now)
             db.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
 
@@ -347,7 +352,7 @@ class Threads:
         return await self.store.freeing(work)
 
 
-def _write(
+def write_message(
     db: sqlite3.Connection,
     counter: TokenCounter,
     thread_id: str,

@@ -130,6 +130,9 @@ class ToolSpec:
     tier: Tier = "full"
     # Its results are sources the answer should name (documentation, searches).
     cites: bool = False
+    # It changes the workflow graph: the panel saves a checkpoint of the graph before a turn's
+    # first such call (core/store/checkpoints.py), which "Rewind to here" restores.
+    edits_graph: bool = False
 
     def __post_init__(self) -> None:
         # Checked at import time so that a malformed new entry fails loudly, not at the LLM.
@@ -148,6 +151,8 @@ class ToolSpec:
             raise ValueError(f"{self.name}: group must be one of {sorted(GROUPS)}")
         if self.tier not in TIERS:
             raise ValueError(f"{self.name}: tier must be one of {TIERS}")
+        if self.edits_graph and self.runs != "panel":
+            raise ValueError(f"{self.name}: only a panel tool edits the graph")
         if not self.brief.strip():
             raise ValueError(f"{self.name}: a brief description is needed (compact profiles)")
         handlers = (self.handler is not None) + (self.streaming is not None)

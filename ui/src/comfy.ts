@@ -83,6 +83,9 @@ export interface ComfyWorkflow {
   initialState?: { id?: unknown } | null;
   /** The workflow JSON as text: what a tab not loaded yet holds. */
   content?: string | null;
+  /** Whether its content was read (a saved tab restored after a reload may not be yet). */
+  isLoaded?: boolean;
+  load?(): Promise<unknown>;
 }
 
 /** What Pinia passes an action hook: the action's name and arguments, and `after(callback)`,
@@ -145,7 +148,15 @@ export interface ComfyApp {
   extensionManager: ComfyExtensionManager;
   registerExtension(extension: ComfyExtension): void;
   graphToPrompt(): Promise<ComfyPrompt>;
-  loadGraphData(data: unknown, clean?: boolean): Promise<void> | void;
+  /** Loads a workflow: into a new tab, or with `workflow` (an open tab) into that tab — how
+   * ComfyUI's workflow service switches tabs and its undo restores a state. */
+  loadGraphData(
+    data: unknown,
+    clean?: boolean,
+    restoreView?: boolean,
+    workflow?: ComfyWorkflow | string | null,
+    options?: { showMissingNodesDialog?: boolean; showMissingModelsDialog?: boolean; checkForRerouteMigration?: boolean },
+  ): Promise<unknown> | void;
   lastNodeErrors?: Record<string, unknown> | null;
   lastExecutionError?: Record<string, unknown> | null;
 }

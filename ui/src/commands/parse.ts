@@ -15,6 +15,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: "skill", args: "<name> [request]", description: "Follow a skill for this request", sent: true },
   { name: "new", args: "[message]", description: "Start a new thread (and send the message there)", sent: false },
   { name: "clear", description: "Start over in a new empty thread (the old one stays in the list)", sent: false },
+  {
+    name: "rewind",
+    args: "[graph|conversation]",
+    description: "Go back to before the last answer that changed the graph: the graph and the conversation, or one of them",
+    sent: false,
+  },
   { name: "compact", description: "Summarize the older part of this thread now", sent: false },
   { name: "context", description: "Show what the model saw in the last answer", sent: false },
   { name: "help", description: "List the commands", sent: false },

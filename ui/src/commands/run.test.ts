@@ -46,6 +46,21 @@ describe("runCommand", () => {
     expect(ctx.send).not.toHaveBeenCalled();
   });
 
+  it("/rewind rewinds both, /rewind graph or conversation one of them; anything else says how", async () => {
+    const rewind = vi.fn(async () => {});
+    const { ctx, notes } = context({ rewind });
+    for (const typed of ["/rewind", "/rewind graph", "/rewind Conversation", "/rewind both"]) await runCommand(parseInput(typed), ctx);
+    expect(rewind.mock.calls).toEqual([["both"], ["graph"], ["conversation"], ["both"]]);
+    expect(notes).toEqual([]);
+    await runCommand(parseInput("/rewind everything"), ctx);
+    expect(rewind).toHaveBeenCalledTimes(4);
+    expect(notes[0]).toMatchObject({ kind: "error", title: "/rewind takes graph or conversation" });
+    const fresh = context({ serverId: undefined, rewind });
+    await runCommand(parseInput("/rewind"), fresh.ctx);
+    expect(fresh.notes[0]).toMatchObject({ kind: "info", title: "Nothing to rewind" });
+    expect(rewind).toHaveBeenCalledTimes(4);
+  });
+
   it("/new opens a new thread and sends the rest there", async () => {
     const { ctx } = context();
     await runCommand(parseInput("/new draw a cat"), ctx);

@@ -3,6 +3,7 @@
 import type { UIMessage } from "ai";
 import { errorMessage, type CompactResult } from "../runtime/api";
 import type { NewNotice } from "../runtime/chatStore";
+import type { RewindScope } from "../runtime/rewind";
 import { threadPath } from "../runtime/threadAdapter";
 import { isContextReport, latestReport, type ContextReport } from "../panel/gauge";
 import { helpText, unknownCommandText, type ParsedInput } from "./parse";
@@ -21,7 +22,11 @@ export interface CommandContext {
   /** Send a user message in the current thread. */
   send(text: string): void;
   request<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
+  /** Rewind to before the thread's last answer that changed the graph (absent: not here). */
+  rewind?(scope: RewindScope): Promise<void>;
 }
+
+const SCOPES: Record<string, RewindScope> = { "": "both", both: "both", graph: "graph", conversation: "conversation" };
 
 export async function contextReport(ctx: CommandContext): Promise<ContextReport | null> {
   const fromChat = latestReport(ctx.messages);
@@ -94,6 +99,15 @@ export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Prom
         } finally {
           ctx.dismiss(progress);
         }
+        return;
+      }
+      case "rewind": {
+        const scope = SCOPES[parsed.args.toLowerCase()];
+        if (!scope) {
+          ctx.note({ kind: "error", title: "/rewind takes graph or conversation", text: "`/rewind` rewinds both, `/rewind graph` the graph only, `/rewind conversation` the conversation only." });
+        } else if (!ctx.serverId || !ctx.rewind) {
+          ctx.note({ kind: "info", title: "Nothing to rewind", text: "No answer in this thread changed the graph." });
+        } else await ctx.rewind(scope);
         return;
       }
       case "context": {

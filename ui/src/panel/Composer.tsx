@@ -8,6 +8,7 @@ import { requestJson } from "../runtime/api";
 import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
+import { rewindLast } from "./Rewind";
 
 export const Composer: FC = () => {
   const store = useStore();
@@ -50,6 +51,7 @@ export const Composer: FC = () => {
     newThread: () => runtime.threads.switchToNewThread(),
     send: (message) => runtime.thread.append({ role: "user", content: [{ type: "text", text: message }] }),
     request: requestJson,
+    rewind: (scope) => rewindLast(store, entry, runtime, scope),
   });
 
   /** Handle what the panel answers itself; false when the text goes to the model as it is. */

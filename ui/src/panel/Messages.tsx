@@ -22,6 +22,7 @@ import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
 import { MarkdownImage } from "./MarkdownImage";
 import { Notices } from "./Notices";
+import { RewindControl } from "./Rewind";
 import { RunOutputs, runFiles } from "./RunOutputs";
 
 const remarkPlugins = [remarkGfm, remarkCitations];
@@ -264,6 +265,7 @@ export const AssistantMessage: FC = () => (
           retry
         </ActionBarPrimitive.Reload>
       </ActionBarPrimitive.Root>
+      <RewindControl />
     </MessagePrimitive.Root>
     <NoticesAfterMessage />
   </>

@@ -5,6 +5,7 @@ import { AssistantRuntimeProvider, useAuiState } from "@assistant-ui/react";
 import { useEffect, type FC } from "react";
 import type { ChatStore } from "../runtime/chatStore";
 import { useAssistantRuntime } from "../runtime/useAssistantRuntime";
+import { BranchMenu } from "./Branches";
 import { Chat } from "./Chat";
 import { RuntimeContext, StoreContext, useRuntime, useStore, useStoreVersion } from "./context";
 import { ThreadGauge } from "./Gauge";
@@ -34,6 +35,7 @@ const Header: FC = () => {
         {settings ? "Settings" : title}
       </span>
       <ThreadGauge />
+      {settings ? null : <BranchMenu />}
       <button
         type="button"
         className="cua-icon"

@@ -6,6 +6,7 @@ import type { ComfyApp } from "../comfy";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
 import { graphShot } from "../tools/graphSnapshot";
+import { workflowAccess } from "../tools/checkpointGraph";
 import { comfyRuns } from "../tools/runHistory";
 import { Panel } from "./Panel";
 import panelCss from "../styles/panel.css?inline";
@@ -31,7 +32,7 @@ let shared: ChatStore | null = null;
  * and its workflow tabs). */
 export function panelStore(app: ComfyApp): ChatStore {
   if (!shared) {
-    const store = new ChatStore({ tools: () => graphTools(app), runs: comfyRuns(app), graph: () => graphShot(app) });
+    const store = new ChatStore({ tools: () => graphTools(app), runs: comfyRuns(app), graph: workflowAccess(app), snapshot: () => graphShot(app) });
     const dialog = app.extensionManager?.dialog;
     if (dialog?.confirm) {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;

@@ -129,9 +129,12 @@ export class PlaygroundApp implements ComfyApp {
   }
 
   /** ComfyUI's app.loadGraphData: the workflow opens in a new tab (named as ComfyUI names one,
-   * "Unsaved Workflow (2)"); the tab the user was on keeps its graph. */
-  async loadGraphData(data: unknown): Promise<void> {
-    await this.workflows.openNew(data);
+   * "Unsaved Workflow (2)"); the tab the user was on keeps its graph. Given one of the open tabs
+   * (`workflow`), into that tab instead (how ComfyUI's workflow service switches tabs). */
+  async loadGraphData(data: unknown, _clean = true, _restoreView = true, workflow: unknown = null): Promise<void> {
+    const tab = this.workflows.openWorkflows.find((w) => w === workflow);
+    if (tab) await this.workflows.loadInto(tab, data);
+    else await this.workflows.openNew(data);
   }
 
   /** Show a tab's graph (the same LGraph instance, like ComfyUI): a tab switch, an undo. */

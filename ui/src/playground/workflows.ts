@@ -138,6 +138,14 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
     await this.openWorkflow(this.createTemporary(undefined, state));
   }
 
+  /** app.loadGraphData into an open tab: shown with `data` as its graph (its history kept). */
+  async loadInto(workflow: PlaygroundWorkflow, data: unknown): Promise<void> {
+    if (workflow !== this.activeWorkflow) {
+      workflow.state = data;
+      await this.openWorkflow(workflow);
+    } else await this.graph.load(data);
+  }
+
   /** Workspace.NextOpenedWorkflow / PreviousOpenedWorkflow. */
   async cycle(step: 1 | -1): Promise<void> {
     const count = this.openWorkflows.length;

@@ -305,7 +305,7 @@ describe("what the user changed by hand", () => {
       sseResponse(add && body.messages.length === 1 ? toolCallAnswer("addNode", add, "call_add") : textAnswer("ok")),
     );
     vi.stubGlobal("fetch", server.fetch);
-    const store = new ChatStore({ settings, tools: () => t.tools, graph: () => graphShot(t.app) });
+    const store = new ChatStore({ settings, tools: () => t.tools, snapshot: () => graphShot(t.app) });
     const entry = store.entryFor(`__LOCALID_edits_${generateId()}`, undefined);
     const say = async (text: string) => {
       const before = server.chatRequests.length;

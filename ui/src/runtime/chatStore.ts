@@ -14,6 +14,8 @@ import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./pa
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
 import { editsSince, keepShot } from "./editNotes";
+import { Checkpoints, type WorkflowAccess } from "./checkpoints";
+import { Rewinds } from "./rewind";
 import { canCarryNote, endedRunsNote, unfinishedRun, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { runPanelTool, type ToolFunctions, type ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
@@ -123,7 +125,9 @@ export interface ChatStoreOptions {
   /** ComfyUI's runs: interrupting one, how one ended, its files' URLs. */
   runs?: ComfyRuns;
   /** Reads the graph: what the user changes by hand between answers is told to the model. */
-  graph?: GraphReader;
+  snapshot?: GraphReader;
+  /** The workflow graph, for checkpoints and rewinds (tools/checkpointGraph.ts). */
+  graph?: WorkflowAccess;
 }
 
 export class ChatStore {
@@ -142,6 +146,11 @@ export class ChatStore {
   toolKinds: ToolKinds | null = null;
   /** The workflow tabs and the threads that belong to them. */
   readonly workflows: WorkflowThreads;
+  /** The graph before each graph-changing turn, per thread ("Rewind to here"). */
+  readonly checkpoints: Checkpoints;
+  readonly graph: WorkflowAccess | undefined;
+  /** "Rewind to here": what each rewind came to. */
+  readonly rewinds: Rewinds;
 
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
@@ -156,7 +165,18 @@ export class ChatStore {
     this.settings = options.settings ?? loadSettings();
     this.toolsFactory = options.tools;
     this.runs = options.runs;
-    this.readGraph = options.graph;
+    this.readGraph = options.snapshot;
+    this.graph = options.graph;
+    this.checkpoints = new Checkpoints({ request: requestJson, changed: () => this.emit() });
+    this.rewinds = new Rewinds({
+      request: requestJson,
+      note: (threadId, notice) => void this.addNotice(threadId, notice),
+      checkpoints: this.checkpoints,
+      graph: this.graph,
+      workflowName: (key) => this.workflows.nameOf(key),
+      changed: () => this.emit(),
+      hold: (threadId) => this.holdThread(threadId),
+    });
     this.currentThreadId = options.rememberThread === false ? undefined : rememberedThread();
     this.rememberThread = options.rememberThread !== false;
     this.workflows = new WorkflowThreads({
@@ -435,6 +455,7 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
+      if (this.graph) await this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
       const progress = (update: Record<string, unknown>) => {
         entry.progress.set(toolCallId, update);
         this.emit();
@@ -470,10 +491,21 @@ export class ChatStore {
     }
   }
 
+  /** Keeps a thread in view while its rewind switches workflow tabs (as a tab its tool opens). */
+  private holdThread(threadId: string): () => void {
+    const entry = this.entries.get(threadId);
+    if (entry) entry.openingTabs++;
+    return () => {
+      if (entry) entry.openingTabs--;
+    };
+  }
+
   /** Loads a thread's stored messages (GET /api/assistant/threads/{id}) into its chat. */
   historyAdapter(entry: ChatEntry): ThreadHistoryAdapter {
     const load = async () => {
       if (!entry.known) return { headId: null, messages: [] };
+      void this.checkpoints.load(entry.serverId);
+      void this.rewinds.loadBranches(entry.serverId);
       const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
       return toRepository(thread.messages ?? []);
     };

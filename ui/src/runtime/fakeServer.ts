@@ -90,6 +90,19 @@ export interface FakeServer {
   threads: Map<string, FakeThread>;
   chatRequests: ChatRequestBody[];
   calls: string[];
+  /** Each thread's checkpoints by message id (routes/checkpoints.py): the first save kept. */
+  checkpoints: Map<string, Map<string, { workflow: string | null; graph: unknown; createdAt: number }>>;
+  /** Each thread's branches, the latest first (core/store/branches.py). */
+  branches: Map<string, FakeBranch[]>;
+}
+
+export interface FakeBranch {
+  number: number;
+  afterId: string | null;
+  messageCount: number;
+  preview: string;
+  createdAt: number;
+  messages: UIMessage[];
 }
 
 /** scheme://host:port of a base URL, the default port written out (as the server answers it). */
@@ -107,6 +120,8 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
   const chatRequests: ChatRequestBody[] = [];
   const calls: string[] = [];
   const providerPuts: Record<string, unknown>[] = [];
+  const checkpoints: FakeServer["checkpoints"] = new Map();
+  const branches: FakeServer["branches"] = new Map();
   const provider: Record<string, unknown> = {
     baseUrl: "http://127.0.0.1:11434/v1",
     origin: "http://127.0.0.1:11434",
@@ -178,6 +193,47 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return json({ deleted: project.id });
     }
     return json({ ...projectJson(project), documents: project.documents.map(({ text: _, ...d }) => d) });
+  };
+
+  // rewinds and branches (core/store/branches.py), in memory
+  const textOf = (m: UIMessage | undefined) => (m?.parts ?? []).map((p) => (p.type === "text" ? p.text : "")).join("");
+  const branchRoute = (id: string, rewind: boolean, restore: string | undefined, body: Record<string, unknown> | undefined) => {
+    const thread = threads.get(id);
+    if (!thread) return json({ error: `thread ${id} does not exist` }, 404);
+    const list = branches.get(id) ?? [];
+    branches.set(id, list);
+    const info = ({ messages: _, ...b }: FakeBranch) => b;
+    const setAside = (afterId: string | null, cut: number): FakeBranch | null => {
+      const tail = thread.messages.slice(cut);
+      if (!tail.length) return null;
+      const number = Math.max(0, ...list.map((b) => b.number)) + 1;
+      const branch = { number, afterId, messageCount: tail.length, preview: textOf(tail[0]), createdAt: Date.now() / 1000, messages: tail };
+      list.unshift(branch);
+      thread.messages = thread.messages.slice(0, cut);
+      return branch;
+    };
+    if (rewind) {
+      const found = thread.messages.findIndex((m) => m.id === body?.messageId);
+      if (found < 0) return json({ error: `message ${String(body?.messageId)} in thread ${id} does not exist` }, 404);
+      let start = found;
+      while (start >= 0 && thread.messages[start]?.role !== "user") start--;
+      if (start < 0) start = found;
+      const draft = thread.messages[start]?.role === "user" ? textOf(thread.messages[start]) : "";
+      const branch = setAside(thread.messages[start - 1]?.id ?? null, start);
+      return json({ messages: thread.messages, setAside: branch && info(branch), draft });
+    }
+    if (restore === undefined) {
+      const available = (b: FakeBranch) => b.afterId === null || thread.messages.some((m) => m.id === b.afterId);
+      return json({ branches: list.map((b) => ({ ...info(b), available: available(b) })) });
+    }
+    const branch = list.find((b) => b.number === Number(restore));
+    if (!branch) return json({ error: `branch ${restore} of thread ${id} does not exist` }, 404);
+    const cut = branch.afterId === null ? 0 : thread.messages.findIndex((m) => m.id === branch.afterId) + 1;
+    if (cut === 0 && branch.afterId !== null) return json({ error: `branch ${restore} followed a message that is itself set aside now` }, 409);
+    const aside = setAside(branch.afterId, cut); // (numbered before the branch returned to goes)
+    list.splice(list.indexOf(branch), 1);
+    thread.messages = [...thread.messages, ...branch.messages];
+    return json({ messages: thread.messages, setAside: aside && info(aside), draft: "" });
   };
 
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -255,6 +311,30 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return json({ from: body?.from, to: body?.to, moved });
     }
     if (path.startsWith("/api/assistant/projects")) return projectRoute(method, path, body);
+    const rewound = /^\/api\/assistant\/threads\/([^/]+)\/(rewind|branches)(?:\/(\d+)\/restore)?$/.exec(path);
+    if (rewound) return branchRoute(decodeURIComponent(rewound[1] ?? ""), rewound[2] === "rewind", rewound[3], body);
+    const saved = /^\/api\/assistant\/threads\/([^/]+)\/checkpoints(?:\/([^/]+))?$/.exec(path);
+    if (saved) {
+      const id = decodeURIComponent(saved[1] ?? "");
+      const kept = checkpoints.get(id) ?? new Map();
+      checkpoints.set(id, kept);
+      const info = (messageId: string) => {
+        const c = kept.get(messageId)!;
+        const nodes = (c.graph as { nodes?: unknown[] } | null)?.nodes?.length ?? 0;
+        return { messageId, workflow: c.workflow, nodes, bytes: JSON.stringify(c.graph).length, createdAt: c.createdAt };
+      };
+      if (method === "POST") {
+        if (!threads.has(id)) return json({ error: `thread ${id} does not exist` }, 404);
+        const messageId = String(body?.messageId);
+        const created = !kept.has(messageId);
+        if (created) kept.set(messageId, { workflow: (body?.workflow as string | null) ?? null, graph: body?.graph, createdAt: Date.now() / 1000 });
+        return json({ ...info(messageId), dropped: [] }, created ? 201 : 200);
+      }
+      if (saved[2] === undefined) return json({ checkpoints: [...kept.keys()].map(info) });
+      const messageId = decodeURIComponent(saved[2]);
+      if (!kept.has(messageId)) return json({ error: `a checkpoint of message ${messageId} in thread ${id} does not exist` }, 404);
+      return json({ ...info(messageId), graph: kept.get(messageId)!.graph });
+    }
     const one = /^\/api\/assistant\/threads\/([^/]+)(\/\w+)?$/.exec(path);
     if (one) {
       const id = decodeURIComponent(one[1] ?? "");
@@ -276,5 +356,5 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     return json({ error: `no route ${method} ${path}` }, 404);
   }) as typeof globalThis.fetch;
 
-  return { fetch, threads, chatRequests, calls, provider, providerPuts };
+  return { fetch, threads, chatRequests, calls, provider, providerPuts, checkpoints, branches };
 }

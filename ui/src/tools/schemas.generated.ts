@@ -6,6 +6,9 @@ export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "c
 
 export type PanelToolName = (typeof REGISTRY_PANEL_TOOLS)[number];
 
+// The tools that change the graph: a checkpoint is saved before a turn's first call.
+export const GRAPH_EDITING_TOOLS: readonly PanelToolName[] = ["addNode", "removeNodes", "connectNodes", "setWidgetValues", "loadWorkflow"];
+
 export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
   "getWorkflow": {
     "type": "object",

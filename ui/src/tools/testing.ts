@@ -271,7 +271,11 @@ export function createTestApp(options: { legacy?: boolean; stringIds?: boolean; 
       },
     });
     Object.assign(app.extensionManager, { workflow: workflows });
-    app.loadGraphData = (data: unknown) => workflows.openNew(data);
+    // As ComfyUI's: a new tab, or the open tab given (a tab switch, a restored state).
+    app.loadGraphData = (data: unknown, _clean?: boolean, _view?: boolean, workflow?: unknown) => {
+      const tab = workflows.openWorkflows.find((w) => w === workflow);
+      return tab ? workflows.loadInto(tab, data) : workflows.openNew(data);
+    };
   }
   return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg), stringIds: options.stringIds === true };
 }
@@ -316,12 +320,17 @@ export function buildTxt2Img(t: TestSetup) {
   return { ckpt, positive, negative, latent, sampler, decode, save };
 }
 
-/** A workflow of ui/src/tools/fixtures (real ComfyUI templates with subgraphs), loaded into the graph. */
-export function loadFixture(t: TestSetup, name: string): void {
+/** A workflow of ui/src/tools/fixtures (real ComfyUI templates with subgraphs), as its JSON. */
+export function fixtureJson(name: string): ISerialisedGraph {
   const candidates = [resolve(process.cwd(), "src/tools/fixtures", name), resolve(process.cwd(), "ui/src/tools/fixtures", name)];
   const found = candidates.find((path) => existsSync(path));
   if (!found) throw new Error(`fixture ${name} not found (looked at ${candidates.join(", ")})`);
-  t.graph.configure(JSON.parse(readFileSync(found, "utf8")) as ISerialisedGraph);
+  return JSON.parse(readFileSync(found, "utf8")) as ISerialisedGraph;
+}
+
+/** A workflow of ui/src/tools/fixtures, loaded into the graph. */
+export function loadFixture(t: TestSetup, name: string): void {
+  t.graph.configure(fixtureJson(name));
   if (t.stringIds) useStringIds(t.graph);
   t.tracker.reset();
 }

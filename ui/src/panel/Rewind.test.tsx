@@ -1,0 +1,121 @@
+import "./reactTestEnv";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ChatStore } from "../runtime/chatStore";
+import type { RestoreOutcome } from "../runtime/checkpoints";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
+import { Panel } from "./Panel";
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+const settings = { maxSteps: 25, debugContext: false };
+
+/** A panel whose model adds a node on "add …" (answer msg_<n>) and answers anything else. */
+function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: false }) {
+  let answers = 0;
+  const server = fakeServer((body) => {
+    const last = body.messages.at(-1);
+    if (last?.role === "user") {
+      answers++;
+      const text = last.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+      if (text.startsWith("add")) return sseResponse(toolCallAnswer("addNode", { nodeType: "KSampler" }, `call_${answers}`, `msg_${answers}`));
+      return sseResponse(textAnswer(`Answer ${answers}.`, `msg_${answers}`));
+    }
+    return sseResponse(textAnswer(`Added node ${answers}.`, `msg_${answers}`));
+  });
+  vi.stubGlobal("fetch", server.fetch);
+  const graph = {
+    serialize: () => ({ nodes: [{ id: 1, type: "EmptyImage" }] }),
+    restore: vi.fn(async () => outcome),
+    openInNewTab: vi.fn(async () => "Unsaved Workflow (2)"),
+  };
+  const store = new ChatStore({ settings, tools: () => ({ addNode: async () => ({ ok: true }) }), graph });
+  return { server, store, graph };
+}
+
+async function send(text: string) {
+  const box = await screen.findByLabelText<HTMLTextAreaElement>("Message");
+  fireEvent.change(box, { target: { value: text } });
+  await waitFor(() => expect(box.value).toBe(text));
+  fireEvent.click(screen.getByRole("button", { name: "Send" }));
+}
+
+/** The answer saying `text`, its "Rewind to here" opened and `choice` clicked. */
+async function rewind(text: string, choice: RegExp) {
+  const answer = (await screen.findByText(text)).closest(".cua-msg-assistant") as HTMLElement;
+  fireEvent.click(await within(answer).findByRole("button", { name: "Rewind to here" }));
+  fireEvent.click(within(within(answer).getByRole("menu")).getByRole("menuitem", { name: choice }));
+}
+
+describe("Rewind to here", () => {
+  it("is offered under the answers that changed the graph only", async () => {
+    const { store } = setup();
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await send("thanks");
+    await screen.findByText("Answer 2.");
+    expect(screen.getAllByRole("button", { name: "Rewind to here" })).toHaveLength(1);
+    const answer = screen.getByText("Added node 1.").closest(".cua-msg-assistant") as HTMLElement;
+    fireEvent.click(within(answer).getByRole("button", { name: "Rewind to here" }));
+    const items = within(within(answer).getByRole("menu")).getAllByRole("menuitem");
+    expect(items.map((i) => i.textContent)).toEqual([
+      "Graphthe workflow as it was before this answer; Ctrl+Z brings the newer one back",
+      "Conversationback to before this answer; what follows is kept as a branch",
+      "Boththe graph and the conversation",
+    ]);
+  });
+
+  it("rewinds both: the graph, then the conversation, whose turn is kept as a branch to return to", async () => {
+    const { store, server, graph } = setup();
+    render(<Panel store={store} />);
+    await send("say hello");
+    await screen.findByText("Answer 1.");
+    await send("add a sampler");
+    await screen.findByText("Added node 2.");
+    await send("thanks");
+    await screen.findByText("Answer 3.");
+
+    await rewind("Added node 2.", /^Both/);
+    // (the fake server keeps what requests sent: the last answer is the panel's only)
+    await screen.findByText(/The conversation is back to before that answer\. The 3 messages from “add a sampler” on are kept as branch 1 \(the branches in the header return to it\)\. The graph is as it was then too/);
+    expect(screen.getAllByText(/The conversation is back to before that answer/)).toHaveLength(1);
+    expect(graph.restore).toHaveBeenCalledWith(null, { nodes: [{ id: 1, type: "EmptyImage" }] });
+    expect(screen.queryByText("Added node 2.")).toBeNull();
+    expect(screen.queryByText("Answer 3.")).toBeNull();
+    expect(screen.getByText("Answer 1.")).toBeTruthy();
+    await waitFor(() => expect(screen.getByLabelText<HTMLTextAreaElement>("Message").value).toBe("add a sampler"));
+    const thread = [...server.threads.values()][0]!;
+    expect(thread.messages.map((m) => m.id)).toEqual([expect.any(String), "msg_1"]);
+
+    // The next message goes on from there; the branch is in the header.
+    await send("add a sampler, but green");
+    await screen.findByText("Added node 4.");
+    const last = server.chatRequests.at(-1)!;
+    expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    fireEvent.click(screen.getByRole("button", { name: "Branches (1)" }));
+    fireEvent.click(within(screen.getByRole("menu", { name: "Branches" })).getByRole("menuitem", { name: /Return to branch 1/ }));
+    await screen.findByText("thanks"); // (the branch as the fake server kept it)
+    expect(screen.getByText("Added node 2.")).toBeTruthy();
+    expect(screen.queryByText("Added node 4.")).toBeNull();
+    await screen.findByText(/The conversation goes on from branch 1\. What followed there \(2 messages from “add a sampler, but green”\) is kept as branch 2\./);
+    await waitFor(() => expect(screen.getByRole("button", { name: "Branches (1)" })).toBeTruthy());
+  });
+
+  it("changes nothing when the graph of 'both' cannot be restored, and offers its closed tab", async () => {
+    const { store, server, graph } = setup({ ok: false, closed: true });
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await rewind("Added node 1.", /^Both/);
+    const answer = (await screen.findByText("Added node 1.")).closest(".cua-msg-assistant") as HTMLElement;
+    await within(answer).findByText("The graph belongs to its workflow, which is not open.");
+    expect(server.calls.some((c) => c.includes("/rewind"))).toBe(false);
+    fireEvent.click(within(answer).getByRole("button", { name: "Open it in a new tab" }));
+    await within(answer).findByText("The graph from before this answer is open in a new tab, “Unsaved Workflow (2)”.");
+    expect(graph.openInNewTab).toHaveBeenCalledOnce();
+  });
+});

@@ -1,0 +1,132 @@
+// Checkpoints: the graph as it was before an assistant turn changed it, kept by the server with
+// the thread (core/store/checkpoints.py). The first time in a turn (one assistant message) that a
+// graph-changing tool is about to run, the workflow is serialized (ComfyUI's own save format,
+// subgraph definitions included) and posted as that message's checkpoint, before the tool runs.
+// A message with a checkpoint offers "Rewind to here" (rewind.ts). Here: which messages of
+// which thread have one, saving one, and reading one back.
+import { isToolUIPart, type UIMessage } from "ai";
+import { GRAPH_EDITING_TOOLS } from "../tools/schemas.generated";
+import { threadPath } from "./threadAdapter";
+
+export interface CheckpointInfo {
+  messageId: string;
+  /** The key of the workflow the graph belongs to (null: none known). */
+  workflow: string | null;
+  nodes: number;
+  bytes: number;
+  createdAt: number;
+}
+
+/** How restoring a checkpoint went: restored (in tab `tab`, after switching to it), or its
+ * workflow's tab is closed, or it failed. */
+export type RestoreOutcome =
+  | { ok: true; tab?: string; switched: boolean; unchanged?: boolean }
+  | { ok: false; closed: true }
+  | { ok: false; error: string };
+
+/** The workflow graph as checkpoints and rewinds use it (tools/checkpointGraph.ts binds it to ComfyUI). */
+export interface WorkflowAccess {
+  /** The whole workflow as ComfyUI saves it (`rootGraph.serialize()`: subgraphs included). */
+  serialize(): unknown;
+  /** Restores `graph` into the tab of workflow `key` (the active one for null), as one undo step. */
+  restore(key: string | null, graph: unknown): Promise<RestoreOutcome>;
+  /** Opens `graph` in a new tab; its name. */
+  openInNewTab(graph: unknown): Promise<string | undefined>;
+}
+
+export interface CheckpointDeps {
+  request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
+  /** Something changed that the panel shows. */
+  changed: () => void;
+}
+
+/** Whether a panel tool changes the graph (its registry entry says so: `edits_graph`). */
+export function editsGraph(name: string): boolean {
+  return (GRAPH_EDITING_TOOLS as readonly string[]).includes(name);
+}
+
+/** The assistant message that holds a tool call (the turn it belongs to). */
+export function messageOfCall(messages: readonly UIMessage[], toolCallId: string): UIMessage | undefined {
+  return messages.findLast((m) => m.role === "assistant" && m.parts.some((p) => isToolUIPart(p) && p.toolCallId === toolCallId));
+}
+
+export const checkpointsPath = (threadId: string, messageId?: string) =>
+  threadPath(threadId, messageId === undefined ? "/checkpoints" : `/checkpoints/${encodeURIComponent(messageId)}`);
+
+export class Checkpoints {
+  /** Each thread's checkpoints by message id, as the server listed or saved them. */
+  private readonly byThread = new Map<string, Map<string, CheckpointInfo>>();
+  /** Saves under way (or done) by thread and message: a turn's later calls wait for its first. */
+  private readonly saving = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: CheckpointDeps) {}
+
+  of(threadId: string | undefined): ReadonlyMap<string, CheckpointInfo> {
+    return (threadId && this.byThread.get(threadId)) || EMPTY;
+  }
+
+  /** The thread's checkpoints, from the server (a thread opened, the page reloaded). */
+  async load(threadId: string): Promise<void> {
+    try {
+      const { checkpoints } = await this.deps.request<{ checkpoints: CheckpointInfo[] }>(checkpointsPath(threadId));
+      this.byThread.set(threadId, new Map(checkpoints.map((c) => [c.messageId, c])));
+      this.deps.changed();
+    } catch (error) {
+      console.warn("[comfyui-assistant] the thread's checkpoints could not be listed", error);
+    }
+  }
+
+  /** Before a panel tool call: a graph-changing one gets its turn's checkpoint first. */
+  beforeCall(threadId: string, messages: readonly UIMessage[], name: string, toolCallId: string, workflow: string | null, graph: WorkflowAccess): Promise<void> {
+    if (!editsGraph(name)) return Promise.resolve();
+    const message = messageOfCall(messages, toolCallId);
+    return message ? this.beforeEdit(threadId, message.id, workflow, () => graph.serialize()) : Promise.resolve();
+  }
+
+  /**
+   * Before a graph-changing call of message `messageId`: the graph now (serialized at once, before
+   * any call of the turn runs) is saved as the message's checkpoint, the first time only. A failed
+   * save is logged and the edit goes on (it can still be undone with Ctrl+Z).
+   */
+  beforeEdit(threadId: string, messageId: string, workflow: string | null, serialize: () => unknown): Promise<void> {
+    const key = `${threadId}\u0000${messageId}`;
+    const known = this.saving.get(key);
+    if (known) return known;
+    if (this.of(threadId).has(messageId)) return Promise.resolve();
+    let graph: unknown;
+    try {
+      graph = serialize();
+    } catch (error) {
+      console.warn("[comfyui-assistant] the graph could not be serialized for a checkpoint", error);
+      return Promise.resolve();
+    }
+    const saved = this.save(threadId, messageId, workflow, graph);
+    this.saving.set(key, saved);
+    return saved;
+  }
+
+  private async save(threadId: string, messageId: string, workflow: string | null, graph: unknown): Promise<void> {
+    try {
+      const info = await this.deps.request<CheckpointInfo & { dropped: string[] }>(checkpointsPath(threadId), {
+        method: "POST",
+        body: { messageId, workflow, graph },
+      });
+      const known = this.byThread.get(threadId) ?? new Map<string, CheckpointInfo>();
+      for (const id of info.dropped ?? []) known.delete(id);
+      const { dropped: _, ...checkpoint } = info;
+      known.set(messageId, checkpoint);
+      this.byThread.set(threadId, known);
+      this.deps.changed();
+    } catch (error) {
+      console.warn("[comfyui-assistant] the checkpoint before this turn's edits could not be saved", error);
+    }
+  }
+
+  /** A checkpoint's graph, as it was saved. */
+  async graphOf(threadId: string, messageId: string): Promise<{ info: CheckpointInfo; graph: unknown }> {
+    const { graph, ...info } = await this.deps.request<CheckpointInfo & { graph: unknown }>(checkpointsPath(threadId, messageId));
+    return { info, graph };
+  }
+}
+
+const EMPTY: ReadonlyMap<string, CheckpointInfo> = new Map();

@@ -1,0 +1,211 @@
+// "Rewind to here" on a message whose turn changed the graph: the graph back as it was before
+// that turn (its checkpoint, runtime/checkpoints.ts, restored into the workflow tab it belongs to
+// as one undo step: tools/checkpointGraph.ts), the conversation back to before that turn (the
+// server sets the turn and all that followed aside as a branch: core/store/branches.py), or both.
+// A branch can be returned to (what follows its place then becomes a branch in turn). What a
+// graph rewind came to is kept per message, for its menu to show; a conversation rewind removes
+// the message, so it is told in a note where the thread now ends.
+import type { UIMessage } from "ai";
+import type { Checkpoints, WorkflowAccess } from "./checkpoints";
+import type { NewNotice } from "./chatStore";
+import { threadPath } from "./threadAdapter";
+
+export type RewindScope = "graph" | "conversation" | "both";
+
+export type RewindStatus =
+  | { kind: "busy"; text: string }
+  | { kind: "done"; text: string }
+  /** The checkpoint's workflow is not open: it can be opened in a new tab. */
+  | { kind: "closed"; text: string }
+  | { kind: "error"; text: string };
+
+/** A thread's branch, as GET /api/assistant/threads/{id}/branches lists it. */
+export interface BranchInfo {
+  number: number;
+  /** The message it followed (null: the thread's start). */
+  afterId: string | null;
+  messageCount: number;
+  /** Its first user text. */
+  preview: string;
+  createdAt: number;
+  /** Whether it can be returned to now (the message it followed is in the thread). */
+  available: boolean;
+}
+
+/** The thread after a rewind or a return (routes/branches.py). */
+interface Moved {
+  messages: UIMessage[];
+  setAside: Omit<BranchInfo, "available"> | null;
+  draft: string;
+}
+
+/** What a rewind works on: the thread's chat (its messages are replaced by the server's). */
+export interface RewindTarget {
+  readonly serverId: string;
+  readonly chat: { messages: UIMessage[] };
+}
+
+export interface RewindDeps {
+  request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
+  /** Notes something in the thread, after its last message. */
+  note: (threadId: string, notice: NewNotice) => void;
+  checkpoints: Checkpoints;
+  graph: WorkflowAccess | undefined;
+  /** How the panel names a workflow key (its tab's name as last seen). */
+  workflowName: (key: string) => string;
+  changed: () => void;
+  /** Keeps the thread in view while a rewind switches workflow tabs; returns the release. */
+  hold: (threadId: string) => () => void;
+}
+
+const UNDO_HINT = "Ctrl+Z on the canvas brings the newer graph back.";
+
+export class Rewinds {
+  private readonly status = new Map<string, RewindStatus>();
+  private readonly branches = new Map<string, readonly BranchInfo[]>();
+
+  constructor(private readonly deps: RewindDeps) {}
+
+  statusOf(threadId: string | undefined, messageId: string): RewindStatus | undefined {
+    return threadId === undefined ? undefined : this.status.get(key(threadId, messageId));
+  }
+
+  private set(threadId: string, messageId: string, status: RewindStatus): RewindStatus {
+    this.status.set(key(threadId, messageId), status);
+    this.deps.changed();
+    return status;
+  }
+
+  /** The graph as it was before message `messageId`'s turn changed it, in its workflow's tab. */
+  async graph(threadId: string, messageId: string): Promise<RewindStatus> {
+    const graph = this.deps.graph;
+    if (!graph) return this.set(threadId, messageId, { kind: "error", text: "The workflow cannot be reached from here." });
+    this.set(threadId, messageId, { kind: "busy", text: "Restoring the graph…" });
+    const release = this.deps.hold(threadId);
+    try {
+      const { info, graph: saved } = await this.deps.checkpoints.graphOf(threadId, messageId);
+      const outcome = await graph.restore(info.workflow, saved);
+      if (outcome.ok) {
+        const where = outcome.switched && outcome.tab ? ` It is in “${outcome.tab}”, shown now.` : "";
+        const text = outcome.unchanged
+          ? "The graph is already as it was before this answer."
+          : `The graph is as it was before this answer.${where} ${UNDO_HINT}`;
+        return this.set(threadId, messageId, { kind: "done", text });
+      }
+      if ("closed" in outcome) {
+        const name = info.workflow === null ? "its workflow" : `“${this.deps.workflowName(info.workflow)}”`;
+        return this.set(threadId, messageId, { kind: "closed", text: `The graph belongs to ${name}, which is not open.` });
+      }
+      return this.set(threadId, messageId, { kind: "error", text: `The graph was not restored: ${outcome.error}` });
+    } catch (error) {
+      return this.set(threadId, messageId, { kind: "error", text: `The graph was not restored: ${errorText(error)}` });
+    } finally {
+      release();
+    }
+  }
+
+  /** The thread's branches, the latest first (empty until loaded). */
+  branchesOf(threadId: string | undefined): readonly BranchInfo[] {
+    return (threadId && this.branches.get(threadId)) || NONE;
+  }
+
+  async loadBranches(threadId: string): Promise<void> {
+    try {
+      const { branches } = await this.deps.request<{ branches: BranchInfo[] }>(threadPath(threadId, "/branches"));
+      this.branches.set(threadId, branches);
+      this.deps.changed();
+    } catch (error) {
+      console.warn("[comfyui-assistant] the thread's branches could not be listed", error);
+    }
+  }
+
+  /**
+   * The conversation back to before the turn of answer `messageId` (with `graph`, the graph too,
+   * first: when it cannot be restored nothing changes). The text the turn began with, for the
+   * composer; null when nothing was rewound.
+   */
+  async conversation(target: RewindTarget, messageId: string, graph = false): Promise<string | null> {
+    const threadId = target.serverId;
+    if (graph && (await this.graph(threadId, messageId)).kind !== "done") return null;
+    let moved: Moved;
+    try {
+      moved = await this.deps.request<Moved>(threadPath(threadId, "/rewind"), { method: "POST", body: { messageId } });
+    } catch (error) {
+      this.deps.note(threadId, { kind: "error", title: "The conversation was not rewound", text: errorText(error) });
+      return null;
+    }
+    target.chat.messages = moved.messages;
+    await this.loadBranches(threadId);
+    const kept = moved.setAside;
+    const what = kept ? ` The ${kept.messageCount} messages from “${kept.preview}” on are kept as branch ${kept.number} (the branches in the header return to it).` : "";
+    const also = graph ? ` The graph is as it was then too (${UNDO_HINT.replace(/\.$/, "")}).` : "";
+    this.deps.note(threadId, { kind: "info", title: "Rewound", text: `The conversation is back to before that answer.${what}${also}` });
+    return moved.draft;
+  }
+
+  /** `/rewind`: to before the thread's last answer that changed the graph (it has a checkpoint);
+   * the text for the composer, as `conversation`. */
+  async last(target: RewindTarget, scope: RewindScope): Promise<string | null> {
+    const threadId = target.serverId;
+    const saved = this.deps.checkpoints.of(threadId);
+    const answer = target.chat.messages.findLast((m) => m.role === "assistant" && saved.has(m.id));
+    if (!answer) {
+      this.deps.note(threadId, { kind: "info", title: "Nothing to rewind", text: "No answer in this thread changed the graph." });
+      return null;
+    }
+    if (scope !== "graph") {
+      const draft = await this.conversation(target, answer.id, scope === "both");
+      const graph = this.statusOf(threadId, answer.id);
+      if (draft === null && scope === "both" && graph && graph.kind !== "done") this.noteGraph(threadId, graph, "Nothing was rewound");
+      return draft;
+    }
+    const status = await this.graph(threadId, answer.id);
+    this.noteGraph(threadId, status, status.kind === "done" ? "Graph rewound" : "The graph was not rewound");
+    return null;
+  }
+
+  private noteGraph(threadId: string, status: RewindStatus, title: string): void {
+    const more = status.kind === "closed" ? " “Open it in a new tab”, under the last answer that changed it, opens it." : "";
+    this.deps.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: status.text + more });
+  }
+
+  /** Back to branch `number`: its messages after the one it followed; what follows that message now becomes a branch. */
+  async returnTo(target: RewindTarget, number: number): Promise<void> {
+    const threadId = target.serverId;
+    try {
+      const moved = await this.deps.request<Moved>(threadPath(threadId, `/branches/${number}/restore`), { method: "POST", body: {} });
+      target.chat.messages = moved.messages;
+      await this.loadBranches(threadId);
+      const kept = moved.setAside;
+      const what = kept ? ` What followed there (${kept.messageCount} messages from “${kept.preview}”) is kept as branch ${kept.number}.` : "";
+      this.deps.note(threadId, { kind: "info", title: `Back on branch ${number}`, text: `The conversation goes on from branch ${number}.${what}` });
+    } catch (error) {
+      this.deps.note(threadId, { kind: "error", title: `Branch ${number} was not restored`, text: errorText(error) });
+    }
+  }
+
+  /** A checkpoint whose workflow is closed, opened in a new tab (the user asked). */
+  async openInNewTab(threadId: string, messageId: string): Promise<RewindStatus> {
+    const graph = this.deps.graph;
+    if (!graph) return this.set(threadId, messageId, { kind: "error", text: "The workflow cannot be reached from here." });
+    const release = this.deps.hold(threadId);
+    try {
+      const { graph: saved } = await this.deps.checkpoints.graphOf(threadId, messageId);
+      const tab = await graph.openInNewTab(saved);
+      const text = `The graph from before this answer is open in a new tab${tab ? `, “${tab}”` : ""}.`;
+      return this.set(threadId, messageId, { kind: "done", text });
+    } catch (error) {
+      return this.set(threadId, messageId, { kind: "error", text: `The graph was not opened: ${errorText(error)}` });
+    } finally {
+      release();
+    }
+  }
+}
+
+const NONE: readonly BranchInfo[] = Object.freeze([]);
+
+const key = (threadId: string, messageId: string) => `${threadId}\u0000${messageId}`;
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
