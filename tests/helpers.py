@@ -134,3 +134,17 @@ def context_report(body: str) -> dict[str, Any]:
     """The last context report of a response body."""
     data: dict[str, Any] = [e for e in sse_events(body) if e["type"] == "data-context"][-1]["data"]
     return data
+
+
+async def serve_routes(routes: Any) -> tuple[Any, str]:
+    """An aiohttp app of `routes` on a free port of 127.0.0.1: (its runner to clean up, its URL)."""
+    from aiohttp import web
+
+    app = web.Application()
+    app.add_routes(routes)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}"

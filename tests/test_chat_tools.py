@@ -197,6 +197,12 @@ async def test_saving_a_user_skill_waits_for_the_user_and_runs_when_allowed(
     assert skill.read_text().rstrip().endswith(LORA_SKILL)
     tool = [m for m in sent(provider, 1) if m["role"] == "tool"]
     assert json.loads(tool[0]["content"])["created"]["slug"] == "my-lora-setup"
+    # append-only: the request after the approval is the one before, plus the call and its result
+    before, after = provider.requests[0]["messages"], provider.requests[1]["messages"]
+    assert after[: len(before)] == before and [m["role"] for m in after[len(before) :]] == [
+        "assistant",
+        "tool",
+    ]
 
 
 async def test_a_denied_skill_is_not_saved_and_the_model_hears_it(

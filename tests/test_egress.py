@@ -27,7 +27,7 @@ from comfyui_assistant.core.chat.delegation import helper_prompt
 from comfyui_assistant.tests.comfy_standin.view import add_view_route, standin_folders
 
 from .comfy_images import comfy_png
-from .helpers import chat_body, summary_text, user
+from .helpers import chat_body, serve_routes, summary_text, user
 from .scripted_provider import Completion, ScriptedProvider, text_reply
 from .test_chat_tools import call, calls_reply
 from .test_delegation import ANSWER, delegate_call
@@ -81,14 +81,8 @@ async def comfyui(tmp_path: Path) -> AsyncIterator[tuple[str, Path]]:
     folders = standin_folders(tmp_path / "comfy")
     routes = web.RouteTableDef()
     add_view_route(routes, folders)
-    app = web.Application()
-    app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield f"http://127.0.0.1:{port}", folders["output"]
+    runner, url = await serve_routes(routes)
+    yield url, folders["output"]
     await runner.cleanup()
 
 

@@ -9,16 +9,7 @@ from aiohttp import web
 from comfyui_assistant.core.provider import provider_probes
 from comfyui_assistant.core.provider.provider_config import ProviderSettings
 
-
-async def _serve(routes: web.RouteTableDef) -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, f"http://127.0.0.1:{port}"
+from .helpers import serve_routes
 
 
 async def test_a_redirected_lookup_is_not_followed_and_the_key_stays_home(
@@ -32,7 +23,7 @@ async def test_a_redirected_lookup_is_not_followed_and_the_key_stays_home(
         seen.append({"path": request.path, "auth": request.headers.get("Authorization")})
         return web.json_response({"data": [{"id": "m", "context_length": 4096}]})
 
-    other_runner, other_url = await _serve(other)
+    other_runner, other_url = await serve_routes(other)
     provider = web.RouteTableDef()
     asked: list[str] = []
 
@@ -41,7 +32,7 @@ async def test_a_redirected_lookup_is_not_followed_and_the_key_stays_home(
         asked.append(request.path)
         raise web.HTTPFound(other_url + request.path_qs)
 
-    provider_runner, provider_url = await _serve(provider)
+    provider_runner, provider_url = await serve_routes(provider)
     try:
         settings = ProviderSettings(base_url=provider_url + "/v1", api_key="sk-secret-123")
         window = await provider_probes.provider_window(settings, "m")

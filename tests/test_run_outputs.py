@@ -22,6 +22,7 @@ from comfyui_assistant.tests.comfy_standin.view import add_view_route, standin_f
 from PIL import Image
 
 from .conftest import start_app
+from .helpers import serve_routes
 
 
 def png(size: tuple[int, int] = (64, 48), colour: object = (0, 0, 0), draw: bool = False) -> bytes:
@@ -104,15 +105,9 @@ async def test_standalone_reads_through_a_comfyuis_view(
     (served["output"] / "sub").mkdir()
     (served["output"] / "sub" / "x.png").write_bytes(png(draw=True))
     add_view_route(routes, served)
-    app = web.Application()
-    app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, url = await serve_routes(routes)
     try:
-        view = ViewOutputs(f"http://127.0.0.1:{port}")
+        view = ViewOutputs(url)
         assert await view.read(output_ref("x.png", "sub")) == png(draw=True)
         with pytest.raises(OutputRefused, match=r"ComfyUI has no x\.png") as missing:
             await view.read(output_ref("x.png"))

@@ -981,7 +981,7 @@ for (const target of TARGETS) {
         };
         const answered = async () => {
           await harness.provider.waitFor((s) => s.requests.length >= 2, "the answer goes on once the user answered");
-          await settle(page); // (the answer has ended: the composer can send again)
+          await sendButton(page).waitFor(); // (the answer has ended: the composer can send again)
         };
 
         // a removal, denied: the node stays and the model is told

@@ -80,6 +80,13 @@ async function chatThatEdits(page, harness, ask, calls, done) {
   await harness.provider.reset();
   await harness.provider.script(...calls.map((call) => reply.toolCalls(call)), reply.text(done));
   await send(page, ask);
+  for (const call of calls.filter((c) => c.name === "removeNodes")) {
+    // a removal asks first (tools/approvals.ts): the user allows it
+    const card = panel(page).getByRole("group", { name: "The assistant asks before it acts" });
+    await card.waitFor({ timeout: 30_000 });
+    await card.getByRole("button", { name: "Allow" }).click();
+    await card.waitFor({ state: "detached", timeout: 10_000 }).catch(() => assert.fail(`the card for ${call.id} stayed`));
+  }
   await panel(page).getByText(done).waitFor({ timeout: 30_000 });
 }
 
