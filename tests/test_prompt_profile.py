@@ -180,3 +180,9 @@ async def test_a_thread_keeps_its_profile_while_the_correction_is_learned(
     finally:
         await app.close()
         await provider.stop()
+
+
+def test_every_profile_tells_the_model_to_answer_in_the_users_language():
+    # (issue 27: a Chinese or Arabic user gets replies in it, at 4K too; the budgets above hold)
+    for profile in PROFILES:
+        assert "reply in the language the user writes in" in plan_for(profile).system.lower()
