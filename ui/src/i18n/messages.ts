@@ -1,0 +1,73 @@
+// The panel's English text: every key the panel uses (a translation has the same keys; a plural
+// message has the forms Intl.PluralRules names for its locale, `other` always). `{name}` is a
+// parameter; numbers and dates in parameters are formatted for the locale.
+
+export type PluralMessage = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+export type Message = string | PluralMessage;
+
+export const en = {
+  // the header (Panel.tsx)
+  "header.newChat": "New chat",
+  "header.showThreads": "Show the threads",
+  "header.hideThreads": "Hide the threads",
+  "header.threads": "Threads",
+  "header.settings": "Settings",
+  "header.newThread": "New thread",
+  "header.openSettings": "Open the settings",
+  "header.backToChat": "Back to the chat",
+
+  // the composer (Composer.tsx, its attach button in Attachments.tsx)
+  "composer.placeholder": "Ask about your workflow — / for commands",
+  "composer.message": "Message",
+  "composer.commands": "Commands",
+  "composer.stopAnswer": "Stop the answer",
+  "composer.stop": "Stop",
+  "composer.send": "Send",
+  "composer.sendEnter": "Send (Enter)",
+  "composer.attaching": "Attaching…",
+  "composer.removeRefused": "Remove the file that could not be attached",
+  "composer.attach": "Attach files",
+  "composer.attachTitle": "Attach images, workflows or text files",
+
+  // the chat around the messages (Chat.tsx)
+  "chat.welcome": "Ask about your workflow: build it, fix it, explain it, run it.",
+  "chat.welcomeHelp": "Type {slash} for commands — {skill} follows a skill, {help} lists the rest. The model and server are set in {settings}.",
+  "chat.settingsLink": "Settings",
+  "chat.answerFailed": "The answer failed.",
+  "chat.stepLimit": {
+    one: "Stopped after {count} step (the limit per message, in Settings). Send “continue” to go on.",
+    other: "Stopped after {count} steps (the limit per message, in Settings). Send “continue” to go on.",
+  },
+  "chat.waitingForYou": "Waiting for your answer above…",
+  "chat.runningTools": "Running tools in the panel…",
+
+  // a tool call's card (Messages.tsx ToolCard)
+  "tool.summary": "Tool {name}: {state}",
+  "tool.state.running": "running",
+  "tool.state.done": "done",
+  "tool.state.failed": "failed",
+  "tool.state.cancelled": "cancelled",
+  "tool.state.denied": "denied by you",
+  "tool.arguments": "Arguments",
+  "tool.error": "Error",
+  "tool.result": "Result",
+  "tool.running": "Running…",
+  "tool.progress": "Running: {parts}",
+  "tool.progress.node": "node {node}",
+  "tool.progress.step": "step {step}/{steps}",
+  "tool.progress.cached": { one: "{count} cached", other: "{count} cached" },
+  "tool.progress.ran": { one: "{count} run", other: "{count} run" },
+  "tool.stopWaiting": "Stop waiting",
+  "tool.interrupt": "Interrupt the run",
+  "tool.serverAsks": "{name} asks for your approval.",
+
+  // the approval card (ApprovalCard.tsx)
+  "approval.label": "The assistant asks before it acts",
+  "approval.more": { one: "and {count} more", other: "and {count} more" },
+  "approval.cost": "Cost: {cost}",
+  "approval.always": "Allow graph edits in this thread without asking",
+  "approval.allow": "Allow",
+  "approval.deny": "Deny",
+} satisfies Record<string, Message>;
+
+export type MessageKey = keyof typeof en;
