@@ -41,6 +41,18 @@ export const ar: Translation = {
   "chat.waitingForYou": "في انتظار ردّك أعلاه…",
   "chat.runningTools": "جارٍ تشغيل الأدوات في اللوحة…",
 
+  "message.codeText": "نص",
+  "message.copyCode": "نسخ الشيفرة",
+  "message.copy": "نسخ",
+  "message.copied": "تم النسخ",
+  "message.thinking": "جارٍ التفكير…",
+  "message.reasoning": "الاستدلال",
+  "message.copyAnswer": "نسخ الإجابة",
+  "message.answerAgain": "أعد الإجابة",
+  "message.retry": "إعادة",
+  "message.runNote": "كيف انتهى التشغيل (أضافته اللوحة)",
+  "message.editNote": "ما غيّرته يدويًا في سير العمل (أضافته اللوحة)",
+
   "tool.summary": "الأداة {name}: {state}",
   "tool.state.running": "قيد التشغيل",
   "tool.state.done": "تمّ",

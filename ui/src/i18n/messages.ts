@@ -41,6 +41,19 @@ export const en = {
   "chat.waitingForYou": "Waiting for your answer above…",
   "chat.runningTools": "Running tools in the panel…",
 
+  // a message (Messages.tsx)
+  "message.codeText": "text",
+  "message.copyCode": "Copy the code",
+  "message.copy": "copy",
+  "message.copied": "copied",
+  "message.thinking": "Thinking…",
+  "message.reasoning": "Reasoning",
+  "message.copyAnswer": "Copy the answer",
+  "message.answerAgain": "Answer again",
+  "message.retry": "retry",
+  "message.runNote": "How a run ended (added by the panel)",
+  "message.editNote": "What you changed in the workflow by hand (added by the panel)",
+
   // a tool call's card (Messages.tsx ToolCard)
   "tool.summary": "Tool {name}: {state}",
   "tool.state.running": "running",

@@ -31,6 +31,18 @@ export const zh: Translation = {
   "chat.waitingForYou": "正在等待你在上方的答复…",
   "chat.runningTools": "正在面板中运行工具…",
 
+  "message.codeText": "文本",
+  "message.copyCode": "复制代码",
+  "message.copy": "复制",
+  "message.copied": "已复制",
+  "message.thinking": "思考中…",
+  "message.reasoning": "推理过程",
+  "message.copyAnswer": "复制回答",
+  "message.answerAgain": "重新回答",
+  "message.retry": "重试",
+  "message.runNote": "运行结果（由面板添加）",
+  "message.editNote": "你手动对工作流做的修改（由面板添加）",
+
   "tool.summary": "工具 {name}：{state}",
   "tool.state.running": "运行中",
   "tool.state.done": "已完成",
