@@ -14,6 +14,22 @@ export const ar: Translation = {
   "header.openSettings": "فتح الإعدادات",
   "header.backToChat": "العودة إلى المحادثة",
 
+  "branches.label": "الفروع ({count})",
+  "branches.title": "الفروع: ما نحّاه الرجوع جانبًا، للعودة إليه",
+  "branches.count": { zero: "{count} فرع", one: "فرع واحد", two: "فرعان", few: "{count} فروع", many: "{count} فرعًا", other: "{count} فرع" },
+  "branches.menu": "الفروع",
+  "branches.returnTitle": {
+    zero: "العودة إلى الفرع {number}: {count} رسالة نُحّيت جانبًا",
+    one: "العودة إلى الفرع {number}: رسالة واحدة نُحّيت جانبًا",
+    two: "العودة إلى الفرع {number}: رسالتان نُحّيتا جانبًا",
+    few: "العودة إلى الفرع {number}: {count} رسائل نُحّيت جانبًا",
+    many: "العودة إلى الفرع {number}: {count} رسالة نُحّيت جانبًا",
+    other: "العودة إلى الفرع {number}: {count} رسالة نُحّيت جانبًا",
+  },
+  "branches.outOfReach": "جاء بعد رسالة نُحّيت هي أيضًا جانبًا: عُد أولًا إلى الفرع الذي يضم تلك الرسالة.",
+  "branches.returnTo": "العودة إلى الفرع {number}",
+  "branches.messages": { zero: "{count} رسالة", one: "رسالة واحدة", two: "رسالتان", few: "{count} رسائل", many: "{count} رسالة", other: "{count} رسالة" },
+
   "composer.placeholder": "اسأل عن سير العمل — اكتب / للأوامر",
   "composer.message": "الرسالة",
   "composer.commands": "الأوامر",

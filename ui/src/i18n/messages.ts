@@ -16,6 +16,16 @@ export const en = {
   "header.openSettings": "Open the settings",
   "header.backToChat": "Back to the chat",
 
+  // the header's branches (Branches.tsx)
+  "branches.label": "Branches ({count})",
+  "branches.title": "Branches: what rewinds set aside, to return to",
+  "branches.count": { one: "{count} branch", other: "{count} branches" },
+  "branches.menu": "Branches",
+  "branches.returnTitle": { one: "Return to branch {number}: the {count} message set aside", other: "Return to branch {number}: the {count} messages set aside" },
+  "branches.outOfReach": "It followed a message that is itself set aside now: return to the branch that holds that message first.",
+  "branches.returnTo": "Return to branch {number}",
+  "branches.messages": { one: "{count} message", other: "{count} messages" },
+
   // the composer (Composer.tsx, its attach button in Attachments.tsx)
   "composer.placeholder": "Ask about your workflow — / for commands",
   "composer.message": "Message",

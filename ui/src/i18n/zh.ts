@@ -11,6 +11,15 @@ export const zh: Translation = {
   "header.openSettings": "打开设置",
   "header.backToChat": "返回对话",
 
+  "branches.label": "分支（{count}）",
+  "branches.title": "分支：回退时搁置的内容，可随时返回",
+  "branches.count": { other: "{count} 个分支" },
+  "branches.menu": "分支",
+  "branches.returnTitle": { other: "返回分支 {number}：搁置的 {count} 条消息" },
+  "branches.outOfReach": "它接在一条现已被搁置的消息之后：请先返回包含那条消息的分支。",
+  "branches.returnTo": "返回分支 {number}",
+  "branches.messages": { other: "{count} 条消息" },
+
   "composer.placeholder": "询问关于工作流的问题 — 输入 / 查看命令",
   "composer.message": "消息",
   "composer.commands": "命令",
