@@ -1110,6 +1110,19 @@ for (const target of TARGETS) {
         });
         assert.deepEqual(layout, { header: 0, composer: 0, sendLeftOfInput: true, slashFirst: true }, "the RTL header and composer mirror without overlapping");
         await screenshot(page, step("locale"), "2-ar");
+        // The thread list opens on the right (the start side), beside the chat, not over it.
+        const show = root.getByRole("button", { name: "إظهار المحادثات" });
+        const wasClosed = (await show.count()) > 0;
+        if (wasClosed) await show.click();
+        await root.locator(".cua-threads").getByText("+ محادثة جديدة").waitFor();
+        const sides = await page.evaluate(() => {
+          const list = document.querySelector(".cua-root .cua-threads").getBoundingClientRect();
+          const main = document.querySelector(".cua-root .cua-main").getBoundingClientRect();
+          return { listRightOfChat: list.left >= main.right - 1 };
+        });
+        assert.deepEqual(sides, { listRightOfChat: true });
+        await screenshot(page, step("locale"), "3-ar-threads");
+        if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
         assert.equal(await page.evaluate(() => window.__cuaSamePage), true, "no reload");
       } finally {
         await setLocale("en");
