@@ -52,6 +52,14 @@ export const ar: Translation = {
   "threads.loadMore": "تحميل المزيد من المحادثات",
   "threads.more": "المزيد…",
 
+  "workflowMenu.moveFailed": "تعذّر نقل المحادثة",
+  "workflowMenu.moveHere": "نقل إلى سير العمل هذا",
+  "workflowMenu.unbind": "فك الارتباط بسير العمل",
+  "workflowMenu.label": "سير عمل «{title}»",
+  "workflowMenu.title": "سير العمل",
+  "runOutputs.more": "+{count} أخرى",
+  "runOutputs.label": { zero: "ما أنتجه التشغيل: {count} ملف", one: "ما أنتجه التشغيل: ملف واحد", two: "ما أنتجه التشغيل: ملفان", few: "ما أنتجه التشغيل: {count} ملفات", many: "ما أنتجه التشغيل: {count} ملفًا", other: "ما أنتجه التشغيل: {count} ملف" },
+
   "composer.placeholder": "اسأل عن سير العمل — اكتب / للأوامر",
   "composer.message": "الرسالة",
   "composer.commands": "الأوامر",

@@ -49,6 +49,15 @@ export const en = {
   "threads.loadMore": "Load more threads",
   "threads.more": "more…",
 
+  // a thread's workflow menu (WorkflowMenu.tsx), a run's files (RunOutputs.tsx)
+  "workflowMenu.moveFailed": "The thread could not be moved",
+  "workflowMenu.moveHere": "Move to this workflow",
+  "workflowMenu.unbind": "Unbind from its workflow",
+  "workflowMenu.label": "Workflow of “{title}”",
+  "workflowMenu.title": "Workflow",
+  "runOutputs.more": "+{count} more",
+  "runOutputs.label": { one: "What the run made: {count} file", other: "What the run made: {count} files" },
+
   // the composer (Composer.tsx, its attach button in Attachments.tsx)
   "composer.placeholder": "Ask about your workflow — / for commands",
   "composer.message": "Message",

@@ -42,6 +42,14 @@ export const zh: Translation = {
   "threads.loadMore": "加载更多对话",
   "threads.more": "更多…",
 
+  "workflowMenu.moveFailed": "无法移动此对话",
+  "workflowMenu.moveHere": "移到此工作流",
+  "workflowMenu.unbind": "解除与工作流的绑定",
+  "workflowMenu.label": "“{title}”所属的工作流",
+  "workflowMenu.title": "工作流",
+  "runOutputs.more": "另外 {count} 个",
+  "runOutputs.label": { other: "运行生成的文件：{count} 个" },
+
   "composer.placeholder": "询问关于工作流的问题 — 输入 / 查看命令",
   "composer.message": "消息",
   "composer.commands": "命令",
