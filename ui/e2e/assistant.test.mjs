@@ -1064,6 +1064,71 @@ for (const target of TARGETS) {
       assert.ok(!lastUserText(requests[2]).includes("changed the workflow by hand"), "a later message does not repeat it");
       assert.equal(times(requests[2]), 1, "it stays in the thread once, with the message it came with");
     });
+
+    test("ComfyUI's language: the panel follows Comfy.Locale to zh and to ar without a reload; ar is right to left, nothing overlapping", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      await panel(page).getByRole("button", { name: "New thread" }).click(); // the welcome screen
+      await page.evaluate(() => (window.__cuaSamePage = true)); // gone if the page reloads
+      // The frontend's own settings API: the same call its settings dialog makes.
+      const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
+      const root = panel(page);
+      try {
+        await setLocale("zh");
+        await root.getByPlaceholder("询问关于工作流的问题 — 输入 / 查看命令").waitFor({ timeout: 15_000 });
+        await root.getByText("关于工作流的问题都可以问我：搭建、修复、讲解、运行。").waitFor();
+        await root.getByRole("button", { name: "新建对话" }).waitFor();
+        assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["zh", "ltr"]);
+        await screenshot(page, step("locale"), "1-zh");
+
+        await setLocale("ar");
+        await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
+        await root.getByRole("button", { name: "إرسال" }).waitFor();
+        assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["ar", "rtl"]);
+        const layout = await page.evaluate(() => {
+          const boxes = (selector) =>
+            [...document.querySelectorAll(selector)].map((el) => el.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
+          const overlapping = (rects) =>
+            rects.flatMap((a, i) => rects.slice(i + 1).filter((b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)).length;
+          const input = document.querySelector(".cua-root .cua-input").getBoundingClientRect();
+          const send = document.querySelector(".cua-root .cua-send").getBoundingClientRect();
+          return {
+            header: overlapping(boxes(".cua-root .cua-header > *")),
+            composer: overlapping(boxes(".cua-root .cua-composer > *")),
+            sendLeftOfInput: send.right <= input.left + 1,
+            // a command reads "/skill" in Arabic text too, not "skill/"
+            slashFirst: (() => {
+              const code = [...document.querySelectorAll(".cua-root .cua-welcome code")].find((c) => c.textContent === "/skill");
+              const at = (i) => {
+                const range = document.createRange();
+                range.setStart(code.firstChild, i);
+                range.setEnd(code.firstChild, i + 1);
+                return range.getBoundingClientRect().left;
+              };
+              return at(0) < at(1);
+            })(),
+          };
+        });
+        assert.deepEqual(layout, { header: 0, composer: 0, sendLeftOfInput: true, slashFirst: true }, "the RTL header and composer mirror without overlapping");
+        await screenshot(page, step("locale"), "2-ar");
+        // The thread list opens on the right (the start side), beside the chat, not over it.
+        const show = root.getByRole("button", { name: "إظهار المحادثات" });
+        const wasClosed = (await show.count()) > 0;
+        if (wasClosed) await show.click();
+        await root.locator(".cua-threads").getByText("+ محادثة جديدة").waitFor();
+        const sides = await page.evaluate(() => {
+          const list = document.querySelector(".cua-root .cua-threads").getBoundingClientRect();
+          const main = document.querySelector(".cua-root .cua-main").getBoundingClientRect();
+          return { listRightOfChat: list.left >= main.right - 1 };
+        });
+        assert.deepEqual(sides, { listRightOfChat: true });
+        await screenshot(page, step("locale"), "3-ar-threads");
+        if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
+        assert.equal(await page.evaluate(() => window.__cuaSamePage), true, "no reload");
+      } finally {
+        await setLocale("en");
+        await composer(page).waitFor({ timeout: 15_000 });
+      }
+    });
   });
 }
 

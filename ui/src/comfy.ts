@@ -159,6 +159,8 @@ export interface ComfyApp {
   ): Promise<unknown> | void;
   lastNodeErrors?: Record<string, unknown> | null;
   lastExecutionError?: Record<string, unknown> | null;
+  /** The settings dialog: both frontends send each setting change on it as `<id>.change`. */
+  ui?: { settings?: EventTarget };
 }
 
 /** LiteGraph's global, as ComfyUI exposes it on window. */

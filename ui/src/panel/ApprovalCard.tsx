@@ -1,6 +1,7 @@
 // The card a tool call shows while it waits for the user: what will happen, on which nodes, what
 // it costs when known; Allow or Deny (tools/approvals.ts asks, runtime/approvals.ts waits).
 import { useState, type FC } from "react";
+import { useI18n } from "../i18n";
 import type { ApprovalRequest } from "../tools/approvals";
 
 const SHOWN_NODES = 12;
@@ -9,6 +10,7 @@ export const ApprovalCard: FC<{
   request: ApprovalRequest;
   onAnswer: (approved: boolean, always: boolean) => void;
 }> = ({ request, onAnswer }) => {
+  const { t } = useI18n();
   const [always, setAlways] = useState(false);
   const [answered, setAnswered] = useState(false);
   const answer = (approved: boolean) => {
@@ -17,29 +19,29 @@ export const ApprovalCard: FC<{
   };
   const more = request.nodes.length - SHOWN_NODES;
   return (
-    <div className="cua-approval" role="group" aria-label="The assistant asks before it acts" data-kind={request.kind}>
+    <div className="cua-approval" role="group" aria-label={t("approval.label")} data-kind={request.kind}>
       <div className="cua-approval-what">{request.action}</div>
       {request.nodes.length ? (
         <ul className="cua-approval-nodes">
           {request.nodes.slice(0, SHOWN_NODES).map((node) => (
             <li key={node}>{node}</li>
           ))}
-          {more > 0 ? <li>and {more} more</li> : null}
+          {more > 0 ? <li>{t("approval.more", { count: more })}</li> : null}
         </ul>
       ) : null}
-      {request.cost ? <div className="cua-approval-cost">Cost: {request.cost}</div> : null}
+      {request.cost ? <div className="cua-approval-cost">{t("approval.cost", { cost: request.cost })}</div> : null}
       {request.kind === "graph-edit" ? (
         <label className="cua-approval-always">
           <input type="checkbox" checked={always} onChange={(e) => setAlways(e.target.checked)} disabled={answered} />
-          Allow graph edits in this thread without asking
+          {t("approval.always")}
         </label>
       ) : null}
       <div className="cua-approval-buttons">
         <button type="button" className="cua-approval-allow" onClick={() => answer(true)} disabled={answered}>
-          Allow
+          {t("approval.allow")}
         </button>
         <button type="button" onClick={() => answer(false)} disabled={answered}>
-          Deny
+          {t("approval.deny")}
         </button>
       </div>
     </div>

@@ -2,6 +2,7 @@
 // why it was refused), the attach button, and the files a sent message holds.
 import { AttachmentPrimitive, ComposerPrimitive, MessagePrimitive, useAuiState } from "@assistant-ui/react";
 import { useEffect, useState, type FC } from "react";
+import { useI18n } from "../i18n";
 import { attachmentSrc, type ServerAttachment } from "../runtime/attachments";
 import { useCurrentThread } from "./context";
 
@@ -102,11 +103,14 @@ export function useAttachmentsBlock(): "attaching" | "refused" | null {
   });
 }
 
-export const AttachButton: FC = () => (
-  <ComposerPrimitive.AddAttachment className="cua-btn cua-attach" aria-label="Attach files" title="Attach images, workflows or text files">
-    <PaperClip />
-  </ComposerPrimitive.AddAttachment>
-);
+export const AttachButton: FC = () => {
+  const { t } = useI18n();
+  return (
+    <ComposerPrimitive.AddAttachment className="cua-btn cua-attach" aria-label={t("composer.attach")} title={t("composer.attachTitle")}>
+      <PaperClip />
+    </ComposerPrimitive.AddAttachment>
+  );
+};
 
 type SentFile = { name?: string; contentType?: string; content?: { type: string; image?: string; data?: string }[] };
 

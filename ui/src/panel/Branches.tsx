@@ -2,15 +2,15 @@
 // (what follows its place in the thread then becomes a branch in turn).
 import { useChat } from "@ai-sdk/react";
 import { useState, type FC } from "react";
+import { useI18n } from "../i18n";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
-
-const OUT_OF_REACH = "It followed a message that is itself set aside now: return to the branch that holds that message first.";
 
 export const BranchMenu: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { entry, remoteId } = useCurrentThread();
   const { status } = useChat({ chat: entry.chat });
+  const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const branches = store.rewinds.branchesOf(remoteId);
   if (!remoteId || branches.length === 0) return null;
@@ -22,29 +22,29 @@ export const BranchMenu: FC = () => {
         className="cua-icon"
         aria-haspopup="menu"
         aria-expanded={open}
-        aria-label={`Branches (${branches.length})`}
-        title="Branches: what rewinds set aside, to return to"
+        aria-label={t("branches.label", { count: branches.length })}
+        title={t("branches.title")}
         onClick={() => setOpen(!open)}
       >
-        {branches.length === 1 ? "1 branch" : `${branches.length} branches`}
+        {t("branches.count", { count: branches.length })}
       </button>
       {open ? (
-        <div className="cua-branch-menu" role="menu" aria-label="Branches">
+        <div className="cua-branch-menu" role="menu" aria-label={t("branches.menu")}>
           {branches.map((branch) => (
             <button
               key={branch.number}
               type="button"
               role="menuitem"
               disabled={!branch.available || running}
-              title={branch.available ? `Return to branch ${branch.number}: the ${branch.messageCount} messages set aside` : OUT_OF_REACH}
+              title={branch.available ? t("branches.returnTitle", { number: branch.number, count: branch.messageCount }) : t("branches.outOfReach")}
               onClick={() => {
                 setOpen(false);
                 void store.rewinds.returnTo(entry, branch.number);
               }}
             >
-              <span className="cua-rewind-label">Return to branch {branch.number}</span>
+              <span className="cua-rewind-label">{t("branches.returnTo", { number: branch.number })}</span>
               <span className="cua-muted">
-                “{branch.preview}” · {branch.messageCount} messages
+                “{branch.preview}” · {t("branches.messages", { count: branch.messageCount })}
               </span>
             </button>
           ))}

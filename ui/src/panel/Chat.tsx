@@ -3,7 +3,8 @@
 import { ThreadPrimitive } from "@assistant-ui/react";
 import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
-import type { FC } from "react";
+import { Fragment, type FC, type ReactNode } from "react";
+import { useI18n } from "../i18n";
 import { serverErrorText } from "../runtime/api";
 import { stepLimitReached } from "../runtime/steps";
 import { Composer } from "./Composer";
@@ -11,19 +12,28 @@ import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { messageComponents } from "./Messages";
 import { LeftoverNotices, Notices } from "./Notices";
 
+/** A message whose `{name}` parameters are elements (a link, code), in the message's order. */
+function withElements(text: string, elements: Record<string, ReactNode>): ReactNode[] {
+  return text.split(/\{(\w+)\}/).map((part, i) => (i % 2 === 1 ? <Fragment key={i}>{elements[part] ?? `{${part}}`}</Fragment> : part));
+}
+
 const Welcome: FC = () => {
   const store = useStore();
+  const { t } = useI18n();
+  const help = withElements(t("chat.welcomeHelp"), {
+    slash: <code>/</code>,
+    skill: <code>/skill</code>,
+    help: <code>/help</code>,
+    settings: (
+      <button type="button" className="cua-link" onClick={() => store.setView("settings")}>
+        {t("chat.settingsLink")}
+      </button>
+    ),
+  });
   return (
     <div className="cua-welcome">
-      <p>Ask about your workflow: build it, fix it, explain it, run it.</p>
-      <p className="cua-muted">
-        Type <code>/</code> for commands — <code>/skill</code> follows a skill, <code>/help</code> lists the rest. The
-        model and server are set in{" "}
-        <button type="button" className="cua-link" onClick={() => store.setView("settings")}>
-          Settings
-        </button>
-        .
-      </p>
+      <p>{t("chat.welcome")}</p>
+      <p className="cua-muted">{help}</p>
     </div>
   );
 };
@@ -31,10 +41,11 @@ const Welcome: FC = () => {
 /** The chat's last error, with the server's own text. */
 const ErrorBanner: FC = () => {
   const error = useAISDKError();
+  const { t } = useI18n();
   if (!error) return null;
   return (
     <div className="cua-error cua-error-banner" role="alert">
-      {serverErrorText(error.message, "The answer failed.")}
+      {serverErrorText(error.message, t("chat.answerFailed"))}
     </div>
   );
 };
@@ -43,12 +54,13 @@ const StepLimit: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { entry } = useCurrentThread();
+  const { t } = useI18n();
   const { messages, status } = useChat({ chat: entry.chat });
   if (status !== "ready" || entry.pendingTools > 0) return null;
   if (!stepLimitReached(messages, store.settings.maxSteps)) return null;
   return (
     <div className="cua-notice" data-kind="info" role="status">
-      Stopped after {store.settings.maxSteps} steps (the limit per message, in Settings). Send “continue” to go on.
+      {t("chat.stepLimit", { count: store.settings.maxSteps })}
     </div>
   );
 };
@@ -57,10 +69,11 @@ const RunningTools: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { entry } = useCurrentThread();
+  const { t } = useI18n();
   if (entry.pendingTools === 0) return null;
   return (
     <div className="cua-muted cua-running" role="status">
-      {entry.approvals.waiting() ? "Waiting for your answer above…" : "Running tools in the panel…"}
+      {entry.approvals.waiting() ? t("chat.waitingForYou") : t("chat.runningTools")}
     </div>
   );
 };

@@ -4,6 +4,7 @@ import { ComposerPrimitive, useAui, useAuiState } from "@assistant-ui/react";
 import { useEffect, useId, useRef, useState, type FC, type FormEvent, type KeyboardEvent } from "react";
 import { completions, isLocal, parseInput } from "../commands/parse";
 import { runCommand, type CommandContext } from "../commands/run";
+import { useI18n } from "../i18n";
 import { requestJson } from "../runtime/api";
 import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";
@@ -15,6 +16,7 @@ export const Composer: FC = () => {
   useStoreVersion(store);
   const runtime = useRuntime();
   const aui = useAui();
+  const { t } = useI18n();
   const { entry, key, remoteId } = useCurrentThread();
   const text = useAuiState((s) => s.composer.text);
   const isRunning = useAuiState((s) => s.thread.isRunning);
@@ -127,7 +129,7 @@ export const Composer: FC = () => {
     <ComposerAttachments />
     <ComposerPrimitive.Root className="cua-composer" onSubmit={onSubmit}>
       {open ? (
-        <ul className="cua-complete" role="listbox" id={listId} aria-label="Commands">
+        <ul className="cua-complete" role="listbox" id={listId} aria-label={t("composer.commands")}>
           {items.map((item, i) => (
             <li
               key={item.text}
@@ -148,8 +150,8 @@ export const Composer: FC = () => {
       ) : null}
       <ComposerPrimitive.Input
         className="cua-input"
-        placeholder="Ask about your workflow — / for commands"
-        aria-label="Message"
+        placeholder={t("composer.placeholder")}
+        aria-label={t("composer.message")}
         aria-autocomplete="list"
         aria-expanded={open}
         aria-controls={open ? listId : undefined}
@@ -160,14 +162,14 @@ export const Composer: FC = () => {
       />
       <AttachButton />
       {busy ? (
-        <button type="button" className="cua-btn cua-stop" onClick={stop} aria-label="Stop the answer" title="Stop">
+        <button type="button" className="cua-btn cua-stop" onClick={stop} aria-label={t("composer.stopAnswer")} title={t("composer.stop")}>
           ■
         </button>
       ) : (
         <ComposerPrimitive.Send
           className="cua-btn cua-send"
-          aria-label="Send"
-          title={blocked === "refused" ? "Remove the file that could not be attached" : blocked ? "Attaching…" : "Send (Enter)"}
+          aria-label={t("composer.send")}
+          title={blocked === "refused" ? t("composer.removeRefused") : blocked ? t("composer.attaching") : t("composer.sendEnter")}
           disabled={blocked !== null}
         >
           ➤

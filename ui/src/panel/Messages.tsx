@@ -11,6 +11,7 @@ import {
 import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
 import { useState, type FC } from "react";
+import { t as currentT, useI18n, type MessageKey } from "../i18n";
 import { isFailedOutput } from "../runtime/toolRunner";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -28,6 +29,7 @@ import { RunOutputs, runFiles } from "./RunOutputs";
 const remarkPlugins = [remarkGfm, remarkCitations];
 
 const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
+  const { t } = useI18n();
   const [copied, setCopied] = useState(false);
   const copy = () => {
     void navigator.clipboard?.writeText(code).then(() => {
@@ -37,9 +39,9 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   };
   return (
     <div className="cua-code-header">
-      <span>{language || "text"}</span>
-      <button type="button" className="cua-link" onClick={copy} aria-label="Copy the code">
-        {copied ? "copied" : "copy"}
+      <span>{language || t("message.codeText")}</span>
+      <button type="button" className="cua-link" onClick={copy} aria-label={t("message.copyCode")}>
+        {copied ? t("message.copied") : t("message.copy")}
       </button>
     </div>
   );
@@ -52,16 +54,17 @@ export const MarkdownText: FC<TextMessagePartProps> = () => (
 );
 
 /** What a note the panel adds to the user's message says (tools/runHistory.ts, tools/handEdits.ts). */
-function noteLabel(text: string): string | null {
-  if (isRunNote(text)) return "How a run ended (added by the panel)";
-  if (isEditNote(text)) return "What you changed in the workflow by hand (added by the panel)";
+function noteLabel(text: string, t = currentT): string | null {
+  if (isRunNote(text)) return t("message.runNote");
+  if (isEditNote(text)) return t("message.editNote");
   return null;
 }
 
 /** A user message's text; a note the panel added to it is shown as the panel's, not as the
  * user's words. */
 export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) => {
-  const label = noteLabel(text);
+  const { t } = useI18n();
+  const label = noteLabel(text, t);
   return label ? (
     <div className="cua-run-note" role="note" aria-label={label}>
       {text}
@@ -72,10 +75,11 @@ export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) => {
 };
 
 export const Reasoning: FC<ReasoningMessagePartProps> = ({ text, status }) => {
+  const { t } = useI18n();
   const running = status.type === "running";
   return (
     <details className="cua-reasoning">
-      <summary>{running ? "Thinking…" : "Reasoning"}</summary>
+      <summary>{running ? t("message.thinking") : t("message.reasoning")}</summary>
       <div className="cua-reasoning-text">{text}</div>
     </details>
   );
@@ -125,36 +129,37 @@ export function toolErrorText(result: unknown): string | null {
 
 /** A run's progress in a few words: "KSampler#5 · step 12/20 · 3 cached · 4 run"; null when
  * nothing was said yet. */
-export function progressText(update: Record<string, unknown> | undefined): string | null {
+export function progressText(update: Record<string, unknown> | undefined, t = currentT): string | null {
   if (!update) return null;
   const bits: string[] = [];
-  if (update.node !== undefined) bits.push(`node ${String(update.node)}`);
-  if (typeof update.step === "number" && typeof update.steps === "number") bits.push(`step ${update.step}/${update.steps}`);
-  if (typeof update.cached === "number" && update.cached > 0) bits.push(`${update.cached} cached`);
-  if (typeof update.ran === "number" && update.ran > 0) bits.push(`${update.ran} run`);
-  return bits.length ? `Running: ${bits.join(" · ")}` : null;
+  if (update.node !== undefined) bits.push(t("tool.progress.node", { node: String(update.node) }));
+  if (typeof update.step === "number" && typeof update.steps === "number") bits.push(t("tool.progress.step", { step: update.step, steps: update.steps }));
+  if (typeof update.cached === "number" && update.cached > 0) bits.push(t("tool.progress.cached", { count: update.cached }));
+  if (typeof update.ran === "number" && update.ran > 0) bits.push(t("tool.progress.ran", { count: update.ran }));
+  return bits.length ? t("tool.progress", { parts: bits.join(" · ") }) : null;
 }
 
 const STATE_MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–", denied: "⊘" };
-const STATE_LABEL: Record<ToolCardState, string> = {
-  running: "running",
-  done: "done",
-  failed: "failed",
-  cancelled: "cancelled",
-  denied: "denied by you",
+const STATE_LABEL: Record<ToolCardState, MessageKey> = {
+  running: "tool.state.running",
+  done: "tool.state.done",
+  failed: "tool.state.failed",
+  cancelled: "tool.state.cancelled",
+  denied: "tool.state.denied",
 };
 
 export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const store = useStore();
   useStoreVersion(store);
+  const { t } = useI18n();
   const state = toolCardState(part);
   const where = store.toolKinds?.get(part.toolName);
   const error = state === "failed" || state === "cancelled" ? toolErrorText(part.result) : null;
-  const progress = state === "running" ? progressText(store.progressOf(part.toolCallId)) : null;
-  const asking = state === "running" ? (store.approvalOf(part.toolCallId) ?? serverAsks(part)) : undefined;
+  const progress = state === "running" ? progressText(store.progressOf(part.toolCallId), t) : null;
+  const asking = state === "running" ? (store.approvalOf(part.toolCallId) ?? serverAsks(part, t)) : undefined;
   const card = (
     <details className="cua-tool" data-state={state}>
-      <summary aria-label={`Tool ${part.toolName}: ${STATE_LABEL[state]}`}>
+      <summary aria-label={t("tool.summary", { name: part.toolName, state: t(STATE_LABEL[state]) })}>
         <span className="cua-tool-mark" aria-hidden="true">
           {STATE_MARK[state]}
         </span>
@@ -168,21 +173,21 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
         )}
       </summary>
       <div className="cua-tool-body">
-        <div className="cua-tool-label">Arguments</div>
+        <div className="cua-tool-label">{t("tool.arguments")}</div>
         <pre>{prettyJson(part.args)}</pre>
         {error !== null ? (
           <>
-            <div className="cua-tool-label">Error</div>
+            <div className="cua-tool-label">{t("tool.error")}</div>
             <pre className="cua-tool-error">{error}</pre>
           </>
         ) : null}
         {part.result !== undefined && !part.isError ? (
           <>
-            <div className="cua-tool-label">Result</div>
+            <div className="cua-tool-label">{t("tool.result")}</div>
             <pre>{prettyJson(part.result)}</pre>
           </>
         ) : null}
-        {state === "running" ? <div className="cua-tool-label">Running…</div> : null}
+        {state === "running" ? <div className="cua-tool-label">{t("tool.running")}</div> : null}
       </div>
     </details>
   );
@@ -201,11 +206,11 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       {progress ? (
         <div className="cua-tool-actions">
           <button type="button" onClick={() => store.stopWaiting(part.toolCallId)}>
-            Stop waiting
+            {t("tool.stopWaiting")}
           </button>
           {store.canInterrupt(part.toolCallId) ? (
             <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
-              Interrupt the run
+              {t("tool.interrupt")}
             </button>
           ) : null}
         </div>
@@ -216,10 +221,10 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
 };
 
 /** A server tool waiting for the user (the server asks: saving a skill), as its card shows it. */
-function serverAsks(part: ToolCallMessagePartProps): ApprovalRequest | undefined {
+function serverAsks(part: ToolCallMessagePartProps, t = currentT): ApprovalRequest | undefined {
   const approval = part.approval;
   if (!approval || approval.approved !== undefined || approval.resolution) return undefined;
-  return { kind: "server", action: approval.prompt ?? `${part.toolName} asks for your approval.`, nodes: [] };
+  return { kind: "server", action: approval.prompt ?? t("tool.serverAsks", { name: part.toolName }), nodes: [] };
 }
 
 /** The tool whose result can show what a run made (tools/queueWorkflow.ts). */
@@ -251,25 +256,28 @@ const NoticesAfterMessage: FC = () => {
   return <Notices after={id} />;
 };
 
-export const AssistantMessage: FC = () => (
-  <>
-    <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
-      <ThreadDocuments>
-        <MessagePrimitive.Parts components={assistantComponents} />
-      </ThreadDocuments>
-      <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
-        <ActionBarPrimitive.Copy className="cua-link" aria-label="Copy the answer" title="Copy the answer">
-          copy
-        </ActionBarPrimitive.Copy>
-        <ActionBarPrimitive.Reload className="cua-link" aria-label="Answer again" title="Answer again">
-          retry
-        </ActionBarPrimitive.Reload>
-      </ActionBarPrimitive.Root>
-      <RewindControl />
-    </MessagePrimitive.Root>
-    <NoticesAfterMessage />
-  </>
-);
+export const AssistantMessage: FC = () => {
+  const { t } = useI18n();
+  return (
+    <>
+      <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
+        <ThreadDocuments>
+          <MessagePrimitive.Parts components={assistantComponents} />
+        </ThreadDocuments>
+        <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
+          <ActionBarPrimitive.Copy className="cua-link" aria-label={t("message.copyAnswer")} title={t("message.copyAnswer")}>
+            {t("message.copy")}
+          </ActionBarPrimitive.Copy>
+          <ActionBarPrimitive.Reload className="cua-link" aria-label={t("message.answerAgain")} title={t("message.answerAgain")}>
+            {t("message.retry")}
+          </ActionBarPrimitive.Reload>
+        </ActionBarPrimitive.Root>
+        <RewindControl />
+      </MessagePrimitive.Root>
+      <NoticesAfterMessage />
+    </>
+  );
+};
 
 const userComponents = { Text: PlainText };
 

@@ -3,6 +3,7 @@
 // whenever ComfyUI renders the tab again.
 import { AssistantRuntimeProvider, useAuiState } from "@assistant-ui/react";
 import { useEffect, type FC } from "react";
+import { useI18n } from "../i18n";
 import type { ChatStore } from "../runtime/chatStore";
 import { useAssistantRuntime } from "../runtime/useAssistantRuntime";
 import { BranchMenu } from "./Branches";
@@ -17,30 +18,31 @@ const Header: FC = () => {
   const store = useStore();
   const runtime = useRuntime();
   useStoreVersion(store);
-  const title = useAuiState((s) => s.threadListItem.title) || "New chat";
+  const { t } = useI18n();
+  const title = useAuiState((s) => s.threadListItem.title) || t("header.newChat");
   const settings = store.view === "settings";
   return (
     <div className="cua-header">
       <button
         type="button"
         className="cua-icon"
-        aria-label={store.threadsOpen ? "Hide the threads" : "Show the threads"}
+        aria-label={store.threadsOpen ? t("header.hideThreads") : t("header.showThreads")}
         aria-expanded={store.threadsOpen}
-        title="Threads"
+        title={t("header.threads")}
         onClick={() => store.setThreadsOpen(!store.threadsOpen)}
       >
         ☰
       </button>
       <span className="cua-title" title={title}>
-        {settings ? "Settings" : title}
+        {settings ? t("header.settings") : title}
       </span>
       <ThreadGauge />
       {settings ? null : <BranchMenu />}
       <button
         type="button"
         className="cua-icon"
-        aria-label="New thread"
-        title="New thread"
+        aria-label={t("header.newThread")}
+        title={t("header.newThread")}
         onClick={() => {
           store.setView("chat");
           void runtime.threads.switchToNewThread();
@@ -51,9 +53,9 @@ const Header: FC = () => {
       <button
         type="button"
         className={settings ? "cua-icon cua-active" : "cua-icon"}
-        aria-label={settings ? "Back to the chat" : "Open the settings"}
+        aria-label={settings ? t("header.backToChat") : t("header.openSettings")}
         aria-pressed={settings}
-        title="Settings"
+        title={t("header.settings")}
         onClick={() => store.setView(settings ? "chat" : "settings")}
       >
         ⚙
@@ -65,8 +67,9 @@ const Header: FC = () => {
 const Layout: FC = () => {
   const store = useStore();
   useStoreVersion(store);
+  const { locale, dir } = useI18n();
   return (
-    <div className="cua-root" data-view={store.view}>
+    <div className="cua-root" data-view={store.view} lang={locale} dir={dir}>
       <Header />
       <div className="cua-body">
         {store.threadsOpen ? <ThreadList /> : null}

@@ -3,6 +3,7 @@
 // server said about it (format, size, what looks wrong), a finding marked on the picture, a
 // click opening the file in a new tab.
 import type { FC } from "react";
+import { useI18n } from "../i18n";
 import { mediaKind, outputFiles, parseOutputName, type OutputFile } from "../tools/outputFiles";
 
 /** Thumbnails shown at most; the rest are counted. */
@@ -77,16 +78,17 @@ const Thumbnail: FC<{ file: RunFile; src: string | null }> = ({ file, src }) => 
 
 /** The grid; `url` gives a file's /view URL (null where ComfyUI is not at hand: names only). */
 export const RunOutputs: FC<{ files: readonly RunFile[]; url: (file: OutputFile) => string | null }> = ({ files, url }) => {
+  const { t } = useI18n();
   const shown = files.slice(0, MAX_SHOWN);
   const rest = files.slice(MAX_SHOWN);
   return (
-    <div className="cua-run-files" role="group" aria-label={`What the run made: ${files.length} ${files.length === 1 ? "file" : "files"}`}>
+    <div className="cua-run-files" role="group" aria-label={t("runOutputs.label", { count: files.length })}>
       {shown.map((file) => (
         <Thumbnail key={file.name} file={file} src={url(file.file)} />
       ))}
       {rest.length ? (
         <span className="cua-run-more" title={rest.map((file) => file.looked ?? file.name).join("\n")}>
-          +{rest.length} more
+          {t("runOutputs.more", { count: rest.length })}
         </span>
       ) : null}
     </div>

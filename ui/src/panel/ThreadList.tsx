@@ -4,13 +4,15 @@
 // a thread's ⋯ menu moves it to the active workflow or unbinds it (runtime/workflowThreads.ts).
 import { ThreadListItemPrimitive, ThreadListPrimitive, useAui, useAuiState } from "@assistant-ui/react";
 import { useState, type FC, type KeyboardEvent } from "react";
+import { useI18n } from "../i18n";
 import { useStore, useStoreVersion } from "./context";
 import { WorkflowMenu } from "./WorkflowMenu";
 
 const Item: FC = () => {
   const store = useStore();
   const aui = useAui();
-  const title = useAuiState((s) => s.threadListItem.title) || "New chat";
+  const { t } = useI18n();
+  const title = useAuiState((s) => s.threadListItem.title) || t("header.newChat");
   const isMain = useAuiState((s) => s.threads.mainThreadId === s.threadListItem.id);
   const isRunning = useAuiState((s) => s.threadListItem.isRunning);
   const remoteId = useAuiState((s) => s.threadListItem.remoteId);
@@ -20,7 +22,7 @@ const Item: FC = () => {
   const workflow = store.workflows.workflowOf(remoteId);
   // Under "Other threads": where the thread belongs.
   const where =
-    active === undefined || workflow === active || workflow === undefined ? null : workflow === null ? "no workflow" : store.workflows.nameOf(workflow);
+    active === undefined || workflow === active || workflow === undefined ? null : workflow === null ? t("threads.noWorkflow") : store.workflows.nameOf(workflow);
 
   const save = () => {
     const next = editing?.trim();
@@ -38,7 +40,7 @@ const Item: FC = () => {
     }
   };
   const remove = async () => {
-    if (await store.confirm("Delete this thread?", `“${title}” and its messages will be deleted from the server.`)) {
+    if (await store.confirm(t("threads.deleteTitle"), t("threads.deleteMessage", { title }))) {
       aui.threadListItem.delete();
     }
   };
@@ -49,7 +51,7 @@ const Item: FC = () => {
         <input
           className="cua-thread-rename"
           value={editing}
-          aria-label="Thread title"
+          aria-label={t("threads.titleInput")}
           maxLength={200}
           autoFocus
           onChange={(e) => setEditing(e.target.value)}
@@ -58,11 +60,11 @@ const Item: FC = () => {
         />
       ) : (
         <ThreadListItemPrimitive.Trigger className="cua-thread-trigger" title={title} aria-current={isMain ? "true" : undefined}>
-          {isRunning ? <span className="cua-dot" aria-label="answering" /> : null}
+          {isRunning ? <span className="cua-dot" aria-label={t("threads.answering")} /> : null}
           <span className="cua-thread-text">
             <span className="cua-thread-title">{title}</span>
             {where ? (
-              <span className="cua-thread-workflow" title={workflow === null ? "Bound to no workflow" : where}>
+              <span className="cua-thread-workflow" title={workflow === null ? t("threads.unbound") : where}>
                 {where}
               </span>
             ) : null}
@@ -70,10 +72,10 @@ const Item: FC = () => {
         </ThreadListItemPrimitive.Trigger>
       )}
       {remoteId && active !== undefined ? <WorkflowMenu remoteId={remoteId} title={title} /> : null}
-      <button type="button" className="cua-icon" onClick={() => setEditing(title)} aria-label={`Rename “${title}”`} title="Rename">
+      <button type="button" className="cua-icon" onClick={() => setEditing(title)} aria-label={t("threads.rename", { title })} title={t("threads.renameShort")}>
         ✎
       </button>
-      <button type="button" className="cua-icon" onClick={() => void remove()} aria-label={`Delete “${title}”`} title="Delete">
+      <button type="button" className="cua-icon" onClick={() => void remove()} aria-label={t("threads.delete", { title })} title={t("threads.deleteShort")}>
         ✕
       </button>
     </ThreadListItemPrimitive.Root>
@@ -86,6 +88,7 @@ const ITEM = { ThreadListItem: Item };
 const Groups: FC = () => {
   const store = useStore();
   useStoreVersion(store);
+  const { t } = useI18n();
   const ids = useAuiState((s) => s.threads.threadIds);
   const items = useAuiState((s) => s.threads.threadItems);
   const { active } = store.workflows;
@@ -97,15 +100,15 @@ const Groups: FC = () => {
   const rows = (indexes: number[]) => indexes.map((index) => <ThreadListPrimitive.ItemByIndex key={ids[index]} index={index} components={ITEM} />);
   return (
     <>
-      <div className="cua-thread-group" role="group" aria-label="This workflow">
+      <div className="cua-thread-group" role="group" aria-label={t("threads.thisWorkflow")}>
         <div className="cua-thread-heading" title={store.workflows.nameOf(active)}>
-          This workflow · {store.workflows.nameOf(active)}
+          {t("threads.thisWorkflowHeading", { name: store.workflows.nameOf(active) ?? "" })}
         </div>
-        {mine.length ? rows(mine) : <div className="cua-muted cua-thread-empty">No threads yet: a message starts one.</div>}
+        {mine.length ? rows(mine) : <div className="cua-muted cua-thread-empty">{t("threads.none")}</div>}
       </div>
       {others.length ? (
-        <div className="cua-thread-group" role="group" aria-label="Other threads">
-          <div className="cua-thread-heading">Other threads</div>
+        <div className="cua-thread-group" role="group" aria-label={t("threads.others")}>
+          <div className="cua-thread-heading">{t("threads.others")}</div>
           {rows(others)}
         </div>
       ) : null}
@@ -117,19 +120,20 @@ export const ThreadList: FC = () => {
   const isLoading = useAuiState((s) => s.threads.isLoading);
   const loadError = useAuiState((s) => s.threads.loadError);
   const hasMore = useAuiState((s) => s.threads.hasMore);
+  const { t } = useI18n();
   return (
-    <ThreadListPrimitive.Root className="cua-threads" aria-label="Threads">
-      <ThreadListPrimitive.New className="cua-btn cua-new" aria-label="New thread">
-        + New thread
+    <ThreadListPrimitive.Root className="cua-threads" aria-label={t("threads.list")}>
+      <ThreadListPrimitive.New className="cua-btn cua-new" aria-label={t("threads.new")}>
+        {t("threads.newButton")}
       </ThreadListPrimitive.New>
-      {loadError ? <div className="cua-muted">The threads could not be loaded.</div> : null}
-      {isLoading ? <div className="cua-muted">Loading…</div> : null}
+      {loadError ? <div className="cua-muted">{t("threads.loadError")}</div> : null}
+      {isLoading ? <div className="cua-muted">{t("threads.loading")}</div> : null}
       <div className="cua-thread-items">
         <Groups />
       </div>
       {hasMore ? (
-        <ThreadListPrimitive.LoadMore className="cua-link" aria-label="Load more threads">
-          more…
+        <ThreadListPrimitive.LoadMore className="cua-link" aria-label={t("threads.loadMore")}>
+          {t("threads.more")}
         </ThreadListPrimitive.LoadMore>
       ) : null}
     </ThreadListPrimitive.Root>

@@ -1,12 +1,14 @@
 // A thread's ⋯ menu in the thread list: move it to the workflow tab the user is on, or unbind it
 // from its workflow (it is then listed under "Other threads" on every tab).
 import { useEffect, useRef, useState, type FC } from "react";
+import { useI18n } from "../i18n";
 import { errorMessage } from "../runtime/api";
 import { NEW_THREAD } from "../runtime/chatStore";
 import { useStore } from "./context";
 
 export const WorkflowMenu: FC<{ remoteId: string; title: string }> = ({ remoteId, title }) => {
   const store = useStore();
+  const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const root = useRef<HTMLDivElement>(null);
   const { active } = store.workflows;
@@ -24,12 +26,12 @@ export const WorkflowMenu: FC<{ remoteId: string; title: string }> = ({ remoteId
   const move = (to: string | null) => {
     setOpen(false);
     store.workflows.move(remoteId, to).catch((error: unknown) => {
-      store.addNotice(store.currentThreadId ?? NEW_THREAD, { kind: "error", title: "The thread could not be moved", text: errorMessage(error) });
+      store.addNotice(store.currentThreadId ?? NEW_THREAD, { kind: "error", title: t("workflowMenu.moveFailed"), text: errorMessage(error) });
     });
   };
   const items: [string, string | null][] = [];
-  if (active !== undefined && workflow !== active) items.push(["Move to this workflow", active]);
-  if (workflow) items.push(["Unbind from its workflow", null]);
+  if (active !== undefined && workflow !== active) items.push([t("workflowMenu.moveHere"), active]);
+  if (workflow) items.push([t("workflowMenu.unbind"), null]);
   if (!items.length) return null;
 
   return (
@@ -46,18 +48,18 @@ export const WorkflowMenu: FC<{ remoteId: string; title: string }> = ({ remoteId
       <button
         type="button"
         className={open ? "cua-icon cua-active" : "cua-icon"}
-        aria-label={`Workflow of “${title}”`}
+        aria-label={t("workflowMenu.label", { title })}
         aria-haspopup="menu"
         aria-expanded={open}
-        title="Workflow"
+        title={t("workflowMenu.title")}
         onClick={() => setOpen(!open)}
       >
         ⋯
       </button>
       {open ? (
-        <div className="cua-menu" role="menu" aria-label={`Workflow of “${title}”`}>
+        <div className="cua-menu" role="menu" aria-label={t("workflowMenu.label", { title })}>
           {items.map(([label, to]) => (
-            <button key={label} type="button" role="menuitem" className="cua-menu-item" onClick={() => move(to)}>
+            <button key={String(to)} type="button" role="menuitem" className="cua-menu-item" onClick={() => move(to)}>
               {label}
             </button>
           ))}

@@ -3,6 +3,7 @@
 import { createElement } from "react";
 import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../comfy";
+import { followComfyLocale } from "../i18n/comfyLocale";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
 import { graphShot } from "../tools/graphSnapshot";
@@ -38,6 +39,7 @@ export function panelStore(app: ComfyApp): ChatStore {
       store.confirm = async (title, message) => (await dialog.confirm({ title, message, type: "delete" })) === true;
     }
     store.workflows.follow(app); // for the page's life, panel open or not
+    followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     shared = store;
   }
   return shared;

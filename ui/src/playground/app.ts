@@ -46,6 +46,8 @@ export class PlaygroundApp implements ComfyApp {
   readonly bottomPanel: BottomPanel;
   readonly workflows: PlaygroundWorkflows;
   readonly extensionManager;
+  /** The settings dialog's events, as in ComfyUI (`ui.settings` sends `<id>.change`). */
+  readonly ui: { settings: Settings };
   nodeDefs: NodeDefs = {};
   /** True once node types, the default workflow and the extensions are loaded. */
   ready = false;
@@ -63,9 +65,11 @@ export class PlaygroundApp implements ComfyApp {
       elements.tabs,
     );
     const command = new Commands();
+    const setting = new Settings();
+    this.ui = { settings: setting };
     this.extensionManager = extensionManager({
       toast: new Toasts(elements.toasts),
-      setting: new Settings(),
+      setting,
       command,
       workflow: this.workflows,
     });

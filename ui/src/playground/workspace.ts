@@ -95,7 +95,9 @@ export function confirmDialog({ title, message, type, itemList }: ConfirmOptions
 }
 
 /** In memory only. `Comfy.TutorialCompleted` is true, as for a returning ComfyUI user. */
-export class Settings {
+/** The settings, kept in memory; a change is sent as `<id>.change` ({value, oldValue}) as
+ * ComfyUI's settings dialog (`app.ui.settings`) sends it. */
+export class Settings extends EventTarget {
   private values = new Map<string, unknown>([["Comfy.TutorialCompleted", true]]);
   private defaults = new Map<string, unknown>();
 
@@ -104,7 +106,9 @@ export class Settings {
   }
 
   set(id: string, value: unknown): void {
+    const oldValue = this.get(id);
     this.values.set(id, value);
+    if (oldValue !== value) this.dispatchEvent(new CustomEvent(`${id}.change`, { detail: { value, oldValue } }));
   }
 
   addDefault(id: string, value: unknown): void {

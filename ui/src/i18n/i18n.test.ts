@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { dirOf, SHIPPED, translate, type MessageKey } from ".";
+import { followComfyLocale } from "./comfyLocale";
+import { getLocale, setLocale } from ".";
+import type { ComfyApp } from "../comfy";
+import { en, type Message } from "./messages";
+
+const paramsOf = (message: Message): string[] => {
+  const texts = typeof message === "string" ? [message] : Object.values(message);
+  return [...new Set(texts.flatMap((text) => [...(text ?? "").matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? "")))].sort();
+};
+
+describe("every shipped locale", () => {
+  for (const [tag, table] of Object.entries(SHIPPED)) {
+    const categories = new Intl.PluralRules(tag).resolvedOptions().pluralCategories as string[];
+    it(`${tag} has every key, no other, each with the English parameters`, () => {
+      expect(Object.keys(table).sort()).toEqual(Object.keys(en).sort());
+      for (const key of Object.keys(en) as MessageKey[]) {
+        const english = en[key] as Message;
+        const message = table[key];
+        expect(typeof message, key).toBe(typeof english);
+        const texts = typeof message === "string" ? [message] : Object.values(message);
+        for (const text of texts) expect(text?.trim(), key).toBeTruthy();
+        // a plural message names its counted thing by {count} in English; a form may spell the
+        // number out ("one"), so only the other parameters must all be there
+        const wanted = paramsOf(english).filter((name) => typeof message === "string" || name !== "count");
+        const found = paramsOf(message);
+        for (const name of wanted) expect(found, `${tag} ${key}`).toContain(name);
+        if (typeof message !== "string") {
+          expect(message.other, key).toBeTruthy();
+          for (const form of Object.keys(message)) expect(categories, `${tag} ${key}`).toContain(form);
+        }
+      }
+    });
+  }
+});
+
+describe("translate", () => {
+  it("picks the locale's plural form and formats the count for it", () => {
+    expect(translate("en", "chat.stepLimit", { count: 1 })).toMatch(/^Stopped after 1 step /);
+    expect(translate("en", "chat.stepLimit", { count: 1200 })).toMatch(/^Stopped after 1,200 steps /);
+    expect(translate("ar", "chat.stepLimit", { count: 2 })).toMatch(/^توقّف بعد خطوتين /);
+    expect(translate("ar", "chat.stepLimit", { count: 3 })).toContain(`${new Intl.NumberFormat("ar").format(3)} خطوات`);
+    expect(translate("zh", "tool.progress.step", { step: 7, steps: 20 })).toBe("第 7/20 步");
+  });
+
+  it("shows English for a locale without a table, and lays out ar, fa and he right to left", () => {
+    expect(translate("ja", "composer.send")).toBe("Send");
+    expect(translate("zh-TW", "approval.allow")).toBe("Allow");
+    expect(translate("zh", "approval.allow")).toBe("允许");
+    expect(["ar", "fa", "he", "ar-EG"].map(dirOf)).toEqual(["rtl", "rtl", "rtl", "rtl"]);
+    expect(["en", "zh", "ja"].map(dirOf)).toEqual(["ltr", "ltr", "ltr"]);
+  });
+});
+
+describe("followComfyLocale", () => {
+  it("takes ComfyUI's Comfy.Locale now and at each `Comfy.Locale.change` of its settings dialog", () => {
+    const values = new Map<string, unknown>([["Comfy.Locale", "zh"]]);
+    const settings = new EventTarget();
+    const app = { extensionManager: { setting: { get: (id: string) => values.get(id) } }, ui: { settings } } as unknown as ComfyApp;
+    const stop = followComfyLocale(app);
+    expect(getLocale()).toBe("zh");
+    settings.dispatchEvent(new CustomEvent("Comfy.Locale.change", { detail: { value: "ar", oldValue: "zh" } }));
+    expect(getLocale()).toBe("ar");
+    stop();
+    settings.dispatchEvent(new CustomEvent("Comfy.Locale.change", { detail: { value: "fr", oldValue: "ar" } }));
+    expect(getLocale()).toBe("ar");
+    setLocale("en");
+  });
+});
