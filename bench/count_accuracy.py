@@ -145,12 +145,15 @@ def parts_by(counter: TokenCounter, messages: list[Any], tools: list[Any]) -> Pa
     return Parts(counter.message(messages[0]), counter.tools(tools), rest)
 
 
-def ui_thread(language: str, n_messages: int, env: Environment) -> list[dict[str, Any]]:
-    """The bench's thread in `language`; en-zh switches from English to Chinese half-way."""
+def ui_thread(
+    language: str, n_messages: int, env: Environment, chat_only: bool = False
+) -> list[dict[str, Any]]:
+    """The bench's thread in `language`; en-zh switches from English to Chinese half-way;
+    `chat_only`: zh, ja and ar threads without tool rounds (prose only)."""
     if language == "en":
         return thread(n_messages, env)
     if language != "en-zh":
-        return lang_thread(language, n_messages, env)
+        return lang_thread(language, n_messages, env, tool_rounds=not chat_only)
     half = n_messages // 4 * 2
     return thread(half, env) + lang_thread("zh", n_messages - half, env, seed=8, ids="zh-")
 
@@ -167,7 +170,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Errors], dict[str, Bi
     system = build_system_message(
         PromptParts(load_system_context().text, environment=env.summary_line(), tool_names=names)
     )
-    ui = ui_thread(args.language, args.requests * 2, env)
+    ui = ui_thread(args.language, args.requests * 2, env, args.chat_only)
     counter, estimate = counter_for(MODEL), TokenCounter(use_tiktoken=False)
     raw = {name: Bias() for name in ("cl100k/server", "estimate/cl100k", "estimate/server")}
     base = ContextInputs(system, [], tools, MODEL, Window(args.window, "settings", "bench"))
@@ -242,17 +245,21 @@ def targets(agree: list[int], calibrated: Errors, language: str) -> None:
 async def each_language(args: argparse.Namespace) -> None:
     """The bench per language asked for, then a summary line per language."""
     languages = LANGUAGES if args.language == "all" else (args.language,)
+    if args.chat_only:
+        languages = tuple(x for x in languages if x in TURNS)
     results = {}
     for language in languages:
         print(f"\n=== {language} ===")
         results[language] = await run(replace_language(args, language))
     print("\nsummary per language (%; errors after 3 requests, raw counts signed over all)")
-    heads = ("single", "usage", "calibr.", "cl/srv msgs", "est/cl msgs", "est/srv msgs")
-    print(f"  {'':<7}" + "".join(f"{h:>13}" for h in heads))
+    print("  total: single, usage, calibrated; messages: usage, calibrated; raw messages")
+    heads = ("single", "usage", "calibr.", "usage msg", "calibr. msg", "cl/srv", "est/cl")
+    print(f"  {'':<7}" + "".join(f"{h:>12}" for h in (*heads, "est/srv")))
     for language, (errors, raw) in results.items():
         cells = [errors[n].mean("total", 3) for n in ("single", "usage", "calibrated")]
+        cells += [errors[n].mean("messages", 3) for n in ("usage", "calibrated")]
         cells += [raw[n].mean("messages") for n in raw]
-        print(f"  {language:<7}" + "".join(f"{c:>13}" for c in cells))
+        print(f"  {language:<7}" + "".join(f"{c:>12}" for c in cells))
 
 
 def replace_language(args: argparse.Namespace, language: str) -> argparse.Namespace:
@@ -276,6 +283,9 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=6144, help="below the server's n_ctx")
     parser.add_argument("--no-tools", action="store_true", help="offer no tool definitions")
     parser.add_argument("--quick", action="store_true", help="8 requests; the stand-in, no --llama")
+    parser.add_argument(
+        "--chat-only", action="store_true", help="zh, ja, ar threads without tool rounds"
+    )
     parser.add_argument(
         "--language", choices=(*LANGUAGES, "all"), default="all", help="the thread's language"
     )

@@ -218,11 +218,16 @@ TURNS = {"zh": ZH, "ja": JA, "ar": AR}
 
 
 def lang_thread(
-    language: str, n_messages: int, env: Environment, seed: int = 7, ids: str = ""
+    language: str,
+    n_messages: int,
+    env: Environment,
+    seed: int = 7,
+    ids: str = "",
+    tool_rounds: bool = True,
 ) -> list[dict[str, Any]]:
     """UI messages in `language`: user, then assistant with 0-3 tool rounds (ASCII JSON) and a
     closing text; the turns repeat from the start after the last. `ids` prefixes message and
-    tool call ids (to append the thread to another)."""
+    tool call ids (to append the thread to another); without `tool_rounds`, a chat of prose."""
     from context_bench import tool_round  # bench/ is the script's directory
 
     turns = TURNS[language]
@@ -236,7 +241,7 @@ def lang_thread(
             {"id": f"{ids}u{turn}", "role": "user", "parts": [{"type": "text", "text": asked}]}
         )
         parts: list[dict[str, Any]] = []
-        for r in range(rng.choice([0, 1, 1, 2, 2, 3])):
+        for r in range(rng.choice([0, 1, 1, 2, 2, 3]) if tool_rounds else 0):
             parts.append({"type": "step-start"})
             parts += tool_round(rng, env, types, f"{ids}call_{turn}_{r}")
         text = answer.format(n=rng.randint(3, 40))
