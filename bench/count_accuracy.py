@@ -30,6 +30,34 @@ target is missed.
 `--quick` (what CI runs, a second): 8 requests, and without `--llama` a llama-server stand-in
 (tests/llama_standin.py: ChatML with the tools and a tokenizer of its own, which counts
 1.05-1.35x what cl100k does per component) in place of a real server; the output says so.
+
+Languages (`--language en|zh|ja|ar|en-zh|all`, default all): the English generated thread;
+Chinese, Japanese and Arabic threads written by hand (bench/lib/lang_threads.py: 12 turns each,
+repeated, tool rounds whose JSON stays ASCII); en-zh: English turns, then Chinese from half-way.
+`--chat-only`: the zh, ja and ar threads without tool rounds. Each also reports the signed
+error of the raw counts (cl100k against the server; the estimate, what counts when no encoding
+loads or `COMFYUI_ASSISTANT_TOKENS=estimate`, against cl100k and the server).
+
+Measured 2026-11-26, Gemma 3 270M (262K SentencePiece) on llama-server with `--tools`,
+`--requests 15`; errors after 3 requests, raw counts signed over all 15 (%):
+
+    thread      total: single usage calibr.  messages: usage calibr.  raw messages: cl/srv est/cl
+    en                   2.8    1.7    2.0              5.2    5.9              -38.1   -2.0
+    zh                   1.2    1.4    1.7              4.1    5.1              -23.0   -2.7
+    ja                   2.1    2.5    3.0              7.2    8.9              -14.0   +1.9
+    ar                   2.7    3.2    3.8              9.3   11.6               -7.5   +2.1
+    en-zh                2.7    1.5    1.7              4.7    5.2              -37.5   -1.9
+    zh chat-only         1.7    0.3    1.1              0.6    6.7               +3.7   -2.4
+    ja chat-only         3.0    0.6    1.3              3.1    7.8              +24.1   +4.5
+    ar chat-only         3.7    0.8    1.7              4.1    9.6              +40.4   +5.2
+
+Raw, the system prompt is -6.4% against the server and the tools -20%: tool JSON's digits are
+one token each in Gemma's vocabulary, so messages with tool rounds count 1.2-1.6x cl100k while
+prose counts 0.47-0.50x (Arabic, Chinese, Japanese text alone, /tokenize; the chats' messages
+0.70-0.97x with their template and English reminder tokens). The per-component correction copes
+with all of it, and with the switch to Chinese mid-thread; the messages error left (4-12%) is
+that mix changing from request to request. The estimate stays within 6% of cl100k on every
+thread (text alone: zh -4.8%, ja +4.2%, ar +3.6%), so its per-script rates need no change.
 """
 
 from __future__ import annotations
