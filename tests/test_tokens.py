@@ -850,6 +850,20 @@ def test_correction_is_clamped_and_ignores_absurd_samples() -> None:
     assert c.samples("m") == 101
 
 
+def test_a_calibrated_messages_factor_follows_the_content_of_the_thread() -> None:
+    # llama.cpp pinned the system prompt and the tools; the messages' ratio drifts as prose in
+    # Arabic (0.47x of cl100k on Gemma 3) outweighs the first request's template tokens (as in
+    # bench/count_accuracy.py --chat-only --language ar: 0.84x at first, 0.70x by request 15)
+    c = Correction()
+    c.calibrate("m", Parts(S, T, 60), Parts(1600, 2500, 50), "llama.cpp /tokenize")
+    for k in range(1, 13):
+        m, ratio = 60 + 130 * k, 0.84 - 0.012 * k
+        c.observe("m", Parts(S, T, m), round(1600 + 2500 + ratio * m))
+    learned = c.factors("m")
+    assert (learned.system, learned.tools) == pytest.approx((1600 / S, 2500 / T), abs=1e-3)
+    assert learned.messages == pytest.approx(0.696, abs=0.03)  # the last request's ratio
+
+
 def test_correction_learns_how_a_large_vocabulary_counts_cjk_and_arabic_prose() -> None:
     # Gemma 3's 262K SentencePiece (llama-server /tokenize) counts prose without Latin words at
     # 0.47x of cl100k in Arabic, 0.50x in Chinese, 0.49x in Japanese, 0.46x in Persian, 0.33x
