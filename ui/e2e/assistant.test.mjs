@@ -1067,7 +1067,7 @@ for (const target of TARGETS) {
 
     test("ComfyUI's language: the panel follows Comfy.Locale to zh and to ar without a reload; ar is right to left, nothing overlapping", { timeout: 60_000 }, async () => {
       await openAssistant(page);
-      await panel(page).getByRole("button", { name: "New thread" }).click(); // the welcome screen
+      await panel(page).getByRole("button", { name: "New thread" }).first().click(); // the welcome screen
       await page.evaluate(() => (window.__cuaSamePage = true)); // gone if the page reloads
       // The frontend's own settings API: the same call its settings dialog makes.
       const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);

@@ -163,10 +163,10 @@ for (const target of TARGETS) {
       await screenshot(page, step("graph"), "2-restored");
 
       await pressUndo(page);
-      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 3, null, { timeout: 5_000 });
+      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 3, null, { timeout: 15_000 });
       assert.deepEqual(await rootTypes(page), ["EmptyImage", "ImageInvert", "PreviewImage"]);
       await pressUndo(page); // and the edits before, as before: the assistant's last one
-      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 2, null, { timeout: 5_000 });
+      await page.waitForFunction(() => (window.app.rootGraph ?? window.app.graph).nodes.length === 2, null, { timeout: 15_000 });
     });
 
     test("across two tabs: the graph goes back into the tab it belongs to, the other tab stays as it is", { timeout: 120_000 }, async () => {
