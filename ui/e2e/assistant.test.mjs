@@ -1076,13 +1076,13 @@ for (const target of TARGETS) {
         await setLocale("zh");
         await root.getByPlaceholder("询问关于工作流的问题 — 输入 / 查看命令").waitFor({ timeout: 15_000 });
         await root.getByText("关于工作流的问题都可以问我：搭建、修复、讲解、运行。").waitFor();
-        await root.getByRole("button", { name: "新建对话" }).waitFor();
+        await root.getByRole("button", { name: "新建对话" }).first().waitFor(); // (the thread list may show a second)
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["zh", "ltr"]);
         await screenshot(page, step("locale"), "1-zh");
 
         await setLocale("ar");
         await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
-        await root.getByRole("button", { name: "إرسال" }).waitFor();
+        await root.getByRole("button", { name: "إرسال" }).first().waitFor();
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["ar", "rtl"]);
         const layout = await page.evaluate(() => {
           const boxes = (selector) =>
