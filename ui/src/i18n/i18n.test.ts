@@ -44,9 +44,11 @@ describe("translate", () => {
     expect(translate("zh", "tool.progress.step", { step: 7, steps: 20 })).toBe("第 7/20 步");
   });
 
-  it("shows English for a locale without a table, and lays out ar, fa and he right to left", () => {
-    expect(translate("ja", "composer.send")).toBe("Send");
-    expect(translate("zh-TW", "approval.allow")).toBe("Allow");
+  it("shows a locale its own table, else its language's, else English, and lays out ar, fa and he right to left", () => {
+    expect(translate("x-klingon", "composer.send")).toBe("Send");
+    expect(translate("zh-Hans-CN", "approval.allow")).toBe("允许");
+    expect(translate("ar-EG", "approval.allow")).toBe(translate("ar", "approval.allow"));
+    expect(translate("zh-HK", "approval.allow")).toBe(translate("zh-TW", "approval.allow"));
     expect(translate("zh", "approval.allow")).toBe("允许");
     expect(["ar", "fa", "he", "ar-EG"].map(dirOf)).toEqual(["rtl", "rtl", "rtl", "rtl"]);
     expect(["en", "zh", "ja"].map(dirOf)).toEqual(["ltr", "ltr", "ltr"]);

@@ -1,19 +1,22 @@
 // The panel's words in the user's language: one message table per locale (messages.ts is the
-// English one, every key; zh.ts, ar.ts translate them), the current locale (ComfyUI's
-// `Comfy.Locale`, followed live by comfyLocale.ts), `t(key, params)` and a hook that re-renders
-// a component when the locale changes. A locale without a table shows English; numbers, dates and
-// plural forms still follow the locale itself (Intl).
+// English one, every key; locales/<tag>.ts translate them, one file per ComfyUI locale: adding a
+// file adds the language), the current locale (ComfyUI's `Comfy.Locale`, followed live by
+// comfyLocale.ts), `t(key, params)` and a hook that re-renders a component when the locale
+// changes. A locale without a table shows English; numbers, dates and plural forms still follow
+// the locale itself (Intl).
 import { useSyncExternalStore } from "react";
-import { ar } from "./ar";
 import { en, type Message, type MessageKey } from "./messages";
-import { zh } from "./zh";
 
 export type { MessageKey };
 export type Translation = Record<MessageKey, Message>;
 export type Params = Record<string, string | number | Date>;
 
-/** The translated locales: each has every key (i18n.test.ts checks it). */
-export const SHIPPED: Record<string, Translation> = { zh, ar };
+const files = import.meta.glob<Translation>("./locales/*.ts", { eager: true, import: "default" });
+
+/** The translated locales by tag ("zh", "zh-TW", "pt-BR"): each has every key (i18n.test.ts). */
+export const SHIPPED: Record<string, Translation> = Object.fromEntries(
+  Object.entries(files).map(([path, table]) => [path.replace(/^.*\/|\.ts$/g, ""), table]),
+);
 
 /** Right-to-left scripts among ComfyUI's locales. */
 const RTL = new Set(["ar", "fa", "he"]);
@@ -21,9 +24,13 @@ const RTL = new Set(["ar", "fa", "he"]);
 let locale = "en";
 const listeners = new Set<() => void>();
 
-/** The table for a ComfyUI locale ("zh", "zh-TW", "pt-BR"): its own, else English. */
+/** Traditional Chinese however the tag says it (zh-TW, zh-Hant, zh-HK, zh-MO): the zh-TW table. */
+const TRADITIONAL = /^zh-(tw|hant|hk|mo)\b/i;
+
+/** The table for a locale: its own ("pt-BR"), else its language's ("fr-CA" → fr), else English. */
 function tableOf(tag: string): Translation {
-  return SHIPPED[tag] ?? en;
+  if (TRADITIONAL.test(tag)) return SHIPPED["zh-TW"] ?? SHIPPED.zh ?? en;
+  return SHIPPED[tag] ?? SHIPPED[tag.split("-")[0] ?? ""] ?? en;
 }
 
 function validTag(tag: string): string {

@@ -123,6 +123,12 @@ export const en = {
   "approval.always": "Allow graph edits in this thread without asking",
   "approval.allow": "Allow",
   "approval.deny": "Deny",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

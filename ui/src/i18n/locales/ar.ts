@@ -1,10 +1,10 @@
 // العربية. ComfyUI's own ar words where it has them: سير العمل, العقدة, الإعدادات, إيقاف, إرسال,
 // محادثة جديدة. Counted nouns take Arabic's six plural forms.
-import type { Translation } from ".";
+import type { Translation } from "..";
 
 const limit = "(الحد لكل رسالة، في الإعدادات). أرسل «تابع» للمتابعة.";
 
-export const ar: Translation = {
+const table: Translation = {
   "header.newChat": "محادثة جديدة",
   "header.showThreads": "إظهار المحادثات",
   "header.hideThreads": "إخفاء المحادثات",
@@ -130,4 +130,12 @@ export const ar: Translation = {
   "approval.always": "السماح بتعديل سير العمل في هذه المحادثة دون سؤال",
   "approval.allow": "سماح",
   "approval.deny": "رفض",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
 };
+
+export default table;

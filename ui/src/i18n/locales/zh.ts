@@ -1,7 +1,7 @@
 // 简体中文. ComfyUI's own zh words where it has them: 工作流, 节点, 设置, 停止, 发送.
-import type { Translation } from ".";
+import type { Translation } from "..";
 
-export const zh: Translation = {
+const table: Translation = {
   "header.newChat": "新对话",
   "header.showThreads": "显示对话列表",
   "header.hideThreads": "隐藏对话列表",
@@ -107,4 +107,12 @@ export const zh: Translation = {
   "approval.always": "在此对话中允许直接编辑工作流，不再询问",
   "approval.allow": "允许",
   "approval.deny": "拒绝",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
 };
+
+export default table;
