@@ -1072,16 +1072,32 @@ for (const target of TARGETS) {
       // The frontend's own settings API: the same call its settings dialog makes.
       const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
       const root = panel(page);
+      // the composer by its class: its accessible name is translated too
+      const talk = async (question, id, answer) => {
+        await harness.provider.reset();
+        await harness.provider.script(reply.toolCalls({ id, name: "getWorkflow", arguments: { detail: "summary" } }), reply.text(answer));
+        const box = root.locator(".cua-input");
+        await box.click();
+        await box.fill(question);
+        await box.press("Enter");
+        await root.getByText(answer).waitFor({ timeout: 20_000 });
+      };
       try {
         await setLocale("zh");
         await root.getByPlaceholder("询问关于工作流的问题 — 输入 / 查看命令").waitFor({ timeout: 15_000 });
         await root.getByText("关于工作流的问题都可以问我：搭建、修复、讲解、运行。").waitFor();
         await root.getByRole("button", { name: "新建对话" }).first().waitFor(); // (the thread list may show a second)
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["zh", "ltr"]);
+        // A conversation in Chinese: the user's question, a tool card, the reply (scripted here;
+        // every prompt profile tells a real model to answer in the user's language).
+        await talk("这个工作流是做什么的？", "call_zh", "这个工作流根据提示词生成图片：加载模型，编码正向和负向提示词，用 K采样器采样，解码后保存。");
+        await root.getByText("getWorkflow").first().waitFor();
         await screenshot(page, step("locale"), "1-zh");
 
         await setLocale("ar");
         await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
+        await root.getByRole("button", { name: "محادثة جديدة" }).first().click(); // back to the welcome screen
+        await root.locator(".cua-welcome").waitFor();
         await root.getByRole("button", { name: "إرسال" }).first().waitFor();
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["ar", "rtl"]);
         const layout = await page.evaluate(() => {
@@ -1109,6 +1125,15 @@ for (const target of TARGETS) {
           };
         });
         assert.deepEqual(layout, { header: 0, composer: 0, sendLeftOfInput: true, slashFirst: true }, "the RTL header and composer mirror without overlapping");
+        await talk("ماذا يفعل سير العمل هذا؟", "call_ar", "يُنشئ سير العمل هذا صورة من النص الموجِّه: يحمّل النموذج، ويرمّز النص الإيجابي والسلبي، ويأخذ العينات بـ KSampler، ثم يفك الترميز ويحفظ الصورة.");
+        const bubbles = await page.evaluate(() => {
+          const box = (selector) => [...document.querySelectorAll(selector)].at(-1)?.getBoundingClientRect();
+          const chat = document.querySelector(".cua-root .cua-main").getBoundingClientRect();
+          const user = box(".cua-root .cua-msg-user");
+          // the user's messages sit on the end side, mirrored: the left in RTL, inside the chat
+          return { userOnLeft: Boolean(user) && user.left - chat.left < chat.right - user.right, inside: Boolean(user) && user.left >= chat.left - 1 && user.right <= chat.right + 1 };
+        });
+        assert.deepEqual(bubbles, { userOnLeft: true, inside: true });
         await screenshot(page, step("locale"), "2-ar");
         // The thread list opens on the right (the start side), beside the chat, not over it.
         const show = root.getByRole("button", { name: "إظهار المحادثات" });
