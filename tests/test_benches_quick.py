@@ -111,6 +111,10 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stream_overhead.py": ["TARGET ttfb_added_median_ms="],
     "tokens_bench.py": ["TARGET warm_speedup=", "TARGET estimate_error="],
+    "window_fill.py": [
+        "TARGET trusted_requests_over_the_room=",
+        "TARGET trusted_fill_gain_min_language=",
+    ],
     "tool_caps.py": [
         "TARGET most_tools_run_in_a_step=",
         "TARGET slowest_status_s=",
@@ -118,7 +122,7 @@ TARGETS: dict[str, list[str]] = {
     ],
 }
 # Benches run against the llama-server stand-in in quick mode: their output must say so.
-STANDIN = {"count_accuracy.py", "local_llm.py"}
+STANDIN = {"count_accuracy.py", "local_llm.py", "window_fill.py"}
 # A bench that cannot run in CI, with the reason (none today).
 EXCLUDED: dict[str, str] = {}
 

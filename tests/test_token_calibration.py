@@ -206,3 +206,44 @@ async def test_a_usage_without_the_tools_never_sends_a_request_over_the_window(p
     for request in sent:
         exact = counter.messages(request["messages"]) + counter.tools(request["tools"])
         assert exact <= 8192 - request["max_tokens"], (exact, request["max_tokens"])
+
+
+async def test_a_chinese_chat_calibrated_by_the_server_uses_the_window_the_server_counts(
+    provider, tmp_path
+):
+    # A tokenizer with a large vocabulary counts Chinese (or Arabic, Japanese) at a fraction of
+    # what ours does. Once the server's own counts calibrated the correction, the messages'
+    # factor below 1 is trusted: the request keeps the older turns that fit as the server
+    # counts them (with our count as the floor it kept a fraction), and still fits.
+    from .conftest import start_app
+
+    prose = "我们保留暖色调和缓慢推进的镜头，灯塔在黄昏时亮起，海浪拍打着岩石，远处有一艘小船。"
+    thread: list[dict[str, Any]] = []
+    for i in range(30):
+        thread += [user(f"第{i}轮：{prose * 2}", f"u{i}"), assistant_message("好的。", f"a{i}")]
+    thread = thread[:-1]
+    provider.props = {**LLAMA_PROPS, "default_generation_settings": {"n_ctx": 4096}}
+    env = {
+        "LLM_BASE_URL": provider.base_url,
+        "LLM_MODEL": "m",
+        "LLM_CONTEXT_WINDOW": "4096",
+        "LLM_HISTORY_SUMMARIZE": "0",
+    }
+    kept = {}
+    for counts in (False, True):
+        provider.counts = counts
+        app = await start_app(tmp_path / f"data-{counts}", env)
+        try:
+            provider.enqueue(Counted("好的。"))
+            status, body = await app.chat(chat_body(*thread))
+            errors = [e["errorText"] for e in sse_events(body) if e["type"] == "error"]
+            assert status == 200 and not errors, errors
+            report = context_report(body)
+            kept[counts] = len(provider.requests[-1]["messages"])
+            sent = provider.requests[-1]
+            assert provider.prompt_tokens(sent) <= 4096 - sent["max_tokens"]
+        finally:
+            await app.close()
+    assert report["factors"]["messages"] < 0.5  # what the server's counts taught
+    # the whole thread (59 messages and the system message) against its newest 34 of 59
+    assert kept == {False: 35, True: 60}, kept

@@ -99,8 +99,15 @@ class Assembly:
         """The factors a request is fitted with: the learned correction, with our exact count
         as the floor (a factor learned below 1 is not trusted to make room: a provider whose
         usage leaves the tool definitions out taught a tools factor of 0.035, and requests went
-        over the window)."""
-        return Factors(*(max(1.0, f) for f in self.inputs.correction))
+        over the window). The one exception: the messages' factor once the server's own counts
+        calibrated the correction (`calibration`). Its tokenizer may count a language at a
+        fraction of ours (Gemma 3: Arabic chats 0.71, Japanese 0.81 of cl100k), and the floor
+        left that much of the window unused; a request near the limit is counted by the server
+        before it is sent (chat_context.calibrate), so trusting it does not overflow."""
+        system, tools, messages = self.inputs.correction
+        if not self.inputs.calibration:
+            messages = max(1.0, messages)
+        return Factors(max(1.0, system), max(1.0, tools), messages)
 
     def sized(self, system: int = 0, tools: int = 0, messages: int = 0) -> int:
         """Exact counts as the provider counts them, for fitting (`fitting`)."""

@@ -156,8 +156,8 @@ class Correction:
 
     # system, tools, messages: a server may drop the tools entirely; a large vocabulary counts
     # CJK, Arabic or Hindi prose at 0.3-0.5x of cl100k (Gemma 3: Arabic 0.47, Chinese 0.50,
-    # Hindi 0.33). Fitting never trusts a factor below 1 (context_stages' `fitting`): these
-    # bounds only keep what is shown honest.
+    # Hindi 0.33). Fitting trusts a factor below 1 only for the messages, once the server's
+    # own counts calibrated them (context_stages' `fitting`; bench/window_fill.py).
     LOWS = (0.3, 0.0, 0.3)
     HIGH = 2.0
     MIN_ESTIMATED = 50
