@@ -1,0 +1,126 @@
+// Türkçe. ComfyUI's own tr words where it has them: iş akışı, düğüm, ayarlar, gönder, durdur,
+// yeni sohbet, sil, yeniden adlandır, yeniden dene, kopyala, dal, çalıştır, kes, argümanlar.
+// Turkish keeps a counted noun singular ("3 dosya"), so one and other read the same.
+import type { Translation } from "..";
+
+const table: Translation = {
+  "header.newChat": "Yeni sohbet",
+  "header.showThreads": "Sohbetleri göster",
+  "header.hideThreads": "Sohbetleri gizle",
+  "header.threads": "Sohbetler",
+  "header.settings": "Ayarlar",
+  "header.newThread": "Yeni sohbet",
+  "header.openSettings": "Ayarları aç",
+  "header.backToChat": "Sohbete dön",
+
+  "branches.label": "Dallar ({count})",
+  "branches.title": "Dallar: geri sarmalarda kenara ayrılanlar; istediğiniz zaman bunlara dönebilirsiniz",
+  "branches.count": { one: "{count} dal", other: "{count} dal" },
+  "branches.menu": "Dallar",
+  "branches.returnTitle": {
+    one: "{number}. dala dön: kenara ayrılan {count} mesaj",
+    other: "{number}. dala dön: kenara ayrılan {count} mesaj",
+  },
+  "branches.outOfReach": "Bu dal, artık kendisi de kenara ayrılmış bir mesajın ardından geliyor: önce o mesajı içeren dala dönün.",
+  "branches.returnTo": "{number}. dala dön",
+  "branches.messages": { one: "{count} mesaj", other: "{count} mesaj" },
+
+  "threads.noWorkflow": "iş akışı yok",
+  "threads.deleteTitle": "Bu sohbet silinsin mi?",
+  "threads.deleteMessage": "“{title}” ve mesajları sunucudan silinecek.",
+  "threads.titleInput": "Sohbet başlığı",
+  "threads.answering": "yanıtlıyor",
+  "threads.unbound": "Hiçbir iş akışına bağlı değil",
+  "threads.rename": "“{title}” sohbetini yeniden adlandır",
+  "threads.renameShort": "Yeniden adlandır",
+  "threads.delete": "“{title}” sohbetini sil",
+  "threads.deleteShort": "Sil",
+  "threads.thisWorkflow": "Bu iş akışı",
+  "threads.thisWorkflowHeading": "Bu iş akışı · {name}",
+  "threads.none": "Henüz sohbet yok: bir mesaj gönderdiğinizde yenisi başlar.",
+  "threads.others": "Diğer sohbetler",
+  "threads.list": "Sohbetler",
+  "threads.new": "Yeni sohbet",
+  "threads.newButton": "+ Yeni sohbet",
+  "threads.loadError": "Sohbetler yüklenemedi.",
+  "threads.loading": "Yükleniyor…",
+  "threads.loadMore": "Daha fazla sohbet yükle",
+  "threads.more": "daha fazla…",
+
+  "workflowMenu.moveFailed": "Sohbet taşınamadı",
+  "workflowMenu.moveHere": "Bu iş akışına taşı",
+  "workflowMenu.unbind": "İş akışından ayır",
+  "workflowMenu.label": "“{title}” sohbetinin iş akışı",
+  "workflowMenu.title": "İş akışı",
+  "runOutputs.more": "+{count} tane daha",
+  "runOutputs.label": { one: "Çalıştırmanın ürettiği: {count} dosya", other: "Çalıştırmanın ürettiği: {count} dosya" },
+
+  "composer.placeholder": "İş akışınız hakkında sorun — komutlar için /",
+  "composer.message": "Mesaj",
+  "composer.commands": "Komutlar",
+  "composer.stopAnswer": "Yanıtı durdur",
+  "composer.stop": "Durdur",
+  "composer.send": "Gönder",
+  "composer.sendEnter": "Gönder (Enter)",
+  "composer.attaching": "Ekleniyor…",
+  "composer.removeRefused": "Eklenemeyen dosyayı kaldırın",
+  "composer.attach": "Dosya ekle",
+  "composer.attachTitle": "Görüntü, iş akışı veya metin dosyası ekle",
+
+  "chat.welcome": "İş akışınızla ilgili her şeyi sorun: oluşturma, düzeltme, açıklama, çalıştırma.",
+  "chat.welcomeHelp": "Komutlar için {slash} yazın — {skill} bir beceriyi izler, {help} diğerlerini listeler. Model ve sunucu {settings} bölümünden ayarlanır.",
+  "chat.settingsLink": "Ayarlar",
+  "chat.answerFailed": "Yanıt başarısız oldu.",
+  "chat.stepLimit": {
+    one: "{count} adımdan sonra durduruldu (mesaj başına sınır, Ayarlar'dan değiştirilebilir). Devam etmek için “devam et” yazıp gönderin.",
+    other: "{count} adımdan sonra durduruldu (mesaj başına sınır, Ayarlar'dan değiştirilebilir). Devam etmek için “devam et” yazıp gönderin.",
+  },
+  "chat.waitingForYou": "Yukarıdaki yanıtınız bekleniyor…",
+  "chat.runningTools": "Araçlar panelde çalıştırılıyor…",
+
+  "message.codeText": "metin",
+  "message.copyCode": "Kodu kopyala",
+  "message.copy": "kopyala",
+  "message.copied": "kopyalandı",
+  "message.thinking": "Düşünüyor…",
+  "message.reasoning": "Akıl yürütme",
+  "message.copyAnswer": "Yanıtı kopyala",
+  "message.answerAgain": "Yeniden yanıtla",
+  "message.retry": "yeniden dene",
+  "message.runNote": "Çalıştırmanın nasıl bittiği (panel tarafından eklendi)",
+  "message.editNote": "İş akışında elle yaptığınız değişiklikler (panel tarafından eklendi)",
+
+  "tool.summary": "{name} aracı: {state}",
+  "tool.state.running": "çalışıyor",
+  "tool.state.done": "tamamlandı",
+  "tool.state.failed": "başarısız",
+  "tool.state.cancelled": "iptal edildi",
+  "tool.state.denied": "sizin tarafınızdan reddedildi",
+  "tool.arguments": "Argümanlar",
+  "tool.error": "Hata",
+  "tool.result": "Sonuç",
+  "tool.running": "Çalışıyor…",
+  "tool.progress": "Çalışıyor: {parts}",
+  "tool.progress.node": "düğüm {node}",
+  "tool.progress.step": "adım {step}/{steps}",
+  "tool.progress.cached": { one: "{count} önbellekten", other: "{count} önbellekten" },
+  "tool.progress.ran": { one: "{count} çalıştı", other: "{count} çalıştı" },
+  "tool.stopWaiting": "Beklemeyi bırak",
+  "tool.interrupt": "Çalıştırmayı kes",
+  "tool.serverAsks": "{name} aracı onayınızı istiyor.",
+
+  "approval.label": "Asistan bir işlem yapmadan önce onayınızı istiyor",
+  "approval.more": { one: "ve {count} tane daha", other: "ve {count} tane daha" },
+  "approval.cost": "Maliyet: {cost}",
+  "approval.always": "Bu sohbette grafikteki değişikliklere sormadan izin ver",
+  "approval.allow": "İzin ver",
+  "approval.deny": "Reddet",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
+};
+
+export default table;
