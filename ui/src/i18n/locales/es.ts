@@ -1,0 +1,135 @@
+// Español. ComfyUI's own es words where it has them: flujo de trabajo, nodo, grafo, Configuración,
+// Detener, Enviar, Nuevo chat (a thread is a «chat», as in its Historial de chat), Eliminar,
+// Renombrar, Copiar, Copiado, Reintentar, Pensando, ejecución/Ejecutar, Interrumpir, herramienta,
+// habilidad, Adjuntar, Cancelado; «» quotes and tú, as its agent panel does.
+import type { Translation } from "..";
+
+const limit = "(el límite por mensaje, en Configuración). Envía «continúa» para seguir.";
+
+const table: Translation = {
+  "header.newChat": "Nuevo chat",
+  "header.showThreads": "Mostrar los chats",
+  "header.hideThreads": "Ocultar los chats",
+  "header.threads": "Chats",
+  "header.settings": "Configuración",
+  "header.newThread": "Nuevo chat",
+  "header.openSettings": "Abrir la configuración",
+  "header.backToChat": "Volver al chat",
+
+  "branches.label": "Ramas ({count})",
+  "branches.title": "Ramas: lo que se apartó al retroceder en el chat, para volver a ello",
+  "branches.count": { one: "{count} rama", many: "{count} de ramas", other: "{count} ramas" },
+  "branches.menu": "Ramas",
+  "branches.returnTitle": {
+    one: "Volver a la rama {number}: {count} mensaje apartado",
+    many: "Volver a la rama {number}: {count} de mensajes apartados",
+    other: "Volver a la rama {number}: {count} mensajes apartados",
+  },
+  "branches.outOfReach": "Esta rama seguía a un mensaje que ahora también está apartado: vuelve primero a la rama que contiene ese mensaje.",
+  "branches.returnTo": "Volver a la rama {number}",
+  "branches.messages": { one: "{count} mensaje", many: "{count} de mensajes", other: "{count} mensajes" },
+
+  "threads.noWorkflow": "sin flujo de trabajo",
+  "threads.deleteTitle": "¿Eliminar este chat?",
+  "threads.deleteMessage": "«{title}» y sus mensajes se eliminarán del servidor.",
+  "threads.titleInput": "Título del chat",
+  "threads.answering": "respondiendo",
+  "threads.unbound": "Sin vincular a ningún flujo de trabajo",
+  "threads.rename": "Renombrar «{title}»",
+  "threads.renameShort": "Renombrar",
+  "threads.delete": "Eliminar «{title}»",
+  "threads.deleteShort": "Eliminar",
+  "threads.thisWorkflow": "Este flujo de trabajo",
+  "threads.thisWorkflowHeading": "Este flujo de trabajo · {name}",
+  "threads.none": "Aún no hay chats: envía un mensaje para empezar uno.",
+  "threads.others": "Otros chats",
+  "threads.list": "Chats",
+  "threads.new": "Nuevo chat",
+  "threads.newButton": "+ Nuevo chat",
+  "threads.loadError": "No se pudieron cargar los chats.",
+  "threads.loading": "Cargando…",
+  "threads.loadMore": "Cargar más chats",
+  "threads.more": "más…",
+
+  "workflowMenu.moveFailed": "No se pudo mover el chat",
+  "workflowMenu.moveHere": "Mover a este flujo de trabajo",
+  "workflowMenu.unbind": "Desvincular de su flujo de trabajo",
+  "workflowMenu.label": "Flujo de trabajo de «{title}»",
+  "workflowMenu.title": "Flujo de trabajo",
+  "runOutputs.more": "+{count} más",
+  "runOutputs.label": {
+    one: "Lo que generó la ejecución: {count} archivo",
+    many: "Lo que generó la ejecución: {count} de archivos",
+    other: "Lo que generó la ejecución: {count} archivos",
+  },
+
+  "composer.placeholder": "Pregunta sobre tu flujo de trabajo — / para ver los comandos",
+  "composer.message": "Mensaje",
+  "composer.commands": "Comandos",
+  "composer.stopAnswer": "Detener la respuesta",
+  "composer.stop": "Detener",
+  "composer.send": "Enviar",
+  "composer.sendEnter": "Enviar (Intro)",
+  "composer.attaching": "Adjuntando…",
+  "composer.removeRefused": "Quita el archivo que no se pudo adjuntar",
+  "composer.attach": "Adjuntar archivos",
+  "composer.attachTitle": "Adjuntar imágenes, flujos de trabajo o archivos de texto",
+
+  "chat.welcome": "Pregunta sobre tu flujo de trabajo: crearlo, corregirlo, explicarlo, ejecutarlo.",
+  "chat.welcomeHelp": "Escribe {slash} para ver los comandos — {skill} aplica una habilidad, {help} muestra el resto. El modelo y el servidor se configuran en {settings}.",
+  "chat.settingsLink": "Configuración",
+  "chat.answerFailed": "La respuesta falló.",
+  "chat.stepLimit": {
+    one: `Detenido tras {count} paso ${limit}`,
+    many: `Detenido tras {count} de pasos ${limit}`,
+    other: `Detenido tras {count} pasos ${limit}`,
+  },
+  "chat.waitingForYou": "Esperando tu respuesta arriba…",
+  "chat.runningTools": "Ejecutando herramientas en el panel…",
+
+  "message.codeText": "texto",
+  "message.copyCode": "Copiar el código",
+  "message.copy": "copiar",
+  "message.copied": "copiado",
+  "message.thinking": "Pensando…",
+  "message.reasoning": "Razonamiento",
+  "message.copyAnswer": "Copiar la respuesta",
+  "message.answerAgain": "Volver a responder",
+  "message.retry": "reintentar",
+  "message.runNote": "Cómo terminó una ejecución (añadido por el panel)",
+  "message.editNote": "Lo que cambiaste a mano en el flujo de trabajo (añadido por el panel)",
+
+  "tool.summary": "Herramienta {name}: {state}",
+  "tool.state.running": "en ejecución",
+  "tool.state.done": "completada",
+  "tool.state.failed": "con error",
+  "tool.state.cancelled": "cancelada",
+  "tool.state.denied": "denegada por ti",
+  "tool.arguments": "Argumentos",
+  "tool.error": "Error",
+  "tool.result": "Resultado",
+  "tool.running": "Ejecutando…",
+  "tool.progress": "Ejecutando: {parts}",
+  "tool.progress.node": "nodo {node}",
+  "tool.progress.step": "paso {step}/{steps}",
+  "tool.progress.cached": { other: "{count} en caché" },
+  "tool.progress.ran": { one: "{count} ejecutado", other: "{count} ejecutados" },
+  "tool.stopWaiting": "Dejar de esperar",
+  "tool.interrupt": "Interrumpir la ejecución",
+  "tool.serverAsks": "{name} solicita tu aprobación.",
+
+  "approval.label": "El asistente pregunta antes de actuar",
+  "approval.more": { other: "y {count} más" },
+  "approval.cost": "Costo: {cost}",
+  "approval.always": "Permitir ediciones del grafo en este chat sin preguntar",
+  "approval.allow": "Permitir",
+  "approval.deny": "Denegar",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
+};
+
+export default table;

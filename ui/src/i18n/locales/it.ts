@@ -1,0 +1,135 @@
+// Italiano. ComfyUI's own it words where it has them: workflow, nodo, grafo, Impostazioni,
+// Interrompi, Invia, Nuova chat (a thread is a «chat», as in its Cronologia chat), Elimina,
+// Rinomina, Copia, Copiato, Riprova, esecuzione/Esegui, strumento, skill,
+// Allega, Annullato; «» quotes and tu, as its agent panel does.
+import type { Translation } from "..";
+
+const limit = "(il limite per messaggio, nelle Impostazioni). Invia «continua» per proseguire.";
+
+const table: Translation = {
+  "header.newChat": "Nuova chat",
+  "header.showThreads": "Mostra le chat",
+  "header.hideThreads": "Nascondi le chat",
+  "header.threads": "Chat",
+  "header.settings": "Impostazioni",
+  "header.newThread": "Nuova chat",
+  "header.openSettings": "Apri le impostazioni",
+  "header.backToChat": "Torna alla chat",
+
+  "branches.label": "Rami ({count})",
+  "branches.title": "Rami: ciò che è stato messo da parte tornando indietro nella chat, per riprenderlo",
+  "branches.count": { one: "{count} ramo", many: "{count} di rami", other: "{count} rami" },
+  "branches.menu": "Rami",
+  "branches.returnTitle": {
+    one: "Torna al ramo {number}: {count} messaggio messo da parte",
+    many: "Torna al ramo {number}: {count} di messaggi messi da parte",
+    other: "Torna al ramo {number}: {count} messaggi messi da parte",
+  },
+  "branches.outOfReach": "Questo ramo seguiva un messaggio che ora è a sua volta messo da parte: torna prima al ramo che contiene quel messaggio.",
+  "branches.returnTo": "Torna al ramo {number}",
+  "branches.messages": { one: "{count} messaggio", many: "{count} di messaggi", other: "{count} messaggi" },
+
+  "threads.noWorkflow": "nessun workflow",
+  "threads.deleteTitle": "Eliminare questa chat?",
+  "threads.deleteMessage": "«{title}» e i suoi messaggi verranno eliminati dal server.",
+  "threads.titleInput": "Titolo della chat",
+  "threads.answering": "risposta in corso",
+  "threads.unbound": "Non associata a nessun workflow",
+  "threads.rename": "Rinomina «{title}»",
+  "threads.renameShort": "Rinomina",
+  "threads.delete": "Elimina «{title}»",
+  "threads.deleteShort": "Elimina",
+  "threads.thisWorkflow": "Questo workflow",
+  "threads.thisWorkflowHeading": "Questo workflow · {name}",
+  "threads.none": "Ancora nessuna chat: invia un messaggio per iniziarne una.",
+  "threads.others": "Altre chat",
+  "threads.list": "Chat",
+  "threads.new": "Nuova chat",
+  "threads.newButton": "+ Nuova chat",
+  "threads.loadError": "Impossibile caricare le chat.",
+  "threads.loading": "Caricamento…",
+  "threads.loadMore": "Carica altre chat",
+  "threads.more": "altre…",
+
+  "workflowMenu.moveFailed": "Impossibile spostare la chat",
+  "workflowMenu.moveHere": "Sposta in questo workflow",
+  "workflowMenu.unbind": "Scollega dal suo workflow",
+  "workflowMenu.label": "Workflow di «{title}»",
+  "workflowMenu.title": "Workflow",
+  "runOutputs.more": "+ altri {count}",
+  "runOutputs.label": {
+    one: "Ciò che ha prodotto l’esecuzione: {count} file",
+    many: "Ciò che ha prodotto l’esecuzione: {count} di file",
+    other: "Ciò che ha prodotto l’esecuzione: {count} file",
+  },
+
+  "composer.placeholder": "Chiedi del tuo workflow — / per i comandi",
+  "composer.message": "Messaggio",
+  "composer.commands": "Comandi",
+  "composer.stopAnswer": "Interrompi la risposta",
+  "composer.stop": "Interrompi",
+  "composer.send": "Invia",
+  "composer.sendEnter": "Invia (Invio)",
+  "composer.attaching": "Caricamento degli allegati…",
+  "composer.removeRefused": "Rimuovi il file che non è stato possibile allegare",
+  "composer.attach": "Allega file",
+  "composer.attachTitle": "Allega immagini, workflow o file di testo",
+
+  "chat.welcome": "Chiedi del tuo workflow: crearlo, correggerlo, spiegarlo, eseguirlo.",
+  "chat.welcomeHelp": "Digita {slash} per i comandi — {skill} applica una skill, {help} elenca gli altri. Il modello e il server si configurano in {settings}.",
+  "chat.settingsLink": "Impostazioni",
+  "chat.answerFailed": "Risposta non riuscita.",
+  "chat.stepLimit": {
+    one: `Interrotto dopo {count} passaggio ${limit}`,
+    many: `Interrotto dopo {count} di passaggi ${limit}`,
+    other: `Interrotto dopo {count} passaggi ${limit}`,
+  },
+  "chat.waitingForYou": "In attesa della tua risposta qui sopra…",
+  "chat.runningTools": "Esecuzione degli strumenti nel pannello…",
+
+  "message.codeText": "testo",
+  "message.copyCode": "Copia il codice",
+  "message.copy": "copia",
+  "message.copied": "copiato",
+  "message.thinking": "Ragionamento in corso…",
+  "message.reasoning": "Ragionamento",
+  "message.copyAnswer": "Copia la risposta",
+  "message.answerAgain": "Rispondi di nuovo",
+  "message.retry": "riprova",
+  "message.runNote": "Com’è terminata un’esecuzione (aggiunto dal pannello)",
+  "message.editNote": "Cosa hai modificato a mano nel workflow (aggiunto dal pannello)",
+
+  "tool.summary": "Strumento {name}: {state}",
+  "tool.state.running": "in esecuzione",
+  "tool.state.done": "completato",
+  "tool.state.failed": "non riuscito",
+  "tool.state.cancelled": "annullato",
+  "tool.state.denied": "rifiutato da te",
+  "tool.arguments": "Argomenti",
+  "tool.error": "Errore",
+  "tool.result": "Risultato",
+  "tool.running": "Esecuzione in corso…",
+  "tool.progress": "In esecuzione: {parts}",
+  "tool.progress.node": "nodo {node}",
+  "tool.progress.step": "passo {step}/{steps}",
+  "tool.progress.cached": { other: "{count} in cache" },
+  "tool.progress.ran": { one: "{count} eseguito", other: "{count} eseguiti" },
+  "tool.stopWaiting": "Smetti di attendere",
+  "tool.interrupt": "Interrompi l’esecuzione",
+  "tool.serverAsks": "{name} chiede la tua approvazione.",
+
+  "approval.label": "L’assistente chiede prima di agire",
+  "approval.more": { one: "e un altro", other: "e altri {count}" },
+  "approval.cost": "Costo: {cost}",
+  "approval.always": "Consenti le modifiche al grafo in questa chat senza chiedere",
+  "approval.allow": "Consenti",
+  "approval.deny": "Rifiuta",
+
+  // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
+
+  // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
+
+  // ── errors the server sends with a code and parameters (error.*) ──
+};
+
+export default table;
