@@ -180,6 +180,8 @@ export const en = {
   // Settings (Settings.tsx, runtime/providerForm.ts)
   "settings.provider": "Model provider",
   "settings.providerHelp": "Any OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Empty a field to use the environment's value.",
+  "settings.providerName.generic": "The provider",
+  "settings.providerName.llamaCpp": "The llama.cpp server",
   "settings.field.baseUrl": "Base URL",
   "settings.field.model": "Model",
   "settings.field.apiKey": "API key",

@@ -5,6 +5,7 @@
 import { Fragment, type FC, type ReactNode } from "react";
 import { useI18n } from "../i18n";
 import type { ProviderSettings } from "../runtime/api";
+import { providerName } from "../runtime/providerForm";
 
 const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\]):\d+$/i;
 
@@ -25,7 +26,7 @@ export const WhereRequestsGo: FC<{ settings: ProviderSettings }> = ({ settings }
   return (
     <section className="cua-form cua-egress" aria-labelledby="cua-egress-title">
       <h3 id="cua-egress-title">{t("egress.title")}</h3>
-      <p>{withElements(t("egress.destination", { provider: settings.provider.replace(/^The /, "the ") }), { origin: code })}</p>
+      <p>{withElements(t("egress.destination", { provider: providerName(settings.provider).replace(/^The /, "the ") }), { origin: code })}</p>
       {travelsInClear(origin) ? (
         <p className="cua-error" role="note">
           {t(settings.apiKeySet ? "egress.inClearWithKey" : "egress.inClear")}

@@ -5,7 +5,7 @@ import { useEffect, useId, useState, type FC, type FormEvent } from "react";
 import { useI18n, type MessageKey } from "../i18n";
 import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../runtime/api";
 import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
-import { fieldLabel, FormError, formFrom, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
+import { fieldLabel, FormError, formFrom, providerName, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";
 import { WhereRequestsGo } from "./Egress";
 import { Projects } from "./Projects";
@@ -127,7 +127,7 @@ export const Settings: FC = () => {
         ) : null}
         {form && saved ? (
           <>
-            <Field id={`${id}-url`} label={fieldLabel("baseUrl")} hint={`${saved.provider} · ${sourceLabel(saved, "baseUrl")}`}>
+            <Field id={`${id}-url`} label={fieldLabel("baseUrl")} hint={`${providerName(saved.provider)} · ${sourceLabel(saved, "baseUrl")}`}>
               <input id={`${id}-url`} type="url" value={form.baseUrl} onChange={set("baseUrl")} placeholder="http://127.0.0.1:11434/v1" spellCheck={false} />
             </Field>
             <Field

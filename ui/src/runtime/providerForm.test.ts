@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderSettings } from "./api";
 import { setLocale } from "../i18n";
-import { FormError, formFrom, providerUpdate, sourceLabel } from "./providerForm";
+import { FormError, formFrom, providerName, providerUpdate, sourceLabel } from "./providerForm";
 
 const saved: ProviderSettings = {
   baseUrl: "http://127.0.0.1:11434/v1",
@@ -50,6 +50,7 @@ describe("the provider form", () => {
     try {
       expect(() => providerUpdate({ ...formFrom(saved), contextWindow: "8k" }, saved)).toThrow("上下文窗口必须是整数个 token（留空则自动设置）。");
       expect(sourceLabel(saved, "baseUrl")).toBe("来自环境变量");
+      expect([providerName("Ollama"), providerName("The provider"), providerName("The llama.cpp server")]).toEqual(["Ollama", "模型提供商", "llama.cpp 服务器"]);
     } finally {
       setLocale("en");
     }

@@ -61,6 +61,19 @@ export function providerUpdate(form: ProviderForm, saved: ProviderSettings): Rec
   return update;
 }
 
+/** The server's names that are words, not names (core/provider/provider_profiles.py). */
+const DESCRIBED: Record<string, MessageKey> = {
+  "The provider": "settings.providerName.generic",
+  "The llama.cpp server": "settings.providerName.llamaCpp",
+};
+
+/** The provider's name as the server sends it ("Ollama"), or its description in the current
+ * locale when it has no name ("The provider"). */
+export function providerName(name: string): string {
+  const key = DESCRIBED[name];
+  return key ? t(key) : name;
+}
+
 /** Where a setting's value comes from, in words (the current locale's). */
 export function sourceLabel(settings: ProviderSettings, key: string): string {
   const source = settings.sources?.[key];

@@ -249,6 +249,8 @@ const table: Translation = {
 
   "settings.provider": "مزوّد النموذج",
   "settings.providerHelp": "أي خادم متوافق مع OpenAI (Ollama وLM Studio وllama.cpp وvLLM وOpenAI وOpenRouter…). أفرغ حقلًا لتُستخدم القيمة المضبوطة في متغيرات البيئة.",
+  "settings.providerName.generic": "المزوّد",
+  "settings.providerName.llamaCpp": "خادم llama.cpp",
   "settings.field.baseUrl": "عنوان URL الأساسي",
   "settings.field.model": "النموذج",
   "settings.field.apiKey": "مفتاح API",

@@ -156,6 +156,8 @@ const table: Translation = {
 
   "settings.provider": "模型提供商",
   "settings.providerHelp": "任何兼容 OpenAI 的服务器（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。清空某一项即改用环境变量中的值。",
+  "settings.providerName.generic": "模型提供商",
+  "settings.providerName.llamaCpp": "llama.cpp 服务器",
   "settings.field.baseUrl": "基础 URL",
   "settings.field.model": "模型",
   "settings.field.apiKey": "API 密钥",
