@@ -205,9 +205,9 @@ const table: Translation = {
   "egress.sent.conversation": "对话：你的消息和回答、每次工具调用及其结果、较早部分的摘要；以及各项指令（助手的指导说明、技能列表、你的规则、SOUL.md、目标和偏好）。",
   "egress.sent.workflow": "工具读取时的工作流，以及查询得到的信息：已安装的节点类型、模型文件名、文档。",
   "egress.sent.files": "附加的文件（文本、工作流、ComfyUI 图片中嵌入的工作流）以及对话所属项目的文档。",
-  "egress.sent.images": "图片（你附加的图片，以及运行输出的一张预览图）仅在模型能识别图片时发送；否则改用文字描述其信息（格式、尺寸、看起来哪里不对）。",
+  "egress.sent.images": "图片（你附加的图片，以及运行输出的一张图片）仅在模型能识别图片时发送；否则改用文字描述其信息（格式、尺寸、看起来哪里不对）。",
   "egress.sent.delegated": "委派的任务：只发送任务本身，交给同一个模型。",
-  "egress.sent.sizing": "为估算请求大小而向模型查询的信息（它的上下文窗口；llama.cpp 服务器会代为计算 token 数）。",
+  "egress.sent.sizing": "为确定请求大小，查询模型的相关信息（其上下文窗口；llama.cpp 服务器会代为计算 token 数）。",
   "egress.neverLeaves": "绝不外传的内容：API 密钥只发往 {origin}，不会回传到此页面，也不会写入日志。不会联系其他任何地方：没有遥测、没有更新检查、没有下载；运行生成的图片从当前这个 ComfyUI 读取（独立运行时：从 COMFYUI_URL 所指的 ComfyUI 读取）。回答中链接的图片不会自动加载：点击后才会打开。",
 
   "notices.dismiss": "关闭：{title}",
