@@ -1,6 +1,7 @@
 import "./reactTestEnv";
 import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
 import { StoreContext } from "./context";
@@ -10,6 +11,7 @@ import { Settings } from "./Settings";
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setLocale("en");
 });
 
 function renderSettings() {
@@ -53,6 +55,17 @@ describe("Where your requests go", () => {
     expect(text).not.toContain("tok-abc123");
     expect(where.getByRole("note").textContent).toMatch(/plain http: what is sent crosses the network unencrypted/);
     expect(server.providerPuts).toEqual([{ baseUrl: "http://gpu-box.lan:8080/v1/tok-abc123" }]);
+  });
+
+  it("speaks the panel's language: Settings and where requests go in Chinese", async () => {
+    setLocale("zh");
+    renderSettings();
+    const text = (await screen.findByRole("region", { name: "你的请求发往何处" })).textContent ?? "";
+    expect(text).toContain("只发往 http://127.0.0.1:11434（Ollama），不会发往其他任何地方。");
+    expect(text).toContain("API 密钥只发往 http://127.0.0.1:11434");
+    expect(await screen.findByLabelText("基础 URL")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "保存" })).toBeTruthy();
+    expect(screen.getByLabelText("每条消息的步数上限")).toBeTruthy();
   });
 
   it("flags plain http only when it leaves this machine", () => {

@@ -2,15 +2,17 @@
 // `data-context` report; the numbers on hover, a marker when history was shortened.
 import { useChat } from "@ai-sdk/react";
 import { useEffect, useState, type FC } from "react";
+import { useI18n } from "../i18n";
 import { requestJson } from "../runtime/api";
 import { threadPath } from "../runtime/threadAdapter";
 import { useCurrentThread } from "./context";
 import { computeGauge, formatTokens, isContextReport, latestReport, type ContextReport } from "./gauge";
 
 export const GaugeBar: FC<{ report: ContextReport; wide?: boolean }> = ({ report, wide }) => {
-  const gauge = computeGauge(report);
+  const { t, locale } = useI18n();
+  const gauge = computeGauge(report, locale);
   const title = gauge.lines.join("\n");
-  const label = `Context: ${formatTokens(gauge.prompt)} of ${formatTokens(gauge.window)} tokens`;
+  const label = t("gauge.label", { prompt: formatTokens(gauge.prompt, locale), window: formatTokens(gauge.window, locale) });
   return (
     <div className={wide ? "cua-gauge cua-gauge-wide" : "cua-gauge"} title={title}>
       <div
@@ -27,12 +29,12 @@ export const GaugeBar: FC<{ report: ContextReport; wide?: boolean }> = ({ report
             key={s.key}
             className={`cua-seg cua-seg-${s.key}`}
             style={{ width: `${(s.fraction * 100).toFixed(2)}%` }}
-            title={`${s.label}: ${s.tokens.toLocaleString("en-US")} tokens`}
+            title={t("gauge.sectionLine", { section: s.label, tokens: t("gauge.tokens", { count: s.tokens }) })}
           />
         ))}
       </div>
       <span className="cua-gauge-text">
-        {formatTokens(gauge.prompt)}/{formatTokens(gauge.window)}
+        {formatTokens(gauge.prompt, locale)}/{formatTokens(gauge.window, locale)}
       </span>
       {gauge.marker ? (
         <span className="cua-gauge-marker" title={gauge.marker.text} aria-label={gauge.marker.text}>
@@ -45,7 +47,8 @@ export const GaugeBar: FC<{ report: ContextReport; wide?: boolean }> = ({ report
 
 /** The legend and numbers of a report, for /context. */
 export const ContextDetails: FC<{ report: ContextReport }> = ({ report }) => {
-  const gauge = computeGauge(report);
+  const { t, locale } = useI18n();
+  const gauge = computeGauge(report, locale);
   return (
     <div className="cua-context">
       <GaugeBar report={report} wide />
@@ -53,7 +56,7 @@ export const ContextDetails: FC<{ report: ContextReport }> = ({ report }) => {
         {gauge.segments.map((s) => (
           <li key={s.key}>
             <span className={`cua-swatch cua-seg-${s.key}`} aria-hidden="true" />
-            {s.label}: {s.tokens.toLocaleString("en-US")}
+            {t("gauge.sectionLine", { section: s.label, tokens: s.tokens })}
           </li>
         ))}
       </ul>

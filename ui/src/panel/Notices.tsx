@@ -7,6 +7,7 @@ import { TextMessagePartProvider } from "@assistant-ui/react";
 import remarkGfm from "remark-gfm";
 import { useChat } from "@ai-sdk/react";
 import type { FC } from "react";
+import { useI18n } from "../i18n";
 import type { Notice } from "../runtime/chatStore";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { ContextDetails } from "./Gauge";
@@ -24,18 +25,21 @@ const NoticeText: FC<{ text: string; markdown: boolean }> = ({ text, markdown })
     <div className="cua-notice-text">{text}</div>
   );
 
-const NoticeCard: FC<{ notice: Notice; onDismiss: () => void }> = ({ notice, onDismiss }) => (
+const NoticeCard: FC<{ notice: Notice; onDismiss: () => void }> = ({ notice, onDismiss }) => {
+  const { t } = useI18n();
+  return (
   <div className="cua-notice" data-kind={notice.kind} role={notice.kind === "error" ? "alert" : "status"}>
     <div className="cua-notice-head">
       <span className="cua-notice-title">{notice.title}</span>
-      <button type="button" className="cua-link" onClick={onDismiss} aria-label={`Dismiss: ${notice.title}`}>
+      <button type="button" className="cua-link" onClick={onDismiss} aria-label={t("notices.dismiss", { title: notice.title })}>
         ✕
       </button>
     </div>
     {notice.report ? <ContextDetails report={notice.report} /> : null}
     {notice.text ? <NoticeText text={notice.text} markdown={notice.kind === "help" || notice.kind === "compact"} /> : null}
   </div>
-);
+  );
+};
 
 /** Where a note shows: after its message, before the first message (noted on an empty thread),
  * or at the end when its message is gone (an answer given again). */

@@ -1,6 +1,7 @@
 import "./reactTestEnv";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
 import { StoreContext } from "./context";
@@ -9,6 +10,7 @@ import { Projects } from "./Projects";
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setLocale("en");
 });
 
 describe("Projects", () => {
@@ -39,5 +41,26 @@ describe("Projects", () => {
     fireEvent.click(screen.getByRole("button", { name: "Remove Style guide" }));
     await waitFor(() => expect(screen.queryByText("Style guide")).toBeNull());
     expect(server.calls).toContain("DELETE /api/assistant/projects/1/documents/2");
+  });
+
+  it("counts a project's documents and tokens in the panel's language", async () => {
+    const server = fakeServer(() => sseResponse(textAnswer("ok")));
+    vi.stubGlobal("fetch", server.fetch);
+    const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false });
+    await server.fetch("/api/assistant/projects", { method: "POST", body: JSON.stringify({ name: "Harbour" }) });
+    setLocale("ar");
+    render(
+      <StoreContext.Provider value={store}>
+        <Projects />
+      </StoreContext.Provider>,
+    );
+    expect(screen.getByRole("button", { name: "إنشاء" })).toBeTruthy();
+    fireEvent.click(await screen.findByRole("button", { name: /Harbour/ }));
+    fireEvent.change(await screen.findByLabelText("عنوان المستند"), { target: { value: "Style guide" } });
+    fireEvent.change(screen.getByLabelText("نص المستند"), { target: { value: "Muted teal and amber." } });
+    fireEvent.click(screen.getByRole("button", { name: "إضافة مستند" }));
+    await screen.findByText("مستند واحد · 4 رموز"); // Arabic's "one" and "few" forms
+    act(() => setLocale("zh"));
+    await screen.findByText("1 个文档 · 4 个 token");
   });
 });

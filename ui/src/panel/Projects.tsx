@@ -3,6 +3,7 @@
 // sends a project's documents with every request of its threads, whole or the passages that
 // match (core/files/project_documents.py); the gauge says which.
 import { useCallback, useEffect, useId, useState, type FC, type FormEvent } from "react";
+import { useI18n } from "../i18n";
 import { errorMessage, requestJson } from "../runtime/api";
 import { useStore } from "./context";
 
@@ -24,9 +25,8 @@ export interface ProjectDocument {
 
 type Detail = ProjectSummary & { documents: ProjectDocument[] };
 
-const tokens = (n: number) => `${n.toLocaleString("en-US")} tokens`;
-
 const DocumentForm: FC<{ projectId: number; onAdded: () => void; onError: (text: string) => void }> = ({ projectId, onAdded, onError }) => {
+  const { t } = useI18n();
   const id = useId();
   const [title, setTitle] = useState("");
   const [text, setText] = useState("");
@@ -49,11 +49,11 @@ const DocumentForm: FC<{ projectId: number; onAdded: () => void; onError: (text:
 
   return (
     <form className="cua-project-doc-form" onSubmit={(e) => void add(e)}>
-      <input id={`${id}-title`} aria-label="Document title" placeholder="Title" value={title} onChange={(e) => setTitle(e.target.value)} />
-      <textarea aria-label="Document text" placeholder="Paste the text, or choose a text file" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
+      <input id={`${id}-title`} aria-label={t("projects.documentTitle")} placeholder={t("projects.title")} value={title} onChange={(e) => setTitle(e.target.value)} />
+      <textarea aria-label={t("projects.documentText")} placeholder={t("projects.pasteText")} rows={4} value={text} onChange={(e) => setText(e.target.value)} />
       <input
         type="file"
-        aria-label="Text file"
+        aria-label={t("projects.textFile")}
         accept=".txt,.md,.markdown,.csv,.json,text/*"
         onChange={(e) => {
           const file = e.target.files?.[0];
@@ -65,7 +65,7 @@ const DocumentForm: FC<{ projectId: number; onAdded: () => void; onError: (text:
         }}
       />
       <button type="submit" disabled={busy || !title.trim() || !text.trim()}>
-        Add document
+        {t("projects.addDocument")}
       </button>
     </form>
   );
@@ -81,6 +81,7 @@ type ItemProps = {
 
 const ProjectItem: FC<ItemProps> = ({ project, onChanged, onError, onMoved }) => {
   const store = useStore();
+  const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const [detail, setDetail] = useState<Detail | null>(null);
 
@@ -106,13 +107,13 @@ const ProjectItem: FC<ItemProps> = ({ project, onChanged, onError, onMoved }) =>
   const attach = async (to: number | null) => {
     const thread = store.currentThreadId;
     try {
-      if (!thread) throw new Error("Send a first message, then put the chat in a project.");
+      if (!thread) throw new Error(t("projects.sendFirst"));
       await requestJson(`/api/assistant/threads/${encodeURIComponent(thread)}`, { method: "PATCH", body: { project: to } });
       onError("");
       onMoved(to);
     } catch (error) {
       const text = errorMessage(error);
-      onError(text.includes("does not exist") ? "Send a first message, then put the chat in a project." : text);
+      onError(text.includes("does not exist") ? t("projects.sendFirst") : text);
     }
   };
 
@@ -123,28 +124,28 @@ const ProjectItem: FC<ItemProps> = ({ project, onChanged, onError, onMoved }) =>
           {open ? "▾" : "▸"} {project.name}
         </button>
         <span className="cua-hint">
-          {project.documentCount} document{project.documentCount === 1 ? "" : "s"} · {tokens(project.tokens)}
+          {t("projects.summary", { count: project.documentCount, tokens: t("projects.tokens", { count: project.tokens }) })}
         </span>
       </div>
       {open ? (
         <div className="cua-project-body">
           <div className="cua-project-actions">
             <button type="button" onClick={() => void attach(project.id)}>
-              Use in this chat
+              {t("projects.useHere")}
             </button>
             <button type="button" onClick={() => void attach(null)}>
-              Take this chat out
+              {t("projects.takeOut")}
             </button>
             <button type="button" onClick={() => void remove(`${BASE}/${project.id}`)}>
-              Delete project
+              {t("projects.delete")}
             </button>
           </div>
           <ul className="cua-project-docs">
             {(detail?.documents ?? []).map((doc) => (
               <li key={doc.id}>
-                <span>{doc.title}</span> <span className="cua-hint">{tokens(doc.tokens)}</span>{" "}
-                <button type="button" aria-label={`Remove ${doc.title}`} onClick={() => void remove(`${BASE}/${project.id}/documents/${doc.id}`)}>
-                  Remove
+                <span>{doc.title}</span> <span className="cua-hint">{t("projects.tokens", { count: doc.tokens })}</span>{" "}
+                <button type="button" aria-label={t("projects.removeDocument", { title: doc.title })} onClick={() => void remove(`${BASE}/${project.id}/documents/${doc.id}`)}>
+                  {t("projects.remove")}
                 </button>
               </li>
             ))}
@@ -172,6 +173,7 @@ function useChatProject(): [number | null | undefined, (to: number | null) => vo
 }
 
 export const Projects: FC = () => {
+  const { t } = useI18n();
   const [projects, setProjects] = useState<ProjectSummary[]>([]);
   const [name, setName] = useState("");
   const [error, setError] = useState("");
@@ -199,12 +201,12 @@ export const Projects: FC = () => {
   };
 
   return (
-    <section className="cua-projects" aria-label="Projects">
-      <h3>Projects</h3>
-      <p className="cua-hint">Documents pinned to a project go with every message of its chats: whole while they fit, else the passages that match.</p>
+    <section className="cua-projects" aria-label={t("projects.heading")}>
+      <h3>{t("projects.heading")}</h3>
+      <p className="cua-hint">{t("projects.help")}</p>
       {chatProject !== undefined ? (
         <p className="cua-hint" role="status">
-          {current ? `This chat is in ${current.name}.` : "This chat is in no project."}
+          {current ? t("projects.chatIn", { name: current.name }) : t("projects.chatInNone")}
         </p>
       ) : null}
       <ul>
@@ -213,9 +215,9 @@ export const Projects: FC = () => {
         ))}
       </ul>
       <form onSubmit={(e) => void create(e)}>
-        <input aria-label="New project name" placeholder="New project" value={name} onChange={(e) => setName(e.target.value)} />
+        <input aria-label={t("projects.newName")} placeholder={t("projects.new")} value={name} onChange={(e) => setName(e.target.value)} />
         <button type="submit" disabled={!name.trim()}>
-          Create
+          {t("projects.create")}
         </button>
       </form>
       {error ? (

@@ -2,14 +2,18 @@
 // reserve overrides, a test with the server's verdict) and the panel's own settings. Nothing
 // here is required: with the provider configured by environment the chat just works.
 import { useEffect, useId, useState, type FC, type FormEvent } from "react";
+import { useI18n, type MessageKey } from "../i18n";
 import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../runtime/api";
 import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
-import { FIELD_LABELS, FormError, formFrom, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
+import { fieldLabel, FormError, formFrom, providerName, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";
 import { WhereRequestsGo } from "./Egress";
 import { Projects } from "./Projects";
 
 const PROVIDER = "/api/assistant/provider";
+
+/** The test's verdict on the key, in words. */
+const AUTH: Record<string, MessageKey> = { ok: "settings.auth.ok", failed: "settings.auth.failed", unknown: "settings.unknown" };
 
 type Status = { kind: "idle" } | { kind: "busy"; what: string } | { kind: "ok"; text: string } | { kind: "error"; text: string };
 
@@ -29,6 +33,7 @@ const Field: FC<{
 export const Settings: FC = () => {
   const store = useStore();
   useStoreVersion(store);
+  const { t } = useI18n();
   const id = useId();
   const [saved, setSaved] = useState<ProviderSettings | null>(null);
   const [form, setForm] = useState<ProviderForm | null>(null);
@@ -57,7 +62,7 @@ export const Settings: FC = () => {
   };
 
   const save = async (body: Record<string, unknown>, done: string) => {
-    setStatus({ kind: "busy", what: "Saving…" });
+    setStatus({ kind: "busy", what: t("settings.saving") });
     try {
       const next = await requestJson<ProviderSettings>(PROVIDER, { method: "PUT", body });
       setSaved(next);
@@ -79,10 +84,10 @@ export const Settings: FC = () => {
       return;
     }
     if (Object.keys(update).length === 0) {
-      setStatus({ kind: "ok", text: "Nothing changed." });
+      setStatus({ kind: "ok", text: t("settings.nothingChanged") });
       return;
     }
-    void save(update, "Saved.");
+    void save(update, t("settings.saved"));
   };
 
   const test = async () => {
@@ -94,7 +99,7 @@ export const Settings: FC = () => {
       setStatus({ kind: "error", text: error instanceof FormError ? error.message : String(error) });
       return;
     }
-    setStatus({ kind: "busy", what: "Testing…" });
+    setStatus({ kind: "busy", what: t("settings.testing") });
     try {
       const result = await requestJson<ProviderVerdict>(`${PROVIDER}/test`, { method: "POST", body: overrides });
       setVerdict(result);
@@ -110,11 +115,8 @@ export const Settings: FC = () => {
   return (
     <div className="cua-settings">
       <form className="cua-form" onSubmit={onSubmit} aria-labelledby={`${id}-provider`}>
-        <h3 id={`${id}-provider`}>Model provider</h3>
-        <p className="cua-muted">
-          Any OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Empty a field to
-          use the environment's value.
-        </p>
+        <h3 id={`${id}-provider`}>{t("settings.provider")}</h3>
+        <p className="cua-muted">{t("settings.providerHelp")}</p>
         {loadError ? <div className="cua-error" role="alert">{loadError}</div> : null}
         {saved?.problems?.length ? (
           <div className="cua-error" role="alert">
@@ -125,15 +127,15 @@ export const Settings: FC = () => {
         ) : null}
         {form && saved ? (
           <>
-            <Field id={`${id}-url`} label={FIELD_LABELS.baseUrl} hint={`${saved.provider} · ${sourceLabel(saved, "baseUrl")}`}>
+            <Field id={`${id}-url`} label={fieldLabel("baseUrl")} hint={`${providerName(saved.provider)} · ${sourceLabel(saved, "baseUrl")}`}>
               <input id={`${id}-url`} type="url" value={form.baseUrl} onChange={set("baseUrl")} placeholder="http://127.0.0.1:11434/v1" spellCheck={false} />
             </Field>
             <Field
               id={`${id}-model`}
-              label={FIELD_LABELS.model}
-              hint={models.length ? `${models.length} model${models.length === 1 ? "" : "s"} offered by the provider` : `${sourceLabel(saved, "model")} · empty: the provider's first model`}
+              label={fieldLabel("model")}
+              hint={models.length ? t("settings.modelsOffered", { count: models.length }) : t("settings.modelHint", { source: sourceLabel(saved, "model") })}
             >
-              <input id={`${id}-model`} value={form.model} onChange={set("model")} list={`${id}-models`} placeholder="automatic" spellCheck={false} />
+              <input id={`${id}-model`} value={form.model} onChange={set("model")} list={`${id}-models`} placeholder={t("settings.automatic")} spellCheck={false} />
               <datalist id={`${id}-models`}>
                 {models.map((m) => (
                   <option key={m} value={m} />
@@ -142,8 +144,8 @@ export const Settings: FC = () => {
             </Field>
             <Field
               id={`${id}-key`}
-              label={FIELD_LABELS.apiKey}
-              hint={saved.apiKeySet ? `a key is set (${sourceLabel(saved, "apiKey")}); type a new one to replace it` : "no key set (local servers need none)"}
+              label={fieldLabel("apiKey")}
+              hint={saved.apiKeySet ? t("settings.keySet", { source: sourceLabel(saved, "apiKey") }) : t("settings.noKey")}
             >
               <input
                 id={`${id}-key`}
@@ -156,22 +158,22 @@ export const Settings: FC = () => {
               />
             </Field>
             {saved.sources?.apiKey === "settings" ? (
-              <button type="button" className="cua-link" disabled={busy} onClick={() => void save({ apiKey: null }, "The stored key was removed.")}>
-                Remove the stored key
+              <button type="button" className="cua-link" disabled={busy} onClick={() => void save({ apiKey: null }, t("settings.keyRemoved"))}>
+                {t("settings.removeKey")}
               </button>
             ) : null}
-            <Field id={`${id}-window`} label={FIELD_LABELS.contextWindow} hint={`tokens · ${sourceLabel(saved, "contextWindow")} · empty: automatic`}>
-              <input id={`${id}-window`} inputMode="numeric" value={form.contextWindow} onChange={set("contextWindow")} placeholder="automatic" />
+            <Field id={`${id}-window`} label={fieldLabel("contextWindow")} hint={t("settings.windowHint", { source: sourceLabel(saved, "contextWindow") })}>
+              <input id={`${id}-window`} inputMode="numeric" value={form.contextWindow} onChange={set("contextWindow")} placeholder={t("settings.automatic")} />
             </Field>
-            <Field id={`${id}-reserve`} label={FIELD_LABELS.maxOutputTokens} hint={`tokens kept for the answer · ${sourceLabel(saved, "maxOutputTokens")}`}>
-              <input id={`${id}-reserve`} inputMode="numeric" value={form.maxOutputTokens} onChange={set("maxOutputTokens")} placeholder="automatic" />
+            <Field id={`${id}-reserve`} label={fieldLabel("maxOutputTokens")} hint={t("settings.reserveHint", { source: sourceLabel(saved, "maxOutputTokens") })}>
+              <input id={`${id}-reserve`} inputMode="numeric" value={form.maxOutputTokens} onChange={set("maxOutputTokens")} placeholder={t("settings.automatic")} />
             </Field>
             <div className="cua-row">
               <button type="submit" className="cua-btn cua-primary" disabled={busy}>
-                Save
+                {t("settings.save")}
               </button>
               <button type="button" className="cua-btn" disabled={busy} onClick={() => void test()}>
-                Test
+                {t("settings.test")}
               </button>
               {status.kind === "busy" ? <span className="cua-muted">{status.what}</span> : null}
               {status.kind === "ok" ? <span className="cua-ok" role="status">{status.text}</span> : null}
@@ -179,23 +181,26 @@ export const Settings: FC = () => {
             {status.kind === "error" ? <div className="cua-error" role="alert">{status.text}</div> : null}
             {verdict ? (
               <div className={verdict.ok ? "cua-verdict cua-ok" : "cua-verdict cua-error"} role="status">
-                <strong>{verdict.ok ? "✓ Works" : "✗ Does not work"}</strong> — {verdict.message}
+                <strong>{verdict.ok ? t("settings.works") : t("settings.doesNotWork")}</strong> — {verdict.message}
                 <div className="cua-muted">
-                  reachable: {verdict.reachable ? "yes" : "no"} · key: {verdict.auth} · model found:{" "}
-                  {verdict.modelFound === null ? "unknown" : verdict.modelFound ? "yes" : "no"}
+                  {t("settings.verdict", {
+                    reachable: t(verdict.reachable ? "settings.yes" : "settings.no"),
+                    auth: t(AUTH[verdict.auth] ?? "settings.unknown"),
+                    modelFound: t(verdict.modelFound === null ? "settings.unknown" : verdict.modelFound ? "settings.yes" : "settings.no"),
+                  })}
                 </div>
               </div>
             ) : null}
           </>
         ) : loadError ? null : (
-          <div className="cua-muted">Loading…</div>
+          <div className="cua-muted">{t("settings.loading")}</div>
         )}
       </form>
       {saved ? <WhereRequestsGo settings={saved} /> : null}
       <div className="cua-form">
-        <h3>Panel</h3>
+        <h3>{t("settings.panel")}</h3>
         <div className="cua-field">
-          <label htmlFor={`${id}-steps`}>Steps per message</label>
+          <label htmlFor={`${id}-steps`}>{t("settings.steps")}</label>
           <input
             id={`${id}-steps`}
             type="number"
@@ -204,7 +209,7 @@ export const Settings: FC = () => {
             value={store.settings.maxSteps}
             onChange={(e) => store.updateSettings({ maxSteps: Number(e.target.value) })}
           />
-          <span className="cua-hint">how many model calls one message may take before the assistant stops and asks</span>
+          <span className="cua-hint">{t("settings.stepsHint")}</span>
         </div>
         <div className="cua-field cua-check">
           <input
@@ -213,10 +218,7 @@ export const Settings: FC = () => {
             checked={store.settings.askBeforeEdits !== false}
             onChange={(e) => store.updateSettings({ askBeforeEdits: e.target.checked })}
           />
-          <label htmlFor={`${id}-ask`}>
-            Ask before the assistant removes nodes (new threads; a thread's approval card can stop asking). Paid runs and large
-            batches always ask.
-          </label>
+          <label htmlFor={`${id}-ask`}>{t("settings.askBeforeEdits")}</label>
         </div>
         <div className="cua-field cua-check">
           <input
@@ -225,7 +227,7 @@ export const Settings: FC = () => {
             checked={store.settings.debugContext}
             onChange={(e) => store.updateSettings({ debugContext: e.target.checked })}
           />
-          <label htmlFor={`${id}-debug`}>Debug: keep the exact request of each step (shown by /context)</label>
+          <label htmlFor={`${id}-debug`}>{t("settings.debugContext")}</label>
         </div>
       </div>
       <div className="cua-form">

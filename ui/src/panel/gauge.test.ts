@@ -109,6 +109,20 @@ describe("computeGauge", () => {
   });
 });
 
+describe("the gauge in the panel's language", () => {
+  it("names the sections, counts and shortening in Chinese and Arabic, numbers formatted for the locale", () => {
+    const counts = { kept: 4, digested: 2, summarized: 12, dropped: 0, cut: 1 };
+    const zh = computeGauge({ ...report, counts, summary: { covers: 12, fallback: false } }, "zh");
+    expect(zh.segments.find((s) => s.key === "history")?.label).toBe("历史消息");
+    expect(zh.lines[1]).toBe("提示词：5,800 个 token，占窗口的 58%");
+    expect(zh.marker?.text).toBe("已摘要 12 条消息，已精简 2 轮工具调用，已截断 1 个内容块");
+    const ar = computeGauge({ ...report, counts, summary: { covers: 12, fallback: false } }, "ar");
+    expect(ar.marker?.text).toBe("لُخّصت 12 رسالة، اختُصرت جولتا أدوات، اقتُطعت كتلة واحدة"); // many, two, one
+    expect(formatTokens(12500, "ar")).toBe(`${new Intl.NumberFormat("ar").format(12.5)} ألف`);
+    expect(formatTokens(12500, "de")).toBe("12,5k"); // no table: English words, German digits
+  });
+});
+
 describe("formatTokens", () => {
   it("shortens big numbers", () => {
     expect(formatTokens(950)).toBe("950");

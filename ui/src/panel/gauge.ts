@@ -2,6 +2,7 @@
 // `data-context` part with every response) becomes the segments of one slim bar — the window
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
+import { getLocale, translate, type MessageKey, type Params } from "../i18n";
 import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportWindow } from "./contextReport.generated";
 
 /**
@@ -18,17 +19,17 @@ export type ContextReport = Partial<Omit<ServerReport, "window" | "tokens" | "co
 export type SectionKey = keyof ReportTokens;
 
 /** The bar's sections, in the order they are drawn (the order a request is assembled). */
-export const SECTIONS: ReadonlyArray<{ key: SectionKey; label: string }> = [
-  { key: "system", label: "System prompt" },
-  { key: "userContext", label: "User context" },
-  { key: "summary", label: "Summary" },
-  { key: "history", label: "History" },
-  { key: "toolResults", label: "Tool results" },
-  { key: "tools", label: "Tool definitions" },
-  { key: "reminders", label: "Reminders" },
-  { key: "recalled", label: "Recalled from earlier" },
-  { key: "documents", label: "Project documents" },
-  { key: "reserve", label: "Output reserve" },
+export const SECTIONS: ReadonlyArray<SectionKey> = [
+  "system",
+  "userContext",
+  "summary",
+  "history",
+  "toolResults",
+  "tools",
+  "reminders",
+  "recalled",
+  "documents",
+  "reserve",
 ];
 
 export interface Segment {
@@ -59,81 +60,111 @@ export interface Gauge {
 
 const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
 
-export function formatTokens(n: number): string {
-  if (n >= 100_000) return `${Math.round(n / 1000)}k`;
-  if (n >= 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
-  return String(Math.round(n));
+/** A token count in a few characters: 950, 8192, 12.5k, 131k (digits and "k" for the locale). */
+export function formatTokens(n: number, tag = getLocale()): string {
+  const thousands = (value: number, digits: number) =>
+    translate(tag, "gauge.thousands", { value: new Intl.NumberFormat(tag, { maximumFractionDigits: digits }).format(value) });
+  if (n >= 100_000) return thousands(Math.round(n / 1000), 0);
+  if (n >= 10_000) return thousands(Math.round(n / 100) / 10, 1);
+  return new Intl.NumberFormat(tag, { useGrouping: false, maximumFractionDigits: 0 }).format(n);
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 /** What history shortening happened, in words; null when nothing was shortened. */
-export function shorteningText(report: ContextReport): string | null {
+export function shorteningText(report: ContextReport, tag = getLocale()): string | null {
   const c = report.counts ?? {};
   const parts: string[] = [];
-  if (count(c.summarized)) {
-    const how = report.summary?.fallback ? " (as a digest: summarizing failed)" : "";
-    parts.push(`${plural(count(c.summarized), "message")} summarized${how}`);
-  }
-  if (count(c.digested)) parts.push(`${plural(count(c.digested), "tool round")} digested`);
-  if (count(c.dropped)) parts.push(`${plural(count(c.dropped), "older block")} left out`);
-  if (count(c.cut)) parts.push(`${plural(count(c.cut), "block")} cut`);
-  return parts.length ? parts.join(", ") : null;
+  const say = (key: MessageKey, n: number) => parts.push(translate(tag, key, { count: n }));
+  if (count(c.summarized)) say(report.summary?.fallback ? "gauge.summarizedAsDigest" : "gauge.summarized", count(c.summarized));
+  if (count(c.digested)) say("gauge.digested", count(c.digested));
+  if (count(c.dropped)) say("gauge.dropped", count(c.dropped));
+  if (count(c.cut)) say("gauge.cut", count(c.cut));
+  return parts.length ? parts.join(translate(tag, "gauge.separator")) : null;
 }
 
 /** How the prompt's size was counted, as a suffix: by the server's own tokenizer, or estimated. */
-function countedHow(report: ContextReport): string {
-  if (report.calibration) return ` (calibrated by ${report.calibration})`;
-  return report.counter === "estimate" ? " (estimated)" : "";
+function countedHow(report: ContextReport, tag: string): string {
+  if (report.calibration) return translate(tag, "gauge.calibrated", { how: report.calibration });
+  return report.counter === "estimate" ? translate(tag, "gauge.estimated") : "";
 }
 
 /** The learned correction per component ("system ×1.05, tools ×0, messages ×1.12"); null while
  * every factor is 1 (or the report predates them). */
-export function factorsText(report: ContextReport): string | null {
+export function factorsText(report: ContextReport, tag = getLocale()): string | null {
   const f = report.factors;
   if (!f || [f.system, f.tools, f.messages].every((x) => x === 1)) return null;
-  const x = (n: number) => `×${Number(n.toFixed(2))}`;
-  return `system ${x(f.system)}, tools ${x(f.tools)}, messages ${x(f.messages)}`;
+  const x = (n: number) => new Intl.NumberFormat(tag, { maximumFractionDigits: 2 }).format(n);
+  return translate(tag, "gauge.factors", { system: x(f.system), tools: x(f.tools), messages: x(f.messages) });
 }
 
-export function computeGauge(report: ContextReport): Gauge {
+/** Where the window size came from, in words (a source the panel does not know: as sent). */
+const WINDOW_SOURCES: Record<string, MessageKey> = {
+  settings: "gauge.source.settings",
+  environment: "gauge.source.environment",
+  "thread setting": "gauge.source.thread",
+  provider: "gauge.source.provider",
+  "provider error": "gauge.source.providerError",
+  "model table": "gauge.source.modelTable",
+  default: "gauge.source.default",
+};
+
+/** The lines of the hover text. */
+function hoverLines(report: ContextReport, raw: Array<{ label: string; tokens: number }>, window: number, prompt: number, tag: string): string[] {
+  const say = (key: MessageKey, params?: Params) => translate(tag, key, params);
+  const lines: string[] = [];
+  const source = report.window?.source;
+  const sourceKey = source ? WINDOW_SOURCES[source] : undefined;
+  lines.push(
+    say("gauge.line.window", {
+      count: window,
+      source: source ? say("gauge.line.source", { source: sourceKey ? say(sourceKey) : source }) : "",
+      model: report.model ? ` · ${report.model}` : "",
+    }),
+  );
+  const percent = new Intl.NumberFormat(tag, { style: "percent" }).format(window ? prompt / window : 0);
+  lines.push(
+    say("gauge.line.prompt", {
+      count: prompt,
+      how: countedHow(report, tag),
+      share: window ? say("gauge.line.share", { percent }) : "",
+    }),
+  );
+  if (count(report.reported)) {
+    const reported = count(report.reported);
+    const cached = count(report.cachedTokens);
+    lines.push(cached ? say("gauge.line.reportedCached", { reported, cached }) : say("gauge.line.reported", { reported }));
+  }
+  const factors = factorsText(report, tag);
+  if (factors) lines.push(say("gauge.line.correction", { factors }));
+  for (const s of raw) if (s.tokens > 0) lines.push(`  ${say("gauge.sectionLine", { section: s.label, tokens: s.tokens })}`);
+  const shortening = shorteningText(report, tag);
+  if (shortening) lines.push(say("gauge.line.shortened", { what: shortening }));
+  const docs = report.documents;
+  if (docs) {
+    const what =
+      docs.mode === "whole"
+        ? say("gauge.documentsWhole", { count: docs.documents })
+        : say("gauge.documentsRetrieved", { count: docs.documents, passages: say("gauge.passages", { count: docs.passages }) });
+    lines.push(say("gauge.line.project", { project: docs.project, what }));
+  }
+  const recalled = report.recalled;
+  if (recalled && recalled.passages.length) {
+    lines.push(say("gauge.line.recalled", { count: recalled.passages.length, tokens: say("gauge.tokens", { count: count(recalled.tokens) }) }));
+  }
+  for (const limit of report.limits ?? []) lines.push(say("gauge.line.limit", { limit }));
+  return lines;
+}
+
+/** The gauge of a report, its words in locale `tag` (the current one unless told). */
+export function computeGauge(report: ContextReport, tag = getLocale()): Gauge {
   const window = count(report.window?.tokens);
   const tokens = report.tokens ?? {};
-  const raw = SECTIONS.map(({ key, label }) => ({ key, label, tokens: count(tokens[key]) }));
+  const raw = SECTIONS.map((key) => ({ key, label: translate(tag, `gauge.section.${key}`), tokens: count(tokens[key]) }));
   const used = raw.filter((s) => s.key !== "reserve").reduce((sum, s) => sum + s.tokens, 0);
   const total = used + count(tokens.reserve);
   const scale = Math.max(window, total) || 1;
   const segments = raw.filter((s) => s.tokens > 0).map((s) => ({ ...s, fraction: s.tokens / scale }));
-  const shortening = shorteningText(report);
-
-  const lines: string[] = [];
-  const model = report.model ? ` · ${report.model}` : "";
-  const source = report.window?.source ? ` (${report.window.source})` : "";
-  lines.push(`Context window: ${window.toLocaleString("en-US")} tokens${source}${model}`);
+  const shortening = shorteningText(report, tag);
   const prompt = count(report.estimated) || used;
-  lines.push(
-    `Prompt: ${prompt.toLocaleString("en-US")} tokens${countedHow(report)}` +
-      (window ? ` — ${Math.round((prompt / window) * 100)}% of the window` : ""),
-  );
-  if (count(report.reported)) {
-    const cached = count(report.cachedTokens) ? `, ${count(report.cachedTokens).toLocaleString("en-US")} cached` : "";
-    lines.push(`Reported by the provider: ${count(report.reported).toLocaleString("en-US")}${cached}`);
-  }
-  const factors = factorsText(report);
-  if (factors) lines.push(`Correction: ${factors}`);
-  for (const s of raw) if (s.tokens > 0) lines.push(`  ${s.label}: ${s.tokens.toLocaleString("en-US")}`);
-  if (shortening) lines.push(`Shortened: ${shortening}`);
-  const docs = report.documents;
-  if (docs) {
-    const what = docs.mode === "whole" ? `${docs.documents} documents whole` : `${docs.passages} passages retrieved from ${docs.documents} documents`;
-    lines.push(`Project ${docs.project}: ${what}`);
-  }
-  const recalled = report.recalled;
-  if (recalled && recalled.passages.length) {
-    const n = recalled.passages.length;
-    lines.push(`Recalled for this message: ${n} passage${n === 1 ? "" : "s"} from earlier in the chat (${count(recalled.tokens).toLocaleString("en-US")} tokens)`);
-  }
-  for (const limit of report.limits ?? []) lines.push(`Limit: ${limit}`);
 
   return {
     window,
@@ -144,7 +175,7 @@ export function computeGauge(report: ContextReport): Gauge {
     usedRatio: window ? used / window : 0,
     segments,
     marker: shortening ? { text: shortening } : null,
-    lines,
+    lines: hoverLines(report, raw, window, prompt, tag),
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderSettings } from "./api";
-import { FormError, formFrom, providerUpdate, sourceLabel } from "./providerForm";
+import { setLocale } from "../i18n";
+import { FormError, formFrom, providerName, providerUpdate, sourceLabel } from "./providerForm";
 
 const saved: ProviderSettings = {
   baseUrl: "http://127.0.0.1:11434/v1",
@@ -42,6 +43,20 @@ describe("the provider form", () => {
   it("refuses numbers that are not whole token counts", () => {
     expect(() => providerUpdate({ ...formFrom(saved), contextWindow: "8k" }, saved)).toThrow(FormError);
     expect(() => providerUpdate({ ...formFrom(saved), maxOutputTokens: "1.5" }, saved)).toThrow(FormError);
+  });
+
+  it("says what to fix in the panel's language", () => {
+    setLocale("zh");
+    try {
+      expect(() => providerUpdate({ ...formFrom(saved), contextWindow: "8k" }, saved)).toThrow("上下文窗口必须是整数个 token（留空则自动设置）。");
+      expect(sourceLabel(saved, "baseUrl")).toBe("来自环境变量");
+      expect([providerName("Ollama"), providerName("The provider"), providerName("The llama.cpp server")]).toEqual(["Ollama", "模型提供商", "llama.cpp 服务器"]);
+    } finally {
+      setLocale("en");
+    }
+    expect(() => providerUpdate({ ...formFrom(saved), contextWindow: "8k" }, saved)).toThrow(
+      "Context window must be a whole number of tokens (or empty for automatic).",
+    );
   });
 
   it("names where a value comes from", () => {

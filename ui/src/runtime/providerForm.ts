@@ -2,6 +2,7 @@
 // Only what the user changed is sent; an emptied field sends null, which resets the setting to
 // the environment's value (or the default). The API key is write-only: it is never read back,
 // and it is sent only when something was typed.
+import { t, type MessageKey } from "../i18n";
 import type { ProviderSettings } from "./api";
 
 export interface ProviderForm {
@@ -12,13 +13,18 @@ export interface ProviderForm {
   maxOutputTokens: string;
 }
 
-export const FIELD_LABELS: Record<keyof ProviderForm, string> = {
-  baseUrl: "Base URL",
-  model: "Model",
-  apiKey: "API key",
-  contextWindow: "Context window",
-  maxOutputTokens: "Output reserve",
+const FIELD_LABELS: Record<keyof ProviderForm, MessageKey> = {
+  baseUrl: "settings.field.baseUrl",
+  model: "settings.field.model",
+  apiKey: "settings.field.apiKey",
+  contextWindow: "settings.field.contextWindow",
+  maxOutputTokens: "settings.field.maxOutputTokens",
 };
+
+/** A field's label in the current locale. */
+export function fieldLabel(field: keyof ProviderForm): string {
+  return t(FIELD_LABELS[field]);
+}
 
 export function formFrom(settings: ProviderSettings): ProviderForm {
   return {
@@ -32,10 +38,10 @@ export function formFrom(settings: ProviderSettings): ProviderForm {
 
 export class FormError extends Error {}
 
-function wholeNumber(label: string, text: string): number | null {
+function wholeNumber(field: keyof ProviderForm, text: string): number | null {
   const value = text.trim();
   if (!value) return null;
-  if (!/^\d+$/.test(value)) throw new FormError(`${label} must be a whole number of tokens (or empty for automatic).`);
+  if (!/^\d+$/.test(value)) throw new FormError(t("settings.notWholeNumber", { field: fieldLabel(field) }));
   return Number(value);
 }
 
@@ -46,19 +52,32 @@ export function providerUpdate(form: ProviderForm, saved: ProviderSettings): Rec
   if (baseUrl !== (saved.baseUrl ?? "")) update.baseUrl = baseUrl || null;
   const model = form.model.trim();
   if (model !== (saved.model ?? "")) update.model = model || null;
-  const window = wholeNumber(FIELD_LABELS.contextWindow, form.contextWindow);
+  const window = wholeNumber("contextWindow", form.contextWindow);
   if (window !== (saved.contextWindow ?? null)) update.contextWindow = window;
-  const reserve = wholeNumber(FIELD_LABELS.maxOutputTokens, form.maxOutputTokens);
+  const reserve = wholeNumber("maxOutputTokens", form.maxOutputTokens);
   if (reserve !== (saved.maxOutputTokens ?? null)) update.maxOutputTokens = reserve;
   const key = form.apiKey.trim();
   if (key) update.apiKey = key;
   return update;
 }
 
-/** Where a setting's value comes from, in words. */
+/** The server's names that are words, not names (core/provider/provider_profiles.py). */
+const DESCRIBED: Record<string, MessageKey> = {
+  "The provider": "settings.providerName.generic",
+  "The llama.cpp server": "settings.providerName.llamaCpp",
+};
+
+/** The provider's name as the server sends it ("Ollama"), or its description in the current
+ * locale when it has no name ("The provider"). */
+export function providerName(name: string): string {
+  const key = DESCRIBED[name];
+  return key ? t(key) : name;
+}
+
+/** Where a setting's value comes from, in words (the current locale's). */
 export function sourceLabel(settings: ProviderSettings, key: string): string {
   const source = settings.sources?.[key];
-  if (source === "settings") return "set here";
-  if (source === "environment") return "from the environment";
-  return "default";
+  if (source === "settings") return t("settings.source.here");
+  if (source === "environment") return t("settings.source.environment");
+  return t("settings.source.default");
 }
