@@ -3,6 +3,7 @@
 // page: an image URL is a request to whoever the model (or a document it read) names, and its
 // query can carry what the conversation holds.
 import type { ComponentPropsWithoutRef, FC } from "react";
+import { useI18n } from "../i18n";
 
 /** Whether the page may load this image by itself: same origin, or data the page already has. */
 export function loadsHere(src: string, base: string = globalThis.location?.href ?? "http://invalid/"): boolean {
@@ -15,6 +16,7 @@ export function loadsHere(src: string, base: string = globalThis.location?.href 
 }
 
 export const MarkdownImage: FC<ComponentPropsWithoutRef<"img"> & { node?: unknown }> = ({ node: _node, src, alt, ...rest }) => {
+  const { t } = useI18n();
   if (typeof src !== "string" || !src) return null;
   if (loadsHere(src)) return <img src={src} alt={alt ?? ""} {...rest} />;
   let host = src;
@@ -24,8 +26,8 @@ export const MarkdownImage: FC<ComponentPropsWithoutRef<"img"> & { node?: unknow
     // (not a URL: shown as written)
   }
   return (
-    <a className="cua-md-image-link" href={src} target="_blank" rel="noopener noreferrer" title={`${src} — not loaded: it is on ${host}`}>
-      🖼 {alt || "image"} ({host}, not loaded)
+    <a className="cua-md-image-link" href={src} target="_blank" rel="noopener noreferrer" title={t("image.notLoadedTitle", { src, host })}>
+      🖼 {t("image.notLoaded", { alt: alt || t("image.alt"), host })}
     </a>
   );
 };
