@@ -211,6 +211,8 @@ export const en = {
   },
   "attach.blind": "This model cannot see images: it gets a short note about each one instead.",
   "attach.image": "attached image",
+  "attach.unreadable": "the file could not be read",
+  "attach.notAttached": "{name} was not attached",
 
   // a picture in an answer from elsewhere, not loaded (MarkdownImage.tsx)
   "image.notLoaded": "{alt} ({host}, not loaded)",

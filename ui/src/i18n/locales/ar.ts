@@ -226,6 +226,8 @@ const table: Translation = {
   },
   "attach.blind": "لا يستطيع هذا النموذج رؤية الصور: يتلقى بدلًا من كل صورة ملاحظة قصيرة عنها.",
   "attach.image": "صورة مرفقة",
+  "attach.unreadable": "تعذّرت قراءة الملف",
+  "attach.notAttached": "لم يُرفق {name}",
 
   "image.notLoaded": "{alt} ({host}، لم تُحمَّل)",
   "image.notLoadedTitle": "{src} — لم تُحمَّل: إنها على {host}",

@@ -182,6 +182,8 @@ const table: Translation = {
   "attach.tooMuch": { other: "这些文件合计约 {count} 个 token，而一条消息最多容纳约 {room} 个。请移除一个，或分几条消息发送。" },
   "attach.blind": "此模型无法识别图片：每张图片只会以一段简短说明代替。",
   "attach.image": "附加的图片",
+  "attach.unreadable": "无法读取该文件",
+  "attach.notAttached": "{name} 未能添加",
 
   "image.notLoaded": "{alt}（{host}，未加载）",
   "image.notLoadedTitle": "{src} — 未加载：它位于 {host}",
