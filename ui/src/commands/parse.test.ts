@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { setLocale } from "../i18n";
 import { COMMANDS, completions, helpText, isLocal, parseInput, unknownCommandText } from "./parse";
 
 const skills = [
@@ -66,6 +67,22 @@ describe("help and unknown commands", () => {
     expect(unknownCommandText("cont")).toContain("Did you mean /context?");
     expect(unknownCommandText("co")).toContain("Did you mean /compact or /context?");
     expect(unknownCommandText("zzz")).not.toContain("Did you mean");
+    expect(unknownCommandText("co")).toBe(
+      "There is no command /co. Did you mean /compact or /context? Commands: /skill, /new, /clear, /rewind, /compact, /context, /help. Start with // to send a message that begins with a slash.",
+    );
+  });
+
+  it("answers in the user's language, its sentences written as the language writes them", () => {
+    setLocale("zh");
+    try {
+      expect(unknownCommandText("co")).toBe(
+        "没有 /co 这个命令。你是不是想输入 /compact或/context？可用命令：/skill、/new、/clear、/rewind、/compact、/context、/help。要发送以斜杠开头的消息，请以 // 开头。",
+      );
+      expect(helpText()).toContain("- `/help` — 列出所有命令");
+      expect(completions("/sk", [])).toEqual([{ text: "/skill ", label: "/skill <名称> [请求]", detail: "按某个技能处理这次请求" }]);
+    } finally {
+      setLocale("en");
+    }
   });
 });
 

@@ -1,30 +1,34 @@
 // Slash commands typed in the composer. `/skill <name> [request]` goes to the server as the
 // user's text (the server injects the skill); the others are answered in the panel and never
 // reach the model. A message that should start with a slash is written with two (`//etc`).
+// What a command says to the user is in the user's language (the names stay as they are typed).
+import { getLocale, t, type MessageKey } from "../i18n";
+import { sentences } from "../i18n/sentences";
 
 export interface CommandSpec {
   name: string;
-  /** How the arguments are written, for the help text and the autocomplete. */
-  args?: string;
-  description: string;
+  /** How the arguments are written, for the help text and the autocomplete (a message). */
+  args?: MessageKey;
+  /** What it does (a message). */
+  description: MessageKey;
   /** Sent to the server as the user's message (true) or handled in the panel (false). */
   sent: boolean;
 }
 
 export const COMMANDS: readonly CommandSpec[] = [
-  { name: "skill", args: "<name> [request]", description: "Follow a skill for this request", sent: true },
-  { name: "new", args: "[message]", description: "Start a new thread (and send the message there)", sent: false },
-  { name: "clear", description: "Start over in a new empty thread (the old one stays in the list)", sent: false },
-  {
-    name: "rewind",
-    args: "[graph|conversation]",
-    description: "Go back to before the last answer that changed the graph: the graph and the conversation, or one of them",
-    sent: false,
-  },
-  { name: "compact", description: "Summarize the older part of this thread now", sent: false },
-  { name: "context", description: "Show what the model saw in the last answer", sent: false },
-  { name: "help", description: "List the commands", sent: false },
+  { name: "skill", args: "command.skill.args", description: "command.skill", sent: true },
+  { name: "new", args: "command.new.args", description: "command.new", sent: false },
+  { name: "clear", description: "command.clear", sent: false },
+  { name: "rewind", args: "command.rewind.args", description: "command.rewind", sent: false },
+  { name: "compact", description: "command.compact", sent: false },
+  { name: "context", description: "command.context", sent: false },
+  { name: "help", description: "command.help", sent: false },
 ];
+
+/** How a command is written: `/name` and its arguments. */
+function usage(c: CommandSpec): string {
+  return `/${c.name}${c.args ? ` ${t(c.args)}` : ""}`;
+}
 
 export type ParsedInput =
   /** Plain text for the model (a leading `//` already turned into `/`). */
@@ -62,8 +66,8 @@ export function isLocal(parsed: ParsedInput): boolean {
 }
 
 export function helpText(): string {
-  const lines = COMMANDS.map((c) => `- \`/${c.name}${c.args ? ` ${c.args}` : ""}\` — ${c.description}`);
-  lines.push("- `//text` — send a message that starts with a slash");
+  const lines = COMMANDS.map((c) => `- \`${usage(c)}\` — ${t(c.description)}`);
+  lines.push(`- ${t("command.slash")}`);
   return lines.join("\n");
 }
 
@@ -72,8 +76,9 @@ export function unknownCommandText(name: string): string {
   let close = COMMANDS.filter((c) => c.name.startsWith(typed));
   if (close.length === 0) close = COMMANDS.filter((c) => c.name[0] === typed[0]);
   const near = close.map((c) => `/${c.name}`);
-  const hint = near.length ? ` Did you mean ${near.join(" or ")}?` : "";
-  return `There is no command /${name}.${hint} Commands: ${COMMANDS.map((c) => `/${c.name}`).join(", ")}. Start with // to send a message that begins with a slash.`;
+  const hint = near.length > 0 && t("command.didYouMean", { commands: new Intl.ListFormat(getLocale(), { type: "disjunction" }).format(near) });
+  const all = COMMANDS.map((c) => `/${c.name}`).join(t("command.listSeparator"));
+  return sentences(t("command.unknown", { name }), hint, t("command.list", { commands: all }), t("command.startWithSlashes"));
 }
 
 export interface Completion {
@@ -103,8 +108,8 @@ export function completions(input: string, skills: readonly SkillName[]): Comple
       .concat(COMMANDS.filter((c) => c.name === typed && c.args))
       .map((c) => ({
         text: `/${c.name} `,
-        label: `/${c.name}${c.args ? ` ${c.args}` : ""}`,
-        detail: c.description,
+        label: usage(c),
+        detail: t(c.description),
       }));
   }
   const skill = /^\/skill\s+(\S*)$/i.exec(input);

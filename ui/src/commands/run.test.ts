@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import type { Notice } from "../runtime/chatStore";
 import { parseInput } from "./parse";
 import { compactNotice, runCommand, type CommandContext } from "./run";
@@ -84,6 +85,14 @@ describe("runCommand", () => {
     await runCommand(parseInput("/compact"), ctx);
     expect(request).toHaveBeenCalledWith("/api/assistant/threads/th_1/compact", { method: "POST", body: {} });
     expect(notes.at(-1)).toMatchObject({ kind: "compact", title: "Summarized 3 messages", text: "The user built a graph." });
+    setLocale("ar");
+    try {
+      const three = new Intl.NumberFormat("ar").format(3);
+      expect(compactNotice({ summary: null, compacted: 3 }).title).toBe(`لُخّصت ${three} رسائل`);
+      expect(compactNotice({ summary: null, compacted: 2 }).title).toBe("لُخّصت رسالتان");
+    } finally {
+      setLocale("en");
+    }
     expect(ctx.dismiss).toHaveBeenCalledWith("1"); // the progress note
   });
 

@@ -1,6 +1,7 @@
 // Running the commands the panel answers itself (see parse.ts). The answers are notes shown in
 // the thread; they are never stored with it and never reach the model.
 import type { UIMessage } from "ai";
+import { t } from "../i18n";
 import { errorMessage, type CompactResult } from "../runtime/api";
 import type { NewNotice } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
@@ -39,15 +40,12 @@ export function compactNotice(result: CompactResult): NewNotice {
   if (result.compacted === 0) {
     return {
       kind: "info",
-      title: "Nothing to compact",
-      text: "Everything before your latest message is already in the summary, or there is nothing before it yet.",
+      title: t("command.nothingToCompact"),
+      text: t("command.allSummarized"),
     };
   }
-  const how = result.summary?.fallback ? " (as a digest — the model could not summarize)" : "";
-  const notice: NewNotice = {
-    kind: "compact",
-    title: `Summarized ${result.compacted} message${result.compacted === 1 ? "" : "s"}${how}`,
-  };
+  const title = t(result.summary?.fallback ? "command.summarizedDigest" : "command.summarized", { count: result.compacted });
+  const notice: NewNotice = { kind: "compact", title };
   if (result.summary?.text) notice.text = result.summary.text;
   return notice;
 }
@@ -61,20 +59,20 @@ export function debugText(request: unknown): string {
   } catch {
     text = String(request);
   }
-  return text.length > DEBUG_CHARS ? `${text.slice(0, DEBUG_CHARS)}\n… (${text.length - DEBUG_CHARS} more characters)` : text;
+  return text.length > DEBUG_CHARS ? `${text.slice(0, DEBUG_CHARS)}\n${t("command.debugMore", { count: text.length - DEBUG_CHARS })}` : text;
 }
 
 /** Run a command the panel answers (callers check `isLocal` first). */
 export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Promise<void> {
   if (parsed.kind === "text") return;
   if (parsed.kind === "unknown") {
-    ctx.note({ kind: "error", title: `Unknown command /${parsed.name}`, text: unknownCommandText(parsed.name) });
+    ctx.note({ kind: "error", title: t("command.unknownTitle", { name: parsed.name }), text: unknownCommandText(parsed.name) });
     return;
   }
   try {
     switch (parsed.name) {
       case "help":
-        ctx.note({ kind: "help", title: "Commands", text: helpText() });
+        ctx.note({ kind: "help", title: t("command.helpTitle"), text: helpText() });
         return;
       case "new":
         await ctx.newThread();
@@ -86,10 +84,10 @@ export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Prom
         return;
       case "compact": {
         if (!ctx.serverId) {
-          ctx.note({ kind: "info", title: "Nothing to compact", text: "This thread has no messages yet." });
+          ctx.note({ kind: "info", title: t("command.nothingToCompact"), text: t("command.noMessages") });
           return;
         }
-        const progress = ctx.note({ kind: "info", title: "Compacting…", text: "Summarizing the older part of this thread." });
+        const progress = ctx.note({ kind: "info", title: t("command.compacting"), text: t("command.compactingText") });
         try {
           const result = await ctx.request<CompactResult>(threadPath(ctx.serverId, "/compact"), {
             method: "POST",
@@ -104,9 +102,9 @@ export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Prom
       case "rewind": {
         const scope = SCOPES[parsed.args.toLowerCase()];
         if (!scope) {
-          ctx.note({ kind: "error", title: "/rewind takes graph or conversation", text: "`/rewind` rewinds both, `/rewind graph` the graph only, `/rewind conversation` the conversation only." });
+          ctx.note({ kind: "error", title: t("command.rewindUsageTitle"), text: t("command.rewindUsage") });
         } else if (!ctx.serverId || !ctx.rewind) {
-          ctx.note({ kind: "info", title: "Nothing to rewind", text: "No answer in this thread changed the graph." });
+          ctx.note({ kind: "info", title: t("rewind.nothing"), text: t("rewind.nothingChanged") });
         } else await ctx.rewind(scope);
         return;
       }
@@ -114,11 +112,11 @@ export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Prom
         const report = await contextReport(ctx);
         ctx.note(
           report
-            ? { kind: "context", title: "Context of the last answer", report }
-            : { kind: "info", title: "No context report yet", text: "Send a message first: every answer reports what the model saw." },
+            ? { kind: "context", title: t("command.contextTitle"), report }
+            : { kind: "info", title: t("command.noContext"), text: t("command.noContextText") },
         );
         if (ctx.debugRequest !== undefined) {
-          ctx.note({ kind: "info", title: "The exact request of the last step (debug)", text: debugText(ctx.debugRequest) });
+          ctx.note({ kind: "info", title: t("command.debugTitle"), text: debugText(ctx.debugRequest) });
         }
         return;
       }
@@ -127,6 +125,6 @@ export async function runCommand(parsed: ParsedInput, ctx: CommandContext): Prom
         return;
     }
   } catch (error) {
-    ctx.note({ kind: "error", title: `/${parsed.name} failed`, text: errorMessage(error) });
+    ctx.note({ kind: "error", title: t("command.failed", { name: parsed.name }), text: errorMessage(error) });
   }
 }

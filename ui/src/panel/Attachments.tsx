@@ -35,6 +35,7 @@ function usePreview(file: File | undefined): string | null {
 }
 
 const ComposerChip: FC<{ uploaded: Map<string, ServerAttachment> }> = ({ uploaded }) => {
+  const { t } = useI18n();
   const attachment = useAuiState((s) => s.attachment) as Attached | undefined;
   const preview = usePreview(attachment?.file);
   if (!attachment) return null;
@@ -47,20 +48,20 @@ const ComposerChip: FC<{ uploaded: Map<string, ServerAttachment> }> = ({ uploade
         <span className="cua-chip-name">
           <AttachmentPrimitive.Name />
         </span>
-        {state === "running" ? <span className="cua-muted">attaching…</span> : null}
+        {state === "running" ? <span className="cua-muted">{t("attach.attaching")}</span> : null}
         {stored ? (
           <span className="cua-muted">
-            {stored.summary} · {stored.tokens.toLocaleString("en-US")} tokens
+            {stored.summary} · {t("attach.tokens", { count: stored.tokens })}
           </span>
         ) : null}
         {stored?.note ? <span className="cua-muted">{stored.note}</span> : null}
         {state === "incomplete" ? (
           <span className="cua-chip-error" role="alert">
-            {attachment.status.message ?? "This file could not be attached."}
+            {attachment.status.message ?? t("attach.refused")}
           </span>
         ) : null}
       </span>
-      <AttachmentPrimitive.Remove className="cua-chip-remove" aria-label={`Remove ${attachment.name}`} title="Remove">
+      <AttachmentPrimitive.Remove className="cua-chip-remove" aria-label={t("attach.remove", { name: attachment.name })} title={t("attach.removeShort")}>
         ×
       </AttachmentPrimitive.Remove>
     </AttachmentPrimitive.Root>
@@ -69,6 +70,7 @@ const ComposerChip: FC<{ uploaded: Map<string, ServerAttachment> }> = ({ uploade
 
 /** The composer's attached files, and a warning when together they cannot fit one message. */
 export const ComposerAttachments: FC = () => {
+  const { t } = useI18n();
   const { entry } = useCurrentThread();
   const ids = useAuiState((s) => s.composer.attachments.map((a) => `${a.id}:${a.status.type}`).join(","));
   const uploaded = entry.attachments.uploaded;
@@ -79,17 +81,16 @@ export const ComposerAttachments: FC = () => {
   return (
     <>
       {ids ? (
-        <div className="cua-chips" aria-label="Attached files">
+        <div className="cua-chips" aria-label={t("attach.files")}>
           <ComposerPrimitive.Attachments>{() => <ComposerChip uploaded={uploaded} />}</ComposerPrimitive.Attachments>
         </div>
       ) : null}
       {room !== null && files.length > 1 && total > room ? (
         <div className="cua-chip-error" role="alert">
-          Together these files are about {total.toLocaleString("en-US")} tokens; one message has room for about{" "}
-          {room.toLocaleString("en-US")}. Remove one, or send them in separate messages.
+          {t("attach.tooMuch", { count: total, room })}
         </div>
       ) : null}
-      {blind ? <div className="cua-muted">This model cannot see images: it gets a short note about each one instead.</div> : null}
+      {blind ? <div className="cua-muted">{t("attach.blind")}</div> : null}
     </>
   );
 };
@@ -116,6 +117,7 @@ type SentFile = { name?: string; contentType?: string; content?: { type: string;
 
 /** A file a sent message holds: an image as a thumbnail, anything else by name; both open it. */
 const MessageAttachment: FC = () => {
+  const { t } = useI18n();
   const attachment = useAuiState((s) => s.attachment) as SentFile | undefined;
   const part = attachment?.content?.[0];
   const src = attachmentSrc(part?.image ?? part?.data);
@@ -123,7 +125,7 @@ const MessageAttachment: FC = () => {
   const image = attachment.contentType?.startsWith("image/") ?? false;
   return (
     <a className="cua-chip cua-chip-sent" href={src} target="_blank" rel="noreferrer" title={attachment.name}>
-      {image ? <img className="cua-chip-thumb" src={src} alt={attachment.name ?? "attached image"} /> : <FileIcon />}
+      {image ? <img className="cua-chip-thumb" src={src} alt={attachment.name ?? t("attach.image")} /> : <FileIcon />}
       <span className="cua-chip-name">{attachment.name}</span>
     </a>
   );

@@ -7,6 +7,7 @@ const nodeEnv = vi.hoisted(() => {
   return before;
 });
 
+import { formatDate, setLocale } from "../i18n";
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import Markdown from "react-markdown";
 import remarkGfm from "remark-gfm";
@@ -75,6 +76,16 @@ describe("documents", () => {
     expect(safeUrl("not a url")).toBeNull();
     expect(safeUrl(5)).toBeNull();
     expect(sourceView(ksampler)).toEqual({ label: "Node documentation · KSampler", href: null });
+    const at = "2026-03-01T09:30:00Z";
+    expect(sourceView({ ...page, metadata: { source: "conversation", createdAt: at } }).label).toBe(`Earlier in this chat · ${formatDate(new Date(at), "en")}`);
+    expect(sourceView({ ...page, metadata: { source: "conversation", createdAt: "yesterday" } }).label).toBe("Earlier in this chat · yesterday");
+    setLocale("zh");
+    try {
+      expect(sourceView(ksampler).label).toBe("节点文档 · KSampler");
+      expect(sourceView({ ...page, metadata: { source: "conversation", createdAt: at } }).label).toBe(`本对话中较早的内容 · ${formatDate(new Date(at), "zh")}`);
+    } finally {
+      setLocale("en");
+    }
     expect(sourceView({ ...page, metadata: { source: "url", url: "javascript:x" } }).href).toBeNull();
     expect(sourceView({ ...page, metadata: { source: "project", path: "notes/a.md" } }).label).toBe(
       "Project document · notes/a.md",

@@ -4,6 +4,7 @@
 // document has stay plain text; code (inline or fenced) and link texts are never touched.
 import { useAuiState } from "@assistant-ui/react";
 import { createContext, useContext, useEffect, useId, useMemo, useState, type FC, type ReactNode } from "react";
+import { formatDate, t, useI18n } from "../i18n";
 import type { CitedDocument } from "./documents.generated";
 
 export type { CitedDocument };
@@ -102,13 +103,21 @@ export function remarkCitations() {
 /** How a source opens. An extension point: project documents (retrieved passages) come later. */
 export type SourceView = { label: string; href: string | null };
 
+/** A label and, when the metadata has it, what it names (" · KSampler"). */
+const withDetail = (label: string, detail: unknown) => (typeof detail === "string" ? `${label} · ${detail}` : label);
+
+/** A date in the metadata, in the user's locale (as written when it is no date). */
+function dateOf(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : formatDate(date);
+}
+
 const SOURCE_LABELS: Record<string, (meta: Record<string, unknown>) => string> = {
-  "node docs": (meta) =>
-    `Node documentation${typeof meta["node_type"] === "string" ? ` · ${meta["node_type"]}` : ""}`,
-  url: () => "Web page",
-  project: (meta) => `Project document${typeof meta["path"] === "string" ? ` · ${meta["path"]}` : ""}`,
-  conversation: (meta) =>
-    `Earlier in this chat${typeof meta["createdAt"] === "string" ? ` · ${new Date(meta["createdAt"]).toLocaleString()}` : ""}`,
+  "node docs": (meta) => withDetail(t("citations.nodeDocs"), meta["node_type"]),
+  url: () => t("citations.webPage"),
+  project: (meta) => withDetail(t("citations.project"), meta["path"]),
+  conversation: (meta) => withDetail(t("citations.conversation"), dateOf(meta["createdAt"])),
 };
 
 /** A link only for http(s) URLs: nothing else (javascript:, data:, file:) is ever opened. */
@@ -125,13 +134,15 @@ export function safeUrl(value: unknown): string | null {
 export function sourceView(doc: CitedDocument): SourceView {
   const meta = doc.metadata && typeof doc.metadata === "object" ? doc.metadata : {};
   const source = typeof meta["source"] === "string" ? meta["source"] : "";
-  const label = SOURCE_LABELS[source]?.(meta) ?? (source || "Source");
+  const label = SOURCE_LABELS[source]?.(meta) ?? (source || t("citations.source"));
   return { label, href: safeUrl(meta["url"]) };
 }
 
 export const CitationChip: FC<{ id: number; doc: CitedDocument }> = ({ id, doc }) => {
+  const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const popoverId = useId();
+  const label = t("citations.chip", { id: String(id), title: doc.title });
   const view = sourceView(doc);
   useEffect(() => {
     if (!open) return;
@@ -144,7 +155,7 @@ export const CitationChip: FC<{ id: number; doc: CitedDocument }> = ({ id, doc }
       <button
         type="button"
         className="cua-cite"
-        aria-label={`Source ${id}: ${doc.title}`}
+        aria-label={label}
         aria-expanded={open}
         aria-controls={open ? popoverId : undefined}
         onClick={() => setOpen((o) => !o)}
@@ -152,10 +163,10 @@ export const CitationChip: FC<{ id: number; doc: CitedDocument }> = ({ id, doc }
         {id}
       </button>
       {open ? (
-        <span className="cua-cite-pop" id={popoverId} role="dialog" aria-label={`Source ${id}: ${doc.title}`}>
+        <span className="cua-cite-pop" id={popoverId} role="dialog" aria-label={label}>
           <span className="cua-cite-head">
             <strong>{doc.title}</strong>
-            <button type="button" className="cua-link" aria-label="Close the source" onClick={() => setOpen(false)}>
+            <button type="button" className="cua-link" aria-label={t("citations.close")} onClick={() => setOpen(false)}>
               ×
             </button>
           </span>

@@ -9,6 +9,7 @@ const nodeEnv = vi.hoisted(() => {
 
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { setLocale } from "../i18n";
 import { DelegateDetails, delegateView, usageText } from "./DelegateCard";
 import type { DelegateProgress, DelegateResult, DelegationTrace } from "./delegate.generated";
 
@@ -64,6 +65,12 @@ describe("delegateView", () => {
   it("writes the usage in a few words", () => {
     expect(usageText(usage)).toBe("2 steps · 1,834 tokens · 3.3 s");
     expect(usageText({ steps: 1, tokens: 5, seconds: 0 })).toBe("1 step · 5 tokens · 0.0 s");
+    setLocale("zh");
+    try {
+      expect(usageText(usage)).toBe("2 步 · 1,834 个 token · 3.3 秒");
+    } finally {
+      setLocale("en");
+    }
   });
 });
 

@@ -3,6 +3,7 @@
 // from the server. Stopping the answer stops the helper too (the server cancels it).
 import { useAuiState, type ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useState, type FC } from "react";
+import { getLocale, t, useI18n, type MessageKey } from "../i18n";
 import { errorMessage, requestJson } from "../runtime/api";
 import { threadPath } from "../runtime/threadAdapter";
 import { useCurrentThread } from "./context";
@@ -37,10 +38,10 @@ export function delegateView(part: Part, answering: boolean): DelegateView {
   const result = isResult(part.result) ? part.result : null;
   if (part.isError) {
     const text = typeof part.result === "string" ? part.result : (part.result as { error?: unknown } | undefined)?.error;
-    return { state: "failed", task, progress, result, error: typeof text === "string" ? text : "The task failed." };
+    return { state: "failed", task, progress, result, error: typeof text === "string" ? text : t("delegate.failed") };
   }
   if (result) {
-    const error = result.ok ? null : (result.error ?? "The task failed.");
+    const error = result.ok ? null : (result.error ?? t("delegate.failed"));
     return { state: result.ok ? "done" : "failed", task, progress, result, error };
   }
   const running = answering || part.status.type === "running";
@@ -49,18 +50,27 @@ export function delegateView(part: Part, answering: boolean): DelegateView {
 
 export function usageText(usage: DelegateUsage | undefined): string {
   if (!usage) return "";
-  const steps = `${usage.steps} step${usage.steps === 1 ? "" : "s"}`;
-  return `${steps} · ${usage.tokens.toLocaleString("en-US")} tokens · ${usage.seconds.toFixed(1)} s`;
+  const seconds = new Intl.NumberFormat(getLocale(), { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(usage.seconds);
+  return [t("delegate.steps", { count: usage.steps }), t("delegate.tokens", { count: usage.tokens }), t("delegate.seconds", { seconds })].join(" · ");
 }
 
 const MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–", denied: "⊘" };
 
+const STATES: Record<ToolCardState, MessageKey> = {
+  running: "tool.state.running",
+  done: "tool.state.done",
+  failed: "tool.state.failed",
+  cancelled: "tool.state.cancelled",
+  denied: "tool.state.denied",
+};
+
 const Tools: FC<{ view: DelegateView }> = ({ view }) => {
+  const { t } = useI18n();
   const running = view.progress?.tools ?? [];
   const done = view.result?.sources ?? [];
   if (running.length === 0 && done.length === 0) return null;
   return (
-    <ul className="cua-delegate-tools" aria-label="Tools the helper used">
+    <ul className="cua-delegate-tools" aria-label={t("delegate.tools")}>
       {view.result
         ? done.map((line, i) => <li key={i}>{line}</li>)
         : running.map((tool, i) => (
@@ -77,32 +87,36 @@ function partLine(part: UIPart): string | null {
   if (part.type === "text" && part.text) return part.text;
   if (part.type?.startsWith("tool-")) {
     const name = part.type.slice(5);
-    const result = part.state === "output-error" ? `Error: ${part.errorText ?? ""}` : JSON.stringify(part.output ?? null);
+    const result = part.state === "output-error" ? t("delegate.traceError", { error: part.errorText ?? "" }) : JSON.stringify(part.output ?? null);
     return `${name}(${JSON.stringify(part.input ?? {})})\n→ ${result}`;
   }
   return null;
 }
 
-export const TraceView: FC<{ trace: DelegationTrace }> = ({ trace }) => (
-  <div className="cua-delegate-trace" aria-label="Full trace">
-    <div className="cua-tool-label">System prompt</div>
-    <pre>{trace.system}</pre>
-    {trace.messages.map((message, i) => (
-      <div key={i}>
-        <div className="cua-tool-label">{message.role === "user" ? "Task" : "Helper"}</div>
-        {message.parts.map((part, j) => {
-          const line = partLine(part);
-          return line === null ? null : <pre key={j}>{line}</pre>;
-        })}
-      </div>
-    ))}
-  </div>
-);
+export const TraceView: FC<{ trace: DelegationTrace }> = ({ trace }) => {
+  const { t } = useI18n();
+  return (
+    <div className="cua-delegate-trace" aria-label={t("delegate.trace")}>
+      <div className="cua-tool-label">{t("delegate.systemPrompt")}</div>
+      <pre>{trace.system}</pre>
+      {trace.messages.map((message, i) => (
+        <div key={i}>
+          <div className="cua-tool-label">{t(message.role === "user" ? "delegate.task" : "delegate.helper")}</div>
+          {message.parts.map((part, j) => {
+            const line = partLine(part);
+            return line === null ? null : <pre key={j}>{line}</pre>;
+          })}
+        </div>
+      ))}
+    </div>
+  );
+};
 
 export const DelegateBody: FC<{
   view: DelegateView;
   loadTrace: (() => Promise<DelegationTrace>) | null;
 }> = ({ view, loadTrace }) => {
+  const { t } = useI18n();
   const [trace, setTrace] = useState<DelegationTrace | null>(null);
   const [traceError, setTraceError] = useState<string | null>(null);
   const usage = view.result?.usage ?? view.progress?.usage;
@@ -116,12 +130,12 @@ export const DelegateBody: FC<{
       <Tools view={view} />
       {view.result?.answer ? (
         <>
-          <div className="cua-tool-label">Answer</div>
+          <div className="cua-tool-label">{t("delegate.answer")}</div>
           <div className="cua-delegate-answer">{view.result.answer}</div>
         </>
       ) : null}
       {view.result && view.result.facts.length > 0 ? (
-        <ul className="cua-delegate-facts" aria-label="Facts">
+        <ul className="cua-delegate-facts" aria-label={t("delegate.facts")}>
           {view.result.facts.map((fact, i) => (
             <li key={i}>{fact}</li>
           ))}
@@ -131,7 +145,7 @@ export const DelegateBody: FC<{
       {usage ? <div className="cua-muted">{usageText(usage)}</div> : null}
       {loadTrace && view.state !== "running" && !trace ? (
         <button type="button" className="cua-link" onClick={show}>
-          Show the full trace
+          {t("delegate.showTrace")}
         </button>
       ) : null}
       {traceError ? <div className="cua-tool-error">{traceError}</div> : null}
@@ -141,6 +155,7 @@ export const DelegateBody: FC<{
 };
 
 export const DelegateCard: FC<ToolCallMessagePartProps> = (part) => {
+  useI18n(); // (the view's texts are made here: made again in a new language)
   const { remoteId } = useCurrentThread();
   const answering = useAuiState((s) => s.message.status?.type === "running");
   const view = delegateView(part, answering);
@@ -157,10 +172,12 @@ export const DelegateDetails: FC<{ view: DelegateView; loadTrace: (() => Promise
   view,
   loadTrace,
 }) => {
-  const steps = view.progress && view.state === "running" ? `step ${view.progress.steps + 1}` : view.state;
+  const { t } = useI18n();
+  const state = t(STATES[view.state]);
+  const steps = view.progress && view.state === "running" ? t("delegate.step", { step: view.progress.steps + 1 }) : state;
   return (
     <details className="cua-tool cua-delegate" data-state={view.state}>
-      <summary aria-label={`Delegated task: ${view.state}`}>
+      <summary aria-label={t("delegate.summary", { state })}>
         <span className="cua-tool-mark" aria-hidden="true">
           {MARK[view.state]}
         </span>

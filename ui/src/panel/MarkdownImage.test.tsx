@@ -3,7 +3,8 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
-import { loadsHere } from "./MarkdownImage";
+import { setLocale } from "../i18n";
+import { loadsHere, MarkdownImage } from "./MarkdownImage";
 import { Panel } from "./Panel";
 
 afterEach(() => {
@@ -28,6 +29,18 @@ describe("a picture in an answer", () => {
     expect(link.getAttribute("href")).toBe("https://collect.example/p.png?d=my%20secret%20prompt");
     const images = [...container.querySelectorAll(".cua-md img")].map((img) => img.getAttribute("src"));
     expect(images).toEqual(["/api/view?filename=a.png&type=output"]);
+  });
+
+  it("says in the user's language that a picture elsewhere was not loaded", () => {
+    setLocale("zh");
+    try {
+      render(<MarkdownImage src="https://collect.example/p.png" alt="结果" />);
+      expect(screen.getByRole("link", { name: "🖼 结果（collect.example，未加载）" }).getAttribute("title")).toBe(
+        "https://collect.example/p.png — 未加载：它位于 collect.example",
+      );
+    } finally {
+      setLocale("en");
+    }
   });
 
   it("is loaded by the page only from its own origin, data: or blob:", () => {

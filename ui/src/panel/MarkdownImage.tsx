@@ -26,8 +26,8 @@ export const MarkdownImage: FC<ComponentPropsWithoutRef<"img"> & { node?: unknow
     // (not a URL: shown as written)
   }
   return (
-    <a className="cua-md-image-link" href={src} target="_blank" rel="noopener noreferrer" title={t("notices.imageTitle", { src, host })}>
-      🖼 {t("notices.imageLink", { alt: alt || t("notices.image"), host })}
+    <a className="cua-md-image-link" href={src} target="_blank" rel="noopener noreferrer" title={t("image.notLoadedTitle", { src, host })}>
+      🖼 {t("image.notLoaded", { alt: alt || t("image.alt"), host })}
     </a>
   );
 };

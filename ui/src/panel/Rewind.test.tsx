@@ -1,6 +1,7 @@
 import "./reactTestEnv";
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import { ChatStore } from "../runtime/chatStore";
 import type { RestoreOutcome } from "../runtime/checkpoints";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
@@ -67,6 +68,12 @@ describe("Rewind to here", () => {
       "Conversationback to before this answer; what follows is kept as a branch",
       "Boththe graph and the conversation",
     ]);
+    act(() => setLocale("zh"));
+    try {
+      expect(within(answer).getByRole("menu", { name: "回退到此处" }).textContent).toContain("对话回到这条回答之前；之后的内容保留为一个分支");
+    } finally {
+      act(() => setLocale("en"));
+    }
   });
 
   it("rewinds both: the graph, then the conversation, whose turn is kept as a branch to return to", async () => {

@@ -3,14 +3,15 @@
 import { useChat } from "@ai-sdk/react";
 import { useAuiState, type AssistantRuntime } from "@assistant-ui/react";
 import { useState, type FC } from "react";
+import { useI18n, type MessageKey } from "../i18n";
 import type { ChatEntry, ChatStore } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
-const CHOICES: { scope: RewindScope; label: string; detail: string }[] = [
-  { scope: "graph", label: "Graph", detail: "the workflow as it was before this answer; Ctrl+Z brings the newer one back" },
-  { scope: "conversation", label: "Conversation", detail: "back to before this answer; what follows is kept as a branch" },
-  { scope: "both", label: "Both", detail: "the graph and the conversation" },
+const CHOICES: { scope: RewindScope; label: MessageKey; detail: MessageKey }[] = [
+  { scope: "graph", label: "rewind.graph", detail: "rewind.graphDetail" },
+  { scope: "conversation", label: "rewind.conversation", detail: "rewind.conversationDetail" },
+  { scope: "both", label: "rewind.both", detail: "rewind.bothDetail" },
 ];
 
 /** The question a rewound turn began with, back in the composer (unless something is typed). */
@@ -27,6 +28,7 @@ export async function rewindLast(store: ChatStore, entry: ChatEntry, runtime: As
 export const RewindControl: FC = () => {
   const store = useStore();
   useStoreVersion(store);
+  const { t } = useI18n();
   const runtime = useRuntime();
   const { entry, remoteId } = useCurrentThread();
   const { status: chatStatus } = useChat({ chat: entry.chat });
@@ -53,17 +55,17 @@ export const RewindControl: FC = () => {
         aria-haspopup="menu"
         aria-expanded={open}
         disabled={running}
-        title={running ? "Wait for the answer to finish" : "Go back to before this answer changed the graph"}
+        title={running ? t("rewind.wait") : t("rewind.toHereTitle")}
         onClick={() => setOpen(!open)}
       >
-        Rewind to here
+        {t("rewind.toHere")}
       </button>
       {open ? (
-        <div className="cua-rewind-menu" role="menu" aria-label="Rewind to here">
+        <div className="cua-rewind-menu" role="menu" aria-label={t("rewind.toHere")}>
           {CHOICES.map((choice) => (
             <button key={choice.scope} type="button" role="menuitem" onClick={() => choose(choice.scope)}>
-              <span className="cua-rewind-label">{choice.label}</span>
-              <span className="cua-muted">{choice.detail}</span>
+              <span className="cua-rewind-label">{t(choice.label)}</span>
+              <span className="cua-muted">{t(choice.detail)}</span>
             </button>
           ))}
         </div>
@@ -73,7 +75,7 @@ export const RewindControl: FC = () => {
           {status.text}
           {status.kind === "closed" ? (
             <button type="button" className="cua-link" onClick={() => void store.rewinds.openInNewTab(remoteId, messageId)}>
-              Open it in a new tab
+              {t("rewind.openInNewTab")}
             </button>
           ) : null}
         </div>

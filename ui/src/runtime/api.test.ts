@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import { ApiError, apiUrl, requestJson, serverErrorText } from "./api";
 
 describe("serverErrorText", () => {
@@ -27,5 +28,21 @@ describe("requestJson", () => {
   it("raises the server's message", async () => {
     const fetch = vi.fn(async () => new Response('{"error":"bad title"}', { status: 400 }));
     await expect(requestJson("/api/x", {}, fetch)).rejects.toEqual(new ApiError("bad title", 400));
+  });
+});
+
+describe("the panel's own request errors", () => {
+  it("say in the user's language that the server is not reachable", async () => {
+    const fetch = vi.fn(async () => {
+      throw new TypeError("Failed to fetch");
+    });
+    await expect(requestJson("/api/x", {}, fetch)).rejects.toEqual(new ApiError("The ComfyUI server is not reachable (TypeError: Failed to fetch).", 0));
+    setLocale("zh");
+    try {
+      await expect(requestJson("/api/x", {}, fetch)).rejects.toEqual(new ApiError("无法连接到 ComfyUI 服务器（TypeError: Failed to fetch）。", 0));
+      expect(serverErrorText("")).toBe("请求失败。");
+    } finally {
+      setLocale("en");
+    }
   });
 });

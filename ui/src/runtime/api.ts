@@ -1,6 +1,7 @@
 // The backend's HTTP surface as the panel uses it. Our routes already start with /api and are
 // served at the page's origin (ComfyUI, the standalone server and the playground alike), so a
 // path is used as it is — not through app.api.fetchApi, which would prefix a second /api.
+import { t } from "../i18n";
 
 /** The URL of one of our routes: the path as it is, relative to the page's origin. */
 export function apiUrl(path: string): string {
@@ -23,7 +24,7 @@ export class ApiError extends Error {
  * Used for HTTP errors and for the chat transport's errors (the AI SDK puts the response body
  * in `error.message`).
  */
-export function serverErrorText(body: string, fallback = "The request failed."): string {
+export function serverErrorText(body: string, fallback = t("chatError.requestFailed")): string {
   const text = body.trim();
   if (!text) return fallback;
   if (text.startsWith("{")) {
@@ -64,7 +65,7 @@ export async function requestJson<T>(
     response = await fetchImpl(apiUrl(path), options);
   } catch (error) {
     if (error instanceof DOMException && error.name === "AbortError") throw error;
-    throw new ApiError(`The ComfyUI server is not reachable (${String(error)}).`, 0);
+    throw new ApiError(t("chatError.unreachable", { error: String(error) }), 0);
   }
   const text = await response.text();
   if (!response.ok) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { attachmentSrc, fileBase64, ServerAttachments, type ServerAttachment } from "./attachments";
 import { ApiError } from "./api";
+import { setLocale } from "../i18n";
 
 const STORED: ServerAttachment = {
   id: "att_1",
@@ -52,6 +53,19 @@ describe("ServerAttachments", () => {
     // a sent file stays with its message: removing its chip deletes nothing on the server
     await adapter.remove(sent);
     expect(calls).toHaveLength(1);
+  });
+
+  it("says which file was not attached when one is sent that never reached the server, in the user's language", async () => {
+    const adapter = new ServerAttachments(() => "thread-9", server(() => STORED).request);
+    const file = new File([new Uint8Array([1])], "out.png", { type: "image/png" });
+    const never = { id: "local-x", type: "image" as const, name: "out.png", contentType: "image/png", file, status: { type: "requires-action" as const, reason: "composer-send" as const } };
+    await expect(adapter.send(never)).rejects.toThrow("out.png was not attached");
+    setLocale("zh");
+    try {
+      await expect(adapter.send(never)).rejects.toThrow("out.png 未能添加");
+    } finally {
+      setLocale("en");
+    }
   });
 
   it("removes a draft on the server, and a refusal carries the server's reason", async () => {

@@ -4,6 +4,7 @@
 // message then holds only `attachment:<id>`: the bytes never sit in the browser's storage, and
 // every later request sends the file as it was (the server builds what the model reads).
 import type { Attachment, AttachmentAdapter, CompleteAttachment, PendingAttachment } from "@assistant-ui/react";
+import { t } from "../i18n";
 import { requestJson } from "./api";
 
 export const ATTACHMENTS_PATH = "/api/assistant/attachments";
@@ -46,7 +47,7 @@ export async function fileBase64(file: Blob): Promise<string> {
   const url = await new Promise<string>((resolve, reject) => {
     const reader = new FileReader();
     reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error("the file could not be read"));
+    reader.onerror = () => reject(reader.error ?? new Error(t("attach.unreadable")));
     reader.readAsDataURL(file);
   });
   return url.slice(url.indexOf(",") + 1);
@@ -83,7 +84,7 @@ export class ServerAttachments implements AttachmentAdapter {
 
   async send(attachment: PendingAttachment): Promise<CompleteAttachment> {
     const stored = this.uploaded.get(attachment.id);
-    if (!stored) throw new Error(`${attachment.name} was not attached`);
+    if (!stored) throw new Error(t("attach.notAttached", { name: attachment.name }));
     return {
       ...attachment,
       status: { type: "complete" },

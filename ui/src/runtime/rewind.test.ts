@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
 import { ChatStore } from "./chatStore";
 import type { RestoreOutcome } from "./checkpoints";
 import { fakeServer, sseResponse, textAnswer } from "./fakeServer";
@@ -35,6 +36,14 @@ describe("rewinding the graph", () => {
       text: "The graph is as it was before this answer. It is in “flux”, shown now. Ctrl+Z on the canvas brings the newer graph back.",
     });
     expect(store.rewinds.statusOf("th_1", "msg_a")).toBe(status);
+    setLocale("zh");
+    try {
+      expect((await store.rewinds.graph("th_1", "msg_a")).text).toBe(
+        "工作流已恢复到这条回答之前的样子。它位于“flux”中，现已切换过去。在画布上按 Ctrl+Z 可换回较新的工作流。",
+      );
+    } finally {
+      setLocale("en");
+    }
   });
 
   it("says when the workflow is closed, and opens the graph in a new tab when asked", async () => {

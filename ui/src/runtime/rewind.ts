@@ -6,6 +6,8 @@
 // graph rewind came to is kept per message, for its menu to show; a conversation rewind removes
 // the message, so it is told in a note where the thread now ends.
 import type { UIMessage } from "ai";
+import { t } from "../i18n";
+import { sentences } from "../i18n/sentences";
 import type { Checkpoints, WorkflowAccess } from "./checkpoints";
 import type { NewNotice } from "./chatStore";
 import { threadPath } from "./threadAdapter";
@@ -58,8 +60,6 @@ export interface RewindDeps {
   hold: (threadId: string) => () => void;
 }
 
-const UNDO_HINT = "Ctrl+Z on the canvas brings the newer graph back.";
-
 export class Rewinds {
   private readonly status = new Map<string, RewindStatus>();
   private readonly branches = new Map<string, readonly BranchInfo[]>();
@@ -79,26 +79,24 @@ export class Rewinds {
   /** The graph as it was before message `messageId`'s turn changed it, in its workflow's tab. */
   async graph(threadId: string, messageId: string): Promise<RewindStatus> {
     const graph = this.deps.graph;
-    if (!graph) return this.set(threadId, messageId, { kind: "error", text: "The workflow cannot be reached from here." });
-    this.set(threadId, messageId, { kind: "busy", text: "Restoring the graph…" });
+    if (!graph) return this.set(threadId, messageId, { kind: "error", text: t("rewind.unreachable") });
+    this.set(threadId, messageId, { kind: "busy", text: t("rewind.restoring") });
     const release = this.deps.hold(threadId);
     try {
       const { info, graph: saved } = await this.deps.checkpoints.graphOf(threadId, messageId);
       const outcome = await graph.restore(info.workflow, saved);
       if (outcome.ok) {
-        const where = outcome.switched && outcome.tab ? ` It is in “${outcome.tab}”, shown now.` : "";
-        const text = outcome.unchanged
-          ? "The graph is already as it was before this answer."
-          : `The graph is as it was before this answer.${where} ${UNDO_HINT}`;
+        const where = outcome.switched && outcome.tab && t("rewind.shownTab", { tab: outcome.tab });
+        const text = outcome.unchanged ? t("rewind.alreadyThere") : sentences(t("rewind.graphBack"), where, t("rewind.undoHint"));
         return this.set(threadId, messageId, { kind: "done", text });
       }
       if ("closed" in outcome) {
-        const name = info.workflow === null ? "its workflow" : `“${this.deps.workflowName(info.workflow)}”`;
-        return this.set(threadId, messageId, { kind: "closed", text: `The graph belongs to ${name}, which is not open.` });
+        const text = info.workflow === null ? t("rewind.closedUnnamed") : t("rewind.closed", { name: this.deps.workflowName(info.workflow) });
+        return this.set(threadId, messageId, { kind: "closed", text });
       }
-      return this.set(threadId, messageId, { kind: "error", text: `The graph was not restored: ${outcome.error}` });
+      return this.set(threadId, messageId, { kind: "error", text: t("rewind.notRestored", { error: outcome.error }) });
     } catch (error) {
-      return this.set(threadId, messageId, { kind: "error", text: `The graph was not restored: ${errorText(error)}` });
+      return this.set(threadId, messageId, { kind: "error", text: t("rewind.notRestored", { error: errorText(error) }) });
     } finally {
       release();
     }
@@ -131,15 +129,15 @@ export class Rewinds {
     try {
       moved = await this.deps.request<Moved>(threadPath(threadId, "/rewind"), { method: "POST", body: { messageId } });
     } catch (error) {
-      this.deps.note(threadId, { kind: "error", title: "The conversation was not rewound", text: errorText(error) });
+      this.deps.note(threadId, { kind: "error", title: t("rewind.conversationFailed"), text: errorText(error) });
       return null;
     }
     target.chat.messages = moved.messages;
     await this.loadBranches(threadId);
     const kept = moved.setAside;
-    const what = kept ? ` The ${kept.messageCount} messages from “${kept.preview}” on are kept as branch ${kept.number} (the branches in the header return to it).` : "";
-    const also = graph ? ` The graph is as it was then too (${UNDO_HINT.replace(/\.$/, "")}).` : "";
-    this.deps.note(threadId, { kind: "info", title: "Rewound", text: `The conversation is back to before that answer.${what}${also}` });
+    const what = kept && t("rewind.keptAsBranch", { count: kept.messageCount, preview: kept.preview, number: kept.number });
+    const text = sentences(t("rewind.conversationBack"), what, graph && t("rewind.graphToo"));
+    this.deps.note(threadId, { kind: "info", title: t("rewind.rewound"), text });
     return moved.draft;
   }
 
@@ -150,23 +148,23 @@ export class Rewinds {
     const saved = this.deps.checkpoints.of(threadId);
     const answer = target.chat.messages.findLast((m) => m.role === "assistant" && saved.has(m.id));
     if (!answer) {
-      this.deps.note(threadId, { kind: "info", title: "Nothing to rewind", text: "No answer in this thread changed the graph." });
+      this.deps.note(threadId, { kind: "info", title: t("rewind.nothing"), text: t("rewind.nothingChanged") });
       return null;
     }
     if (scope !== "graph") {
       const draft = await this.conversation(target, answer.id, scope === "both");
       const graph = this.statusOf(threadId, answer.id);
-      if (draft === null && scope === "both" && graph && graph.kind !== "done") this.noteGraph(threadId, graph, "Nothing was rewound");
+      if (draft === null && scope === "both" && graph && graph.kind !== "done") this.noteGraph(threadId, graph, t("rewind.nothingRewound"));
       return draft;
     }
     const status = await this.graph(threadId, answer.id);
-    this.noteGraph(threadId, status, status.kind === "done" ? "Graph rewound" : "The graph was not rewound");
+    this.noteGraph(threadId, status, t(status.kind === "done" ? "rewind.graphRewound" : "rewind.graphNotRewound"));
     return null;
   }
 
   private noteGraph(threadId: string, status: RewindStatus, title: string): void {
-    const more = status.kind === "closed" ? " “Open it in a new tab”, under the last answer that changed it, opens it." : "";
-    this.deps.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: status.text + more });
+    const more = status.kind === "closed" && t("rewind.closedHint", { button: t("rewind.openInNewTab") });
+    this.deps.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: sentences(status.text, more) });
   }
 
   /** Back to branch `number`: its messages after the one it followed; what follows that message now becomes a branch. */
@@ -177,25 +175,25 @@ export class Rewinds {
       target.chat.messages = moved.messages;
       await this.loadBranches(threadId);
       const kept = moved.setAside;
-      const what = kept ? ` What followed there (${kept.messageCount} messages from “${kept.preview}”) is kept as branch ${kept.number}.` : "";
-      this.deps.note(threadId, { kind: "info", title: `Back on branch ${number}`, text: `The conversation goes on from branch ${number}.${what}` });
+      const what = kept && t("rewind.followedKept", { count: kept.messageCount, preview: kept.preview, number: kept.number });
+      this.deps.note(threadId, { kind: "info", title: t("rewind.backOnBranch", { number }), text: sentences(t("rewind.goesOn", { number }), what) });
     } catch (error) {
-      this.deps.note(threadId, { kind: "error", title: `Branch ${number} was not restored`, text: errorText(error) });
+      this.deps.note(threadId, { kind: "error", title: t("rewind.branchNotRestored", { number }), text: errorText(error) });
     }
   }
 
   /** A checkpoint whose workflow is closed, opened in a new tab (the user asked). */
   async openInNewTab(threadId: string, messageId: string): Promise<RewindStatus> {
     const graph = this.deps.graph;
-    if (!graph) return this.set(threadId, messageId, { kind: "error", text: "The workflow cannot be reached from here." });
+    if (!graph) return this.set(threadId, messageId, { kind: "error", text: t("rewind.unreachable") });
     const release = this.deps.hold(threadId);
     try {
       const { graph: saved } = await this.deps.checkpoints.graphOf(threadId, messageId);
       const tab = await graph.openInNewTab(saved);
-      const text = `The graph from before this answer is open in a new tab${tab ? `, “${tab}”` : ""}.`;
+      const text = tab ? t("rewind.openedInTab", { tab }) : t("rewind.opened");
       return this.set(threadId, messageId, { kind: "done", text });
     } catch (error) {
-      return this.set(threadId, messageId, { kind: "error", text: `The graph was not opened: ${errorText(error)}` });
+      return this.set(threadId, messageId, { kind: "error", text: t("rewind.notOpened", { error: errorText(error) }) });
     } finally {
       release();
     }
