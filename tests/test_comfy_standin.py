@@ -16,10 +16,12 @@ from aiohttp import web
 from comfyui_assistant.core.files.image_files import inspect_image
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.tests.comfy_standin import (
+    ROOT,
     create_standin,
     frontend_root,
     frontend_versions,
 )
+from comfyui_assistant.tests.comfy_standin.locales import translations
 from comfyui_assistant.tests.comfy_standin.returning import PORTRAIT, seed_returning_user
 
 VERSION = frontend_versions()[-1]
@@ -64,6 +66,32 @@ async def standin(tmp_path: Path, returning: bool) -> AsyncIterator[Standin]:
     async with aiohttp.ClientSession() as session:
         yield Standin(f"http://127.0.0.1:{port}", session)
     await runner.cleanup()
+
+
+async def test_i18n_serves_our_locales_as_comfyui_does(standin: Standin) -> None:
+    """The frontend shows our tab's title and command's label from these (ComfyUI's GET /i18n)."""
+    status, body = await standin.call("GET", "/api/i18n")
+    assert status == 200
+    assert set(body) == {p.name for p in (ROOT / "locales").iterdir()} >= {"en", "zh", "ar"}
+    assert body["zh"]["comfyuiAssistant"] == {"tab": "助手"}
+    assert body["zh"]["commands"]["ComfyUIAssistant_Open"] == {"label": "助手：显示或隐藏对话"}
+    assert body["en"]["comfyuiAssistant"] == {"tab": "Assistant"}
+
+
+def test_translations_merge_every_nodes_locales(tmp_path: Path) -> None:
+    for node, main, commands in [
+        ("a", {"g": {"x": "A"}}, {"A_Open": {"label": "a"}}),
+        ("b", {"g": {"y": "B"}}, None),
+    ]:
+        folder = tmp_path / node / "locales" / "fr"
+        folder.mkdir(parents=True)
+        (folder / "main.json").write_text(json.dumps(main))
+        if commands:
+            (folder / "commands.json").write_text(json.dumps(commands))
+    (tmp_path / "c").mkdir()  # a node without locales
+    assert translations([tmp_path / n for n in "abc"]) == {
+        "fr": {"g": {"x": "A", "y": "B"}, "commands": {"A_Open": {"label": "a"}}}
+    }
 
 
 def txt2img() -> dict[str, Any]:

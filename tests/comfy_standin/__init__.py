@@ -14,7 +14,8 @@ the real frontend without ComfyUI, torch or models:
 | `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
 | `/view` (and `/api/view`) | a run's files from the stand-in's folders: `view.py` |
-| `/api/system_stats`, `/api/embeddings`, `/api/i18n`, ... | fixed answers (`STATIC_ANSWERS`) |
+| `GET /api/i18n` | the `locales/` of the custom nodes it hosts (ours): `locales.py` |
+| `/api/system_stats`, `/api/embeddings`, ... | fixed answers (`STATIC_ANSWERS`) |
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
@@ -37,6 +38,7 @@ from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
 from ...routes.guard import LOOPBACK
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
+from .locales import add_i18n_route
 from .queue import Queue, add_queue_routes
 from .returning import user_folder
 from .userdata import UserData, add_user_routes
@@ -49,7 +51,6 @@ log = logging.getLogger("comfy_standin")
 
 STATIC_ANSWERS: dict[str, Any] = {
     "/api/embeddings": [],
-    "/api/i18n": {},
     "/api/workflow_templates": {},
     "/api/models": ["checkpoints", "loras", "vae", "text_encoders", "diffusion_models"],
     "/api/experiment/models": [],
@@ -130,6 +131,7 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
     add_user_routes(routes, UserData.returning_user(user_folder(options.data_dir)))
     add_queue_routes(routes, queue)
     add_view_route(routes, folders)
+    add_i18n_route(routes, [ROOT])  # the one custom node it hosts: this repository
 
     @routes.get("/")
     async def index(request: web.Request) -> web.FileResponse:

@@ -1088,6 +1088,8 @@ for (const target of TARGETS) {
         await root.getByText("关于工作流的问题都可以问我：搭建、修复、讲解、运行。").waitFor();
         await root.getByRole("button", { name: "新建对话" }).first().waitFor(); // (the thread list may show a second)
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["zh", "ltr"]);
+        // ComfyUI titles its bottom-panel tab itself: t(titleKey), from our locales/ (GET /i18n)
+        if (target.comfyui) await page.getByRole("tab", { name: "助手", exact: true }).waitFor({ timeout: 5_000 });
         // A conversation in Chinese: the user's question, a tool card, the reply (scripted here;
         // every prompt profile tells a real model to answer in the user's language).
         await talk("这个工作流是做什么的？", "call_zh", "这个工作流根据提示词生成图片：加载模型，编码正向和负向提示词，用 K采样器采样，解码后保存。");
@@ -1100,6 +1102,7 @@ for (const target of TARGETS) {
         await root.locator(".cua-welcome").waitFor();
         await root.getByRole("button", { name: "إرسال" }).first().waitFor();
         assert.deepEqual([await root.getAttribute("lang"), await root.getAttribute("dir")], ["ar", "rtl"]);
+        if (target.comfyui) await page.getByRole("tab", { name: "المساعد", exact: true }).waitFor({ timeout: 5_000 });
         const layout = await page.evaluate(() => {
           const boxes = (selector) =>
             [...document.querySelectorAll(selector)].map((el) => el.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);

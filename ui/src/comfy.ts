@@ -108,6 +108,8 @@ export interface ComfyWorkflowStore {
 export interface BottomPanelTab {
   id: string;
   title: string;
+  /** A key of ComfyUI's own i18n messages, shown instead of `title` where the frontend has it. */
+  titleKey?: string;
   type: "custom";
   render(element: HTMLElement): void;
   destroy?(): void;

@@ -1,10 +1,12 @@
 // ComfyUI loads this file (ui/dist/comfyui-assistant.js) as an extension script: the Assistant
 // tab in the bottom panel, a command that shows or hides it and a keybinding for the command.
 import { app } from "./app";
+import { OPEN_COMMAND, TAB_TITLE_KEY } from "./i18n/comfyLocales";
+import { en } from "./i18n/messages";
 import { mountPanel, panelStore } from "./panel";
 
+export { OPEN_COMMAND };
 export const TAB_ID = "comfyui-assistant";
-export const OPEN_COMMAND = "ComfyUIAssistant.Open";
 /**
  * Ctrl+Shift+L (Cmd+Shift+L on a Mac) runs the command, through the frontend's keybinding store
  * (an extension's `keybindings`, in 1.27.10 and 1.58.1 alike; users can rebind it in ComfyUI's
@@ -31,11 +33,14 @@ function destroy(): void {
 
 app.registerExtension({
   name: "comfyui-assistant",
-  bottomPanelTabs: [{ id: TAB_ID, title: "Assistant", type: "custom", render, destroy }],
+  // ComfyUI translates both itself, from our locales/ folder (i18n/comfyLocales.ts): the tab's
+  // title by `titleKey`, the command's label by its id. The English `title` and `label` stand
+  // where a frontend does not look them up (one without titleKey, a missing translation).
+  bottomPanelTabs: [{ id: TAB_ID, title: en["extension.tab"], titleKey: TAB_TITLE_KEY, type: "custom", render, destroy }],
   commands: [
     {
       id: OPEN_COMMAND,
-      label: "Assistant: show or hide the chat",
+      label: en["extension.toggleCommand"],
       icon: "pi pi-comments",
       // ComfyUI gives every bottom tab this toggle command.
       function: () => app.extensionManager.command.execute(`Workspace.ToggleBottomPanelTab.${TAB_ID}`),

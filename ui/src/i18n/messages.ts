@@ -15,6 +15,8 @@ export const en = {
   "header.newThread": "New thread",
   "header.openSettings": "Open the settings",
   "header.backToChat": "Back to the chat",
+  "extension.tab": "Assistant",
+  "extension.toggleCommand": "Assistant: show or hide the chat",
 
   // the header's branches (Branches.tsx)
   "branches.label": "Branches ({count})",

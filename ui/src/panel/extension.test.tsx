@@ -45,8 +45,9 @@ describe("the extension", () => {
     const extension = registered[0]!;
     expect(extension.name).toBe("comfyui-assistant");
     const tab = extension.bottomPanelTabs?.[0];
-    expect(tab).toMatchObject({ id: "comfyui-assistant", title: "Assistant", type: "custom" });
-    expect(extension.commands?.[0]?.id).toBe("ComfyUIAssistant.Open");
+    // ComfyUI shows t(titleKey) in the user's language, from our locales/ (comfyLocales.test.ts)
+    expect(tab).toMatchObject({ id: "comfyui-assistant", title: "Assistant", titleKey: "comfyuiAssistant.tab", type: "custom" });
+    expect(extension.commands?.[0]).toMatchObject({ id: "ComfyUIAssistant.Open", label: "Assistant: show or hide the chat" });
     expect(extension.keybindings?.[0]).toEqual({ combo: { key: "l", ctrl: true, shift: true }, commandId: "ComfyUIAssistant.Open" });
 
     await extension.commands?.[0]?.function();

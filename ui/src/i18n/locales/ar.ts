@@ -13,6 +13,8 @@ const table: Translation = {
   "header.newThread": "محادثة جديدة",
   "header.openSettings": "فتح الإعدادات",
   "header.backToChat": "العودة إلى المحادثة",
+  "extension.tab": "المساعد",
+  "extension.toggleCommand": "المساعد: إظهار المحادثة أو إخفاؤها",
 
   "branches.label": "الفروع ({count})",
   "branches.title": "الفروع: ما نحّاه الرجوع جانبًا، للعودة إليه",

@@ -14,6 +14,8 @@ const table: Translation = {
   "header.newThread": "Neuer Chat",
   "header.openSettings": "Einstellungen öffnen",
   "header.backToChat": "Zurück zum Chat",
+  "extension.tab": "Assistent",
+  "extension.toggleCommand": "Assistent: Chat ein-/ausblenden",
 
   "branches.label": "Zweige ({count})",
   "branches.title": "Zweige: beim Zurückspulen Beiseitegelegtes, zu dem Sie zurückkehren können",

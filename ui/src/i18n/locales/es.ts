@@ -15,6 +15,8 @@ const table: Translation = {
   "header.newThread": "Nuevo chat",
   "header.openSettings": "Abrir la configuración",
   "header.backToChat": "Volver al chat",
+  "extension.tab": "Asistente",
+  "extension.toggleCommand": "Asistente: mostrar u ocultar el chat",
 
   "branches.label": "Ramas ({count})",
   "branches.title": "Ramas: lo que se apartó al retroceder en el chat, para volver a ello",

@@ -12,6 +12,8 @@ const table: Translation = {
   "header.newThread": "گفت‌وگوی جدید",
   "header.openSettings": "باز کردن تنظیمات",
   "header.backToChat": "بازگشت به گفت‌وگو",
+  "extension.tab": "دستیار",
+  "extension.toggleCommand": "دستیار: نمایش یا پنهان کردن گفت‌وگو",
 
   "branches.label": "شاخه‌ها ({count})",
   "branches.title": "شاخه‌ها: آنچه عقب‌گردها کنار گذاشته‌اند، تا بتوانید به آن برگردید",

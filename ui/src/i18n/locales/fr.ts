@@ -15,6 +15,8 @@ const table: Translation = {
   "header.newThread": "Nouvelle discussion",
   "header.openSettings": "Ouvrir les paramètres",
   "header.backToChat": "Retour à la discussion",
+  "extension.tab": "Assistant",
+  "extension.toggleCommand": "Assistant : afficher ou masquer la discussion",
 
   "branches.label": "Branches ({count})",
   "branches.title": "Branches : ce que les retours en arrière ont mis de côté, pour y revenir",

@@ -14,6 +14,8 @@ const table: Translation = {
   "header.newThread": "צ'אט חדש",
   "header.openSettings": "פתיחת ההגדרות",
   "header.backToChat": "חזרה לצ'אט",
+  "extension.tab": "עוזר",
+  "extension.toggleCommand": "עוזר: הצגה/הסתרה של הצ'אט",
 
   "branches.label": "ענפים ({count})",
   "branches.title": "ענפים: מה שהחזרות לאחור הניחו בצד, כדי שתוכלו לחזור אליו",

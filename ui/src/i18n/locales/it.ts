@@ -15,6 +15,8 @@ const table: Translation = {
   "header.newThread": "Nuova chat",
   "header.openSettings": "Apri le impostazioni",
   "header.backToChat": "Torna alla chat",
+  "extension.tab": "Assistente",
+  "extension.toggleCommand": "Assistente: mostra o nascondi la chat",
 
   "branches.label": "Rami ({count})",
   "branches.title": "Rami: ciò che è stato messo da parte tornando indietro nella chat, per riprenderlo",

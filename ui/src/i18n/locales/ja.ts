@@ -12,6 +12,8 @@ const table: Translation = {
   "header.newThread": "新しいチャット",
   "header.openSettings": "設定を開く",
   "header.backToChat": "チャットに戻る",
+  "extension.tab": "アシスタント",
+  "extension.toggleCommand": "アシスタント：チャットの表示を切り替え",
 
   "branches.label": "ブランチ（{count}）",
   "branches.title": "ブランチ：巻き戻しで退避した内容です。ここから戻れます",

@@ -13,6 +13,8 @@ const table: Translation = {
   "header.newThread": "새 채팅",
   "header.openSettings": "설정 열기",
   "header.backToChat": "채팅으로 돌아가기",
+  "extension.tab": "어시스턴트",
+  "extension.toggleCommand": "어시스턴트: 채팅 표시/숨기기",
 
   "branches.label": "분기 ({count})",
   "branches.title": "분기: 되감기로 따로 보관된 내용이며, 언제든 다시 돌아갈 수 있습니다",

@@ -15,6 +15,8 @@ const table: Translation = {
   "header.newThread": "Nova conversa",
   "header.openSettings": "Abrir as configurações",
   "header.backToChat": "Voltar à conversa",
+  "extension.tab": "Assistente",
+  "extension.toggleCommand": "Assistente: mostrar ou ocultar a conversa",
 
   "branches.label": "Ramificações ({count})",
   "branches.title": "Ramificações: o que foi deixado de lado ao voltar atrás na conversa, para retomar",

@@ -14,6 +14,8 @@ const table: Translation = {
   "header.newThread": "Новый чат",
   "header.openSettings": "Открыть настройки",
   "header.backToChat": "Вернуться к чату",
+  "extension.tab": "Ассистент",
+  "extension.toggleCommand": "Ассистент: показать/скрыть чат",
 
   "branches.label": "Ветки ({count})",
   "branches.title": "Ветки: то, что было отложено при откатах; к нему можно вернуться",

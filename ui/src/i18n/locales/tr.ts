@@ -12,6 +12,8 @@ const table: Translation = {
   "header.newThread": "Yeni sohbet",
   "header.openSettings": "Ayarları aç",
   "header.backToChat": "Sohbete dön",
+  "extension.tab": "Asistan",
+  "extension.toggleCommand": "Asistan: sohbeti göster/gizle",
 
   "branches.label": "Dallar ({count})",
   "branches.title": "Dallar: geri sarmalarda kenara ayrılanlar; istediğiniz zaman bunlara dönebilirsiniz",

@@ -12,6 +12,8 @@ const table: Translation = {
   "header.newThread": "新增對話",
   "header.openSettings": "開啟設定",
   "header.backToChat": "返回對話",
+  "extension.tab": "助理",
+  "extension.toggleCommand": "助理：顯示或隱藏對話",
 
   "branches.label": "分支（{count}）",
   "branches.title": "分支：回溯時擱置的內容，可隨時返回",

@@ -10,6 +10,8 @@ const table: Translation = {
   "header.newThread": "新建对话",
   "header.openSettings": "打开设置",
   "header.backToChat": "返回对话",
+  "extension.tab": "助手",
+  "extension.toggleCommand": "助手：显示或隐藏对话",
 
   "branches.label": "分支（{count}）",
   "branches.title": "分支：回退时搁置的内容，可随时返回",
