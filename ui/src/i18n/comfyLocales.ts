@@ -8,6 +8,9 @@
 import type { Translation } from ".";
 
 export const OPEN_COMMAND = "ComfyUIAssistant.Open";
+/** The toggle command ComfyUI itself registers for every bottom-panel tab (label "Toggle
+ * Assistant Bottom Panel"): the same action as ours, so the same words. */
+const TOGGLE_TAB_COMMAND = "Workspace.ToggleBottomPanelTab.comfyui-assistant";
 /** Under a top-level key of our own: ComfyUI merges every node's main.json into one table. */
 export const TAB_TITLE_KEY = "comfyuiAssistant.tab";
 
@@ -24,6 +27,8 @@ export function comfyLocaleFiles(table: Translation): ComfyLocaleFiles {
   const [scope, name] = TAB_TITLE_KEY.split(".") as [string, string];
   return {
     "main.json": { [scope]: { [name]: text(table, "extension.tab") } },
-    "commands.json": { [OPEN_COMMAND.replaceAll(".", "_")]: { label: text(table, "extension.toggleCommand") } },
+    "commands.json": Object.fromEntries(
+      [OPEN_COMMAND, TOGGLE_TAB_COMMAND].map((id) => [id.replaceAll(".", "_"), { label: text(table, "extension.toggleCommand") }]),
+    ),
   };
 }
