@@ -1,5 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
-import { ApiError, apiUrl, requestJson, serverErrorText } from "./api";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { setLocale } from "../i18n";
+import { ApiError, apiUrl, errorMessage, requestJson, serverErrorText } from "./api";
 
 describe("serverErrorText", () => {
   it("reads our routes' {error} bodies", () => {
@@ -27,5 +28,37 @@ describe("requestJson", () => {
   it("raises the server's message", async () => {
     const fetch = vi.fn(async () => new Response('{"error":"bad title"}', { status: 400 }));
     await expect(requestJson("/api/x", {}, fetch)).rejects.toEqual(new ApiError("bad title", 400));
+  });
+});
+
+describe("coded errors", () => {
+  afterEach(() => setLocale("en"));
+  const missing = { error: "thread t1 does not exist", code: "not_found.thread", params: { thread: "t1" } };
+  const refused = {
+    error: "The latest message needs 9,000 tokens but only 4,000 fit …",
+    code: "context.message_too_long",
+    params: { needed: 9000, fit: 4000, model: "m", window: 8192, source: "Settings", reserve: 2048, margin: 144, tools: 0 },
+  };
+
+  it("shows the code's message in the user's language, from an HTTP error or a stream's error", async () => {
+    setLocale("zh");
+    const fetch = vi.fn(async () => new Response(JSON.stringify(missing), { status: 404 }));
+    const error = await requestJson("/api/assistant/threads/t1", {}, fetch).catch((e: unknown) => e);
+    expect(error).toEqual(new ApiError("对话 t1 不存在", 404, { code: "not_found.thread", params: { thread: "t1" } }));
+    expect(errorMessage(error)).toBe("对话 t1 不存在");
+    // the AI SDK hands a stream's errorText over as error.message
+    expect(errorMessage(new Error(JSON.stringify(refused)))).toBe(
+      "最新一条消息需要 9,000 个 token，但 m 的上下文只能容纳 4,000 个（窗口 8,192，来自 Settings；为回答预留 2,048，余量 144，工具占用 0）— 请缩短消息，或调大窗口（LLM_CONTEXT_WINDOW 或设置）。",
+    );
+    setLocale("en");
+    expect(errorMessage(new Error(JSON.stringify(missing)))).toBe("thread t1 does not exist");
+  });
+
+  it("shows the server's English for an uncoded error or a code the panel does not know", () => {
+    setLocale("zh");
+    expect(serverErrorText('{"error": "send {\\"id\\": ...}"}')).toBe('send {"id": ...}');
+    const unknown = { error: "something new went wrong", code: "server.brand_new", params: {} };
+    expect(serverErrorText(JSON.stringify(unknown))).toBe("something new went wrong");
+    expect(errorMessage(new ApiError("plain", 400))).toBe("plain");
   });
 });
