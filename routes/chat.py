@@ -111,4 +111,4 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             threads, provider = await service.threads(), await service.provider()
             return web.json_response(await compact_now(threads, provider, thread_id))
         except ProviderUnreachable as exc:
-            raise HTTPProblem(502, str(exc)) from None
+            raise HTTPProblem(502, message_of(exc)) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,8 @@ import pytest
 from comfyui_assistant.core.base.error_codes import ERRORS, coded, placeholders
 
 from .conftest import start_app
-from .helpers import chat_body, sse_events, user
-from .scripted_provider import Status, error_body
+from .helpers import assistant_message, chat_body, sse_events, user
+from .scripted_provider import Status, error_body, text_reply
 
 MESSAGES = Path(__file__).parent.parent / "ui" / "src" / "i18n" / "messages.ts"
 ENTRY = re.compile(r'^\s*"(error\.[^"]+)":\s*("(?:[^"\\]|\\.)*"),?\s*$', re.MULTILINE)
@@ -113,3 +114,25 @@ async def test_a_provider_failure_ends_the_stream_with_the_code_and_parameters(p
     assert said["params"] == {"name": "The provider", "detail": "Rate limit reached for [redacted]"}
     assert said["error"] == str(coded("provider.rate_limit", **said["params"]))
     assert said["error"].startswith("The provider is rate-limiting requests (HTTP 429: Rate")
+
+
+async def test_compact_says_why_the_provider_cannot_be_reached_with_the_code(provider, tmp_path):
+    app = await start_app(tmp_path / "data", {"LLM_BASE_URL": provider.base_url})
+    try:
+        provider.enqueue(text_reply("noted"))
+        history = [user("first", "u1"), assistant_message("the first answer")]
+        status, _ = await app.chat(chat_body(*history, user("second", "u2"), id="t1"))
+        assert status == 200
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            gone = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        assert (await answer(app, "PUT", "/api/assistant/provider", {"baseUrl": gone}))[0] == 200
+        status, body = await answer(app, "POST", "/api/assistant/threads/t1/compact", {})
+    finally:
+        await app.close()
+    assert (status, body.get("code"), body.get("params")) == (
+        502,
+        "provider.unreachable",
+        {"name": "The provider", "url": gone},
+    )
+    assert body["error"] == str(coded("provider.unreachable", name="The provider", url=gone))
