@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from comfyui_assistant.core.base.error_codes import ERRORS, coded, placeholders
+from comfyui_assistant.core.base.error_codes import ERRORS, WORDS, coded, placeholders
+from comfyui_assistant.core.provider.provider_profiles import PROFILES, ProviderKind
 
 from .conftest import start_app
 from .helpers import assistant_message, chat_body, sse_events, user
@@ -30,10 +31,19 @@ def panel_errors() -> dict[str, str]:
 
 def test_every_code_has_the_panels_message_with_the_same_english_text():
     panel = panel_errors()
-    assert sorted(panel) == sorted(f"error.{code}" for code in ERRORS)  # none missing, no stale
-    for code, template in ERRORS.items():
-        assert panel[f"error.{code}"] == template, code
-        assert placeholders(template) == set(re.findall(r"\{(\w+)\}", template)), code
+    ours = {f"error.{code}": text for code, text in ERRORS.items()}
+    ours |= {f"error.word.{key}": word for key, word in WORDS.items()}
+    assert sorted(panel) == sorted(ours)  # none missing, none stale
+    for key, text in ours.items():
+        assert panel[key] == text, key
+        assert placeholders(text) == set(re.findall(r"\{(\w+)\}", text)), key
+
+
+def test_a_provider_named_in_words_is_one_the_panel_translates():
+    worded = [p for p in PROFILES.values() if p.name.startswith("The ")]  # not a product name
+    assert {p.kind for p in worded} == {ProviderKind.GENERIC, ProviderKind.LLAMA_CPP}
+    for profile in worded:
+        assert {profile.name, profile.subject} <= set(WORDS.values()), profile.kind
 
 
 def test_a_code_takes_exactly_its_placeholders():

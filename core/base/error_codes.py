@@ -1,7 +1,8 @@
 """The errors a panel user can meet, by code: the English template of each (`{name}` for a
 parameter). The server sends the English text built from it, with the code and parameters
 beside it, so the panel can show the text in the user's language (ui/src/i18n/messages.ts has
-an `error.<code>` key for each, with the same English text: tests/test_error_codes.py).
+an `error.<code>` key for each, with the same English text, and an `error.word.<key>` for each
+of WORDS: tests/test_error_codes.py).
 
 Errors only a developer meets (a body of the wrong shape, malformed JSON) have no code."""
 
@@ -188,6 +189,16 @@ ERRORS: dict[str, str] = {
     "project.too_many_documents": (
         "the project has {count} documents; a project holds at most {limit}"
     ),
+}
+
+
+# Parameter values the server writes in English that are words, not names: the panel shows
+# them in the user's language too (`error.word.<key>`): the providers a profile cannot name.
+WORDS: dict[str, str] = {
+    "provider": "The provider",
+    "provider_mid": "the provider",  # (in the middle of a sentence)
+    "llama_cpp": "The llama.cpp server",
+    "llama_cpp_mid": "the llama.cpp server",
 }
 
 

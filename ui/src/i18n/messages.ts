@@ -129,6 +129,10 @@ export const en = {
   // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.word.provider": "The provider",
+  "error.word.provider_mid": "the provider",
+  "error.word.llama_cpp": "The llama.cpp server",
+  "error.word.llama_cpp_mid": "the llama.cpp server",
   "error.provider.timeout": "{name} at {url} did not answer within {seconds} s — it may still be loading the model or be overloaded; try again, or raise timeoutSeconds in Settings.",
   "error.provider.broken_stream": "The connection to {subject} broke off in the middle of the answer — the part already shown is kept; try again.",
   "error.provider.unreachable": "{name} is not reachable at {url} — start it or set the provider in Settings.",

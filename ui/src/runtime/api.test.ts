@@ -50,8 +50,20 @@ describe("coded errors", () => {
     expect(errorMessage(new Error(JSON.stringify(refused)))).toBe(
       "最新一条消息需要 9,000 个 token，但 m 的上下文只能容纳 4,000 个（窗口 8,192，来自 Settings；为回答预留 2,048，余量 144，工具占用 0）— 请缩短消息，或调大窗口（LLM_CONTEXT_WINDOW 或设置）。",
     );
+    // a provider named in words, not by its product's name, is named in the user's language
+    const unreachable = { error: "…", code: "provider.unreachable", params: { name: "The provider", url: "http://h:1/v1" } };
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toBe("无法连接到模型提供商（http://h:1/v1）— 请启动它，或在设置中配置模型提供商。");
+    const ollama = { ...unreachable, params: { name: "Ollama", url: "http://h:11434/v1" } };
+    expect(errorMessage(new Error(JSON.stringify(ollama)))).toMatch(/^无法连接到 Ollama（/);
+    const broke = { error: "…", code: "provider.broken_stream", params: { subject: "the llama.cpp server" } };
+    expect(errorMessage(new Error(JSON.stringify(broke)))).toBe("与 llama.cpp 服务器的连接在回答中途断开 — 已显示的部分会保留；请重试。");
+    setLocale("ar");
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toMatch(/^تعذّر الوصول إلى مزوّد النموذج على http/);
     setLocale("en");
     expect(errorMessage(new Error(JSON.stringify(missing)))).toBe("thread t1 does not exist");
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toBe(
+      "The provider is not reachable at http://h:1/v1 — start it or set the provider in Settings.",
+    );
   });
 
   it("shows the server's English for an uncoded error or a code the panel does not know", () => {

@@ -76,8 +76,31 @@ function codeOf(code: unknown, params: unknown): ErrorCode | null {
 export function localizedError(english: string, coded: ErrorCode | null): string {
   if (!coded) return english;
   const key = `error.${coded.code}`;
-  return Object.hasOwn(en, key) ? t(key as MessageKey, coded.params) : english;
+  if (!Object.hasOwn(en, key)) return english;
+  const params: Params = {};
+  let worded = false;
+  for (const [name, value] of Object.entries(coded.params)) {
+    const word = typeof value === "string" ? WORDS.get(value) : undefined;
+    params[name] = word ? t(word) : value;
+    worded ||= word !== undefined;
+  }
+  const text = t(key as MessageKey, params);
+  // a template spaces a name off from Chinese or Japanese text ("连接到 Ollama（"); a word in
+  // those scripts in its place takes no space ("连接到模型提供商（")
+  return worded ? text.replace(CJK_GAP, "$1") : text;
 }
+
+const CJK_GAP = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]) (?=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])/gu;
+
+/**
+ * Parameter values the server writes in English that are words, not names ("The provider"):
+ * their `error.word.*` messages, by the English text.
+ */
+const WORDS = new Map(
+  Object.entries(en)
+    .filter(([key]) => key.startsWith("error.word."))
+    .map(([key, text]) => [text as string, key as MessageKey]),
+);
 
 /** The text to show for an error body (see parseServerError), in the user's language if coded. */
 export function serverErrorText(body: string, fallback = "The request failed."): string {

@@ -136,6 +136,10 @@ const table: Translation = {
   // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.word.provider": "مزوّد النموذج",
+  "error.word.provider_mid": "مزوّد النموذج",
+  "error.word.llama_cpp": "خادم llama.cpp",
+  "error.word.llama_cpp_mid": "خادم llama.cpp",
   "error.provider.timeout": "لم يُجب {name} على {url} خلال {seconds} ث — ربما ما زال يحمّل النموذج أو أنه مثقل بالطلبات؛ أعد المحاولة، أو ارفع timeoutSeconds في الإعدادات.",
   "error.provider.broken_stream": "انقطع الاتصال مع {subject} في منتصف الإجابة — يُحتفظ بالجزء المعروض؛ أعد المحاولة.",
   "error.provider.unreachable": "تعذّر الوصول إلى {name} على {url} — شغّله أو اضبط مزوّد النموذج في الإعدادات.",

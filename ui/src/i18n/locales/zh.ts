@@ -113,6 +113,10 @@ const table: Translation = {
   // ── rewind, citations, delegated tasks, attachments, commands, the panel's own errors ──
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.word.provider": "模型提供商",
+  "error.word.provider_mid": "模型提供商",
+  "error.word.llama_cpp": "llama.cpp 服务器",
+  "error.word.llama_cpp_mid": "llama.cpp 服务器",
   "error.provider.timeout": "{name}（{url}）在 {seconds} 秒内没有响应 — 它可能仍在加载模型或负载过高；请重试，或在设置中调大 timeoutSeconds。",
   "error.provider.broken_stream": "与 {subject} 的连接在回答中途断开 — 已显示的部分会保留；请重试。",
   "error.provider.unreachable": "无法连接到 {name}（{url}）— 请启动它，或在设置中配置模型提供商。",
