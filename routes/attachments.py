@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..core.base.error_codes import coded
 from ..core.base.errors import RequestError
 from ..core.chat.attachment_fit import message_room, tokens_of, too_large
 from ..core.files.attachment_files import FileReading, FileRefused, human_size, read_file
@@ -54,7 +55,7 @@ def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
     try:
         return data, read_file(name, data, max_bytes)
     except FileRefused as exc:
-        raise HTTPProblem(exc.status, exc.message) from None
+        raise HTTPProblem(exc.status, exc.coded) from None
 
 
 _strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)
@@ -71,10 +72,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
     async def attachments() -> Attachments:
         return Attachments(await service.store())
 
-    too_big = HTTPProblem(
-        413,
-        f"the file is larger than {human_size(max_bytes)}, the limit for an attachment",
-    )
+    too_big = HTTPProblem(413, coded("attachment.over_limit", limit=human_size(max_bytes)))
 
     @table.post(BASE)
     @guarded
@@ -110,7 +108,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         store, aid = await attachments(), attachment_id(request)
         att = await store.get(aid)
         if att is None:
-            raise not_found(f"attachment {aid}")
+            raise not_found("attachment", id=aid)
         return store, att
 
     @table.get(BASE + "/{id}")
@@ -121,7 +119,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         store, att = await found(request)
         data = await store.data(att.id)
         if data is None:
-            raise not_found(f"attachment {att.id}")
+            raise not_found("attachment", id=att.id)
         media = att.media_type if att.reading.image is not None else "text/plain; charset=utf-8"
         headers = {
             "Content-Type": media,
@@ -137,15 +135,17 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         """The workflow an attachment holds (a workflow file, or an image ComfyUI made)."""
         _, att = await found(request)
         if att.reading.workflow is None:
-            why = f" ({att.reading.note})" if att.reading.note else ""
-            raise HTTPProblem(422, f"{att.name} holds no ComfyUI workflow{why}")
+            why = att.reading.note
+            raise HTTPProblem(
+                422,
+                coded("attachment.no_workflow_why", name=att.name, why=why)
+                if why
+                else coded("attachment.no_workflow", name=att.name),
+            )
         try:
             return _answer({"name": att.name, "workflow": att.reading.workflow})
         except ValueError:  # (kept before NaN was refused at attach)
-            raise HTTPProblem(
-                422, f"{att.name} holds a workflow with NaN or Infinity, which JSON has no value "
-                "for: write numbers or null instead and attach it again",
-            ) from None  # fmt: skip
+            raise HTTPProblem(422, coded("attachment.workflow_not_finite", name=att.name)) from None
 
     @table.delete(BASE + "/{id}")
     @guarded
@@ -154,7 +154,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         aid = attachment_id(request)
         removed = await (await attachments()).delete_draft(aid)
         if removed is None:
-            raise not_found(f"attachment {aid}")
+            raise not_found("attachment", id=aid)
         if not removed:
-            raise HTTPProblem(409, f"attachment {aid} is part of a sent message; it stays")
+            raise HTTPProblem(409, coded("attachment.sent", id=aid))
         return _answer({"deleted": aid})

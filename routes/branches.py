@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..core.base.error_codes import message_of
 from ..core.base.errors import RequestError
 from ..core.service import AssistantService
 from ..core.store.branches import BranchError, Branches, Moved
@@ -41,9 +42,9 @@ def add_branch_routes(table: web.RouteTableDef, service: AssistantService) -> No
         try:
             moved = await (await branches()).rewind(thread_id, message_id)
         except BranchError as exc:
-            raise HTTPProblem(409, str(exc)) from None
+            raise HTTPProblem(409, message_of(exc)) from None
         if moved is None:
-            raise not_found(f"message {message_id} in thread {thread_id}")
+            raise not_found("message", message=message_id, thread=thread_id)
         return _moved(moved)
 
     @table.get(BASE + "/{id}/branches")
@@ -61,7 +62,7 @@ def add_branch_routes(table: web.RouteTableDef, service: AssistantService) -> No
         try:
             moved = await (await branches()).restore(thread_id, number)
         except BranchError as exc:
-            raise HTTPProblem(409, str(exc)) from None
+            raise HTTPProblem(409, message_of(exc)) from None
         if moved is None:
-            raise not_found(f"branch {number} of thread {thread_id}")
+            raise not_found("branch", number=str(number), thread=thread_id)
         return _moved(moved)

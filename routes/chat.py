@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..core.base.error_codes import Message, message_of, stream_error_text
 from ..core.base.errors import RequestError
 from ..core.chat.chat_request import parse_chat_request
 from ..core.chat.chat_turn import ChatTurn, StreamEnd
@@ -18,10 +19,12 @@ from ..core.summary.compact_now import ProviderUnreachable, compact_now
 from .common import HTTPProblem, guarded, not_found, read_json
 
 
-async def _error_stream(request: web.Request, message_id: str, text: str) -> web.StreamResponse:
+async def _error_stream(
+    request: web.Request, message_id: str, message: Message
+) -> web.StreamResponse:
     response = web.StreamResponse(headers=ui.SSE_HEADERS)
     await response.prepare(request)
-    for chunk in (ui.Start(message_id), ui.Error(text)):
+    for chunk in (ui.Start(message_id), ui.Error(stream_error_text(message))):
         await response.write(chunk.encode())
     await response.write(ui.DONE)
     return response
@@ -36,7 +39,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def existing_thread(request: web.Request) -> str:
         thread_id = request.match_info["id"]
         if await (await service.threads()).get(thread_id) is None:
-            raise not_found(f"thread {thread_id}")
+            raise not_found("thread", thread=thread_id)
         return thread_id
 
     @table.post(CHAT_PATH)
@@ -48,7 +51,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             try:
                 error = await turn.prepare()
             except DiskFull as exc:  # (the request's messages could not be stored)
-                error = str(exc)
+                error = message_of(exc)
             if error is not None:
                 return await _error_stream(request, turn.message_id, error)
             response = web.StreamResponse(headers={**ui.SSE_HEADERS, **turn.headers})
@@ -81,7 +84,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
         thread_id = await existing_thread(request)
         trace = await Delegations(await service.store()).get(thread_id, call)
         if trace is None:
-            raise not_found(f"delegated task {call} in thread {thread_id}")
+            raise not_found("delegation", call=call, thread=thread_id)
         return web.json_response({"trace": trace})
 
     @table.get("/api/assistant/threads/{id}/context")
@@ -108,4 +111,4 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
             threads, provider = await service.threads(), await service.provider()
             return web.json_response(await compact_now(threads, provider, thread_id))
         except ProviderUnreachable as exc:
-            raise HTTPProblem(502, str(exc)) from None
+            raise HTTPProblem(502, message_of(exc)) from None

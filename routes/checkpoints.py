@@ -46,7 +46,7 @@ def add_checkpoint_routes(table: web.RouteTableDef, service: AssistantService) -
         workflow, graph = check_workflow(body.get("workflow")), _graph(body["graph"])
         saved = await (await checkpoints()).save(thread_id, message_id, workflow, graph)
         if saved is None:
-            raise not_found(f"thread {thread_id}")
+            raise not_found("thread", thread=thread_id)
         answer = {**saved.checkpoint.as_json(), "dropped": list(saved.dropped)}
         return web.json_response(answer, status=201 if saved.created else 200)
 
@@ -71,6 +71,6 @@ def add_checkpoint_routes(table: web.RouteTableDef, service: AssistantService) -
         message_id = message_id_of(request.match_info["message"], "the message id")
         found = await (await checkpoints()).get(thread_id, message_id)
         if found is None:
-            raise not_found(f"a checkpoint of message {message_id} in thread {thread_id}")
+            raise not_found("checkpoint", message=message_id, thread=thread_id)
         checkpoint, graph = found
         return web.json_response({**checkpoint.as_json(), "graph": graph})

@@ -13,11 +13,12 @@ from typing import Any
 
 from aiohttp import web
 
+from ..core.base.error_codes import Message, coded, coded_of, error_body, message_of
 from ..core.base.errors import RequestError
 from ..core.base.gc_pause import cyclic_gc_paused
 from ..core.base.memory_release import RELEASE
 from ..core.files.projects import ProjectError
-from ..core.store.store import DISK_FULL, StoreUnavailable, is_disk_full
+from ..core.store.store import StoreUnavailable, is_disk_full
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -25,18 +26,21 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class HTTPProblem(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, message: Message) -> None:
+        super().__init__(str(message))
         self.status = status
-        self.message = message
+        self.message = str(message)
+        self.coded = coded_of(message)
 
 
-def error_response(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def error_response(status: int, message: Message) -> web.Response:
+    """`{"error": text}`, with the code and parameters of a coded error (error_codes)."""
+    return web.json_response(error_body(message), status=status)
 
 
-def not_found(what: str) -> HTTPProblem:
-    return HTTPProblem(404, f"{what} does not exist")
+def not_found(what: str, **params: str) -> HTTPProblem:
+    """404 for the thing `what` names (a code of error_codes, `not_found.<what>`)."""
+    return HTTPProblem(404, coded(f"not_found.{what}", **params))
 
 
 def guarded(handler: Handler) -> Handler:
@@ -54,23 +58,21 @@ def guarded(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except RequestError as exc:
-            return error_response(400, str(exc))
-        except HTTPProblem as exc:
-            return error_response(exc.status, exc.message)
-        except ProjectError as exc:
-            return error_response(exc.status, str(exc))
+            return error_response(400, message_of(exc))
+        except (HTTPProblem, ProjectError) as exc:
+            return error_response(exc.status, message_of(exc))
         except StoreUnavailable as exc:
             log.error("ComfyUI Assistant cannot use its database: %s", exc)
-            return error_response(503, f"ComfyUI Assistant cannot use its database: {exc}")
+            return error_response(503, coded("server.database", reason=str(exc)))
         except web.HTTPException:
             raise
         except Exception as exc:
             if is_disk_full(exc):  # 507 Insufficient Storage; what to do, no path
                 cause = exc.__cause__ or exc
                 log.warning("%s %s: the disk is full (%s)", request.method, request.path, cause)
-                return error_response(507, DISK_FULL)
+                return error_response(507, coded("server.disk_full"))
             log.exception("unexpected error in %s %s", request.method, request.path)
-            return error_response(500, "internal error in ComfyUI Assistant; see the server log")
+            return error_response(500, coded("server.internal"))
 
     return wrapper
 

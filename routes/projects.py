@@ -41,7 +41,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
         pid = int_param(request, "pid")
         found = await (await projects()).get(pid)
         if found is None:
-            raise not_found(f"project {pid}")
+            raise not_found("project", project=str(pid))
         return web.json_response(found)
 
     @table.patch(BASE + "/{pid}")
@@ -53,7 +53,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
             raise RequestError('send {"name": "<project name>"}')
         store = await projects()
         if not await store.rename(pid, check_name(body["name"])):
-            raise not_found(f"project {pid}")
+            raise not_found("project", project=str(pid))
         return web.json_response(await store.get(pid))
 
     @table.delete(BASE + "/{pid}")
@@ -61,7 +61,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
     async def delete_project(request: web.Request) -> web.StreamResponse:
         pid = int_param(request, "pid")
         if not await (await projects()).delete(pid):
-            raise not_found(f"project {pid}")
+            raise not_found("project", project=str(pid))
         return web.json_response({"deleted": pid})
 
     @table.post(BASE + "/{pid}/documents")
@@ -74,7 +74,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
         title, text = check_title(body["title"]), check_text(body["text"])
         created = await (await projects()).add_document(pid, title, text)
         if created is None:
-            raise not_found(f"project {pid}")
+            raise not_found("project", project=str(pid))
         return web.json_response(created, status=201)
 
     @table.get(BASE + "/{pid}/documents/{did}")
@@ -83,7 +83,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
         pid, did = int_param(request, "pid"), int_param(request, "did")
         found = await (await projects()).document(pid, did)
         if found is None:
-            raise not_found(f"document {did} of project {pid}")
+            raise not_found("document", document=str(did), project=str(pid))
         return web.json_response(found)
 
     @table.patch(BASE + "/{pid}/documents/{did}")
@@ -97,7 +97,7 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
         text = check_text(body["text"]) if "text" in body else None
         store = await projects()
         if not await store.update_document(pid, did, title, text):
-            raise not_found(f"document {did} of project {pid}")
+            raise not_found("document", document=str(did), project=str(pid))
         return web.json_response(await store.document(pid, did))
 
     @table.delete(BASE + "/{pid}/documents/{did}")
@@ -105,5 +105,5 @@ def add_project_routes(table: web.RouteTableDef, service: AssistantService) -> N
     async def delete_document(request: web.Request) -> web.StreamResponse:
         pid, did = int_param(request, "pid"), int_param(request, "did")
         if not await (await projects()).delete_document(pid, did):
-            raise not_found(f"document {did} of project {pid}")
+            raise not_found("document", document=str(did), project=str(pid))
         return web.json_response({"deleted": did})

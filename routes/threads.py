@@ -65,7 +65,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         threads = await service.threads()
         thread = await threads.get(thread_id)
         if thread is None:
-            raise not_found(f"thread {thread_id}")
+            raise not_found("thread", thread=thread_id)
         messages = [m.as_ui() for m in await threads.messages(thread_id)]
         return web.json_response({**thread, "messages": messages})
 
@@ -101,7 +101,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         if found and "project" in body:
             found = await Projects(threads.store).set_thread(thread_id, project)
         if not found:
-            raise not_found(f"thread {thread_id}")
+            raise not_found("thread", thread=thread_id)
         return web.json_response(await threads.get(thread_id))
 
     @table.post(BASE + "/rebind")
@@ -121,5 +121,5 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
     async def delete_thread(request: web.Request) -> web.StreamResponse:
         thread_id = thread_id_of(request)
         if not await (await service.threads()).delete(thread_id):
-            raise not_found(f"thread {thread_id}")
+            raise not_found("thread", thread=thread_id)
         return web.json_response({"deleted": thread_id})

@@ -10,7 +10,7 @@ from aiohttp import web
 from ..core.base.errors import RequestError
 from ..core.service import AssistantService
 from ..core.store.user_data import FILES, TEXT_LIMIT, ListTable, UserData
-from .common import guarded, int_param, not_found, read_json
+from .common import HTTPProblem, guarded, int_param, read_json
 
 BASE = "/api/assistant/user-context"
 PREFERENCE_VALUE = (str, int, float, bool)
@@ -55,7 +55,7 @@ def add_list_routes(
         item_id = int_param(request, "id")
         item = await (await items(request)).update(item_id, await read_json(request, limit))
         if item is None:
-            raise not_found(f"{what[:-1]} {item_id}")
+            raise HTTPProblem(404, f"{what[:-1]} {item_id} does not exist")
         return web.json_response(item)
 
     @table.delete(path + "/{id}")
@@ -63,7 +63,7 @@ def add_list_routes(
     async def delete_item(request: web.Request) -> web.StreamResponse:
         item_id = int_param(request, "id")
         if not await (await items(request)).delete(item_id):
-            raise not_found(f"{what[:-1]} {item_id}")
+            raise HTTPProblem(404, f"{what[:-1]} {item_id} does not exist")
         return web.json_response({"deleted": item_id})
 
 

@@ -148,3 +148,12 @@ async def serve_routes(routes: Any) -> tuple[Any, str]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return runner, f"http://127.0.0.1:{port}"
+
+
+def error_said(error_text: str) -> str:
+    """The English text of a stream's `errorText`: a coded error sends `{"error": text,
+    "code": ..., "params": ...}` as a string (core/base/error_codes.py), others the text."""
+    if error_text.startswith("{"):
+        said: str = json.loads(error_text)["error"]
+        return said
+    return error_text

@@ -13,7 +13,7 @@ from comfyui_assistant.core.provider.provider import Provider
 from comfyui_assistant.core.provider.provider_config import ProviderSettings
 
 from .conftest import start_app
-from .helpers import chat_body, content_parts, sse_events, types, user
+from .helpers import chat_body, content_parts, error_said, sse_events, types, user
 from .scripted_provider import (
     Cut,
     Hang,
@@ -49,7 +49,7 @@ async def run_chat(tmp_path, env, sdk, message="hi"):
 def only_error(result) -> str:
     (error,) = result["errors"]
     assert "Traceback" not in error and SECRET not in error
-    return error
+    return error_said(error)
 
 
 async def test_connection_refused_names_the_provider_and_the_fix(tmp_path, sdk):

@@ -22,6 +22,7 @@ from .helpers import (
     chat_body,
     content_parts,
     context_report,
+    error_said,
     sent,
     sse_events,
     summary_text,
@@ -351,9 +352,11 @@ async def test_an_overflow_retry_that_cannot_fit_says_why(assistant, provider, s
     overflow = error_body("maximum context length is 256 tokens", "context_length_exceeded")
     provider.enqueue(Status(400, overflow))
     _, body = await assistant.chat(chat_body(user("describe this: " + "word " * 400)))
-    (error,) = sdk.check(body)["errors"]
+    (chunk_text,) = sdk.check(body)["errors"]
+    error = error_said(chunk_text)
     assert error.startswith("The latest message needs "), error
     assert "ContextBudgetError" not in error
+    assert json.loads(chunk_text)["code"] == "context.message_too_long"
 
 
 async def test_a_message_too_large_for_the_window_is_refused_without_a_model_call(
@@ -365,6 +368,7 @@ async def test_a_message_too_large_for_the_window_is_refused_without_a_model_cal
     finally:
         await app.close()
     (error,) = sdk.check(body)["errors"]
+    error = error_said(error)
     assert error.startswith("The latest message needs ")
     assert "fit in scripted-model's context (window 4,096" in error
     assert provider.requests == []

@@ -24,7 +24,7 @@ from comfyui_assistant.core.store.store import (
 )
 
 from .conftest import App, start_app
-from .helpers import chat_body, sse_events, user
+from .helpers import chat_body, error_said, sse_events, user
 from .scripted_provider import ScriptedProvider, text_reply
 
 
@@ -87,7 +87,7 @@ async def writes(app: App) -> dict[str, Any]:
         async with s.request(method, app.base + path, json=body) as resp:
             out[name] = resp.status, (await resp.json()).get("error")
     events = await answer(app, "another", "hello")
-    out["chat"] = [e.get("errorText") for e in events if e["type"] == "error"]
+    out["chat"] = [error_said(e["errorText"]) for e in events if e["type"] == "error"]
     return out
 
 

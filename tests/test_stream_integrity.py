@@ -194,4 +194,8 @@ async def test_a_failure_after_the_response_started_ends_the_stream_cleanly():
     body = b"".join(written).decode()
     events = sse_events(body)
     assert [e["type"] for e in events] == ["start", "text-start", "text-delta", "error"]
-    assert events[-1]["errorText"] == FAILED_TEXT
+    assert json.loads(events[-1]["errorText"]) == {
+        "error": FAILED_TEXT,
+        "code": "stream.failed",
+        "params": {},
+    }

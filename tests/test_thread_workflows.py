@@ -127,7 +127,11 @@ async def test_a_thread_is_moved_to_another_workflow_or_unbound(assistant):
     assert (status, renamed["workflow"]) == (200, A)
 
     status, body = await call(assistant, "PATCH", f"{BASE}/missing", {"workflow": A})
-    assert (status, body) == (404, {"error": "thread missing does not exist"})
+    assert (status, body["error"], body["code"]) == (
+        404,
+        "thread missing does not exist",
+        "not_found.thread",
+    )
 
 
 async def test_a_renamed_workflow_takes_its_threads_along(assistant):

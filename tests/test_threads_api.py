@@ -171,7 +171,11 @@ async def test_bad_updates_are_400_and_change_nothing(assistant, body, message):
 
 
 async def test_unknown_threads_are_404(assistant):
-    missing = {"error": "thread nope does not exist"}
+    missing = {
+        "error": "thread nope does not exist",
+        "code": "not_found.thread",
+        "params": {"thread": "nope"},
+    }
     assert await call(assistant, "GET", f"{BASE}/nope") == (404, missing)
     assert await call(assistant, "PATCH", f"{BASE}/nope", {"title": "x"}) == (404, missing)
     assert await call(assistant, "DELETE", f"{BASE}/nope") == (404, missing)
@@ -209,7 +213,11 @@ async def test_deleting_a_thread_deletes_its_messages(assistant, provider, tmp_p
     assert await call(assistant, "DELETE", f"{BASE}/doomed") == (200, {"deleted": "doomed"})
     assert await call(assistant, "GET", f"{BASE}/doomed") == (
         404,
-        {"error": "thread doomed does not exist"},
+        {
+            "error": "thread doomed does not exist",
+            "code": "not_found.thread",
+            "params": {"thread": "doomed"},
+        },
     )
     assert await listed(assistant) == ["keep"]
     data_dir = tmp_path / "data"

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from .error_codes import Message, coded_of
+
 
 class RequestError(ValueError):
     """The client sent something we cannot use; the message is safe to show."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(str(message))
+        self.coded = coded_of(message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..base.error_codes import Coded, coded
 from ..base.ui_messages import to_openai_messages
 from ..context.system_prompt import user_context_block
 from ..files.attachment_files import FileReading, model_parts
@@ -65,11 +66,13 @@ def tokens_of(
     return max(counter.messages(sent) - empty, 1)
 
 
-def too_large(name: str, tokens: int, room: Room) -> str:
+def too_large(name: str, tokens: int, room: Room) -> Coded:
     """Why a file of `tokens` cannot be attached (both numbers, and what to do)."""
-    return (
-        f"{name} is about {tokens:,} tokens, but {room.model}'s {room.window:,}-token window has "
-        f"room for about {max(room.room, 0):,} in one message (after the instructions, the tools "
-        f"and the answer's reserve). Attach a smaller file or the part that matters, or use a "
-        f"model with a larger window."
+    return coded(
+        "attachment.too_large_for_window",
+        name=name,
+        tokens=tokens,
+        model=room.model,
+        window=room.window,
+        room=max(room.room, 0),
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 
+from ..base.error_codes import coded, message_of, stream_error_text
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
@@ -443,7 +444,7 @@ async def chat_chunks(
             yield cleared
         for out in translator.finish_partial():
             yield emit(out)
-        yield ui.Error(error.message)
+        yield ui.Error(stream_error_text(message_of(error)))
         return
     finally:
         provider.active -= 1
@@ -462,10 +463,7 @@ async def chat_chunks(
 def _empty_answer(provider: Provider) -> ProviderError:
     settings = provider.settings
     return ProviderError(
-        f"{settings.label} at {settings.base_url} answered, but sent no completion (an empty "
-        f"stream, or a web page instead of events) — check that the base URL points at an "
-        f"OpenAI-compatible /v1 endpoint, and look at the server's log.",
-        "empty",
+        coded("provider.empty", name=settings.label, url=settings.base_url), "empty"
     )
 
 

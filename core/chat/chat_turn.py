@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from types import TracebackType
 
+from ..base.error_codes import Message, message_of
 from ..context.context_engine import Assembled
 from ..context.system_prompt import user_context_block
 from ..files.attachments import with_thread_files
@@ -141,7 +142,7 @@ class ChatTurn:
         if not stored.cancelled() and stored.exception() is not None:
             log.error("storing the request's messages failed: %s", stored.exception())
 
-    async def prepare(self) -> str | None:
+    async def prepare(self) -> Message | None:
         """Plan the answer and assemble its first request. Returns the message to answer
         with instead (the context cannot fit, the provider cannot be reached), or None."""
         service, req = self.service, self.req
@@ -223,9 +224,9 @@ class ChatTurn:
             first = context.assemble(plan.answer_start(), None)
             self._calibrate = first if caps.counts else None
         except ContextBudgetError as exc:
-            return str(exc)
+            return message_of(exc)
         except Exception as exc:
-            return describe_error(exc, provider.settings, provider.settings.model).message
+            return message_of(describe_error(exc, provider.settings, provider.settings.model))
         self._context, self._state = context, state
         if DELEGATE in plan.server_tools:
             parent = Parent(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..base.error_codes import Coded, coded
 from ..base.json_text import NotStrictJSON, compact_json, strict_json
 from ..base.wire_types import UIPart
 from .image_files import BadImage, ImageInfo, image_format, inspect_image
@@ -23,10 +24,6 @@ MAX_TEXT_BYTES = 2 * 1024 * 1024  # text beyond this cannot fit any window anywa
 WORKFLOW_CHARS = 12_000  # the workflow's lines a model reads (about 3,000 tokens at most)
 _TEXT = ".txt .md .markdown .json .csv .tsv .yaml .yml .toml .ini .cfg .log .py .js .ts .xml"
 TEXT_SUFFIXES = frozenset(f"{_TEXT} .html .css .sh .bat .srt .vtt".split())
-SUPPORTED = (
-    "images (PNG, JPEG, WebP, GIF), ComfyUI workflows (.json, or a PNG or WebP ComfyUI saved) "
-    "and text files (.txt, .md, .csv, .yaml, …)"
-)
 _KNOWN_BINARY = {
     b"%PDF": "PDF",
     b"PK\x03\x04": "ZIP archive (or Office document)",
@@ -42,9 +39,9 @@ _KNOWN_BINARY = {
 class FileRefused(Exception):
     """The file cannot be attached; `status` is the HTTP status, the message says why."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
+    def __init__(self, status: int, message: Coded) -> None:
+        super().__init__(str(message))
+        self.status, self.message, self.coded = status, str(message), message
 
 
 @dataclass(frozen=True)
@@ -61,20 +58,18 @@ class FileReading:
 def read_file(name: str, data: bytes, max_bytes: int = MAX_BYTES) -> FileReading:
     """Read an attached file; FileRefused when it cannot be attached."""
     if not data:
-        raise FileRefused(400, f"{name} is empty")
+        raise FileRefused(400, coded("attachment.empty", name=name))
     if len(data) > max_bytes:
         size, limit = human_size(len(data)), human_size(max_bytes)
-        raise FileRefused(413, f"{name} is {size}; an attachment can be at most {limit}")
+        raise FileRefused(413, coded("attachment.too_big", name=name, size=size, limit=limit))
     if image_format(data) is not None:
         return _image(name, data)
     suffix = PurePosixPath(name).suffix.lower()
     for magic, what in _KNOWN_BINARY.items():
         if data.startswith(magic):
-            raise FileRefused(
-                415, f"{name} is a {what}, which cannot be attached: attach {SUPPORTED}"
-            )
+            raise FileRefused(415, coded("attachment.binary_kind", name=name, kind=what))
     if suffix in (".png", ".jpg", ".jpeg", ".webp", ".gif"):
-        raise FileRefused(422, f"{name} cannot be read: it is not a {suffix[1:].upper()} image")
+        raise FileRefused(422, coded("attachment.not_image", name=name, format=suffix[1:].upper()))
     text = _decode(name, data, suffix)
     if suffix == ".json" or text.lstrip().startswith("{"):
         reading = _workflow(name, text, suffix)
@@ -94,21 +89,19 @@ def human_size(size: int) -> str:
 
 def _decode(name: str, data: bytes, suffix: str) -> str:
     if suffix not in TEXT_SUFFIXES and suffix != "":
-        raise FileRefused(415, f"{name}: {suffix} files cannot be attached; attach {SUPPORTED}")
+        raise FileRefused(415, coded("attachment.unsupported", name=name, suffix=suffix))
     if len(data) > MAX_TEXT_BYTES:
-        raise FileRefused(
-            413, f"{name} is {human_size(len(data))} of text; a text attachment can be at most "
-            f"{human_size(MAX_TEXT_BYTES)} (attach the part that matters)",
-        )  # fmt: skip
+        size, limit = human_size(len(data)), human_size(MAX_TEXT_BYTES)
+        raise FileRefused(413, coded("attachment.text_too_big", name=name, size=size, limit=limit))
     try:
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             text = data.decode("utf-16")
         else:
             text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise FileRefused(415, f"{name} is not UTF-8 text; attach {SUPPORTED}") from None
+        raise FileRefused(415, coded("attachment.not_utf8", name=name)) from None
     if "\x00" in text:
-        raise FileRefused(415, f"{name} is a binary file, not text; attach {SUPPORTED}")
+        raise FileRefused(415, coded("attachment.binary", name=name))
     return text
 
 
@@ -120,7 +113,7 @@ def _workflow(name: str, text: str, suffix: str) -> FileReading | None:
     except NotStrictJSON as exc:
         if exc.syntax or suffix != ".json":
             return None
-        raise FileRefused(422, f"{name} cannot be read: {exc}") from None
+        raise FileRefused(422, coded("attachment.unreadable", name=name, reason=str(exc))) from None
     kind = workflow_format(value)
     if kind is None:
         return None
@@ -138,7 +131,8 @@ def _image(name: str, data: bytes) -> FileReading:
     try:
         info = inspect_image(data)
     except BadImage as exc:
-        raise FileRefused(exc.status, f"{name} cannot be read: {exc}") from None
+        unreadable = coded("attachment.unreadable", name=name, reason=str(exc))
+        raise FileRefused(exc.status, unreadable) from None
     size = f"{info.format.upper()} {info.width}×{info.height}"
     prompt, workflow, broken = _metadata(info.texts)
     if prompt is None and workflow is None:

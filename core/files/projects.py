@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.error_codes import Message, coded, coded_of
 from ..store import text_search
 from ..store.store import Store
 from ..tokens.passages import split_passages
@@ -33,9 +34,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class ProjectError(Exception):
     """A client mistake: `status` is the HTTP status to answer with."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, message: Message) -> None:
+        super().__init__(str(message))
         self.status = status
+        self.coded = coded_of(message)
 
 
 @dataclass(frozen=True)
@@ -76,27 +78,27 @@ class ProjectContext:
 
 def check_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ProjectError(400, "'name' must be a non-empty string")
+        raise ProjectError(400, coded("project.name_empty"))
     name = value.strip()
     if len(name) > MAX_NAME_CHARS:
         raise ProjectError(
-            400, f"'name' has {len(name)} characters; a name has at most {MAX_NAME_CHARS}"
+            400, coded("project.name_too_long", length=len(name), limit=MAX_NAME_CHARS)
         )
     if _CONTROL.search(name) or "\n" in name or "\r" in name or "\t" in name:
-        raise ProjectError(400, "'name' must be one line of text, without control characters")
+        raise ProjectError(400, coded("project.name_lines"))
     return name
 
 
 def check_title(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ProjectError(400, "'title' must be a non-empty string")
+        raise ProjectError(400, coded("project.title_empty"))
     title = " ".join(value.split())
     if len(title) > MAX_TITLE_CHARS:
         raise ProjectError(
-            400, f"'title' has {len(title)} characters; a title has at most {MAX_TITLE_CHARS}"
+            400, coded("project.title_too_long", length=len(title), limit=MAX_TITLE_CHARS)
         )
     if _CONTROL.search(title):
-        raise ProjectError(400, "'title' must be text, without control characters")
+        raise ProjectError(400, coded("project.title_control"))
     return title
 
 
@@ -106,20 +108,17 @@ def check_text(value: Any) -> str:
     size = len(value.encode("utf-8", "surrogatepass"))
     if size > MAX_DOCUMENT_BYTES:
         raise ProjectError(
-            413,
-            f"the document is {size:,} bytes of UTF-8; the limit is {MAX_DOCUMENT_BYTES:,} "
-            "bytes — split it into several documents",
+            413, coded("project.document_too_big", size=size, limit=MAX_DOCUMENT_BYTES)
         )
     found = _CONTROL.search(value)
     if found:
+        codepoint, position = f"{ord(found.group()):04X}", str(found.start())
         raise ProjectError(
-            400,
-            f"'text' contains the control character U+{ord(found.group()):04X} at "
-            f"{found.start()}: documents are plain text (a binary file cannot be pinned)",
+            400, coded("project.text_control", codepoint=codepoint, position=position)
         )
     text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
-        raise ProjectError(400, "'text' is empty; a document needs some text")
+        raise ProjectError(400, coded("project.text_empty"))
     return text
 
 
@@ -221,7 +220,7 @@ class Projects:
                     (name, now, now),
                 )
             except sqlite3.IntegrityError:
-                raise ProjectError(409, f"a project named {name!r} exists already") from None
+                raise ProjectError(409, coded("project.exists", name=name)) from None
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
@@ -237,7 +236,7 @@ class Projects:
                     (name, time.time(), project_id),
                 )
             except sqlite3.IntegrityError:
-                raise ProjectError(409, f"a project named {name!r} exists already") from None
+                raise ProjectError(409, coded("project.exists", name=name)) from None
             return bool(cursor.rowcount)
 
         return await self.store.write(work)
@@ -269,8 +268,7 @@ class Projects:
             ).fetchone()
             if count >= MAX_DOCUMENTS:
                 raise ProjectError(
-                    400,
-                    f"the project has {count} documents; a project holds at most {MAX_DOCUMENTS}",
+                    400, coded("project.too_many_documents", count=count, limit=MAX_DOCUMENTS)
                 )
             cursor = db.execute(
                 "INSERT INTO documents (project_id, title, text, token_count, created_at, "
@@ -381,7 +379,7 @@ class Projects:
                 and db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone()
                 is None
             ):
-                raise ProjectError(404, f"project {project_id} does not exist")
+                raise ProjectError(404, coded("not_found.project", project=str(project_id)))
             cursor = db.execute(
                 "UPDATE threads SET project = ? WHERE id = ?", (project_id, thread_id)
             )

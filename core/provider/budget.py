@@ -12,6 +12,7 @@ import logging
 import re
 from dataclasses import dataclass
 
+from ..base.error_codes import Message, coded, coded_of
 from .provider_config import ProviderSettings
 
 log = logging.getLogger("comfyui_assistant")
@@ -157,18 +158,28 @@ def compute_budget(window: Window, max_output_tokens: int | None, tool_tokens: i
 class ContextBudgetError(Exception):
     """A request that cannot fit the budget whatever we leave out; raised before sending."""
 
-    def __init__(self, message: str, *, limit_name: str, limit: int, needed: int) -> None:
-        super().__init__(message)
-        self.message, self.limit_name, self.limit, self.needed = message, limit_name, limit, needed
+    def __init__(self, message: Message, *, limit_name: str, limit: int, needed: int) -> None:
+        super().__init__(str(message))
+        self.message, self.limit_name, self.limit, self.needed = (
+            str(message),
+            limit_name,
+            limit,
+            needed,
+        )
+        self.coded = coded_of(message)
 
     @classmethod
     def for_message(cls, needed: int, budget: Budget, model: str) -> ContextBudgetError:
         fit, window = max(budget.available, 0), budget.window
-        message = (
-            f"The latest message needs {needed:,} tokens but only {fit:,} fit in "
-            f"{model or 'the model'}'s context (window {window.tokens:,} from {window.detail}, "
-            f"{budget.reserve:,} reserved for the answer, {budget.margin:,} margin, "
-            f"{budget.tools:,} for tools) — shorten the message or raise the window "
-            f"(LLM_CONTEXT_WINDOW or Settings)."
+        message = coded(
+            "context.message_too_long",
+            needed=needed,
+            fit=fit,
+            model=model or "the model",
+            window=window.tokens,
+            source=window.detail,
+            reserve=budget.reserve,
+            margin=budget.margin,
+            tools=budget.tools,
         )
         return cls(message, limit_name="context budget", limit=fit, needed=needed)

@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import openai
 
+from ..base.error_codes import Message, coded, coded_of, message_of
 from ..base.http_client import Request
 from ..base.wire_types import OpenAIMessage
 from ..stream.redact import redact, remember_secret
@@ -22,7 +23,6 @@ from .provider_config import ProviderSettings, origin
 
 # Local servers ignore the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
-SETTINGS_HINT = "set the provider in Settings"
 
 
 @dataclass(frozen=True)
@@ -34,9 +34,10 @@ class Completed:
 class ProviderError(Exception):
     """A provider failure with a message safe to show the user (no secrets, no traceback)."""
 
-    def __init__(self, message: str, kind: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: Message, kind: str, status: int | None = None) -> None:
+        super().__init__(str(message))
+        self.message = str(message)
+        self.coded = coded_of(message)
         self.kind = kind
         self.status = status
 
@@ -75,86 +76,70 @@ def describe_error(
     exc: BaseException, settings: ProviderSettings, model: str | None, started: bool = False
 ) -> ProviderError:
     """Turn any failure of a provider call into a ProviderError that says what to do."""
-    name, url = settings.label, settings.base_url
-    secrets = (settings.api_key,)
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, ContextBudgetError):  # (e.g. the retry after an overflow cannot fit)
-        return ProviderError(exc.message, "context_budget")
+        return ProviderError(message_of(exc), "context_budget")
+    name, url = settings.label, settings.base_url
     if isinstance(exc, openai.APITimeoutError) and not _failed_to_connect(exc):
+        seconds = settings.timeout_seconds
         return ProviderError(
-            f"{name} at {url} did not answer within {settings.timeout_seconds:g} s — it may "
-            f"still be loading the model or be overloaded; try again, or raise timeoutSeconds "
-            f"in Settings.",
-            "timeout",
+            coded("provider.timeout", name=name, url=url, seconds=seconds), "timeout"
         )
     if isinstance(exc, openai.APIConnectionError):
         if started:
-            return ProviderError(
-                f"The connection to {settings.profile.subject} broke off in the middle of the "
-                f"answer — the part already shown is kept; try again.",
-                "broken_stream",
-            )
-        return ProviderError(
-            f"{name} is not reachable at {url} — start it or {SETTINGS_HINT}.", "unreachable"
-        )
+            subject = settings.profile.subject
+            return ProviderError(coded("provider.broken_stream", subject=subject), "broken_stream")
+        return ProviderError(coded("provider.unreachable", name=name, url=url), "unreachable")
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        detail = redact(_provider_detail(exc), secrets)
-        if status in (401, 403):
-            hint = "set a valid API key in Settings or LLM_API_KEY"
-            moved = _redirected_away(exc, settings)
-            if moved:
-                hint = (
-                    f"it redirected the request to {moved}, where the key is not sent (a key "
-                    f"goes only to the address it was given for): set the base URL to the "
-                    f"address it redirects to"
-                )
-            return ProviderError(
-                f"{name} rejected the request as unauthorized (HTTP {status}) — {hint}.",
-                "auth",
-                status,
-            )
-        if status == 404:
-            what = f"model '{model}'" if model else "the endpoint"
-            hint = settings.profile.install_hint
-            pull = f" (for {name}: {hint.format(model=model)})" if hint and model else ""
-            return ProviderError(
-                f"{name} at {url} does not know {what} (HTTP 404: {detail}) — choose an "
-                f"installed model or check the base URL in Settings{pull}.",
-                "not_found",
-                status,
-            )
-        if status == 429:
-            return ProviderError(
-                f"{name} is rate-limiting requests (HTTP 429: {detail}) — wait a moment and "
-                f"try again, or check your plan's limits.",
-                "rate_limit",
-                status,
-            )
-        if status >= 500:
-            return ProviderError(
-                f"{name} failed with HTTP {status} ({detail}) — try again; if it keeps "
-                f"failing, look at the server's log.",
-                "server",
-                status,
-            )
-        kind = "context_length" if "context" in detail.lower() else "bad_request"
-        return ProviderError(f"{name} refused the request (HTTP {status}: {detail}).", kind, status)
+        return _status_error(exc, settings, model)
     if isinstance(exc, openai.APIError):  # an error event inside the stream
-        detail = redact(" ".join(str(exc.message).split())[:300], secrets)
-        return ProviderError(f"{name} reported an error mid-answer: {detail}", "stream_error")
-    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        detail = redact(" ".join(str(exc.message).split())[:300], (settings.api_key,))
         return ProviderError(
-            f"{name} sent a malformed stream chunk that is not JSON — the answer stopped "
-            f"there; try again, and if it repeats, check that the base URL points at an "
-            f"OpenAI-compatible /v1 endpoint.",
-            "malformed",
+            coded("provider.stream_error", name=name, detail=detail), "stream_error"
         )
-    return ProviderError(
-        f"The request to {name} failed unexpectedly ({type(exc).__name__}) — try again.",
-        "unknown",
-    )
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return ProviderError(coded("provider.malformed", name=name), "malformed")
+    error = type(exc).__name__
+    return ProviderError(coded("provider.unknown", name=name, error=error), "unknown")
+
+
+def _status_error(
+    exc: openai.APIStatusError, settings: ProviderSettings, model: str | None
+) -> ProviderError:
+    """An HTTP error status from the provider, by what it means for the user."""
+    name, url, status = settings.label, settings.base_url, exc.status_code
+    detail = redact(_provider_detail(exc), (settings.api_key,))
+    if status in (401, 403):
+        moved = _redirected_away(exc, settings)
+        if moved:
+            why = coded("provider.auth_redirected", name=name, status=str(status), moved=moved)
+        else:
+            why = coded("provider.auth", name=name, status=str(status))
+        return ProviderError(why, "auth", status)
+    if status == 404:
+        hint = settings.profile.install_hint
+        if not model:
+            why = coded("provider.endpoint_not_found", name=name, url=url, detail=detail)
+        elif hint:
+            command = hint.format(model=model)
+            why = coded(
+                "provider.model_not_found_pull",
+                name=name, url=url, model=model, detail=detail, command=command,
+            )  # fmt: skip
+        else:
+            why = coded("provider.model_not_found", name=name, url=url, model=model, detail=detail)
+        return ProviderError(why, "not_found", status)
+    if status == 429:
+        return ProviderError(
+            coded("provider.rate_limit", name=name, detail=detail), "rate_limit", status
+        )
+    if status >= 500:
+        why = coded("provider.server", name=name, status=str(status), detail=detail)
+        return ProviderError(why, "server", status)
+    kind = "context_length" if "context" in detail.lower() else "bad_request"
+    why = coded(f"provider.{kind}", name=name, status=str(status), detail=detail)
+    return ProviderError(why, kind, status)
 
 
 def _keep_key_home(base_url: str) -> Callable[[Request], Awaitable[None]]:
@@ -248,11 +233,9 @@ class Provider:
                 raise
             models = []
         if not models:
-            raise ProviderError(
-                f"{self.settings.label} at {self.settings.base_url} lists no models and none is "
-                f"configured — set LLM_MODEL or choose a model in Settings.",
-                "no_model",
-            )
+            settings = self.settings
+            none = coded("provider.no_model", name=settings.label, url=settings.base_url)
+            raise ProviderError(none, "no_model")
         return models[0], "auto"
 
     async def complete(

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.error_codes import coded
 from ..base.errors import RequestError
 from ..base.http_client import URL, InvalidURL
 from .provider_profiles import ProviderProfile, profile_for, retries_for
@@ -126,34 +127,28 @@ def _odd_character(value: str) -> str | None:
 def _check_url(value: str) -> str:
     """A base URL the HTTP client accepts as it is (the openai SDK's httpx: checked with its
     own parser, so what is saved is what requests go to), refused with what to fix."""
-    example = f"an http(s) URL such as {DEFAULT_BASE_URL}"
+    example = DEFAULT_BASE_URL
     authority = (value.split("//", 1)[1] if "//" in value else value).split("/", 1)[0]
     if "@" in authority:  # never echo it: it holds a password
-        raise RequestError(
-            "baseUrl must not contain a user name or password; put the key in the API key "
-            "field (or LLM_API_KEY) instead"
-        )
-    shown = f" (got {value[:200]!r})" if "@" not in value else ""
+        raise RequestError(coded("settings.url_credentials"))
     odd = _odd_character(value)
     if odd is not None:
-        raise RequestError(f"baseUrl contains {odd}; remove it")
+        raise RequestError(coded("settings.url_character", character=odd))
     if "?" in value or "#" in value:
-        raise RequestError(
-            f"baseUrl must not have a query string or fragment ('?…', '#…'); use {example} "
-            "and put a key in the API key field"
-        )
+        raise RequestError(coded("settings.url_query", example=example))
     try:
         url = URL(value)
     except InvalidURL as exc:
         raise RequestError(
-            f"baseUrl is not a URL the HTTP client accepts ({exc}); use {example}"
+            coded("settings.url_invalid", reason=str(exc), example=example)
         ) from None
+    got = repr(value[:200]) if "@" not in value else "a URL with '@'"
     if url.scheme not in DEFAULT_PORTS or not url.host or url.userinfo:
-        raise RequestError(f"baseUrl must be {example}{shown}")
+        raise RequestError(coded("settings.url_scheme", example=example, got=got))
     if url.port is not None and not 0 < url.port < 65536:
-        raise RequestError(f"baseUrl's port must be between 1 and 65535{shown}")
+        raise RequestError(coded("settings.url_port", got=got))
     if not url.host.isascii():
-        raise RequestError("baseUrl's host name must be ASCII (write an IDN in its xn-- form)")
+        raise RequestError(coded("settings.url_ascii"))
     return value.rstrip("/")
 
 
@@ -163,8 +158,12 @@ def _check_key(value: str) -> str:
         if not "!" <= char <= "~":
             name = unicodedata.name(char, "a control character") if char != " " else "a space"
             raise RequestError(
-                f"the API key contains {name} (U+{ord(char):04X}) at position {position + 1}, "
-                f"which no key has; paste it again without it"
+                coded(
+                    "settings.key_character",
+                    character=name,
+                    codepoint=f"{ord(char):04X}",
+                    position=str(position + 1),
+                )
             )
     return value
 
@@ -176,7 +175,7 @@ def coerce(key: str, value: Any) -> Any:
         return None
     if spec.kind is str:
         if not isinstance(value, str) or len(value) > 2000:
-            raise RequestError(f"{key} must be a string of at most 2000 characters")
+            raise RequestError(coded("settings.too_long", key=key))
         value = value.strip()
         if key == "baseUrl" and value:
             value = _check_url(value)
@@ -184,11 +183,14 @@ def coerce(key: str, value: Any) -> Any:
             value = _check_key(value)
         return value or None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RequestError(f"{key} must be a number")
+        raise RequestError(coded("settings.not_number", key=key))
     if spec.kind is int and value != int(value):
-        raise RequestError(f"{key} must be a whole number")
+        raise RequestError(coded("settings.not_whole", key=key))
     if not spec.low <= value <= spec.high:
-        raise RequestError(f"{key} must be between {spec.low:g} and {spec.high:g} (got {value})")
+        low, high = f"{spec.low:g}", f"{spec.high:g}"
+        raise RequestError(
+            coded("settings.out_of_range", key=key, low=low, high=high, value=str(value))
+        )
     return spec.kind(value)
 
 

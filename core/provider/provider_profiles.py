@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
 
+from ..base.error_codes import WORDS
+
 
 class ProviderKind(str, Enum):
     OLLAMA = "ollama"
@@ -111,7 +113,7 @@ PROFILES: dict[ProviderKind, ProviderProfile] = {
         ),
         ProviderProfile(
             ProviderKind.LLAMA_CPP,
-            "The llama.cpp server",
+            WORDS["llama_cpp"],
             ("props", "listing"),
             retries=LOCAL_RETRIES,
             capabilities=("props",),
@@ -119,7 +121,7 @@ PROFILES: dict[ProviderKind, ProviderProfile] = {
         ),
         ProviderProfile(
             ProviderKind.GENERIC,
-            "The provider",
+            WORDS["provider"],
             ("listing", "props", "ollama", "lmstudio"),
             capabilities=("props", "show"),
         ),

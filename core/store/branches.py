@@ -24,6 +24,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.error_codes import Coded, coded
 from ..base.json_text import compact_json
 from ..base.wire_types import UIMessage
 from ..tokens.tokens import TokenCounter, counter_for
@@ -36,6 +37,10 @@ PREVIEW_CHARS = 60
 
 class BranchError(Exception):
     """A rewind or a return that cannot be done now; the message says why and what to do."""
+
+    def __init__(self, message: Coded) -> None:
+        super().__init__(str(message))
+        self.coded = message
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def _text_of(message: dict[str, Any]) -> str:
 
 def _not_writing(rows: list[sqlite3.Row]) -> None:
     if any(row["status"] == "streaming" for row in rows):
-        raise BranchError("an answer is being written in this thread: stop it first, then rewind")
+        raise BranchError(coded("branch.answer_running"))
 
 
 class Branches:
@@ -163,15 +168,12 @@ class Branches:
             ids = [r["id"] for r in rows]
             after = found["after_id"]
             if after is not None and after not in ids:
-                raise BranchError(
-                    f"branch {number} followed a message that is itself set aside now: return "
-                    "to the branch that holds it first"
-                )
+                raise BranchError(coded("branch.after_set_aside", number=str(number)))
             cut = 0 if after is None else ids.index(after) + 1
             _not_writing(rows[cut:])
             back: list[dict[str, Any]] = json.loads(zlib.decompress(found["data"]))
             if {m["id"] for m in back} & set(ids[:cut]):
-                raise BranchError(f"branch {number} holds messages the thread has again")
+                raise BranchError(coded("branch.overlaps", number=str(number)))
             tail = [_stored(r) for r in rows[cut:]]
             branch = _set_aside(db, thread_id, after, tail, now, fts) if tail else None
             db.execute(

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from ..base.error_codes import coded
 from .migrations import full_text_index, migrate
 
 log = logging.getLogger("comfyui_assistant")
@@ -33,10 +34,8 @@ T = TypeVar("T")
 SQLITE_FULL = 13
 RESERVE_NAME = DB_NAME + "-reserve"
 RESERVE_BYTES = 4 << 20  # room for a delete's journal when the disk is full: 1,000 pages
-DISK_FULL = (
-    "The disk holding ComfyUI Assistant's data is full: nothing was saved or changed. Free "
-    "some space and try again (deleting threads you no longer need makes room in its database)."
-)
+DISK_FULL_CODED = coded("server.disk_full")
+DISK_FULL = str(DISK_FULL_CODED)
 
 
 class StoreUnavailable(Exception):
@@ -48,6 +47,7 @@ class DiskFull(Exception):
 
     def __init__(self) -> None:
         super().__init__(DISK_FULL)
+        self.coded = DISK_FULL_CODED
 
 
 def is_disk_full(exc: BaseException) -> bool:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+from ..base.error_codes import coded, stream_error_text
 from . import ui_stream as ui
 
 log = logging.getLogger("comfyui_assistant")
@@ -32,10 +33,8 @@ class StreamFailed(Exception):
     `error` chunk (a second HTTP response can no longer be written)."""
 
 
-FAILED_TEXT = (
-    "The answer failed on the server (an internal error, logged there) — the part shown is "
-    "kept; try again."
-)
+FAILED = coded("stream.failed")
+FAILED_TEXT = str(FAILED)
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ async def pump(
             raise
         except Exception as exc:
             log.exception("the answer failed while streaming")
-            await send(ui.Error(FAILED_TEXT).encode())
+            await send(ui.Error(stream_error_text(FAILED)).encode())
             await send(ui.DONE)
             raise StreamFailed from exc
         await send(ui.DONE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context.context_engine import Summary, covered_ids
-from ..provider.provider import Provider, describe_error
+from ..provider.provider import Provider, ProviderError, describe_error
 from ..store.thread_state import ThreadState
 from ..store.threads import Threads
 from .summarizer import summarize
@@ -13,6 +13,10 @@ from .summarizer import summarize
 
 class ProviderUnreachable(Exception):
     """The model could not be chosen; the message says why, in the user's words."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(error.message)
+        self.coded = error.coded
 
 
 async def compact_now(threads: Threads, provider: Provider, thread_id: str) -> dict[str, Any]:
@@ -30,7 +34,7 @@ async def compact_now(threads: Threads, provider: Provider, thread_id: str) -> d
         model, _ = await provider.choose_model()
     except Exception as exc:
         error = describe_error(exc, provider.settings, provider.settings.model)
-        raise ProviderUnreachable(error.message) from None
+        raise ProviderUnreachable(error) from None
     new = await summarize(provider, model, previous, messages, ids)
     await state.set_summary(thread_id, new.text, new.until, new.fallback)
     return {"summary": await state.summary(thread_id), "compacted": len(ids)}

@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { setLocale } from "../i18n";
-import { ApiError, apiUrl, requestJson, serverErrorText } from "./api";
+import { ApiError, apiUrl, errorMessage, requestJson, serverErrorText } from "./api";
 
 describe("serverErrorText", () => {
   it("reads our routes' {error} bodies", () => {
@@ -44,5 +44,49 @@ describe("the panel's own request errors", () => {
     } finally {
       setLocale("en");
     }
+  });
+});
+
+describe("coded errors", () => {
+  afterEach(() => setLocale("en"));
+  const missing = { error: "thread t1 does not exist", code: "not_found.thread", params: { thread: "t1" } };
+  const refused = {
+    error: "The latest message needs 9,000 tokens but only 4,000 fit …",
+    code: "context.message_too_long",
+    params: { needed: 9000, fit: 4000, model: "m", window: 8192, source: "Settings", reserve: 2048, margin: 144, tools: 0 },
+  };
+
+  it("shows the code's message in the user's language, from an HTTP error or a stream's error", async () => {
+    setLocale("zh");
+    const fetch = vi.fn(async () => new Response(JSON.stringify(missing), { status: 404 }));
+    const error = await requestJson("/api/assistant/threads/t1", {}, fetch).catch((e: unknown) => e);
+    expect(error).toEqual(new ApiError("对话 t1 不存在", 404, { code: "not_found.thread", params: { thread: "t1" } }));
+    expect(errorMessage(error)).toBe("对话 t1 不存在");
+    // the AI SDK hands a stream's errorText over as error.message
+    expect(errorMessage(new Error(JSON.stringify(refused)))).toBe(
+      "最新一条消息需要 9,000 个 token，但 m 的上下文只能容纳 4,000 个（窗口 8,192，来自 Settings；为回答预留 2,048，余量 144，工具占用 0）— 请缩短消息，或调大窗口（LLM_CONTEXT_WINDOW 或设置）。",
+    );
+    // a provider named in words, not by its product's name, is named in the user's language
+    const unreachable = { error: "…", code: "provider.unreachable", params: { name: "The provider", url: "http://h:1/v1" } };
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toBe("无法连接到模型提供商（http://h:1/v1）— 请启动它，或在设置中配置模型提供商。");
+    const ollama = { ...unreachable, params: { name: "Ollama", url: "http://h:11434/v1" } };
+    expect(errorMessage(new Error(JSON.stringify(ollama)))).toMatch(/^无法连接到 Ollama（/);
+    const broke = { error: "…", code: "provider.broken_stream", params: { subject: "the llama.cpp server" } };
+    expect(errorMessage(new Error(JSON.stringify(broke)))).toBe("与 llama.cpp 服务器的连接在回答中途断开 — 已显示的部分会保留；请重试。");
+    setLocale("ar");
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toMatch(/^تعذّر الوصول إلى مزوّد النموذج على http/);
+    setLocale("en");
+    expect(errorMessage(new Error(JSON.stringify(missing)))).toBe("thread t1 does not exist");
+    expect(errorMessage(new Error(JSON.stringify(unreachable)))).toBe(
+      "The provider is not reachable at http://h:1/v1 — start it or set the provider in Settings.",
+    );
+  });
+
+  it("shows the server's English for an uncoded error or a code the panel does not know", () => {
+    setLocale("zh");
+    expect(serverErrorText('{"error": "send {\\"id\\": ...}"}')).toBe('send {"id": ...}');
+    const unknown = { error: "something new went wrong", code: "server.brand_new", params: {} };
+    expect(serverErrorText(JSON.stringify(unknown))).toBe("something new went wrong");
+    expect(errorMessage(new ApiError("plain", 400))).toBe("plain");
   });
 });

@@ -1,18 +1,34 @@
 // The backend's HTTP surface as the panel uses it. Our routes already start with /api and are
 // served at the page's origin (ComfyUI, the standalone server and the playground alike), so a
 // path is used as it is — not through app.api.fetchApi, which would prefix a second /api.
-import { t } from "../i18n";
+
+import { t, type MessageKey, type Params } from "../i18n";
+import { en } from "../i18n/messages";
 
 /** The URL of one of our routes: the path as it is, relative to the page's origin. */
 export function apiUrl(path: string): string {
   return path;
 }
 
-/** A failed request, with the server's own message (our routes answer `{"error": "..."}`). */
+/**
+ * A coded error's code and parameters, which the server sends beside its English text
+ * (core/base/error_codes.py): the panel shows the `error.<code>` message in the user's language.
+ */
+export interface ErrorCode {
+  code: string;
+  params: Params;
+}
+
+/**
+ * A failed request, with the server's own message (our routes answer `{"error": "..."}`, with
+ * `code` and `params` when coded): `message` is the text to show, in the user's language where
+ * the panel has the code's message.
+ */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    readonly coded: ErrorCode | null = null,
   ) {
     super(message);
     this.name = "ApiError";
@@ -20,29 +36,76 @@ export class ApiError extends Error {
 }
 
 /**
- * The human text of an error body: `{"error": "..."}` → the message; plain text as it is.
- * Used for HTTP errors and for the chat transport's errors (the AI SDK puts the response body
- * in `error.message`).
+ * What an error body says: `{"error": "...", "code"?, "params"?}` → the English text and the
+ * code; plain text as it is. Used for HTTP errors and for the chat transport's errors (the AI SDK
+ * puts the response body, or a stream's `errorText`, in `error.message`).
  */
-export function serverErrorText(body: string, fallback = t("chatError.requestFailed")): string {
+export function parseServerError(body: string, fallback = t("chatError.requestFailed")): { text: string; coded: ErrorCode | null } {
   const text = body.trim();
-  if (!text) return fallback;
+  if (!text) return { text: fallback, coded: null };
   if (text.startsWith("{")) {
     try {
       const parsed = JSON.parse(text) as unknown;
       if (parsed && typeof parsed === "object") {
-        const error = (parsed as Record<string, unknown>).error;
-        if (typeof error === "string" && error) return error;
+        const { error, code, params } = parsed as Record<string, unknown>;
+        if (typeof error === "string" && error) return { text: error, coded: codeOf(code, params) };
         if (error && typeof error === "object") {
           const message = (error as Record<string, unknown>).message;
-          if (typeof message === "string" && message) return message;
+          if (typeof message === "string" && message) return { text: message, coded: null };
         }
       }
     } catch {
       // not JSON after all: show it as it is
     }
   }
-  return text;
+  return { text, coded: null };
+}
+
+function codeOf(code: unknown, params: unknown): ErrorCode | null {
+  if (typeof code !== "string" || !code) return null;
+  const values: Params = {};
+  if (params && typeof params === "object") {
+    for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
+      values[name] = typeof value === "number" || typeof value === "string" ? value : String(value);
+    }
+  }
+  return { code, params: values };
+}
+
+/** A coded error in the user's language (its `error.<code>` message), else the server's English. */
+export function localizedError(english: string, coded: ErrorCode | null): string {
+  if (!coded) return english;
+  const key = `error.${coded.code}`;
+  if (!Object.hasOwn(en, key)) return english;
+  const params: Params = {};
+  let worded = false;
+  for (const [name, value] of Object.entries(coded.params)) {
+    const word = typeof value === "string" ? WORDS.get(value) : undefined;
+    params[name] = word ? t(word) : value;
+    worded ||= word !== undefined;
+  }
+  const text = t(key as MessageKey, params);
+  // a template spaces a name off from Chinese or Japanese text ("连接到 Ollama（"); a word in
+  // those scripts in its place takes no space ("连接到模型提供商（")
+  return worded ? text.replace(CJK_GAP, "$1") : text;
+}
+
+const CJK_GAP = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]) (?=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])/gu;
+
+/**
+ * Parameter values the server writes in English that are words, not names ("The provider"):
+ * their `error.word.*` messages, by the English text.
+ */
+const WORDS = new Map(
+  Object.entries(en)
+    .filter(([key]) => key.startsWith("error.word."))
+    .map(([key, text]) => [text as string, key as MessageKey]),
+);
+
+/** The text to show for an error body (see parseServerError), in the user's language if coded. */
+export function serverErrorText(body: string, fallback = t("chatError.requestFailed")): string {
+  const { text, coded } = parseServerError(body, fallback);
+  return localizedError(text, coded);
 }
 
 type Fetch = typeof globalThis.fetch;
@@ -69,7 +132,8 @@ export async function requestJson<T>(
   }
   const text = await response.text();
   if (!response.ok) {
-    throw new ApiError(serverErrorText(text, `${response.status} ${response.statusText}`), response.status);
+    const { text: english, coded } = parseServerError(text, `${response.status} ${response.statusText}`);
+    throw new ApiError(localizedError(english, coded), response.status, coded);
   }
   return (text ? JSON.parse(text) : null) as T;
 }
