@@ -166,9 +166,9 @@ const table: Translation = {
   },
   "gauge.line.source": " ({source})",
   "gauge.line.prompt": {
-    one: "הנחיה: טוקן אחד{how}{share}",
-    two: "הנחיה: שני טוקנים{how}{share}",
-    other: "הנחיה: {count} טוקנים{how}{share}",
+    one: "פרומפט: טוקן אחד{how}{share}",
+    two: "פרומפט: שני טוקנים{how}{share}",
+    other: "פרומפט: {count} טוקנים{how}{share}",
   },
   "gauge.line.share": " — {percent} מהחלון",
   "gauge.line.reported": "לפי דיווח הספק: {reported}",
