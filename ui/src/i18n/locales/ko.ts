@@ -263,7 +263,7 @@ const table: Translation = {
   "rewind.notOpened": "그래프를 열지 못했습니다: {error}",
   "rewind.rewound": "되감기 완료",
   "rewind.conversationBack": "대화가 그 답변 이전으로 돌아갔습니다.",
-  "rewind.keptAsBranch": { other: "“{preview}”부터의 메시지 {count}개는 {number}번 분기로 보관됩니다(헤더의 분기에서 돌아갈 수 있습니다)." },
+  "rewind.keptAsBranch": { other: "“{preview}”부터 시작하는 메시지 {count}개는 {number}번 분기로 보관됩니다(헤더의 분기에서 돌아갈 수 있습니다)." },
   "rewind.graphToo": "그래프도 그때 상태로 돌아갔습니다(캔버스에서 Ctrl+Z를 누르면 최신 그래프로 돌아옵니다).",
   "rewind.conversationFailed": "대화를 되감지 못했습니다",
   "rewind.nothing": "되감을 내용 없음",
@@ -273,7 +273,7 @@ const table: Translation = {
   "rewind.graphNotRewound": "그래프를 되감지 못했습니다",
   "rewind.backOnBranch": "{number}번 분기로 돌아왔습니다",
   "rewind.goesOn": "대화는 {number}번 분기에서 이어집니다.",
-  "rewind.followedKept": { other: "그 뒤에 있던 내용(“{preview}”부터의 메시지 {count}개)은 {number}번 분기로 보관됩니다." },
+  "rewind.followedKept": { other: "그 뒤에 있던 내용(“{preview}”부터 시작하는 메시지 {count}개)은 {number}번 분기로 보관됩니다." },
   "rewind.branchNotRestored": "{number}번 분기를 복원하지 못했습니다",
 
   "citations.chip": "출처 {id}: {title}",
