@@ -209,7 +209,7 @@ const table: Translation = {
   "egress.sent.files": "附加的檔案（文字、工作流程、ComfyUI 圖片中的工作流程）以及對話所屬專案的文件。",
   "egress.sent.images": "圖片（您附加的圖片，以及呈現執行輸出的一張圖片）只在模型能看圖時傳送；否則改以文字描述其資訊（格式、尺寸、看起來哪裡不對）。",
   "egress.sent.delegated": "委派的任務：只傳送任務本身，交給同一個模型。",
-  "egress.sent.sizing": "為了估算請求大小而向模型查詢的資訊（其上下文視窗；llama.cpp 伺服器會代為計算 token 數）。",
+  "egress.sent.sizing": "為了估算請求大小，查詢模型的相關資訊（其上下文視窗；llama.cpp 伺服器會代為計算 token 數）。",
   "egress.neverLeaves": "絕不外傳的內容：API 金鑰只會傳送到 {origin}，不會回傳到此頁面，也不會寫入記錄檔。不會連線到其他任何地方：沒有遙測、沒有更新檢查、沒有下載；執行產生的圖片從這個 ComfyUI 讀取（獨立執行時：從 COMFYUI_URL 指定的 ComfyUI 讀取）。回答中連結的圖片不會自動載入：點選後才會開啟。",
 
   "notices.dismiss": "關閉：{title}",
