@@ -73,6 +73,10 @@ describe("coded errors", () => {
     expect(errorMessage(new Error(JSON.stringify(ollama)))).toMatch(/^无法连接到 Ollama（/);
     const broke = { error: "…", code: "provider.broken_stream", params: { subject: "the llama.cpp server" } };
     expect(errorMessage(new Error(JSON.stringify(broke)))).toBe("与 llama.cpp 服务器的连接在回答中途断开 — 已显示的部分会保留；请重试。");
+    // no space left between a Japanese word ending in ー and the text after it
+    setLocale("ja");
+    const limited = { error: "…", code: "provider.rate_limit", params: { name: "The provider", detail: "slow down" } };
+    expect(errorMessage(new Error(JSON.stringify(limited)))).toMatch(/^モデルプロバイダーによって/);
     setLocale("ar");
     expect(errorMessage(new Error(JSON.stringify(unreachable)))).toMatch(/^تعذّر الوصول إلى مزوّد النموذج على http/);
     setLocale("en");

@@ -90,7 +90,8 @@ export function localizedError(english: string, coded: ErrorCode | null): string
   return worded ? text.replace(CJK_GAP, "$1") : text;
 }
 
-const CJK_GAP = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]) (?=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}])/gu;
+// (Script_Extensions: the long-vowel mark ー and the iteration marks are Common by script, CJK by use)
+const CJK_GAP = /([\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]) (?=[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}])/gu;
 
 /**
  * Parameter values the server writes in English that are words, not names ("The provider"):
