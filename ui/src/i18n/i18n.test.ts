@@ -35,6 +35,30 @@ describe("every shipped locale", () => {
   }
 });
 
+// Values a translation may leave as in English: the literal arguments a command takes, and
+// words the language itself uses (each checked: ComfyUI's own translation says it so too).
+const TYPED = new Set(["command.rewind.args"]);
+const SAME_WORDS: Record<string, string[]> = {
+  de: ["workflowMenu.title", "tool.summary", "gauge.line.limit", "settings.panel", "rewind.graph"],
+  es: ["tool.error", "settings.no", "settings.panel", "delegate.traceError"],
+  fr: ["extension.tab", "branches.label", "branches.menu", "workflowMenu.title", "composer.message", "tool.arguments", "citations.source", "image.alt", "command.new.args"],
+  it: ["workflowMenu.title", "gauge.source.provider", "settings.no"],
+  tr: ["settings.field.model", "settings.panel"],
+};
+
+describe("no English left in a translated panel", () => {
+  for (const [tag, table] of Object.entries(SHIPPED)) {
+    it(`${tag}: a value equal to the English one has no words, or its words are the language's own`, () => {
+      const wordy = (message: Message) =>
+        (typeof message === "string" ? [message] : Object.values(message)).some((text) => /[A-Za-z]{2,}/.test((text ?? "").replace(/\{\w+\}/g, "")));
+      const same = (Object.keys(en) as MessageKey[]).filter(
+        (key) => JSON.stringify(table[key]) === JSON.stringify(en[key]) && wordy(en[key]) && !TYPED.has(key),
+      );
+      expect(same.sort()).toEqual((SAME_WORDS[tag] ?? []).sort());
+    });
+  }
+});
+
 describe("translate", () => {
   it("picks the locale's plural form and formats the count for it", () => {
     expect(translate("en", "chat.stepLimit", { count: 1 })).toMatch(/^Stopped after 1 step /);
