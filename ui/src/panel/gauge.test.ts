@@ -119,7 +119,8 @@ describe("the gauge in the panel's language", () => {
     const ar = computeGauge({ ...report, counts, summary: { covers: 12, fallback: false } }, "ar");
     expect(ar.marker?.text).toBe("لُخّصت 12 رسالة، اختُصرت جولتا أدوات، اقتُطعت كتلة واحدة"); // many, two, one
     expect(formatTokens(12500, "ar")).toBe(`${new Intl.NumberFormat("ar").format(12.5)} ألف`);
-    expect(formatTokens(12500, "de")).toBe("12,5k"); // no table: English words, German digits
+    expect(formatTokens(12500, "de")).toBe("12,5 Tsd.");
+    expect(formatTokens(12500, "nl")).toBe("12,5k"); // no table: English words, Dutch digits
   });
 });
 
