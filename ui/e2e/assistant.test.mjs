@@ -1072,6 +1072,17 @@ for (const target of TARGETS) {
       // The frontend's own settings API: the same call its settings dialog makes.
       const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
       const root = panel(page);
+      // ComfyUI re-translates its node definitions a moment after a language change and the
+      // canvas shows them at its next redraw: let it, so a screenshot shows one language
+      // The gallery's pictures: the panel and ComfyUI's tab strip above it. (ComfyUI's canvas
+      // keeps the node titles of the language it loaded them in until a reload.)
+      const panelShot = async (name) => {
+        const clip = await page.evaluate(() => {
+          const top = Math.max(0, document.querySelector(".cua-root").getBoundingClientRect().top - 52);
+          return { x: 0, y: top, width: window.innerWidth, height: window.innerHeight - top };
+        });
+        await screenshot(page, step("locale"), name, clip);
+      };
       // the composer by its class: its accessible name is translated too
       const talk = async (question, id, answer) => {
         await harness.provider.reset();
@@ -1094,7 +1105,7 @@ for (const target of TARGETS) {
         // every prompt profile tells a real model to answer in the user's language).
         await talk("这个工作流是做什么的？", "call_zh", "这个工作流根据提示词生成图片：加载模型，编码正向和负向提示词，用 K采样器采样，解码后保存。");
         await root.getByText("getWorkflow").first().waitFor();
-        await screenshot(page, step("locale"), "1-zh");
+        await panelShot("1-zh");
 
         await setLocale("ar");
         await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
@@ -1137,7 +1148,7 @@ for (const target of TARGETS) {
           return { userOnLeft: Boolean(user) && user.left - chat.left < chat.right - user.right, inside: Boolean(user) && user.left >= chat.left - 1 && user.right <= chat.right + 1 };
         });
         assert.deepEqual(bubbles, { userOnLeft: true, inside: true });
-        await screenshot(page, step("locale"), "2-ar");
+        await panelShot("2-ar");
         // The thread list opens on the right (the start side), beside the chat, not over it.
         const show = root.getByRole("button", { name: "إظهار المحادثات" });
         const wasClosed = (await show.count()) > 0;

@@ -208,11 +208,12 @@ export function watchPage(page) {
   return problems;
 }
 
-export async function screenshot(page, test, step) {
+/** A screenshot of the page (or of `clip`, a region of it) into e2e/screenshots/. */
+export async function screenshot(page, test, step, clip = undefined) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
   const path = join(SCREENSHOTS, `${slug(test)}-${slug(step)}.png`);
-  await page.screenshot({ path });
+  await page.screenshot(clip ? { path, clip } : { path });
   return path;
 }
 
