@@ -121,12 +121,13 @@ class Listener:
         return [m["type"] for m in self.messages]
 
     async def wait_for(self, kind: str, timeout: float = 5.0) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
-            while True:
-                found = [m for m in self.messages if m["type"] == kind]
-                if found:
-                    return found[-1]
-                await asyncio.sleep(0.01)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            found = [m for m in self.messages if m["type"] == kind]
+            if found:
+                return found[-1]
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no {kind} within {timeout} s: {self.types()}")
 
 
 @pytest.fixture
@@ -281,8 +282,7 @@ async def test_reboot_drops_everything_and_comes_back_with_the_new_packs() -> No
             assert "comfyui-impact-pack" not in imported and "AddMask" not in manager.registered
             with pytest.raises(aiohttp.ServerDisconnectedError):
                 await post(session, f"{api}/manager/reboot")
-            async with asyncio.timeout(2):
-                await ws.reader
+            await asyncio.wait_for(ws.reader, 2)
             assert ws.close_code == 1006
         with pytest.raises(aiohttp.ClientConnectorError):
             await get(session, f"{api}/manager/version")
