@@ -332,6 +332,34 @@ class ManagerStandin:
         add_manager_routes(app, self)
         return app
 
+    def mount(self, app: web.Application, sockets: dict[str, web.WebSocketResponse]) -> None:
+        """Serve the routes from another stand-in's app (the ComfyUI one), whose `/ws`
+        clients (`sockets`, by clientId) get the events; `adopt` its runner for `reboot`."""
+        from .manager_standin_routes import add_manager_routes
+
+        self.sockets = sockets
+        add_manager_routes(app, self, ws=False)
+
+    def adopt(self, runner: web.AppRunner) -> None:
+        """The host's running server, whose site a reboot stops and starts again."""
+        site = next(iter(runner.sites))
+        assert isinstance(site, web.TCPSite)
+        self._runner, self._site = runner, site
+        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{self._port}"
+        self.up.set()
+
+    def argv(self) -> list[str]:
+        """What ComfyUI's /system_stats shows in `argv` with this Manager."""
+        flags = {"v4": ["--enable-manager"], "v4legacy": ["--enable-manager-legacy-ui"]}
+        return flags.get(self.flavour, [])
+
+    def features(self) -> dict[str, Any]:
+        """What a newer ComfyUI's /features adds with Manager 4.2.1+ (recorded)."""
+        if self.flavour not in ("v4", "v4legacy"):
+            return {}
+        return {"extension": {"manager": {"supports_v4": True, "supports_csrf_post": True}}}
+
     async def start(self) -> ManagerStandin:
         self._runner = web.AppRunner(self.app(), handler_cancellation=True)
         await self._runner.setup()

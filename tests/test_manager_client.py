@@ -202,11 +202,14 @@ async def test_a_slow_answer_times_out_as_unavailable() -> None:
     assert elapsed < 1.0
 
 
-@pytest.mark.parametrize(("body", "why"), [("[]", "shape"), ("<html>", "not JSON")])
-async def test_a_map_that_cannot_be_read_is_unavailable(body: str, why: str) -> None:
-    runner = await tiny_server(
-        {"/api/v2/manager/version": (0, "V4.3"), "/api/v2/customnode/getmappings": (0, body)}
-    )
+@pytest.mark.parametrize(
+    ("body", "why"), [("[]", "shape"), ("<html>", "not JSON"), (None, "HTTP 404")]
+)
+async def test_a_map_that_cannot_be_read_is_unavailable(body: str | None, why: str) -> None:
+    answers = {"/api/v2/manager/version": (0.0, "V4.3")}
+    if body is not None:
+        answers["/api/v2/customnode/getmappings"] = (0.0, body)
+    runner = await tiny_server(answers)
     try:
         found = await ManagerClient(f"http://127.0.0.1:{runner.addresses[0][1]}").node_map()
     finally:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
+from comfyui_assistant.core.service import ServiceOptions
+from comfyui_assistant.tests.comfy_standin import create_standin, frontend_versions
 
 from .manager_standin import FIXTURES, ManagerStandin
 
@@ -304,3 +308,34 @@ async def test_the_map_takes_registered_types_by_pattern_and_cnr_keys() -> None:
     assert "comfyui-impact-pack" in mappings  # the Registry's id, where it knows the pack
     assert "https://github.com/ltdrdata/ComfyUI-Impact-Pack" not in mappings
     assert not any("KSampler" in names for names, _ in mappings.values())
+
+
+async def test_mounted_on_the_comfyui_standin_it_shares_its_ws_and_reboots_it(
+    tmp_path: Path,
+) -> None:
+    manager = ManagerStandin(idle_seconds=0.05, down_seconds=0.2)
+    environ = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+    options = ServiceOptions(data_dir=tmp_path, environ=environ)
+    runner = web.AppRunner(create_standin(frontend_versions()[-1], options, manager))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    manager.adopt(runner)
+    try:
+        async with aiohttp.ClientSession() as session:
+            stats = await get(session, f"{manager.url}/api/system_stats")
+            features = await get(session, f"{manager.url}/api/features")
+            async with Listener(session, manager.url, CLIENT) as ws:
+                enable = task("e", "enable", {"cnr_id": "comfyui-fakedisabled"})
+                await post(session, f"{manager.url}/api/v2/manager/queue/task", enable)
+                await post(session, f"{manager.url}/api/v2/manager/queue/start")
+                await ws.wait_for("cm-queue-status")
+                with pytest.raises(aiohttp.ServerDisconnectedError):
+                    await post(session, f"{manager.url}/api/v2/manager/reboot")
+            await asyncio.wait_for(manager.up.wait(), 5)
+            back = await get(session, f"{manager.url}/api/system_stats")
+    finally:
+        await runner.cleanup()
+    assert "--enable-manager" in stats["system"]["argv"]
+    assert features["extension"]["manager"]["supports_v4"] is True
+    assert ws.types() == ["status", "cm-task-started", "cm-task-completed", "cm-queue-status"]
+    assert ws.close_code == 1006 and back["system"]["argv"] == stats["system"]["argv"]
