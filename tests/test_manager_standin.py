@@ -174,6 +174,7 @@ async def test_a_queue_runs_in_order_and_tells_only_its_client(manager: ManagerS
         assert await post(session, f"{api}/queue/install_model", {**MODEL, "ui_id": "t3"}) == 200
         status = await get(session, f"{api}/queue/status?client_id={CLIENT}")
         assert (status["pending_count"], status["is_processing"]) == (3, False)
+        assert status.keys() == recorded("v4_queue_status_client")["response_body"].keys()
         assert await post(session, f"{api}/queue/start") == 200
         assert await post(session, f"{api}/queue/start") == 201  # already running
         await mine.wait_for("cm-queue-status")
