@@ -17,6 +17,7 @@ the real frontend without ComfyUI, torch or models:
 | `GET /api/i18n` | the `locales/` of the custom nodes it hosts (ours): `locales.py` |
 | `/api/system_stats`, `/api/embeddings`, ... | fixed answers (`STATIC_ANSWERS`) |
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
+| `/v2/...`, `/api/v2/...` (with `manager=`) | ComfyUI-Manager: `tests/manager_standin.py` |
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
 frontend that asks for something new shows up in the suite's output. `returning.py` fills a data
@@ -38,6 +39,7 @@ from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
 from ...routes.guard import LOOPBACK
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
+from ..manager_standin import ManagerStandin
 from .locales import add_i18n_route
 from .queue import Queue, add_queue_routes
 from .returning import user_folder
@@ -116,7 +118,9 @@ async def log_missing(request: web.Request, response: web.StreamResponse) -> Non
         log.warning("missing: %s %s", request.method, request.path_qs)
 
 
-def create_standin(version: str, options: ServiceOptions) -> web.Application:
+def create_standin(
+    version: str, options: ServiceOptions, manager: ManagerStandin | None = None
+) -> web.Application:
     web_root = frontend_root(version)
     folders = standin_folders(options.data_dir)
     if options.outputs is None:  # a run's files, read as inside ComfyUI (its folder_paths)
@@ -132,6 +136,8 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
     add_queue_routes(routes, queue)
     add_view_route(routes, folders)
     add_i18n_route(routes, [ROOT])  # the one custom node it hosts: this repository
+    if manager is not None:  # its events go to this /ws's clients; `manager.adopt(runner)`
+        manager.mount(app, queue.sockets)
 
     @routes.get("/")
     async def index(request: web.Request) -> web.FileResponse:
@@ -154,10 +160,13 @@ def create_standin(version: str, options: ServiceOptions) -> web.Application:
 
     @routes.get("/api/system_stats")
     async def stats(request: web.Request) -> web.Response:
-        return web.json_response(system_stats(version))
+        stats = system_stats(version)
+        stats["system"]["argv"] += manager.argv() if manager else []
+        return web.json_response(stats)
 
     for path, answer in STATIC_ANSWERS.items():
-        routes.get(path)(_fixed(answer))
+        extra = manager.features() if manager and path == "/api/features" else {}
+        routes.get(path)(_fixed({**answer, **extra} if extra else answer))
 
     routes.static(EXTENSION_PREFIX, PANEL_DIST)
     routes.static("/", web_root)  # last: ComfyUI's web root takes whatever is left
