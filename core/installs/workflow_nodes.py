@@ -1,0 +1,177 @@
+"""The nodes of a workflow, whatever its format, as one flat list for the scan.
+
+UI format (what the frontend saves): `nodes`, the subgraph definitions under
+`definitions.subgraphs[].nodes` (a node whose type is a subgraph's id is an instance of it, not
+a node type), and the group nodes of older frontends (`extra.groupNodes`, instances typed
+`workflow>name`, or `workflow/name` before that). API format (a prompt): node id ->
+`{"class_type", "inputs"}`. Anything else is refused with what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.error_codes import coded
+from ..base.errors import RequestError
+
+# Node types the frontend itself provides: never in object_info, never missing.
+FRONTEND_NODES = frozenset({"Note", "MarkdownNote", "Reroute", "PrimitiveNode"})
+GROUP_PREFIXES = ("workflow>", "workflow/")
+INACTIVE_MODES = (2, 4)  # muted, bypassed: never run
+MAX_NODES = 20_000  # subgraphs included; a real workflow has at most a few thousand
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a node is: the root graph, a subgraph definition, or an old group node."""
+
+    kind: str  # "root", "subgraph", "group"
+    id: str = ""
+    name: str = ""
+
+    def as_json(self) -> dict[str, str] | None:
+        if self.kind == "root":
+            return None
+        return {"kind": self.kind, "id": self.id, "name": self.name}
+
+
+ROOT = Place("root")
+
+
+@dataclass(frozen=True)
+class WorkflowNode:
+    id: int | str
+    type: str
+    title: str | None
+    place: Place
+    active: bool
+    widgets: list[Any] | dict[str, Any] | None  # UI format: widgets_values as saved
+    inputs: dict[str, Any] | None  # API format: input name -> value, or a link [id, slot]
+    models: list[Any]  # properties.models as written (checked later)
+    pack: tuple[str | None, str | None] = (None, None)  # properties cnr_id, aux_id
+
+    def ref(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "type": self.type}
+        if self.title:
+            out["title"] = self.title
+        place = self.place.as_json()
+        if place is not None:
+            out["in"] = place
+        return out
+
+
+def _refuse(why: str) -> RequestError:
+    return RequestError(coded("installs.not_a_workflow", why=why))
+
+
+def workflow_nodes(workflow: Any) -> tuple[str, list[WorkflowNode], set[str]]:
+    """(format "ui" or "api", every node, the ids of the workflow's subgraphs)."""
+    if not isinstance(workflow, dict) or not workflow:
+        raise _refuse("it is not a JSON object with nodes")
+    if "nodes" in workflow:
+        return "ui", *_ui_nodes(workflow)
+    return "api", _api_nodes(workflow), set()
+
+
+def _api_nodes(prompt: dict[str, Any]) -> list[WorkflowNode]:
+    if len(prompt) > MAX_NODES:
+        raise RequestError(coded("installs.too_many_nodes", count=len(prompt), limit=MAX_NODES))
+    nodes = []
+    for node_id, node in prompt.items():
+        kind = node.get("class_type") if isinstance(node, dict) else None
+        if not isinstance(kind, str) or not kind:
+            raise _refuse(
+                f'it has no "nodes" list, and its entry {node_id!r} is not an API-format node '
+                '(an object with "class_type" and "inputs")'
+            )
+        inputs = node.get("inputs", {})
+        if not isinstance(inputs, dict):
+            raise _refuse(f'"inputs" of node {node_id!r} is not an object')
+        meta = node.get("_meta")
+        title = meta.get("title") if isinstance(meta, dict) else None
+        nodes.append(WorkflowNode(node_id, kind, _title(title, kind), ROOT, True, None, inputs, []))
+    return nodes
+
+
+def _ui_nodes(workflow: dict[str, Any]) -> tuple[list[WorkflowNode], set[str]]:
+    subgraphs = _subgraphs(workflow)
+    groups = _group_nodes(workflow)
+    graphs: list[tuple[Place, Any, str]] = [(ROOT, workflow.get("nodes"), "nodes")]
+    for i, sub in enumerate(subgraphs):
+        place = Place("subgraph", str(sub.get("id")), _text(sub.get("name")))
+        graphs.append((place, sub.get("nodes"), f"definitions.subgraphs[{i}].nodes"))
+    for name, group in groups.items():
+        graphs.append((Place("group", name, name), group.get("nodes"), f"groupNodes[{name!r}]"))
+    subgraph_ids = {str(sub.get("id")) for sub in subgraphs}
+    nodes = [node for place, items, where in graphs for node in _graph(place, items, where)]
+    if len(nodes) > MAX_NODES:
+        raise RequestError(coded("installs.too_many_nodes", count=len(nodes), limit=MAX_NODES))
+    return nodes, subgraph_ids | {p + name for name in groups for p in GROUP_PREFIXES}
+
+
+def _subgraphs(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    definitions = workflow.get("definitions")
+    if definitions is None:
+        return []
+    found = definitions.get("subgraphs", []) if isinstance(definitions, dict) else None
+    if not isinstance(found, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("id"), str) for s in found
+    ):
+        raise _refuse('"definitions.subgraphs" is not a list of subgraphs with an "id"')
+    return found
+
+
+def _group_nodes(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    extra = workflow.get("extra")
+    groups = extra.get("groupNodes") if isinstance(extra, dict) else None
+    if not isinstance(groups, dict):
+        return {}
+    return {str(k): v for k, v in groups.items() if isinstance(v, dict)}
+
+
+def _graph(place: Place, items: Any, where: str) -> Iterator[WorkflowNode]:
+    if not isinstance(items, list):
+        raise _refuse(f'"{where}" is not a list of nodes')
+    for i, node in enumerate(items):
+        kind = node.get("type") if isinstance(node, dict) else None
+        if not isinstance(kind, str) or not kind:
+            raise _refuse(f'{where}[{i}] is not a node with a "type"')
+        node_id = node.get("id", node.get("index", i))  # a group's inner nodes have an index
+        widgets = node.get("widgets_values")
+        yield WorkflowNode(
+            node_id if isinstance(node_id, (int, str)) else i,
+            kind,
+            _title(node.get("title"), kind),
+            place,
+            node.get("mode") not in INACTIVE_MODES,
+            widgets if isinstance(widgets, (list, dict)) else None,
+            None,
+            _models(node.get("properties")),
+            _pack(node.get("properties")),
+        )
+
+
+def _models(holder: Any) -> list[Any]:
+    models = holder.get("models") if isinstance(holder, Mapping) else None
+    return models if isinstance(models, list) else []
+
+
+def _pack(properties: Any) -> tuple[str | None, str | None]:
+    """The pack the frontend recorded the node came from (a Registry id, or "author/repo" of
+    a git clone); ComfyUI's own nodes say "comfy-core"."""
+    if not isinstance(properties, Mapping):
+        return None, None
+    cnr_id, aux_id = _text(properties.get("cnr_id")), _text(properties.get("aux_id"))
+    cnr = cnr_id if cnr_id and cnr_id != "comfy-core" else None
+    aux = aux_id if aux_id.count("/") == 1 else None
+    return cnr, aux
+
+
+def _title(title: Any, kind: str) -> str | None:
+    return title if isinstance(title, str) and title and title != kind else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
