@@ -142,6 +142,42 @@ def test_a_bypassed_loader_needs_nothing():
     assert scan_workflow(workflow, ENV).as_json()["missingModels"] == []
 
 
+def old_group_node_workflow(mode: int = 0) -> dict[str, Any]:
+    """A workflow of an older frontend (v1.3): a group node "txt2img" holding a checkpoint
+    loader and a sampler, whose checkpoint the user changed on the group node."""
+    members = [
+        {"id": -1, "index": 0, "type": "CheckpointLoaderSimple", "mode": 0,
+         "widgets_values": ["v1-5-pruned-emaonly.ckpt"]},
+        {"id": -1, "index": 1, "type": "KSampler", "mode": 0,
+         "widgets_values": [156680208700286, "randomize", 20, 8, "euler", "normal", 1]},
+        {"id": -1, "index": 2, "type": "VAEDecode", "mode": 0},
+    ]  # fmt: skip
+    values = ["dreamshaper_8.safetensors", 1, "fixed", 30, 7, "euler", "karras", 1]
+    return {
+        "last_node_id": 10,
+        "nodes": [{"id": 10, "type": "workflow>txt2img", "mode": mode, "widgets_values": values}],
+        "links": [],
+        "extra": {"groupNodes": {"txt2img": {"nodes": members, "links": [], "external": []}}},
+        "version": 0.4,
+    }
+
+
+def test_an_old_group_node_is_not_missing_and_its_values_are_the_groups():
+    result = scan_workflow(old_group_node_workflow(), ENV).as_json()
+    assert result["missingNodes"] == []
+    [model] = result["missingModels"]
+    assert model["name"] == "dreamshaper_8.safetensors"  # the group's value, not the member's
+    assert model["nodes"] == [
+        {
+            "id": 0,
+            "type": "CheckpointLoaderSimple",
+            "input": "ckpt_name",
+            "in": {"kind": "group", "id": "10", "name": "txt2img"},
+        }
+    ]
+    assert scan_workflow(old_group_node_workflow(mode=4), ENV).as_json()["missingModels"] == []
+
+
 # --- widget values ---------------------------------------------------------------------------
 
 
@@ -301,6 +337,7 @@ def test_unsafe_entries_are_kept_but_not_downloadable():
         {"name": "odd.safetensors", "url": hf + "o.safetensors", "directory": "../custom_nodes"},
         {"name": "script.py", "url": hf + "script.py", "directory": "vae"},
         {"name": "fine.safetensors", "url": hf + "fine.safetensors", "directory": "clip"},
+        {"name": "v6.safetensors", "url": "https://[::1/v6.safetensors", "directory": "vae"},
         {"url": hf + "nameless.safetensors"},  # no name: not an entry
     ]
     models = by_name(scan_workflow(workflow, ENV).as_json()["missingModels"])
@@ -315,7 +352,9 @@ def test_unsafe_entries_are_kept_but_not_downloadable():
         "odd.safetensors": "'../custom_nodes' is not one of ComfyUI's models folders",
         "script.py": "'script.py' is not a model file "
         "(.safetensors, .ckpt, .pt, .pth, .bin, .sft, .onnx, .gguf)",
+        "v6.safetensors": "the download address is not an https URL (https://[::1/v6.safetensors)",
     }
+    assert models["v6.safetensors"]["host"] is None
     fine = models["fine.safetensors"]
     assert (fine["directory"], fine["downloadable"], fine["source"]) == (
         "text_encoders",

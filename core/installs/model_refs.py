@@ -112,8 +112,7 @@ def download_problem(
     """Why this file cannot be downloaded as it is described; None when it can."""
     if url is None:
         return "no download address: the workflow and ComfyUI-Manager's model list give none"
-    parts = urlsplit(url)
-    if parts.scheme != "https" or not parts.hostname:
+    if not url.startswith("https://") or url_host(url) is None:
         return f"the download address is not an https URL ({url[:80]})"
     if not plain_name(name):
         return f"{name!r} is not a plain file name (no '..', no absolute path)"
@@ -134,7 +133,11 @@ def plain_name(name: str) -> bool:
 
 
 def url_host(url: str | None) -> str | None:
-    return urlsplit(url).hostname if url else None
+    """The host of a URL; None for none, or for text that is not a URL ("https://[::1")."""
+    try:
+        return urlsplit(url).hostname if url else None
+    except ValueError:
+        return None
 
 
 def _text(value: Any) -> str:

@@ -10,7 +10,7 @@ a node type), and the group nodes of older frontends (`extra.groupNodes`, instan
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..base.error_codes import coded
@@ -76,8 +76,7 @@ def workflow_nodes(workflow: Any) -> tuple[str, list[WorkflowNode], set[str]]:
 
 
 def _api_nodes(prompt: dict[str, Any]) -> list[WorkflowNode]:
-    if len(prompt) > MAX_NODES:
-        raise RequestError(coded("installs.too_many_nodes", count=len(prompt), limit=MAX_NODES))
+    _bounded(len(prompt))
     nodes = []
     for node_id, node in prompt.items():
         kind = node.get("class_type") if isinstance(node, dict) else None
@@ -97,18 +96,44 @@ def _api_nodes(prompt: dict[str, Any]) -> list[WorkflowNode]:
 
 def _ui_nodes(workflow: dict[str, Any]) -> tuple[list[WorkflowNode], set[str]]:
     subgraphs = _subgraphs(workflow)
-    groups = _group_nodes(workflow)
     graphs: list[tuple[Place, Any, str]] = [(ROOT, workflow.get("nodes"), "nodes")]
     for i, sub in enumerate(subgraphs):
         place = Place("subgraph", str(sub.get("id")), _text(sub.get("name")))
         graphs.append((place, sub.get("nodes"), f"definitions.subgraphs[{i}].nodes"))
-    for name, group in groups.items():
-        graphs.append((Place("group", name, name), group.get("nodes"), f"groupNodes[{name!r}]"))
-    subgraph_ids = {str(sub.get("id")) for sub in subgraphs}
+    _bounded(sum(len(items) for _, items, _ in graphs if isinstance(items, list)))
     nodes = [node for place, items, where in graphs for node in _graph(place, items, where)]
-    if len(nodes) > MAX_NODES:
-        raise RequestError(coded("installs.too_many_nodes", count=len(nodes), limit=MAX_NODES))
-    return nodes, subgraph_ids | {p + name for name in groups for p in GROUP_PREFIXES}
+    groups = _group_nodes(workflow)
+    nodes += _group_members(nodes, groups)
+    group_types = {prefix + name for name in groups for prefix in GROUP_PREFIXES}
+    return nodes, {str(sub.get("id")) for sub in subgraphs} | group_types
+
+
+def _bounded(count: int) -> None:
+    if count > MAX_NODES:
+        raise RequestError(coded("installs.too_many_nodes", count=count, limit=MAX_NODES))
+
+
+def _group_members(nodes: list[WorkflowNode], groups: dict[str, list[Any]]) -> list[WorkflowNode]:
+    """The nodes inside each old group node placed in the workflow. The instance saves the
+    values of all its members' widgets in one list, member after member: when its length
+    matches theirs, each member gets its part (the user may have changed them on the group)."""
+    found = []
+    for node in nodes:
+        name = next((node.type[len(p) :] for p in GROUP_PREFIXES if node.type.startswith(p)), "")
+        if name not in groups:
+            continue
+        place = Place("group", str(node.id), name)
+        members = list(_graph(place, groups[name], f"extra.groupNodes[{name!r}].nodes"))
+        sizes = [len(m.widgets) if isinstance(m.widgets, list) else 0 for m in members]
+        values = node.widgets if isinstance(node.widgets, list) else None
+        start = 0
+        for member, size in zip(members, sizes, strict=True):
+            if values is not None and len(values) == sum(sizes):
+                member = replace(member, widgets=values[start : start + size])
+            found.append(replace(member, active=member.active and node.active))
+            start += size
+        _bounded(len(nodes) + len(found))
+    return found
 
 
 def _subgraphs(workflow: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,12 +148,16 @@ def _subgraphs(workflow: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _group_nodes(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _group_nodes(workflow: dict[str, Any]) -> dict[str, list[Any]]:
     extra = workflow.get("extra")
     groups = extra.get("groupNodes") if isinstance(extra, dict) else None
     if not isinstance(groups, dict):
         return {}
-    return {str(k): v for k, v in groups.items() if isinstance(v, dict)}
+    return {
+        str(name): group["nodes"]
+        for name, group in groups.items()
+        if isinstance(group, dict) and isinstance(group.get("nodes"), list)
+    }
 
 
 def _graph(place: Place, items: Any, where: str) -> Iterator[WorkflowNode]:
@@ -138,7 +167,8 @@ def _graph(place: Place, items: Any, where: str) -> Iterator[WorkflowNode]:
         kind = node.get("type") if isinstance(node, dict) else None
         if not isinstance(kind, str) or not kind:
             raise _refuse(f'{where}[{i}] is not a node with a "type"')
-        node_id = node.get("id", node.get("index", i))  # a group's inner nodes have an index
+        # A group's members are saved with id -1 and their index in the group.
+        node_id = node.get("index", i) if place.kind == "group" else node.get("id", i)
         widgets = node.get("widgets_values")
         yield WorkflowNode(
             node_id if isinstance(node_id, (int, str)) else i,
