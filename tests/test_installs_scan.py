@@ -363,6 +363,26 @@ def test_unsafe_entries_are_kept_but_not_downloadable():
     )
 
 
+def test_a_hash_is_only_given_with_the_address_it_belongs_to():
+    workflow = template("default")  # its loader's entry names a URL and no hash
+    mirror = "https://huggingface.co/mirror/resolve/main/v1-5-pruned-emaonly-fp16.safetensors"
+    workflow["models"] = [
+        {
+            "name": "v1-5-pruned-emaonly-fp16.safetensors",
+            "url": mirror,
+            "directory": "checkpoints",
+            "hash": "a" * 64,
+            "hash_type": "SHA256",
+        }
+    ]
+    [model] = scan_workflow(workflow, ENV).as_json()["missingModels"]
+    assert model["url"].startswith("https://huggingface.co/Comfy-Org/")  # the node's own entry
+    assert (model["hash"], model["source"]) == (None, "node")
+    workflow["nodes"][-1]["properties"] = {}
+    [model] = scan_workflow(workflow, ENV).as_json()["missingModels"]
+    assert (model["url"], model["hash"], model["source"]) == (mirror, "a" * 64, "workflow")
+
+
 def test_managers_model_list_gives_a_missing_file_its_address_and_size():
     workflow = template("default")
     workflow["nodes"][-1]["widgets_values"] = ["taef1_decoder.pth"]

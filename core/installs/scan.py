@@ -71,9 +71,14 @@ class _Model:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     seen: list[bool] = field(default_factory=list)  # each widget's verdict: value installed?
 
-    def best(self, attr: str) -> Any:
+    def download(self) -> ModelEntry | None:
+        """The entry to download from: the node's own, else the workflow's, else Manager's
+        (its URL and hash go together: a hash is only checked against the file it names)."""
         ordered = sorted(self.entries, key=lambda e: SOURCE_ORDER[e.source])
-        return next((getattr(e, attr) for e in ordered if getattr(e, attr)), None)
+        return next((e for e in ordered if e.url), None)
+
+    def size(self) -> str | None:
+        return next((e.size for e in self.entries if e.size), None)
 
     def directory(self) -> str | None:
         by_entry = [e.directory for e in self.entries if e.source != "manager" and e.directory]
@@ -308,7 +313,8 @@ class _ModelScan:
             if there:
                 present.append({"name": model.name, "directory": directory, "nodes": model.nodes})
                 continue
-            url = model.best("url")
+            entry = model.download()
+            url, digest = (entry.url, entry.hash) if entry else (None, None)
             problem = download_problem(model.name, url, directory, known)
             missing.append(
                 {
@@ -316,11 +322,11 @@ class _ModelScan:
                     "directory": directory,
                     "url": url,
                     "host": url_host(url),
-                    "hash": model.best("hash"),
-                    "hashType": "SHA256" if model.best("hash") else None,
-                    "size": model.best("size"),
+                    "hash": digest,
+                    "hashType": "SHA256" if digest else None,
+                    "size": model.size(),
                     "pickle": model.name.lower().endswith(PICKLE_EXTENSIONS),
-                    "source": next((e.source for e in model.entries if e.url == url), None),
+                    "source": entry.source if entry else None,
                     "nodes": model.nodes,
                     "downloadable": problem is None,
                     "problem": problem,
