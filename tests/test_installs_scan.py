@@ -136,6 +136,27 @@ def test_models_inside_a_subgraph_are_found_and_the_subgraph_node_is_not_missing
     assert models["flux1-dev.safetensors"]["directory"] == "diffusion_models"
 
 
+def test_a_bypassed_subgraph_or_one_no_node_uses_needs_nothing():
+    workflow = template("flux_dev_checkpoint_example")
+    [instance] = [n for n in workflow["nodes"] if n["id"] == 56]
+    instance["mode"] = 4
+    assert scan_workflow(workflow, ENV).as_json()["missingModels"] == []
+    workflow["nodes"].remove(instance)
+    assert scan_workflow(workflow, ENV).as_json()["missingModels"] == []
+
+
+def test_a_subgraph_inside_a_running_subgraph_runs():
+    workflow = copy.deepcopy(template("flux_dev_checkpoint_example"))
+    [outer] = workflow["definitions"]["subgraphs"]
+    inner = {**copy.deepcopy(outer), "id": "inner-id", "name": "Inner"}
+    outer["nodes"] = [{"id": 90, "type": "inner-id", "mode": 0}]
+    workflow["definitions"]["subgraphs"].append(inner)
+    models = by_name(scan_workflow(workflow, ENV).as_json()["missingModels"])
+    assert models["ae.safetensors"]["nodes"][0]["in"]["name"] == "Inner"
+    outer["nodes"][0]["mode"] = 2  # muted inside the outer one: the inner one does not run
+    assert scan_workflow(workflow, ENV).as_json()["missingModels"] == []
+
+
 def test_a_bypassed_loader_needs_nothing():
     workflow = template("default")
     workflow["nodes"][-1]["mode"] = 4  # node 4, the checkpoint loader

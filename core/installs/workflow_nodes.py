@@ -102,10 +102,33 @@ def _ui_nodes(workflow: dict[str, Any]) -> tuple[list[WorkflowNode], set[str]]:
         graphs.append((place, sub.get("nodes"), f"definitions.subgraphs[{i}].nodes"))
     _bounded(sum(len(items) for _, items, _ in graphs if isinstance(items, list)))
     nodes = [node for place, items, where in graphs for node in _graph(place, items, where)]
+    subgraph_ids = {str(sub.get("id")) for sub in subgraphs}
+    nodes = _run_state(nodes, subgraph_ids)
     groups = _group_nodes(workflow)
     nodes += _group_members(nodes, groups)
     group_types = {prefix + name for name in groups for prefix in GROUP_PREFIXES}
-    return nodes, {str(sub.get("id")) for sub in subgraphs} | group_types
+    return nodes, subgraph_ids | group_types
+
+
+def _run_state(nodes: list[WorkflowNode], subgraph_ids: set[str]) -> list[WorkflowNode]:
+    """A subgraph's nodes run only when an active instance of it runs: one in the root graph,
+    or inside a subgraph that runs. A bypassed instance, or a definition no node uses, runs
+    nothing (its node types still count as missing: the graph cannot load them)."""
+    running: set[str] = set()
+    while True:
+        more = {
+            n.type
+            for n in nodes
+            if n.active and n.type in subgraph_ids and n.type not in running
+            if n.place.kind == "root" or n.place.id in running
+        }
+        if not more:
+            break
+        running |= more
+    return [
+        replace(n, active=False) if n.place.kind == "subgraph" and n.place.id not in running else n
+        for n in nodes
+    ]
 
 
 def _bounded(count: int) -> None:
