@@ -28,6 +28,7 @@ from .routes.checkpoints import add_checkpoint_routes
 from .routes.common import Handler
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
+from .routes.installs import add_install_routes
 from .routes.outputs import add_output_routes
 from .routes.projects import add_project_routes
 from .routes.provider import add_provider_routes
@@ -52,6 +53,7 @@ def add_routes(
         add_skill_routes,
         add_environment_routes,
         add_output_routes,
+        add_install_routes,
     ):
         add(ours, service)
     for route in ours:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
+from .installs.scans import LookupProvider, ScanStore, no_lookups
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
@@ -55,6 +56,7 @@ class ServiceOptions:
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
+    install_lookups: LookupProvider | None = None  # ComfyUI-Manager's node map and lists
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
@@ -67,6 +69,8 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
+        self.install_lookups = options.install_lookups or no_lookups
+        self.install_scans = ScanStore()
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None

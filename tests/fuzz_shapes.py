@@ -196,6 +196,35 @@ ROUTE_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/api/assistant/user-context/skills/fuzz-skill"): {"name": "S", "body": "B2"},
     ("PUT", "/api/assistant/provider"): {"contextWindow": 32768, "maxOutputTokens": 512},
     ("POST", "/api/assistant/provider/test"): {"model": "scripted-model"},
+    ("POST", "/api/assistant/installs/scan"): {
+        "workflow": {
+            "nodes": [
+                {
+                    "id": 4,
+                    "type": "CheckpointLoaderSimple",
+                    "mode": 0,
+                    "widgets_values": ["x.safetensors"],
+                    "properties": {
+                        "models": [
+                            {
+                                "name": "x.safetensors",
+                                "url": "https://huggingface.co/o/r/resolve/main/x.safetensors",
+                                "directory": "checkpoints",
+                                "hash": "0" * 64,
+                                "hash_type": "SHA256",
+                            }
+                        ]
+                    },
+                },
+                {"id": 5, "type": "AddMask", "properties": {"cnr_id": "comfyui-impact-pack"}},
+                {"id": 6, "type": "workflow>g", "widgets_values": ["y.safetensors"]},
+                {"id": 7, "type": "s1"},
+            ],
+            "definitions": {"subgraphs": [{"id": "s1", "name": "S", "nodes": []}]},
+            "extra": {"groupNodes": {"g": {"nodes": [{"index": 0, "type": "VAELoader"}]}}},
+            "models": [{"name": "z.safetensors", "url": "https://x/z", "directory": "vae"}],
+        }
+    },
 }
 
 

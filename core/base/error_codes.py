@@ -189,6 +189,19 @@ ERRORS: dict[str, str] = {
     "project.too_many_documents": (
         "the project has {count} documents; a project holds at most {limit}"
     ),
+    # missing nodes and models (core/installs, routes/installs.py)
+    "installs.not_a_workflow": (
+        "This is not a ComfyUI workflow: {why}. Send the workflow as ComfyUI saves it (an "
+        'object with "nodes") or an API-format prompt (node ids with "class_type" and '
+        '"inputs").'
+    ),
+    "installs.too_many_nodes": (
+        "the workflow has {count} nodes (subgraphs included); a scan reads at most {limit}"
+    ),
+    "installs.body": (
+        'send a JSON object with "workflow" (the workflow itself) or "attachment" (the id of an '
+        "attached workflow file), not both"
+    ),
 }
 
 

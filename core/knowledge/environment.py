@@ -273,6 +273,11 @@ class Environment:
                 definition[flag] = True
         return definition
 
+    def node_inputs(self, node_type: str) -> list[Input]:
+        """The inputs of an installed node type in ComfyUI's order, the order its widgets
+        have in a saved workflow (KeyError for a type that is not installed)."""
+        return _inputs(self.nodes[node_type])
+
     def closest_node_types(self, name: str, n: int = 5) -> list[str]:
         """Installed types whose name or display name is nearest to `name` (for "did you
         mean")."""

@@ -474,6 +474,9 @@ export const en = {
   "error.project.text_empty": "'text' is empty; a document needs some text",
   "error.project.exists": "a project named '{name}' exists already",
   "error.project.too_many_documents": "the project has {count} documents; a project holds at most {limit}",
+  "error.installs.not_a_workflow": "This is not a ComfyUI workflow: {why}. Send the workflow as ComfyUI saves it (an object with \"nodes\") or an API-format prompt (node ids with \"class_type\" and \"inputs\").",
+  "error.installs.too_many_nodes": "the workflow has {count} nodes (subgraphs included); a scan reads at most {limit}",
+  "error.installs.body": "send a JSON object with \"workflow\" (the workflow itself) or \"attachment\" (the id of an attached workflow file), not both",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

@@ -570,6 +570,9 @@ const table: Translation = {
   "error.project.text_empty": "النص (text) فارغ؛ يحتاج المستند إلى بعض النص",
   "error.project.exists": "يوجد مشروع باسم «{name}» بالفعل",
   "error.project.too_many_documents": "في المشروع {count} من المستندات؛ والحد الأقصى للمشروع {limit} من المستندات",
+  "error.installs.not_a_workflow": "هذا ليس سير عمل ComfyUI: {why}. أرسل سير العمل كما يحفظه ComfyUI (كائن فيه \"nodes\") أو موجّه بتنسيق API (معرّفات العُقد مع \"class_type\" و\"inputs\").",
+  "error.installs.too_many_nodes": "في سير العمل {count} من العُقد (مع المخططات الفرعية)؛ والفحص يقرأ {limit} منها على الأكثر",
+  "error.installs.body": "أرسل كائن JSON فيه \"workflow\" (سير العمل نفسه) أو \"attachment\" (معرّف ملف سير عمل مرفق)، لا كليهما",
 };
 
 export default table;

@@ -428,6 +428,9 @@ const table: Translation = {
   "error.project.text_empty": "正文（text）为空；文档需要有内容",
   "error.project.exists": "已存在名为“{name}”的项目",
   "error.project.too_many_documents": "该项目已有 {count} 个文档；一个项目最多容纳 {limit} 个文档",
+  "error.installs.not_a_workflow": "这不是 ComfyUI 工作流：{why}。请按 ComfyUI 保存的格式发送工作流（带有 \"nodes\" 的对象），或发送 API 格式的 prompt（节点 id 对应 \"class_type\" 和 \"inputs\"）。",
+  "error.installs.too_many_nodes": "该工作流有 {count} 个节点（含子图）；一次扫描最多读取 {limit} 个",
+  "error.installs.body": "请发送一个 JSON 对象，包含 \"workflow\"（工作流本身）或 \"attachment\"（已附加的工作流文件的 id），二者只能选其一",
 };
 
 export default table;

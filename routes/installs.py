@@ -1,0 +1,51 @@
+"""Missing nodes and models of a workflow (issue 28): scan a workflow the panel sends, or one
+a chat attachment holds, against what this ComfyUI has and what ComfyUI-Manager knows."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from ..core.base.error_codes import coded
+from ..core.base.errors import RequestError
+from ..core.files.attachments import Attachments
+from ..core.installs.scan import scan_workflow
+from ..core.service import AssistantService
+from .common import HTTPProblem, guarded, not_found, read_json
+
+BASE = "/api/assistant/installs"
+BODY_LIMIT = 16 * 1024 * 1024  # a workflow with many subgraphs is a few MB at most
+
+
+def add_install_routes(table: web.RouteTableDef, service: AssistantService) -> None:
+    async def attached_workflow(aid: Any) -> Any:
+        if not isinstance(aid, str) or not 0 < len(aid) <= 64:
+            raise RequestError("'attachment' must be an attachment id (1 to 64 characters)")
+        att = await Attachments(await service.store()).get(aid)
+        if att is None:
+            raise not_found("attachment", id=aid)
+        if att.reading.workflow is None:
+            why = att.reading.note
+            raise HTTPProblem(
+                422,
+                coded("attachment.no_workflow_why", name=att.name, why=why)
+                if why
+                else coded("attachment.no_workflow", name=att.name),
+            )
+        return att.reading.workflow
+
+    @table.post(BASE + "/scan")
+    @guarded
+    async def scan(request: web.Request) -> web.StreamResponse:
+        body = await read_json(request, BODY_LIMIT)
+        if not isinstance(body, dict) or ("workflow" in body) == ("attachment" in body):
+            raise RequestError(coded("installs.body"))
+        workflow = body.get("workflow")
+        if "attachment" in body:
+            workflow = await attached_workflow(body["attachment"])
+        env = await service.environment.get()
+        lookups = await service.install_lookups()
+        result = await asyncio.to_thread(scan_workflow, workflow, env, lookups)
+        return web.json_response({"scan": service.install_scans.add(result), **result.as_json()})
