@@ -17,6 +17,9 @@ from typing import Any
 
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
+from .installs.download_checks import Origins
+from .installs.downloads import Downloads
+from .installs.model_folders import ModelFolders
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
@@ -55,6 +58,7 @@ class ServiceOptions:
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
+    model_folders: ModelFolders | None = None  # default: <data_dir>/models/<folder>
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
@@ -67,6 +71,10 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
+        self.downloads = Downloads(
+            options.model_folders or ModelFolders.standalone(options.data_dir),
+            Origins.from_environ(options.environ),
+        )
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None
@@ -175,6 +183,7 @@ class AssistantService:
 
     async def close(self) -> None:
         await self.compactor.close()
+        await self.downloads.close()
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:
             await provider.close()
         self._provider, self._retired = None, []

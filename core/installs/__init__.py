@@ -1,0 +1,1 @@
+"""Missing node packs and models of a workflow: find them (scan), and install them (issue 28)."""
