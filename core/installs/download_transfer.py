@@ -31,7 +31,7 @@ log = logging.getLogger("comfyui_assistant")
 CHUNK = 1 << 20  # bytes written (and hashed) at a time
 READ = 1 << 16
 MAX_REDIRECTS = 5
-RETRIES = 3  # a dropped connection resumes this many times before the job fails
+RETRIES = 3  # resumes in a row that get no byte further before the job fails
 RETRY_SECONDS = 0.5
 SPEED_WINDOW = 3.0  # seconds of samples behind the speed shown
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -130,6 +130,7 @@ async def download(
             await asyncio.to_thread(_hash_part, plan.part, have, digest)
             progress.verifying = False
         progress.restart(have)
+        received = progress.received
         try:
             await _attempt(session, plan, origins, progress, digest)
             break
@@ -140,7 +141,7 @@ async def download(
             plan.part.unlink(missing_ok=True)
             digest.reset()
         except _Dropped as exc:
-            retries += 1
+            retries = 1 if progress.received > received else retries + 1
             if retries > RETRIES:
                 raise _dropped_error(plan, progress) from exc
             log.info("the download of %s dropped (%s); resuming", plan.name, exc)
@@ -268,31 +269,53 @@ def _existing_parent(path: Path) -> Path:
 async def _write(
     resp: aiohttp.ClientResponse, plan: Plan, progress: Progress, start: int, digest: Digest
 ) -> None:
-    """The body into the part (appended at `start`, or from 0), CHUNK bytes at a time."""
+    """The body into the part (appended at `start`, or from 0)."""
     try:
         handle = await asyncio.to_thread(_open_part, plan.part, start)
     except OSError as exc:
         raise _write_error(plan, exc) from exc
-    pending: asyncio.Future[None] | None = None
+    writer = _PartWriter(handle, digest, progress)
     try:
-        buffer = bytearray()
-        async for data in resp.content.iter_chunked(READ):
-            buffer += data
-            if len(buffer) >= CHUNK:
-                pending = asyncio.ensure_future(asyncio.to_thread(_append, handle, buffer, digest))
-                await asyncio.shield(pending)  # (a cancel waits for the write, below)
-                progress.advance(len(buffer))
-                buffer = bytearray()
-        if buffer:
-            pending = asyncio.ensure_future(asyncio.to_thread(_append, handle, buffer, digest))
-            await asyncio.shield(pending)
-            progress.advance(len(buffer))
+        try:
+            async for data in resp.content.iter_chunked(READ):
+                await writer.add(data)
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            await writer.flush()  # what came before the drop is kept for the resume
+            raise
+        await writer.flush()
     except _WriteFailed as exc:
         raise _write_error(plan, exc.error) from exc.error
     finally:
-        if pending is not None and not pending.done():  # cancelled mid-write: let it end
-            await asyncio.wait({pending})
-        await asyncio.to_thread(handle.close)
+        await writer.close()
+
+
+class _PartWriter:
+    """Appends to the open part in a worker thread, CHUNK bytes at a time."""
+
+    def __init__(self, handle: IO[bytes], digest: Digest, progress: Progress) -> None:
+        self.handle, self.digest, self.progress = handle, digest, progress
+        self.buffer = bytearray()
+        self.pending: asyncio.Future[None] | None = None
+
+    async def add(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) >= CHUNK:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.buffer:
+            return
+        data, self.buffer = self.buffer, bytearray()
+        self.pending = asyncio.ensure_future(
+            asyncio.to_thread(_append, self.handle, data, self.digest)
+        )
+        await asyncio.shield(self.pending)  # (a cancel lets the write end: see close)
+        self.progress.advance(len(data))
+
+    async def close(self) -> None:
+        if self.pending is not None and not self.pending.done():
+            await asyncio.wait({self.pending})
+        await asyncio.to_thread(self.handle.close)
 
 
 def _open_part(part: Path, start: int) -> IO[bytes]:
