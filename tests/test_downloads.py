@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import sys
+import types
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from comfyui_assistant.comfy_environment import comfyui_model_folders
 from comfyui_assistant.core.installs.download_checks import (
     DownloadError,
     DownloadSpec,
@@ -319,3 +322,41 @@ async def test_the_routes_list_show_and_cancel_jobs(app, host):
         assert resp.status == 404 and (await resp.json())["code"] == "not_found.download"
     async with app.session.post(app.base + ROUTE, json={"url": host.url()}) as resp:
         assert resp.status == 405  # no route starts a download
+
+
+async def test_inside_comfyui_the_folders_are_folder_paths_at_each_use(monkeypatch, host, tmp_path):
+    folder_paths = types.ModuleType("folder_paths")  # ComfyUI's module, as ComfyUI sets it up
+    paths = {
+        "checkpoints": [tmp_path / "extra" / "checkpoints", tmp_path / "models" / "checkpoints"],
+        "diffusion_models": [
+            tmp_path / "models" / "unet",
+            tmp_path / "models" / "diffusion_models",
+        ],
+        "custom_nodes": [tmp_path / "custom_nodes"],
+        "configs": [tmp_path / "models" / "configs"],
+    }
+    folder_paths.folder_names_and_paths = {  # type: ignore[attr-defined]
+        name: ([str(p) for p in dirs], {".safetensors"}) for name, dirs in paths.items()
+    }
+    monkeypatch.setitem(sys.modules, "folder_paths", folder_paths)
+    there = Downloads(
+        comfyui_model_folders(),
+        Origins.from_environ({"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin}),
+    )
+    job = there.start(spec(host))  # into get_folder_paths("checkpoints")[0]
+    assert (await settled(job))["state"] == "done"
+    assert sha(paths["checkpoints"][0] / "SD1.5" / "model.safetensors") == host.sha256
+    elsewhere = paths["diffusion_models"][1] / "flux.safetensors"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_bytes(b"in the second folder")
+    found = there.start(DownloadSpec(host.url(), "unet", "flux.safetensors"))
+    assert (found.state, found.present, len(host.requests)) == ("done", True, 1)
+    for folder in ("custom_nodes", "configs", "ipadapter"):
+        with pytest.raises(DownloadError, match="not a ComfyUI models folder"):
+            there.start(DownloadSpec(host.url(), folder, "x.safetensors"))
+    folder_paths.folder_names_and_paths["ipadapter"] = ([str(tmp_path / "ip")], set())  # type: ignore[attr-defined]
+    job = there.start(DownloadSpec(host.url(), "ipadapter", "ip.safetensors"))  # (a custom node's)
+    assert (await settled(job))["state"] == "done" and (
+        tmp_path / "ip" / "ip.safetensors"
+    ).is_file()
+    await there.close()
