@@ -16,7 +16,11 @@ SEND = 1 << 16  # bytes per write
 
 
 def model_bytes(size: int, seed: int = 28) -> bytes:
-    return random.Random(seed).randbytes(size)
+    """`size` random bytes, no block repeated (randbytes takes at most 256 MB at a time)."""
+    block = 64 << 20
+    return b"".join(
+        random.Random(seed + at).randbytes(min(block, size - at)) for at in range(0, size, block)
+    )
 
 
 @dataclass
