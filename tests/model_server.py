@@ -33,6 +33,7 @@ class Knobs:
     redirect_to: str | None = None  # a 302 to there, for /moved
     status: int | None = None  # answer this status, no body
     content_length: int | None = None  # the Content-Length to claim
+    chunked: bool = False  # no Content-Length: the size is not known before the end
     content_type: str = "application/octet-stream"
 
 
@@ -89,7 +90,8 @@ class ModelServer:
         body = data[start:]
         if knobs.corrupt:
             body = bytes([body[0] ^ 0xFF]) + body[1:]
-        headers["Content-Length"] = str(knobs.content_length or len(body))
+        if not knobs.chunked:
+            headers["Content-Length"] = str(knobs.content_length or len(body))
         headers["Content-Type"] = knobs.content_type
         resp = web.StreamResponse(status=status, headers=headers)
         await resp.prepare(request)

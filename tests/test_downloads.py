@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import subprocess
 import sys
 import types
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,40 @@ async def test_a_file_larger_than_the_free_space_is_refused_before_writing(app, 
     failed = await settled(downloads(app).start(spec(host)))
     assert failed["state"] == "failed" and failed["error"]["code"] == "download.no_space"
     assert not (models(app) / "checkpoints" / "SD1.5").exists()  # not a byte written
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB file system of its own (mounting one needs root, which the test machines and CI
+    run as)."""
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(disk)]
+    done = subprocess.run(mount, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+async def test_a_full_disk_fails_the_job_and_keeps_the_part_for_a_resume(host, small_disk):
+    host.knobs.chunked = True  # no Content-Length: nothing to refuse before writing
+    origins = Origins.from_environ({"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin})
+    there = Downloads(ModelFolders.standalone(small_disk), origins)
+    failed = await settled(there.start(spec(host)))
+    assert failed["state"] == "failed" and failed["error"]["code"] == "download.disk_full"
+    assert failed["error"]["params"] == {"name": "SD1.5/model.safetensors", "folder": "checkpoints"}
+    part = small_disk / "models" / "checkpoints" / "SD1.5" / "model.safetensors.part"
+    kept = part.stat().st_size
+    assert failed["partKept"] and kept > 0
+    remount = ["mount", "-o", "remount,size=16m", str(small_disk)]  # room again
+    await asyncio.to_thread(subprocess.run, remount, check=True)
+    assert (await settled(there.start(spec(host))))["state"] == "done"
+    assert host.ranges() == [None, f"bytes={kept}-"]
+    assert sha(part.with_name("model.safetensors")) == host.sha256
+    await there.close()
 
 
 async def test_the_routes_list_show_and_cancel_jobs(app, host):
