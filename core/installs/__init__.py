@@ -1,1 +1,4 @@
-"""Missing node packs and models of a workflow: find them (scan), and install them (issue 28)."""
+"""Missing node packs and models of a workflow: find them (scan), and install them (issue 28).
+
+May import: base, knowledge, store.
+"""
