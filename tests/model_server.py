@@ -44,9 +44,17 @@ class ModelServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     origin: str = ""
 
+    _hashed: tuple[bytes, str] | None = None
+
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        if self._hashed is None or self._hashed[0] is not self.data:
+            self._hashed = (self.data, hashlib.sha256(self.data).hexdigest())
+        return self._hashed[1]
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.sha256[:16]}"'  # (another file, another ETag)
 
     def url(self, path: str = "/file/model.safetensors") -> str:
         return self.origin + path
@@ -81,6 +89,8 @@ class ModelServer:
             return web.Response(status=knobs.status, text="no")
         data, start, status, headers = self.data, 0, 200, {}
         wanted = request.headers.get("Range")
+        if request.headers.get("If-Range", self.etag) != self.etag:
+            wanted = None  # the file changed since: all of it
         if wanted and not knobs.ignore_range:
             start = int(wanted.removeprefix("bytes=").split("-")[0])
             if start >= len(data):
@@ -93,6 +103,7 @@ class ModelServer:
         if not knobs.chunked:
             headers["Content-Length"] = str(knobs.content_length or len(body))
         headers["Content-Type"] = knobs.content_type
+        headers["ETag"] = self.etag
         resp = web.StreamResponse(status=status, headers=headers)
         await resp.prepare(request)
         cut = None

@@ -118,6 +118,20 @@ async def test_a_cancel_keeps_the_part_and_the_next_start_resumes_it_exactly(app
 CUT = 3 << 19  # 1.5 MB: half a write buffer past the first
 
 
+async def test_a_file_that_changed_since_the_part_is_downloaded_whole_again(app, host):
+    host.knobs.delay = 0.01
+    job = downloads(app).start(spec(host, sha256=None))  # (no hash would catch a mix)
+    await until(lambda: job.progress.done >= 1 << 20)
+    await downloads(app).cancel(job)
+    first_version = host.etag
+    host.data, host.knobs.delay = model_bytes(SIZE, seed=29), 0  # a new version upstream
+    again = await settled(downloads(app).start(spec(host, sha256=None)))
+    assert again["state"] == "done"
+    resumed = host.requests[1]["headers"]
+    assert resumed["Range"].startswith("bytes=") and resumed["If-Range"] == first_version
+    assert sha(models(app) / "checkpoints" / "SD1.5" / "model.safetensors") == host.sha256
+
+
 async def test_a_dropped_connection_resumes_on_its_own_from_the_last_byte(app, host):
     host.knobs = Knobs(drop_at=CUT, drops=1)
     job = downloads(app).start(spec(host))

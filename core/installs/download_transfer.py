@@ -38,6 +38,8 @@ REDIRECTS = (301, 302, 303, 307, 308)
 HEADERS = {"Accept-Encoding": "identity", "User-Agent": "ComfyUI-Assistant"}
 TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
 
+Versions = dict[Path, str]
+
 
 def human_size(size: int) -> str:
     """ "2.1 GB", "340 MB", "12 KB", "300 bytes"."""
@@ -118,9 +120,15 @@ class Digest:
 
 
 async def download(
-    session: aiohttp.ClientSession, plan: Plan, origins: Origins, progress: Progress
+    session: aiohttp.ClientSession,
+    plan: Plan,
+    origins: Origins,
+    progress: Progress,
+    versions: Versions,
 ) -> None:
-    """The file at `plan.target`, or a DownloadError (the part kept where it can resume)."""
+    """The file at `plan.target`, or a DownloadError (the part kept where it can resume).
+    `versions` holds, per target, the version (ETag or Last-Modified) its part's bytes are of:
+    a resume asks for the rest only if the file is still that version (If-Range)."""
     digest = Digest(plan.sha256 is not None)
     retries, restarted = 0, False
     while True:
@@ -132,7 +140,7 @@ async def download(
         progress.restart(have)
         received = progress.received
         try:
-            await _attempt(session, plan, origins, progress, digest)
+            await _attempt(session, plan, origins, progress, digest, versions)
             break
         except _Restart:
             if restarted:
@@ -155,16 +163,22 @@ async def _attempt(
     origins: Origins,
     progress: Progress,
     digest: Digest,
+    versions: Versions,
 ) -> None:
     """One request, its body appended to the part (or written from 0)."""
     have = digest.size
-    headers = {**HEADERS, **({"Range": f"bytes={have}-"} if have else {})}
+    headers = dict(HEADERS)
+    if have:
+        headers["Range"] = f"bytes={have}-"
+        if plan.target in versions:  # (else a part from before this process: Range alone)
+            headers["If-Range"] = versions[plan.target]
     try:
         async with await _open(session, plan, origins, headers) as resp:
             start = _start_of(resp, plan, progress, have)
             if start is None:  # 416: the part is complete
                 return
             _check_room(plan, progress, start)
+            _note_version(versions, plan.target, resp)
             if start == 0:
                 digest.reset()
             await _write(resp, plan, progress, start, digest)
@@ -222,6 +236,16 @@ def _start_of(
         )
     progress.restart(start)
     return start
+
+
+def _note_version(versions: Versions, target: Path, resp: aiohttp.ClientResponse) -> None:
+    """The version of the file the part's bytes are now of: a strong ETag, or Last-Modified."""
+    etag = resp.headers.get("ETag", "")
+    version = etag if etag and not etag.startswith("W/") else resp.headers.get("Last-Modified")
+    if version:
+        versions[target] = version
+    else:
+        versions.pop(target, None)
 
 
 def _content_range(value: str) -> tuple[int | None, int | None]:

@@ -22,7 +22,7 @@ import aiohttp
 
 from ..base.error_codes import Coded, coded
 from .download_checks import DownloadError, DownloadSpec, Origins, Plan, plan
-from .download_transfer import TIMEOUT, Progress, download
+from .download_transfer import TIMEOUT, Progress, Versions, download
 from .model_folders import ModelFolders
 
 log = logging.getLogger("comfyui_assistant")
@@ -82,6 +82,7 @@ class Downloads:
         self._slots = asyncio.Semaphore(parallel)
         self._jobs: dict[str, Job] = {}
         self._active: dict[Path, Job] = {}  # target -> its queued or running job
+        self._versions: Versions = {}  # target -> the file's version its part holds
         self._session: aiohttp.ClientSession | None = None
 
     def start(self, spec: DownloadSpec) -> Job:
@@ -121,7 +122,8 @@ class Downloads:
         try:
             async with self._slots:
                 job.state = DOWNLOADING
-                await download(await self._client(), job.plan, self.origins, job.progress)
+                session = await self._client()
+                await download(session, job.plan, self.origins, job.progress, self._versions)
             job.state = DONE
         except DownloadError as exc:
             job.state, job.error = FAILED, exc.coded
