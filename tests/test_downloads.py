@@ -127,9 +127,9 @@ async def test_a_file_that_changed_since_the_part_is_downloaded_whole_again(app,
     host.data, host.knobs.delay = model_bytes(SIZE, seed=29), 0  # a new version upstream
     again = await settled(downloads(app).start(spec(host, sha256=None)))
     assert again["state"] == "done"
+    assert sha(models(app) / "checkpoints" / "SD1.5" / "model.safetensors") == host.sha256
     resumed = host.requests[1]["headers"]
     assert resumed["Range"].startswith("bytes=") and resumed["If-Range"] == first_version
-    assert sha(models(app) / "checkpoints" / "SD1.5" / "model.safetensors") == host.sha256
 
 
 async def test_a_dropped_connection_resumes_on_its_own_from_the_last_byte(app, host):
