@@ -270,6 +270,8 @@ def test_only_https_to_the_model_hosts_without_credentials_is_planned(tmp_path):
         "file:///etc/passwd": "download.url_invalid",
         "https://huggingface.co/a b/model.safetensors": "download.url_invalid",
         "//huggingface.co/model.safetensors": "download.not_https",
+        "https://user:secret@huggingface.co/a b/model.safetensors": "download.url_invalid",
+        "https://huggingface.co/a b/model.safetensors?token=secret": "download.url_invalid",
     }
     for url, code in cases.items():
         with pytest.raises(DownloadError) as refused:

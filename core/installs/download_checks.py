@@ -10,6 +10,7 @@ file's extension (pickle formats allowed but flagged: loading one can run code).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from yarl import URL
 
 from ..base.error_codes import Coded, coded
 from .model_folders import ModelFolders
+
+log = logging.getLogger("comfyui_assistant")
 
 ORIGINS_ENV = "COMFY_ASSISTANT_MODEL_ORIGINS"
 DEFAULT_HOSTS = ("huggingface.co", "civitai.com")
@@ -31,6 +34,7 @@ PART_LIMIT = 255  # bytes of one path component on common file systems
 # Query parameters that carry a credential (civitai takes `?token=`): never stored or sent.
 SECRET_PARAMS = frozenset({"token", "api_key", "apikey", "access_token", "auth", "key"})
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_USERINFO = re.compile(r"//[^/]*@")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\:*?\"<>|]")  # control characters, and what Windows refuses
 
 
@@ -84,9 +88,16 @@ class Origins:
     def from_environ(cls, environ: Mapping[str, str]) -> Origins:
         found = set()
         for text in environ.get(ORIGINS_ENV, "").replace(",", " ").split():
-            url = URL(text)
+            try:
+                url = URL(text)
+            except ValueError:
+                url = URL()
             if url.scheme in ("http", "https") and url.host and url.port:
                 found.add((url.scheme, url.host.lower(), url.port))
+            else:
+                log.warning(
+                    "%s: %r is not an origin (scheme://host:port); ignored", ORIGINS_ENV, text
+                )
         return cls(frozenset(found))
 
     def allowed_hosts(self) -> str:
@@ -126,7 +137,8 @@ def _shown(url: URL) -> str:
 
 
 def _parse(text: str, name: str) -> URL:
-    invalid = DownloadError(coded("download.url_invalid", name=name, url=text[:200]))
+    shown = _USERINFO.sub("//", str(text).partition("?")[0])[:200]  # (no credential shown)
+    invalid = DownloadError(coded("download.url_invalid", name=name, url=shown))
     if not isinstance(text, str) or not text or len(text) > URL_LIMIT or _unsafe_url(text):
         raise invalid
     try:
