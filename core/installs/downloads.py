@@ -22,7 +22,8 @@ import aiohttp
 
 from ..base.error_codes import Coded, coded
 from .download_checks import DownloadError, DownloadSpec, Origins, Plan, plan
-from .download_transfer import TIMEOUT, Progress, Versions, download
+from .download_progress import Progress
+from .download_transfer import TIMEOUT, Versions, download
 from .model_folders import ModelFolders
 
 log = logging.getLogger("comfyui_assistant")
