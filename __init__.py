@@ -48,7 +48,7 @@ def _mount_in_comfyui() -> None:
     if instance is None or not hasattr(instance, "routes"):
         return
     from .api_handlers import add_routes
-    from .comfy_environment import comfyui_outputs, scan_comfyui
+    from .comfy_environment import comfyui_model_folders, comfyui_outputs, scan_comfyui
     from .core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
     from .core.store.store import StoreUnavailable
@@ -56,7 +56,12 @@ def _mount_in_comfyui() -> None:
 
     data_dir = _comfyui_data_dir()
     environment = EnvironmentService(data_dir, scan_comfyui, COMFYUI_SOURCE)
-    options = ServiceOptions(data_dir=data_dir, environment=environment, outputs=comfyui_outputs())
+    options = ServiceOptions(
+        data_dir=data_dir,
+        environment=environment,
+        outputs=comfyui_outputs(),
+        model_folders=comfyui_model_folders(),
+    )
     service = AssistantService(options)
     add_routes(instance.routes, service, policy_for_comfyui())
     app = getattr(instance, "app", None)

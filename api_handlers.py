@@ -26,6 +26,7 @@ from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
 from .routes.checkpoints import add_checkpoint_routes
 from .routes.common import Handler
+from .routes.downloads import add_download_routes
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
 from .routes.installs import add_install_routes
@@ -54,6 +55,7 @@ def add_routes(
         add_environment_routes,
         add_output_routes,
         add_install_routes,
+        add_download_routes,
     ):
         add(ours, service)
     for route in ours:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.files.run_outputs import FolderOutputs
+from .core.installs.model_folders import ModelFolders
 from .core.knowledge.environment import COMFYUI_SOURCE, Environment, from_object_info
 
 log = logging.getLogger("comfyui_assistant")
@@ -90,3 +91,17 @@ def comfyui_outputs() -> FolderOutputs:
             "temp": Path(folder_paths.get_temp_directory()),
         }
     )
+
+
+def comfyui_model_folders() -> ModelFolders:
+    """ComfyUI's models folders as `folder_paths` has them when asked (extra_model_paths.yaml and
+    custom nodes included): a download goes into `get_folder_paths(name)[0]`."""
+    import folder_paths  # ComfyUI's module
+
+    def folders() -> dict[str, list[Path]]:
+        return {
+            name: [Path(path) for path in paths]
+            for name, (paths, _extensions) in list(folder_paths.folder_names_and_paths.items())
+        }
+
+    return ModelFolders(folders)

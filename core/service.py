@@ -17,6 +17,9 @@ from typing import Any
 
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
+from .installs.download_checks import Origins
+from .installs.downloads import Downloads
+from .installs.model_folders import ModelFolders
 from .installs.scans import LookupProvider, ScanStore, no_lookups
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
@@ -57,6 +60,7 @@ class ServiceOptions:
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
     install_lookups: LookupProvider | None = None  # ComfyUI-Manager's node map and lists
+    model_folders: ModelFolders | None = None  # default: <data_dir>/models/<folder>
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
@@ -71,6 +75,10 @@ class AssistantService:
         self.outputs = options.outputs or standalone_outputs(options.environ)
         self.install_lookups = options.install_lookups or no_lookups
         self.install_scans = ScanStore()
+        self.downloads = Downloads(
+            options.model_folders or ModelFolders.standalone(options.data_dir),
+            Origins.from_environ(options.environ),
+        )
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None
@@ -179,6 +187,7 @@ class AssistantService:
 
     async def close(self) -> None:
         await self.compactor.close()
+        await self.downloads.close()
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:
             await provider.close()
         self._provider, self._retired = None, []

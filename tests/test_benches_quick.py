@@ -62,6 +62,11 @@ TARGETS: dict[str, list[str]] = {
         "TARGET calibrated_fixed_parts_error_after_3=",
         "TARGET calibrated_total_error_after_3=",
     ],
+    "downloads.py": [
+        "TARGET download_rss_growth_mb=",
+        "TARGET download_mb_per_s=",
+        "TARGET download_sha256_equal=",
+    ],
     "delegation.py": [
         "TARGET window=32768 parent_context_delegate_vs_direct=",
         "TARGET stop_reaches_helper_max_ms=",

@@ -116,6 +116,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
     assert result == {
         "paths": [
             ["DELETE", "/api/assistant/attachments/{id}"],
+            ["DELETE", "/api/assistant/installs/downloads/{id}"],
             ["DELETE", "/api/assistant/projects/{pid}"],
             ["DELETE", "/api/assistant/projects/{pid}/documents/{did}"],
             ["DELETE", "/api/assistant/threads/{id}"],
@@ -128,6 +129,8 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["GET", "/api/assistant/environment/models"],
             ["GET", "/api/assistant/environment/nodes"],
             ["GET", "/api/assistant/environment/summary"],
+            ["GET", "/api/assistant/installs/downloads"],
+            ["GET", "/api/assistant/installs/downloads/{id}"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
             ["GET", "/api/assistant/projects/{pid}/documents/{did}"],

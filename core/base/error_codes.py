@@ -127,6 +127,7 @@ ERRORS: dict[str, str] = {
     "not_found.document": "document {document} of project {project} does not exist",
     "not_found.delegation": "delegated task {call} in thread {thread} does not exist",
     "not_found.checkpoint": "a checkpoint of message {message} in thread {thread} does not exist",
+    "not_found.download": "download {id} does not exist",
     # rewind and return to a branch (core/store/branches.py), 409
     "branch.answer_running": (
         "an answer is being written in this thread: stop it first, then rewind"
@@ -201,6 +202,62 @@ ERRORS: dict[str, str] = {
     "installs.body": (
         'send a JSON object with "workflow" (the workflow itself) or "attachment" (the id of an '
         "attached workflow file), not both"
+    ),
+    # model downloads (core/installs/download_checks.py, download_transfer.py)
+    "download.url_invalid": "the address given for {name} is not a download URL ({url})",
+    "download.url_credentials": (
+        "the address given for {name} carries a user name, password or token; the assistant "
+        "downloads only from addresses without credentials"
+    ),
+    "download.not_https": (
+        "the address given for {name} is not https ({url}); models are downloaded over https only"
+    ),
+    "download.host_not_allowed": (
+        "{name} is on {host}, which is not a host models are downloaded from ({hosts}): "
+        "download it in your browser and put it in ComfyUI's models folder"
+    ),
+    "download.name_invalid": (
+        "'{name}' cannot be a model's file name: use a relative name such as "
+        "SD1.5/model.safetensors, without '..', a leading '/', a drive, '\\' or control "
+        "characters"
+    ),
+    "download.extension": "{name} is not a model file: the extensions downloaded are {extensions}",
+    "download.unknown_folder": "'{folder}' is not a ComfyUI models folder (known: {known})",
+    "download.hash_invalid": "the sha256 given for {name} is not 64 hexadecimal digits",
+    "download.no_space": (
+        "{name} needs {needed} but the disk holding the {folder} models folder has {free} "
+        "free: free some space and download it again"
+    ),
+    "download.disk_full": (
+        "The disk holding the {folder} models folder filled up while {name} was downloading: "
+        "the part downloaded is kept; free some space and download it again to resume"
+    ),
+    "download.write_failed": "{name} cannot be written into the {folder} models folder: {reason}",
+    "download.http_status": (
+        "{host} answered HTTP {status} for {name}: the file may have moved or need a login on "
+        "the site; check the address in the workflow"
+    ),
+    "download.web_page": (
+        "{host} sent a web page instead of {name}: the model may need a login on the site; "
+        "download it in your browser and put it in the {folder} models folder"
+    ),
+    "download.redirect_insecure": (
+        "{host} redirected the download of {name} to {moved}, which is not https; it was not "
+        "followed"
+    ),
+    "download.too_many_redirects": (
+        "{host} redirected the download of {name} more than {limit} times; it was stopped"
+    ),
+    "download.unreachable": (
+        "{host} could not be reached to download {name}: check the connection and try again"
+    ),
+    "download.interrupted": (
+        "The download of {name} from {host} kept breaking off ({done} downloaded): the part is "
+        "kept; download it again to resume"
+    ),
+    "download.hash_mismatch": (
+        "{name} was downloaded, but its sha256 is {got}, not the {expected} expected: the file "
+        "was deleted; the address may serve another version of the model"
     ),
 }
 

@@ -1,5 +1,6 @@
 """Installing what a workflow needs (issue 28): which node packs and models it lacks (`scan`), where
-they come from, ComfyUI-Manager read over HTTP (`manager_client`).
+they come from, ComfyUI-Manager read over HTTP (`manager_client`), models downloaded into
+ComfyUI's folders (`downloads`).
 
-May import: base, knowledge.
+May import: base, knowledge, store.
 """
