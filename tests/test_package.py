@@ -165,6 +165,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["POST", "/api/assistant/attachments"],
             ["POST", "/api/assistant/chat"],
             ["POST", "/api/assistant/environment/scan"],
+            ["POST", "/api/assistant/installs/scan"],
             ["POST", "/api/assistant/outputs/look"],
             ["POST", "/api/assistant/projects"],
             ["POST", "/api/assistant/projects/{pid}/documents"],
