@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.base.errors import RequestError
-from comfyui_assistant.core.installs.model_refs import manager_models
+from comfyui_assistant.core.installs.model_refs import parse_model_list
 from comfyui_assistant.core.installs.node_map import MANAGER_MAP, InstalledPacks, NodeMap
 from comfyui_assistant.core.installs.scan import Lookups, scan_workflow, widget_values
 from comfyui_assistant.core.installs.scans import ScanStore
@@ -257,7 +257,7 @@ def manager_lookups(installed: dict[str, Any] | None = None) -> Lookups:
     return Lookups(
         node_map=NodeMap(mappings),
         installed=InstalledPacks(installed or fixture("manager/installed_with_packs.json")),
-        models=manager_models(fixture("manager/externalmodel_getlist.json")),
+        models=parse_model_list(fixture("manager/externalmodel_getlist.json")),
     )
 
 
