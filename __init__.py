@@ -48,7 +48,8 @@ def _mount_in_comfyui() -> None:
     if instance is None or not hasattr(instance, "routes"):
         return
     from .api_handlers import add_routes
-    from .comfy_environment import comfyui_outputs, scan_comfyui
+    from .comfy_environment import comfyui_address, comfyui_outputs, scan_comfyui
+    from .core.installs.lookups import manager_lookups
     from .core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
     from .core.store.store import StoreUnavailable
@@ -56,7 +57,12 @@ def _mount_in_comfyui() -> None:
 
     data_dir = _comfyui_data_dir()
     environment = EnvironmentService(data_dir, scan_comfyui, COMFYUI_SOURCE)
-    options = ServiceOptions(data_dir=data_dir, environment=environment, outputs=comfyui_outputs())
+    options = ServiceOptions(
+        data_dir=data_dir,
+        environment=environment,
+        outputs=comfyui_outputs(),
+        install_lookups=manager_lookups(comfyui_address(instance)),  # Manager is on its server
+    )
     service = AssistantService(options)
     add_routes(instance.routes, service, policy_for_comfyui())
     app = getattr(instance, "app", None)

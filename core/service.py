@@ -17,7 +17,8 @@ from typing import Any
 
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
-from .installs.scans import LookupProvider, ScanStore, no_lookups
+from .installs.lookups import LookupProvider, standalone_lookups
+from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
@@ -56,7 +57,7 @@ class ServiceOptions:
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
-    install_lookups: LookupProvider | None = None  # ComfyUI-Manager's node map and lists
+    install_lookups: LookupProvider | None = None  # default: COMFYUI_URL's Manager, if set
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
 
@@ -69,7 +70,7 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
-        self.install_lookups = options.install_lookups or no_lookups
+        self.install_lookups = options.install_lookups or standalone_lookups(options.environ)
         self.install_scans = ScanStore()
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)

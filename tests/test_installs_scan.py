@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.base.errors import RequestError
+from comfyui_assistant.core.installs.lookups import NO_COMFYUI_URL
 from comfyui_assistant.core.installs.model_refs import parse_model_list
 from comfyui_assistant.core.installs.node_map import MANAGER_MAP, InstalledPacks, NodeMap
 from comfyui_assistant.core.installs.scan import Lookups, scan_workflow, widget_values
@@ -490,7 +491,7 @@ async def test_the_route_scans_a_workflow_and_keeps_it_by_id(assistant):
     assert status == 200
     assert answer["scan"].startswith("scan_")
     expected = scan_workflow(template("default"), ENV).as_json()
-    expected["sources"]["notes"] = ["ComfyUI-Manager is not connected to the assistant yet"]
+    expected["sources"]["notes"] = [NO_COMFYUI_URL]  # standalone, no COMFYUI_URL
     assert {k: v for k, v in answer.items() if k != "scan"} == expected
 
 
