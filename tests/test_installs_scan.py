@@ -14,8 +14,9 @@ import pytest
 from comfyui_assistant.core.base.errors import RequestError
 from comfyui_assistant.core.installs.lookups import NO_COMFYUI_URL
 from comfyui_assistant.core.installs.model_refs import parse_model_list
+from comfyui_assistant.core.installs.model_scan import widget_values
 from comfyui_assistant.core.installs.node_map import MANAGER_MAP, InstalledPacks, NodeMap
-from comfyui_assistant.core.installs.scan import Lookups, scan_workflow, widget_values
+from comfyui_assistant.core.installs.scan import Lookups, scan_workflow
 from comfyui_assistant.core.installs.scans import ScanStore
 from comfyui_assistant.core.installs.workflow_nodes import workflow_nodes
 from comfyui_assistant.core.knowledge.environment import from_object_info, load_object_info_file
