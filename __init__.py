@@ -48,7 +48,13 @@ def _mount_in_comfyui() -> None:
     if instance is None or not hasattr(instance, "routes"):
         return
     from .api_handlers import add_routes
-    from .comfy_environment import comfyui_model_folders, comfyui_outputs, scan_comfyui
+    from .comfy_environment import (
+        comfyui_address,
+        comfyui_model_folders,
+        comfyui_outputs,
+        scan_comfyui,
+    )
+    from .core.installs.lookups import manager_lookups
     from .core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
     from .core.store.store import StoreUnavailable
@@ -61,6 +67,7 @@ def _mount_in_comfyui() -> None:
         environment=environment,
         outputs=comfyui_outputs(),
         model_folders=comfyui_model_folders(),
+        install_lookups=manager_lookups(comfyui_address(instance)),  # Manager is on its server
     )
     service = AssistantService(options)
     add_routes(instance.routes, service, policy_for_comfyui())

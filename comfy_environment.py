@@ -9,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .core.files.run_outputs import FolderOutputs
+from .core.installs.lookups import ComfyUIAddress
+from .core.installs.manager_client import comfyui_loopback_url
 from .core.installs.model_folders import ModelFolders
 from .core.knowledge.environment import COMFYUI_SOURCE, Environment, from_object_info
 
@@ -105,3 +108,18 @@ def comfyui_model_folders() -> ModelFolders:
         }
 
     return ModelFolders(folders)
+
+
+def comfyui_address(prompt_server: Any) -> ComfyUIAddress:
+    """ComfyUI's own URL, where ComfyUI-Manager's routes are, read at each call: the server sets
+    `address` and `port` only when it starts listening, after custom nodes are loaded."""
+
+    def address() -> str | None:
+        host, port = getattr(prompt_server, "address", None), getattr(prompt_server, "port", None)
+        if not isinstance(host, str) or not isinstance(port, int):
+            return None
+        args = getattr(sys.modules.get("comfy.cli_args"), "args", None)  # imported by ComfyUI
+        tls = bool(getattr(args, "tls_keyfile", None) and getattr(args, "tls_certfile", None))
+        return comfyui_loopback_url(host, port, tls)
+
+    return address

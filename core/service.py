@@ -19,8 +19,9 @@ from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
 from .installs.download_checks import Origins
 from .installs.downloads import Downloads
+from .installs.lookups import LookupProvider, standalone_lookups
 from .installs.model_folders import ModelFolders
-from .installs.scans import LookupProvider, ScanStore, no_lookups
+from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
@@ -59,7 +60,7 @@ class ServiceOptions:
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
-    install_lookups: LookupProvider | None = None  # ComfyUI-Manager's node map and lists
+    install_lookups: LookupProvider | None = None  # default: COMFYUI_URL's Manager, if set
     model_folders: ModelFolders | None = None  # default: <data_dir>/models/<folder>
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
@@ -73,7 +74,7 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
-        self.install_lookups = options.install_lookups or no_lookups
+        self.install_lookups = options.install_lookups or standalone_lookups(options.environ)
         self.install_scans = ScanStore()
         self.downloads = Downloads(
             options.model_folders or ModelFolders.standalone(options.data_dir),

@@ -65,6 +65,19 @@ def _answer(value: Any, status: int = 200) -> web.Response:
     return web.json_response(value, status=status, dumps=_strict_dumps)
 
 
+def workflow_of(att: Attachment) -> Any:
+    """The workflow an attachment holds, or a 422 that says why it holds none."""
+    if att.reading.workflow is None:
+        why = att.reading.note
+        raise HTTPProblem(
+            422,
+            coded("attachment.no_workflow_why", name=att.name, why=why)
+            if why
+            else coded("attachment.no_workflow", name=att.name),
+        )
+    return att.reading.workflow
+
+
 def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     max_bytes = service.options.attachment_max_bytes
     body_limit = max_bytes * 4 // 3 + 64 * 1024  # base64, and the other fields
@@ -134,16 +147,9 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
     async def workflow(request: web.Request) -> web.StreamResponse:
         """The workflow an attachment holds (a workflow file, or an image ComfyUI made)."""
         _, att = await found(request)
-        if att.reading.workflow is None:
-            why = att.reading.note
-            raise HTTPProblem(
-                422,
-                coded("attachment.no_workflow_why", name=att.name, why=why)
-                if why
-                else coded("attachment.no_workflow", name=att.name),
-            )
+        held = workflow_of(att)
         try:
-            return _answer({"name": att.name, "workflow": att.reading.workflow})
+            return _answer({"name": att.name, "workflow": held})
         except ValueError:  # (kept before NaN was refused at attach)
             raise HTTPProblem(422, coded("attachment.workflow_not_finite", name=att.name)) from None
 

@@ -13,7 +13,8 @@ from ..core.base.errors import RequestError
 from ..core.files.attachments import Attachments
 from ..core.installs.scan import scan_workflow
 from ..core.service import AssistantService
-from .common import HTTPProblem, guarded, not_found, read_json
+from .attachments import workflow_of
+from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/installs"
 BODY_LIMIT = 16 * 1024 * 1024  # a workflow with many subgraphs is a few MB at most
@@ -26,15 +27,7 @@ def add_install_routes(table: web.RouteTableDef, service: AssistantService) -> N
         att = await Attachments(await service.store()).get(aid)
         if att is None:
             raise not_found("attachment", id=aid)
-        if att.reading.workflow is None:
-            why = att.reading.note
-            raise HTTPProblem(
-                422,
-                coded("attachment.no_workflow_why", name=att.name, why=why)
-                if why
-                else coded("attachment.no_workflow", name=att.name),
-            )
-        return att.reading.workflow
+        return workflow_of(att)
 
     @table.post(BASE + "/scan")
     @guarded

@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from comfyui_assistant.core.base.errors import RequestError
-from comfyui_assistant.core.installs.model_refs import manager_models
+from comfyui_assistant.core.installs.lookups import NO_COMFYUI_URL
+from comfyui_assistant.core.installs.model_refs import parse_model_list
+from comfyui_assistant.core.installs.model_scan import widget_values
 from comfyui_assistant.core.installs.node_map import MANAGER_MAP, InstalledPacks, NodeMap
-from comfyui_assistant.core.installs.scan import Lookups, scan_workflow, widget_values
+from comfyui_assistant.core.installs.scan import Lookups, scan_workflow
 from comfyui_assistant.core.installs.scans import ScanStore
 from comfyui_assistant.core.installs.workflow_nodes import workflow_nodes
 from comfyui_assistant.core.knowledge.environment import from_object_info, load_object_info_file
@@ -257,7 +259,7 @@ def manager_lookups(installed: dict[str, Any] | None = None) -> Lookups:
     return Lookups(
         node_map=NodeMap(mappings),
         installed=InstalledPacks(installed or fixture("manager/installed_with_packs.json")),
-        models=manager_models(fixture("manager/externalmodel_getlist.json")),
+        models=parse_model_list(fixture("manager/externalmodel_getlist.json")),
     )
 
 
@@ -490,7 +492,7 @@ async def test_the_route_scans_a_workflow_and_keeps_it_by_id(assistant):
     assert status == 200
     assert answer["scan"].startswith("scan_")
     expected = scan_workflow(template("default"), ENV).as_json()
-    expected["sources"]["notes"] = ["ComfyUI-Manager is not connected to the assistant yet"]
+    expected["sources"]["notes"] = [NO_COMFYUI_URL]  # standalone, no COMFYUI_URL
     assert {k: v for k, v in answer.items() if k != "scan"} == expected
 
 

@@ -18,7 +18,7 @@ from comfyui_assistant.core.installs.manager_client import (
     Unavailable,
     comfyui_loopback_url,
 )
-from comfyui_assistant.core.installs.manager_data import parse_node_map
+from comfyui_assistant.core.installs.node_map import NodeMap, Pack, parse_installed, parse_node_map
 
 from .manager_standin import ManagerStandin
 
@@ -26,6 +26,14 @@ IMPACT = "https://github.com/ltdrdata/ComfyUI-Impact-Pack"
 LIGHT = "https://github.com/KAVVATARE/ComfyUI-Light-N-Color"
 TTN = "https://github.com/TinyTerra/ComfyUI_tinyterraNodes"
 DERFUU = "https://github.com/Derfuu/Derfuu_ComfyUI_ModdedNodes"
+
+
+def keys(nodes: NodeMap, node_type: str) -> list[str]:
+    return [pack.key for pack in nodes.providers(node_type)]
+
+
+def pack(key: str) -> Pack:
+    return Pack.parse(key, {})
 
 
 @pytest.fixture(autouse=True)
@@ -67,23 +75,23 @@ async def test_without_manager_it_says_why() -> None:
 async def test_the_node_map_finds_packs_by_name_and_by_pattern(v4: ManagerStandin) -> None:
     nodes = await ManagerClient(v4.url).node_map()
     assert not isinstance(nodes, Unavailable)
-    assert nodes.packs_for("AddMask") == [IMPACT]
-    assert nodes.packs_for(" AddMask ") == [IMPACT]  # as Manager's UI: trimmed
-    assert sorted(nodes.packs_for("LatentSwitch")) == sorted([IMPACT, LIGHT])  # two provide it
-    assert nodes.packs_for("ttN pipeLoader_v9") == [TTN]  # listed nowhere: its pattern
-    assert nodes.packs_for("DF_Integer") == [DERFUU]  # a pack that lists no node at all
-    assert nodes.packs_for("KSampler") == []
+    assert keys(nodes, "AddMask") == [IMPACT]
+    assert keys(nodes, " AddMask ") == [IMPACT]  # as Manager's UI: trimmed
+    assert sorted(keys(nodes, "LatentSwitch")) == sorted([IMPACT, LIGHT])  # two provide it
+    assert keys(nodes, "ttN pipeLoader_v9") == [TTN]  # listed nowhere: its pattern
+    assert keys(nodes, "DF_Integer") == [DERFUU]  # a pack that lists no node at all
+    assert keys(nodes, "KSampler") == []
     assert nodes.packs[IMPACT].title == "ComfyUI Impact Pack"
-    assert nodes.packs[IMPACT].meta["author"] == "Dr.Lt.Data"
+    assert nodes.packs[IMPACT].author == "Dr.Lt.Data"
 
 
 async def test_the_node_map_with_registry_ids_as_keys() -> None:
     async with ManagerStandin(key_style="cnr") as server:
         nodes = await ManagerClient(server.url).node_map()
     assert not isinstance(nodes, Unavailable)
-    assert nodes.packs_for("AddMask") == ["comfyui-impact-pack"]
-    assert not nodes.packs["comfyui-impact-pack"].is_url
-    assert sorted(nodes.packs_for("LatentSwitch")) == sorted(["comfyui-impact-pack", LIGHT])
+    assert keys(nodes, "AddMask") == ["comfyui-impact-pack"]
+    assert nodes.packs["comfyui-impact-pack"].registry_id == "comfyui-impact-pack"
+    assert sorted(keys(nodes, "LatentSwitch")) == sorted(["comfyui-impact-pack", LIGHT])
 
 
 def test_a_preempting_pack_comes_first_and_a_bad_pattern_is_skipped() -> None:
@@ -96,8 +104,38 @@ def test_a_preempting_pack_comes_first_and_a_bad_pattern_is_skipped() -> None:
         }
     )
     assert nodes is not None
-    assert nodes.packs_for("SAMLoader") == ["b", "a"]
+    assert keys(nodes, "SAMLoader") == ["b", "a"]
     assert sorted(nodes.packs) == ["a", "b", "c"] and nodes.patterns == ()
+
+
+def test_a_pattern_only_finds_a_type_no_pack_lists() -> None:
+    nodes = parse_node_map(
+        {
+            "lists": [["ttN Custom"], {"title_aux": "L"}],
+            "pattern": [[], {"title_aux": "P", "nodename_pattern": "^ttN "}],
+        }
+    )
+    assert nodes is not None
+    assert keys(nodes, "ttN Custom") == ["lists"]  # as Manager: the pattern is the fallback
+    assert keys(nodes, "ttN Other") == ["pattern"]
+
+
+def test_an_installed_pack_is_its_repository_not_a_fork_and_an_enabled_copy_first() -> None:
+    packs = parse_installed(
+        {
+            "ComfyUI-GitFake": {"ver": "a6fc", "aux_id": "example/ComfyUI-GitFake"},
+            "comfyui-impact-pack@8_22_2": {"ver": "8.22.2", "cnr_id": "comfyui-impact-pack",
+                                           "aux_id": None, "enabled": False},
+            "ComfyUI-Impact-Pack": {"ver": "1f2e", "cnr_id": "",
+                                    "aux_id": "ltdrdata/ComfyUI-Impact-Pack", "enabled": True},
+        }
+    )  # fmt: skip
+    assert packs is not None and parse_installed([]) is None
+    assert packs.find(pack("https://github.com/someone/ComfyUI-GitFake")) is None  # a fork
+    assert packs.find(pack("https://github.com/example/ComfyUI-GitFake.git")) is not None
+    found = packs.find(pack(IMPACT))  # both copies are Impact Pack's: the enabled one
+    assert found is not None and (found.key, found.enabled) == ("ComfyUI-Impact-Pack", True)
+    assert packs.find(pack("comfyui-impact-pack")) is found  # the Registry's key: the same
 
 
 @pytest.mark.parametrize("flavour", ["v4", "v3"])
@@ -114,9 +152,9 @@ async def test_installed_packs_with_a_disabled_one(flavour: str) -> None:
     )
     assert packs["comfyui-fakepack"].enabled is True
     git = packs["example/ComfyUI-GitFake"]
-    assert git.provides("https://github.com/example/ComfyUI-GitFake")
-    assert not git.provides(IMPACT)
-    assert disabled.provides("comfyui-fakedisabled")
+    assert git.provides(pack("https://github.com/example/ComfyUI-GitFake"))
+    assert not git.provides(pack(IMPACT))
+    assert disabled.provides(pack("comfyui-fakedisabled"))
 
 
 async def test_installed_follows_an_install_once_asked_fresh(v4: ManagerStandin) -> None:
@@ -134,7 +172,7 @@ async def test_installed_follows_an_install_once_asked_fresh(v4: ManagerStandin)
     cached, fresh = await client.installed(), await client.installed(fresh=True)
     assert not isinstance(before, Unavailable) and not isinstance(fresh, Unavailable)
     assert cached == before and "comfyui-impact-pack" not in before
-    assert fresh["comfyui-impact-pack"].provides(IMPACT)
+    assert fresh["comfyui-impact-pack"].provides(pack(IMPACT))
 
 
 async def test_legacy_handlers_give_pack_details_and_the_model_list() -> None:
@@ -145,12 +183,10 @@ async def test_legacy_handlers_give_pack_details_and_the_model_list() -> None:
     impact = packs[IMPACT]  # found by the node map's key
     assert (impact.author, impact.id) == ("Dr.Lt.Data", "comfyui-impact-pack")
     assert packs["comfyui-impact-pack"] is impact and packs["ComfyUI-Impact-Pack"] is impact
-    assert [m.filename for m in models][:1] == ["taef1_decoder.pth"]
-    assert (models[0].size, models[0].installed, models[0].save_path) == (
-        "4.71MB",
-        False,
-        "vae_approx",
-    )
+    assert list(models)[:1] == ["taef1_decoder.pth"]
+    taef1 = models["taef1_decoder.pth"]
+    assert (taef1.size, taef1.directory, taef1.source) == ("4.71MB", "vae_approx", "manager")
+    assert taef1.url == "https://github.com/madebyollin/taesd/raw/main/taef1_decoder.pth"
 
 
 async def test_the_new_ui_has_no_lists_and_says_where_details_come_from(

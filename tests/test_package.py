@@ -352,3 +352,46 @@ def test_comfyui_says_at_start_which_provider_and_model_without_the_key(tmp_path
         "with an API key"
     ]
     assert "SECRET" not in out
+
+
+def test_inside_comfyui_the_scan_asks_manager_on_comfyuis_own_address(tmp_path):
+    """The mounted service's lookups are ComfyUI-Manager's at the address ComfyUI's server sets
+    when it starts listening (here a wildcard one: reached on loopback), with Manager's routes
+    (the stand-in's) on the same server."""
+    out = run_python(
+        f"""
+        import asyncio, importlib.util, json, sys, types
+        import aiohttp
+        from aiohttp import web
+        from aiohttp.test_utils import TestServer
+        # (imported before `server` exists: that copy of our package mounts nothing)
+        from comfyui_assistant.tests.manager_standin import ManagerStandin
+
+        {loaded_in_comfyui(tmp_path, with_app=True)}
+        nodes = types.ModuleType("nodes"); nodes.NODE_CLASS_MAPPINGS = {{}}
+        sys.modules["nodes"] = nodes
+        folder_paths.folder_names_and_paths = {{}}
+        PromptServer.instance.node_info = lambda name: {{}}
+
+        async def main():
+            app = PromptServer.instance.app
+            app.add_routes(PromptServer.instance.routes)
+            ManagerStandin().mount(app, {{}})
+            body = {{"workflow": {{"nodes": [{{"id": 1, "type": "AddMask", "mode": 0}}]}}}}
+            async with TestServer(app, host="127.0.0.1") as server, aiohttp.ClientSession() as s:
+                url = f"http://127.0.0.1:{{server.port}}/api/assistant/installs/scan"
+                before = await (await s.post(url, json=body)).json()
+                PromptServer.instance.address = "0.0.0.0"
+                PromptServer.instance.port = server.port
+                after = await (await s.post(url, json=body)).json()
+            return before, after
+        before, after = asyncio.run(main())
+        print(json.dumps({{"before": before["sources"]["notes"],
+                          "packs": after["missingNodes"][0]["packs"]}}))
+        """,
+        tmp_path,
+    )
+    assert json.loads(out) == {
+        "before": ["ComfyUI-Manager is not reachable yet: ComfyUI is not listening"],
+        "packs": ["https://github.com/ltdrdata/ComfyUI-Impact-Pack"],
+    }

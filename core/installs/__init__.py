@@ -1,6 +1,7 @@
 """Installing what a workflow needs (issue 28): which node packs and models it lacks (`scan`), where
-they come from, ComfyUI-Manager read over HTTP (`manager_client`), models downloaded into
-ComfyUI's folders (`downloads`).
+they come from: ComfyUI-Manager read over HTTP (`manager_client`), its answers parsed once
+(`node_map`: node map and installed packs; `model_refs`: model list; `pack_list`: pack list)
+and handed to the scan (`lookups`); models downloaded into ComfyUI's folders (`downloads`).
 
 May import: base, knowledge, store.
 """

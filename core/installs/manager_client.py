@@ -31,22 +31,19 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from .manager_data import (
-    InstalledPack,
-    ModelEntry,
-    NodeMap,
-    PackInfo,
-    parse_installed,
-    parse_model_list,
-    parse_node_map,
-    parse_pack_list,
-)
+from .model_refs import ModelEntry, parse_model_list
+from .node_map import InstalledPacks, NodeMap, parse_installed, parse_node_map
+from .pack_list import PackInfo, parse_pack_list
 
 TIMEOUT = 2.0  # seconds per request: loopback; the 1 MB map took 31 ms when recorded
 TTL = 60.0  # seconds an answer is reused
 INSTALLED_TTL = 5.0  # the installed packs change with every install
 FAILED_TTL = 5.0  # a failure is asked again soon (ComfyUI may be restarting)
 MAX_BYTES = 32 << 20  # the legacy pack list is 3.5 MB
+LEGACY_PACKS = "pack details come from the Comfy Registry"
+LEGACY_MODELS = (
+    "it serves its model list only when ComfyUI is started with --enable-manager-legacy-ui"
+)
 _VERSION = re.compile(r"^V?\d[\w.\-]*$")
 T = TypeVar("T")
 
@@ -105,10 +102,10 @@ class ManagerClient:
 
         return await self._cached("node_map", self.ttl, fresh, load)
 
-    async def installed(self, fresh: bool = False) -> dict[str, InstalledPack] | Unavailable:
+    async def installed(self, fresh: bool = False) -> InstalledPacks | Unavailable:
         """The packs in custom_nodes, disabled ones included (`enabled` False)."""
 
-        async def load() -> dict[str, InstalledPack] | Unavailable:
+        async def load() -> InstalledPacks | Unavailable:
             body = await self._manager_json("customnode/installed")
             return _parsed(body, parse_installed, "installed packs")
 
@@ -120,16 +117,18 @@ class ManagerClient:
 
         async def load() -> dict[str, PackInfo] | Unavailable:
             params = {"mode": "cache", "skip_update": "true"}
-            body = await self._manager_json("customnode/getlist", params, legacy=True)
+            body = await self._manager_json("customnode/getlist", params, LEGACY_PACKS)
             return _parsed(body, parse_pack_list, "pack list")
 
         return await self._cached("pack_list", self.ttl, fresh, load)
 
-    async def model_list(self, fresh: bool = False) -> list[ModelEntry] | Unavailable:
-        """Manager's model list, with sizes: only its legacy handlers serve it."""
+    async def model_list(self, fresh: bool = False) -> dict[str, ModelEntry] | Unavailable:
+        """Manager's model list by file name, with URLs and sizes: only its legacy handlers
+        serve it."""
 
-        async def load() -> list[ModelEntry] | Unavailable:
-            body = await self._manager_json("externalmodel/getlist", {"mode": "cache"}, True)
+        async def load() -> dict[str, ModelEntry] | Unavailable:
+            params = {"mode": "cache"}
+            body = await self._manager_json("externalmodel/getlist", params, LEGACY_MODELS)
             return _parsed(body, parse_model_list, "model list")
 
         return await self._cached("model_list", self.ttl, fresh, load)
@@ -166,9 +165,10 @@ class ManagerClient:
     # --- requests -----------------------------------------------------------------------------
 
     async def _manager_json(
-        self, path: str, params: dict[str, str] | None = None, legacy: bool = False
+        self, path: str, params: dict[str, str] | None = None, legacy: str = ""
     ) -> Any:
-        """The JSON Manager answers at its `path` (under its prefix), or Unavailable."""
+        """The JSON Manager answers at its `path` (under its prefix), or Unavailable. `legacy`:
+        only the legacy handlers serve it, and why the new UI does without."""
         manager = await self.detect()
         if isinstance(manager, Unavailable):
             return manager
@@ -176,8 +176,7 @@ class ManagerClient:
             return Unavailable(manager.reason)
         if legacy and not manager.legacy_ui:
             return Unavailable(
-                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: pack details "
-                "come from the Comfy Registry"
+                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: {legacy}"
             )
         reply = await self._get(f"{manager.prefix}/{path}", params)
         if isinstance(reply, Unavailable):

@@ -79,12 +79,14 @@ def entries(raws: Iterable[Any], source: str) -> list[ModelEntry]:
     return [e for e in (ModelEntry.parse(raw, source) for raw in raws) if e is not None]
 
 
-def manager_models(data: Any) -> dict[str, ModelEntry]:
-    """Manager's model list (`externalmodel/getlist`: `{"models": [...]}` or the list) by file
-    name; the first entry of a name wins, as in Manager's own list order."""
-    items = data.get("models") if isinstance(data, Mapping) else data
+def parse_model_list(body: Any) -> dict[str, ModelEntry] | None:
+    """Manager's model list (`externalmodel/getlist`: `{"models": [...]}`) by file name; the
+    first entry of a name wins, as in Manager's own list order. None: not that shape at all."""
+    items = body.get("models") if isinstance(body, Mapping) else None
+    if not isinstance(items, list):
+        return None
     found: dict[str, ModelEntry] = {}
-    for item in items if isinstance(items, list) else []:
+    for item in items:
         if not isinstance(item, Mapping) or not _text(item.get("filename")):
             continue
         save_path = _text(item.get("save_path"))

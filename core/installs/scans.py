@@ -6,17 +6,8 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 
-from .scan import Lookups, ScanResult
-
-# What ComfyUI-Manager (or the Registry) answers right now; the Manager client plugs in here.
-LookupProvider = Callable[[], Awaitable[Lookups]]
-NOT_CONNECTED = "ComfyUI-Manager is not connected to the assistant yet"
-
-
-async def no_lookups() -> Lookups:
-    return Lookups(notes=(NOT_CONNECTED,))
+from .scan import ScanResult
 
 
 class ScanStore:
