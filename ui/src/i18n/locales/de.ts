@@ -381,6 +381,25 @@ const table: Translation = {
   "chatError.requestFailed": "Die Anfrage ist fehlgeschlagen.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "Download {id} existiert nicht",
+  "error.download.url_invalid": "die für {name} angegebene Adresse ist keine Download-URL ({url})",
+  "error.download.url_credentials": "die für {name} angegebene Adresse enthält einen Benutzernamen, ein Passwort oder ein Token; der Assistent lädt nur von Adressen ohne Zugangsdaten herunter",
+  "error.download.not_https": "die für {name} angegebene Adresse ist nicht https ({url}); Modelle werden nur über https heruntergeladen",
+  "error.download.host_not_allowed": "{name} liegt auf {host}, und von diesem Host werden keine Modelle heruntergeladen (erlaubt sind: {hosts}): Laden Sie die Datei im Browser herunter und legen Sie sie in den Modellordner von ComfyUI",
+  "error.download.name_invalid": "„{name}“ kann nicht der Dateiname eines Modells sein: Verwenden Sie einen relativen Namen wie SD1.5/model.safetensors, ohne „..“, führendes „/“, Laufwerk, „\\“ oder Steuerzeichen",
+  "error.download.extension": "{name} ist keine Modelldatei: heruntergeladen werden Dateien mit den Endungen {extensions}",
+  "error.download.unknown_folder": "„{folder}“ ist kein Modellordner von ComfyUI (bekannt: {known})",
+  "error.download.hash_invalid": "der für {name} angegebene sha256-Wert besteht nicht aus 64 Hexadezimalziffern",
+  "error.download.no_space": "{name} braucht {needed}, aber auf dem Datenträger mit dem Modellordner {folder} sind nur {free} frei: Geben Sie Speicherplatz frei und laden Sie die Datei erneut herunter",
+  "error.download.disk_full": "Der Datenträger mit dem Modellordner {folder} ist voll geworden, während {name} heruntergeladen wurde: Der heruntergeladene Teil bleibt erhalten; geben Sie Speicherplatz frei und laden Sie die Datei erneut herunter, um den Download fortzusetzen",
+  "error.download.write_failed": "{name} kann nicht in den Modellordner {folder} geschrieben werden: {reason}",
+  "error.download.http_status": "{host} hat auf die Anfrage nach {name} mit HTTP {status} geantwortet: Die Datei wurde möglicherweise verschoben oder erfordert eine Anmeldung auf der Website; prüfen Sie die Adresse im Workflow",
+  "error.download.web_page": "{host} hat statt {name} eine Webseite gesendet: Für das Modell ist möglicherweise eine Anmeldung auf der Website nötig; laden Sie es im Browser herunter und legen Sie es in den Modellordner {folder}",
+  "error.download.redirect_insecure": "{host} hat den Download von {name} nach {moved} umgeleitet, eine Adresse ohne https; der Umleitung wurde nicht gefolgt",
+  "error.download.too_many_redirects": "{host} hat den Download von {name} mehr als {limit} Mal umgeleitet; der Download wurde abgebrochen",
+  "error.download.unreachable": "{host} war nicht erreichbar, um {name} herunterzuladen: Prüfen Sie die Verbindung und versuchen Sie es erneut",
+  "error.download.interrupted": "Der Download von {name} von {host} ist immer wieder abgebrochen ({done} heruntergeladen): Der heruntergeladene Teil bleibt erhalten; laden Sie die Datei erneut herunter, um den Download fortzusetzen",
+  "error.download.hash_mismatch": "{name} wurde heruntergeladen, aber sein sha256-Wert ist {got} statt des erwarteten {expected}: Die Datei wurde gelöscht; unter der Adresse liegt möglicherweise eine andere Version des Modells",
   "error.word.provider": "Der Anbieter",
   "error.word.provider_mid": "der Anbieter",
   "error.word.llama_cpp": "Der llama.cpp-Server",
@@ -456,6 +475,9 @@ const table: Translation = {
   "error.project.text_empty": "der Text (text) ist leer; ein Dokument braucht etwas Text",
   "error.project.exists": "ein Projekt namens „{name}“ existiert bereits",
   "error.project.too_many_documents": "das Projekt hat {count} Dokumente; ein Projekt kann höchstens {limit} enthalten",
+  "error.installs.not_a_workflow": "Dies ist kein ComfyUI-Workflow: {why}. Senden Sie den Workflow so, wie ComfyUI ihn speichert (ein Objekt mit \"nodes\"), oder einen Prompt im API-Format (Node-IDs mit \"class_type\" und \"inputs\").",
+  "error.installs.too_many_nodes": "der Workflow hat {count} Nodes (einschließlich Subgraphen); ein Scan liest höchstens {limit}",
+  "error.installs.body": "senden Sie ein JSON-Objekt mit \"workflow\" (dem Workflow selbst) oder \"attachment\" (der ID einer angehängten Workflow-Datei), aber nicht mit beidem",
 };
 
 export default table;

@@ -412,6 +412,25 @@ const table: Translation = {
 
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "la descarga {id} no existe",
+  "error.download.url_invalid": "la dirección indicada para {name} no es una URL de descarga ({url})",
+  "error.download.url_credentials": "la dirección indicada para {name} contiene un nombre de usuario, una contraseña o un token; el asistente solo descarga desde direcciones sin credenciales",
+  "error.download.not_https": "la dirección indicada para {name} no es https ({url}); los modelos solo se descargan por https",
+  "error.download.host_not_allowed": "{name} está en {host}, que no es uno de los hosts desde los que se descargan modelos ({hosts}): descárgalo en tu navegador y colócalo en la carpeta de modelos de ComfyUI",
+  "error.download.name_invalid": "«{name}» no puede ser el nombre de archivo de un modelo: usa un nombre relativo como SD1.5/model.safetensors, sin «..», una «/» inicial, una unidad, «\\» ni caracteres de control",
+  "error.download.extension": "{name} no es un archivo de modelo: las extensiones que se descargan son {extensions}",
+  "error.download.unknown_folder": "«{folder}» no es una carpeta de modelos de ComfyUI (conocidas: {known})",
+  "error.download.hash_invalid": "el sha256 indicado para {name} no tiene 64 dígitos hexadecimales",
+  "error.download.no_space": "{name} necesita {needed}, pero al disco de la carpeta de modelos {folder} solo le quedan {free} libres: libera algo de espacio y vuelve a descargarlo",
+  "error.download.disk_full": "El disco de la carpeta de modelos {folder} se llenó mientras se descargaba {name}: la parte descargada se conserva; libera algo de espacio y vuelve a descargarlo para reanudar la descarga",
+  "error.download.write_failed": "no se puede escribir {name} en la carpeta de modelos {folder}: {reason}",
+  "error.download.http_status": "{host} respondió HTTP {status} para {name}: puede que el archivo se haya movido o que el sitio pida iniciar sesión; comprueba la dirección en el flujo de trabajo",
+  "error.download.web_page": "{host} envió una página web en lugar de {name}: puede que el modelo requiera iniciar sesión en el sitio; descárgalo en tu navegador y colócalo en la carpeta de modelos {folder}",
+  "error.download.redirect_insecure": "{host} redirigió la descarga de {name} a {moved}, que no es https; no se siguió la redirección",
+  "error.download.too_many_redirects": "{host} redirigió la descarga de {name} más de {limit} veces; se detuvo la descarga",
+  "error.download.unreachable": "no se pudo conectar con {host} para descargar {name}: comprueba la conexión e inténtalo de nuevo",
+  "error.download.interrupted": "La descarga de {name} desde {host} se cortó una y otra vez ({done} descargados): la parte descargada se conserva; vuelve a descargarlo para reanudar la descarga",
+  "error.download.hash_mismatch": "{name} se descargó, pero su sha256 es {got}, no el {expected} esperado: se eliminó el archivo; puede que la dirección sirva otra versión del modelo",
   "error.word.provider": "El proveedor",
   "error.word.provider_mid": "el proveedor",
   "error.word.llama_cpp": "El servidor llama.cpp",
@@ -487,6 +506,9 @@ const table: Translation = {
   "error.project.text_empty": "el texto (text) está vacío; un documento necesita algo de texto",
   "error.project.exists": "ya existe un proyecto llamado «{name}»",
   "error.project.too_many_documents": "el proyecto tiene {count} documentos; un proyecto admite como máximo {limit}",
+  "error.installs.not_a_workflow": "Esto no es un flujo de trabajo de ComfyUI: {why}. Envía el flujo de trabajo tal como lo guarda ComfyUI (un objeto con \"nodes\") o un prompt en formato API (ids de nodos con \"class_type\" e \"inputs\").",
+  "error.installs.too_many_nodes": "el flujo de trabajo tiene {count} nodos (incluidos los subgrafos); un análisis lee como máximo {limit}",
+  "error.installs.body": "envía un objeto JSON con \"workflow\" (el flujo de trabajo en sí) o \"attachment\" (el id de un archivo de flujo de trabajo adjunto), pero no ambos",
 };
 
 export default table;

@@ -355,6 +355,25 @@ const table: Translation = {
   "chatError.requestFailed": "درخواست ناموفق بود.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "دانلود {id} وجود ندارد",
+  "error.download.url_invalid": "نشانی داده‌شده برای {name} یک URL دانلود نیست ({url})",
+  "error.download.url_credentials": "نشانی داده‌شده برای {name} شامل نام کاربری، گذرواژه یا توکن است؛ دستیار فقط از نشانی‌هایی دانلود می‌کند که اطلاعات ورود ندارند",
+  "error.download.not_https": "نشانی داده‌شده برای {name} https نیست ({url})؛ مدل‌ها فقط از طریق https دانلود می‌شوند",
+  "error.download.host_not_allowed": "{name} روی {host} است که جزو میزبان‌هایی نیست که مدل‌ها از آن‌ها دانلود می‌شوند ({hosts}): آن را در مرورگر خود دانلود کنید و در پوشهٔ Models در ComfyUI قرار دهید",
+  "error.download.name_invalid": "«{name}» نمی‌تواند نام فایل یک مدل باشد: از یک نام نسبی مانند SD1.5/model.safetensors استفاده کنید، بدون «..»، «/» در ابتدا، نام درایو، «\\» یا نویسه‌های کنترلی",
+  "error.download.extension": "{name} فایل مدل نیست: پسوندهایی که دانلود می‌شوند این‌ها هستند: {extensions}",
+  "error.download.unknown_folder": "«{folder}» یکی از پوشه‌های مدل ComfyUI نیست (پوشه‌های شناخته‌شده: {known})",
+  "error.download.hash_invalid": "sha256 داده‌شده برای {name} از 64 رقم هگزادسیمال تشکیل نشده است",
+  "error.download.no_space": "{name} به {needed} فضا نیاز دارد، اما دیسکی که پوشهٔ مدل {folder} روی آن است فقط {free} فضای آزاد دارد: کمی فضا آزاد کنید و دوباره آن را دانلود کنید",
+  "error.download.disk_full": "دیسکی که پوشهٔ مدل {folder} روی آن است هنگام دانلود {name} پر شد: بخش دانلودشده نگه داشته می‌شود؛ کمی فضا آزاد کنید و دوباره آن را دانلود کنید تا از همان جا ادامه یابد",
+  "error.download.write_failed": "{name} را نمی‌توان در پوشهٔ مدل {folder} نوشت: {reason}",
+  "error.download.http_status": "{host} برای {name} پاسخ HTTP {status} داد: شاید فایل جابه‌جا شده باشد یا سایت ورود به حساب بخواهد؛ نشانی را در workflow بررسی کنید",
+  "error.download.web_page": "{host} به‌جای {name} یک صفحهٔ وب فرستاد: شاید مدل به ورود به حساب در سایت نیاز داشته باشد؛ آن را در مرورگر خود دانلود کنید و در پوشهٔ مدل {folder} قرار دهید",
+  "error.download.redirect_insecure": "{host} دانلود {name} را به {moved} هدایت کرد که https نیست؛ این هدایت دنبال نشد",
+  "error.download.too_many_redirects": "{host} دانلود {name} را بیش از {limit} بار هدایت کرد؛ دانلود متوقف شد",
+  "error.download.unreachable": "برای دانلود {name} نمی‌توان به {host} دسترسی یافت: اتصال را بررسی کنید و دوباره تلاش کنید",
+  "error.download.interrupted": "دانلود {name} از {host} پی‌درپی قطع شد ({done} دانلود شد): بخش دانلودشده نگه داشته می‌شود؛ دوباره آن را دانلود کنید تا از همان جا ادامه یابد",
+  "error.download.hash_mismatch": "{name} دانلود شد، اما sha256 آن {got} است، نه {expected} مورد انتظار: فایل حذف شد؛ شاید این نشانی نسخهٔ دیگری از مدل را ارائه دهد",
   "error.word.provider": "ارائه‌دهندهٔ مدل",
   "error.word.provider_mid": "ارائه‌دهندهٔ مدل",
   "error.word.llama_cpp": "سرور llama.cpp",
@@ -430,6 +449,9 @@ const table: Translation = {
   "error.project.text_empty": "متن سند خالی است؛ یک سند به مقداری متن نیاز دارد",
   "error.project.exists": "پروژه‌ای به نام «{name}» از قبل وجود دارد",
   "error.project.too_many_documents": "این پروژه {count} سند دارد؛ یک پروژه حداکثر {limit} سند می‌تواند داشته باشد",
+  "error.installs.not_a_workflow": "این یک workflow ComfyUI نیست: {why}. workflow را به همان شکلی بفرستید که ComfyUI ذخیره می‌کند (شیئی با \"nodes\")، یا یک پرامپت در قالب API بفرستید (شناسه‌های گره با \"class_type\" و \"inputs\").",
+  "error.installs.too_many_nodes": "این workflow {count} گره دارد (با احتساب Subgraphها)؛ هر اسکن حداکثر {limit} گره را می‌خواند",
+  "error.installs.body": "یک شیء JSON بفرستید که یا \"workflow\" (خود workflow) یا \"attachment\" (شناسهٔ یک فایل workflow پیوست‌شده) را داشته باشد، نه هر دو را",
 };
 
 export default table;

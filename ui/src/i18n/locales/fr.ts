@@ -412,6 +412,25 @@ const table: Translation = {
 
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "le téléchargement {id} n’existe pas",
+  "error.download.url_invalid": "l’adresse indiquée pour {name} n’est pas une URL de téléchargement ({url})",
+  "error.download.url_credentials": "l’adresse indiquée pour {name} contient un nom d’utilisateur, un mot de passe ou un jeton ; l’assistant ne télécharge que depuis des adresses sans identifiants",
+  "error.download.not_https": "l’adresse indiquée pour {name} n’est pas en https ({url}) ; les modèles ne sont téléchargés qu’en https",
+  "error.download.host_not_allowed": "{name} se trouve sur {host}, qui ne fait pas partie des hôtes d’où les modèles sont téléchargés ({hosts}) : téléchargez-le dans votre navigateur et placez-le dans le dossier des modèles de ComfyUI",
+  "error.download.name_invalid": "« {name} » ne peut pas être un nom de fichier de modèle : utilisez un nom relatif comme SD1.5/model.safetensors, sans « .. », « / » initial, lecteur, « \\ » ni caractères de contrôle",
+  "error.download.extension": "{name} n’est pas un fichier de modèle : les extensions téléchargées sont {extensions}",
+  "error.download.unknown_folder": "« {folder} » n’est pas un dossier de modèles de ComfyUI (connus : {known})",
+  "error.download.hash_invalid": "le sha256 indiqué pour {name} ne compte pas 64 chiffres hexadécimaux",
+  "error.download.no_space": "{name} nécessite {needed}, mais le disque du dossier de modèles {folder} n’a que {free} de libre : libérez de l’espace et téléchargez-le à nouveau",
+  "error.download.disk_full": "Le disque du dossier de modèles {folder} s’est rempli pendant le téléchargement de {name} : la partie téléchargée est conservée ; libérez de l’espace et téléchargez-le à nouveau pour reprendre là où il s’est arrêté",
+  "error.download.write_failed": "impossible d’écrire {name} dans le dossier de modèles {folder} : {reason}",
+  "error.download.http_status": "{host} a répondu HTTP {status} pour {name} : le fichier a peut-être été déplacé ou le site demande une connexion ; vérifiez l’adresse dans le workflow",
+  "error.download.web_page": "{host} a envoyé une page web au lieu de {name} : le modèle demande peut-être une connexion sur le site ; téléchargez-le dans votre navigateur et placez-le dans le dossier de modèles {folder}",
+  "error.download.redirect_insecure": "{host} a redirigé le téléchargement de {name} vers {moved}, qui n’est pas en https ; la redirection n’a pas été suivie",
+  "error.download.too_many_redirects": "{host} a redirigé le téléchargement de {name} plus de {limit} fois ; il a été arrêté",
+  "error.download.unreachable": "impossible de joindre {host} pour télécharger {name} : vérifiez la connexion et réessayez",
+  "error.download.interrupted": "Le téléchargement de {name} depuis {host} s’est interrompu à plusieurs reprises ({done} téléchargés) : la partie téléchargée est conservée ; téléchargez-le à nouveau pour reprendre là où il s’est arrêté",
+  "error.download.hash_mismatch": "{name} a été téléchargé, mais son sha256 est {got} et non {expected} comme attendu : le fichier a été supprimé ; l’adresse fournit peut-être une autre version du modèle",
   "error.word.provider": "Le fournisseur",
   "error.word.provider_mid": "le fournisseur",
   "error.word.llama_cpp": "Le serveur llama.cpp",
@@ -487,6 +506,9 @@ const table: Translation = {
   "error.project.text_empty": "le texte (text) est vide ; un document doit contenir du texte",
   "error.project.exists": "un projet nommé « {name} » existe déjà",
   "error.project.too_many_documents": "le projet contient {count} documents ; un projet en contient au plus {limit}",
+  "error.installs.not_a_workflow": "Ce n’est pas un workflow ComfyUI : {why}. Envoyez le workflow tel que ComfyUI l’enregistre (un objet avec \"nodes\") ou un prompt au format API (des identifiants de nœuds avec \"class_type\" et \"inputs\").",
+  "error.installs.too_many_nodes": "le workflow compte {count} nœuds (sous-graphes compris) ; une analyse en lit au plus {limit}",
+  "error.installs.body": "envoyez un objet JSON avec \"workflow\" (le workflow lui-même) ou \"attachment\" (l’identifiant d’un fichier de workflow joint), mais pas les deux",
 };
 
 export default table;

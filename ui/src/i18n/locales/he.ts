@@ -401,6 +401,25 @@ const table: Translation = {
   "chatError.requestFailed": "הבקשה נכשלה.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "ההורדה {id} לא קיימת",
+  "error.download.url_invalid": "הכתובת שניתנה עבור {name} אינה כתובת URL להורדה ({url})",
+  "error.download.url_credentials": "הכתובת שניתנה עבור {name} כוללת שם משתמש, סיסמה או אסימון; העוזר מוריד רק מכתובות ללא פרטי הזדהות",
+  "error.download.not_https": "הכתובת שניתנה עבור {name} אינה https ({url}); מורידים מודלים רק דרך https",
+  "error.download.host_not_allowed": "{name} נמצא ב-{host}, שאינו אחד מהשרתים שמהם מורידים מודלים ({hosts}): הורידו אותו בדפדפן ושימו אותו בתיקיית המודלים של ComfyUI",
+  "error.download.name_invalid": "\"{name}\" לא יכול להיות שם קובץ של מודל: השתמשו בשם יחסי כמו SD1.5/model.safetensors, בלי \"..\", בלי \"/\" בהתחלה, בלי כונן, בלי \"\\\" ובלי תווי בקרה",
+  "error.download.extension": "{name} אינו קובץ מודל: הסיומות שמורידים הן {extensions}",
+  "error.download.unknown_folder": "\"{folder}\" אינה תיקיית מודלים של ComfyUI (התיקיות המוכרות: {known})",
+  "error.download.hash_invalid": "ערך ה-sha256 שניתן עבור {name} אינו מורכב מ-64 ספרות הקסדצימליות",
+  "error.download.no_space": "{name} צריך {needed}, אבל בדיסק שמחזיק את תיקיית המודלים {folder} נותרו רק {free} פנויים: פנו מעט מקום והורידו אותו שוב",
+  "error.download.disk_full": "הדיסק שמחזיק את תיקיית המודלים {folder} התמלא במהלך ההורדה של {name}: החלק שהורד נשמר; פנו מעט מקום והורידו אותו שוב כדי להמשיך מהנקודה שבה ההורדה נעצרה",
+  "error.download.write_failed": "אי אפשר לכתוב את {name} לתיקיית המודלים {folder}: {reason}",
+  "error.download.http_status": "{host} השיב HTTP {status} עבור {name}: ייתכן שהקובץ הועבר או שנדרשת התחברות לאתר; בדקו את הכתובת בתהליך העבודה",
+  "error.download.web_page": "{host} שלח דף אינטרנט במקום {name}: ייתכן שהמודל דורש התחברות לאתר; הורידו אותו בדפדפן ושימו אותו בתיקיית המודלים {folder}",
+  "error.download.redirect_insecure": "{host} הפנה את ההורדה של {name} אל {moved}, שאינה https; ההפניה לא בוצעה",
+  "error.download.too_many_redirects": "{host} הפנה את ההורדה של {name} יותר מ-{limit} פעמים; ההורדה הופסקה",
+  "error.download.unreachable": "לא ניתן היה להתחבר אל {host} כדי להוריד את {name}: בדקו את החיבור ונסו שוב",
+  "error.download.interrupted": "ההורדה של {name} מ-{host} נקטעה שוב ושוב (הורדו {done}): החלק שהורד נשמר; הורידו אותו שוב כדי להמשיך מהנקודה שבה ההורדה נעצרה",
+  "error.download.hash_mismatch": "{name} הורד, אבל ה-sha256 שלו הוא {got} ולא {expected} כמצופה: הקובץ נמחק; ייתכן שהכתובת מגישה גרסה אחרת של המודל",
   "error.word.provider": "ספק המודל",
   "error.word.provider_mid": "ספק המודל",
   "error.word.llama_cpp": "שרת llama.cpp",
@@ -476,6 +495,9 @@ const table: Translation = {
   "error.project.text_empty": "טקסט המסמך ריק; מסמך צריך קצת טקסט",
   "error.project.exists": "כבר קיים פרויקט בשם \"{name}\"",
   "error.project.too_many_documents": "בפרויקט יש {count} מסמכים; פרויקט יכול להכיל {limit} מסמכים לכל היותר",
+  "error.installs.not_a_workflow": "זה אינו תהליך עבודה של ComfyUI: {why}. שלחו את תהליך העבודה כפי ש-ComfyUI שומר אותו (אובייקט עם \"nodes\") או הנחיה (prompt) בפורמט API (מזהי צמתים עם \"class_type\" ו-\"inputs\").",
+  "error.installs.too_many_nodes": "בתהליך העבודה יש {count} צמתים (כולל תת-גרפים); סריקה קוראת {limit} לכל היותר",
+  "error.installs.body": "שלחו אובייקט JSON עם \"workflow\" (תהליך העבודה עצמו) או \"attachment\" (המזהה של קובץ תהליך עבודה מצורף), לא את שניהם",
 };
 
 export default table;

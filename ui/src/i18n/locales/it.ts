@@ -412,6 +412,25 @@ const table: Translation = {
 
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "il download {id} non esiste",
+  "error.download.url_invalid": "l’indirizzo indicato per {name} non è un URL di download ({url})",
+  "error.download.url_credentials": "l’indirizzo indicato per {name} contiene un nome utente, una password o un token; l’assistente scarica solo da indirizzi senza credenziali",
+  "error.download.not_https": "l’indirizzo indicato per {name} non è https ({url}); i modelli vengono scaricati solo tramite https",
+  "error.download.host_not_allowed": "{name} si trova su {host}, che non è tra gli host da cui si scaricano i modelli ({hosts}): scaricalo nel browser e mettilo nella cartella dei modelli di ComfyUI",
+  "error.download.name_invalid": "«{name}» non può essere il nome file di un modello: usa un nome relativo come SD1.5/model.safetensors, senza «..», una «/» iniziale, un’unità, «\\» o caratteri di controllo",
+  "error.download.extension": "{name} non è un file di modello: le estensioni scaricate sono {extensions}",
+  "error.download.unknown_folder": "«{folder}» non è una cartella dei modelli di ComfyUI (cartelle note: {known})",
+  "error.download.hash_invalid": "lo sha256 indicato per {name} non è composto da 64 cifre esadecimali",
+  "error.download.no_space": "{name} richiede {needed}, ma sul disco della cartella dei modelli {folder} restano liberi solo {free}: libera un po’ di spazio e scaricalo di nuovo",
+  "error.download.disk_full": "Il disco della cartella dei modelli {folder} si è riempito durante il download di {name}: la parte scaricata viene conservata; libera un po’ di spazio e scaricalo di nuovo per riprendere da dove si era fermato",
+  "error.download.write_failed": "impossibile scrivere {name} nella cartella dei modelli {folder}: {reason}",
+  "error.download.http_status": "{host} ha risposto HTTP {status} per {name}: il file potrebbe essere stato spostato o richiedere l’accesso al sito; controlla l’indirizzo nel workflow",
+  "error.download.web_page": "{host} ha inviato una pagina web invece di {name}: il modello potrebbe richiedere l’accesso al sito; scaricalo nel browser e mettilo nella cartella dei modelli {folder}",
+  "error.download.redirect_insecure": "{host} ha reindirizzato il download di {name} a {moved}, che non è https; il reindirizzamento non è stato seguito",
+  "error.download.too_many_redirects": "{host} ha reindirizzato il download di {name} più di {limit} volte; il download è stato interrotto",
+  "error.download.unreachable": "impossibile raggiungere {host} per scaricare {name}: controlla la connessione e riprova",
+  "error.download.interrupted": "Il download di {name} da {host} si è interrotto più volte ({done} scaricati): la parte scaricata viene conservata; scaricalo di nuovo per riprendere da dove si era fermato",
+  "error.download.hash_mismatch": "{name} è stato scaricato, ma il suo sha256 è {got}, non {expected} come previsto: il file è stato eliminato; l’indirizzo potrebbe fornire un’altra versione del modello",
   "error.word.provider": "Il provider",
   "error.word.provider_mid": "il provider",
   "error.word.llama_cpp": "Il server llama.cpp",
@@ -487,6 +506,9 @@ const table: Translation = {
   "error.project.text_empty": "il testo (text) è vuoto; un documento deve contenere del testo",
   "error.project.exists": "esiste già un progetto chiamato «{name}»",
   "error.project.too_many_documents": "il progetto ha {count} documenti; un progetto può contenerne al massimo {limit}",
+  "error.installs.not_a_workflow": "Questo non è un workflow ComfyUI: {why}. Invia il workflow come lo salva ComfyUI (un oggetto con \"nodes\") o un prompt in formato API (id dei nodi con \"class_type\" e \"inputs\").",
+  "error.installs.too_many_nodes": "il workflow ha {count} nodi (sottografi inclusi); una scansione ne legge al massimo {limit}",
+  "error.installs.body": "invia un oggetto JSON con \"workflow\" (il workflow stesso) o \"attachment\" (l’id di un file di workflow allegato), ma non entrambi",
 };
 
 export default table;

@@ -355,6 +355,25 @@ const table: Translation = {
   "chatError.requestFailed": "リクエストに失敗しました。",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "ダウンロード {id} は存在しません",
+  "error.download.url_invalid": "{name} に指定されたアドレスはダウンロード用の URL ではありません（{url}）",
+  "error.download.url_credentials": "{name} に指定されたアドレスにはユーザー名、パスワード、またはトークンが含まれています。アシスタントは認証情報を含まないアドレスからのみダウンロードします",
+  "error.download.not_https": "{name} に指定されたアドレスは https ではありません（{url}）。モデルは https でのみダウンロードします",
+  "error.download.host_not_allowed": "{name} は {host} にありますが、このホストはモデルのダウンロード元ではありません（ダウンロード元：{hosts}）。ブラウザーでダウンロードし、ComfyUI のモデルフォルダーに置いてください",
+  "error.download.name_invalid": "「{name}」はモデルのファイル名として使用できません。SD1.5/model.safetensors のような相対名を、「..」、先頭の「/」、ドライブ、「\\」、制御文字を含めずに指定してください",
+  "error.download.extension": "{name} はモデルファイルではありません。ダウンロードできる拡張子は {extensions} です",
+  "error.download.unknown_folder": "「{folder}」は ComfyUI のモデルフォルダーではありません（既知のフォルダー：{known}）",
+  "error.download.hash_invalid": "{name} に指定された sha256 が 16 進数 64 桁ではありません",
+  "error.download.no_space": "{name} には {needed} が必要ですが、{folder} モデルフォルダーのあるディスクの空き容量は {free} です。空き容量を確保してから、もう一度ダウンロードしてください",
+  "error.download.disk_full": "{name} のダウンロード中に、{folder} モデルフォルダーのあるディスクがいっぱいになりました。ダウンロード済みの部分は残っています。空き容量を確保してからもう一度ダウンロードすると、続きから再開されます",
+  "error.download.write_failed": "{name} を {folder} モデルフォルダーに書き込めません：{reason}",
+  "error.download.http_status": "{host} が {name} に対して HTTP {status} を返しました。ファイルが移動したか、サイトへのログインが必要な可能性があります。ワークフロー内のアドレスを確認してください",
+  "error.download.web_page": "{host} から {name} ではなくウェブページが送られてきました。このモデルはサイトへのログインが必要な可能性があります。ブラウザーでダウンロードし、{folder} モデルフォルダーに置いてください",
+  "error.download.redirect_insecure": "{host} が {name} のダウンロードを https ではない {moved} にリダイレクトしました。このリダイレクトには従っていません",
+  "error.download.too_many_redirects": "{host} が {name} のダウンロードを {limit} 回を超えてリダイレクトしたため、ダウンロードを中止しました",
+  "error.download.unreachable": "{name} をダウンロードするために {host} に接続できませんでした。接続を確認してから再試行してください",
+  "error.download.interrupted": "{host} からの {name} のダウンロードが何度も途切れました（ダウンロード済み：{done}）。ダウンロード済みの部分は残っています。もう一度ダウンロードすると、続きから再開されます",
+  "error.download.hash_mismatch": "{name} をダウンロードしましたが、sha256 が想定の {expected} ではなく {got} でした。ファイルは削除しました。このアドレスでは別のバージョンのモデルが提供されている可能性があります",
   "error.word.provider": "モデルプロバイダー",
   "error.word.provider_mid": "モデルプロバイダー",
   "error.word.llama_cpp": "llama.cpp サーバー",
@@ -430,6 +449,9 @@ const table: Translation = {
   "error.project.text_empty": "本文（text）が空です。ドキュメントにはテキストが必要です",
   "error.project.exists": "「{name}」という名前のプロジェクトはすでに存在します",
   "error.project.too_many_documents": "このプロジェクトにはドキュメントが {count} 件あります。1 つのプロジェクトに入れられるのは {limit} 件までです",
+  "error.installs.not_a_workflow": "これは ComfyUI のワークフローではありません：{why}。ワークフローは ComfyUI が保存する形式（\"nodes\" を含むオブジェクト）か、API 形式のプロンプト（ノード ID ごとに \"class_type\" と \"inputs\" を持つもの）で送信してください。",
+  "error.installs.too_many_nodes": "このワークフローには（サブグラフを含めて）{count} 個のノードがあります。1 回のスキャンで読み取れるのは {limit} 個までです",
+  "error.installs.body": "\"workflow\"（ワークフロー本体）か \"attachment\"（添付したワークフローファイルの ID）のどちらか一方を含む JSON オブジェクトを送信してください。両方は指定できません",
 };
 
 export default table;

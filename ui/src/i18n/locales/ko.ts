@@ -356,6 +356,25 @@ const table: Translation = {
   "chatError.requestFailed": "요청에 실패했습니다.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "ID가 {id}인 다운로드가 없습니다",
+  "error.download.url_invalid": "{name} 파일에 지정된 주소는 다운로드 URL이 아닙니다({url})",
+  "error.download.url_credentials": "{name} 파일에 지정된 주소에 사용자 이름, 비밀번호 또는 토큰이 들어 있습니다. 어시스턴트는 자격 증명이 없는 주소에서만 다운로드합니다",
+  "error.download.not_https": "{name} 파일에 지정된 주소는 https 주소가 아닙니다({url}). 모델은 https로만 다운로드합니다",
+  "error.download.host_not_allowed": "{name} 파일은 {host}에 있는데, 이 호스트는 모델을 다운로드하는 호스트가 아닙니다(허용된 호스트: {hosts}). 브라우저에서 다운로드하여 ComfyUI의 모델 폴더에 넣으세요",
+  "error.download.name_invalid": "모델 파일 이름으로 “{name}” 값을 쓸 수 없습니다. SD1.5/model.safetensors처럼 '..', 맨 앞의 '/', 드라이브, '\\', 제어 문자가 없는 상대 이름을 사용하세요",
+  "error.download.extension": "{name} 파일은 모델 파일이 아닙니다. 다운로드할 수 있는 확장자: {extensions}",
+  "error.download.unknown_folder": "“{folder}” 폴더는 ComfyUI 모델 폴더가 아닙니다(알려진 폴더: {known})",
+  "error.download.hash_invalid": "{name} 파일에 지정된 sha256 값이 16진수 64자리가 아닙니다",
+  "error.download.no_space": "{name} 파일에는 {needed} 공간이 필요하지만 {folder} 모델 폴더가 있는 디스크의 여유 공간은 {free}뿐입니다. 공간을 확보한 후 다시 다운로드하세요",
+  "error.download.disk_full": "{name} 파일을 다운로드하는 중에 {folder} 모델 폴더가 있는 디스크가 가득 찼습니다. 다운로드된 부분은 유지됩니다. 공간을 확보한 후 다시 다운로드하면 이어서 받습니다",
+  "error.download.write_failed": "{name} 파일을 {folder} 모델 폴더에 쓸 수 없습니다: {reason}",
+  "error.download.http_status": "{host} 서버가 {name} 파일 요청에 HTTP {status} 응답을 보냈습니다. 파일이 옮겨졌거나 사이트 로그인이 필요할 수 있습니다. 워크플로에 있는 주소를 확인하세요",
+  "error.download.web_page": "{host} 서버가 {name} 파일 대신 웹 페이지를 보냈습니다. 사이트 로그인이 필요한 모델일 수 있습니다. 브라우저에서 다운로드하여 {folder} 모델 폴더에 넣으세요",
+  "error.download.redirect_insecure": "{host} 서버가 {name} 파일의 다운로드를 https가 아닌 주소({moved})로 리디렉션했습니다. 이 리디렉션은 따르지 않았습니다",
+  "error.download.too_many_redirects": "{host} 서버가 {name} 파일의 다운로드를 {limit}회 넘게 리디렉션하여 다운로드를 중지했습니다",
+  "error.download.unreachable": "{name} 파일을 다운로드하려 했지만 {host} 서버에 연결할 수 없습니다. 연결을 확인하고 다시 시도하세요",
+  "error.download.interrupted": "{host} 서버에서 {name} 파일을 다운로드하는 중에 연결이 계속 끊어졌습니다(다운로드된 양: {done}). 다운로드된 부분은 유지됩니다. 다시 다운로드하면 이어서 받습니다",
+  "error.download.hash_mismatch": "{name} 파일을 다운로드했지만 sha256 값이 예상한 값({expected})이 아니라 {got} 값입니다. 파일은 삭제했습니다. 이 주소에서 다른 버전의 모델을 제공하는 것일 수 있습니다",
   "error.word.provider": "모델 공급자",
   "error.word.provider_mid": "모델 공급자",
   "error.word.llama_cpp": "llama.cpp 서버",
@@ -431,6 +450,9 @@ const table: Translation = {
   "error.project.text_empty": "본문(text)이 비어 있습니다. 문서에는 텍스트가 있어야 합니다",
   "error.project.exists": "이름이 “{name}”인 프로젝트가 이미 있습니다",
   "error.project.too_many_documents": "이 프로젝트에는 문서가 {count}개 있습니다. 프로젝트 하나에는 문서를 최대 {limit}개까지 넣을 수 있습니다",
+  "error.installs.not_a_workflow": "ComfyUI 워크플로가 아닙니다: {why}. ComfyUI가 저장하는 형식(\"nodes\" 항목이 있는 객체) 또는 API 형식의 프롬프트(노드 ID마다 \"class_type\", \"inputs\" 항목이 있는 형식)로 워크플로를 보내세요.",
+  "error.installs.too_many_nodes": "워크플로에 노드가 {count}개 있습니다(서브그래프 포함). 한 번의 스캔으로 최대 {limit}개까지 읽습니다",
+  "error.installs.body": "\"workflow\"(워크플로 자체) 또는 \"attachment\"(첨부한 워크플로 파일의 ID) 중 하나만 담은 JSON 객체를 보내세요. 둘 다 보낼 수는 없습니다",
 };
 
 export default table;

@@ -412,6 +412,25 @@ const table: Translation = {
 
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "o download {id} não existe",
+  "error.download.url_invalid": "o endereço informado para {name} não é uma URL de download ({url})",
+  "error.download.url_credentials": "o endereço informado para {name} contém nome de usuário, senha ou token; o assistente só baixa de endereços sem credenciais",
+  "error.download.not_https": "o endereço informado para {name} não é https ({url}); os modelos só são baixados por https",
+  "error.download.host_not_allowed": "{name} está em {host}, que não é um dos hosts de onde os modelos são baixados ({hosts}): baixe-o no navegador e coloque-o na pasta de modelos do ComfyUI",
+  "error.download.name_invalid": "“{name}” não pode ser o nome de arquivo de um modelo: use um nome relativo como SD1.5/model.safetensors, sem “..”, uma “/” no início, uma unidade, “\\” ou caracteres de controle",
+  "error.download.extension": "{name} não é um arquivo de modelo: as extensões baixadas são {extensions}",
+  "error.download.unknown_folder": "“{folder}” não é uma pasta de modelos do ComfyUI (conhecidas: {known})",
+  "error.download.hash_invalid": "o sha256 informado para {name} não tem 64 dígitos hexadecimais",
+  "error.download.no_space": "{name} precisa de {needed}, mas o disco da pasta de modelos {folder} tem só {free} livres: libere algum espaço e baixe-o novamente",
+  "error.download.disk_full": "O disco da pasta de modelos {folder} encheu enquanto {name} era baixado: a parte baixada é mantida; libere algum espaço e baixe-o novamente para retomar de onde parou",
+  "error.download.write_failed": "não é possível gravar {name} na pasta de modelos {folder}: {reason}",
+  "error.download.http_status": "{host} respondeu HTTP {status} para {name}: o arquivo pode ter sido movido ou exigir login no site; verifique o endereço no fluxo de trabalho",
+  "error.download.web_page": "{host} enviou uma página da web em vez de {name}: o modelo pode exigir login no site; baixe-o no navegador e coloque-o na pasta de modelos {folder}",
+  "error.download.redirect_insecure": "{host} redirecionou o download de {name} para {moved}, que não é https; o redirecionamento não foi seguido",
+  "error.download.too_many_redirects": "{host} redirecionou o download de {name} mais de {limit} vezes; o download foi interrompido",
+  "error.download.unreachable": "não foi possível acessar {host} para baixar {name}: verifique a conexão e tente novamente",
+  "error.download.interrupted": "O download de {name} de {host} caiu repetidas vezes ({done} baixados): a parte baixada é mantida; baixe-o novamente para retomar de onde parou",
+  "error.download.hash_mismatch": "{name} foi baixado, mas o sha256 dele é {got}, não o {expected} esperado: o arquivo foi excluído; o endereço pode estar servindo outra versão do modelo",
   "error.word.provider": "O provedor",
   "error.word.provider_mid": "o provedor",
   "error.word.llama_cpp": "O servidor llama.cpp",
@@ -487,6 +506,9 @@ const table: Translation = {
   "error.project.text_empty": "o texto (text) está vazio; um documento precisa de algum texto",
   "error.project.exists": "já existe um projeto chamado “{name}”",
   "error.project.too_many_documents": "o projeto tem {count} documentos; um projeto comporta no máximo {limit}",
+  "error.installs.not_a_workflow": "Isto não é um fluxo de trabalho do ComfyUI: {why}. Envie o fluxo de trabalho como o ComfyUI o salva (um objeto com \"nodes\") ou um prompt no formato de API (ids de nós com \"class_type\" e \"inputs\").",
+  "error.installs.too_many_nodes": "o fluxo de trabalho tem {count} nós (incluindo subgrafos); uma verificação lê no máximo {limit}",
+  "error.installs.body": "envie um objeto JSON com \"workflow\" (o próprio fluxo de trabalho) ou \"attachment\" (o id de um arquivo de fluxo de trabalho anexado), mas não os dois",
 };
 
 export default table;

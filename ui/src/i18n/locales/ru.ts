@@ -457,6 +457,25 @@ const table: Translation = {
   "chatError.requestFailed": "Запрос завершился с ошибкой.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "задачи скачивания {id} не существует",
+  "error.download.url_invalid": "адрес, указанный для {name}, не является URL для скачивания ({url})",
+  "error.download.url_credentials": "адрес, указанный для {name}, содержит имя пользователя, пароль или токен; ассистент скачивает только по адресам без учётных данных",
+  "error.download.not_https": "адрес, указанный для {name}, не использует https ({url}); модели скачиваются только по https",
+  "error.download.host_not_allowed": "файл {name} находится на {host}, а с этого хоста модели не скачиваются (разрешены: {hosts}): скачайте его в браузере и положите в папку моделей ComfyUI",
+  "error.download.name_invalid": "«{name}» не может быть именем файла модели: укажите относительное имя, например SD1.5/model.safetensors, без «..», «/» в начале, буквы диска, «\\» и управляющих символов",
+  "error.download.extension": "{name} — не файл модели: скачиваются только файлы с расширениями {extensions}",
+  "error.download.unknown_folder": "«{folder}» — не папка моделей ComfyUI (известные: {known})",
+  "error.download.hash_invalid": "sha256, указанный для {name}, не состоит из 64 шестнадцатеричных цифр",
+  "error.download.no_space": "для файла {name} нужно {needed}, но на диске с папкой моделей {folder} свободно только {free}: освободите место и скачайте файл снова",
+  "error.download.disk_full": "Диск с папкой моделей {folder} заполнился во время скачивания {name}: скачанная часть сохранена; освободите место и скачайте файл снова, чтобы продолжить с того же места",
+  "error.download.write_failed": "не удаётся записать {name} в папку моделей {folder}: {reason}",
+  "error.download.http_status": "{host} ответил HTTP {status} на запрос {name}: возможно, файл перемещён или на сайте нужно войти в учётную запись; проверьте адрес в рабочем процессе",
+  "error.download.web_page": "{host} прислал веб-страницу вместо {name}: возможно, для скачивания модели нужно войти на сайт; скачайте её в браузере и положите в папку моделей {folder}",
+  "error.download.redirect_insecure": "{host} перенаправил скачивание {name} на {moved}, а это не https; перенаправление не выполнено",
+  "error.download.too_many_redirects": "{host} перенаправил скачивание {name} более {limit} раз; скачивание остановлено",
+  "error.download.unreachable": "не удаётся подключиться к {host}, чтобы скачать {name}: проверьте подключение и повторите попытку",
+  "error.download.interrupted": "Скачивание {name} с {host} постоянно обрывалось (скачано {done}): скачанная часть сохранена; скачайте файл снова, чтобы продолжить с того же места",
+  "error.download.hash_mismatch": "файл {name} скачан, но его sha256 — {got}, а не ожидаемый {expected}: файл удалён; возможно, по этому адресу раздаётся другая версия модели",
   "error.word.provider": "Провайдер",
   "error.word.provider_mid": "провайдер",
   "error.word.llama_cpp": "Сервер llama.cpp",
@@ -532,6 +551,9 @@ const table: Translation = {
   "error.project.text_empty": "текст (text) пуст; в документе должен быть хоть какой-то текст",
   "error.project.exists": "проект с названием «{name}» уже существует",
   "error.project.too_many_documents": "в проекте документов: {count}; максимум для проекта — {limit}",
+  "error.installs.not_a_workflow": "Это не рабочий процесс ComfyUI: {why}. Отправьте рабочий процесс в том виде, в каком его сохраняет ComfyUI (объект с \"nodes\"), или промпт в формате API (идентификаторы узлов с \"class_type\" и \"inputs\").",
+  "error.installs.too_many_nodes": "в рабочем процессе узлов: {count} (включая подграфы); сканирование читает не больше {limit}",
+  "error.installs.body": "отправьте JSON-объект с \"workflow\" (сам рабочий процесс) или \"attachment\" (id прикреплённого файла рабочего процесса), но не с обоими сразу",
 };
 
 export default table;

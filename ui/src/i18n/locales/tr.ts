@@ -379,6 +379,25 @@ const table: Translation = {
   "chatError.requestFailed": "İstek başarısız oldu.",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "{id} indirmesi mevcut değil",
+  "error.download.url_invalid": "{name} dosyası için verilen adres bir indirme URL'si değil ({url})",
+  "error.download.url_credentials": "{name} dosyası için verilen adres bir kullanıcı adı, parola veya belirteç içeriyor; asistan yalnızca kimlik bilgisi içermeyen adreslerden indirir",
+  "error.download.not_https": "{name} dosyası için verilen adres https değil ({url}); modeller yalnızca https üzerinden indirilir",
+  "error.download.host_not_allowed": "{name} dosyası {host} sunucusunda; bu sunucu, modellerin indirildiği sunuculardan biri değil ({hosts}): dosyayı tarayıcınızda indirip ComfyUI'nin modeller klasörüne koyun",
+  "error.download.name_invalid": "“{name}” bir model dosyası adı olamaz: SD1.5/model.safetensors gibi göreli bir ad kullanın; ad “..”, başta “/”, sürücü adı, “\\” veya kontrol karakteri içermemeli",
+  "error.download.extension": "{name} bir model dosyası değil; indirilebilen uzantılar şunlar: {extensions}",
+  "error.download.unknown_folder": "“{folder}” bir ComfyUI model klasörü değil (bilinen klasörler: {known})",
+  "error.download.hash_invalid": "{name} dosyası için verilen sha256 değeri 64 onaltılık basamaktan oluşmuyor",
+  "error.download.no_space": "{name} dosyası için {needed} gerekiyor, ancak {folder} model klasörünün bulunduğu diskte yalnızca {free} boş yer var: biraz yer açıp dosyayı yeniden indirin",
+  "error.download.disk_full": "{name} dosyası indirilirken {folder} model klasörünün bulunduğu disk doldu: indirilen kısım korunuyor; biraz yer açıp kaldığı yerden devam etmek için dosyayı yeniden indirin",
+  "error.download.write_failed": "{name} dosyası {folder} model klasörüne yazılamıyor: {reason}",
+  "error.download.http_status": "{host} sunucusu {name} dosyası için HTTP {status} yanıtı verdi: dosya taşınmış olabilir ya da sitede oturum açmak gerekebilir; iş akışındaki adresi kontrol edin",
+  "error.download.web_page": "{host} sunucusu {name} dosyası yerine bir web sayfası gönderdi: model için sitede oturum açmak gerekebilir; dosyayı tarayıcınızda indirip {folder} model klasörüne koyun",
+  "error.download.redirect_insecure": "{host} sunucusu {name} dosyasının indirilmesini https olmayan bir adrese yönlendirdi ({moved}); bu yönlendirme izlenmedi",
+  "error.download.too_many_redirects": "{host} sunucusu {name} dosyasının indirilmesini çok fazla kez yönlendirdi (sınır: {limit}); indirme durduruldu",
+  "error.download.unreachable": "{name} dosyasını indirmek için {host} sunucusuna ulaşılamadı: bağlantıyı kontrol edip yeniden deneyin",
+  "error.download.interrupted": "{name} dosyasının {host} sunucusundan indirilmesi sürekli kesildi (indirilen: {done}): indirilen kısım korunuyor; kaldığı yerden devam etmek için dosyayı yeniden indirin",
+  "error.download.hash_mismatch": "{name} dosyası indirildi, ancak sha256 değeri beklenen değer değil (beklenen: {expected}, gelen: {got}): dosya silindi; adres modelin başka bir sürümünü sunuyor olabilir",
   "error.word.provider": "Sağlayıcı",
   "error.word.provider_mid": "sağlayıcı",
   "error.word.llama_cpp": "llama.cpp sunucusu",
@@ -454,6 +473,9 @@ const table: Translation = {
   "error.project.text_empty": "metin (text) boş; bir belgenin biraz metni olmalı",
   "error.project.exists": "“{name}” adında bir proje zaten var",
   "error.project.too_many_documents": "projede {count} belge var; bir proje en çok {limit} belge içerebilir",
+  "error.installs.not_a_workflow": "Bu bir ComfyUI iş akışı değil: {why}. İş akışını ComfyUI'nin kaydettiği biçimde (\"nodes\" içeren bir nesne) ya da API biçiminde bir istem (prompt) olarak (\"class_type\" ve \"inputs\" içeren düğüm kimlikleri) gönderin.",
+  "error.installs.too_many_nodes": "iş akışında {count} düğüm var (alt grafikler dahil); bir tarama en çok {limit} düğüm okur",
+  "error.installs.body": "\"workflow\" (iş akışının kendisi) ya da \"attachment\" (eklenmiş bir iş akışı dosyasının kimliği) içeren bir JSON nesnesi gönderin; ikisini birden değil",
 };
 
 export default table;

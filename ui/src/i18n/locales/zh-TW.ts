@@ -355,6 +355,25 @@ const table: Translation = {
   "chatError.requestFailed": "請求失敗。",
 
   // ── errors the server sends with a code and parameters (error.*) ──
+  "error.not_found.download": "下載工作 {id} 不存在",
+  "error.download.url_invalid": "為 {name} 提供的網址不是可下載的 URL（{url}）",
+  "error.download.url_credentials": "為 {name} 提供的網址含有使用者名稱、密碼或權杖；助理只會從不含憑證的網址下載",
+  "error.download.not_https": "為 {name} 提供的網址不是 https（{url}）；模型只透過 https 下載",
+  "error.download.host_not_allowed": "{name} 位於 {host}，但該主機不在可下載模型的主機之列（{hosts}）：請在瀏覽器中下載，並放入 ComfyUI 的模型資料夾",
+  "error.download.name_invalid": "「{name}」不能作為模型的檔案名稱：請使用相對名稱，例如 SD1.5/model.safetensors，且不含「..」、開頭的「/」、磁碟機代號、「\\」或控制字元",
+  "error.download.extension": "{name} 不是模型檔案：可下載的副檔名為 {extensions}",
+  "error.download.unknown_folder": "「{folder}」不是 ComfyUI 的模型資料夾（已知的有：{known}）",
+  "error.download.hash_invalid": "為 {name} 提供的 sha256 不是 64 位十六進位數字",
+  "error.download.no_space": "{name} 需要 {needed}，但 {folder} 模型資料夾所在的磁碟只剩 {free}：請釋出一些空間後重新下載",
+  "error.download.disk_full": "下載 {name} 時，{folder} 模型資料夾所在的磁碟已滿：已下載的部分會保留；請釋出一些空間後重新下載，即可從中斷處繼續",
+  "error.download.write_failed": "無法將 {name} 寫入 {folder} 模型資料夾：{reason}",
+  "error.download.http_status": "{host} 對 {name} 回應了 HTTP {status}：檔案可能已移動，或需要在該網站登入；請檢查工作流程中的網址",
+  "error.download.web_page": "{host} 傳回的是網頁而不是 {name}：該模型可能需要在網站上登入；請在瀏覽器中下載，並放入 {folder} 模型資料夾",
+  "error.download.redirect_insecure": "{host} 將 {name} 的下載重新導向至非 https 的網址 {moved}；未跟隨此重新導向",
+  "error.download.too_many_redirects": "{host} 將 {name} 的下載重新導向超過 {limit} 次；下載已停止",
+  "error.download.unreachable": "無法連線到 {host} 以下載 {name}：請檢查網路連線後重試",
+  "error.download.interrupted": "從 {host} 下載 {name} 時連線一再中斷（已下載 {done}）：已下載的部分會保留；請重新下載，即可從中斷處繼續",
+  "error.download.hash_mismatch": "{name} 已下載，但其 sha256 為 {got}，而非預期的 {expected}：檔案已刪除；該網址提供的可能是此模型的其他版本",
   "error.word.provider": "模型供應商",
   "error.word.provider_mid": "模型供應商",
   "error.word.llama_cpp": "llama.cpp 伺服器",
@@ -430,6 +449,9 @@ const table: Translation = {
   "error.project.text_empty": "內文（text）是空的；文件需要有內容",
   "error.project.exists": "已有名為「{name}」的專案",
   "error.project.too_many_documents": "此專案已有 {count} 份文件；一個專案最多可容納 {limit} 份文件",
+  "error.installs.not_a_workflow": "這不是 ComfyUI 工作流程：{why}。請以 ComfyUI 儲存的格式傳送工作流程（含有 \"nodes\" 的物件），或傳送 API 格式的提示詞（prompt）（以節點 id 為鍵，含 \"class_type\" 與 \"inputs\"）。",
+  "error.installs.too_many_nodes": "此工作流程有 {count} 個節點（含子圖）；一次掃描最多讀取 {limit} 個",
+  "error.installs.body": "請傳送一個 JSON 物件，其中含有 \"workflow\"（工作流程本身）或 \"attachment\"（已附加之工作流程檔案的 id），但不能兩者皆有",
 };
 
 export default table;
