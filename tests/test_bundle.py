@@ -1,24 +1,51 @@
-"""The built panel as ComfyUI loads it: one self-contained ES module within its size budget."""
+"""The built panel as ComfyUI loads it: one self-contained ES module within its size budget,
+and each translation beside it as a JSON file the module fetches when its language is chosen."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from pathlib import Path
 
-DIST = Path(__file__).resolve().parent.parent / "ui" / "dist"
+UI = Path(__file__).resolve().parent.parent / "ui"
+DIST = UI / "dist"
 BUDGET_GZIP = 450 * 1024
+# ui/src/i18n/shipped.ts: the locales with a translation (locales/<tag>.ts)
+SHIPPED = re.compile(r"SHIPPED_TAGS = \[([^\]]*)\]")
+# ui/src/i18n/messages.ts: each key of the English table, two spaces in
+ENGLISH_KEY = re.compile(r'^  "([^"]+)":', re.MULTILINE)
+
+
+def shipped_tags() -> list[str]:
+    found = SHIPPED.search((UI / "src" / "i18n" / "shipped.ts").read_text(encoding="utf-8"))
+    assert found, "SHIPPED_TAGS in ui/src/i18n/shipped.ts"
+    return re.findall(r'"([^"]+)"', found.group(1))
 
 
 def test_the_panel_is_one_module_within_budget():
-    files = sorted(p.name for p in DIST.iterdir())
-    # ComfyUI loads every .js here as an extension: one module, and its licence notices
-    assert files == ["THIRD_PARTY_LICENSES.txt", "comfyui-assistant.js"]
+    files = sorted(p.relative_to(DIST).as_posix() for p in DIST.rglob("*") if p.is_file())
+    # ComfyUI loads every .js here, in every folder, as an extension: one module, its licence
+    # notices and the translations, which are only served
+    locales = sorted(f"locales/{tag}.json" for tag in shipped_tags())
+    assert len(locales) == 14
+    assert files == ["THIRD_PARTY_LICENSES.txt", "comfyui-assistant.js", *locales]
     code = (DIST / "comfyui-assistant.js").read_bytes()
     assert len(gzip.compress(code, 9)) <= BUDGET_GZIP
     imports = re.findall(rb'(?:^|[;}\s])import[^"\'()]*?from\s*"([^"]+)"', code)
     assert set(imports) == {b"../../scripts/app.js"}  # React and the rest are inside
     assert b"process.env.NODE_ENV" not in code
+
+
+def test_each_translation_is_a_json_table_of_every_english_key():
+    """The module fetches ui/dist/locales/<tag>.json (ui/src/i18n/tables.ts); a key it lacks would
+    show in English."""
+    english = ENGLISH_KEY.findall((UI / "src" / "i18n" / "messages.ts").read_text(encoding="utf-8"))
+    assert len(english) > 400 and len(set(english)) == len(english)
+    for tag in shipped_tags():
+        table = json.loads((DIST / "locales" / f"{tag}.json").read_text(encoding="utf-8"))
+        assert sorted(table) == sorted(english), tag
+        assert all(isinstance(v, (str, dict)) and v for v in table.values()), tag
 
 
 def test_the_panel_css_is_scoped():
@@ -47,3 +74,12 @@ def test_the_licence_notices_name_every_runtime_dependency_with_its_licence_text
         assert re.search(rf"^{re.escape(name)} {re.escape(version)} \(", notices, re.M), name
     react = notices.split("\nreact 19", 1)[1].split("=" * 78, 2)[1]
     assert "Permission is hereby granted" in react and "Meta Platforms" in react
+
+
+async def test_the_standalone_server_serves_the_translations_beside_the_module(assistant):
+    """Where the module fetches them (ui/src/i18n/tables.ts), as ComfyUI serves WEB_DIRECTORY."""
+    base = assistant.base + "/extensions/comfyui-assistant"
+    async with assistant.session.get(base + "/locales/ar.json") as resp:
+        assert resp.status == 200 and (await resp.json())["composer.send"] == "إرسال"
+    async with assistant.session.get(assistant.base + "/api/extensions") as resp:
+        assert await resp.json() == ["/extensions/comfyui-assistant/comfyui-assistant.js"]

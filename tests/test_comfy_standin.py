@@ -114,6 +114,9 @@ async def test_the_frontend_and_our_panel_are_served(standin: Standin) -> None:
     assert all(s.startswith("/extensions/") for s in scripts)
     status, body = await standin.call("GET", "/extensions/comfyui-assistant/comfyui-assistant.js")
     assert status == 200 and "../../scripts/app.js" in body
+    status, table = await standin.call("GET", "/extensions/comfyui-assistant/locales/zh.json")
+    assert status == 200 and table["approval.allow"] == "允许"  # fetched when zh is chosen
+    assert not any("/locales/" in s for s in scripts)  # served, never loaded as an extension
     status, body = await standin.call("GET", "/scripts/app.js")  # the frontend's shim module
     assert status == 200 and "export" in body
     status, defs = await standin.call("GET", "/api/object_info")

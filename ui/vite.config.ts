@@ -1,7 +1,8 @@
 // Builds the panel into ONE self-contained ES module, ui/dist/comfyui-assistant.js, which
 // ComfyUI loads from WEB_DIRECTORY: React and every dependency inside, CSS injected at load,
-// NODE_ENV defined, minified. ComfyUI's own module "../../scripts/app.js" stays external: it is
-// how an extension reaches the app object (the playground serves the same path).
+// NODE_ENV defined, minified; the translations beside it as ui/dist/locales/<tag>.json. ComfyUI's
+// own module "../../scripts/app.js" stays external: it is how an extension reaches the app object
+// (the playground serves the same path).
 // The playground (a LiteGraph canvas for trying the assistant without ComfyUI) builds
 // separately with `vite build --mode playground` into ui/playground-dist, never into ui/dist:
 // ComfyUI loads every .js file under WEB_DIRECTORY as an extension.
@@ -9,6 +10,7 @@ import { readFileSync } from "node:fs";
 import react from "@vitejs/plugin-react";
 import { defineConfig, type Plugin } from "vite";
 import { licenseNotices } from "./license-notices.ts";
+import { TABLES } from "./src/i18n/locales/index.ts";
 
 const APP_MODULE = "../../scripts/app.js";
 
@@ -33,6 +35,21 @@ function injectCss(id: string): Plugin {
   };
 }
 
+/** Write each translation beside the module as locales/<tag>.json, fetched when its language is
+ * chosen (src/i18n/index.ts): a JS chunk would be loaded by ComfyUI as an extension, a .json
+ * file is only served. The English table stays in the module. */
+function emitLocales(): Plugin {
+  return {
+    name: "comfyui-assistant-locales",
+    apply: "build",
+    generateBundle() {
+      for (const [tag, table] of Object.entries(TABLES)) {
+        this.emitFile({ type: "asset", fileName: `locales/${tag}.json`, source: JSON.stringify(table) });
+      }
+    },
+  };
+}
+
 const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as {
   version: string;
 };
@@ -44,6 +61,7 @@ export default defineConfig(({ mode }) => {
       react(),
       injectCss(playground ? "cua-playground-css" : "cua-panel-css"),
       licenseNotices("THIRD_PARTY_LICENSES.txt"),
+      playground ? [] : emitLocales(),
     ],
     define: {
       "process.env.NODE_ENV": JSON.stringify("production"),
@@ -81,6 +99,7 @@ export default defineConfig(({ mode }) => {
     test: {
       environment: "happy-dom",
       include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+      setupFiles: ["src/i18n/vitest.setup.ts"],
     },
   };
 });

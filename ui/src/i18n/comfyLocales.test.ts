@@ -1,18 +1,19 @@
 // @vitest-environment node
 // The repository's locales/<lang>/main.json and commands.json, which ComfyUI serves to its
 // frontend (GET /i18n) to translate our tab's title and our command's label, are generated from
-// the panel's tables (messages.ts, locales/*.ts): this test fails when they differ.
+// the panel's tables (messages.ts, locales/index.ts): this test fails when they differ.
 // Regenerate them after changing "extension.tab" or "extension.toggleCommand", or adding a locale:
 //   cd ui && UPDATE_COMFY_LOCALES=1 npx vitest run src/i18n/comfyLocales.test.ts
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SHIPPED, type Translation } from ".";
+import type { Translation } from ".";
 import { comfyLocaleFiles } from "./comfyLocales";
+import { TABLES as TRANSLATIONS } from "./locales";
 import { en } from "./messages";
 
 const LOCALES = join(__dirname, "../../../locales");
-const TABLES: Record<string, Translation> = { en, ...SHIPPED };
+const TABLES: Record<string, Translation> = { en, ...TRANSLATIONS };
 const UPDATE = process.env["UPDATE_COMFY_LOCALES"] === "1";
 
 const json = (value: object) => `${JSON.stringify(value, null, 2)}\n`;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { dirOf, SHIPPED, translate, type MessageKey } from ".";
+import { dirOf, translate, type MessageKey } from ".";
+import { TABLES } from "./locales";
+import { SHIPPED_TAGS } from "./shipped";
 import { followComfyLocale } from "./comfyLocale";
 import { getLocale, setLocale } from ".";
 import type { ComfyApp } from "../comfy";
@@ -11,7 +13,13 @@ const paramsOf = (message: Message): string[] => {
 };
 
 describe("every shipped locale", () => {
-  for (const [tag, table] of Object.entries(SHIPPED)) {
+  it("is listed: each locales/<tag>.ts in shipped.ts (the bundle's list) and locales/index.ts (the build's)", () => {
+    const files = Object.keys(import.meta.glob("./locales/*.ts")).map((path) => path.replace(/^.*\/|\.ts$/g, "")).filter((name) => name !== "index");
+    expect([...SHIPPED_TAGS].sort()).toEqual(files.sort());
+    expect(Object.keys(TABLES).sort()).toEqual(files.sort());
+  });
+
+  for (const [tag, table] of Object.entries(TABLES)) {
     const categories = new Intl.PluralRules(tag).resolvedOptions().pluralCategories as string[];
     it(`${tag} has every key, no other, each with the English parameters`, () => {
       expect(Object.keys(table).sort()).toEqual(Object.keys(en).sort());
@@ -47,7 +55,7 @@ const SAME_WORDS: Record<string, string[]> = {
 };
 
 describe("no English left in a translated panel", () => {
-  for (const [tag, table] of Object.entries(SHIPPED)) {
+  for (const [tag, table] of Object.entries(TABLES)) {
     it(`${tag}: a value equal to the English one has no words, or its words are the language's own`, () => {
       const wordy = (message: Message) =>
         (typeof message === "string" ? [message] : Object.values(message)).some((text) => /[A-Za-z]{2,}/.test((text ?? "").replace(/\{\w+\}/g, "")));

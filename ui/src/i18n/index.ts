@@ -1,37 +1,25 @@
 // The panel's words in the user's language: one message table per locale (messages.ts is the
-// English one, every key; locales/<tag>.ts translate them, one file per ComfyUI locale: adding a
-// file adds the language), the current locale (ComfyUI's `Comfy.Locale`, followed live by
-// comfyLocale.ts), `t(key, params)` and a hook that re-renders a component when the locale
-// changes. A locale without a table shows English; numbers, dates and plural forms still follow
-// the locale itself (Intl).
+// English one, every key, inside the bundle; locales/<tag>.ts translate them, each built into
+// ui/dist/locales/<tag>.json and fetched the first time its language is chosen), the current
+// locale (ComfyUI's `Comfy.Locale`, followed live by comfyLocale.ts), `t(key, params)` and a hook
+// that re-renders a component when the locale changes. A locale without a table shows English;
+// numbers, dates and plural forms still follow the locale itself (Intl).
 import { useSyncExternalStore } from "react";
 import { en, type Message, type MessageKey } from "./messages";
+import { isAtHand, load, tableOf, tableTag } from "./tables";
 
 export type { MessageKey };
 export type Translation = Record<MessageKey, Message>;
+export { registerTable, tableUrl } from "./tables";
 export type Params = Record<string, string | number | Date>;
-
-const files = import.meta.glob<Translation>("./locales/*.ts", { eager: true, import: "default" });
-
-/** The translated locales by tag ("zh", "zh-TW", "pt-BR"): each has every key (i18n.test.ts). */
-export const SHIPPED: Record<string, Translation> = Object.fromEntries(
-  Object.entries(files).map(([path, table]) => [path.replace(/^.*\/|\.ts$/g, ""), table]),
-);
 
 /** Right-to-left scripts among ComfyUI's locales. */
 const RTL = new Set(["ar", "fa", "he"]);
 
+/** The locale shown, and the one last chosen (ahead of it while its table is on the way). */
 let locale = "en";
+let wanted = "en";
 const listeners = new Set<() => void>();
-
-/** Traditional Chinese however the tag says it (zh-TW, zh-Hant, zh-HK, zh-MO): the zh-TW table. */
-const TRADITIONAL = /^zh-(tw|hant|hk|mo)\b/i;
-
-/** The table for a locale: its own ("pt-BR"), else its language's ("fr-CA" → fr), else English. */
-function tableOf(tag: string): Translation {
-  if (TRADITIONAL.test(tag)) return SHIPPED["zh-TW"] ?? SHIPPED.zh ?? en;
-  return SHIPPED[tag] ?? SHIPPED[tag.split("-")[0] ?? ""] ?? en;
-}
 
 function validTag(tag: string): string {
   try {
@@ -45,11 +33,25 @@ export function getLocale(): string {
   return locale;
 }
 
-/** Switch the panel's language; every component using useI18n re-renders. */
+/** Switch the panel's language; every component using useI18n re-renders. A table not at hand
+ * is fetched first, the previous language staying until it arrives (the last choice wins). */
 export function setLocale(tag: string): void {
   const next = validTag(tag.trim() || "en");
-  if (next === locale) return;
-  locale = next;
+  if (next === wanted) return;
+  wanted = next;
+  const table = tableTag(next);
+  if (table === undefined || isAtHand(table)) {
+    show(next);
+    return;
+  }
+  void load(table).then(() => {
+    if (wanted === next) show(next);
+  });
+}
+
+function show(tag: string): void {
+  if (tag === locale) return;
+  locale = tag;
   for (const listener of listeners) listener();
 }
 
@@ -78,7 +80,7 @@ function formatParam(value: string | number | Date, tag: string): string {
 
 /** The text of `key` in `tag`: the plural form for `params.count`, `{name}` filled from params. */
 export function translate(tag: string, key: MessageKey, params: Params = {}): string {
-  const message = tableOf(tag)[key] ?? en[key];
+  const message: Message = tableOf(tag)?.[key] ?? en[key];
   let text: string;
   if (typeof message === "string") text = message;
   else {
