@@ -428,6 +428,24 @@ const table: Translation = {
   "error.project.text_empty": "正文（text）为空；文档需要有内容",
   "error.project.exists": "已存在名为“{name}”的项目",
   "error.project.too_many_documents": "该项目已有 {count} 个文档；一个项目最多容纳 {limit} 个文档",
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "通过 ComfyUI-Manager 安装 {count} 个节点包：将下载在 ComfyUI 中运行的代码，重启后加载。" },
+  "installs.approve.restart": "通过 ComfyUI-Manager 重启 ComfyUI，以加载已安装的节点包。正在运行的任务会停止；页面会自动重新连接。",
+  "installs.pack.titled": "{title}（{id}）",
+  "installs.pack.by": "{pack}，作者 {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "正在安装 {pack}",
+  "installs.progress.done": "{pack} 已完成",
+  "installs.progress.restarting": "正在等待 ComfyUI 重启",
+  "installs.installed": { other: "已安装 {count} 个节点包" },
+  "installs.restartNeeded": "重启 ComfyUI 以加载新节点。",
+  "installs.restarted": "ComfyUI 已重启",
+  "installs.refused.title": "ComfyUI-Manager 已拒绝",
+  "installs.refused.install": "ComfyUI-Manager 的安全级别不允许安装节点包。如需允许：停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中设置 security_level = normal，然后重新启动 ComfyUI。",
+  "installs.refused.restart": "ComfyUI-Manager 的安全级别不允许重启 ComfyUI。请自行重启，或停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中设置 security_level = normal，然后重新启动。",
+  "installs.noManager.title": "未安装任何内容",
+  "installs.noManager": "此 ComfyUI 中没有可用的 ComfyUI-Manager。助手会给出自行安装这些节点包的步骤。",
+  "installs.legacyManager": "此版本的 ComfyUI-Manager 只能在其自身窗口中安装（Manager > 自定义节点管理器）。助手会给出步骤。",
 };
 
 export default table;
