@@ -103,6 +103,19 @@ for (const frontend of versions) {
         reply.toolCalls({ id: "call_restart", name: "restartComfyUI", arguments: { nodeTypes: [NODE, "NoSuchNode"] } }),
         reply.text("Impact Pack is installed and AddMask is ready to use."),
       );
+      // The open workflow has an AddMask node, loaded while its type was missing: a placeholder.
+      const missingId = await page.evaluate(async (type) => {
+        const app = window.app;
+        const data = (app.rootGraph ?? app.graph).serialize();
+        const id = Math.max(0, ...data.nodes.map((n) => Number(n.id) || 0)) + 100;
+        data.nodes.push({ id, type, pos: [100, 2200], size: [220, 80], flags: {}, order: data.nodes.length, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [] });
+        if (typeof data.last_node_id === "number") data.last_node_id = Math.max(data.last_node_id, id);
+        const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+        await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
+        return id;
+      }, NODE);
+      const placeholder = (id) => page.evaluate((id) => (window.app.rootGraph ?? window.app.graph).getNodeById(id)?.has_errors === true, id);
+      assert.equal(await placeholder(missingId), true, "a placeholder before the install");
       await send(page, "install the Impact Pack for me");
       await card.waitFor({ timeout: 20_000 });
       const asked = await card.textContent();
@@ -145,6 +158,10 @@ for (const frontend of versions) {
       assert.equal(restart.socket, undefined, "the page's socket reconnected");
       // The frontend learned the new node type (Manager's own UI refreshes the definitions too).
       assert.equal(await page.evaluate((type) => Boolean(window.LiteGraph.registered_node_types[type]), NODE), true);
+      // ... and the workflow was reloaded: the placeholder is a real AddMask node now.
+      assert.match(restart.workflow, /reloaded: 1 node/);
+      assert.equal(await placeholder(missingId), false);
+      assert.equal(await page.evaluate((id) => (window.app.rootGraph ?? window.app.graph).getNodeById(id)?.type, missingId), NODE);
       console.log(`screenshot: ${await screenshot(page, slug, "restarted-answer")}`);
       await sendButton(page).waitFor();
     });

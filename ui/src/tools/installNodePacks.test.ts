@@ -42,3 +42,21 @@ describe("the install tools without ComfyUI-Manager", () => {
     expect((await t.tools.installNodePacks({ packs: [] })).error).toMatch(/at least 1 item/);
   });
 });
+
+describe("after a restart", () => {
+  it("finds the nodes loaded while their type was missing, once the type is registered", async () => {
+    const { placeholdersOfKnownTypes } = await import("./restartComfyUI");
+    const t = createTestApp();
+    const node = { id: 7, type: "AddMask", pos: [0, 0], size: [200, 80], flags: {}, order: 0, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [] };
+    t.graph.configure({ version: 0.4, last_node_id: 7, last_link_id: 0, nodes: [node], links: [], groups: [], config: {}, extra: {} } as never);
+    expect((t.graph.getNodeById(7) as { has_errors?: boolean } | null)?.has_errors).toBe(true);
+    expect(placeholdersOfKnownTypes(t.app, t.lg)).toEqual([]); // (AddMask is still unknown)
+    const known = t.lg.registered_node_types as Record<string, unknown>;
+    known.AddMask = class {};
+    try {
+      expect(placeholdersOfKnownTypes(t.app, t.lg).map((n) => n.id)).toEqual([7]);
+    } finally {
+      delete known.AddMask;
+    }
+  });
+});

@@ -4,7 +4,9 @@
 // registered. The tool result reaches the model in the next request, to the restarted server:
 // the turn goes on (the answer with this call was saved when its stream ended, before the
 // approval card asked).
-import { showToast } from "../comfy";
+import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+import { serializeWorkflow } from "./checkpointGraph";
+import { allGraphs, rootRef } from "./graphs";
 import { t } from "../i18n";
 import { Denied, type ApprovalRequest } from "./approvals";
 import { type ToolContext, type ToolResult } from "./context";
@@ -86,6 +88,33 @@ async function registeredOnServer(api: ManagerApi, type: string): Promise<boolea
   }
 }
 
+const QUIET = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+
+/**
+ * Nodes of the open workflow that were loaded while their type was missing stay placeholders
+ * once the type is registered: reload the workflow into its own tab (its current state, unsaved
+ * edits included), as Manager's own "apply changes" does after its reboot. How many came back.
+ */
+async function reloadPlaceholders(app: ComfyApp, lg: LiteGraphGlobal): Promise<number> {
+  const count = placeholdersOfKnownTypes(app, lg).length;
+  if (!count) return 0;
+  const workflow = app.extensionManager?.workflow?.activeWorkflow ?? null;
+  await app.loadGraphData(serializeWorkflow(app), true, true, workflow, QUIET);
+  return count;
+}
+
+/** LiteGraph's placeholders (1.27.10 and 1.58.1 alike: `has_errors`, the node's JSON kept in
+ * `last_serialization`) whose type is registered now, at any depth of the workflow. */
+export function placeholdersOfKnownTypes(app: ComfyApp, lg: LiteGraphGlobal): LGraphNode[] {
+  return [rootRef(app), ...allGraphs(app)] // (allGraphs: the subgraph levels)
+    .flatMap((ref) => (ref.graph.nodes ?? []) as LGraphNode[])
+    .filter((node) => {
+      const placeholder = node as LGraphNode & { has_errors?: boolean; last_serialization?: { type?: string } };
+      const type = placeholder.last_serialization?.type ?? placeholder.type;
+      return placeholder.has_errors === true && !!placeholder.last_serialization && !!lg.registered_node_types[type];
+    });
+}
+
 export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs): Promise<ToolResult> {
   const api = ctx.app.api as ManagerApi;
   const types = [...new Set((args.nodeTypes ?? []).map((n) => n.trim()).filter(Boolean))];
@@ -125,6 +154,12 @@ export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs)
   const missing: string[] = [];
   for (const type of types) ((await registeredOnServer(api, type)) ? registered : missing).push(type);
   const notInEditor = refreshed ? registered.filter((type) => !ctx.lg.registered_node_types[type]) : [];
+  let reloaded = 0;
+  try {
+    reloaded = refreshed ? await reloadPlaceholders(ctx.app, ctx.lg) : 0;
+  } catch {
+    // (the note below asks for a reload of the page)
+  }
   showToast(ctx.app, "success", t("installs.restarted"), undefined, 4000);
   return {
     ok: true,
@@ -132,6 +167,7 @@ export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs)
     seconds: back.seconds,
     ...(types.length ? { registered, missing } : {}),
     ...(missing.length ? { note: `Not registered after the restart: ${missing.join(", ")} (the pack may have failed to import; ComfyUI's console says why).` } : {}),
+    ...(reloaded ? { workflow: `The open workflow was reloaded: ${reloaded} node(s) of the new types work now.` } : {}),
     ...(notInEditor.length || !refreshed ? { editor: "The page has not loaded every new node type yet: the user should reload the page." } : {}),
     ...(back.socket ? {} : { socket: "ComfyUI's websocket has not reconnected yet: the user may need to reload the page." }),
   };
