@@ -9,7 +9,10 @@ closes or SIGTERM. With `--provider-only` it starts only the provider (for a rea
 ui/e2e/README.md) and `app` is null. With `--comfy-frontend VERSION` the app is the ComfyUI
 stand-in (tests/comfy_standin) serving that real ComfyUI frontend with our panel and routes; with
 `--returning-user` too, its data directory holds what earlier sessions left: saved workflows and
-threads bound as an older version bound them (tests/comfy_standin/returning.py).
+threads bound as an older version bound them (tests/comfy_standin/returning.py); with `--manager
+FLAVOUR` (v4, v4legacy, v3) ComfyUI-Manager's stand-in is mounted on it (tests/manager_standin.py:
+its map keyed by cnr ids as when the Registry is reachable, `--manager-security` its level), and
+its reboot drops and restarts the whole stand-in, our routes included, as Manager's os.execv does.
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -48,6 +51,7 @@ if __package__ in (None, ""):  # run as a file: import the installed package ins
     from comfyui_assistant.standalone import create_app
     from comfyui_assistant.tests.comfy_standin import create_standin
     from comfyui_assistant.tests.comfy_standin.returning import seed_returning_user
+    from comfyui_assistant.tests.manager_standin import ManagerStandin
     from comfyui_assistant.tests.scripted_provider import (
         Completion,
         Cut,
@@ -66,6 +70,7 @@ else:
     from ..standalone import create_app
     from .comfy_standin import create_standin
     from .comfy_standin.returning import seed_returning_user
+    from .manager_standin import ManagerStandin
     from .scripted_provider import (
         Completion,
         Cut,
@@ -207,6 +212,7 @@ async def start_app(
     port: int,
     frontend: str | None = None,
     returning_user: bool = False,
+    manager: ManagerStandin | None = None,
 ) -> Any:
     """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend (with
     `returning_user`, on a data directory that earlier sessions used)."""
@@ -218,11 +224,13 @@ async def start_app(
     options = ServiceOptions(data_dir=data_dir, environ=environ)
     if returning_user:
         await seed_returning_user(options)
-    app = create_standin(frontend, options) if frontend else create_app(options)
+    app = create_standin(frontend, options, manager) if frontend else create_app(options)
     runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
+    if manager is not None:
+        manager.adopt(runner)
     bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return runner, f"http://{host}:{bound}"
 
@@ -253,6 +261,16 @@ async def main(args: argparse.Namespace) -> None:
             app_url = None
             if not args.provider_only:
                 data_dir = args.data_dir or Path(tmp) / "data"
+                manager = None
+                if args.manager and args.comfy_frontend:
+                    manager = ManagerStandin(
+                        flavour=args.manager,
+                        security_level=args.manager_security,
+                        key_style="cnr",
+                        idle_seconds=0.5,
+                        task_seconds=0.3,
+                        down_seconds=2.0,
+                    )
                 runner, app_url = await start_app(
                     provider,
                     data_dir,
@@ -260,6 +278,7 @@ async def main(args: argparse.Namespace) -> None:
                     args.port,
                     args.comfy_frontend,
                     args.returning_user,
+                    manager,
                 )
             print(json.dumps({"app": app_url, "provider": provider.origin}), flush=True)
             await stop.wait()
@@ -286,6 +305,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--returning-user",
         action="store_true",
         help="a data directory that earlier sessions used (tests/comfy_standin/returning.py)",
+    )
+    parser.add_argument(
+        "--manager",
+        choices=["v4", "v4legacy", "v3"],
+        help="with --comfy-frontend: mount ComfyUI-Manager's stand-in (tests/manager_standin.py)",
+    )
+    parser.add_argument(
+        "--manager-security",
+        default="normal",
+        choices=["strong", "normal", "normal-", "weak"],
+        help="the Manager stand-in's security_level",
     )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)

@@ -28,6 +28,8 @@ TOOL_NAMES = [
     "setWidgetValues",
     "queueWorkflow",
     "loadWorkflow",
+    "installNodePacks",
+    "restartComfyUI",
     "searchInstalledNodes",
     "getNodeDefinition",
     "getAvailableModels",

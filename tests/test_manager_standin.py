@@ -340,3 +340,38 @@ async def test_mounted_on_the_comfyui_standin_it_shares_its_ws_and_reboots_it(
     assert features["extension"]["manager"]["supports_v4"] is True
     assert ws.types() == ["status", "cm-task-started", "cm-task-completed", "cm-queue-status"]
     assert ws.close_code == 1006 and back["system"]["argv"] == stats["system"]["argv"]
+
+
+async def test_mounted_its_reboot_registers_the_installed_packs_node_types(tmp_path: Path) -> None:
+    """What the panel's restartComfyUI reads back: /api/object_info/<type> of the ComfyUI
+    stand-in has a pack's node types only once a reboot loaded the pack."""
+    manager = ManagerStandin(idle_seconds=0.05, down_seconds=0.2)
+    environ = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+    options = ServiceOptions(data_dir=tmp_path, environ=environ)
+    runner = web.AppRunner(create_standin(frontend_versions()[-1], options, manager))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    manager.adopt(runner)
+    one = f"{manager.url}/api/object_info/AddMask"
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with Listener(session, manager.url, CLIENT) as ws:
+                await post(
+                    session,
+                    f"{manager.url}/api/v2/manager/queue/task",
+                    task("i", "install", INSTALL_IMPACT),
+                )
+                await post(session, f"{manager.url}/api/v2/manager/queue/start")
+                await ws.wait_for("cm-queue-status")
+            before = await get(session, one)
+            with pytest.raises(aiohttp.ServerDisconnectedError):
+                await post(session, f"{manager.url}/api/v2/manager/reboot")
+            await asyncio.wait_for(manager.up.wait(), 5)
+            after = await get(session, one)
+            everything = await get(session, f"{manager.url}/api/object_info")
+            core = await get(session, f"{manager.url}/api/object_info/KSampler")
+    finally:
+        await runner.cleanup()
+    assert before == {}
+    assert after["AddMask"]["name"] == "AddMask" and "AddMask" in everything
+    assert "KSampler" in core and "KSampler" in everything  # the shipped definitions stay

@@ -39,7 +39,8 @@ _WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 _SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
 _EXACT = "Exact node type (class name), e.g. KSampler."
 
-# The seven panel tools cost about 1,300 cl100k tokens as json.dumps(openai_tools()).
+# The seven graph tools cost about 1,300 cl100k tokens as json.dumps(openai_tools()); the two
+# install tools about 300 more (tests/test_tools_definitions.py).
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
@@ -212,6 +213,51 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="panel",
         group="graph",
         edits_graph=True,
+    ),
+    # Installs (issue 28): in the browser, through ComfyUI-Manager's own API, each after the
+    # user's Allow. Not at the small windows (about 300 tokens together, measured in
+    # tests/test_tools_definitions.py).
+    ToolSpec(
+        name="installNodePacks",
+        brief="Install node packs (ids from the missing-node scan) via ComfyUI-Manager; asks.",
+        tier="full",
+        description="Install node packs through ComfyUI-Manager, once the user allows it. packs: "
+        "the pack ids the missing-node scan gave (Registry ids or repository URLs). Reports each "
+        "pack (installed, already-installed, refused, failed); without Manager, the steps to do "
+        "it by hand. New packs load only after restartComfyUI.",
+        parameters=_args(
+            ["packs"],
+            packs={
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": 20,
+                "description": "Pack ids, as the scan named them.",
+            },
+        ),
+        runs="panel",
+        group="installs",
+        digest_args=("packs",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="restartComfyUI",
+        brief="Restart ComfyUI (to load installed packs), then check node types; asks first.",
+        tier="full",
+        description="Restart ComfyUI through ComfyUI-Manager, once the user allows it, so that "
+        "installed packs load (a running job stops). Waits until it is back (up to 3 minutes) "
+        "and reports which of nodeTypes are registered then.",
+        parameters=_args(
+            nodeTypes={
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Node types the new packs should provide, to check.",
+            },
+        ),
+        runs="panel",
+        group="installs",
+        digest_args=("nodeTypes",),
+        digest_files=False,
     ),
     # Server tools: they need no browser and run inside the same /api/assistant/chat response.
     ToolSpec(

@@ -42,6 +42,11 @@ GROUPS: Mapping[str, ToolGroup] = MappingProxyType(
             "bring back a shortened result, an instruction section left out, or what was said "
             "earlier in this conversation.",
         ),
+        "installs": ToolGroup(
+            "Install tools",
+            "install what a workflow lacks through ComfyUI-Manager; each asks the user first and "
+            "Ctrl+Z does not undo it.",
+        ),
         "delegate": ToolGroup(
             "Delegation",
             "hands a research task (several lookups whose details will not matter later) to a "

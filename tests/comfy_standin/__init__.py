@@ -10,7 +10,8 @@ the real frontend without ComfyUI, torch or models:
 | `/` and every other file | the frontend's static folder (ComfyUI's web root) |
 | `/extensions/comfyui-assistant/*` | our `ui/dist`, ComfyUI's `WEB_DIRECTORY` of this node |
 | `GET /api/extensions` | the web root's `extensions/**/*.js`, then ours, as ComfyUI lists them |
-| `GET /api/object_info` | our shipped node definitions (`data/object_info.json.gz`) |
+| `GET /api/object_info` | our shipped node definitions (`data/object_info.json.gz`)(*) |
+| `GET /api/object_info/{type}` | that one type(*), `{}` when it is not registered |
 | `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
 | `/view` (and `/api/view`) | a run's files from the stand-in's folders: `view.py` |
@@ -18,6 +19,9 @@ the real frontend without ComfyUI, torch or models:
 | `/api/system_stats`, `/api/embeddings`, ... | fixed answers (`STATIC_ANSWERS`) |
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 | `/v2/...`, `/api/v2/...` (with `manager=`) | ComfyUI-Manager: `tests/manager_standin.py` |
+
+(*) with `manager=`, also a bare definition of each node type of the packs Manager's stand-in
+loaded (its `registered`, which a reboot updates).
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
 frontend that asks for something new shows up in the suite's output. `returning.py` fills a data
@@ -156,7 +160,15 @@ def create_standin(
 
     @routes.get("/api/object_info")
     async def object_info(request: web.Request) -> web.Response:
-        return await object_info_response(service)
+        if manager is None:
+            return await object_info_response(service)
+        return web.json_response(await _with_packs(service, manager))
+
+    @routes.get("/api/object_info/{node_class}")
+    async def one_type(request: web.Request) -> web.Response:
+        name = request.match_info["node_class"]
+        nodes = await _with_packs(service, manager) if manager else await _definitions(service)
+        return web.json_response({name: nodes[name]} if name in nodes else {})
 
     @routes.get("/api/system_stats")
     async def stats(request: web.Request) -> web.Response:
@@ -180,6 +192,19 @@ def create_standin(
 
 async def _definitions(service: AssistantService) -> dict[str, Any]:
     return dict((await service.environment.get()).nodes)
+
+
+async def _with_packs(service: AssistantService, manager: ManagerStandin) -> dict[str, Any]:
+    """The definitions, plus a bare one for each node type of a pack Manager's stand-in loaded."""
+    nodes = await _definitions(service)
+    for name in sorted(manager.registered - set(nodes)):
+        nodes[name] = {
+            "input": {"required": {}}, "input_order": {"required": []}, "output": [],
+            "output_is_list": [], "output_name": [], "name": name, "display_name": name,
+            "description": "", "python_module": "custom_nodes.standin_pack",
+            "category": "stand-in pack", "output_node": False,
+        }  # fmt: skip
+    return nodes
 
 
 def _fixed(answer: Any) -> Any:

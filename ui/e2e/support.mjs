@@ -60,13 +60,16 @@ export function python() {
 }
 
 /** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
- * earlier sessions used, tests/comfy_standin/returning.py). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false } = {}) {
+ * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
+ * on the ComfyUI one, "v4" etc., at `managerSecurity`). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
     ...(comfyFrontend ? ["--comfy-frontend", comfyFrontend] : []),
     ...(returningUser ? ["--returning-user"] : []),
+    ...(manager ? ["--manager", manager] : []),
+    ...(managerSecurity ? ["--manager-security", managerSecurity] : []),
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";

@@ -496,6 +496,25 @@ export const en = {
   "error.installs.not_a_workflow": "This is not a ComfyUI workflow: {why}. Send the workflow as ComfyUI saves it (an object with \"nodes\") or an API-format prompt (node ids with \"class_type\" and \"inputs\").",
   "error.installs.too_many_nodes": "the workflow has {count} nodes (subgraphs included); a scan reads at most {limit}",
   "error.installs.body": "send a JSON object with \"workflow\" (the workflow itself) or \"attachment\" (the id of an attached workflow file), not both",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { one: "Install {count} node pack through ComfyUI-Manager: it downloads code that runs inside ComfyUI, and loads after a restart.", other: "Install {count} node packs through ComfyUI-Manager: they download code that runs inside ComfyUI, and load after a restart." },
+  "installs.approve.restart": "Restart ComfyUI through ComfyUI-Manager to load the installed node packs. A running job stops; the page reconnects by itself.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, by {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "installing {pack}",
+  "installs.progress.done": "{pack} done",
+  "installs.progress.restarting": "waiting for ComfyUI to restart",
+  "installs.installed": { one: "{count} node pack installed", other: "{count} node packs installed" },
+  "installs.restartNeeded": "Restart ComfyUI to load the new nodes.",
+  "installs.restarted": "ComfyUI restarted",
+  "installs.refused.title": "ComfyUI-Manager refused",
+  "installs.refused.install": "ComfyUI-Manager's security level does not allow installing node packs. To allow it, stop ComfyUI, set security_level = normal in ComfyUI-Manager's config.ini (user/__manager/config.ini), and start ComfyUI again.",
+  "installs.refused.restart": "ComfyUI-Manager's security level does not allow restarting ComfyUI. Restart it yourself, or stop ComfyUI, set security_level = normal in ComfyUI-Manager's config.ini (user/__manager/config.ini), and start it again.",
+  "installs.noManager.title": "Nothing was installed",
+  "installs.noManager": "ComfyUI-Manager is not available in this ComfyUI. The assistant gives the steps to install the packs yourself.",
+  "installs.legacyManager": "This ComfyUI-Manager installs only from its own window (Manager > Custom Nodes Manager). The assistant gives the steps.",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

@@ -132,6 +132,7 @@ export function toolErrorText(result: unknown): string | null {
 export function progressText(update: Record<string, unknown> | undefined, t = currentT): string | null {
   if (!update) return null;
   const bits: string[] = [];
+  if (typeof update.status === "string") bits.push(update.status); // (a tool's own words, translated by it)
   if (update.node !== undefined) bits.push(t("tool.progress.node", { node: String(update.node) }));
   if (typeof update.step === "number" && typeof update.steps === "number") bits.push(t("tool.progress.step", { step: update.step, steps: update.steps }));
   if (typeof update.cached === "number" && update.cached > 0) bits.push(t("tool.progress.cached", { count: update.cached }));

@@ -3,7 +3,8 @@ import type { ComfyApp } from "../comfy";
 import { graphTools, isPanelTool, PANEL_TOOL_NAMES, runTool, type ToolResult } from "./index";
 import { createTestApp, jsonResponse } from "./testing";
 
-const VALID_ARGS: Record<(typeof PANEL_TOOL_NAMES)[number], unknown> = {
+// The graph tools (the install tools read ComfyUI-Manager, not the graph: manager.test.ts).
+const VALID_ARGS: Partial<Record<(typeof PANEL_TOOL_NAMES)[number], unknown>> = {
   getWorkflow: {},
   addNode: { nodeType: "KSampler" },
   removeNodes: { nodeIds: [1] },
@@ -18,10 +19,10 @@ afterEach(() => {
 });
 
 describe("panel tools", () => {
-  it("exposes the seven tools by name", () => {
+  it("exposes the nine tools by name", () => {
     const t = createTestApp();
     expect(Object.keys(t.tools)).toEqual([...PANEL_TOOL_NAMES]);
-    expect(PANEL_TOOL_NAMES).toEqual(["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow"]);
+    expect(PANEL_TOOL_NAMES).toEqual(["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "installNodePacks", "restartComfyUI"]);
     expect(isPanelTool("addNode")).toBe(true);
     expect(isPanelTool("searchInstalledNodes")).toBe(false);
   });
@@ -31,7 +32,7 @@ describe("panel tools", () => {
     expect(await runTool(t.app, "addNode", '{"nodeType": "VAEDecode"}', t.lg)).toMatchObject({ ok: true, nodeId: 1 });
     expect(await runTool(t.app, "deleteEverything", {}, t.lg)).toEqual({
       ok: false,
-      error: 'Unknown panel tool "deleteEverything". Panel tools: getWorkflow, addNode, removeNodes, connectNodes, setWidgetValues, queueWorkflow, loadWorkflow.',
+      error: 'Unknown panel tool "deleteEverything". Panel tools: getWorkflow, addNode, removeNodes, connectNodes, setWidgetValues, queueWorkflow, loadWorkflow, installNodePacks, restartComfyUI.',
     });
   });
 
@@ -55,7 +56,7 @@ describe("panel tools", () => {
       },
     }) as ComfyApp;
     const tools = graphTools(broken, t.lg);
-    for (const name of PANEL_TOOL_NAMES) {
+    for (const name of PANEL_TOOL_NAMES.filter((n) => n in VALID_ARGS)) {
       expect(await tools[name](VALID_ARGS[name])).toEqual({ ok: false, error: `Unexpected error in ${name}: graph is gone` });
     }
     t.app.graphToPrompt = () => Promise.reject("a plain string");

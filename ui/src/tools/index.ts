@@ -1,5 +1,6 @@
-// The panel tools: the seven graph tools the model calls (schemas from the Python registry,
-// generated into schemas.generated.ts), run against ComfyUI's `app`.
+// The panel tools: the seven graph tools the model calls and the two install tools (through
+// ComfyUI-Manager; schemas from the Python registry, generated into schemas.generated.ts), run
+// against ComfyUI's `app`.
 //
 //   const tools = graphTools(app);              // LiteGraph from window.LiteGraph, looked up per call
 //   const result = await tools.addNode({ nodeType: "KSampler" });
@@ -14,9 +15,11 @@ import { addNode, type AddNodeArgs } from "./addNode";
 import { connectNodes, type ConnectNodesArgs } from "./connectNodes";
 import { errorMessage, ToolError, type ToolContext, type ToolResult } from "./context";
 import { getWorkflow, type GetWorkflowArgs } from "./getWorkflow";
+import { installNodePacks, type InstallNodePacksArgs } from "./installNodePacks";
 import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
 import { removeNodes, type RemoveNodesArgs } from "./removeNodes";
+import { restartComfyUI, type RestartComfyUIArgs } from "./restartComfyUI";
 import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
 import type { PanelToolName } from "./schemas.generated";
 import { setWidgetValues, type SetWidgetValuesArgs } from "./setWidgetValues";
@@ -45,6 +48,8 @@ interface ArgsByTool {
   setWidgetValues: SetWidgetValuesArgs;
   queueWorkflow: QueueWorkflowArgs;
   loadWorkflow: LoadWorkflowArgs;
+  installNodePacks: InstallNodePacksArgs;
+  restartComfyUI: RestartComfyUIArgs;
 }
 
 const IMPLEMENTATIONS: { [K in ToolName]: (ctx: ToolContext, args: ArgsByTool[K]) => ToolResult | Promise<ToolResult> } = {
@@ -55,6 +60,8 @@ const IMPLEMENTATIONS: { [K in ToolName]: (ctx: ToolContext, args: ArgsByTool[K]
   setWidgetValues,
   queueWorkflow,
   loadWorkflow,
+  installNodePacks,
+  restartComfyUI,
 };
 
 /** The panel's tools: those it implements (the table above must name every panel tool of the
@@ -90,7 +97,7 @@ async function run(
   }
 }
 
-/** The seven panel tools bound to `app` (LiteGraph defaults to window.LiteGraph at call time). */
+/** The panel tools bound to `app` (LiteGraph defaults to window.LiteGraph at call time). */
 export function graphTools(app: ComfyApp, lg?: LiteGraphGlobal): PanelTools {
   const tools = {} as PanelTools;
   for (const name of PANEL_TOOL_NAMES) tools[name] = (input: unknown, call?: CallOptions) => run(app, lg, name, input, call);

@@ -12,6 +12,7 @@ export interface Schema {
   additionalProperties?: boolean | Schema;
   items?: Schema;
   minItems?: number;
+  maxItems?: number;
   minLength?: number;
   minProperties?: number;
   minimum?: number;
@@ -78,6 +79,9 @@ function check(schema: Schema, input: unknown, path: string, errors: string[]): 
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       errors.push(`'${where}' must have at least ${schema.minItems} item(s)`);
+    }
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+      errors.push(`'${where}' must have at most ${schema.maxItems} items`);
     }
     return schema.items ? value.map((item, i) => check(schema.items!, item, `${where}[${i}]`, errors)) : value;
   }

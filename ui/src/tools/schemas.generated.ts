@@ -2,7 +2,7 @@
 // The panel tools' argument schemas, as the model is offered them.
 import type { Schema } from "./schema";
 
-export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow"] as const;
+export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "installNodePacks", "restartComfyUI"] as const;
 
 export type PanelToolName = (typeof REGISTRY_PANEL_TOOLS)[number];
 
@@ -229,6 +229,40 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
       "attachment": {
         "type": "string",
         "description": "Or: an attached file's id."
+      }
+    },
+    "required": [],
+    "additionalProperties": false
+  },
+  "installNodePacks": {
+    "type": "object",
+    "properties": {
+      "packs": {
+        "type": "array",
+        "items": {
+          "type": "string",
+          "minLength": 1
+        },
+        "minItems": 1,
+        "maxItems": 20,
+        "description": "Pack ids, as the scan named them."
+      }
+    },
+    "required": [
+      "packs"
+    ],
+    "additionalProperties": false
+  },
+  "restartComfyUI": {
+    "type": "object",
+    "properties": {
+      "nodeTypes": {
+        "type": "array",
+        "items": {
+          "type": "string",
+          "minLength": 1
+        },
+        "description": "Node types the new packs should provide, to check."
       }
     },
     "required": [],

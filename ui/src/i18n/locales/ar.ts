@@ -592,6 +592,39 @@ const table: Translation = {
   "error.installs.not_a_workflow": "هذا ليس سير عمل ComfyUI: {why}. أرسل سير العمل كما يحفظه ComfyUI (كائن فيه \"nodes\") أو موجّه بتنسيق API (معرّفات العُقد مع \"class_type\" و\"inputs\").",
   "error.installs.too_many_nodes": "في سير العمل {count} من العُقد (مع المخططات الفرعية)؛ والفحص يقرأ {limit} منها على الأكثر",
   "error.installs.body": "أرسل كائن JSON فيه \"workflow\" (سير العمل نفسه) أو \"attachment\" (معرّف ملف سير عمل مرفق)، لا كليهما",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    zero: "تثبيت {count} من حزم العقد عبر ComfyUI-Manager: تُنزِّل شيفرة تعمل داخل ComfyUI، وتُحمَّل بعد إعادة التشغيل.",
+    one: "تثبيت حزمة عقد واحدة عبر ComfyUI-Manager: تُنزِّل شيفرة تعمل داخل ComfyUI، وتُحمَّل بعد إعادة التشغيل.",
+    two: "تثبيت حزمتَي عقد عبر ComfyUI-Manager: تُنزِّلان شيفرة تعمل داخل ComfyUI، وتُحمَّلان بعد إعادة التشغيل.",
+    few: "تثبيت {count} حزم عقد عبر ComfyUI-Manager: تُنزِّل شيفرة تعمل داخل ComfyUI، وتُحمَّل بعد إعادة التشغيل.",
+    many: "تثبيت {count} حزمة عقد عبر ComfyUI-Manager: تُنزِّل شيفرة تعمل داخل ComfyUI، وتُحمَّل بعد إعادة التشغيل.",
+    other: "تثبيت {count} من حزم العقد عبر ComfyUI-Manager: تُنزِّل شيفرة تعمل داخل ComfyUI، وتُحمَّل بعد إعادة التشغيل.",
+  },
+  "installs.approve.restart": "إعادة تشغيل ComfyUI عبر ComfyUI-Manager لتحميل حزم العقد المثبَّتة. تتوقف أي مهمة قيد التشغيل؛ وتعيد الصفحة الاتصال تلقائيًا.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}، من {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "جارٍ تثبيت {pack}",
+  "installs.progress.done": "اكتمل {pack}",
+  "installs.progress.restarting": "في انتظار إعادة تشغيل ComfyUI",
+  "installs.installed": {
+    zero: "لم تُثبَّت أي حزمة عقد",
+    one: "ثُبِّتت حزمة عقد واحدة",
+    two: "ثُبِّتت حزمتا عقد",
+    few: "ثُبِّتت {count} حزم عقد",
+    many: "ثُبِّتت {count} حزمة عقد",
+    other: "ثُبِّتت {count} من حزم العقد",
+  },
+  "installs.restartNeeded": "أعد تشغيل ComfyUI لتحميل العقد الجديدة.",
+  "installs.restarted": "أُعيد تشغيل ComfyUI",
+  "installs.refused.title": "رفض ComfyUI-Manager الطلب",
+  "installs.refused.install": "مستوى الأمان في ComfyUI-Manager لا يسمح بتثبيت حزم العقد. للسماح بذلك: أوقف ComfyUI، واضبط security_level = normal في ملف config.ini الخاص بـ ComfyUI-Manager (user/__manager/config.ini)، ثم شغّل ComfyUI من جديد.",
+  "installs.refused.restart": "مستوى الأمان في ComfyUI-Manager لا يسمح بإعادة تشغيل ComfyUI. أعد تشغيله بنفسك، أو أوقف ComfyUI، واضبط security_level = normal في ملف config.ini الخاص بـ ComfyUI-Manager (user/__manager/config.ini)، ثم شغّله من جديد.",
+  "installs.noManager.title": "لم يُثبَّت أي شيء",
+  "installs.noManager": "ComfyUI-Manager غير متاح في ComfyUI هذا. سيعطيك المساعد خطوات تثبيت الحزم بنفسك.",
+  "installs.legacyManager": "هذا الإصدار من ComfyUI-Manager يثبّت من نافذته الخاصة فقط (Manager > مدير العقد المخصصة). سيعطيك المساعد الخطوات.",
 };
 
 export default table;

@@ -450,6 +450,25 @@ const table: Translation = {
   "error.installs.not_a_workflow": "这不是 ComfyUI 工作流：{why}。请按 ComfyUI 保存的格式发送工作流（带有 \"nodes\" 的对象），或发送 API 格式的 prompt（节点 id 对应 \"class_type\" 和 \"inputs\"）。",
   "error.installs.too_many_nodes": "该工作流有 {count} 个节点（含子图）；一次扫描最多读取 {limit} 个",
   "error.installs.body": "请发送一个 JSON 对象，包含 \"workflow\"（工作流本身）或 \"attachment\"（已附加的工作流文件的 id），二者只能选其一",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "通过 ComfyUI-Manager 安装 {count} 个节点包：将下载在 ComfyUI 中运行的代码，重启后加载。" },
+  "installs.approve.restart": "通过 ComfyUI-Manager 重启 ComfyUI，以加载已安装的节点包。正在运行的任务会停止；页面会自动重新连接。",
+  "installs.pack.titled": "{title}（{id}）",
+  "installs.pack.by": "{pack}，作者 {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "正在安装 {pack}",
+  "installs.progress.done": "{pack} 已完成",
+  "installs.progress.restarting": "正在等待 ComfyUI 重启",
+  "installs.installed": { other: "已安装 {count} 个节点包" },
+  "installs.restartNeeded": "重启 ComfyUI 以加载新节点。",
+  "installs.restarted": "ComfyUI 已重启",
+  "installs.refused.title": "ComfyUI-Manager 已拒绝",
+  "installs.refused.install": "ComfyUI-Manager 的安全级别不允许安装节点包。如需允许：停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中设置 security_level = normal，然后重新启动 ComfyUI。",
+  "installs.refused.restart": "ComfyUI-Manager 的安全级别不允许重启 ComfyUI。请自行重启，或停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中设置 security_level = normal，然后重新启动。",
+  "installs.noManager.title": "未安装任何内容",
+  "installs.noManager": "此 ComfyUI 中没有可用的 ComfyUI-Manager。助手会给出自行安装这些节点包的步骤。",
+  "installs.legacyManager": "此版本的 ComfyUI-Manager 只能在其自身窗口中安装（Manager > 自定义节点管理器）。助手会给出步骤。",
 };
 
 export default table;

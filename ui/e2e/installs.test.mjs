@@ -1,0 +1,197 @@
+// Issue 28, the panel's side of an install: the real ComfyUI frontend (the stand-in, with
+// ComfyUI-Manager's recorded stand-in mounted: tests/manager_standin.py), a scripted model that
+// asks to install a pack and then to restart ComfyUI. The approval card asks each time; Allow
+// installs through Manager's own API (its cm-task-* events reach the page's socket), the restart
+// drops every connection and the stand-in comes back; the model hears which node types are
+// registered then, and the turn goes on. Deny installs nothing; at Manager's `strong` security
+// level the user reads what to change.
+//
+//   cd ui && node --test e2e/installs.test.mjs
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  RETURNING_USER_SETTINGS,
+  frontendVersions,
+  launchBrowser,
+  openAssistant,
+  openTarget,
+  panel,
+  reply,
+  screenshot,
+  send,
+  sendButton,
+  startHarness,
+  storeSettings,
+  watchPage,
+} from "./support.mjs";
+
+const PACK = "comfyui-impact-pack"; // in the stand-in's node map, keyed by its cnr id
+const NODE = "AddMask"; // one of its node types
+const CARD = "The assistant asks before it acts";
+
+async function installed(baseUrl) {
+  const packs = await (await fetch(`${baseUrl}/api/v2/customnode/installed`)).json();
+  return Object.values(packs).some((p) => p.cnr_id === PACK && p.enabled);
+}
+
+/** The content of the tool message answering `id`, in the provider's requests. */
+function toolResult(requests, id) {
+  for (const request of requests) {
+    const found = request.messages.find((m) => m.role === "tool" && m.tool_call_id === id);
+    if (found) return found.content;
+  }
+  return undefined;
+}
+
+/** Starts the stand-in with Manager's and opens the panel; `events` records Manager's ws events. */
+async function setUp(frontend, security) {
+  const harness = await startHarness({ comfyFrontend: frontend, manager: "v4", managerSecurity: security });
+  await storeSettings(harness.app, RETURNING_USER_SETTINGS);
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
+  const problems = watchPage(page);
+  await openTarget(page, harness.app, { comfyui: true });
+  await page.evaluate(() => {
+    window.__managerEvents = [];
+    for (const type of ["cm-task-started", "cm-task-completed", "cm-queue-status"]) {
+      window.app.api.addEventListener(type, (event) => window.__managerEvents.push({ type, data: event.detail }));
+    }
+  });
+  await openAssistant(page);
+  return { harness, browser, page, problems };
+}
+
+async function tearDown(env, name) {
+  await env?.browser?.close();
+  await env?.harness?.stop();
+  if (env?.problems?.length) console.log(`page errors seen (${name}):\n${env.problems.join("\n")}`);
+}
+
+const versions = frontendVersions();
+const newest = versions.at(-1);
+
+for (const frontend of versions) {
+  describe(`installing a node pack through ComfyUI-Manager, frontend ${frontend} (stand-in)`, () => {
+    let env;
+    const slug = `installs-${frontend}`;
+    before(async () => {
+      env = await setUp(frontend, "normal");
+    });
+    after(() => tearDown(env, frontend));
+
+    test("Deny: nothing is installed and the model is told", { timeout: 60_000 }, async () => {
+      const { harness, page } = env;
+      const card = panel(page).getByRole("group", { name: CARD });
+      await harness.provider.reset();
+      await harness.provider.script(reply.toolCalls({ id: "call_deny", name: "installNodePacks", arguments: { packs: [PACK] } }), reply.text("Fine, I installed nothing."));
+      await send(page, "install what this workflow lacks");
+      await card.waitFor({ timeout: 20_000 });
+      await card.getByRole("button", { name: "Deny" }).click();
+      await panel(page).getByText("Fine, I installed nothing.").waitFor({ timeout: 20_000 });
+      const { requests } = await harness.provider.state();
+      assert.equal(toolResult(requests, "call_deny"), "The user denied this tool call; it did not run.");
+      assert.equal(await installed(harness.app), false, "a denied install changes nothing");
+      await sendButton(page).waitFor();
+    });
+
+    test("Allow: Manager installs the pack, the restart brings its node type, the turn goes on", { timeout: 120_000 }, async () => {
+      const { harness, page } = env;
+      const card = panel(page).getByRole("group", { name: CARD });
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_install", name: "installNodePacks", arguments: { packs: [PACK] } }),
+        reply.toolCalls({ id: "call_restart", name: "restartComfyUI", arguments: { nodeTypes: [NODE, "NoSuchNode"] } }),
+        reply.text("Impact Pack is installed and AddMask is ready to use."),
+      );
+      // The open workflow has an AddMask node, loaded while its type was missing: a placeholder.
+      const missingId = await page.evaluate(async (type) => {
+        const app = window.app;
+        const data = (app.rootGraph ?? app.graph).serialize();
+        const id = Math.max(0, ...data.nodes.map((n) => Number(n.id) || 0)) + 100;
+        data.nodes.push({ id, type, pos: [100, 2200], size: [220, 80], flags: {}, order: data.nodes.length, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [] });
+        if (typeof data.last_node_id === "number") data.last_node_id = Math.max(data.last_node_id, id);
+        const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+        await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
+        return id;
+      }, NODE);
+      const placeholder = (id) => page.evaluate((id) => (window.app.rootGraph ?? window.app.graph).getNodeById(id)?.has_errors === true, id);
+      assert.equal(await placeholder(missingId), true, "a placeholder before the install");
+      await send(page, "install the Impact Pack for me");
+      await card.waitFor({ timeout: 20_000 });
+      const asked = await card.textContent();
+      assert.match(asked, /Install 1 node pack through ComfyUI-Manager/);
+      assert.match(asked, /Impact Pack \(comfyui-impact-pack\), by Dr\.Lt\.Data/, "the pack's title and author from Manager's map");
+      console.log(`screenshot: ${await screenshot(page, slug, "install-asked")}`);
+      await card.getByRole("button", { name: "Allow" }).click();
+
+      // Manager ran the task for this page's socket; then the model asks to restart.
+      await card.getByText(/Restart ComfyUI through ComfyUI-Manager/).waitFor({ timeout: 30_000 });
+      assert.equal(await installed(harness.app), true);
+      const events = await page.evaluate(() => window.__managerEvents);
+      const types = events.map((e) => e.type);
+      assert.ok(types.includes("cm-task-started") && types.includes("cm-task-completed"), `events seen: ${types.join(", ")}`);
+      assert.equal(events.find((e) => e.type === "cm-task-completed").data.result, "success");
+      const installResult = JSON.parse(toolResult(await harness.provider.requests(), "call_install"));
+      assert.deepEqual(installResult.packs.map((p) => [p.id, p.status]), [[PACK, "installed"]]);
+      assert.equal(installResult.restartNeeded, true);
+      const before = await (await fetch(`${harness.app}/api/object_info/${NODE}`)).json();
+      assert.deepEqual(before, {}, "not registered before the restart");
+      console.log(`screenshot: ${await screenshot(page, slug, "restart-asked")}`);
+      // A real restart loses what is only in memory: the answer with the restart call is stored
+      // already (its stream ended before the card asked), so the next request finds the thread.
+      const [thread] = (await (await fetch(`${harness.app}/api/assistant/threads`)).json()).threads;
+      const stored = (await (await fetch(`${harness.app}/api/assistant/threads/${thread.id}`)).json()).messages.at(-1);
+      assert.equal(stored.role, "assistant");
+      assert.ok(stored.parts.some((p) => p.toolCallId === "call_restart"), "the restart call is saved before the restart");
+
+      // The restart: every connection drops, the stand-in is down for a while, then back.
+      await card.getByRole("button", { name: "Allow" }).click();
+      await panel(page).getByText("Impact Pack is installed and AddMask is ready to use.").waitFor({ timeout: 60_000 });
+      const requests = await harness.provider.requests();
+      assert.equal(requests.length, 3, "install, restart, final answer: the turn went on after the restart");
+      const restart = JSON.parse(toolResult(requests, "call_restart"));
+      assert.equal(restart.ok, true);
+      assert.equal(restart.restarted, true);
+      assert.deepEqual(restart.registered, [NODE]);
+      assert.deepEqual(restart.missing, ["NoSuchNode"]);
+      assert.ok(restart.seconds >= 1, `the stand-in was down 2 s; the tool waited ${restart.seconds} s`);
+      assert.equal(restart.socket, undefined, "the page's socket reconnected");
+      // The frontend learned the new node type (Manager's own UI refreshes the definitions too).
+      assert.equal(await page.evaluate((type) => Boolean(window.LiteGraph.registered_node_types[type]), NODE), true);
+      // ... and the workflow was reloaded: the placeholder is a real AddMask node now.
+      assert.match(restart.workflow, /reloaded: 1 node/);
+      assert.equal(await placeholder(missingId), false);
+      assert.equal(await page.evaluate((id) => (window.app.rootGraph ?? window.app.graph).getNodeById(id)?.type, missingId), NODE);
+      console.log(`screenshot: ${await screenshot(page, slug, "restarted-answer")}`);
+      await sendButton(page).waitFor();
+    });
+  });
+}
+
+describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in)`, () => {
+  let env;
+  before(async () => {
+    env = await setUp(newest, "strong");
+  });
+  after(() => tearDown(env, `${newest} strong`));
+
+  test("the refusal says it is Manager's security level and what to change", { timeout: 60_000 }, async () => {
+    const { harness, page } = env;
+    const card = panel(page).getByRole("group", { name: CARD });
+    await harness.provider.reset();
+    await harness.provider.script(reply.toolCalls({ id: "call_strong", name: "installNodePacks", arguments: { packs: [PACK] } }), reply.text("Manager refused."));
+    await send(page, "install the Impact Pack");
+    await card.waitFor({ timeout: 20_000 });
+    await card.getByRole("button", { name: "Allow" }).click();
+    await page.getByText(/security level does not allow installing node packs/).first().waitFor({ timeout: 30_000 });
+    const text = await page.getByText(/security level does not allow installing node packs/).first().textContent();
+    assert.match(text, /security_level = normal.*config\.ini/);
+    console.log(`screenshot: ${await screenshot(page, `installs-${newest}-strong`, "refused")}`);
+    await panel(page).getByText("Manager refused.").waitFor({ timeout: 20_000 });
+    const result = JSON.parse(toolResult(await harness.provider.requests(), "call_strong"));
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.packs.map((p) => [p.id, p.status]), [[PACK, "refused"]]);
+    assert.match(result.refused, /security_level = normal/);
+    assert.equal(await installed(harness.app), false);
+  });
+});

@@ -1,0 +1,174 @@
+// restartComfyUI: restarts ComfyUI through ComfyUI-Manager's reboot, after the user allowed it,
+// waits until ComfyUI's websocket is back and our backend answers, reloads the node definitions
+// (as Manager's own "apply changes" does) and reports which of the asked node types are now
+// registered. The tool result reaches the model in the next request, to the restarted server:
+// the turn goes on (the answer with this call was saved when its stream ended, before the
+// approval card asked).
+import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+import { serializeWorkflow } from "./checkpointGraph";
+import { allGraphs, rootRef } from "./graphs";
+import { t } from "../i18n";
+import { Denied, type ApprovalRequest } from "./approvals";
+import { type ToolContext, type ToolResult } from "./context";
+import { detectManager, reboot, type ManagerApi } from "./manager";
+
+export interface RestartComfyUIArgs {
+  nodeTypes?: string[];
+}
+
+/** Longest wait for ComfyUI to come back (a start with many packs takes minutes). */
+export const RESTART_TIMEOUT_MS = 180_000;
+/** A cheap GET of ours: it answers once the restarted server has loaded this extension. */
+export const BACKEND_PROBE = "/api/assistant/tools";
+
+export const RESTART_REFUSED_NOTE =
+  "ComfyUI-Manager's security level refused the restart. The user can restart ComfyUI by hand " +
+  "(stop and start it), or allow it: stop ComfyUI, set `security_level = normal` in " +
+  "ComfyUI-Manager's config.ini (user/__manager/config.ini), start ComfyUI again.";
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  pollMs?: number;
+  /** After the backend answers, how long to wait for the websocket's `reconnected` too. */
+  socketGraceMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function backendUp(): Promise<boolean> {
+  try {
+    const response = await fetch(BACKEND_PROBE, { cache: "no-store" });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits for the restarted ComfyUI: our backend answers after it was seen down (or the socket
+ * reconnected, which only a restart causes here), and the frontend's socket reconnected. The
+ * old process may answer for a moment after the reboot request, so an answer before any sign
+ * of the restart does not count. Resolves with the seconds it took, or null on timeout.
+ */
+export async function waitForRestart(api: ManagerApi, options: WaitOptions = {}): Promise<{ seconds: number; socket: boolean } | null> {
+  const { timeoutMs = RESTART_TIMEOUT_MS, pollMs = 1000, socketGraceMs = 15_000 } = options;
+  const started = Date.now();
+  let reconnected = false;
+  let sawDown = false;
+  const onReconnect = () => {
+    reconnected = true;
+  };
+  api.addEventListener("reconnected", onReconnect);
+  try {
+    while (Date.now() - started < timeoutMs) {
+      const up = await backendUp();
+      if (!up) sawDown = true;
+      else if (sawDown || reconnected) {
+        const upAt = Date.now();
+        while (!reconnected && Date.now() - upAt < socketGraceMs && Date.now() - started < timeoutMs) await sleep(200);
+        return { seconds: Math.round((Date.now() - started) / 100) / 10, socket: reconnected };
+      }
+      await sleep(pollMs);
+    }
+    return null;
+  } finally {
+    api.removeEventListener("reconnected", onReconnect);
+  }
+}
+
+/** Whether ComfyUI's server registers a node type now (GET /object_info/<type>, as ComfyUI serves it). */
+async function registeredOnServer(api: ManagerApi, type: string): Promise<boolean> {
+  try {
+    const response = await api.fetchApi(`/object_info/${encodeURIComponent(type)}`, { cache: "no-store" });
+    if (!response.ok) return false;
+    const body = (await response.json()) as Record<string, unknown>;
+    return !!body && typeof body === "object" && type in body;
+  } catch {
+    return false;
+  }
+}
+
+const QUIET = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+
+/**
+ * Nodes of the open workflow that were loaded while their type was missing stay placeholders
+ * once the type is registered: reload the workflow into its own tab (its current state, unsaved
+ * edits included), as Manager's own "apply changes" does after its reboot. How many came back.
+ */
+async function reloadPlaceholders(app: ComfyApp, lg: LiteGraphGlobal): Promise<number> {
+  const count = placeholdersOfKnownTypes(app, lg).length;
+  if (!count) return 0;
+  const workflow = app.extensionManager?.workflow?.activeWorkflow ?? null;
+  await app.loadGraphData(serializeWorkflow(app), true, true, workflow, QUIET);
+  return count;
+}
+
+/** LiteGraph's placeholders (1.27.10 and 1.58.1 alike: `has_errors`, the node's JSON kept in
+ * `last_serialization`) whose type is registered now, at any depth of the workflow. */
+export function placeholdersOfKnownTypes(app: ComfyApp, lg: LiteGraphGlobal): LGraphNode[] {
+  return [rootRef(app), ...allGraphs(app)] // (allGraphs: the subgraph levels)
+    .flatMap((ref) => (ref.graph.nodes ?? []) as LGraphNode[])
+    .filter((node) => {
+      const placeholder = node as LGraphNode & { has_errors?: boolean; last_serialization?: { type?: string } };
+      const type = placeholder.last_serialization?.type ?? placeholder.type;
+      return placeholder.has_errors === true && !!placeholder.last_serialization && !!lg.registered_node_types[type];
+    });
+}
+
+export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs): Promise<ToolResult> {
+  const api = ctx.app.api as ManagerApi;
+  const types = [...new Set((args.nodeTypes ?? []).map((n) => n.trim()).filter(Boolean))];
+  const manager = await detectManager(api);
+  if (manager.kind === "none" || !manager.rebootPath) {
+    return {
+      ok: false,
+      error: "ComfyUI-Manager is not available, so the assistant cannot restart ComfyUI: ask the user to stop and start ComfyUI, then reload this page.",
+    };
+  }
+  const request: ApprovalRequest = { kind: "restart", action: t("installs.approve.restart"), nodes: types };
+  if (ctx.approve && !(await ctx.approve(request))) throw new Denied("Restart ComfyUI.");
+  const answer = await reboot(api, manager.rebootPath);
+  if (!answer.accepted) {
+    if (answer.refused) {
+      showToast(ctx.app, "error", t("installs.refused.title"), t("installs.refused.restart"), 15000);
+      return { ok: false, error: RESTART_REFUSED_NOTE, refused: true };
+    }
+    return { ok: false, error: `ComfyUI-Manager did not restart ComfyUI: ${answer.message}.` };
+  }
+  ctx.progress?.({ status: t("installs.progress.restarting") });
+  const back = await waitForRestart(api);
+  if (!back) {
+    return {
+      ok: false,
+      error: `ComfyUI did not come back within ${RESTART_TIMEOUT_MS / 1000} s of the restart; ask the user to look at ComfyUI's console (a pack may fail to import) and reload this page.`,
+    };
+  }
+  // Manager's own UI does this after its reboot: the frontend learns the new node types.
+  let refreshed = true;
+  try {
+    await ctx.app.extensionManager.command.execute("Comfy.RefreshNodeDefinitions");
+  } catch {
+    refreshed = false;
+  }
+  const registered: string[] = [];
+  const missing: string[] = [];
+  for (const type of types) ((await registeredOnServer(api, type)) ? registered : missing).push(type);
+  const notInEditor = refreshed ? registered.filter((type) => !ctx.lg.registered_node_types[type]) : [];
+  let reloaded = 0;
+  try {
+    reloaded = refreshed ? await reloadPlaceholders(ctx.app, ctx.lg) : 0;
+  } catch {
+    // (the note below asks for a reload of the page)
+  }
+  showToast(ctx.app, "success", t("installs.restarted"), undefined, 4000);
+  return {
+    ok: true,
+    restarted: true,
+    seconds: back.seconds,
+    ...(types.length ? { registered, missing } : {}),
+    ...(missing.length ? { note: `Not registered after the restart: ${missing.join(", ")} (the pack may have failed to import; ComfyUI's console says why).` } : {}),
+    ...(reloaded ? { workflow: `The open workflow was reloaded: ${reloaded} node(s) of the new types work now.` } : {}),
+    ...(notInEditor.length || !refreshed ? { editor: "The page has not loaded every new node type yet: the user should reload the page." } : {}),
+    ...(back.socket ? {} : { socket: "ComfyUI's websocket has not reconnected yet: the user may need to reload the page." }),
+  };
+}
