@@ -478,6 +478,28 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Dies ist kein ComfyUI-Workflow: {why}. Senden Sie den Workflow so, wie ComfyUI ihn speichert (ein Objekt mit \"nodes\"), oder einen Prompt im API-Format (Node-IDs mit \"class_type\" und \"inputs\").",
   "error.installs.too_many_nodes": "der Workflow hat {count} Nodes (einschließlich Subgraphen); ein Scan liest höchstens {limit}",
   "error.installs.body": "senden Sie ein JSON-Objekt mit \"workflow\" (dem Workflow selbst) oder \"attachment\" (der ID einer angehängten Workflow-Datei), aber nicht mit beidem",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "{count} Node-Paket über ComfyUI-Manager installieren: Dabei wird Code heruntergeladen, der in ComfyUI ausgeführt wird; das Paket wird nach einem Neustart geladen.",
+    other: "{count} Node-Pakete über ComfyUI-Manager installieren: Dabei wird Code heruntergeladen, der in ComfyUI ausgeführt wird; die Pakete werden nach einem Neustart geladen.",
+  },
+  "installs.approve.restart": "ComfyUI über ComfyUI-Manager neu starten, um die installierten Node-Pakete zu laden. Ein laufender Auftrag wird abgebrochen; die Seite verbindet sich von selbst wieder.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, von {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "{pack} wird installiert",
+  "installs.progress.done": "{pack} fertig",
+  "installs.progress.restarting": "Warten auf den Neustart von ComfyUI",
+  "installs.installed": { one: "{count} Node-Paket installiert", other: "{count} Node-Pakete installiert" },
+  "installs.restartNeeded": "Starten Sie ComfyUI neu, um die neuen Nodes zu laden.",
+  "installs.restarted": "ComfyUI neu gestartet",
+  "installs.refused.title": "ComfyUI-Manager hat die Anfrage abgelehnt",
+  "installs.refused.install": "Die Sicherheitsstufe von ComfyUI-Manager erlaubt keine Installation von Node-Paketen. Um sie zu erlauben, beenden Sie ComfyUI, setzen Sie security_level = normal in der config.ini von ComfyUI-Manager (user/__manager/config.ini) und starten Sie ComfyUI erneut.",
+  "installs.refused.restart": "Die Sicherheitsstufe von ComfyUI-Manager erlaubt keinen Neustart von ComfyUI. Starten Sie es selbst neu, oder beenden Sie ComfyUI, setzen Sie security_level = normal in der config.ini von ComfyUI-Manager (user/__manager/config.ini) und starten Sie es erneut.",
+  "installs.noManager.title": "Es wurde nichts installiert",
+  "installs.noManager": "ComfyUI-Manager ist in diesem ComfyUI nicht verfügbar. Der Assistent nennt Ihnen die Schritte, um die Pakete selbst zu installieren.",
+  "installs.legacyManager": "Dieser ComfyUI-Manager installiert nur aus seinem eigenen Fenster (Manager > Custom-Nodes-Manager). Der Assistent nennt Ihnen die Schritte.",
 };
 
 export default table;

@@ -509,6 +509,29 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Esto no es un flujo de trabajo de ComfyUI: {why}. Envía el flujo de trabajo tal como lo guarda ComfyUI (un objeto con \"nodes\") o un prompt en formato API (ids de nodos con \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "el flujo de trabajo tiene {count} nodos (incluidos los subgrafos); un análisis lee como máximo {limit}",
   "error.installs.body": "envía un objeto JSON con \"workflow\" (el flujo de trabajo en sí) o \"attachment\" (el id de un archivo de flujo de trabajo adjunto), pero no ambos",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "Instalar {count} paquete de nodos mediante ComfyUI-Manager: descarga código que se ejecuta dentro de ComfyUI y se carga tras un reinicio.",
+    many: "Instalar {count} de paquetes de nodos mediante ComfyUI-Manager: descargan código que se ejecuta dentro de ComfyUI y se cargan tras un reinicio.",
+    other: "Instalar {count} paquetes de nodos mediante ComfyUI-Manager: descargan código que se ejecuta dentro de ComfyUI y se cargan tras un reinicio.",
+  },
+  "installs.approve.restart": "Reiniciar ComfyUI mediante ComfyUI-Manager para cargar los paquetes de nodos instalados. Un trabajo en ejecución se detiene; la página se reconecta sola.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, de {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "instalando {pack}",
+  "installs.progress.done": "{pack} listo",
+  "installs.progress.restarting": "esperando a que ComfyUI se reinicie",
+  "installs.installed": { one: "{count} paquete de nodos instalado", many: "{count} de paquetes de nodos instalados", other: "{count} paquetes de nodos instalados" },
+  "installs.restartNeeded": "Reinicia ComfyUI para cargar los nuevos nodos.",
+  "installs.restarted": "ComfyUI reiniciado",
+  "installs.refused.title": "ComfyUI-Manager rechazó la solicitud",
+  "installs.refused.install": "El nivel de seguridad de ComfyUI-Manager no permite instalar paquetes de nodos. Para permitirlo, detén ComfyUI, establece security_level = normal en el config.ini de ComfyUI-Manager (user/__manager/config.ini) y vuelve a iniciar ComfyUI.",
+  "installs.refused.restart": "El nivel de seguridad de ComfyUI-Manager no permite reiniciar ComfyUI. Reinícialo tú mismo, o detén ComfyUI, establece security_level = normal en el config.ini de ComfyUI-Manager (user/__manager/config.ini) y vuelve a iniciarlo.",
+  "installs.noManager.title": "No se instaló nada",
+  "installs.noManager": "ComfyUI-Manager no está disponible en este ComfyUI. El asistente te da los pasos para instalar los paquetes tú mismo.",
+  "installs.legacyManager": "Este ComfyUI-Manager solo instala desde su propia ventana (Manager > Gestor de nodos personalizados). El asistente te da los pasos.",
 };
 
 export default table;

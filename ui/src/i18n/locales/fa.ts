@@ -452,6 +452,25 @@ const table: Translation = {
   "error.installs.not_a_workflow": "این یک workflow ComfyUI نیست: {why}. workflow را به همان شکلی بفرستید که ComfyUI ذخیره می‌کند (شیئی با \"nodes\")، یا یک پرامپت در قالب API بفرستید (شناسه‌های گره با \"class_type\" و \"inputs\").",
   "error.installs.too_many_nodes": "این workflow {count} گره دارد (با احتساب Subgraphها)؛ هر اسکن حداکثر {limit} گره را می‌خواند",
   "error.installs.body": "یک شیء JSON بفرستید که یا \"workflow\" (خود workflow) یا \"attachment\" (شناسهٔ یک فایل workflow پیوست‌شده) را داشته باشد، نه هر دو را",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "نصب {count} بستهٔ گره از طریق ComfyUI-Manager: کدی دانلود می‌شود که درون ComfyUI اجرا می‌شود، و بسته‌ها پس از راه‌اندازی مجدد بارگذاری می‌شوند." },
+  "installs.approve.restart": "راه‌اندازی مجدد ComfyUI از طریق ComfyUI-Manager برای بارگذاری بسته‌های گرهٔ نصب‌شده. کار در حال اجرا متوقف می‌شود؛ صفحه خودش دوباره وصل می‌شود.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}، ساختهٔ {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "در حال نصب {pack}",
+  "installs.progress.done": "{pack} انجام شد",
+  "installs.progress.restarting": "در انتظار راه‌اندازی مجدد ComfyUI",
+  "installs.installed": { other: "{count} بستهٔ گره نصب شد" },
+  "installs.restartNeeded": "برای بارگذاری گره‌های جدید، ComfyUI را مجدداً راه‌اندازی کنید.",
+  "installs.restarted": "ComfyUI مجدداً راه‌اندازی شد",
+  "installs.refused.title": "ComfyUI-Manager درخواست را رد کرد",
+  "installs.refused.install": "سطح امنیتی ComfyUI-Manager اجازهٔ نصب بسته‌های گره را نمی‌دهد. برای مجاز کردن آن، ComfyUI را متوقف کنید، در فایل config.ini مربوط به ComfyUI-Manager (user/__manager/config.ini) مقدار security_level = normal را تنظیم کنید و ComfyUI را دوباره اجرا کنید.",
+  "installs.refused.restart": "سطح امنیتی ComfyUI-Manager اجازهٔ راه‌اندازی مجدد ComfyUI را نمی‌دهد. خودتان آن را مجدداً راه‌اندازی کنید، یا ComfyUI را متوقف کنید، در فایل config.ini مربوط به ComfyUI-Manager (user/__manager/config.ini) مقدار security_level = normal را تنظیم کنید و آن را دوباره اجرا کنید.",
+  "installs.noManager.title": "چیزی نصب نشد",
+  "installs.noManager": "ComfyUI-Manager در این ComfyUI در دسترس نیست. دستیار مراحلی را می‌گوید که با آن‌ها خودتان بسته‌ها را نصب کنید.",
+  "installs.legacyManager": "این ComfyUI-Manager فقط از پنجرهٔ خودش نصب می‌کند (Manager > مدیریت گره‌های سفارشی). دستیار مراحل را می‌گوید.",
 };
 
 export default table;

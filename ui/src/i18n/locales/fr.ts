@@ -509,6 +509,29 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Ce n’est pas un workflow ComfyUI : {why}. Envoyez le workflow tel que ComfyUI l’enregistre (un objet avec \"nodes\") ou un prompt au format API (des identifiants de nœuds avec \"class_type\" et \"inputs\").",
   "error.installs.too_many_nodes": "le workflow compte {count} nœuds (sous-graphes compris) ; une analyse en lit au plus {limit}",
   "error.installs.body": "envoyez un objet JSON avec \"workflow\" (le workflow lui-même) ou \"attachment\" (l’identifiant d’un fichier de workflow joint), mais pas les deux",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "Installer {count} pack de nœuds via ComfyUI-Manager : cela télécharge du code qui s’exécute dans ComfyUI ; le pack est chargé après un redémarrage.",
+    many: "Installer {count} de packs de nœuds via ComfyUI-Manager : cela télécharge du code qui s’exécute dans ComfyUI ; les packs sont chargés après un redémarrage.",
+    other: "Installer {count} packs de nœuds via ComfyUI-Manager : cela télécharge du code qui s’exécute dans ComfyUI ; les packs sont chargés après un redémarrage.",
+  },
+  "installs.approve.restart": "Redémarrer ComfyUI via ComfyUI-Manager pour charger les packs de nœuds installés. Un travail en cours s’arrête ; la page se reconnecte d’elle-même.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, par {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "installation de {pack}",
+  "installs.progress.done": "{pack} terminé",
+  "installs.progress.restarting": "en attente du redémarrage de ComfyUI",
+  "installs.installed": { one: "{count} pack de nœuds installé", many: "{count} de packs de nœuds installés", other: "{count} packs de nœuds installés" },
+  "installs.restartNeeded": "Redémarrez ComfyUI pour charger les nouveaux nœuds.",
+  "installs.restarted": "ComfyUI redémarré",
+  "installs.refused.title": "ComfyUI-Manager a refusé",
+  "installs.refused.install": "Le niveau de sécurité de ComfyUI-Manager n’autorise pas l’installation de packs de nœuds. Pour l’autoriser, arrêtez ComfyUI, définissez security_level = normal dans le config.ini de ComfyUI-Manager (user/__manager/config.ini), puis relancez ComfyUI.",
+  "installs.refused.restart": "Le niveau de sécurité de ComfyUI-Manager n’autorise pas le redémarrage de ComfyUI. Redémarrez-le vous-même, ou arrêtez ComfyUI, définissez security_level = normal dans le config.ini de ComfyUI-Manager (user/__manager/config.ini), puis relancez-le.",
+  "installs.noManager.title": "Rien n’a été installé",
+  "installs.noManager": "ComfyUI-Manager n’est pas disponible dans ce ComfyUI. L’assistant indique les étapes pour installer les packs vous-même.",
+  "installs.legacyManager": "Ce ComfyUI-Manager n’installe que depuis sa propre fenêtre (Manager > Gestionnaire de nœuds personnalisés). L’assistant indique les étapes.",
 };
 
 export default table;

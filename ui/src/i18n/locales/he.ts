@@ -498,6 +498,29 @@ const table: Translation = {
   "error.installs.not_a_workflow": "זה אינו תהליך עבודה של ComfyUI: {why}. שלחו את תהליך העבודה כפי ש-ComfyUI שומר אותו (אובייקט עם \"nodes\") או הנחיה (prompt) בפורמט API (מזהי צמתים עם \"class_type\" ו-\"inputs\").",
   "error.installs.too_many_nodes": "בתהליך העבודה יש {count} צמתים (כולל תת-גרפים); סריקה קוראת {limit} לכל היותר",
   "error.installs.body": "שלחו אובייקט JSON עם \"workflow\" (תהליך העבודה עצמו) או \"attachment\" (המזהה של קובץ תהליך עבודה מצורף), לא את שניהם",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "התקנת חבילת צמתים אחת דרך ComfyUI-Manager: היא מורידה קוד שרץ בתוך ComfyUI, ונטענת אחרי הפעלה מחדש.",
+    two: "התקנת שתי חבילות צמתים דרך ComfyUI-Manager: הן מורידות קוד שרץ בתוך ComfyUI, ונטענות אחרי הפעלה מחדש.",
+    other: "התקנת {count} חבילות צמתים דרך ComfyUI-Manager: הן מורידות קוד שרץ בתוך ComfyUI, ונטענות אחרי הפעלה מחדש.",
+  },
+  "installs.approve.restart": "הפעלה מחדש של ComfyUI דרך ComfyUI-Manager כדי לטעון את חבילות הצמתים שהותקנו. משימה שפועלת תיעצר; הדף יתחבר מחדש מעצמו.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, מאת {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "מתקין את {pack}",
+  "installs.progress.done": "{pack}: הושלם",
+  "installs.progress.restarting": "ממתין להפעלה מחדש של ComfyUI",
+  "installs.installed": { one: "חבילת צמתים אחת הותקנה", two: "שתי חבילות צמתים הותקנו", other: "{count} חבילות צמתים הותקנו" },
+  "installs.restartNeeded": "הפעילו מחדש את ComfyUI כדי לטעון את הצמתים החדשים.",
+  "installs.restarted": "ComfyUI הופעל מחדש",
+  "installs.refused.title": "ComfyUI-Manager סירב",
+  "installs.refused.install": "רמת האבטחה של ComfyUI-Manager לא מאפשרת להתקין חבילות צמתים. כדי לאפשר זאת, עצרו את ComfyUI, הגדירו security_level = normal בקובץ config.ini של ComfyUI-Manager (user/__manager/config.ini), והפעילו את ComfyUI שוב.",
+  "installs.refused.restart": "רמת האבטחה של ComfyUI-Manager לא מאפשרת להפעיל מחדש את ComfyUI. הפעילו אותו מחדש בעצמכם, או עצרו את ComfyUI, הגדירו security_level = normal בקובץ config.ini של ComfyUI-Manager (user/__manager/config.ini), והפעילו אותו שוב.",
+  "installs.noManager.title": "שום דבר לא הותקן",
+  "installs.noManager": "ComfyUI-Manager לא זמין ב-ComfyUI הזה. העוזר ייתן את השלבים להתקנת החבילות בעצמכם.",
+  "installs.legacyManager": "ComfyUI-Manager הזה מתקין רק מתוך החלון שלו (Manager > מנהל הצמתים המותאמים). העוזר ייתן את השלבים.",
 };
 
 export default table;

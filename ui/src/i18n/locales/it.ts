@@ -509,6 +509,29 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Questo non è un workflow ComfyUI: {why}. Invia il workflow come lo salva ComfyUI (un oggetto con \"nodes\") o un prompt in formato API (id dei nodi con \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "il workflow ha {count} nodi (sottografi inclusi); una scansione ne legge al massimo {limit}",
   "error.installs.body": "invia un oggetto JSON con \"workflow\" (il workflow stesso) o \"attachment\" (l’id di un file di workflow allegato), ma non entrambi",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "Installare {count} pacchetto di nodi tramite ComfyUI-Manager: scarica codice che viene eseguito dentro ComfyUI e viene caricato dopo un riavvio.",
+    many: "Installare {count} di pacchetti di nodi tramite ComfyUI-Manager: scaricano codice che viene eseguito dentro ComfyUI e vengono caricati dopo un riavvio.",
+    other: "Installare {count} pacchetti di nodi tramite ComfyUI-Manager: scaricano codice che viene eseguito dentro ComfyUI e vengono caricati dopo un riavvio.",
+  },
+  "installs.approve.restart": "Riavviare ComfyUI tramite ComfyUI-Manager per caricare i pacchetti di nodi installati. Un job in esecuzione si interrompe; la pagina si riconnette da sola.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, di {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "installazione di {pack}",
+  "installs.progress.done": "{pack} completato",
+  "installs.progress.restarting": "in attesa del riavvio di ComfyUI",
+  "installs.installed": { one: "{count} pacchetto di nodi installato", many: "{count} di pacchetti di nodi installati", other: "{count} pacchetti di nodi installati" },
+  "installs.restartNeeded": "Riavvia ComfyUI per caricare i nuovi nodi.",
+  "installs.restarted": "ComfyUI riavviato",
+  "installs.refused.title": "ComfyUI-Manager ha rifiutato",
+  "installs.refused.install": "Il livello di sicurezza di ComfyUI-Manager non consente di installare pacchetti di nodi. Per consentirlo, arresta ComfyUI, imposta security_level = normal nel config.ini di ComfyUI-Manager (user/__manager/config.ini) e avvia di nuovo ComfyUI.",
+  "installs.refused.restart": "Il livello di sicurezza di ComfyUI-Manager non consente di riavviare ComfyUI. Riavvialo tu, oppure arresta ComfyUI, imposta security_level = normal nel config.ini di ComfyUI-Manager (user/__manager/config.ini) e avvialo di nuovo.",
+  "installs.noManager.title": "Non è stato installato nulla",
+  "installs.noManager": "ComfyUI-Manager non è disponibile in questo ComfyUI. L’assistente ti indica i passaggi per installare i pacchetti in autonomia.",
+  "installs.legacyManager": "Questo ComfyUI-Manager installa solo dalla propria finestra (Manager > Gestore nodi personalizzati). L’assistente ti indica i passaggi.",
 };
 
 export default table;

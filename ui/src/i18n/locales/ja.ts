@@ -452,6 +452,25 @@ const table: Translation = {
   "error.installs.not_a_workflow": "これは ComfyUI のワークフローではありません：{why}。ワークフローは ComfyUI が保存する形式（\"nodes\" を含むオブジェクト）か、API 形式のプロンプト（ノード ID ごとに \"class_type\" と \"inputs\" を持つもの）で送信してください。",
   "error.installs.too_many_nodes": "このワークフローには（サブグラフを含めて）{count} 個のノードがあります。1 回のスキャンで読み取れるのは {limit} 個までです",
   "error.installs.body": "\"workflow\"（ワークフロー本体）か \"attachment\"（添付したワークフローファイルの ID）のどちらか一方を含む JSON オブジェクトを送信してください。両方は指定できません",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "ComfyUI-Manager で {count} 個のノードパックをインストールします。ComfyUI 内で実行されるコードがダウンロードされ、再起動後に読み込まれます。" },
+  "installs.approve.restart": "ComfyUI-Manager で ComfyUI を再起動し、インストールしたノードパックを読み込みます。実行中のジョブは停止し、ページは自動的に再接続されます。",
+  "installs.pack.titled": "{title}（{id}）",
+  "installs.pack.by": "{pack}、作者：{author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "{pack} をインストール中",
+  "installs.progress.done": "{pack} 完了",
+  "installs.progress.restarting": "ComfyUI の再起動を待機中",
+  "installs.installed": { other: "{count} 個のノードパックをインストールしました" },
+  "installs.restartNeeded": "新しいノードを読み込むには ComfyUI を再起動してください。",
+  "installs.restarted": "ComfyUI を再起動しました",
+  "installs.refused.title": "ComfyUI-Manager が拒否しました",
+  "installs.refused.install": "ComfyUI-Manager のセキュリティレベルでは、ノードパックのインストールが許可されていません。許可するには、ComfyUI を停止し、ComfyUI-Manager の config.ini（user/__manager/config.ini）で security_level = normal を設定してから、ComfyUI をもう一度起動してください。",
+  "installs.refused.restart": "ComfyUI-Manager のセキュリティレベルでは、ComfyUI の再起動が許可されていません。ご自身で再起動するか、ComfyUI を停止し、ComfyUI-Manager の config.ini（user/__manager/config.ini）で security_level = normal を設定してから、もう一度起動してください。",
+  "installs.noManager.title": "何もインストールされませんでした",
+  "installs.noManager": "この ComfyUI では ComfyUI-Manager を利用できません。パックをご自身でインストールする手順をアシスタントが案内します。",
+  "installs.legacyManager": "この ComfyUI-Manager は、専用のウィンドウ（Manager > カスタムノードマネージャー）からしかインストールできません。手順はアシスタントが案内します。",
 };
 
 export default table;

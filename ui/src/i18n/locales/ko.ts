@@ -453,6 +453,25 @@ const table: Translation = {
   "error.installs.not_a_workflow": "ComfyUI 워크플로가 아닙니다: {why}. ComfyUI가 저장하는 형식(\"nodes\" 항목이 있는 객체) 또는 API 형식의 프롬프트(노드 ID마다 \"class_type\", \"inputs\" 항목이 있는 형식)로 워크플로를 보내세요.",
   "error.installs.too_many_nodes": "워크플로에 노드가 {count}개 있습니다(서브그래프 포함). 한 번의 스캔으로 최대 {limit}개까지 읽습니다",
   "error.installs.body": "\"workflow\"(워크플로 자체) 또는 \"attachment\"(첨부한 워크플로 파일의 ID) 중 하나만 담은 JSON 객체를 보내세요. 둘 다 보낼 수는 없습니다",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "ComfyUI-Manager로 노드 팩 {count}개를 설치합니다. ComfyUI 안에서 실행되는 코드를 다운로드하며, 재시작 후에 로드됩니다." },
+  "installs.approve.restart": "ComfyUI-Manager로 ComfyUI를 재시작하여 설치된 노드 팩을 로드합니다. 실행 중인 작업은 중지되며, 페이지는 자동으로 다시 연결됩니다.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, 제작자: {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "{pack} 설치 중",
+  "installs.progress.done": "{pack} 완료",
+  "installs.progress.restarting": "ComfyUI 재시작 대기 중",
+  "installs.installed": { other: "노드 팩 {count}개 설치됨" },
+  "installs.restartNeeded": "새 노드를 로드하려면 ComfyUI를 재시작하세요.",
+  "installs.restarted": "ComfyUI 재시작됨",
+  "installs.refused.title": "ComfyUI-Manager가 요청을 거부했습니다",
+  "installs.refused.install": "ComfyUI-Manager의 보안 수준에서는 노드 팩을 설치할 수 없습니다. 허용하려면 ComfyUI를 중지하고 ComfyUI-Manager의 config.ini(user/__manager/config.ini)에서 security_level = normal로 설정한 다음 ComfyUI를 다시 시작하세요.",
+  "installs.refused.restart": "ComfyUI-Manager의 보안 수준에서는 ComfyUI를 재시작할 수 없습니다. 직접 재시작하거나, ComfyUI를 중지하고 ComfyUI-Manager의 config.ini(user/__manager/config.ini)에서 security_level = normal로 설정한 다음 다시 시작하세요.",
+  "installs.noManager.title": "아무것도 설치되지 않았습니다",
+  "installs.noManager": "이 ComfyUI에서는 ComfyUI-Manager를 사용할 수 없습니다. 팩을 직접 설치하는 방법은 어시스턴트가 안내합니다.",
+  "installs.legacyManager": "이 ComfyUI-Manager는 자체 창(Manager > 커스텀 노드 관리자)에서만 설치할 수 있습니다. 방법은 어시스턴트가 안내합니다.",
 };
 
 export default table;

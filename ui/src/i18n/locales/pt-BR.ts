@@ -509,6 +509,29 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Isto não é um fluxo de trabalho do ComfyUI: {why}. Envie o fluxo de trabalho como o ComfyUI o salva (um objeto com \"nodes\") ou um prompt no formato de API (ids de nós com \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "o fluxo de trabalho tem {count} nós (incluindo subgrafos); uma verificação lê no máximo {limit}",
   "error.installs.body": "envie um objeto JSON com \"workflow\" (o próprio fluxo de trabalho) ou \"attachment\" (o id de um arquivo de fluxo de trabalho anexado), mas não os dois",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "Instalar {count} pacote de nós pelo ComfyUI-Manager: ele baixa código que roda dentro do ComfyUI e é carregado após uma reinicialização.",
+    many: "Instalar {count} de pacotes de nós pelo ComfyUI-Manager: eles baixam código que roda dentro do ComfyUI e são carregados após uma reinicialização.",
+    other: "Instalar {count} pacotes de nós pelo ComfyUI-Manager: eles baixam código que roda dentro do ComfyUI e são carregados após uma reinicialização.",
+  },
+  "installs.approve.restart": "Reiniciar o ComfyUI pelo ComfyUI-Manager para carregar os pacotes de nós instalados. Um trabalho em execução é interrompido; a página se reconecta sozinha.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, de {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "instalando {pack}",
+  "installs.progress.done": "{pack} concluído",
+  "installs.progress.restarting": "aguardando o ComfyUI reiniciar",
+  "installs.installed": { one: "{count} pacote de nós instalado", many: "{count} de pacotes de nós instalados", other: "{count} pacotes de nós instalados" },
+  "installs.restartNeeded": "Reinicie o ComfyUI para carregar os novos nós.",
+  "installs.restarted": "ComfyUI reiniciado",
+  "installs.refused.title": "O ComfyUI-Manager recusou a solicitação",
+  "installs.refused.install": "O nível de segurança do ComfyUI-Manager não permite instalar pacotes de nós. Para permitir, pare o ComfyUI, defina security_level = normal no config.ini do ComfyUI-Manager (user/__manager/config.ini) e inicie o ComfyUI novamente.",
+  "installs.refused.restart": "O nível de segurança do ComfyUI-Manager não permite reiniciar o ComfyUI. Reinicie-o você mesmo, ou pare o ComfyUI, defina security_level = normal no config.ini do ComfyUI-Manager (user/__manager/config.ini) e inicie-o novamente.",
+  "installs.noManager.title": "Nada foi instalado",
+  "installs.noManager": "O ComfyUI-Manager não está disponível neste ComfyUI. O assistente mostra os passos para você instalar os pacotes por conta própria.",
+  "installs.legacyManager": "Este ComfyUI-Manager só instala pela própria janela (Manager > Gerenciador de nós personalizados). O assistente mostra os passos.",
 };
 
 export default table;

@@ -554,6 +554,35 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Это не рабочий процесс ComfyUI: {why}. Отправьте рабочий процесс в том виде, в каком его сохраняет ComfyUI (объект с \"nodes\"), или промпт в формате API (идентификаторы узлов с \"class_type\" и \"inputs\").",
   "error.installs.too_many_nodes": "в рабочем процессе узлов: {count} (включая подграфы); сканирование читает не больше {limit}",
   "error.installs.body": "отправьте JSON-объект с \"workflow\" (сам рабочий процесс) или \"attachment\" (id прикреплённого файла рабочего процесса), но не с обоими сразу",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "Установить {count} пакет узлов через ComfyUI-Manager: будет скачан код, который выполняется внутри ComfyUI; пакет загрузится после перезапуска.",
+    few: "Установить {count} пакета узлов через ComfyUI-Manager: будет скачан код, который выполняется внутри ComfyUI; пакеты загрузятся после перезапуска.",
+    many: "Установить {count} пакетов узлов через ComfyUI-Manager: будет скачан код, который выполняется внутри ComfyUI; пакеты загрузятся после перезапуска.",
+    other: "Установить {count} пакета узлов через ComfyUI-Manager: будет скачан код, который выполняется внутри ComfyUI; пакеты загрузятся после перезапуска.",
+  },
+  "installs.approve.restart": "Перезапустить ComfyUI через ComfyUI-Manager, чтобы загрузить установленные пакеты узлов. Выполняющееся задание остановится; страница переподключится сама.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, автор: {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "установка {pack}",
+  "installs.progress.done": "{pack}: готово",
+  "installs.progress.restarting": "ожидание перезапуска ComfyUI",
+  "installs.installed": {
+    one: "Установлен {count} пакет узлов",
+    few: "Установлено {count} пакета узлов",
+    many: "Установлено {count} пакетов узлов",
+    other: "Установлено {count} пакета узлов",
+  },
+  "installs.restartNeeded": "Перезапустите ComfyUI, чтобы загрузить новые узлы.",
+  "installs.restarted": "ComfyUI перезапущен",
+  "installs.refused.title": "ComfyUI-Manager отклонил запрос",
+  "installs.refused.install": "Уровень безопасности ComfyUI-Manager не позволяет устанавливать пакеты узлов. Чтобы разрешить это, остановите ComfyUI, задайте security_level = normal в config.ini ComfyUI-Manager (user/__manager/config.ini) и снова запустите ComfyUI.",
+  "installs.refused.restart": "Уровень безопасности ComfyUI-Manager не позволяет перезапускать ComfyUI. Перезапустите его сами или остановите ComfyUI, задайте security_level = normal в config.ini ComfyUI-Manager (user/__manager/config.ini) и снова запустите его.",
+  "installs.noManager.title": "Ничего не установлено",
+  "installs.noManager": "ComfyUI-Manager недоступен в этом ComfyUI. Ассистент подскажет, как установить пакеты самостоятельно.",
+  "installs.legacyManager": "Эта версия ComfyUI-Manager устанавливает пакеты только из собственного окна (Manager > Менеджер пользовательских узлов). Ассистент подскажет, как это сделать.",
 };
 
 export default table;

@@ -476,6 +476,28 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Bu bir ComfyUI iş akışı değil: {why}. İş akışını ComfyUI'nin kaydettiği biçimde (\"nodes\" içeren bir nesne) ya da API biçiminde bir istem (prompt) olarak (\"class_type\" ve \"inputs\" içeren düğüm kimlikleri) gönderin.",
   "error.installs.too_many_nodes": "iş akışında {count} düğüm var (alt grafikler dahil); bir tarama en çok {limit} düğüm okur",
   "error.installs.body": "\"workflow\" (iş akışının kendisi) ya da \"attachment\" (eklenmiş bir iş akışı dosyasının kimliği) içeren bir JSON nesnesi gönderin; ikisini birden değil",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": {
+    one: "ComfyUI-Manager aracılığıyla {count} düğüm paketi yüklenecek: ComfyUI içinde çalışan kod indirilir; paket, yeniden başlatmanın ardından devreye girer.",
+    other: "ComfyUI-Manager aracılığıyla {count} düğüm paketi yüklenecek: ComfyUI içinde çalışan kod indirilir; paketler, yeniden başlatmanın ardından devreye girer.",
+  },
+  "installs.approve.restart": "Yüklenen düğüm paketlerinin devreye girmesi için ComfyUI, ComfyUI-Manager aracılığıyla yeniden başlatılacak. Çalışan bir iş varsa durur; sayfa kendiliğinden yeniden bağlanır.",
+  "installs.pack.titled": "{title} ({id})",
+  "installs.pack.by": "{pack}, yazar: {author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "{pack} yükleniyor",
+  "installs.progress.done": "{pack} tamamlandı",
+  "installs.progress.restarting": "ComfyUI'nin yeniden başlaması bekleniyor",
+  "installs.installed": { one: "{count} düğüm paketi yüklendi", other: "{count} düğüm paketi yüklendi" },
+  "installs.restartNeeded": "Yeni düğümlerin devreye girmesi için ComfyUI'yi yeniden başlatın.",
+  "installs.restarted": "ComfyUI yeniden başlatıldı",
+  "installs.refused.title": "ComfyUI-Manager isteği reddetti",
+  "installs.refused.install": "ComfyUI-Manager'ın güvenlik düzeyi düğüm paketi yüklemeye izin vermiyor. İzin vermek için ComfyUI'yi durdurun, ComfyUI-Manager'ın config.ini dosyasında (user/__manager/config.ini) security_level = normal ayarını yapın ve ComfyUI'yi tekrar başlatın.",
+  "installs.refused.restart": "ComfyUI-Manager'ın güvenlik düzeyi ComfyUI'yi yeniden başlatmaya izin vermiyor. ComfyUI'yi kendiniz yeniden başlatın ya da durdurun, ComfyUI-Manager'ın config.ini dosyasında (user/__manager/config.ini) security_level = normal ayarını yapın ve tekrar başlatın.",
+  "installs.noManager.title": "Hiçbir şey yüklenmedi",
+  "installs.noManager": "Bu ComfyUI'de ComfyUI-Manager kullanılamıyor. Asistan, paketleri kendiniz yüklemeniz için gereken adımları verecek.",
+  "installs.legacyManager": "Bu ComfyUI-Manager yalnızca kendi penceresinden yükleme yapar (Manager > Özel Düğüm Yöneticisi). Asistan gereken adımları verecek.",
 };
 
 export default table;

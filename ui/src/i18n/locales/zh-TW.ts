@@ -452,6 +452,25 @@ const table: Translation = {
   "error.installs.not_a_workflow": "這不是 ComfyUI 工作流程：{why}。請以 ComfyUI 儲存的格式傳送工作流程（含有 \"nodes\" 的物件），或傳送 API 格式的提示詞（prompt）（以節點 id 為鍵，含 \"class_type\" 與 \"inputs\"）。",
   "error.installs.too_many_nodes": "此工作流程有 {count} 個節點（含子圖）；一次掃描最多讀取 {limit} 個",
   "error.installs.body": "請傳送一個 JSON 物件，其中含有 \"workflow\"（工作流程本身）或 \"attachment\"（已附加之工作流程檔案的 id），但不能兩者皆有",
+
+  // ── installs: missing nodes and models ──
+  "installs.approve.packs": { other: "透過 ComfyUI-Manager 安裝 {count} 個節點套件：這會下載在 ComfyUI 內執行的程式碼，並在重新啟動後載入。" },
+  "installs.approve.restart": "透過 ComfyUI-Manager 重新啟動 ComfyUI，以載入已安裝的節點套件。執行中的作業會停止；頁面會自動重新連線。",
+  "installs.pack.titled": "{title}（{id}）",
+  "installs.pack.by": "{pack}，作者：{author}",
+  "installs.pack.from": "{pack} — {repository}",
+  "installs.progress.installing": "正在安裝 {pack}",
+  "installs.progress.done": "{pack} 已完成",
+  "installs.progress.restarting": "正在等待 ComfyUI 重新啟動",
+  "installs.installed": { other: "已安裝 {count} 個節點套件" },
+  "installs.restartNeeded": "請重新啟動 ComfyUI 以載入新節點。",
+  "installs.restarted": "ComfyUI 已重新啟動",
+  "installs.refused.title": "ComfyUI-Manager 拒絕了此操作",
+  "installs.refused.install": "ComfyUI-Manager 的安全性層級不允許安裝節點套件。若要允許，請停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中設定 security_level = normal，然後再次啟動 ComfyUI。",
+  "installs.refused.restart": "ComfyUI-Manager 的安全性層級不允許重新啟動 ComfyUI。請自行重新啟動，或停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）中設定 security_level = normal，然後再次啟動。",
+  "installs.noManager.title": "未安裝任何項目",
+  "installs.noManager": "此 ComfyUI 中沒有可用的 ComfyUI-Manager。助理會提供步驟，讓您自行安裝這些套件。",
+  "installs.legacyManager": "此版本的 ComfyUI-Manager 只能從它自己的視窗安裝（Manager > 自訂節點管理器）。助理會提供步驟。",
 };
 
 export default table;
