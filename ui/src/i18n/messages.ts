@@ -400,6 +400,7 @@ export const en = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "download {id} does not exist",
+  "error.not_found.scan": "scan {id} does not exist (the server keeps its last 32 scans until it restarts): scan the workflow again",
   "error.download.url_invalid": "the address given for {name} is not a download URL ({url})",
   "error.download.url_credentials": "the address given for {name} carries a user name, password or token; the assistant downloads only from addresses without credentials",
   "error.download.not_https": "the address given for {name} is not https ({url}); models are downloaded over https only",
@@ -496,6 +497,9 @@ export const en = {
   "error.installs.not_a_workflow": "This is not a ComfyUI workflow: {why}. Send the workflow as ComfyUI saves it (an object with \"nodes\") or an API-format prompt (node ids with \"class_type\" and \"inputs\").",
   "error.installs.too_many_nodes": "the workflow has {count} nodes (subgraphs included); a scan reads at most {limit}",
   "error.installs.body": "send a JSON object with \"workflow\" (the workflow itself) or \"attachment\" (the id of an attached workflow file), not both",
+  "error.installs.downloads_body": "send a JSON object with \"scan\" (the id a scan gave) and \"models\" (1 to {limit} names of its missing models), nothing else: the addresses and folders come from the scan",
+  "error.installs.model_not_in_scan": "{name} is not among the missing models of scan {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} cannot be downloaded: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { one: "Install {count} node pack through ComfyUI-Manager: it downloads code that runs inside ComfyUI, and loads after a restart.", other: "Install {count} node packs through ComfyUI-Manager: they download code that runs inside ComfyUI, and load after a restart." },

@@ -496,6 +496,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "لا توجد عملية التنزيل {id}",
+  "error.not_found.scan": "الفحص {id} غير موجود (يحتفظ الخادم بآخر 32 فحصًا حتى يُعاد تشغيله): افحص سير العمل مجددًا",
   "error.download.url_invalid": "العنوان المعطى لـ {name} ليس رابط تنزيل ({url})",
   "error.download.url_credentials": "العنوان المعطى لـ {name} يحمل اسم مستخدم أو كلمة مرور أو رمز وصول؛ لا ينزّل المساعد إلا من عناوين خالية من بيانات الاعتماد",
   "error.download.not_https": "العنوان المعطى لـ {name} ليس https ({url})؛ لا تُنزَّل النماذج إلا عبر https",
@@ -592,6 +593,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "هذا ليس سير عمل ComfyUI: {why}. أرسل سير العمل كما يحفظه ComfyUI (كائن فيه \"nodes\") أو موجّه بتنسيق API (معرّفات العُقد مع \"class_type\" و\"inputs\").",
   "error.installs.too_many_nodes": "في سير العمل {count} من العُقد (مع المخططات الفرعية)؛ والفحص يقرأ {limit} منها على الأكثر",
   "error.installs.body": "أرسل كائن JSON فيه \"workflow\" (سير العمل نفسه) أو \"attachment\" (معرّف ملف سير عمل مرفق)، لا كليهما",
+  "error.installs.downloads_body": "أرسل كائن JSON فيه \"scan\" (المعرّف الذي أعطاه الفحص) و\"models\" (من 1 إلى {limit} من أسماء نماذجه المفقودة) ولا شيء غيرهما: العناوين والمجلدات تأتي من الفحص",
+  "error.installs.model_not_in_scan": "{name} ليس من النماذج المفقودة في الفحص {scan} ({names})",
+  "error.installs.model_not_downloadable": "لا يمكن تنزيل {name}: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {

@@ -354,6 +354,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "下载任务 {id} 不存在",
+  "error.not_found.scan": "扫描 {id} 不存在（服务器保留最近 32 次扫描，直到重启）：请重新扫描工作流",
   "error.download.url_invalid": "为 {name} 提供的地址不是可下载的 URL（{url}）",
   "error.download.url_credentials": "为 {name} 提供的地址包含用户名、密码或令牌；助手只从不含凭据的地址下载",
   "error.download.not_https": "为 {name} 提供的地址不是 https（{url}）；模型只通过 https 下载",
@@ -450,6 +451,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "这不是 ComfyUI 工作流：{why}。请按 ComfyUI 保存的格式发送工作流（带有 \"nodes\" 的对象），或发送 API 格式的 prompt（节点 id 对应 \"class_type\" 和 \"inputs\"）。",
   "error.installs.too_many_nodes": "该工作流有 {count} 个节点（含子图）；一次扫描最多读取 {limit} 个",
   "error.installs.body": "请发送一个 JSON 对象，包含 \"workflow\"（工作流本身）或 \"attachment\"（已附加的工作流文件的 id），二者只能选其一",
+  "error.installs.downloads_body": "请发送一个 JSON 对象，只包含 \"scan\"（扫描给出的 id）和 \"models\"（其缺失模型中的 1 到 {limit} 个名称）：地址和文件夹来自扫描",
+  "error.installs.model_not_in_scan": "{name} 不在扫描 {scan} 的缺失模型中（{names}）",
+  "error.installs.model_not_downloadable": "无法下载 {name}：{reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "通过 ComfyUI-Manager 安装 {count} 个节点包：将下载在 ComfyUI 中运行的代码，重启后加载。" },
