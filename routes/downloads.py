@@ -1,19 +1,24 @@
-"""Model downloads (core/installs/downloads.py): every job's state, one job's, and a cancel.
+"""Model downloads (core/installs/downloads.py): starting some of a stored scan's missing
+models by name, every job's state, one job's, and a cancel.
 
-There is no route that starts a download: the install flow starts one from a stored scan's
-record (`service.downloads.start`), so no client can make the server fetch a URL of its
-choosing.
+A start names a scan and model names only (core/installs/scan_downloads.py): the address,
+folder and hash are the scan's record, so no client can make the server fetch a URL of its
+choosing. Every name is checked before any job starts.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from ..core.base.errors import RequestError
+from ..core.installs.download_checks import DownloadError, plan
 from ..core.installs.downloads import Job
+from ..core.installs.scan_downloads import download_specs, requested_names
 from ..core.service import AssistantService
-from .common import guarded, not_found, query_int
+from .common import guarded, not_found, query_int, read_json
 
 BASE = "/api/assistant/installs/downloads"
+BODY_LIMIT = 256 * 1024
 
 
 def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> None:
@@ -25,6 +30,22 @@ def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> 
         if job is None:
             raise not_found("download", id=job_id[:40])
         return job
+
+    @table.post(BASE)
+    @guarded
+    async def start(request: web.Request) -> web.StreamResponse:
+        scan_id, names = requested_names(await read_json(request, BODY_LIMIT))
+        result = service.install_scans.get(scan_id)
+        if result is None:
+            raise not_found("scan", id=scan_id)
+        specs = download_specs(scan_id, result, names)
+        try:
+            for spec in specs:  # all checked before the first starts
+                plan(spec, downloads.origins, downloads.folders)
+        except DownloadError as exc:
+            raise RequestError(exc.coded) from None
+        jobs = [downloads.start(spec) for spec in specs]
+        return web.json_response({"scan": scan_id, "jobs": [job.as_json() for job in jobs]})
 
     @table.get(BASE)
     @guarded

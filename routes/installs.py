@@ -40,5 +40,16 @@ def add_install_routes(table: web.RouteTableDef, service: AssistantService) -> N
             workflow = await attached_workflow(body["attachment"])
         env = await service.environment.get()
         lookups = await service.install_lookups()
-        result = await asyncio.to_thread(scan_workflow, workflow, env, lookups)
+        trusted = service.downloads.origins.trusts
+        result = await asyncio.to_thread(scan_workflow, workflow, env, lookups, trusted)
         return web.json_response({"scan": service.install_scans.add(result), **result.as_json()})
+
+    @table.get(BASE + "/scan/{id}")
+    @guarded
+    async def stored_scan(request: web.Request) -> web.StreamResponse:
+        """A scan kept by id, in full (the panel's cards of a call made earlier)."""
+        scan_id = request.match_info["id"]
+        result = service.install_scans.get(scan_id)
+        if result is None:
+            raise not_found("scan", id=scan_id[:64])
+        return web.json_response({"scan": scan_id, **result.as_json()})

@@ -12,7 +12,10 @@ stand-in (tests/comfy_standin) serving that real ComfyUI frontend with our panel
 threads bound as an older version bound them (tests/comfy_standin/returning.py); with `--manager
 FLAVOUR` (v4, v4legacy, v3) ComfyUI-Manager's stand-in is mounted on it (tests/manager_standin.py:
 its map keyed by cnr ids as when the Registry is reachable, `--manager-security` its level), and
-its reboot drops and restarts the whole stand-in, our routes included, as Manager's os.execv does.
+its reboot drops and restarts the whole stand-in, our routes included, as Manager's os.execv does;
+the scan (core/installs) asks that Manager, as inside ComfyUI. With `--model-host` a model host
+(tests/model_server.py, a 6 MB file at /file/<name>, slowly) runs beside it, allowed by
+COMFY_ASSISTANT_MODEL_ORIGINS; the JSON line adds `modelHost` (origin, sha256, size) and `dataDir`.
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -24,6 +27,8 @@ The provider gets control routes, so a test in another process scripts it with d
     `{"pause": seconds}`, `{"raw": "bytes as text"}` or `{"cut": true}`;
   - `{"type": "text", "text": "..."}`: a streamed answer (finish `stop`);
   - `{"type": "tool_calls", "calls": [{"id", "name", "arguments": {...}}], "content": "..."}`;
+    an argument `{"$result": "<an earlier call's id>", "field": "scan"}` is that field of the
+    call's result, read from the request it answers (as a model copies an id it was given);
   - `{"type": "status", "status": 500, "body": {...}}`: an HTTP error;
   - `{"type": "completion", "text": "..."}`: a non-streamed answer; `{"type": "hang"}`.
 - `GET /_requests`: `{"requests": [bodies], "disconnects": n, "finished": n, "pending": n}`.
@@ -47,11 +52,13 @@ from typing import Any
 from aiohttp import web
 
 if __package__ in (None, ""):  # run as a file: import the installed package instead
+    from comfyui_assistant.core.installs.lookups import manager_lookups
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app
     from comfyui_assistant.tests.comfy_standin import create_standin
     from comfyui_assistant.tests.comfy_standin.returning import seed_returning_user
     from comfyui_assistant.tests.manager_standin import ManagerStandin
+    from comfyui_assistant.tests.model_server import Knobs, ModelServer, model_bytes
     from comfyui_assistant.tests.scripted_provider import (
         Completion,
         Cut,
@@ -66,11 +73,13 @@ if __package__ in (None, ""):  # run as a file: import the installed package ins
         usage_chunk,
     )
 else:
+    from ..core.installs.lookups import manager_lookups
     from ..core.service import ServiceOptions
     from ..standalone import create_app
     from .comfy_standin import create_standin
     from .comfy_standin.returning import seed_returning_user
     from .manager_standin import ManagerStandin
+    from .model_server import Knobs, ModelServer, model_bytes
     from .scripted_provider import (
         Completion,
         Cut,
@@ -88,8 +97,46 @@ else:
 DELTA_KEYS = ("content", "reasoning_content", "reasoning", "tool_calls", "finish_reason")
 
 
+MODEL_SIZE = 6 << 20
+
+
 class ScriptError(ValueError):
     pass
+
+
+class FromResult:
+    """A tool_calls reply with arguments taken from earlier tool results, built when the
+    request it answers comes (that request carries the results)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+
+    def build(self, body: Any) -> Any:
+        results = {
+            m.get("tool_call_id"): m.get("content")
+            for m in body.get("messages", [])
+            if isinstance(m, dict) and m.get("role") == "tool"
+        }
+
+        def fill(value: Any) -> Any:
+            if isinstance(value, dict) and "$result" in value:
+                return json.loads(results[value["$result"]])[value["field"]]
+            return value
+
+        calls = [
+            {**call, "arguments": {k: fill(v) for k, v in call.get("arguments", {}).items()}}
+            for call in self.spec.get("calls", [])
+        ]
+        return reply_from({**self.spec, "calls": calls})
+
+
+def refers_to_results(spec: dict[str, Any]) -> bool:
+    return any(
+        isinstance(value, dict) and "$result" in value
+        for call in spec.get("calls", [])
+        if isinstance(call.get("arguments"), dict)
+        for value in call["arguments"].values()
+    )
 
 
 def stream_item(item: Any) -> Any:
@@ -138,6 +185,8 @@ def reply_from(spec: Any) -> Any:
         return Stream(
             [*(chunk(p) for p in pieces), chunk(finish_reason=spec.get("finish", "stop"))]
         )
+    if kind == "tool_calls" and refers_to_results(spec):
+        return FromResult(spec)
     if kind == "tool_calls":
         lead = [chunk(spec["content"])] if spec.get("content") else []
         calls = tool_call_chunks(spec.get("calls", []))
@@ -173,6 +222,14 @@ class ControlledProvider(ScriptedProvider):
         self.origin = f"http://{self.host}:{port}"
         self.base_url = f"{self.origin}/v1"
         return self
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        if self.replies and isinstance(self.replies[0], FromResult):
+            try:
+                self.replies[0] = self.replies[0].build(await request.json())
+            except (KeyError, ValueError, TypeError) as exc:
+                return web.json_response({"error": f"a $result argument: {exc!r}"}, status=500)
+        return await super()._chat(request)
 
     async def _script(self, request: web.Request) -> web.Response:
         try:
@@ -213,6 +270,7 @@ async def start_app(
     frontend: str | None = None,
     returning_user: bool = False,
     manager: ManagerStandin | None = None,
+    model_origin: str | None = None,
 ) -> Any:
     """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend (with
     `returning_user`, on a data directory that earlier sessions used)."""
@@ -221,7 +279,11 @@ async def start_app(
         "LLM_MODEL": "scripted-model",
         "LLM_CONTEXT_WINDOW": "32768",
     }
-    options = ServiceOptions(data_dir=data_dir, environ=environ)
+    if model_origin:
+        environ["COMFY_ASSISTANT_MODEL_ORIGINS"] = model_origin
+    address: dict[str, str] = {}  # the stand-in's own, once it listens (Manager is on it)
+    lookups = manager_lookups(lambda: address.get("url")) if manager else None
+    options = ServiceOptions(data_dir=data_dir, environ=environ, install_lookups=lookups)
     if returning_user:
         await seed_returning_user(options)
     app = create_standin(frontend, options, manager) if frontend else create_app(options)
@@ -232,7 +294,8 @@ async def start_app(
     if manager is not None:
         manager.adopt(runner)
     bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, f"http://{host}:{bound}"
+    address["url"] = f"http://{host}:{bound}"
+    return runner, address["url"]
 
 
 def stop_on_stdin_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
@@ -256,6 +319,9 @@ async def main(args: argparse.Namespace) -> None:
 
     provider = await ControlledProvider(args.provider_host, args.provider_port).start()
     runner = None
+    models = None
+    if args.model_host:  # about 5 s for the file: its progress can be seen
+        models = await ModelServer(model_bytes(MODEL_SIZE), Knobs(delay=0.05)).start()
     with tempfile.TemporaryDirectory(prefix="cua-e2e-") as tmp:
         try:
             app_url = None
@@ -279,12 +345,19 @@ async def main(args: argparse.Namespace) -> None:
                     args.comfy_frontend,
                     args.returning_user,
                     manager,
+                    models.origin if models else None,
                 )
-            print(json.dumps({"app": app_url, "provider": provider.origin}), flush=True)
+            printed: dict[str, Any] = {"app": app_url, "provider": provider.origin}
+            if models is not None and not args.provider_only:
+                host = {"origin": models.origin, "sha256": models.sha256, "size": MODEL_SIZE}
+                printed |= {"modelHost": host, "dataDir": str(data_dir)}
+            print(json.dumps(printed), flush=True)
             await stop.wait()
         finally:
             if runner is not None:
                 await runner.cleanup()
+            if models is not None:
+                await models.stop()
             await provider.stop()
 
 
@@ -316,6 +389,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="normal",
         choices=["strong", "normal", "normal-", "weak"],
         help="the Manager stand-in's security_level",
+    )
+    parser.add_argument(
+        "--model-host",
+        action="store_true",
+        help="a model host on 127.0.0.1 that downloads may use (tests/model_server.py)",
     )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)

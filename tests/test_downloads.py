@@ -372,7 +372,8 @@ async def test_the_routes_list_show_and_cancel_jobs(app, host):
     async with app.session.get(f"{app.base}{ROUTE}/nope") as resp:
         assert resp.status == 404 and (await resp.json())["code"] == "not_found.download"
     async with app.session.post(app.base + ROUTE, json={"url": host.url()}) as resp:
-        assert resp.status == 405  # no route starts a download
+        assert resp.status == 400  # a start names a scan's models, never an address
+        assert (await resp.json())["code"] == "installs.downloads_body"
 
 
 async def test_inside_comfyui_the_folders_are_folder_paths_at_each_use(monkeypatch, host, tmp_path):

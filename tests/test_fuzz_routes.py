@@ -48,7 +48,7 @@ FIELDS = (
     "title", "archived", "enabled", "name", "description", "instructions",
     "replacesSystemPrompt", "baseUrl", "apiKey", "model", "contextWindow", "maxOutputTokens",
     "timeoutSeconds", "content", "language", "prompt", "mode", "workflow", "from", "to",
-    "project", "graph", "attachment",
+    "project", "graph", "attachment", "scan", "models",
 )  # fmt: skip
 
 # Any code point, lone surrogates included (json.dumps escapes them as \\udXXX).

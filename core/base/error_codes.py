@@ -128,6 +128,10 @@ ERRORS: dict[str, str] = {
     "not_found.delegation": "delegated task {call} in thread {thread} does not exist",
     "not_found.checkpoint": "a checkpoint of message {message} in thread {thread} does not exist",
     "not_found.download": "download {id} does not exist",
+    "not_found.scan": (
+        "scan {id} does not exist (the server keeps its last 32 scans until it restarts): scan "
+        "the workflow again"
+    ),
     # rewind and return to a branch (core/store/branches.py), 409
     "branch.answer_running": (
         "an answer is being written in this thread: stop it first, then rewind"
@@ -203,6 +207,14 @@ ERRORS: dict[str, str] = {
         'send a JSON object with "workflow" (the workflow itself) or "attachment" (the id of an '
         "attached workflow file), not both"
     ),
+    "installs.downloads_body": (
+        'send a JSON object with "scan" (the id a scan gave) and "models" (1 to {limit} names '
+        "of its missing models), nothing else: the addresses and folders come from the scan"
+    ),
+    "installs.model_not_in_scan": (
+        "{name} is not among the missing models of scan {scan} ({names})"
+    ),
+    "installs.model_not_downloadable": "{name} cannot be downloaded: {reason}",
     # model downloads (core/installs/download_checks.py, download_transfer.py)
     "download.url_invalid": "the address given for {name} is not a download URL ({url})",
     "download.url_credentials": (

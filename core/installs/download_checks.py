@@ -103,6 +103,13 @@ class Origins:
     def allowed_hosts(self) -> str:
         return ", ".join([*DEFAULT_HOSTS, *sorted(f"{s}://{h}:{p}" for s, h, p in self.extra)])
 
+    def trusts(self, text: str) -> bool:
+        """Whether `text` is on an extra origin (which may be plain http)."""
+        try:
+            return self._extra(URL(text))
+        except ValueError:
+            return False
+
     def _extra(self, url: URL) -> bool:
         return (url.scheme, (url.host or "").lower(), url.port or 0) in self.extra
 

@@ -6,7 +6,7 @@ An entry that cannot is kept, with the reason, so the user sees it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -109,12 +109,17 @@ def parse_model_list(body: Any) -> dict[str, ModelEntry] | None:
 
 
 def download_problem(
-    name: str, url: str | None, directory: str | None, folders: Iterable[str]
+    name: str,
+    url: str | None,
+    directory: str | None,
+    folders: Iterable[str],
+    trusted: Callable[[str], bool] = lambda url: False,
 ) -> str | None:
-    """Why this file cannot be downloaded as it is described; None when it can."""
+    """Why this file cannot be downloaded as it is described; None when it can. `trusted`:
+    an address of an origin the downloader was given besides https (a mirror, the tests)."""
     if url is None:
         return "no download address: the workflow and ComfyUI-Manager's model list give none"
-    if not url.startswith("https://") or url_host(url) is None:
+    if not (url.startswith("https://") or trusted(url)) or url_host(url) is None:
         return f"the download address is not an https URL ({url[:80]})"
     if not plain_name(name):
         return f"{name!r} is not a plain file name (no '..', no absolute path)"

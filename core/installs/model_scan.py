@@ -4,7 +4,7 @@ would be downloaded from (the scan's model half, scan.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,7 +162,9 @@ class ModelScan:
             }
         return _installed(model.name, self._listed)
 
-    def result(self, folders: Iterable[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def result(
+        self, folders: Iterable[str], trusted: Callable[[str], bool] = lambda url: False
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         known = set(folders)
         missing, present = [], []
         for model in self.models.values():
@@ -173,7 +175,7 @@ class ModelScan:
                 continue
             entry = model.download()
             url, digest = (entry.url, entry.hash) if entry else (None, None)
-            problem = download_problem(model.name, url, directory, known)
+            problem = download_problem(model.name, url, directory, known, trusted)
             missing.append(
                 {
                     "name": model.name,

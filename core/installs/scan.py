@@ -10,7 +10,7 @@ missing type, the workflow's top-level `models`), when its folder's listing does
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,8 +66,14 @@ class ScanResult:
         }
 
 
-def scan_workflow(workflow: Any, env: Environment, lookups: Lookups | None = None) -> ScanResult:
-    """Raises RequestError (coded `installs.*`) for something that is not a workflow."""
+def scan_workflow(
+    workflow: Any,
+    env: Environment,
+    lookups: Lookups | None = None,
+    trusted: Callable[[str], bool] = lambda url: False,
+) -> ScanResult:
+    """Raises RequestError (coded `installs.*`) for something that is not a workflow.
+    `trusted`: a non-https address the downloader may start from (Origins.trusts)."""
     lookups = lookups or Lookups()
     kind, nodes, subgraphs = workflow_nodes(workflow)
     missing = [n for n in nodes if _is_missing(n.type, env, subgraphs)]
@@ -80,7 +86,7 @@ def scan_workflow(workflow: Any, env: Environment, lookups: Lookups | None = Non
         models.top_level(entries(_list(workflow.get("models")), "workflow"))
     models.enrich(lookups.models or {})
     folders = COMFYUI_FOLDERS | {folder_name(f) or f for f in env.models}
-    missing_models, present_models = models.result(folders)
+    missing_models, present_models = models.result(folders, trusted)
     sources = {
         "nodeMap": lookups.node_map.source if lookups.node_map else None,
         "installedPacks": lookups.installed is not None,

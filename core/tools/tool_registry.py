@@ -218,6 +218,21 @@ TOOLS: tuple[ToolSpec, ...] = (
     # user's Allow. Not at the small windows (about 300 tokens together, measured in
     # tests/test_tools_definitions.py).
     ToolSpec(
+        name="findMissing",
+        brief="Find the open workflow's missing node packs and models; cards show details.",
+        tier="full",
+        description="Scan the open workflow (or an attached one) for node types and model files "
+        "this ComfyUI lacks: the packs that provide them and where models download from. The "
+        "user sees details on cards; use the scan id and names with installNodePacks and "
+        "downloadModels.",
+        parameters=_args(
+            attachmentId={"type": "string", "description": "Scan this attached file instead."},
+        ),
+        runs="panel",
+        group="installs",
+        digest_files=False,
+    ),
+    ToolSpec(
         name="installNodePacks",
         brief="Install node packs (ids from the missing-node scan) via ComfyUI-Manager; asks.",
         tier="full",
@@ -238,6 +253,28 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="panel",
         group="installs",
         digest_args=("packs",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="downloadModels",
+        brief="Download missing models a findMissing scan listed; asks first.",
+        tier="full",
+        description="Download models findMissing found downloadable into their models folders, "
+        "once the user allows it. Reports each: done, already present, failed, cancelled.",
+        parameters=_args(
+            ["scan", "models"],
+            scan={"type": "string", "minLength": 1, "description": "findMissing's scan id."},
+            models={
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": 20,
+                "description": "Model names, as the scan gave them.",
+            },
+        ),
+        runs="panel",
+        group="installs",
+        digest_args=("models",),
         digest_files=False,
     ),
     ToolSpec(

@@ -4,10 +4,16 @@
 // installs through Manager's own API (its cm-task-* events reach the page's socket), the restart
 // drops every connection and the stand-in comes back; the model hears which node types are
 // registered then, and the turn goes on. Deny installs nothing; at Manager's `strong` security
-// level the user reads what to change.
+// level the user reads what to change. Finding and downloading: a workflow with a custom node type
+// from Manager's map and a model whose download entry points at a model host on 127.0.0.1; the
+// model calls findMissing (the panel shows a card per pack and per model), then downloadModels
+// (asked first; the card shows the download's progress), and the file lands in the models folder.
 //
 //   cd ui && node --test e2e/installs.test.mjs
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   RETURNING_USER_SETTINGS,
@@ -44,8 +50,8 @@ function toolResult(requests, id) {
 }
 
 /** Starts the stand-in with Manager's and opens the panel; `events` records Manager's ws events. */
-async function setUp(frontend, security) {
-  const harness = await startHarness({ comfyFrontend: frontend, manager: "v4", managerSecurity: security });
+async function setUp(frontend, security, modelHost = false) {
+  const harness = await startHarness({ comfyFrontend: frontend, manager: "v4", managerSecurity: security, modelHost });
   await storeSettings(harness.app, RETURNING_USER_SETTINGS);
   const browser = await launchBrowser();
   const page = await browser.context.newPage();
@@ -195,3 +201,96 @@ describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in
     assert.equal(await installed(harness.app), false);
   });
 });
+
+const MODEL = "e2e-model.safetensors";
+
+for (const frontend of versions) {
+  describe(`finding what a workflow lacks and downloading its model, frontend ${frontend} (stand-in)`, () => {
+    let env;
+    const slug = `installs-find-${frontend}`;
+    before(async () => {
+      env = await setUp(frontend, "normal", true);
+    });
+    after(() => tearDown(env, `${frontend} find`));
+
+    test("findMissing shows the pack and the model; downloadModels asks, shows progress, downloads", { timeout: 120_000 }, async () => {
+      const { harness, page } = env;
+      const { origin, sha256, size } = harness.modelHost;
+      const card = panel(page).getByRole("group", { name: CARD });
+      // The open workflow: a node of the Impact Pack (not installed) and a loader whose model is not
+      // there, with the download entry a workflow carries (`properties.models`).
+      await page.evaluate(
+        async ({ type, model, url, hash }) => {
+          const app = window.app;
+          const data = (app.rootGraph ?? app.graph).serialize();
+          const node = (id, nodeType, extra) => ({ id, type: nodeType, pos: [100, 100 * id], size: [260, 100], flags: {}, order: id - 1, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [], ...extra });
+          data.nodes = [
+            node(1, type, {}),
+            node(2, "CheckpointLoaderSimple", { widgets_values: [model], properties: { models: [{ name: model, url, directory: "checkpoints", hash, hash_type: "SHA256" }] } }),
+          ];
+          data.links = [];
+          data.groups = [];
+          data.last_node_id = 2;
+          data.last_link_id = 0;
+          const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+          await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
+        },
+        { type: NODE, model: MODEL, url: `${origin}/file/${MODEL}`, hash: sha256 },
+      );
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_find", name: "findMissing", arguments: {} }),
+        reply.toolCalls({ id: "call_download", name: "downloadModels", arguments: { scan: { $result: "call_find", field: "scan" }, models: [MODEL] } }),
+        reply.text("The model is downloaded; install the Impact Pack next."),
+      );
+      await send(page, "what does this workflow lack?");
+      await card.waitFor({ timeout: 30_000 });
+
+      // findMissing: the model read a compact result; the user sees a card per pack and model.
+      const found = JSON.parse(toolResult(await harness.provider.requests(), "call_find"));
+      assert.match(found.scan, /^scan_/);
+      assert.deepEqual(found.missingNodeTypes.map((n) => [n.type, n.packs.map((p) => [p.id, p.state])]), [[NODE, [[PACK, "not-installed"]]]]);
+      assert.deepEqual(found.missingModels, [{ name: MODEL, folder: "checkpoints", host: "127.0.0.1", size: null, downloadable: true }]);
+      assert.doesNotMatch(JSON.stringify(found), /description|github\.com/, "no descriptions or addresses for the model");
+      const pack = panel(page).locator('.cua-install-card[data-kind="pack"]');
+      await pack.waitFor({ timeout: 10_000 });
+      const packText = await pack.textContent();
+      assert.match(packText, /Impact Pack/);
+      assert.match(packText, /by Dr\.Lt\.Data/);
+      assert.match(packText, /not installed/);
+      assert.match(packText, /Licence: unknown/);
+      // (Manager's map keyed by cnr ids has no repository for it: no link; the Registry is offline)
+      const modelText = await panel(page).locator('.cua-install-card[data-kind="model"]').first().textContent();
+      assert.match(modelText, new RegExp(`${MODEL.replace(".", "\\.")}not downloaded`));
+      assert.match(modelText, /Folder: checkpoints/);
+      assert.match(modelText, /From: 127\.0\.0\.1/);
+      assert.match(modelText, /sha256 known/);
+      await panel(page).locator(".cua-install-cards").first().evaluate((cards) => cards.scrollIntoView({ block: "start" }));
+      console.log(`screenshot: ${await screenshot(page, slug, "find-cards")}`);
+
+      // downloadModels asks first, with the model's folder and host.
+      const asked = await card.textContent();
+      assert.match(asked, /Download 1 model file into ComfyUI's models folder/);
+      assert.match(asked, new RegExp(`${MODEL.replace(".", "\\.")} → checkpoints · 127\\.0\\.0\\.1`));
+      await card.getByRole("button", { name: "Allow" }).click();
+      const row = panel(page).locator('.cua-install-card[data-kind="download"][data-state="downloading"]');
+      await row.waitFor({ timeout: 20_000 });
+      // bytes, percent, speed and time left, as the server measures them
+      await row.getByText(/\d+% · [\d.]+ [KM]?B of 6\.3 MB · [\d.]+ [KM]?B\/s · \d+ s left/).waitFor({ timeout: 10_000 });
+      assert.ok(await row.getByRole("button", { name: "Cancel" }).isVisible());
+      console.log(`screenshot: ${await screenshot(page, slug, "download-progress")}`);
+
+      await panel(page).getByText("The model is downloaded; install the Impact Pack next.").waitFor({ timeout: 60_000 });
+      const downloaded = JSON.parse(toolResult(await harness.provider.requests(), "call_download"));
+      assert.deepEqual(downloaded.models, [{ name: MODEL, folder: "checkpoints", status: "done" }]);
+      const file = join(harness.dataDir, "models", "checkpoints", MODEL);
+      assert.ok(existsSync(file), `${file} is there`);
+      const bytes = readFileSync(file);
+      assert.equal(bytes.length, size);
+      assert.equal(createHash("sha256").update(bytes).digest("hex"), sha256);
+      assert.equal(await panel(page).locator('.cua-install-card[data-kind="download"][data-state="done"]').count(), 1);
+      console.log(`screenshot: ${await screenshot(page, slug, "downloaded")}`);
+      await sendButton(page).waitFor();
+    });
+  });
+}

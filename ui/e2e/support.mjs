@@ -61,8 +61,8 @@ export function python() {
 
 /** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
- * on the ComfyUI one, "v4" etc., at `managerSecurity`). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null } = {}) {
+ * on the ComfyUI one, "v4" etc., at `managerSecurity`; `modelHost`: a model host downloads may use). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, modelHost = false } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -70,6 +70,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(returningUser ? ["--returning-user"] : []),
     ...(manager ? ["--manager", manager] : []),
     ...(managerSecurity ? ["--manager-security", managerSecurity] : []),
+    ...(modelHost ? ["--model-host"] : []),
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
@@ -92,6 +93,9 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
   return {
     app: urls.app,
     provider: new Provider(urls.provider),
+    /** With `modelHost`: the model host's {origin, sha256, size}, and the app's data directory. */
+    modelHost: urls.modelHost,
+    dataDir: urls.dataDir,
     stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null) return;

@@ -400,6 +400,7 @@ export const en = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "download {id} does not exist",
+  "error.not_found.scan": "scan {id} does not exist (the server keeps its last 32 scans until it restarts): scan the workflow again",
   "error.download.url_invalid": "the address given for {name} is not a download URL ({url})",
   "error.download.url_credentials": "the address given for {name} carries a user name, password or token; the assistant downloads only from addresses without credentials",
   "error.download.not_https": "the address given for {name} is not https ({url}); models are downloaded over https only",
@@ -496,6 +497,9 @@ export const en = {
   "error.installs.not_a_workflow": "This is not a ComfyUI workflow: {why}. Send the workflow as ComfyUI saves it (an object with \"nodes\") or an API-format prompt (node ids with \"class_type\" and \"inputs\").",
   "error.installs.too_many_nodes": "the workflow has {count} nodes (subgraphs included); a scan reads at most {limit}",
   "error.installs.body": "send a JSON object with \"workflow\" (the workflow itself) or \"attachment\" (the id of an attached workflow file), not both",
+  "error.installs.downloads_body": "send a JSON object with \"scan\" (the id a scan gave) and \"models\" (1 to {limit} names of its missing models), nothing else: the addresses and folders come from the scan",
+  "error.installs.model_not_in_scan": "{name} is not among the missing models of scan {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} cannot be downloaded: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { one: "Install {count} node pack through ComfyUI-Manager: it downloads code that runs inside ComfyUI, and loads after a restart.", other: "Install {count} node packs through ComfyUI-Manager: they download code that runs inside ComfyUI, and load after a restart." },
@@ -515,6 +519,44 @@ export const en = {
   "installs.noManager.title": "Nothing was installed",
   "installs.noManager": "ComfyUI-Manager is not available in this ComfyUI. The assistant gives the steps to install the packs yourself.",
   "installs.legacyManager": "This ComfyUI-Manager installs only from its own window (Manager > Custom Nodes Manager). The assistant gives the steps.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Node packs",
+  "installs.find.models": "Models",
+  "installs.find.nothing": "Nothing is missing: every node type and model file is installed.",
+  "installs.find.by": "by {author}",
+  "installs.find.repository": "Repository",
+  "installs.find.license": "Licence: {license}",
+  "installs.find.size": "Size: {size}",
+  "installs.find.unknown": "unknown",
+  "installs.find.state.not-installed": "not installed",
+  "installs.find.state.disabled": "installed but disabled",
+  "installs.find.state.not-loaded": "installed, not loaded",
+  "installs.find.state.loaded": "installed, but this version lacks the node",
+  "installs.find.provides": "Provides: {types}",
+  "installs.find.noPack": "No known pack provides {type}",
+  "installs.find.folder": "Folder: {folder}",
+  "installs.find.host": "From: {host}",
+  "installs.find.hash": "sha256 known: checked after the download",
+  "installs.find.noHash": "no sha256 known: the file is not checked",
+  "installs.find.pickle": "pickle format: loading it can run code",
+  "installs.find.notDownloaded": "not downloaded",
+  "installs.find.downloaded": "already downloaded",
+  "installs.find.notDownloadable": "cannot be downloaded: {reason}",
+  "installs.find.gone": "The scan's details are no longer on the server: scan again to see them.",
+  "installs.approve.download": { one: "Download {count} model file into ComfyUI's models folder.", other: "Download {count} model files into ComfyUI's models folders." },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} of {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "{seconds} s left",
+  "installs.download.cancel": "Cancel",
+  "installs.download.state.queued": "waiting",
+  "installs.download.state.downloading": "downloading",
+  "installs.download.state.verifying": "checking the sha256",
+  "installs.download.state.done": "done",
+  "installs.download.state.already-present": "already present",
+  "installs.download.state.failed": "failed",
+  "installs.download.state.cancelled": "cancelled",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

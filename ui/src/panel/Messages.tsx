@@ -21,6 +21,7 @@ import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
 import { useStore, useStoreVersion } from "./context";
 import { DelegateCard } from "./DelegateCard";
+import { DownloadCards, FindMissingCards } from "./InstallCards";
 import { MarkdownImage } from "./MarkdownImage";
 import { Notices } from "./Notices";
 import { RewindControl } from "./Rewind";
@@ -196,6 +197,8 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   return (
     <>
       {card}
+      {part.toolName === "findMissing" && state === "done" ? <FindMissingCards result={part.result} /> : null}
+      {part.toolName === "downloadModels" ? <DownloadCards progress={store.progressOf(part.toolCallId)} result={state === "running" ? undefined : part.result} /> : null}
       {asking ? (
         <ApprovalCard
           request={asking}

@@ -6,7 +6,7 @@
 import type { ComfyPrompt, LiteGraphGlobal } from "../comfy";
 import { ToolError } from "./context";
 
-export type ApprovalKind = "graph-edit" | "paid-run" | "large-batch" | "server" | "install" | "restart";
+export type ApprovalKind = "graph-edit" | "paid-run" | "large-batch" | "server" | "install" | "download" | "restart";
 
 export interface ApprovalRequest {
   kind: ApprovalKind;

@@ -1,5 +1,5 @@
-// The panel tools: the seven graph tools the model calls and the two install tools (through
-// ComfyUI-Manager; schemas from the Python registry, generated into schemas.generated.ts), run
+// The panel tools: the seven graph tools the model calls and the four install tools (a scan of
+// what the workflow lacks, packs through ComfyUI-Manager, model downloads, a restart; schemas from the Python registry, generated into schemas.generated.ts), run
 // against ComfyUI's `app`.
 //
 //   const tools = graphTools(app);              // LiteGraph from window.LiteGraph, looked up per call
@@ -15,6 +15,8 @@ import { addNode, type AddNodeArgs } from "./addNode";
 import { connectNodes, type ConnectNodesArgs } from "./connectNodes";
 import { errorMessage, ToolError, type ToolContext, type ToolResult } from "./context";
 import { getWorkflow, type GetWorkflowArgs } from "./getWorkflow";
+import { downloadModels, type DownloadModelsArgs } from "./downloadModels";
+import { findMissing, type FindMissingArgs } from "./findMissing";
 import { installNodePacks, type InstallNodePacksArgs } from "./installNodePacks";
 import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
@@ -48,7 +50,9 @@ interface ArgsByTool {
   setWidgetValues: SetWidgetValuesArgs;
   queueWorkflow: QueueWorkflowArgs;
   loadWorkflow: LoadWorkflowArgs;
+  findMissing: FindMissingArgs;
   installNodePacks: InstallNodePacksArgs;
+  downloadModels: DownloadModelsArgs;
   restartComfyUI: RestartComfyUIArgs;
 }
 
@@ -60,7 +64,9 @@ const IMPLEMENTATIONS: { [K in ToolName]: (ctx: ToolContext, args: ArgsByTool[K]
   setWidgetValues,
   queueWorkflow,
   loadWorkflow,
+  findMissing,
   installNodePacks,
+  downloadModels,
   restartComfyUI,
 };
 

@@ -2,7 +2,7 @@
 // The panel tools' argument schemas, as the model is offered them.
 import type { Schema } from "./schema";
 
-export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "installNodePacks", "restartComfyUI"] as const;
+export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "findMissing", "installNodePacks", "downloadModels", "restartComfyUI"] as const;
 
 export type PanelToolName = (typeof REGISTRY_PANEL_TOOLS)[number];
 
@@ -234,6 +234,17 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     "required": [],
     "additionalProperties": false
   },
+  "findMissing": {
+    "type": "object",
+    "properties": {
+      "attachmentId": {
+        "type": "string",
+        "description": "Scan this attached file instead."
+      }
+    },
+    "required": [],
+    "additionalProperties": false
+  },
   "installNodePacks": {
     "type": "object",
     "properties": {
@@ -250,6 +261,31 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     },
     "required": [
       "packs"
+    ],
+    "additionalProperties": false
+  },
+  "downloadModels": {
+    "type": "object",
+    "properties": {
+      "scan": {
+        "type": "string",
+        "minLength": 1,
+        "description": "findMissing's scan id."
+      },
+      "models": {
+        "type": "array",
+        "items": {
+          "type": "string",
+          "minLength": 1
+        },
+        "minItems": 1,
+        "maxItems": 20,
+        "description": "Model names, as the scan gave them."
+      }
+    },
+    "required": [
+      "scan",
+      "models"
     ],
     "additionalProperties": false
   },

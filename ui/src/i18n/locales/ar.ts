@@ -496,6 +496,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "لا توجد عملية التنزيل {id}",
+  "error.not_found.scan": "الفحص {id} غير موجود (يحتفظ الخادم بآخر 32 فحصًا حتى يُعاد تشغيله): افحص سير العمل مجددًا",
   "error.download.url_invalid": "العنوان المعطى لـ {name} ليس رابط تنزيل ({url})",
   "error.download.url_credentials": "العنوان المعطى لـ {name} يحمل اسم مستخدم أو كلمة مرور أو رمز وصول؛ لا ينزّل المساعد إلا من عناوين خالية من بيانات الاعتماد",
   "error.download.not_https": "العنوان المعطى لـ {name} ليس https ({url})؛ لا تُنزَّل النماذج إلا عبر https",
@@ -592,6 +593,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "هذا ليس سير عمل ComfyUI: {why}. أرسل سير العمل كما يحفظه ComfyUI (كائن فيه \"nodes\") أو موجّه بتنسيق API (معرّفات العُقد مع \"class_type\" و\"inputs\").",
   "error.installs.too_many_nodes": "في سير العمل {count} من العُقد (مع المخططات الفرعية)؛ والفحص يقرأ {limit} منها على الأكثر",
   "error.installs.body": "أرسل كائن JSON فيه \"workflow\" (سير العمل نفسه) أو \"attachment\" (معرّف ملف سير عمل مرفق)، لا كليهما",
+  "error.installs.downloads_body": "أرسل كائن JSON فيه \"scan\" (المعرّف الذي أعطاه الفحص) و\"models\" (من 1 إلى {limit} من أسماء نماذجه المفقودة) ولا شيء غيرهما: العناوين والمجلدات تأتي من الفحص",
+  "error.installs.model_not_in_scan": "{name} ليس من النماذج المفقودة في الفحص {scan} ({names})",
+  "error.installs.model_not_downloadable": "لا يمكن تنزيل {name}: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -625,6 +629,44 @@ const table: Translation = {
   "installs.noManager.title": "لم يُثبَّت أي شيء",
   "installs.noManager": "ComfyUI-Manager غير متاح في ComfyUI هذا. سيعطيك المساعد خطوات تثبيت الحزم بنفسك.",
   "installs.legacyManager": "هذا الإصدار من ComfyUI-Manager يثبّت من نافذته الخاصة فقط (Manager > مدير العقد المخصصة). سيعطيك المساعد الخطوات.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "حزم العُقد",
+  "installs.find.models": "النماذج",
+  "installs.find.nothing": "لا شيء مفقود: كل أنواع العُقد وملفات النماذج مثبّتة.",
+  "installs.find.by": "من {author}",
+  "installs.find.repository": "المستودع",
+  "installs.find.license": "الترخيص: {license}",
+  "installs.find.size": "الحجم: {size}",
+  "installs.find.unknown": "غير معروف",
+  "installs.find.state.not-installed": "غير مثبّتة",
+  "installs.find.state.disabled": "مثبّتة لكنها معطّلة",
+  "installs.find.state.not-loaded": "مثبّتة، غير محمّلة",
+  "installs.find.state.loaded": "مثبّتة، لكن هذا الإصدار لا يحوي العقدة",
+  "installs.find.provides": "توفّر: {types}",
+  "installs.find.noPack": "لا توجد حزمة معروفة توفّر {type}",
+  "installs.find.folder": "المجلد: {folder}",
+  "installs.find.host": "المصدر: {host}",
+  "installs.find.hash": "قيمة sha256 معروفة: يُتحقَّق منها بعد التنزيل",
+  "installs.find.noHash": "لا قيمة sha256 معروفة: لا يُتحقَّق من الملف",
+  "installs.find.pickle": "صيغة pickle: قد يشغّل تحميلها شيفرة",
+  "installs.find.notDownloaded": "غير منزَّل",
+  "installs.find.downloaded": "منزَّل مسبقًا",
+  "installs.find.notDownloadable": "لا يمكن تنزيله: {reason}",
+  "installs.find.gone": "لم تعد تفاصيل الفحص على الخادم: افحص مجددًا لرؤيتها.",
+  "installs.approve.download": { zero: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", one: "تنزيل ملف نموذج واحد إلى مجلد النماذج في ComfyUI.", two: "تنزيل ملفَّي نموذج إلى مجلدات النماذج في ComfyUI.", few: "تنزيل {count} ملفات نماذج إلى مجلدات النماذج في ComfyUI.", many: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", other: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI." },
+  "installs.download.line": "{name} ← {folder} · {host} · {size}",
+  "installs.download.progress": "{done} من {total}",
+  "installs.download.speed": "{speed}/ث",
+  "installs.download.eta": "متبقٍّ {seconds} ث",
+  "installs.download.cancel": "إلغاء",
+  "installs.download.state.queued": "في الانتظار",
+  "installs.download.state.downloading": "جارٍ التنزيل",
+  "installs.download.state.verifying": "جارٍ التحقق من sha256",
+  "installs.download.state.done": "تم",
+  "installs.download.state.already-present": "موجود مسبقًا",
+  "installs.download.state.failed": "فشل",
+  "installs.download.state.cancelled": "أُلغي",
 };
 
 export default table;

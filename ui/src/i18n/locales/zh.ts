@@ -354,6 +354,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "下载任务 {id} 不存在",
+  "error.not_found.scan": "扫描 {id} 不存在（服务器保留最近 32 次扫描，直到重启）：请重新扫描工作流",
   "error.download.url_invalid": "为 {name} 提供的地址不是可下载的 URL（{url}）",
   "error.download.url_credentials": "为 {name} 提供的地址包含用户名、密码或令牌；助手只从不含凭据的地址下载",
   "error.download.not_https": "为 {name} 提供的地址不是 https（{url}）；模型只通过 https 下载",
@@ -450,6 +451,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "这不是 ComfyUI 工作流：{why}。请按 ComfyUI 保存的格式发送工作流（带有 \"nodes\" 的对象），或发送 API 格式的 prompt（节点 id 对应 \"class_type\" 和 \"inputs\"）。",
   "error.installs.too_many_nodes": "该工作流有 {count} 个节点（含子图）；一次扫描最多读取 {limit} 个",
   "error.installs.body": "请发送一个 JSON 对象，包含 \"workflow\"（工作流本身）或 \"attachment\"（已附加的工作流文件的 id），二者只能选其一",
+  "error.installs.downloads_body": "请发送一个 JSON 对象，只包含 \"scan\"（扫描给出的 id）和 \"models\"（其缺失模型中的 1 到 {limit} 个名称）：地址和文件夹来自扫描",
+  "error.installs.model_not_in_scan": "{name} 不在扫描 {scan} 的缺失模型中（{names}）",
+  "error.installs.model_not_downloadable": "无法下载 {name}：{reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "通过 ComfyUI-Manager 安装 {count} 个节点包：将下载在 ComfyUI 中运行的代码，重启后加载。" },
@@ -469,6 +473,44 @@ const table: Translation = {
   "installs.noManager.title": "未安装任何内容",
   "installs.noManager": "此 ComfyUI 中没有可用的 ComfyUI-Manager。助手会给出自行安装这些节点包的步骤。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能在其自身窗口中安装（Manager > 自定义节点管理器）。助手会给出步骤。",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "节点包",
+  "installs.find.models": "模型",
+  "installs.find.nothing": "没有缺失：所有节点类型和模型文件都已安装。",
+  "installs.find.by": "作者 {author}",
+  "installs.find.repository": "仓库",
+  "installs.find.license": "许可证：{license}",
+  "installs.find.size": "大小：{size}",
+  "installs.find.unknown": "未知",
+  "installs.find.state.not-installed": "未安装",
+  "installs.find.state.disabled": "已安装但已禁用",
+  "installs.find.state.not-loaded": "已安装，未加载",
+  "installs.find.state.loaded": "已安装，但此版本没有该节点",
+  "installs.find.provides": "提供：{types}",
+  "installs.find.noPack": "没有已知的节点包提供 {type}",
+  "installs.find.folder": "文件夹：{folder}",
+  "installs.find.host": "来源：{host}",
+  "installs.find.hash": "已知 sha256：下载后校验",
+  "installs.find.noHash": "未知 sha256：文件不校验",
+  "installs.find.pickle": "pickle 格式：加载时可能运行代码",
+  "installs.find.notDownloaded": "未下载",
+  "installs.find.downloaded": "已下载",
+  "installs.find.notDownloadable": "无法下载：{reason}",
+  "installs.find.gone": "服务器上已没有此扫描的详情：请重新扫描查看。",
+  "installs.approve.download": { other: "将 {count} 个模型文件下载到 ComfyUI 的模型文件夹。" },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} / {total}",
+  "installs.download.speed": "{speed}/秒",
+  "installs.download.eta": "剩余 {seconds} 秒",
+  "installs.download.cancel": "取消",
+  "installs.download.state.queued": "等待中",
+  "installs.download.state.downloading": "下载中",
+  "installs.download.state.verifying": "正在校验 sha256",
+  "installs.download.state.done": "完成",
+  "installs.download.state.already-present": "已存在",
+  "installs.download.state.failed": "失败",
+  "installs.download.state.cancelled": "已取消",
 };
 
 export default table;
