@@ -50,7 +50,7 @@ const SAME_WORDS: Record<string, string[]> = {
   de: ["workflowMenu.title", "tool.summary", "gauge.line.limit", "settings.panel", "rewind.graph"],
   es: ["tool.error", "settings.no", "settings.panel", "delegate.traceError"],
   fr: ["extension.tab", "branches.label", "branches.menu", "workflowMenu.title", "composer.message", "tool.arguments", "citations.source", "image.alt", "command.new.args"],
-  it: ["workflowMenu.title", "gauge.source.provider", "settings.no"],
+  it: ["workflowMenu.title", "gauge.source.provider", "settings.no", "installs.find.repository"],
   tr: ["settings.field.model", "settings.panel"],
 };
 

@@ -382,6 +382,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "Download {id} existiert nicht",
+  "error.not_found.scan": "Scan {id} existiert nicht (der Server behält seine letzten 32 Scans bis zum nächsten Neustart): Scannen Sie den Workflow erneut",
   "error.download.url_invalid": "die für {name} angegebene Adresse ist keine Download-URL ({url})",
   "error.download.url_credentials": "die für {name} angegebene Adresse enthält einen Benutzernamen, ein Passwort oder ein Token; der Assistent lädt nur von Adressen ohne Zugangsdaten herunter",
   "error.download.not_https": "die für {name} angegebene Adresse ist nicht https ({url}); Modelle werden nur über https heruntergeladen",
@@ -478,6 +479,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Dies ist kein ComfyUI-Workflow: {why}. Senden Sie den Workflow so, wie ComfyUI ihn speichert (ein Objekt mit \"nodes\"), oder einen Prompt im API-Format (Node-IDs mit \"class_type\" und \"inputs\").",
   "error.installs.too_many_nodes": "der Workflow hat {count} Nodes (einschließlich Subgraphen); ein Scan liest höchstens {limit}",
   "error.installs.body": "senden Sie ein JSON-Objekt mit \"workflow\" (dem Workflow selbst) oder \"attachment\" (der ID einer angehängten Workflow-Datei), aber nicht mit beidem",
+  "error.installs.downloads_body": "senden Sie ein JSON-Objekt nur mit \"scan\" (der ID, die ein Scan geliefert hat) und \"models\" (1 bis {limit} Namen seiner fehlenden Modelle), sonst nichts: Adressen und Ordner stammen aus dem Scan",
+  "error.installs.model_not_in_scan": "{name} gehört nicht zu den fehlenden Modellen von Scan {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} kann nicht heruntergeladen werden: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -500,6 +504,47 @@ const table: Translation = {
   "installs.noManager.title": "Es wurde nichts installiert",
   "installs.noManager": "ComfyUI-Manager ist in diesem ComfyUI nicht verfügbar. Der Assistent nennt Ihnen die Schritte, um die Pakete selbst zu installieren.",
   "installs.legacyManager": "Dieser ComfyUI-Manager installiert nur aus seinem eigenen Fenster (Manager > Custom-Nodes-Manager). Der Assistent nennt Ihnen die Schritte.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Node-Pakete",
+  "installs.find.models": "Modelle",
+  "installs.find.nothing": "Es fehlt nichts: Alle Node-Typen und Modelldateien sind installiert.",
+  "installs.find.by": "von {author}",
+  "installs.find.repository": "Code-Repository",
+  "installs.find.license": "Lizenz: {license}",
+  "installs.find.size": "Größe: {size}",
+  "installs.find.unknown": "unbekannt",
+  "installs.find.state.not-installed": "nicht installiert",
+  "installs.find.state.disabled": "installiert, aber deaktiviert",
+  "installs.find.state.not-loaded": "installiert, aber nicht geladen",
+  "installs.find.state.loaded": "installiert, aber dieser Version fehlt der Node",
+  "installs.find.provides": "Stellt bereit: {types}",
+  "installs.find.noPack": "Kein bekanntes Node-Paket stellt {type} bereit",
+  "installs.find.folder": "Ordner: {folder}",
+  "installs.find.host": "Quelle: {host}",
+  "installs.find.hash": "sha256 bekannt: wird nach dem Download geprüft",
+  "installs.find.noHash": "kein sha256 bekannt: Die Datei wird nicht geprüft",
+  "installs.find.pickle": "Pickle-Format: Beim Laden kann Code ausgeführt werden",
+  "installs.find.notDownloaded": "nicht heruntergeladen",
+  "installs.find.downloaded": "bereits heruntergeladen",
+  "installs.find.notDownloadable": "kann nicht heruntergeladen werden: {reason}",
+  "installs.find.gone": "Die Details des Scans sind nicht mehr auf dem Server: Scannen Sie erneut, um sie zu sehen.",
+  "installs.approve.download": {
+    one: "{count} Modelldatei in den Modellordner von ComfyUI herunterladen.",
+    other: "{count} Modelldateien in die Modellordner von ComfyUI herunterladen.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} von {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "noch {seconds} s",
+  "installs.download.cancel": "Abbrechen",
+  "installs.download.state.queued": "wartet",
+  "installs.download.state.downloading": "wird heruntergeladen",
+  "installs.download.state.verifying": "sha256 wird geprüft",
+  "installs.download.state.done": "fertig",
+  "installs.download.state.already-present": "bereits vorhanden",
+  "installs.download.state.failed": "fehlgeschlagen",
+  "installs.download.state.cancelled": "abgebrochen",
 };
 
 export default table;

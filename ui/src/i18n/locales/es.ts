@@ -413,6 +413,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "la descarga {id} no existe",
+  "error.not_found.scan": "el análisis {id} no existe (el servidor guarda sus últimos 32 análisis hasta que se reinicia): vuelve a analizar el flujo de trabajo",
   "error.download.url_invalid": "la dirección indicada para {name} no es una URL de descarga ({url})",
   "error.download.url_credentials": "la dirección indicada para {name} contiene un nombre de usuario, una contraseña o un token; el asistente solo descarga desde direcciones sin credenciales",
   "error.download.not_https": "la dirección indicada para {name} no es https ({url}); los modelos solo se descargan por https",
@@ -509,6 +510,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Esto no es un flujo de trabajo de ComfyUI: {why}. Envía el flujo de trabajo tal como lo guarda ComfyUI (un objeto con \"nodes\") o un prompt en formato API (ids de nodos con \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "el flujo de trabajo tiene {count} nodos (incluidos los subgrafos); un análisis lee como máximo {limit}",
   "error.installs.body": "envía un objeto JSON con \"workflow\" (el flujo de trabajo en sí) o \"attachment\" (el id de un archivo de flujo de trabajo adjunto), pero no ambos",
+  "error.installs.downloads_body": "envía un objeto JSON con \"scan\" (el id que dio un análisis) y \"models\" (de 1 a {limit} nombres de sus modelos que faltan), nada más: las direcciones y las carpetas vienen del análisis",
+  "error.installs.model_not_in_scan": "{name} no está entre los modelos que faltan del análisis {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} no se puede descargar: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -532,6 +536,48 @@ const table: Translation = {
   "installs.noManager.title": "No se instaló nada",
   "installs.noManager": "ComfyUI-Manager no está disponible en este ComfyUI. El asistente te da los pasos para instalar los paquetes tú mismo.",
   "installs.legacyManager": "Este ComfyUI-Manager solo instala desde su propia ventana (Manager > Gestor de nodos personalizados). El asistente te da los pasos.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Paquetes de nodos",
+  "installs.find.models": "Modelos",
+  "installs.find.nothing": "No falta nada: todos los tipos de nodo y archivos de modelo están instalados.",
+  "installs.find.by": "de {author}",
+  "installs.find.repository": "Repositorio",
+  "installs.find.license": "Licencia: {license}",
+  "installs.find.size": "Tamaño: {size}",
+  "installs.find.unknown": "desconocido",
+  "installs.find.state.not-installed": "no instalado",
+  "installs.find.state.disabled": "instalado pero deshabilitado",
+  "installs.find.state.not-loaded": "instalado, no cargado",
+  "installs.find.state.loaded": "instalado, pero esta versión no tiene el nodo",
+  "installs.find.provides": "Proporciona: {types}",
+  "installs.find.noPack": "Ningún paquete conocido proporciona {type}",
+  "installs.find.folder": "Carpeta: {folder}",
+  "installs.find.host": "Origen: {host}",
+  "installs.find.hash": "sha256 conocido: se comprueba tras la descarga",
+  "installs.find.noHash": "sin sha256 conocido: el archivo no se comprueba",
+  "installs.find.pickle": "formato pickle: cargarlo puede ejecutar código",
+  "installs.find.notDownloaded": "no descargado",
+  "installs.find.downloaded": "ya descargado",
+  "installs.find.notDownloadable": "no se puede descargar: {reason}",
+  "installs.find.gone": "Los detalles del análisis ya no están en el servidor: vuelve a analizar para verlos.",
+  "installs.approve.download": {
+    one: "Descargar {count} archivo de modelo en la carpeta de modelos de ComfyUI.",
+    many: "Descargar {count} de archivos de modelo en las carpetas de modelos de ComfyUI.",
+    other: "Descargar {count} archivos de modelo en las carpetas de modelos de ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} de {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "quedan {seconds} s",
+  "installs.download.cancel": "Cancelar",
+  "installs.download.state.queued": "en espera",
+  "installs.download.state.downloading": "descargando",
+  "installs.download.state.verifying": "comprobando el sha256",
+  "installs.download.state.done": "listo",
+  "installs.download.state.already-present": "ya presente",
+  "installs.download.state.failed": "fallido",
+  "installs.download.state.cancelled": "cancelado",
 };
 
 export default table;

@@ -356,6 +356,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "دانلود {id} وجود ندارد",
+  "error.not_found.scan": "اسکن {id} وجود ندارد (سرور آخرین 32 اسکن خود را تا راه‌اندازی مجدد نگه می‌دارد): workflow را دوباره اسکن کنید",
   "error.download.url_invalid": "نشانی داده‌شده برای {name} یک URL دانلود نیست ({url})",
   "error.download.url_credentials": "نشانی داده‌شده برای {name} شامل نام کاربری، گذرواژه یا توکن است؛ دستیار فقط از نشانی‌هایی دانلود می‌کند که اطلاعات ورود ندارند",
   "error.download.not_https": "نشانی داده‌شده برای {name} https نیست ({url})؛ مدل‌ها فقط از طریق https دانلود می‌شوند",
@@ -452,6 +453,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "این یک workflow ComfyUI نیست: {why}. workflow را به همان شکلی بفرستید که ComfyUI ذخیره می‌کند (شیئی با \"nodes\")، یا یک پرامپت در قالب API بفرستید (شناسه‌های گره با \"class_type\" و \"inputs\").",
   "error.installs.too_many_nodes": "این workflow {count} گره دارد (با احتساب Subgraphها)؛ هر اسکن حداکثر {limit} گره را می‌خواند",
   "error.installs.body": "یک شیء JSON بفرستید که یا \"workflow\" (خود workflow) یا \"attachment\" (شناسهٔ یک فایل workflow پیوست‌شده) را داشته باشد، نه هر دو را",
+  "error.installs.downloads_body": "یک شیء JSON بفرستید که فقط \"scan\" (شناسه‌ای که یک اسکن داده است) و \"models\" (1 تا {limit} نام از مدل‌های مفقود آن اسکن) را داشته باشد: نشانی‌ها و پوشه‌ها از خود اسکن می‌آیند",
+  "error.installs.model_not_in_scan": "{name} جزو مدل‌های مفقود اسکن {scan} نیست ({names})",
+  "error.installs.model_not_downloadable": "{name} را نمی‌توان دانلود کرد: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "نصب {count} بستهٔ گره از طریق ComfyUI-Manager: کدی دانلود می‌شود که درون ComfyUI اجرا می‌شود، و بسته‌ها پس از راه‌اندازی مجدد بارگذاری می‌شوند." },
@@ -471,6 +475,44 @@ const table: Translation = {
   "installs.noManager.title": "چیزی نصب نشد",
   "installs.noManager": "ComfyUI-Manager در این ComfyUI در دسترس نیست. دستیار مراحلی را می‌گوید که با آن‌ها خودتان بسته‌ها را نصب کنید.",
   "installs.legacyManager": "این ComfyUI-Manager فقط از پنجرهٔ خودش نصب می‌کند (Manager > مدیریت گره‌های سفارشی). دستیار مراحل را می‌گوید.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "بسته‌های گره",
+  "installs.find.models": "مدل‌ها",
+  "installs.find.nothing": "چیزی کم نیست: همهٔ انواع گره و فایل‌های مدل نصب شده‌اند.",
+  "installs.find.by": "ساختهٔ {author}",
+  "installs.find.repository": "مخزن",
+  "installs.find.license": "مجوز: {license}",
+  "installs.find.size": "اندازه: {size}",
+  "installs.find.unknown": "نامشخص",
+  "installs.find.state.not-installed": "نصب نشده",
+  "installs.find.state.disabled": "نصب‌شده ولی غیرفعال",
+  "installs.find.state.not-loaded": "نصب‌شده، بارگذاری‌نشده",
+  "installs.find.state.loaded": "نصب‌شده، ولی این نسخه آن گره را ندارد",
+  "installs.find.provides": "ارائه می‌دهد: {types}",
+  "installs.find.noPack": "هیچ بستهٔ شناخته‌شده‌ای {type} را ارائه نمی‌دهد",
+  "installs.find.folder": "پوشه: {folder}",
+  "installs.find.host": "منبع: {host}",
+  "installs.find.hash": "sha256 معلوم است: پس از دانلود بررسی می‌شود",
+  "installs.find.noHash": "sha256 معلوم نیست: فایل بررسی نمی‌شود",
+  "installs.find.pickle": "قالب pickle: بارگذاری آن می‌تواند کد اجرا کند",
+  "installs.find.notDownloaded": "دانلود نشده",
+  "installs.find.downloaded": "قبلاً دانلود شده",
+  "installs.find.notDownloadable": "قابل دانلود نیست: {reason}",
+  "installs.find.gone": "جزئیات این اسکن دیگر روی سرور نیست: برای دیدن آن‌ها دوباره اسکن کنید.",
+  "installs.approve.download": { other: "دانلود {count} فایل مدل به پوشهٔ Models در ComfyUI." },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} از {total}",
+  "installs.download.speed": "{speed} در ثانیه",
+  "installs.download.eta": "{seconds} ثانیه مانده",
+  "installs.download.cancel": "لغو",
+  "installs.download.state.queued": "در انتظار",
+  "installs.download.state.downloading": "در حال دانلود",
+  "installs.download.state.verifying": "در حال بررسی sha256",
+  "installs.download.state.done": "انجام شد",
+  "installs.download.state.already-present": "از قبل موجود",
+  "installs.download.state.failed": "ناموفق",
+  "installs.download.state.cancelled": "لغو شد",
 };
 
 export default table;

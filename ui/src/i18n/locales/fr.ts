@@ -413,6 +413,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "le téléchargement {id} n’existe pas",
+  "error.not_found.scan": "l’analyse {id} n’existe pas (le serveur conserve ses 32 dernières analyses jusqu’à son redémarrage) : analysez à nouveau le workflow",
   "error.download.url_invalid": "l’adresse indiquée pour {name} n’est pas une URL de téléchargement ({url})",
   "error.download.url_credentials": "l’adresse indiquée pour {name} contient un nom d’utilisateur, un mot de passe ou un jeton ; l’assistant ne télécharge que depuis des adresses sans identifiants",
   "error.download.not_https": "l’adresse indiquée pour {name} n’est pas en https ({url}) ; les modèles ne sont téléchargés qu’en https",
@@ -509,6 +510,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Ce n’est pas un workflow ComfyUI : {why}. Envoyez le workflow tel que ComfyUI l’enregistre (un objet avec \"nodes\") ou un prompt au format API (des identifiants de nœuds avec \"class_type\" et \"inputs\").",
   "error.installs.too_many_nodes": "le workflow compte {count} nœuds (sous-graphes compris) ; une analyse en lit au plus {limit}",
   "error.installs.body": "envoyez un objet JSON avec \"workflow\" (le workflow lui-même) ou \"attachment\" (l’identifiant d’un fichier de workflow joint), mais pas les deux",
+  "error.installs.downloads_body": "envoyez un objet JSON avec \"scan\" (l’identifiant donné par une analyse) et \"models\" (de 1 à {limit} noms de ses modèles manquants), rien d’autre : les adresses et les dossiers viennent de l’analyse",
+  "error.installs.model_not_in_scan": "{name} ne fait pas partie des modèles manquants de l’analyse {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} ne peut pas être téléchargé : {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -532,6 +536,48 @@ const table: Translation = {
   "installs.noManager.title": "Rien n’a été installé",
   "installs.noManager": "ComfyUI-Manager n’est pas disponible dans ce ComfyUI. L’assistant indique les étapes pour installer les packs vous-même.",
   "installs.legacyManager": "Ce ComfyUI-Manager n’installe que depuis sa propre fenêtre (Manager > Gestionnaire de nœuds personnalisés). L’assistant indique les étapes.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Packs de nœuds",
+  "installs.find.models": "Modèles",
+  "installs.find.nothing": "Rien ne manque : tous les types de nœuds et fichiers de modèles sont installés.",
+  "installs.find.by": "par {author}",
+  "installs.find.repository": "Référentiel",
+  "installs.find.license": "Licence : {license}",
+  "installs.find.size": "Taille : {size}",
+  "installs.find.unknown": "inconnu",
+  "installs.find.state.not-installed": "non installé",
+  "installs.find.state.disabled": "installé mais désactivé",
+  "installs.find.state.not-loaded": "installé, non chargé",
+  "installs.find.state.loaded": "installé, mais cette version ne contient pas le nœud",
+  "installs.find.provides": "Fournit : {types}",
+  "installs.find.noPack": "Aucun pack connu ne fournit {type}",
+  "installs.find.folder": "Dossier : {folder}",
+  "installs.find.host": "Source : {host}",
+  "installs.find.hash": "sha256 connu : vérifié après le téléchargement",
+  "installs.find.noHash": "aucun sha256 connu : le fichier n’est pas vérifié",
+  "installs.find.pickle": "format pickle : le charger peut exécuter du code",
+  "installs.find.notDownloaded": "non téléchargé",
+  "installs.find.downloaded": "déjà téléchargé",
+  "installs.find.notDownloadable": "ne peut pas être téléchargé : {reason}",
+  "installs.find.gone": "Les détails de l’analyse ne sont plus sur le serveur : relancez l’analyse pour les voir.",
+  "installs.approve.download": {
+    one: "Télécharger {count} fichier de modèle dans le dossier des modèles de ComfyUI.",
+    many: "Télécharger {count} de fichiers de modèles dans les dossiers des modèles de ComfyUI.",
+    other: "Télécharger {count} fichiers de modèles dans les dossiers des modèles de ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} sur {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "{seconds} s restantes",
+  "installs.download.cancel": "Annuler",
+  "installs.download.state.queued": "en attente",
+  "installs.download.state.downloading": "téléchargement en cours",
+  "installs.download.state.verifying": "vérification du sha256",
+  "installs.download.state.done": "terminé",
+  "installs.download.state.already-present": "déjà présent",
+  "installs.download.state.failed": "échec",
+  "installs.download.state.cancelled": "annulé",
 };
 
 export default table;

@@ -402,6 +402,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "ההורדה {id} לא קיימת",
+  "error.not_found.scan": "הסריקה {id} לא קיימת (השרת שומר את 32 הסריקות האחרונות שלו עד שהוא מופעל מחדש): סרקו שוב את תהליך העבודה",
   "error.download.url_invalid": "הכתובת שניתנה עבור {name} אינה כתובת URL להורדה ({url})",
   "error.download.url_credentials": "הכתובת שניתנה עבור {name} כוללת שם משתמש, סיסמה או אסימון; העוזר מוריד רק מכתובות ללא פרטי הזדהות",
   "error.download.not_https": "הכתובת שניתנה עבור {name} אינה https ({url}); מורידים מודלים רק דרך https",
@@ -498,6 +499,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "זה אינו תהליך עבודה של ComfyUI: {why}. שלחו את תהליך העבודה כפי ש-ComfyUI שומר אותו (אובייקט עם \"nodes\") או הנחיה (prompt) בפורמט API (מזהי צמתים עם \"class_type\" ו-\"inputs\").",
   "error.installs.too_many_nodes": "בתהליך העבודה יש {count} צמתים (כולל תת-גרפים); סריקה קוראת {limit} לכל היותר",
   "error.installs.body": "שלחו אובייקט JSON עם \"workflow\" (תהליך העבודה עצמו) או \"attachment\" (המזהה של קובץ תהליך עבודה מצורף), לא את שניהם",
+  "error.installs.downloads_body": "שלחו אובייקט JSON עם \"scan\" (המזהה שסריקה נתנה) ו-\"models\" (בין 1 ל-{limit} שמות של המודלים החסרים שבה), ותו לא: הכתובות והתיקיות מגיעות מהסריקה",
+  "error.installs.model_not_in_scan": "{name} אינו בין המודלים החסרים של הסריקה {scan} ({names})",
+  "error.installs.model_not_downloadable": "אי אפשר להוריד את {name}: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -521,6 +525,48 @@ const table: Translation = {
   "installs.noManager.title": "שום דבר לא הותקן",
   "installs.noManager": "ComfyUI-Manager לא זמין ב-ComfyUI הזה. העוזר ייתן את השלבים להתקנת החבילות בעצמכם.",
   "installs.legacyManager": "ComfyUI-Manager הזה מתקין רק מתוך החלון שלו (Manager > מנהל הצמתים המותאמים). העוזר ייתן את השלבים.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "חבילות צמתים",
+  "installs.find.models": "מודלים",
+  "installs.find.nothing": "שום דבר לא חסר: כל סוגי הצמתים וקובצי המודלים מותקנים.",
+  "installs.find.by": "מאת {author}",
+  "installs.find.repository": "מאגר",
+  "installs.find.license": "רישיון: {license}",
+  "installs.find.size": "גודל: {size}",
+  "installs.find.unknown": "לא ידוע",
+  "installs.find.state.not-installed": "לא מותקנת",
+  "installs.find.state.disabled": "מותקנת אבל מושבתת",
+  "installs.find.state.not-loaded": "מותקנת, לא נטענה",
+  "installs.find.state.loaded": "מותקנת, אבל בגרסה הזו אין את הצומת",
+  "installs.find.provides": "מספקת: {types}",
+  "installs.find.noPack": "אף חבילה מוכרת לא מספקת את {type}",
+  "installs.find.folder": "תיקייה: {folder}",
+  "installs.find.host": "מקור: {host}",
+  "installs.find.hash": "יש sha256 ידוע: הקובץ ייבדק אחרי ההורדה",
+  "installs.find.noHash": "אין sha256 ידוע: הקובץ לא ייבדק",
+  "installs.find.pickle": "פורמט pickle: טעינה שלו עלולה להריץ קוד",
+  "installs.find.notDownloaded": "לא הורד",
+  "installs.find.downloaded": "כבר הורד",
+  "installs.find.notDownloadable": "אי אפשר להוריד: {reason}",
+  "installs.find.gone": "פרטי הסריקה כבר לא נמצאים בשרת: סרקו שוב כדי לראות אותם.",
+  "installs.approve.download": {
+    one: "הורדת קובץ מודל אחד לתיקיית המודלים של ComfyUI.",
+    two: "הורדת שני קובצי מודל לתיקיות המודלים של ComfyUI.",
+    other: "הורדת {count} קובצי מודל לתיקיות המודלים של ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} מתוך {total}",
+  "installs.download.speed": "{speed} לשנייה",
+  "installs.download.eta": "נותרו {seconds} שנ׳",
+  "installs.download.cancel": "ביטול",
+  "installs.download.state.queued": "בהמתנה",
+  "installs.download.state.downloading": "בהורדה",
+  "installs.download.state.verifying": "בבדיקת sha256",
+  "installs.download.state.done": "הושלם",
+  "installs.download.state.already-present": "כבר קיים",
+  "installs.download.state.failed": "נכשל",
+  "installs.download.state.cancelled": "בוטל",
 };
 
 export default table;

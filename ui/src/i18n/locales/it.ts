@@ -413,6 +413,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "il download {id} non esiste",
+  "error.not_found.scan": "la scansione {id} non esiste (il server conserva le ultime 32 scansioni finché non si riavvia): scansiona di nuovo il workflow",
   "error.download.url_invalid": "l’indirizzo indicato per {name} non è un URL di download ({url})",
   "error.download.url_credentials": "l’indirizzo indicato per {name} contiene un nome utente, una password o un token; l’assistente scarica solo da indirizzi senza credenziali",
   "error.download.not_https": "l’indirizzo indicato per {name} non è https ({url}); i modelli vengono scaricati solo tramite https",
@@ -509,6 +510,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Questo non è un workflow ComfyUI: {why}. Invia il workflow come lo salva ComfyUI (un oggetto con \"nodes\") o un prompt in formato API (id dei nodi con \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "il workflow ha {count} nodi (sottografi inclusi); una scansione ne legge al massimo {limit}",
   "error.installs.body": "invia un oggetto JSON con \"workflow\" (il workflow stesso) o \"attachment\" (l’id di un file di workflow allegato), ma non entrambi",
+  "error.installs.downloads_body": "invia un oggetto JSON con \"scan\" (l’id dato da una scansione) e \"models\" (da 1 a {limit} nomi dei suoi modelli mancanti), nient’altro: gli indirizzi e le cartelle vengono dalla scansione",
+  "error.installs.model_not_in_scan": "{name} non è tra i modelli mancanti della scansione {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} non può essere scaricato: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -532,6 +536,48 @@ const table: Translation = {
   "installs.noManager.title": "Non è stato installato nulla",
   "installs.noManager": "ComfyUI-Manager non è disponibile in questo ComfyUI. L’assistente ti indica i passaggi per installare i pacchetti in autonomia.",
   "installs.legacyManager": "Questo ComfyUI-Manager installa solo dalla propria finestra (Manager > Gestore nodi personalizzati). L’assistente ti indica i passaggi.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Pacchetti di nodi",
+  "installs.find.models": "Modelli",
+  "installs.find.nothing": "Non manca nulla: tutti i tipi di nodo e i file di modello sono installati.",
+  "installs.find.by": "di {author}",
+  "installs.find.repository": "Repository",
+  "installs.find.license": "Licenza: {license}",
+  "installs.find.size": "Dimensione: {size}",
+  "installs.find.unknown": "sconosciuto",
+  "installs.find.state.not-installed": "non installato",
+  "installs.find.state.disabled": "installato ma disabilitato",
+  "installs.find.state.not-loaded": "installato, non caricato",
+  "installs.find.state.loaded": "installato, ma questa versione non ha il nodo",
+  "installs.find.provides": "Fornisce: {types}",
+  "installs.find.noPack": "Nessun pacchetto noto fornisce {type}",
+  "installs.find.folder": "Cartella: {folder}",
+  "installs.find.host": "Origine: {host}",
+  "installs.find.hash": "sha256 noto: verificato dopo il download",
+  "installs.find.noHash": "nessuno sha256 noto: il file non viene verificato",
+  "installs.find.pickle": "formato pickle: caricarlo può eseguire codice",
+  "installs.find.notDownloaded": "non scaricato",
+  "installs.find.downloaded": "già scaricato",
+  "installs.find.notDownloadable": "non può essere scaricato: {reason}",
+  "installs.find.gone": "I dettagli della scansione non sono più sul server: scansiona di nuovo per vederli.",
+  "installs.approve.download": {
+    one: "Scaricare {count} file di modello nella cartella dei modelli di ComfyUI.",
+    many: "Scaricare {count} di file di modello nelle cartelle dei modelli di ComfyUI.",
+    other: "Scaricare {count} file di modello nelle cartelle dei modelli di ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} di {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "{seconds} s rimanenti",
+  "installs.download.cancel": "Annulla",
+  "installs.download.state.queued": "in attesa",
+  "installs.download.state.downloading": "download in corso",
+  "installs.download.state.verifying": "verifica dello sha256",
+  "installs.download.state.done": "completato",
+  "installs.download.state.already-present": "già presente",
+  "installs.download.state.failed": "non riuscito",
+  "installs.download.state.cancelled": "annullato",
 };
 
 export default table;

@@ -356,6 +356,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "ダウンロード {id} は存在しません",
+  "error.not_found.scan": "スキャン {id} は存在しません（サーバーは再起動するまで直近 32 回分のスキャンを保持します）。ワークフローをもう一度スキャンしてください",
   "error.download.url_invalid": "{name} に指定されたアドレスはダウンロード用の URL ではありません（{url}）",
   "error.download.url_credentials": "{name} に指定されたアドレスにはユーザー名、パスワード、またはトークンが含まれています。アシスタントは認証情報を含まないアドレスからのみダウンロードします",
   "error.download.not_https": "{name} に指定されたアドレスは https ではありません（{url}）。モデルは https でのみダウンロードします",
@@ -452,6 +453,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "これは ComfyUI のワークフローではありません：{why}。ワークフローは ComfyUI が保存する形式（\"nodes\" を含むオブジェクト）か、API 形式のプロンプト（ノード ID ごとに \"class_type\" と \"inputs\" を持つもの）で送信してください。",
   "error.installs.too_many_nodes": "このワークフローには（サブグラフを含めて）{count} 個のノードがあります。1 回のスキャンで読み取れるのは {limit} 個までです",
   "error.installs.body": "\"workflow\"（ワークフロー本体）か \"attachment\"（添付したワークフローファイルの ID）のどちらか一方を含む JSON オブジェクトを送信してください。両方は指定できません",
+  "error.installs.downloads_body": "\"scan\"（スキャンで得た ID）と \"models\"（そのスキャンで不足しているモデルの名前を 1～{limit} 個）だけを含む JSON オブジェクトを送信してください。アドレスとフォルダーはスキャン結果から取得されます",
+  "error.installs.model_not_in_scan": "{name} はスキャン {scan} の不足しているモデル（{names}）に含まれていません",
+  "error.installs.model_not_downloadable": "{name} はダウンロードできません：{reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "ComfyUI-Manager で {count} 個のノードパックをインストールします。ComfyUI 内で実行されるコードがダウンロードされ、再起動後に読み込まれます。" },
@@ -471,6 +475,44 @@ const table: Translation = {
   "installs.noManager.title": "何もインストールされませんでした",
   "installs.noManager": "この ComfyUI では ComfyUI-Manager を利用できません。パックをご自身でインストールする手順をアシスタントが案内します。",
   "installs.legacyManager": "この ComfyUI-Manager は、専用のウィンドウ（Manager > カスタムノードマネージャー）からしかインストールできません。手順はアシスタントが案内します。",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "ノードパック",
+  "installs.find.models": "モデル",
+  "installs.find.nothing": "不足しているものはありません。すべてのノードタイプとモデルファイルがインストールされています。",
+  "installs.find.by": "作者：{author}",
+  "installs.find.repository": "リポジトリ",
+  "installs.find.license": "ライセンス：{license}",
+  "installs.find.size": "サイズ：{size}",
+  "installs.find.unknown": "不明",
+  "installs.find.state.not-installed": "未インストール",
+  "installs.find.state.disabled": "インストール済み（無効）",
+  "installs.find.state.not-loaded": "インストール済み（未読み込み）",
+  "installs.find.state.loaded": "インストール済み（このバージョンにはこのノードがありません）",
+  "installs.find.provides": "提供するノード：{types}",
+  "installs.find.noPack": "{type} を提供する既知のパックはありません",
+  "installs.find.folder": "フォルダー：{folder}",
+  "installs.find.host": "ダウンロード元：{host}",
+  "installs.find.hash": "sha256 既知：ダウンロード後に検証します",
+  "installs.find.noHash": "sha256 不明：ファイルは検証されません",
+  "installs.find.pickle": "pickle 形式：読み込むとコードが実行される可能性があります",
+  "installs.find.notDownloaded": "未ダウンロード",
+  "installs.find.downloaded": "ダウンロード済み",
+  "installs.find.notDownloadable": "ダウンロードできません：{reason}",
+  "installs.find.gone": "このスキャンの詳細はサーバーに残っていません。表示するには、もう一度スキャンしてください。",
+  "installs.approve.download": { other: "{count} 個のモデルファイルを ComfyUI のモデルフォルダーにダウンロードします。" },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} / {total}",
+  "installs.download.speed": "{speed}/秒",
+  "installs.download.eta": "残り {seconds} 秒",
+  "installs.download.cancel": "キャンセル",
+  "installs.download.state.queued": "待機中",
+  "installs.download.state.downloading": "ダウンロード中",
+  "installs.download.state.verifying": "sha256 を検証中",
+  "installs.download.state.done": "完了",
+  "installs.download.state.already-present": "既に存在",
+  "installs.download.state.failed": "失敗",
+  "installs.download.state.cancelled": "キャンセル済み",
 };
 
 export default table;

@@ -357,6 +357,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "ID가 {id}인 다운로드가 없습니다",
+  "error.not_found.scan": "ID가 {id}인 스캔이 없습니다(서버는 재시작할 때까지 최근 스캔 32개를 보관합니다). 워크플로를 다시 스캔하세요",
   "error.download.url_invalid": "{name} 파일에 지정된 주소는 다운로드 URL이 아닙니다({url})",
   "error.download.url_credentials": "{name} 파일에 지정된 주소에 사용자 이름, 비밀번호 또는 토큰이 들어 있습니다. 어시스턴트는 자격 증명이 없는 주소에서만 다운로드합니다",
   "error.download.not_https": "{name} 파일에 지정된 주소는 https 주소가 아닙니다({url}). 모델은 https로만 다운로드합니다",
@@ -453,6 +454,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "ComfyUI 워크플로가 아닙니다: {why}. ComfyUI가 저장하는 형식(\"nodes\" 항목이 있는 객체) 또는 API 형식의 프롬프트(노드 ID마다 \"class_type\", \"inputs\" 항목이 있는 형식)로 워크플로를 보내세요.",
   "error.installs.too_many_nodes": "워크플로에 노드가 {count}개 있습니다(서브그래프 포함). 한 번의 스캔으로 최대 {limit}개까지 읽습니다",
   "error.installs.body": "\"workflow\"(워크플로 자체) 또는 \"attachment\"(첨부한 워크플로 파일의 ID) 중 하나만 담은 JSON 객체를 보내세요. 둘 다 보낼 수는 없습니다",
+  "error.installs.downloads_body": "\"scan\"(스캔에서 받은 ID)과 \"models\"(그 스캔에서 누락된 모델 이름 1~{limit}개)만 담은 JSON 객체를 보내세요. 다른 항목은 넣을 수 없으며, 주소와 폴더는 스캔 결과에서 가져옵니다",
+  "error.installs.model_not_in_scan": "{name} 파일은 스캔 {scan}의 누락된 모델({names}) 중에 없습니다",
+  "error.installs.model_not_downloadable": "{name} 파일은 다운로드할 수 없습니다: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "ComfyUI-Manager로 노드 팩 {count}개를 설치합니다. ComfyUI 안에서 실행되는 코드를 다운로드하며, 재시작 후에 로드됩니다." },
@@ -472,6 +476,44 @@ const table: Translation = {
   "installs.noManager.title": "아무것도 설치되지 않았습니다",
   "installs.noManager": "이 ComfyUI에서는 ComfyUI-Manager를 사용할 수 없습니다. 팩을 직접 설치하는 방법은 어시스턴트가 안내합니다.",
   "installs.legacyManager": "이 ComfyUI-Manager는 자체 창(Manager > 커스텀 노드 관리자)에서만 설치할 수 있습니다. 방법은 어시스턴트가 안내합니다.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "노드 팩",
+  "installs.find.models": "모델",
+  "installs.find.nothing": "누락된 항목이 없습니다. 모든 노드 유형과 모델 파일이 설치되어 있습니다.",
+  "installs.find.by": "제작자: {author}",
+  "installs.find.repository": "저장소",
+  "installs.find.license": "라이선스: {license}",
+  "installs.find.size": "크기: {size}",
+  "installs.find.unknown": "알 수 없음",
+  "installs.find.state.not-installed": "설치되지 않음",
+  "installs.find.state.disabled": "설치됨, 비활성화됨",
+  "installs.find.state.not-loaded": "설치됨, 로드되지 않음",
+  "installs.find.state.loaded": "설치됨, 이 버전에는 해당 노드가 없음",
+  "installs.find.provides": "제공하는 노드: {types}",
+  "installs.find.noPack": "{type} 노드를 제공하는 알려진 팩이 없습니다",
+  "installs.find.folder": "폴더: {folder}",
+  "installs.find.host": "출처: {host}",
+  "installs.find.hash": "sha256 알려짐: 다운로드 후 검증합니다",
+  "installs.find.noHash": "sha256 알 수 없음: 파일을 검증하지 않습니다",
+  "installs.find.pickle": "pickle 형식: 로드하면 코드가 실행될 수 있습니다",
+  "installs.find.notDownloaded": "다운로드되지 않음",
+  "installs.find.downloaded": "이미 다운로드됨",
+  "installs.find.notDownloadable": "다운로드할 수 없음: {reason}",
+  "installs.find.gone": "이 스캔의 세부 정보가 더 이상 서버에 없습니다. 다시 스캔하면 볼 수 있습니다.",
+  "installs.approve.download": { other: "모델 파일 {count}개를 ComfyUI의 모델 폴더에 다운로드합니다." },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} / {total}",
+  "installs.download.speed": "{speed}/초",
+  "installs.download.eta": "{seconds}초 남음",
+  "installs.download.cancel": "취소",
+  "installs.download.state.queued": "대기 중",
+  "installs.download.state.downloading": "다운로드 중",
+  "installs.download.state.verifying": "sha256 검증 중",
+  "installs.download.state.done": "완료",
+  "installs.download.state.already-present": "이미 있음",
+  "installs.download.state.failed": "실패",
+  "installs.download.state.cancelled": "취소됨",
 };
 
 export default table;

@@ -413,6 +413,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "o download {id} não existe",
+  "error.not_found.scan": "a verificação {id} não existe (o servidor guarda as últimas 32 verificações até ser reiniciado): faça uma nova verificação do fluxo de trabalho",
   "error.download.url_invalid": "o endereço informado para {name} não é uma URL de download ({url})",
   "error.download.url_credentials": "o endereço informado para {name} contém nome de usuário, senha ou token; o assistente só baixa de endereços sem credenciais",
   "error.download.not_https": "o endereço informado para {name} não é https ({url}); os modelos só são baixados por https",
@@ -509,6 +510,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Isto não é um fluxo de trabalho do ComfyUI: {why}. Envie o fluxo de trabalho como o ComfyUI o salva (um objeto com \"nodes\") ou um prompt no formato de API (ids de nós com \"class_type\" e \"inputs\").",
   "error.installs.too_many_nodes": "o fluxo de trabalho tem {count} nós (incluindo subgrafos); uma verificação lê no máximo {limit}",
   "error.installs.body": "envie um objeto JSON com \"workflow\" (o próprio fluxo de trabalho) ou \"attachment\" (o id de um arquivo de fluxo de trabalho anexado), mas não os dois",
+  "error.installs.downloads_body": "envie um objeto JSON com \"scan\" (o id que uma verificação forneceu) e \"models\" (de 1 a {limit} nomes dos modelos ausentes dela), nada mais: os endereços e as pastas vêm da verificação",
+  "error.installs.model_not_in_scan": "{name} não está entre os modelos ausentes da verificação {scan} ({names})",
+  "error.installs.model_not_downloadable": "{name} não pode ser baixado: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -532,6 +536,48 @@ const table: Translation = {
   "installs.noManager.title": "Nada foi instalado",
   "installs.noManager": "O ComfyUI-Manager não está disponível neste ComfyUI. O assistente mostra os passos para você instalar os pacotes por conta própria.",
   "installs.legacyManager": "Este ComfyUI-Manager só instala pela própria janela (Manager > Gerenciador de nós personalizados). O assistente mostra os passos.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Pacotes de nós",
+  "installs.find.models": "Modelos",
+  "installs.find.nothing": "Nada está faltando: todos os tipos de nó e arquivos de modelo estão instalados.",
+  "installs.find.by": "de {author}",
+  "installs.find.repository": "Repositório",
+  "installs.find.license": "Licença: {license}",
+  "installs.find.size": "Tamanho: {size}",
+  "installs.find.unknown": "desconhecido",
+  "installs.find.state.not-installed": "não instalado",
+  "installs.find.state.disabled": "instalado, mas desativado",
+  "installs.find.state.not-loaded": "instalado, não carregado",
+  "installs.find.state.loaded": "instalado, mas esta versão não tem o nó",
+  "installs.find.provides": "Fornece: {types}",
+  "installs.find.noPack": "Nenhum pacote conhecido fornece {type}",
+  "installs.find.folder": "Pasta: {folder}",
+  "installs.find.host": "Origem: {host}",
+  "installs.find.hash": "sha256 conhecido: conferido após o download",
+  "installs.find.noHash": "nenhum sha256 conhecido: o arquivo não é conferido",
+  "installs.find.pickle": "formato pickle: carregá-lo pode executar código",
+  "installs.find.notDownloaded": "não baixado",
+  "installs.find.downloaded": "já baixado",
+  "installs.find.notDownloadable": "não pode ser baixado: {reason}",
+  "installs.find.gone": "Os detalhes da verificação não estão mais no servidor: faça uma nova verificação para vê-los.",
+  "installs.approve.download": {
+    one: "Baixar {count} arquivo de modelo para a pasta de modelos do ComfyUI.",
+    many: "Baixar {count} de arquivos de modelo para as pastas de modelos do ComfyUI.",
+    other: "Baixar {count} arquivos de modelo para as pastas de modelos do ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} de {total}",
+  "installs.download.speed": "{speed}/s",
+  "installs.download.eta": "faltam {seconds} s",
+  "installs.download.cancel": "Cancelar",
+  "installs.download.state.queued": "aguardando",
+  "installs.download.state.downloading": "baixando",
+  "installs.download.state.verifying": "conferindo o sha256",
+  "installs.download.state.done": "concluído",
+  "installs.download.state.already-present": "já presente",
+  "installs.download.state.failed": "falhou",
+  "installs.download.state.cancelled": "cancelado",
 };
 
 export default table;

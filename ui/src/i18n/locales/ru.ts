@@ -458,6 +458,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "задачи скачивания {id} не существует",
+  "error.not_found.scan": "сканирования {id} не существует (сервер хранит последние 32 сканирования до перезапуска): просканируйте рабочий процесс снова",
   "error.download.url_invalid": "адрес, указанный для {name}, не является URL для скачивания ({url})",
   "error.download.url_credentials": "адрес, указанный для {name}, содержит имя пользователя, пароль или токен; ассистент скачивает только по адресам без учётных данных",
   "error.download.not_https": "адрес, указанный для {name}, не использует https ({url}); модели скачиваются только по https",
@@ -554,6 +555,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Это не рабочий процесс ComfyUI: {why}. Отправьте рабочий процесс в том виде, в каком его сохраняет ComfyUI (объект с \"nodes\"), или промпт в формате API (идентификаторы узлов с \"class_type\" и \"inputs\").",
   "error.installs.too_many_nodes": "в рабочем процессе узлов: {count} (включая подграфы); сканирование читает не больше {limit}",
   "error.installs.body": "отправьте JSON-объект с \"workflow\" (сам рабочий процесс) или \"attachment\" (id прикреплённого файла рабочего процесса), но не с обоими сразу",
+  "error.installs.downloads_body": "отправьте JSON-объект только с \"scan\" (id, выданный сканированием) и \"models\" (от 1 до {limit} имён недостающих в нём моделей), больше ничего: адреса и папки берутся из сканирования",
+  "error.installs.model_not_in_scan": "файла {name} нет среди недостающих моделей сканирования {scan} ({names})",
+  "error.installs.model_not_downloadable": "файл {name} нельзя скачать: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -583,6 +587,49 @@ const table: Translation = {
   "installs.noManager.title": "Ничего не установлено",
   "installs.noManager": "ComfyUI-Manager недоступен в этом ComfyUI. Ассистент подскажет, как установить пакеты самостоятельно.",
   "installs.legacyManager": "Эта версия ComfyUI-Manager устанавливает пакеты только из собственного окна (Manager > Менеджер пользовательских узлов). Ассистент подскажет, как это сделать.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Пакеты узлов",
+  "installs.find.models": "Модели",
+  "installs.find.nothing": "Всё на месте: все типы узлов и файлы моделей установлены.",
+  "installs.find.by": "автор: {author}",
+  "installs.find.repository": "Репозиторий",
+  "installs.find.license": "Лицензия: {license}",
+  "installs.find.size": "Размер: {size}",
+  "installs.find.unknown": "неизвестно",
+  "installs.find.state.not-installed": "не установлен",
+  "installs.find.state.disabled": "установлен, но отключён",
+  "installs.find.state.not-loaded": "установлен, но не загружен",
+  "installs.find.state.loaded": "установлен, но в этой версии нет этого узла",
+  "installs.find.provides": "Предоставляет: {types}",
+  "installs.find.noPack": "Ни один известный пакет не предоставляет {type}",
+  "installs.find.folder": "Папка: {folder}",
+  "installs.find.host": "Источник: {host}",
+  "installs.find.hash": "sha256 известен: файл проверяется после скачивания",
+  "installs.find.noHash": "sha256 неизвестен: файл не проверяется",
+  "installs.find.pickle": "формат pickle: при загрузке может выполниться код",
+  "installs.find.notDownloaded": "не скачан",
+  "installs.find.downloaded": "уже скачан",
+  "installs.find.notDownloadable": "нельзя скачать: {reason}",
+  "installs.find.gone": "Подробностей этого сканирования на сервере больше нет: просканируйте снова, чтобы их увидеть.",
+  "installs.approve.download": {
+    one: "Скачать {count} файл модели в папку моделей ComfyUI.",
+    few: "Скачать {count} файла моделей в папки моделей ComfyUI.",
+    many: "Скачать {count} файлов моделей в папки моделей ComfyUI.",
+    other: "Скачать {count} файла моделей в папки моделей ComfyUI.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} из {total}",
+  "installs.download.speed": "{speed}/с",
+  "installs.download.eta": "осталось {seconds} с",
+  "installs.download.cancel": "Отмена",
+  "installs.download.state.queued": "ожидание",
+  "installs.download.state.downloading": "скачивание",
+  "installs.download.state.verifying": "проверка sha256",
+  "installs.download.state.done": "готово",
+  "installs.download.state.already-present": "уже есть",
+  "installs.download.state.failed": "ошибка",
+  "installs.download.state.cancelled": "отменено",
 };
 
 export default table;

@@ -380,6 +380,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "{id} indirmesi mevcut değil",
+  "error.not_found.scan": "{id} taraması mevcut değil (sunucu, yeniden başlatılana kadar son 32 taramayı saklar): iş akışını yeniden tarayın",
   "error.download.url_invalid": "{name} dosyası için verilen adres bir indirme URL'si değil ({url})",
   "error.download.url_credentials": "{name} dosyası için verilen adres bir kullanıcı adı, parola veya belirteç içeriyor; asistan yalnızca kimlik bilgisi içermeyen adreslerden indirir",
   "error.download.not_https": "{name} dosyası için verilen adres https değil ({url}); modeller yalnızca https üzerinden indirilir",
@@ -476,6 +477,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "Bu bir ComfyUI iş akışı değil: {why}. İş akışını ComfyUI'nin kaydettiği biçimde (\"nodes\" içeren bir nesne) ya da API biçiminde bir istem (prompt) olarak (\"class_type\" ve \"inputs\" içeren düğüm kimlikleri) gönderin.",
   "error.installs.too_many_nodes": "iş akışında {count} düğüm var (alt grafikler dahil); bir tarama en çok {limit} düğüm okur",
   "error.installs.body": "\"workflow\" (iş akışının kendisi) ya da \"attachment\" (eklenmiş bir iş akışı dosyasının kimliği) içeren bir JSON nesnesi gönderin; ikisini birden değil",
+  "error.installs.downloads_body": "yalnızca \"scan\" (bir taramanın verdiği kimlik) ve \"models\" (o taramadaki eksik modellerin adları; en az 1, en çok {limit} tane) içeren bir JSON nesnesi gönderin, başka bir şey eklemeyin: adresler ve klasörler taramadan alınır",
+  "error.installs.model_not_in_scan": "{name} dosyası, {scan} taramasının eksik modelleri arasında değil ({names})",
+  "error.installs.model_not_downloadable": "{name} dosyası indirilemiyor: {reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": {
@@ -498,6 +502,47 @@ const table: Translation = {
   "installs.noManager.title": "Hiçbir şey yüklenmedi",
   "installs.noManager": "Bu ComfyUI'de ComfyUI-Manager kullanılamıyor. Asistan, paketleri kendiniz yüklemeniz için gereken adımları verecek.",
   "installs.legacyManager": "Bu ComfyUI-Manager yalnızca kendi penceresinden yükleme yapar (Manager > Özel Düğüm Yöneticisi). Asistan gereken adımları verecek.",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "Düğüm paketleri",
+  "installs.find.models": "Modeller",
+  "installs.find.nothing": "Eksik bir şey yok: tüm düğüm türleri ve model dosyaları yüklü.",
+  "installs.find.by": "yazar: {author}",
+  "installs.find.repository": "Depo",
+  "installs.find.license": "Lisans: {license}",
+  "installs.find.size": "Boyut: {size}",
+  "installs.find.unknown": "bilinmiyor",
+  "installs.find.state.not-installed": "yüklü değil",
+  "installs.find.state.disabled": "yüklü ama devre dışı",
+  "installs.find.state.not-loaded": "yüklü, ancak devreye girmemiş",
+  "installs.find.state.loaded": "yüklü, ancak bu sürümde bu düğüm yok",
+  "installs.find.provides": "Sağladığı düğümler: {types}",
+  "installs.find.noPack": "Bilinen hiçbir paket {type} düğümünü sağlamıyor",
+  "installs.find.folder": "Klasör: {folder}",
+  "installs.find.host": "Kaynak: {host}",
+  "installs.find.hash": "sha256 biliniyor: indirmeden sonra denetlenir",
+  "installs.find.noHash": "sha256 bilinmiyor: dosya denetlenmez",
+  "installs.find.pickle": "pickle biçimi: yüklendiğinde kod çalıştırabilir",
+  "installs.find.notDownloaded": "indirilmedi",
+  "installs.find.downloaded": "zaten indirildi",
+  "installs.find.notDownloadable": "indirilemez: {reason}",
+  "installs.find.gone": "Taramanın ayrıntıları artık sunucuda yok: görmek için yeniden tarayın.",
+  "installs.approve.download": {
+    one: "{count} model dosyası ComfyUI'nin modeller klasörüne indirilecek.",
+    other: "{count} model dosyası ComfyUI'nin modeller klasörlerine indirilecek.",
+  },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} / {total}",
+  "installs.download.speed": "{speed}/sn",
+  "installs.download.eta": "{seconds} sn kaldı",
+  "installs.download.cancel": "İptal",
+  "installs.download.state.queued": "bekliyor",
+  "installs.download.state.downloading": "indiriliyor",
+  "installs.download.state.verifying": "sha256 denetleniyor",
+  "installs.download.state.done": "tamamlandı",
+  "installs.download.state.already-present": "zaten mevcut",
+  "installs.download.state.failed": "başarısız",
+  "installs.download.state.cancelled": "iptal edildi",
 };
 
 export default table;

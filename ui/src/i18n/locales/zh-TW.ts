@@ -356,6 +356,7 @@ const table: Translation = {
 
   // ── errors the server sends with a code and parameters (error.*) ──
   "error.not_found.download": "下載工作 {id} 不存在",
+  "error.not_found.scan": "掃描 {id} 不存在（伺服器會保留最近 32 次掃描，直到重新啟動）：請重新掃描工作流程",
   "error.download.url_invalid": "為 {name} 提供的網址不是可下載的 URL（{url}）",
   "error.download.url_credentials": "為 {name} 提供的網址含有使用者名稱、密碼或權杖；助理只會從不含憑證的網址下載",
   "error.download.not_https": "為 {name} 提供的網址不是 https（{url}）；模型只透過 https 下載",
@@ -452,6 +453,9 @@ const table: Translation = {
   "error.installs.not_a_workflow": "這不是 ComfyUI 工作流程：{why}。請以 ComfyUI 儲存的格式傳送工作流程（含有 \"nodes\" 的物件），或傳送 API 格式的提示詞（prompt）（以節點 id 為鍵，含 \"class_type\" 與 \"inputs\"）。",
   "error.installs.too_many_nodes": "此工作流程有 {count} 個節點（含子圖）；一次掃描最多讀取 {limit} 個",
   "error.installs.body": "請傳送一個 JSON 物件，其中含有 \"workflow\"（工作流程本身）或 \"attachment\"（已附加之工作流程檔案的 id），但不能兩者皆有",
+  "error.installs.downloads_body": "請傳送一個 JSON 物件，只含有 \"scan\"（掃描提供的 id）與 \"models\"（該掃描所缺模型中的 1 到 {limit} 個名稱），不得有其他內容：網址與資料夾取自掃描結果",
+  "error.installs.model_not_in_scan": "{name} 不在掃描 {scan} 所缺的模型之中（{names}）",
+  "error.installs.model_not_downloadable": "無法下載 {name}：{reason}",
 
   // ── installs: missing nodes and models ──
   "installs.approve.packs": { other: "透過 ComfyUI-Manager 安裝 {count} 個節點套件：這會下載在 ComfyUI 內執行的程式碼，並在重新啟動後載入。" },
@@ -471,6 +475,44 @@ const table: Translation = {
   "installs.noManager.title": "未安裝任何項目",
   "installs.noManager": "此 ComfyUI 中沒有可用的 ComfyUI-Manager。助理會提供步驟，讓您自行安裝這些套件。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能從它自己的視窗安裝（Manager > 自訂節點管理器）。助理會提供步驟。",
+
+  // ── installs: what a workflow lacks ──
+  "installs.find.packs": "節點套件",
+  "installs.find.models": "模型",
+  "installs.find.nothing": "沒有缺少任何項目：所有節點類型與模型檔案都已安裝。",
+  "installs.find.by": "作者：{author}",
+  "installs.find.repository": "儲存庫",
+  "installs.find.license": "授權：{license}",
+  "installs.find.size": "大小：{size}",
+  "installs.find.unknown": "不明",
+  "installs.find.state.not-installed": "未安裝",
+  "installs.find.state.disabled": "已安裝但已停用",
+  "installs.find.state.not-loaded": "已安裝，但未載入",
+  "installs.find.state.loaded": "已安裝，但此版本沒有該節點",
+  "installs.find.provides": "提供：{types}",
+  "installs.find.noPack": "沒有已知的節點套件提供 {type}",
+  "installs.find.folder": "資料夾：{folder}",
+  "installs.find.host": "來源：{host}",
+  "installs.find.hash": "已知 sha256：下載後會驗證",
+  "installs.find.noHash": "sha256 不明：不會驗證檔案",
+  "installs.find.pickle": "pickle 格式：載入時可能執行程式碼",
+  "installs.find.notDownloaded": "未下載",
+  "installs.find.downloaded": "已下載",
+  "installs.find.notDownloadable": "無法下載：{reason}",
+  "installs.find.gone": "伺服器上已沒有這次掃描的詳細資料：請重新掃描以查看。",
+  "installs.approve.download": { other: "將 {count} 個模型檔案下載到 ComfyUI 的模型資料夾。" },
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
+  "installs.download.progress": "{done} / {total}",
+  "installs.download.speed": "{speed}/秒",
+  "installs.download.eta": "剩餘 {seconds} 秒",
+  "installs.download.cancel": "取消",
+  "installs.download.state.queued": "等待中",
+  "installs.download.state.downloading": "下載中",
+  "installs.download.state.verifying": "正在驗證 sha256",
+  "installs.download.state.done": "完成",
+  "installs.download.state.already-present": "已存在",
+  "installs.download.state.failed": "失敗",
+  "installs.download.state.cancelled": "已取消",
 };
 
 export default table;
