@@ -655,7 +655,7 @@ const table: Translation = {
   "installs.find.notDownloadable": "لا يمكن تنزيله: {reason}",
   "installs.find.gone": "لم تعد تفاصيل الفحص على الخادم: افحص مجددًا لرؤيتها.",
   "installs.approve.download": { zero: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", one: "تنزيل ملف نموذج واحد إلى مجلد النماذج في ComfyUI.", two: "تنزيل ملفَّي نموذج إلى مجلدات النماذج في ComfyUI.", few: "تنزيل {count} ملفات نماذج إلى مجلدات النماذج في ComfyUI.", many: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", other: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI." },
-  "installs.download.line": "{name} ← {folder} · {host} · {size}",
+  "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} من {total}",
   "installs.download.speed": "{speed}/ث",
   "installs.download.eta": "متبقٍّ {seconds} ث",
