@@ -14,6 +14,7 @@ import pytest
 from comfyui_assistant.core.files.attachment_files import FileRefused, model_parts, read_file
 from comfyui_assistant.core.files.image_files import inspect_image
 from comfyui_assistant.core.files.workflow_text import workflow_lines
+from comfyui_assistant.core.tools.tool_registry import get_tool
 from PIL import Image
 
 from .comfy_images import (
@@ -156,6 +157,21 @@ def test_what_the_model_is_sent():
     assert [p["type"] for p in blind] == ["text"]
     assert "not shown: this model cannot see images" in blind[0]["text"]
     assert "3 KSampler" in blind[0]["text"]
+
+
+def test_a_pasted_workflow_names_its_id_and_findmissing_says_where_to_find_it():
+    # the panel attaches a pasted workflow as this file (ui/src/runtime/pastedWorkflow.ts)
+    data = json.dumps(PROMPT, indent=2).encode()
+    reading = read_file("pasted-workflow.json", data)
+    [note] = model_parts("att_7", "pasted-workflow.json", reading, data, vision=True)
+    assert note["text"].startswith(
+        "[attached ComfyUI workflow pasted-workflow.json (API workflow, 7 nodes); "
+        'load it with loadWorkflow {"attachment":"att_7"}]\n'
+    )
+    spec = get_tool("findMissing")
+    assert spec is not None
+    described = spec.parameters["properties"]["attachmentId"]["description"]
+    assert "[attached" in described and '{"attachment": id}' in described
 
 
 def test_long_workflows_are_cut_with_a_note():

@@ -226,7 +226,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         "user sees details on cards; use the scan id and names with installNodePacks and "
         "downloadModels.",
         parameters=_args(
-            attachmentId={"type": "string", "description": "Scan this attached file instead."},
+            attachmentId={
+                "type": "string",
+                "description": "Scan an attached workflow instead: the id its [attached …] note "
+                'gives loadWorkflow ({"attachment": id}).',
+            },
         ),
         runs="panel",
         group="installs",

@@ -472,6 +472,56 @@ for (const target of TARGETS) {
       await screenshot(page, step("attachments"), "2-answered");
     });
 
+    test("a workflow pasted as JSON attaches as a file: its chip says so, the message holds attachment:<id>, findMissing scans it", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await harness.provider.reset();
+      // an API-format workflow as copied from a post: one node type no ComfyUI has
+      const pasted = {
+        3: { class_type: "KSampler", inputs: { seed: 42, steps: 20, model: ["4", 0] } },
+        4: { class_type: "CheckpointLoaderSimple", inputs: { ckpt_name: "v1-5-pruned-emaonly.safetensors" } },
+        9: { class_type: "PastedNodeNobodyHas", inputs: { image: ["3", 0] } },
+      };
+      const stored = page.waitForResponse((r) => r.url().endsWith("/api/assistant/attachments") && r.request().method() === "POST");
+      const kept = await composer(page).evaluate((box, text) => {
+        const data = new DataTransfer();
+        data.setData("text/plain", text);
+        const event = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+        box.dispatchEvent(event);
+        return event.defaultPrevented;
+      }, JSON.stringify(pasted, null, 2));
+      assert.equal(kept, true, "the workflow's text is not typed into the box");
+      const { id } = await (await stored).json();
+      const chips = panel(page).getByLabel("Attached files");
+      await chips.getByText("pasted-workflow.json").waitFor({ timeout: 20_000 });
+      await chips.getByText("pasted workflow: attached as a file, not as text").waitFor();
+      await chips.getByText(/^API workflow, 3 nodes · [\d,]+ tokens$/).waitFor({ timeout: 20_000 });
+      assert.equal(await composer(page).inputValue(), "");
+      await screenshot(page, step("pasted-workflow"), "1-attached");
+      // the model reads the note with the id, and passes it to findMissing
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_paste", name: "findMissing", arguments: { attachmentId: id } }),
+        reply.text("It needs PastedNodeNobodyHas."),
+      );
+      const chat = page.waitForRequest((r) => r.url().includes("/api/assistant/chat") && r.method() === "POST");
+      await send(page, "what does this workflow lack?");
+      const body = (await chat).postData() ?? "";
+      assert.ok(body.includes(`"attachment:${id}"`), "the message holds the attachment, not the workflow's text");
+      assert.ok(!body.includes("PastedNodeNobodyHas"), "the workflow's JSON is not in the message");
+      await panel(page).getByText("It needs PastedNodeNobodyHas.").waitFor({ timeout: 30_000 });
+      const [first, second] = await harness.provider.requests();
+      const note = lastUserText(first);
+      assert.ok(
+        note.includes(`[attached ComfyUI workflow pasted-workflow.json (API workflow, 3 nodes); load it with loadWorkflow {"attachment":"${id}"}]`),
+        note,
+      );
+      assert.match(note, /9 PastedNodeNobodyHas: image←3/);
+      const result = JSON.parse(second.messages.find((m) => m.role === "tool" && m.tool_call_id === "call_paste").content);
+      assert.equal(result.ok, true, JSON.stringify(result));
+      assert.ok(result.missingNodeTypes.some((n) => n.type === "PastedNodeNobodyHas"), JSON.stringify(result));
+      await screenshot(page, step("pasted-workflow"), "2-scanned");
+    });
+
     test("a document pinned to the chat's project reaches the model whole", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);

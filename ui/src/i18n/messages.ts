@@ -557,6 +557,9 @@ export const en = {
   "installs.download.state.already-present": "already present",
   "installs.download.state.failed": "failed",
   "installs.download.state.cancelled": "cancelled",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "pasted workflow: attached as a file, not as text",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

@@ -4,6 +4,7 @@ import { AttachmentPrimitive, ComposerPrimitive, MessagePrimitive, useAuiState }
 import { useEffect, useState, type FC } from "react";
 import { useI18n } from "../i18n";
 import { attachmentSrc, type ServerAttachment } from "../runtime/attachments";
+import { isPastedFile } from "../runtime/pastedWorkflow";
 import { useCurrentThread } from "./context";
 
 /** Icons drawn inline (an emoji glyph is missing where no emoji font is installed). */
@@ -48,6 +49,7 @@ const ComposerChip: FC<{ uploaded: Map<string, ServerAttachment> }> = ({ uploade
         <span className="cua-chip-name">
           <AttachmentPrimitive.Name />
         </span>
+        {isPastedFile(attachment.file) ? <span className="cua-muted">{t("attach.pastedWorkflow")}</span> : null}
         {state === "running" ? <span className="cua-muted">{t("attach.attaching")}</span> : null}
         {stored ? (
           <span className="cua-muted">

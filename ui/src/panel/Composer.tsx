@@ -1,11 +1,12 @@
 // The composer: the message box with the slash-command autocomplete, Send, and a Stop that
 // aborts at once (the stream, and any resubmit after panel tools still running).
 import { ComposerPrimitive, useAui, useAuiState } from "@assistant-ui/react";
-import { useEffect, useId, useRef, useState, type FC, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useId, useRef, useState, type ClipboardEvent, type FC, type FormEvent, type KeyboardEvent } from "react";
 import { completions, isLocal, parseInput } from "../commands/parse";
 import { runCommand, type CommandContext } from "../commands/run";
 import { useI18n } from "../i18n";
 import { requestJson } from "../runtime/api";
+import { attachPastedWorkflow } from "../runtime/pastedWorkflow";
 import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
@@ -112,6 +113,11 @@ export const Composer: FC = () => {
     if (e.key === "Enter" && !e.shiftKey && handleLocally(text)) e.preventDefault();
   };
 
+  // A pasted workflow's JSON is attached as a file, not typed in (runtime/pastedWorkflow.ts).
+  const onPaste = (e: ClipboardEvent<HTMLTextAreaElement>) => {
+    if (aui.thread.getState().capabilities.attachments) attachPastedWorkflow(e, (file) => aui.composer.addAttachment(file));
+  };
+
   const blocked = useAttachmentsBlock();
   const onSubmit = (e: FormEvent) => {
     if (blocked) e.preventDefault(); // a file still attaching, or one refused: its chip says
@@ -159,6 +165,7 @@ export const Composer: FC = () => {
         rows={1}
         ref={input}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
       />
       <AttachButton />
       {busy ? (

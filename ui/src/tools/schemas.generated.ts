@@ -239,7 +239,7 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     "properties": {
       "attachmentId": {
         "type": "string",
-        "description": "Scan this attached file instead."
+        "description": "Scan an attached workflow instead: the id its [attached …] note gives loadWorkflow ({\"attachment\": id})."
       }
     },
     "required": [],

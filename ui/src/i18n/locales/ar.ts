@@ -667,6 +667,9 @@ const table: Translation = {
   "installs.download.state.already-present": "موجود مسبقًا",
   "installs.download.state.failed": "فشل",
   "installs.download.state.cancelled": "أُلغي",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "سير عمل ملصوق: أُرفق كملف، لا كنص",
 };
 
 export default table;

@@ -511,6 +511,9 @@ const table: Translation = {
   "installs.download.state.already-present": "已存在",
   "installs.download.state.failed": "失败",
   "installs.download.state.cancelled": "已取消",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "粘贴的工作流：已作为文件附加，而非文本",
 };
 
 export default table;
