@@ -545,6 +545,9 @@ const table: Translation = {
   "installs.download.state.already-present": "bereits vorhanden",
   "installs.download.state.failed": "fehlgeschlagen",
   "installs.download.state.cancelled": "abgebrochen",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "eingefügter Workflow: als Datei angehängt, nicht als Text",
 };
 
 export default table;

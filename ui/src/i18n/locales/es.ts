@@ -578,6 +578,9 @@ const table: Translation = {
   "installs.download.state.already-present": "ya presente",
   "installs.download.state.failed": "fallido",
   "installs.download.state.cancelled": "cancelado",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "flujo de trabajo pegado: adjuntado como archivo, no como texto",
 };
 
 export default table;

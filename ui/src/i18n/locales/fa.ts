@@ -513,6 +513,9 @@ const table: Translation = {
   "installs.download.state.already-present": "از قبل موجود",
   "installs.download.state.failed": "ناموفق",
   "installs.download.state.cancelled": "لغو شد",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "workflow چسبانده‌شده: به‌صورت فایل پیوست شد، نه به‌صورت متن",
 };
 
 export default table;

@@ -578,6 +578,9 @@ const table: Translation = {
   "installs.download.state.already-present": "déjà présent",
   "installs.download.state.failed": "échec",
   "installs.download.state.cancelled": "annulé",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "workflow collé : joint en tant que fichier, pas en tant que texte",
 };
 
 export default table;

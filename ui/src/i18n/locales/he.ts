@@ -567,6 +567,9 @@ const table: Translation = {
   "installs.download.state.already-present": "כבר קיים",
   "installs.download.state.failed": "נכשל",
   "installs.download.state.cancelled": "בוטל",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "תהליך עבודה שהודבק: צורף כקובץ, לא כטקסט",
 };
 
 export default table;

@@ -578,6 +578,9 @@ const table: Translation = {
   "installs.download.state.already-present": "già presente",
   "installs.download.state.failed": "non riuscito",
   "installs.download.state.cancelled": "annullato",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "workflow incollato: allegato come file, non come testo",
 };
 
 export default table;

@@ -513,6 +513,9 @@ const table: Translation = {
   "installs.download.state.already-present": "既に存在",
   "installs.download.state.failed": "失敗",
   "installs.download.state.cancelled": "キャンセル済み",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "貼り付けたワークフロー：テキストではなくファイルとして添付しました",
 };
 
 export default table;

@@ -514,6 +514,9 @@ const table: Translation = {
   "installs.download.state.already-present": "이미 있음",
   "installs.download.state.failed": "실패",
   "installs.download.state.cancelled": "취소됨",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "붙여 넣은 워크플로: 텍스트가 아닌 파일로 첨부됨",
 };
 
 export default table;

@@ -578,6 +578,9 @@ const table: Translation = {
   "installs.download.state.already-present": "já presente",
   "installs.download.state.failed": "falhou",
   "installs.download.state.cancelled": "cancelado",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "fluxo de trabalho colado: anexado como arquivo, não como texto",
 };
 
 export default table;

@@ -630,6 +630,9 @@ const table: Translation = {
   "installs.download.state.already-present": "уже есть",
   "installs.download.state.failed": "ошибка",
   "installs.download.state.cancelled": "отменено",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "вставленный рабочий процесс: прикреплён как файл, а не как текст",
 };
 
 export default table;

@@ -543,6 +543,9 @@ const table: Translation = {
   "installs.download.state.already-present": "zaten mevcut",
   "installs.download.state.failed": "başarısız",
   "installs.download.state.cancelled": "iptal edildi",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "yapıştırılan iş akışı: metin olarak değil, dosya olarak eklendi",
 };
 
 export default table;

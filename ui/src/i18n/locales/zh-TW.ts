@@ -513,6 +513,9 @@ const table: Translation = {
   "installs.download.state.already-present": "已存在",
   "installs.download.state.failed": "失敗",
   "installs.download.state.cancelled": "已取消",
+
+  // ── pasted workflows ──
+  "attach.pastedWorkflow": "貼上的工作流程：已作為檔案附加，而非文字",
 };
 
 export default table;
