@@ -31,7 +31,7 @@ TTN = "https://github.com/TinyTerra/ComfyUI_tinyterraNodes"
 ENV = {
     "LLM_BASE_URL": "http://127.0.0.1:9/v1",
     "LLM_MODEL": "m",
-    "COMFY_ASSISTANT_REGISTRY_URL": "off",
+    "COMFY_ASSISTANT_OFFLINE": "1",
 }
 
 

@@ -7,7 +7,8 @@ a failure for a short while, and a Registry that did not answer at all (timeout,
 taken as down for that while, so a scan with many missing types waits at most one timeout.
 Nothing raises: each lookup gives the pack, None (unknown to the Registry) or `Unavailable`.
 
-`COMFY_ASSISTANT_REGISTRY_URL` sets the address (tests, a mirror); `off` means never asked.
+`COMFY_ASSISTANT_REGISTRY_URL` sets the address (tests, a mirror); `COMFY_ASSISTANT_OFFLINE=1`
+means it is never asked (the one lookup the server makes on the internet by itself).
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from .manager_client import Unavailable
 from .registry_pack import RegistryPack, parse_registry_pack
 
 REGISTRY_ENV = "COMFY_ASSISTANT_REGISTRY_URL"
+OFFLINE_ENV = "COMFY_ASSISTANT_OFFLINE"
 DEFAULT_URL = "https://api.comfy.org"
-OFF_VALUES = {"off", "0", "no", "false", "none"}
 TIMEOUT = 3.0  # seconds per request
 TTL = 300.0  # seconds an answer is reused
 FAILED_TTL = 30.0  # a failure (and a Registry that is down) is asked again after this
 MAX_BYTES = 1 << 20  # a Node is a few KB
 PARALLEL = 4  # requests in flight per scan
-REGISTRY_OFF = f"the Comfy Registry is not asked ({REGISTRY_ENV}=off)"
+REGISTRY_OFF = f"the Comfy Registry is not asked ({OFFLINE_ENV} is set)"
 
 Answer = RegistryPack | None | Unavailable
 _cache: dict[tuple[str, str], tuple[float, Answer]] = {}
@@ -48,15 +49,15 @@ def forget() -> None:
 
 def registry_from_environ(environ: Mapping[str, str]) -> RegistryClient | Unavailable:
     """The Registry at COMFY_ASSISTANT_REGISTRY_URL (default api.comfy.org), or why none is."""
-    value = environ.get(REGISTRY_ENV, "").strip()
-    if value.lower() in OFF_VALUES:
+    if environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no"):
         return Unavailable(REGISTRY_OFF)
+    value = environ.get(REGISTRY_ENV, "").strip()
     url = value or DEFAULT_URL
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Unavailable(
-            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address "
-            f"or off, not {value[:100]!r}"
+            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address, "
+            f"not {value[:100]!r}"
         )
     return RegistryClient(url)
 
@@ -75,14 +76,14 @@ class RegistryClient:
         return await self._ask("pack", f"/nodes/{quote(registry_id, safe='')}")
 
     async def _ask(self, kind: str, path: str) -> Answer:
-        key, now = (self.base_url, path), time.monotonic()
+        key = (self.base_url, path)
         hit = _cache.get(key)
-        if hit is not None and hit[0] > now:
+        if hit is not None and hit[0] > time.monotonic():
             return hit[1]
-        down = _down.get(self.base_url)
-        if down is not None and down[0] > now:
-            return down[1]
         async with self._gate:
+            down = _down.get(self.base_url)  # (after the wait: those before may have failed)
+            if down is not None and down[0] > time.monotonic():
+                return down[1]
             answer = await self._fetch(kind, path)
         ttl = FAILED_TTL if isinstance(answer, Unavailable) else TTL
         _cache[key] = (time.monotonic() + ttl, answer)
