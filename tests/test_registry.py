@@ -223,11 +223,13 @@ async def test_with_neither_the_notes_give_both_reasons(tmp_path: Path) -> None:
     assert answer["sources"]["registry"] is False and answer["packs"] == []
 
 
-async def test_a_scan_with_nothing_missing_asks_the_registry_nothing(tmp_path: Path) -> None:
+async def test_a_scan_with_nothing_missing_needs_no_registry(tmp_path: Path) -> None:
     async with RegistryStandin() as registry:
         env = {"COMFY_ASSISTANT_REGISTRY_URL": registry.url}
         answer = await scan(tmp_path, env, template("default"))
+        offline = await scan(tmp_path, {"COMFY_ASSISTANT_OFFLINE": "1"}, template("default"))
     assert registry.requests == [] and answer["sources"]["notes"] == [NO_COMFYUI_URL]
+    assert offline["sources"]["notes"] == [NO_COMFYUI_URL]  # not "not asked": not needed
 
 
 async def test_switched_off_the_registry_is_never_asked(tmp_path: Path) -> None:
