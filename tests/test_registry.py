@@ -211,11 +211,14 @@ async def test_with_neither_the_notes_give_both_reasons(tmp_path: Path) -> None:
         RegistryStandin(mode="500") as registry,
     ):
         env = {"COMFYUI_URL": manager.url, "COMFY_ASSISTANT_REGISTRY_URL": registry.url}
-        answer = await scan(tmp_path, env, workflow("AddMask"))
+        answer = await scan(tmp_path, env, workflow("AddMask", "BlockifyMask"))
     manager_reason, registry_reason = answer["sources"]["notes"]
     assert manager_reason.startswith(f"ComfyUI at {manager.url} has no ComfyUI-Manager")
-    assert registry_reason == "the Comfy Registry answered HTTP 500 for /comfy-nodes/AddMask/node"
-    [add_mask] = answer["missingNodes"]
+    assert registry_reason == (  # one reason for the two types
+        "the Comfy Registry answered HTTP 500 for /comfy-nodes/AddMask/node "
+        "(and 1 other lookup failed)"
+    )
+    add_mask, _ = answer["missingNodes"]
     assert (add_mask["provider"], add_mask["note"]) == (
         "unknown",
         f"unknown: {NO_LOOKUPS}: {manager_reason}; {registry_reason}",

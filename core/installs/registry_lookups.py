@@ -45,13 +45,21 @@ async def ask_registry(
     by_type = await asyncio.gather(*(registry.pack_for_node(t) for t in types))
     by_id = await asyncio.gather(*(registry.pack(i) for i in ids))
     packs = {a.id: a for a in [*by_type, *by_id] if isinstance(a, RegistryPack)}
-    failed = [a.reason for a in [*by_type, *by_id] if isinstance(a, Unavailable)]
+    failed = list(dict.fromkeys(a.reason for a in [*by_type, *by_id] if isinstance(a, Unavailable)))
     return RegistryFacts(
         by_type={t: a for t, a in zip(types, by_type, strict=True) if isinstance(a, RegistryPack)},
         unknown_types=frozenset(t for t, a in zip(types, by_type, strict=True) if a is None),
         packs=tuple(packs.values()),
-        reason="; ".join(dict.fromkeys(failed)) or None,
+        reason=_first_of(failed),
     )
+
+
+def _first_of(reasons: list[str]) -> str | None:
+    """One reason, not one per node type: a Registry failing fails alike for all."""
+    if len(reasons) < 2:
+        return reasons[0] if reasons else None
+    others = len(reasons) - 1
+    return f"{reasons[0]} (and {others} other lookup{'s' if others > 1 else ''} failed)"
 
 
 def _questions(result: ScanResult) -> tuple[list[str], list[str]]:
