@@ -113,6 +113,15 @@ async def test_a_registry_that_does_not_answer_costs_one_timeout_per_scan() -> N
     assert took < 1.0, took
 
 
+async def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_client, "CACHED", 8)
+    async with RegistryStandin() as registry:
+        client = RegistryClient(registry.url)
+        for i in range(20):
+            await client.pack_for_node(f"Node{i}")
+    assert len(registry_client._cache) <= 8
+
+
 def test_the_address_and_the_off_switch_come_from_the_environment() -> None:
     default = registry_from_environ({})
     assert isinstance(default, RegistryClient) and default.base_url == "https://api.comfy.org"

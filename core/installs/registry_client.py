@@ -34,6 +34,7 @@ TTL = 300.0  # seconds an answer is reused
 FAILED_TTL = 30.0  # a failure (and a Registry that is down) is asked again after this
 MAX_BYTES = 1 << 20  # a Node is a few KB
 PARALLEL = 4  # requests in flight per scan
+CACHED = 2048  # answers kept at most (a few scans' worth of node types)
 REGISTRY_OFF = f"the Comfy Registry is not asked ({OFFLINE_ENV} is set)"
 
 Answer = RegistryPack | None | Unavailable
@@ -86,6 +87,8 @@ class RegistryClient:
                 return down[1]
             answer = await self._fetch(kind, path)
         ttl = FAILED_TTL if isinstance(answer, Unavailable) else TTL
+        if len(_cache) >= CACHED:
+            _prune()
         _cache[key] = (time.monotonic() + ttl, answer)
         return answer
 
@@ -130,6 +133,15 @@ class RegistryClient:
         down = Unavailable(f"the Comfy Registry at {self.base_url} {why}")
         _down[self.base_url] = (time.monotonic() + FAILED_TTL, down)
         return down
+
+
+def _prune() -> None:
+    """Drop the expired answers, and the oldest half if that is not enough."""
+    now = time.monotonic()
+    for key in [k for k, (expiry, _) in _cache.items() if expiry <= now]:
+        del _cache[key]
+    for key in list(_cache)[: len(_cache) // 2 if len(_cache) >= CACHED else 0]:
+        del _cache[key]
 
 
 async def _read_capped(resp: aiohttp.ClientResponse) -> bytes | None:
