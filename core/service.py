@@ -21,6 +21,7 @@ from .installs.download_checks import Origins
 from .installs.downloads import Downloads
 from .installs.lookups import LookupProvider, standalone_lookups
 from .installs.model_folders import ModelFolders
+from .installs.registry_client import registry_from_environ
 from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
@@ -75,6 +76,7 @@ class AssistantService:
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
         self.install_lookups = options.install_lookups or standalone_lookups(options.environ)
+        self.registry = registry_from_environ(options.environ)  # or why it is not asked
         self.install_scans = ScanStore()
         self.downloads = Downloads(
             options.model_folders or ModelFolders.standalone(options.data_dir),

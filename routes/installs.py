@@ -1,9 +1,9 @@
 """Missing nodes and models of a workflow (issue 28): scan a workflow the panel sends, or one
-a chat attachment holds, against what this ComfyUI has and what ComfyUI-Manager knows."""
+a chat attachment holds, against what this ComfyUI has and what ComfyUI-Manager and the Comfy
+Registry know."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -11,7 +11,7 @@ from aiohttp import web
 from ..core.base.error_codes import coded
 from ..core.base.errors import RequestError
 from ..core.files.attachments import Attachments
-from ..core.installs.scan import scan_workflow
+from ..core.installs.registry_lookups import scan_with_registry
 from ..core.service import AssistantService
 from .attachments import workflow_of
 from .common import guarded, not_found, read_json
@@ -41,7 +41,7 @@ def add_install_routes(table: web.RouteTableDef, service: AssistantService) -> N
         env = await service.environment.get()
         lookups = await service.install_lookups()
         trusted = service.downloads.origins.trusts
-        result = await asyncio.to_thread(scan_workflow, workflow, env, lookups, trusted)
+        result = await scan_with_registry(workflow, env, lookups, service.registry, trusted)
         return web.json_response({"scan": service.install_scans.add(result), **result.as_json()})
 
     @table.get(BASE + "/scan/{id}")

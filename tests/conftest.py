@@ -100,6 +100,7 @@ class App:
 
 async def start_app(data_dir: Path, environ: dict[str, str], **options: Any) -> App:
     options.setdefault("pump", PumpOptions(keepalive_seconds=0.2, poll_seconds=0.02))
+    environ = {"COMFY_ASSISTANT_OFFLINE": "1", **environ}  # tests never ask api.comfy.org
     app = create_app(ServiceOptions(data_dir=data_dir, environ=environ, **options))
     runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
     await runner.setup()

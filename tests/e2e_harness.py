@@ -278,6 +278,7 @@ async def start_app(
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
         "LLM_CONTEXT_WINDOW": "32768",
+        "COMFY_ASSISTANT_OFFLINE": "1",  # never api.comfy.org from a test
     }
     if model_origin:
         environ["COMFY_ASSISTANT_MODEL_ORIGINS"] = model_origin

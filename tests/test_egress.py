@@ -28,6 +28,7 @@ from comfyui_assistant.tests.comfy_standin.view import add_view_route, standin_f
 
 from .comfy_images import comfy_png
 from .helpers import chat_body, serve_routes, summary_text, user
+from .registry_standin import RegistryStandin
 from .scripted_provider import Completion, ScriptedProvider, text_reply
 from .test_chat_tools import call, calls_reply
 from .test_delegation import ANSWER, delegate_call
@@ -138,10 +139,12 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     provider = await ScriptedProvider(models=[MODEL]).start()
     provider.props, provider.busy_slots, provider.counts = LLAMA_PROPS, set(), True
     log = tmp_path / "egress.log"
+    registry = await RegistryStandin().__aenter__()  # the Comfy Registry, here
     env = {
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": MODEL,
         "COMFYUI_URL": comfy_url,
+        "COMFY_ASSISTANT_REGISTRY_URL": registry.url,
         "PYTHONPATH": os.pathsep.join([str(AUDIT), os.environ.get("PYTHONPATH", "")]),
         "EGRESS_LOG": str(log),
     }
@@ -152,10 +155,14 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     finally:
         await server.stop()
         await provider.stop()
+        await registry.__aexit__()
 
     provider_port = int(provider.base_url.rsplit(":", 1)[1].split("/")[0])
     comfy_port = int(comfy_url.rsplit(":", 1)[1])
+    registry_port = int(registry.url.rsplit(":", 1)[1])
+    assert registry.requests == ["/comfy-nodes/AddMask/node"]  # the scan asked it, nothing else
     allowed = {("127.0.0.1", provider_port), ("127.0.0.1", comfy_port)}
+    allowed.add(("127.0.0.1", registry_port))
     allowed.add(("127.0.0.1", server.port))  # its own address (none expected, none harmful)
     recorded = read_log(log)
     connects = {(h, int(p)) for e, h, p in recorded if e == "socket.connect"}
@@ -243,6 +250,9 @@ async def run_session(s: Session, provider: ScriptedProvider) -> None:
     status, verdict = await s.call("POST", "/api/assistant/provider/test", {})
     assert status == 200 and verdict["ok"] is True, verdict
     assert (await s.call("POST", "/api/assistant/environment/scan", {}))[0] == 200
+    workflow = {"nodes": [{"id": 1, "type": "AddMask", "inputs": [], "widgets_values": []}]}
+    status, found = await s.call("POST", "/api/assistant/installs/scan", {"workflow": workflow})
+    assert status == 200 and found["missingNodes"][0]["packs"] == ["comfyui-impact-pack"], found
     provider.summaries.append(Completion(summary_text("a portrait")))
     status, compacted = await s.call("POST", "/api/assistant/threads/thread-1/compact", {})
     assert status == 200 and compacted["compacted"] > 0, compacted

@@ -17,6 +17,8 @@ from comfyui_assistant.comfy_environment import comfyui_address
 from comfyui_assistant.core.installs import manager_client
 from comfyui_assistant.core.installs.lookups import NOT_LISTENING, manager_lookups
 from comfyui_assistant.core.installs.node_map import MANAGER_MAP
+from comfyui_assistant.core.installs.registry_client import REGISTRY_OFF
+from comfyui_assistant.core.installs.scan import NO_LOOKUPS
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.tests.comfy_standin import create_standin, frontend_versions
 
@@ -26,7 +28,11 @@ from .manager_standin import Pack as DiskPack
 from .test_installs_scan import IMPACT, SCAN, post, template, with_node
 
 TTN = "https://github.com/TinyTerra/ComfyUI_tinyterraNodes"
-ENV = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+ENV = {
+    "LLM_BASE_URL": "http://127.0.0.1:9/v1",
+    "LLM_MODEL": "m",
+    "COMFY_ASSISTANT_OFFLINE": "1",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -80,7 +86,8 @@ async def test_standalone_the_scan_asks_the_manager_of_comfyui_url(tmp_path: Pat
         True,
         False,
     )
-    [note] = sources["notes"]  # Manager 4's new UI serves no model list
+    note, registry = sources["notes"]  # Manager 4's new UI serves no model list
+    assert registry == REGISTRY_OFF
     assert "has no externalmodel/getlist" in note and "--enable-manager-legacy-ui" in note
 
 
@@ -108,12 +115,15 @@ async def test_without_manager_the_scan_says_so(tmp_path: Path) -> None:
             answer = await scan_over(app, workflow_with_custom_nodes())
         finally:
             await app.close()
-    [note] = answer["sources"]["notes"]  # one reason, not one per list
+    note, registry = answer["sources"]["notes"]  # one reason, not one per list
     assert note.startswith(f"ComfyUI at {manager.url} has no ComfyUI-Manager")
-    assert "--enable-manager" in note
+    assert "--enable-manager" in note and registry == REGISTRY_OFF
     assert answer["sources"]["nodeMap"] is None and answer["packs"] == []
     add_mask = answer["missingNodes"][0]
-    assert (add_mask["provider"], add_mask["note"]) == ("unknown", f"unknown: {note}")
+    assert (add_mask["provider"], add_mask["note"]) == (
+        "unknown",
+        f"unknown: {NO_LOOKUPS}: {note}; {REGISTRY_OFF}",
+    )
 
 
 async def test_inside_comfyui_the_scan_asks_manager_on_comfyuis_own_address(
@@ -134,7 +144,7 @@ async def test_inside_comfyui_the_scan_asks_manager_on_comfyuis_own_address(
         after = await scan_over(app, workflow_with_custom_nodes())
     finally:
         await app.close()
-    assert before["sources"]["notes"] == [NOT_LISTENING]
+    assert before["sources"]["notes"] == [NOT_LISTENING, REGISTRY_OFF]
     assert {p["id"]: p["state"] for p in after["packs"]} == {
         IMPACT: "disabled",
         TTN: "not-installed",
@@ -161,5 +171,5 @@ async def test_the_route_answers_when_manager_is_not_there_at_all(tmp_path: Path
     finally:
         await app.close()
     assert status == 200
-    [note] = answer["sources"]["notes"]
-    assert url in note and "could not be reached" in note
+    note, registry = answer["sources"]["notes"]
+    assert url in note and "could not be reached" in note and registry == REGISTRY_OFF

@@ -85,6 +85,7 @@ def test_the_default_templates_checkpoint_is_missing_with_its_download_entry():
         "nodeMap": None,
         "installedPacks": False,
         "modelList": False,
+        "registry": False,
         "notes": [],
     }
 
@@ -296,6 +297,8 @@ def test_custom_nodes_are_resolved_to_the_packs_that_provide_them():
         "note": None,
         "version": None,
         "nodeTypes": ["BasicPipeToDetailerPipe", "SAMLoader"],
+        "license": None,
+        "size": None,
     }
     assert impact["description"].startswith("This extension offers various detector nodes")
     assert result["sources"]["nodeMap"] == "ComfyUI-Manager's node map"

@@ -17,7 +17,8 @@ from typing import Any
 from ..knowledge.environment import Environment
 from .model_refs import COMFYUI_FOLDERS, ModelEntry, entries, folder_name
 from .model_scan import ModelScan
-from .node_map import InstalledPacks, NodeMap, Pack, recorded_pack
+from .node_map import REGISTRY_MAP, InstalledPacks, NodeMap, Pack, recorded_pack
+from .registry_pack import RegistryFacts, as_pack
 from .workflow_nodes import FRONTEND_NODES, WorkflowNode, workflow_nodes
 
 NO_LOOKUPS = "neither ComfyUI-Manager nor the Comfy Registry is reachable"
@@ -38,6 +39,7 @@ class Lookups:
     installed: InstalledPacks | None = None
     models: Mapping[str, ModelEntry] | None = None
     notes: tuple[str, ...] = ()
+    registry: RegistryFacts | None = None  # asked after a first pass (registry_lookups.py)
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def scan_workflow(
         "nodeMap": lookups.node_map.source if lookups.node_map else None,
         "installedPacks": lookups.installed is not None,
         "modelList": lookups.models is not None,
-        "notes": list(lookups.notes),
+        "registry": bool(lookups.registry and lookups.registry.packs),
+        "notes": [*lookups.notes, *_registry_reason(lookups)],
     }
     return ScanResult(kind, missing_nodes, packs, missing_models, present_models, sources)
 
@@ -114,8 +117,12 @@ def _missing_nodes(
         from_workflow = not providers and bool(recorded)
         if from_workflow:
             providers = sorted(recorded, key=lambda p: p.key)
+        named = lookups.registry.by_type.get(node_type) if lookups.registry else None
+        from_registry = not providers and named is not None
+        if named is not None and from_registry:
+            providers = [as_pack(named)]
         for pack in providers:
-            described = packs.setdefault(pack.key, _pack_json(pack, env, lookups.installed))
+            described = packs.setdefault(pack.key, _pack_json(pack, env, lookups))
             described["nodeTypes"].append(node_type)
         item: dict[str, Any] = {
             "type": node_type,
@@ -124,18 +131,35 @@ def _missing_nodes(
         }
         if from_workflow:
             item["note"] = "the pack the workflow recorded for it (no node map has the type)"
+        if from_registry:
+            item["note"] = f"the pack {REGISTRY_MAP} names for it"
         if not providers:
             item["provider"] = "unknown"
-            item["note"] = (
-                f"no pack in {lookups.node_map.source} provides it"
-                if lookups.node_map
-                else f"unknown: {'; '.join(lookups.notes) or NO_LOOKUPS}"
-            )
+            item["note"] = _unknown_note(node_type, lookups)
         out.append(item)
     return out, list(packs.values())
 
 
-def _pack_json(pack: Pack, env: Environment, installed: InstalledPacks | None) -> dict[str, Any]:
+def _unknown_note(node_type: str, lookups: Lookups) -> str:
+    registry = lookups.registry
+    asked = [lookups.node_map.source] if lookups.node_map else []
+    if registry and node_type in registry.unknown_types:
+        asked.append(REGISTRY_MAP)
+    if not asked:
+        reasons = [*lookups.notes, *_registry_reason(lookups)]
+        return f"unknown: {NO_LOOKUPS}" + (f": {'; '.join(reasons)}" if reasons else "")
+    note = f"no pack in {' or '.join(asked)} provides it"
+    if REGISTRY_MAP not in asked and registry and registry.reason:
+        note += f" ({registry.reason})"
+    return note
+
+
+def _registry_reason(lookups: Lookups) -> list[str]:
+    return [lookups.registry.reason] if lookups.registry and lookups.registry.reason else []
+
+
+def _pack_json(pack: Pack, env: Environment, lookups: Lookups) -> dict[str, Any]:
+    installed = lookups.installed
     found = installed.find(pack) if installed else None
     folder = found.folder if found else _repo_folder(pack)
     loaded = any(folder.lower() == p.lower() for p in env.packages)
@@ -156,7 +180,22 @@ def _pack_json(pack: Pack, env: Environment, installed: InstalledPacks | None) -
         "note": PACK_NOTES.get(state),
         "version": found.version if found else None,
         "nodeTypes": [],
+        "license": None,
+        "size": None,  # neither Manager nor the Registry gives one
     }
+    details = lookups.registry.details(pack) if lookups.registry else None
+    if details is not None:  # what Manager's map lacks, from the Registry
+        if details.name and pack.title in (pack.key, pack.registry_id):
+            out["title"] = details.name
+        for field in ("author", "description", "repository"):
+            out[field] = out[field] or getattr(details, field)
+        out["registryId"] = out["registryId"] or details.id
+        out.update(
+            license=details.license,
+            downloads=details.downloads,
+            latestVersion=details.latest_version,
+            detailsFrom=REGISTRY_MAP,
+        )
     return out
 
 
