@@ -4,6 +4,7 @@ ComfyUI's route table when its server exists, the folder importable under any na
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -44,6 +45,7 @@ def run_python(code: str, cwd: Path) -> str:
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=cwd,
+        env={**os.environ, "COMFY_ASSISTANT_OFFLINE": "1"},  # (no test asks the Comfy Registry)
         capture_output=True,
         text=True,
         timeout=60,
@@ -131,6 +133,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["GET", "/api/assistant/environment/summary"],
             ["GET", "/api/assistant/installs/downloads"],
             ["GET", "/api/assistant/installs/downloads/{id}"],
+            ["GET", "/api/assistant/installs/scan/{id}"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
             ["GET", "/api/assistant/projects/{pid}/documents/{did}"],
@@ -165,6 +168,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["POST", "/api/assistant/attachments"],
             ["POST", "/api/assistant/chat"],
             ["POST", "/api/assistant/environment/scan"],
+            ["POST", "/api/assistant/installs/downloads"],
             ["POST", "/api/assistant/installs/scan"],
             ["POST", "/api/assistant/outputs/look"],
             ["POST", "/api/assistant/projects"],
@@ -392,6 +396,9 @@ def test_inside_comfyui_the_scan_asks_manager_on_comfyuis_own_address(tmp_path):
         tmp_path,
     )
     assert json.loads(out) == {
-        "before": ["ComfyUI-Manager is not reachable yet: ComfyUI is not listening"],
+        "before": [
+            "ComfyUI-Manager is not reachable yet: ComfyUI is not listening",
+            "the Comfy Registry is not asked (COMFY_ASSISTANT_OFFLINE is set)",
+        ],
         "packs": ["https://github.com/ltdrdata/ComfyUI-Impact-Pack"],
     }
