@@ -8,6 +8,8 @@
 // from Manager's map and a model whose download entry points at a model host on 127.0.0.1; the
 // model calls findMissing (the panel shows a card per pack and per model), then downloadModels
 // (asked first; the card shows the download's progress), and the file lands in the models folder.
+// The whole story in one turn: "Install what this workflow needs" → findMissing → installNodePacks
+// → downloadModels → restartComfyUI → the answer, three approval cards, each allowed.
 //
 //   cd ui && node --test e2e/installs.test.mjs
 import assert from "node:assert/strict";
@@ -290,6 +292,134 @@ for (const frontend of versions) {
       assert.equal(createHash("sha256").update(bytes).digest("hex"), sha256);
       assert.equal(await panel(page).locator('.cua-install-card[data-kind="download"][data-state="done"]').count(), 1);
       console.log(`screenshot: ${await screenshot(page, slug, "downloaded")}`);
+      await sendButton(page).waitFor();
+    });
+  });
+}
+
+/** Records every approval card the panel shows and every answer given on one (Allow or Deny). */
+function watchApprovals(page) {
+  return page.evaluate(() => {
+    window.__approvals = { shown: [], answered: [] };
+    const seen = new WeakSet();
+    const look = () => {
+      for (const card of document.querySelectorAll(".cua-approval")) {
+        if (seen.has(card)) continue;
+        seen.add(card);
+        window.__approvals.shown.push(card.dataset.kind);
+      }
+    };
+    new MutationObserver(look).observe(document.body, { childList: true, subtree: true });
+    document.addEventListener(
+      "click",
+      (event) => {
+        const button = event.target.closest?.(".cua-approval-buttons button");
+        if (button && !button.disabled) window.__approvals.answered.push([button.closest(".cua-approval").dataset.kind, button.textContent]);
+      },
+      true,
+    );
+  });
+}
+
+for (const frontend of versions) {
+  describe(`installing what a workflow needs, frontend ${frontend} (stand-in)`, () => {
+    let env;
+    const slug = `installs-story-${frontend}`;
+    before(async () => {
+      env = await setUp(frontend, "normal", true);
+    });
+    after(() => tearDown(env, `${frontend} story`));
+
+    test("Install what this workflow needs: find, install, download, restart, with three approvals", { timeout: 180_000 }, async () => {
+      const { harness, page } = env;
+      const { origin, sha256, size } = harness.modelHost;
+      const card = panel(page).getByRole("group", { name: CARD });
+      // The open workflow: an Impact Pack node (a placeholder: the pack is not installed) and a
+      // loader whose model is not there, with the workflow's download entry for it.
+      await page.evaluate(
+        async ({ type, model, url, hash }) => {
+          const app = window.app;
+          const data = (app.rootGraph ?? app.graph).serialize();
+          const node = (id, nodeType, extra) => ({ id, type: nodeType, pos: [100, 140 * id], size: [260, 100], flags: {}, order: id - 1, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [], ...extra });
+          data.nodes = [
+            node(1, type, {}),
+            node(2, "CheckpointLoaderSimple", { widgets_values: [model], properties: { models: [{ name: model, url, directory: "checkpoints", hash, hash_type: "SHA256" }] } }),
+          ];
+          data.links = [];
+          data.groups = [];
+          data.last_node_id = 2;
+          data.last_link_id = 0;
+          const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+          await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
+        },
+        { type: NODE, model: MODEL, url: `${origin}/file/${MODEL}`, hash: sha256 },
+      );
+      const placeholder = () => page.evaluate(() => (window.app.rootGraph ?? window.app.graph).getNodeById(1)?.has_errors === true);
+      assert.equal(await placeholder(), true, "the Impact Pack node is a placeholder before the install");
+      await watchApprovals(page);
+      await harness.provider.reset();
+      const FINAL = "Everything this workflow needs is here: the Impact Pack is installed and the model is downloaded.";
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_find", name: "findMissing", arguments: {} }),
+        reply.toolCalls({ id: "call_install", name: "installNodePacks", arguments: { packs: [PACK] } }),
+        reply.toolCalls({ id: "call_download", name: "downloadModels", arguments: { scan: { $result: "call_find", field: "scan" }, models: [MODEL] } }),
+        reply.toolCalls({ id: "call_restart", name: "restartComfyUI", arguments: { nodeTypes: [NODE] } }),
+        reply.text(FINAL),
+      );
+      const t0 = Date.now();
+      const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+      await send(page, "Install what this workflow needs");
+
+      // findMissing asks nothing: its cards show the pack and the model; then the install asks.
+      await panel(page).locator('.cua-approval[data-kind="install"]').waitFor({ timeout: 30_000 });
+      await panel(page).locator('.cua-install-card[data-kind="pack"]').first().waitFor({ timeout: 10_000 });
+      assert.match(await panel(page).locator('.cua-install-card[data-kind="model"]').first().textContent(), /not downloaded/);
+      const found = JSON.parse(toolResult(await harness.provider.requests(), "call_find"));
+      assert.deepEqual(found.missingNodeTypes.map((n) => [n.type, n.packs.map((p) => p.id)]), [[NODE, [PACK]]]);
+      assert.deepEqual(found.missingModels.map((m) => [m.name, m.downloadable]), [[MODEL, true]]);
+      assert.match(await card.textContent(), /Install 1 node pack through ComfyUI-Manager/);
+      console.log(`[${at()}] findMissing: cards shown, install asked`);
+      console.log(`screenshot: ${await screenshot(page, slug, "install-asked")}`);
+      await card.getByRole("button", { name: "Allow" }).click();
+
+      // Manager installs it; then the download asks, and its card shows progress.
+      await panel(page).locator('.cua-approval[data-kind="download"]').waitFor({ timeout: 30_000 });
+      assert.equal(await installed(harness.app), true, "Manager installed the pack");
+      const packResult = JSON.parse(toolResult(await harness.provider.requests(), "call_install"));
+      assert.deepEqual(packResult.packs.map((p) => [p.id, p.status]), [[PACK, "installed"]]);
+      console.log(`[${at()}] installNodePacks: installed, download asked`);
+      await card.getByRole("button", { name: "Allow" }).click();
+      const row = panel(page).locator('.cua-install-card[data-kind="download"][data-state="downloading"]');
+      await row.getByText(/\d+% · [\d.]+ [KM]?B of 6\.3 MB/).waitFor({ timeout: 20_000 });
+      console.log(`screenshot: ${await screenshot(page, slug, "downloading")}`);
+
+      // The restart asks once the file is in; Allow: the stand-in reboots and the turn goes on.
+      await panel(page).locator('.cua-approval[data-kind="restart"]').waitFor({ timeout: 60_000 });
+      const downloaded = JSON.parse(toolResult(await harness.provider.requests(), "call_download"));
+      assert.deepEqual(downloaded.models, [{ name: MODEL, folder: "checkpoints", status: "done" }]);
+      console.log(`[${at()}] downloadModels: done, restart asked`);
+      await card.getByRole("button", { name: "Allow" }).click();
+      await panel(page).getByText(FINAL).waitFor({ timeout: 90_000 });
+      console.log(`[${at()}] restartComfyUI: back, final text shown`);
+
+      const requests = await harness.provider.requests();
+      assert.equal(requests.length, 5, "find, install, download, restart, final answer: one turn");
+      const restart = JSON.parse(toolResult(requests, "call_restart"));
+      assert.equal(restart.restarted, true);
+      assert.deepEqual(restart.registered, [NODE]);
+      assert.equal(await installed(harness.app), true, "the pack is installed after the restart");
+      const file = join(harness.dataDir, "models", "checkpoints", MODEL);
+      assert.ok(existsSync(file), `${file} is there`);
+      const bytes = readFileSync(file);
+      assert.equal(bytes.length, size);
+      assert.equal(createHash("sha256").update(bytes).digest("hex"), sha256);
+      assert.equal(await placeholder(), false, "the placeholder is a real node after the restart");
+      assert.equal(await page.evaluate(() => (window.app.rootGraph ?? window.app.graph).getNodeById(1)?.type), NODE);
+      assert.equal(await card.count(), 0, "no card is left waiting");
+      const approvals = await page.evaluate(() => window.__approvals);
+      assert.deepEqual(approvals.shown, ["install", "download", "restart"], "three approval cards, findMissing asked none");
+      assert.deepEqual(approvals.answered, [["install", "Allow"], ["download", "Allow"], ["restart", "Allow"]]);
+      console.log(`screenshot: ${await screenshot(page, slug, "done")}`);
       await sendButton(page).waitFor();
     });
   });
