@@ -21,7 +21,8 @@ from .installs.download_checks import Origins
 from .installs.downloads import Downloads
 from .installs.lookups import LookupProvider, standalone_lookups
 from .installs.model_folders import ModelFolders
-from .installs.registry_client import registry_from_environ
+from .installs.model_sizes import ModelSizes
+from .installs.registry_client import offline, registry_from_environ
 from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
@@ -82,6 +83,7 @@ class AssistantService:
             options.model_folders or ModelFolders.standalone(options.data_dir),
             Origins.from_environ(options.environ),
         )
+        self.model_sizes = ModelSizes(self.downloads.origins, offline(options.environ))
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None

@@ -41,7 +41,9 @@ def add_install_routes(table: web.RouteTableDef, service: AssistantService) -> N
         env = await service.environment.get()
         lookups = await service.install_lookups()
         trusted = service.downloads.origins.trusts
-        result = await scan_with_registry(workflow, env, lookups, service.registry, trusted)
+        result = await scan_with_registry(
+            workflow, env, lookups, service.registry, trusted, service.model_sizes
+        )
         return web.json_response({"scan": service.install_scans.add(result), **result.as_json()})
 
     @table.get(BASE + "/scan/{id}")

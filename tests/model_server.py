@@ -1,6 +1,8 @@
 """A model host on 127.0.0.1 for the downloader's tests and bench: serves a generated file with
 HTTP Range support, with knobs for what real hosts do (slow, a dropped connection, Range
-ignored, wrong bytes, a redirect, an error status, a huge Content-Length, a login page)."""
+ignored, wrong bytes, a redirect, an error status, a huge Content-Length, a login page). A HEAD
+answers the headers alone (slowly if asked), and the redirect can carry Hugging Face's
+X-Linked-Size."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ class Knobs:
     ignore_range: bool = False
     corrupt: bool = False  # one byte of the body changed
     redirect_to: str | None = None  # a 302 to there, for /moved
+    linked_size: int | None = None  # the X-Linked-Size the 302 carries (Hugging Face's, for LFS)
+    head_delay: float = 0.0  # seconds before a HEAD is answered
     status: int | None = None  # answer this status, no body
     content_length: int | None = None  # the Content-Length to claim
     chunked: bool = False  # no Content-Length: the size is not known before the end
@@ -61,8 +65,10 @@ class ModelServer:
 
     async def start(self) -> ModelServer:
         app = web.Application()
-        app.router.add_get("/moved", self._moved)
-        app.router.add_get("/file/{name:.+}", self._file)
+        app.router.add_get("/moved", self._moved, allow_head=False)
+        app.router.add_head("/moved", self._moved)
+        app.router.add_get("/file/{name:.+}", self._file, allow_head=False)
+        app.router.add_head("/file/{name:.+}", self._head)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -78,9 +84,28 @@ class ModelServer:
         """The Range header of each request, in order."""
         return [r["headers"].get("Range") for r in self.requests]
 
+    def heads(self) -> list[str]:
+        """The path of each HEAD request, in order."""
+        return [r["path"] for r in self.requests if r["method"] == "HEAD"]
+
     async def _moved(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
-        raise web.HTTPFound(self.knobs.redirect_to or "/file/model.safetensors")
+        linked = self.knobs.linked_size
+        headers = {"X-Linked-Size": str(linked)} if linked is not None else None
+        raise web.HTTPFound(self.knobs.redirect_to or "/file/model.safetensors", headers=headers)
+
+    async def _head(self, request: web.Request) -> web.StreamResponse:
+        self._record(request)
+        knobs = self.knobs
+        await asyncio.sleep(knobs.head_delay)
+        if knobs.status is not None:
+            return web.Response(status=knobs.status, text="no")
+        headers = {"Content-Type": knobs.content_type, "ETag": self.etag}
+        if not knobs.chunked:
+            headers["Content-Length"] = str(knobs.content_length or len(self.data))
+        resp = web.StreamResponse(headers=headers)
+        await resp.prepare(request)
+        return resp
 
     async def _file(self, request: web.Request) -> web.StreamResponse:
         self._record(request)
@@ -124,4 +149,6 @@ class ModelServer:
         return resp
 
     def _record(self, request: web.Request) -> None:
-        self.requests.append({"path": request.path_qs, "headers": dict(request.headers)})
+        self.requests.append(
+            {"method": request.method, "path": request.path_qs, "headers": dict(request.headers)}
+        )

@@ -104,7 +104,7 @@ async def test_managers_legacy_model_list_gives_a_missing_model_its_address(
         finally:
             await app.close()
     [model] = answer["missingModels"]
-    assert (model["source"], model["size"], model["host"]) == ("manager", "4.71MB", "github.com")
+    assert (model["source"], model["size"], model["host"]) == ("manager", 4_710_000, "github.com")
     assert answer["sources"]["modelList"] is True and answer["sources"]["notes"] == []
 
 

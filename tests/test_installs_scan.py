@@ -75,6 +75,7 @@ def test_the_default_templates_checkpoint_is_missing_with_its_download_entry():
         "hash": None,
         "hashType": None,
         "size": None,
+        "sizeFrom": None,
         "pickle": False,
         "source": "node",
         "nodes": [{"id": 4, "type": "CheckpointLoaderSimple", "input": "ckpt_name"}],
@@ -416,8 +417,9 @@ def test_managers_model_list_gives_a_missing_file_its_address_and_size():
     models = by_name(scan_workflow(workflow, ENV, manager_lookups()).as_json()["missingModels"])
     taef1 = models["taef1_decoder.pth"]
     assert taef1["url"] == "https://github.com/madebyollin/taesd/raw/main/taef1_decoder.pth"
-    assert (taef1["size"], taef1["source"], taef1["directory"]) == (
-        "4.71MB",
+    assert (taef1["size"], taef1["sizeFrom"], taef1["source"], taef1["directory"]) == (
+        4_710_000,  # Manager's "4.71MB", in bytes
+        "manager",
         "manager",
         "vae_approx",
     )

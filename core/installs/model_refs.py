@@ -34,6 +34,7 @@ MANAGER_TYPES = {
     "embeddings": "embeddings", "taesd": "vae_approx",
 }  # fmt: skip
 SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+MANAGER_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?", re.IGNORECASE)
 
 
 def is_model_file(name: str) -> bool:
@@ -50,13 +51,13 @@ def folder_name(directory: str | None) -> str | None:
 @dataclass(frozen=True)
 class ModelEntry:
     """A download entry: `{name, url?, directory?, hash?, hash_type?}`, as the frontend's
-    schema has it; `size` only from Manager's list."""
+    schema has it; `size` in bytes, only from Manager's list (which rounds it: "1.99GB")."""
 
     name: str
     url: str | None
     directory: str | None
     hash: str | None
-    size: str | None
+    size: int | None
     source: str  # "node" (properties.models), "workflow" (top-level models), "manager"
 
     @classmethod
@@ -101,11 +102,20 @@ def parse_model_list(body: Any) -> dict[str, ModelEntry] | None:
                 _text(item.get("url")) or None,
                 directory,
                 None,
-                _text(item.get("size")) or None,
+                manager_bytes(_text(item.get("size"))),
                 "manager",
             ),
         )
     return found
+
+
+def manager_bytes(text: str) -> int | None:
+    """Manager's "4.71MB", "1.99GB" in bytes (decimal units, as Hugging Face shows sizes)."""
+    found = MANAGER_SIZE.fullmatch(text.strip())
+    if found is None:
+        return None
+    scale: int = 1000 ** "BKMGT".index((found[2] or "B")[0].upper())
+    return round(float(found[1]) * scale)
 
 
 def download_problem(

@@ -51,7 +51,7 @@ class _Model:
         ordered = sorted(self.entries, key=lambda e: SOURCE_ORDER[e.source])
         return next((e for e in ordered if e.url), None)
 
-    def size(self) -> str | None:
+    def size(self) -> int | None:
         return next((e.size for e in self.entries if e.size), None)
 
     def directory(self) -> str | None:
@@ -184,7 +184,8 @@ class ModelScan:
                     "host": url_host(url),
                     "hash": digest,
                     "hashType": "SHA256" if digest else None,
-                    "size": model.size(),
+                    "size": model.size(),  # bytes; a HEAD may give it later (model_sizes.py)
+                    "sizeFrom": "manager" if model.size() else None,
                     "pickle": model.name.lower().endswith(PICKLE_EXTENSIONS),
                     "source": entry.source if entry else None,
                     "nodes": model.nodes,

@@ -48,9 +48,14 @@ def forget() -> None:
     _down.clear()
 
 
+def offline(environ: Mapping[str, str]) -> bool:
+    """COMFY_ASSISTANT_OFFLINE: no lookup on the internet (the Registry, models' sizes)."""
+    return environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 def registry_from_environ(environ: Mapping[str, str]) -> RegistryClient | Unavailable:
     """The Registry at COMFY_ASSISTANT_REGISTRY_URL (default api.comfy.org), or why none is."""
-    if environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no"):
+    if offline(environ):
         return Unavailable(REGISTRY_OFF)
     value = environ.get(REGISTRY_ENV, "").strip()
     url = value or DEFAULT_URL

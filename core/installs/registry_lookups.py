@@ -1,7 +1,8 @@
 """The scan with the Comfy Registry: a first pass with what ComfyUI-Manager answered shows what
 is left to ask (the missing node types no map places; the packs named, for their licence and
 details), the Registry is asked that, and a second pass (pure, as the first) uses its answers.
-No missing pack: the Registry is not asked at all.
+No missing pack: the Registry is not asked at all. Meanwhile the missing models' hosts are asked
+their sizes (model_sizes.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..knowledge.environment import Environment
 from .manager_client import Unavailable
+from .model_sizes import ModelSizes, with_sizes
 from .registry_client import RegistryClient
 from .registry_pack import RegistryFacts, RegistryPack
 from .scan import Lookups, ScanResult, scan_workflow
@@ -24,13 +26,21 @@ async def scan_with_registry(
     lookups: Lookups,
     registry: RegistryClient | Unavailable,
     trusted: Callable[[str], bool] = lambda url: False,
+    sizes: ModelSizes | None = None,
 ) -> ScanResult:
     first = await asyncio.to_thread(scan_workflow, workflow, env, lookups, trusted)
-    facts = await ask_registry(registry, first)
+    facts, found = await asyncio.gather(
+        ask_registry(registry, first), sizes.find(first.missing_models) if sizes else _none()
+    )
     if facts is None:
-        return first
+        return with_sizes(first, found)
     with_registry = replace(lookups, registry=facts)
-    return await asyncio.to_thread(scan_workflow, workflow, env, with_registry, trusted)
+    second = await asyncio.to_thread(scan_workflow, workflow, env, with_registry, trusted)
+    return with_sizes(second, found)
+
+
+async def _none() -> dict[str, int]:
+    return {}
 
 
 async def ask_registry(

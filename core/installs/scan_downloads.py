@@ -1,7 +1,8 @@
 """The downloads an install asks for, by model name, resolved in a stored scan: the address,
-folder, hash and size are the scan's record of the model, never a client's. A name the scan
-does not list, or lists as not downloadable (with the scan's reason), is refused before any
-download starts."""
+folder, hash and size are the scan's record of the model, never a client's (the size only as
+its host gave it: Manager's is rounded, not one to check the free room against). A name the
+scan does not list, or lists as not downloadable (with the scan's reason), is refused before
+any download starts."""
 
 from __future__ import annotations
 
@@ -51,13 +52,8 @@ def download_specs(scan_id: str, result: ScanResult, names: list[str]) -> list[D
                 url=model["url"],
                 folder=model["directory"],
                 name=name,
-                size=_bytes(model["size"]),
+                size=model["size"] if model.get("sizeFrom") == "host" else None,
                 sha256=model["hash"],
             )
         )
     return specs
-
-
-def _bytes(size: Any) -> int | None:
-    """A byte count; Manager's sizes ("1.99GB") are for people, not for checking a file."""
-    return int(size) if isinstance(size, str) and size.isdigit() else None
