@@ -50,7 +50,7 @@ describe("findMissing's cards", () => {
     const [checkpoint, old] = [...container.querySelectorAll('[data-kind="model"]:not([data-present])')];
     expect(checkpoint!.textContent).toContain("Folder: checkpoints");
     expect(checkpoint!.textContent).toContain("From: huggingface.co");
-    expect(checkpoint!.textContent).toContain("Size: 2.13GB");
+    expect(checkpoint!.textContent).toContain("Size: 2.1 GB");
     expect(checkpoint!.textContent).toContain("sha256 known: checked after the download");
     expect(checkpoint!.textContent).not.toContain("pickle");
     expect(old!.textContent).toContain("pickle format: loading it can run code");
@@ -73,6 +73,7 @@ describe("findMissing's cards", () => {
     const pack = container.querySelector('[data-kind="pack"]')!;
     expect(pack.textContent).toContain("已安装但已禁用");
     expect(pack.textContent).toContain("许可证：未知");
+    expect(container.querySelector('[data-kind="model"]')!.textContent).toContain("大小：2.1 GB"); // (bytes, formatted here)
     expect(container.textContent).toContain("pickle 格式：加载时可能运行代码");
   });
 });

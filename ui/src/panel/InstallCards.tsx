@@ -43,7 +43,7 @@ const ModelCard: FC<{ model: ScanModel }> = ({ model }) => {
       <div className="cua-install-facts">
         <span>{t("installs.find.folder", { folder: model.directory ?? t("installs.find.unknown") })}</span>
         <span>{t("installs.find.host", { host: model.host ?? t("installs.find.unknown") })}</span>
-        <span>{t("installs.find.size", { size: model.size ?? t("installs.find.unknown") })}</span>
+        <span>{t("installs.find.size", { size: model.size == null ? t("installs.find.unknown") : byteText(model.size) })}</span>
       </div>
       <div className="cua-muted">{t(model.hash ? "installs.find.hash" : "installs.find.noHash")}</div>
       {model.pickle ? <div className="cua-install-warning">{t("installs.find.pickle")}</div> : null}

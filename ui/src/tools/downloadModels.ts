@@ -40,7 +40,7 @@ function modelLine(model: ScanModel): string {
     name: model.name,
     folder: model.directory ?? "?",
     host: model.host ?? "?",
-    size: model.size ?? t("installs.find.unknown"),
+    size: model.size == null ? t("installs.find.unknown") : byteText(model.size),
   });
   return model.pickle ? `${line} — ${t("installs.find.pickle")}` : line;
 }

@@ -36,7 +36,7 @@ describe("findMissing", () => {
         { type: "Mystery", packs: [], note: "no pack in ComfyUI-Manager's node map provides it" },
       ],
       missingModels: [
-        { name: "v1-5-pruned-emaonly-fp16.safetensors", folder: "checkpoints", host: "huggingface.co", size: "2.13GB", downloadable: true },
+        { name: "v1-5-pruned-emaonly-fp16.safetensors", folder: "checkpoints", host: "huggingface.co", size: 2_130_000_000, downloadable: true },
         { name: "old.ckpt", folder: "vae", host: "example.com", size: null, downloadable: false, why: "the download address is not an https URL (http://example.com/old.ckpt)" },
       ],
       presentModels: 1,
@@ -74,7 +74,7 @@ describe("downloadModels", () => {
       {
         kind: "download",
         action: "Download 1 model file into ComfyUI's models folder.",
-        nodes: ["v1-5-pruned-emaonly-fp16.safetensors → checkpoints · huggingface.co · 2.13GB"],
+        nodes: ["v1-5-pruned-emaonly-fp16.safetensors → checkpoints · huggingface.co · 2.1 GB"],
       },
     ]);
     expect(result).toMatchObject({ ok: false, denied: true });

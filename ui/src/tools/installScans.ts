@@ -37,7 +37,9 @@ export interface ScanModel {
   url: string | null;
   host: string | null;
   hash: string | null;
-  size: string | null;
+  /** Bytes: its host's answer to a HEAD (exact), else Manager's list (rounded). */
+  size: number | null;
+  sizeFrom?: "host" | "manager" | null;
   pickle: boolean;
   downloadable: boolean;
   problem: string | null;
