@@ -2,7 +2,8 @@
 server — chat turns, a server tool, an attached image, a project's documents, a delegated task,
 the panel's tools reading the workflow and running it, the run's image looked at and shown to
 the model, the provider test, a rescan, a compaction — contacts nothing but the provider and the
-ComfyUI it was given (COMFYUI_URL), and resolves no host name.
+ComfyUI it was given (COMFYUI_URL), the Comfy Registry and a missing model's host (one HEAD for
+its size: tests/test_model_sizes.py), and resolves no host name.
 
 The server runs as its own process with `tests/egress_audit` on its PYTHONPATH: that
 sitecustomize records every socket connect and every name lookup the process makes (Python's
@@ -28,6 +29,7 @@ from comfyui_assistant.tests.comfy_standin.view import add_view_route, standin_f
 
 from .comfy_images import comfy_png
 from .helpers import chat_body, serve_routes, summary_text, user
+from .model_server import ModelServer, model_bytes
 from .registry_standin import RegistryStandin
 from .scripted_provider import Completion, ScriptedProvider, text_reply
 from .test_chat_tools import call, calls_reply
@@ -140,7 +142,9 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     provider.props, provider.busy_slots, provider.counts = LLAMA_PROPS, set(), True
     log = tmp_path / "egress.log"
     registry = await RegistryStandin().__aenter__()  # the Comfy Registry, here
+    models = await ModelServer(model_bytes(1000)).start()  # a model's host, here
     env = {
+        "COMFY_ASSISTANT_MODEL_ORIGINS": models.origin,
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": MODEL,
         "COMFYUI_URL": comfy_url,
@@ -151,11 +155,12 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     server = await Server.start(tmp_path / "data", env=env)
     try:
         async with aiohttp.ClientSession() as http:
-            await run_session(Session(http, server.base, sdk), provider)
+            await run_session(Session(http, server.base, sdk), provider, models)
     finally:
         await server.stop()
         await provider.stop()
         await registry.__aexit__()
+        await models.stop()
 
     provider_port = int(provider.base_url.rsplit(":", 1)[1].split("/")[0])
     comfy_port = int(comfy_url.rsplit(":", 1)[1])
@@ -163,6 +168,8 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     assert registry.requests == ["/comfy-nodes/AddMask/node"]  # the scan asked it, nothing else
     allowed = {("127.0.0.1", provider_port), ("127.0.0.1", comfy_port)}
     allowed.add(("127.0.0.1", registry_port))
+    assert models.heads() == ["/file/lora.safetensors"] and len(models.requests) == 1
+    allowed.add(("127.0.0.1", int(models.origin.rsplit(":", 1)[1])))
     allowed.add(("127.0.0.1", server.port))  # its own address (none expected, none harmful)
     recorded = read_log(log)
     connects = {(h, int(p)) for e, h, p in recorded if e == "socket.connect"}
@@ -173,7 +180,7 @@ async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, 
     assert names == [], f"the server looked up a host name: {names}"
 
 
-async def run_session(s: Session, provider: ScriptedProvider) -> None:
+async def run_session(s: Session, provider: ScriptedProvider, models: ModelServer) -> None:
     # 1. a chat turn
     provider.enqueue(text_reply("Hello."))
     assert text_of(await s.ask("hi")) == "Hello."
@@ -250,9 +257,12 @@ async def run_session(s: Session, provider: ScriptedProvider) -> None:
     status, verdict = await s.call("POST", "/api/assistant/provider/test", {})
     assert status == 200 and verdict["ok"] is True, verdict
     assert (await s.call("POST", "/api/assistant/environment/scan", {}))[0] == 200
-    workflow = {"nodes": [{"id": 1, "type": "AddMask", "inputs": [], "widgets_values": []}]}
+    lora = {"name": "lora.safetensors", "url": models.url("/file/lora.safetensors")}
+    workflow = {"nodes": [{"id": 1, "type": "AddMask", "inputs": [], "widgets_values": []}],
+                "models": [{**lora, "directory": "loras"}]}  # fmt: skip
     status, found = await s.call("POST", "/api/assistant/installs/scan", {"workflow": workflow})
     assert status == 200 and found["missingNodes"][0]["packs"] == ["comfyui-impact-pack"], found
+    assert found["missingModels"][0]["size"] == 1000, found  # its host's HEAD
     provider.summaries.append(Completion(summary_text("a portrait")))
     status, compacted = await s.call("POST", "/api/assistant/threads/thread-1/compact", {})
     assert status == 200 and compacted["compacted"] > 0, compacted
