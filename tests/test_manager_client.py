@@ -185,7 +185,7 @@ async def test_legacy_handlers_give_pack_details_and_the_model_list() -> None:
     assert packs["comfyui-impact-pack"] is impact and packs["ComfyUI-Impact-Pack"] is impact
     assert list(models)[:1] == ["taef1_decoder.pth"]
     taef1 = models["taef1_decoder.pth"]
-    assert (taef1.size, taef1.directory, taef1.source) == ("4.71MB", "vae_approx", "manager")
+    assert (taef1.size, taef1.directory, taef1.source) == (4_710_000, "vae_approx", "manager")
     assert taef1.url == "https://github.com/madebyollin/taesd/raw/main/taef1_decoder.pth"
 
 
