@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -152,3 +154,25 @@ class ModelServer:
         self.requests.append(
             {"method": request.method, "path": request.path_qs, "headers": dict(request.headers)}
         )
+
+
+def host_and_app(size: int) -> tuple[Any, Any]:
+    """pytest fixtures `host` (a model host serving `size` bytes) and `app` (our server, allowed
+    to download from it): `host, app = host_and_app(SIZE)` in a test module."""
+    import pytest
+
+    from .conftest import start_app
+
+    @pytest.fixture
+    async def host() -> AsyncIterator[ModelServer]:
+        server = await ModelServer(model_bytes(size)).start()
+        yield server
+        await server.stop()
+
+    @pytest.fixture
+    async def app(host: ModelServer, tmp_path: Path) -> AsyncIterator[Any]:
+        started = await start_app(tmp_path / "data", {"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin})
+        yield started
+        await started.close()
+
+    return host, app

@@ -9,7 +9,7 @@ import hashlib
 import subprocess
 import sys
 import types
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,25 +25,13 @@ from comfyui_assistant.core.installs.downloads import Downloads, Job
 from comfyui_assistant.core.installs.model_folders import ModelFolders
 from comfyui_assistant.standalone import SERVICE
 
-from .conftest import App, start_app
-from .model_server import Knobs, ModelServer, model_bytes
+from .conftest import App
+from .model_server import Knobs, ModelServer, host_and_app, model_bytes
 
 SIZE = 4 << 20
 ROUTE = "/api/assistant/installs/downloads"
 
-
-@pytest.fixture
-async def host() -> AsyncIterator[ModelServer]:
-    server = await ModelServer(model_bytes(SIZE)).start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def app(host: ModelServer, tmp_path: Path) -> AsyncIterator[App]:
-    started = await start_app(tmp_path / "data", {"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin})
-    yield started
-    await started.close()
+host, app = host_and_app(SIZE)
 
 
 def downloads(app: App) -> Downloads:

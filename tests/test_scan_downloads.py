@@ -6,34 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from comfyui_assistant.standalone import SERVICE
 
 from .conftest import App, start_app
-from .model_server import ModelServer, model_bytes
+from .model_server import ModelServer, host_and_app
 from .test_installs_scan import SCAN, template
 
 SIZE = 1 << 20
 ROUTE = "/api/assistant/installs/downloads"
 NAME = "v1-5-pruned-emaonly-fp16.safetensors"
 
-
-@pytest.fixture
-async def host() -> AsyncIterator[ModelServer]:
-    server = await ModelServer(model_bytes(SIZE)).start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def app(host: ModelServer, tmp_path: Path) -> AsyncIterator[App]:
-    started = await start_app(tmp_path / "data", {"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin})
-    yield started
-    await started.close()
+host, app = host_and_app(SIZE)
 
 
 def workflow_from(host: ModelServer, **entry: Any) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from typing import Protocol
 
 import aiohttp
 
+from ..base.capped_read import read_capped
+
 FOLDER_TYPES = ("output", "temp")
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "webp", "gif"})
 VIDEO_TYPES = frozenset({"mp4", "webm", "mov", "mkv"})
@@ -173,17 +175,12 @@ class ViewOutputs:
                     raise OutputRefused(
                         f"ComfyUI answered HTTP {resp.status} for {ref.annotated()}", 502
                     )
-                received = bytearray()
-                async for chunk in resp.content.iter_chunked(1 << 16):
-                    received += chunk
-                    if len(received) > limit:
-                        break
-                data = bytes(received)
+                data = await read_capped(resp, limit)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise OutputRefused(
                 f"ComfyUI at {self.base_url} could not be reached: {exc}", 502
             ) from None
-        if len(data) > limit:
+        if data is None:
             raise OutputRefused(f"{ref.annotated()} is over {limit:,} bytes; it is not read", 413)
         return data
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from ..base.capped_read import read_capped
 from .model_refs import ModelEntry, parse_model_list
 from .node_map import InstalledPacks, NodeMap, parse_installed, parse_node_map
 from .pack_list import PackInfo, parse_pack_list
@@ -200,7 +201,7 @@ class ManagerClient:
                 aiohttp.ClientSession(timeout=timeout) as session,
                 session.get(url, params=params, allow_redirects=False, ssl=verify) as resp,
             ):
-                body = await _read_capped(resp)
+                body = await read_capped(resp, MAX_BYTES)
                 status = resp.status
         except asyncio.TimeoutError:
             return Unavailable(
@@ -222,16 +223,6 @@ class ManagerClient:
         value = await load()
         _cache[key] = (now + (FAILED_TTL if isinstance(value, Unavailable) else ttl), value)
         return value
-
-
-async def _read_capped(resp: aiohttp.ClientResponse) -> bytes | None:
-    """The body, or None when it is over MAX_BYTES."""
-    received = bytearray()
-    async for chunk in resp.content.iter_chunked(1 << 16):
-        received += chunk
-        if len(received) > MAX_BYTES:
-            return None
-    return bytes(received)
 
 
 def _is_version(reply: tuple[int, bytes]) -> bool:

@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 from yarl import URL
 
+from ..base.capped_read import read_capped
 from .manager_client import Unavailable
 from .registry_pack import RegistryPack, parse_registry_pack
 
@@ -124,7 +125,7 @@ class RegistryClient:
                 aiohttp.ClientSession(timeout=timeout) as session,
                 session.get(url, headers=headers, allow_redirects=False) as resp,
             ):
-                body = await _read_capped(resp)
+                body = await read_capped(resp, MAX_BYTES)
                 status = resp.status
         except asyncio.TimeoutError:
             return self._went_down(f"did not answer within {self.timeout:g} s")
@@ -147,12 +148,3 @@ def _prune() -> None:
         del _cache[key]
     for key in list(_cache)[: len(_cache) // 2 if len(_cache) >= CACHED else 0]:
         del _cache[key]
-
-
-async def _read_capped(resp: aiohttp.ClientResponse) -> bytes | None:
-    received = bytearray()
-    async for chunk in resp.content.iter_chunked(1 << 16):
-        received += chunk
-        if len(received) > MAX_BYTES:
-            return None
-    return bytes(received)

@@ -206,6 +206,29 @@ describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in
 
 const MODEL = "e2e-model.safetensors";
 
+/** Open a workflow that lacks two things: a node of the Impact Pack (not installed: a placeholder)
+ * and a loader's model, with the download entry a workflow carries for it (`properties.models`). */
+async function openMissing(page, url, hash) {
+  await page.evaluate(
+    async ({ type, model, url, hash }) => {
+      const app = window.app;
+      const data = (app.rootGraph ?? app.graph).serialize();
+      const node = (id, nodeType, extra) => ({ id, type: nodeType, pos: [100, 140 * id], size: [260, 100], flags: {}, order: id - 1, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [], ...extra });
+      data.nodes = [
+        node(1, type, {}),
+        node(2, "CheckpointLoaderSimple", { widgets_values: [model], properties: { models: [{ name: model, url, directory: "checkpoints", hash, hash_type: "SHA256" }] } }),
+      ];
+      data.links = [];
+      data.groups = [];
+      data.last_node_id = 2;
+      data.last_link_id = 0;
+      const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
+      await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
+    },
+    { type: NODE, model: MODEL, url, hash },
+  );
+}
+
 for (const frontend of versions) {
   describe(`finding what a workflow lacks and downloading its model, frontend ${frontend} (stand-in)`, () => {
     let env;
@@ -219,26 +242,7 @@ for (const frontend of versions) {
       const { harness, page } = env;
       const { origin, sha256, size } = harness.modelHost;
       const card = panel(page).getByRole("group", { name: CARD });
-      // The open workflow: a node of the Impact Pack (not installed) and a loader whose model is not
-      // there, with the download entry a workflow carries (`properties.models`).
-      await page.evaluate(
-        async ({ type, model, url, hash }) => {
-          const app = window.app;
-          const data = (app.rootGraph ?? app.graph).serialize();
-          const node = (id, nodeType, extra) => ({ id, type: nodeType, pos: [100, 100 * id], size: [260, 100], flags: {}, order: id - 1, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [], ...extra });
-          data.nodes = [
-            node(1, type, {}),
-            node(2, "CheckpointLoaderSimple", { widgets_values: [model], properties: { models: [{ name: model, url, directory: "checkpoints", hash, hash_type: "SHA256" }] } }),
-          ];
-          data.links = [];
-          data.groups = [];
-          data.last_node_id = 2;
-          data.last_link_id = 0;
-          const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
-          await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
-        },
-        { type: NODE, model: MODEL, url: `${origin}/file/${MODEL}`, hash: sha256 },
-      );
+      await openMissing(page, `${origin}/file/${MODEL}`, sha256);
       await harness.provider.reset();
       await harness.provider.script(
         reply.toolCalls({ id: "call_find", name: "findMissing", arguments: {} }),
@@ -334,26 +338,7 @@ for (const frontend of versions) {
       const { harness, page } = env;
       const { origin, sha256, size } = harness.modelHost;
       const card = panel(page).getByRole("group", { name: CARD });
-      // The open workflow: an Impact Pack node (a placeholder: the pack is not installed) and a
-      // loader whose model is not there, with the workflow's download entry for it.
-      await page.evaluate(
-        async ({ type, model, url, hash }) => {
-          const app = window.app;
-          const data = (app.rootGraph ?? app.graph).serialize();
-          const node = (id, nodeType, extra) => ({ id, type: nodeType, pos: [100, 140 * id], size: [260, 100], flags: {}, order: id - 1, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [], ...extra });
-          data.nodes = [
-            node(1, type, {}),
-            node(2, "CheckpointLoaderSimple", { widgets_values: [model], properties: { models: [{ name: model, url, directory: "checkpoints", hash, hash_type: "SHA256" }] } }),
-          ];
-          data.links = [];
-          data.groups = [];
-          data.last_node_id = 2;
-          data.last_link_id = 0;
-          const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
-          await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
-        },
-        { type: NODE, model: MODEL, url: `${origin}/file/${MODEL}`, hash: sha256 },
-      );
+      await openMissing(page, `${origin}/file/${MODEL}`, sha256);
       const placeholder = () => page.evaluate(() => (window.app.rootGraph ?? window.app.graph).getNodeById(1)?.has_errors === true);
       assert.equal(await placeholder(), true, "the Impact Pack node is a placeholder before the install");
       await watchApprovals(page);
