@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 
@@ -157,3 +161,21 @@ def error_said(error_text: str) -> str:
         said: str = json.loads(error_text)["error"]
         return said
     return error_text
+
+
+@contextlib.contextmanager
+def small_file_system(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` ("2m", "32m") of its own (mounting one needs root, which the test
+    machines and CI run as); skips the test where it cannot be mounted."""
+    import pytest
+
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(disk)]
+    done = subprocess.run(mount, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -24,23 +23,15 @@ from comfyui_assistant.core.store.store import (
 )
 
 from .conftest import App, start_app
-from .helpers import chat_body, error_said, sse_events, user
+from .helpers import chat_body, error_said, small_file_system, sse_events, user
 from .scripted_provider import ScriptedProvider, text_reply
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 32 MB (mounting one needs root, which the test machines and CI run as)."""
-    disk = tmp_path / "small-disk"
-    disk.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", str(disk)]
-    done = subprocess.run(mount, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
-    try:
+    """A tmpfs of 32 MB."""
+    with small_file_system(tmp_path, "32m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def fill(disk: Path) -> Path:

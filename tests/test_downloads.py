@@ -26,6 +26,7 @@ from comfyui_assistant.core.installs.model_folders import ModelFolders
 from comfyui_assistant.standalone import SERVICE
 
 from .conftest import App
+from .helpers import small_file_system
 from .model_server import Knobs, ModelServer, host_and_app, model_bytes
 
 SIZE = 4 << 20
@@ -309,18 +310,9 @@ async def test_a_file_larger_than_the_free_space_is_refused_before_writing(app, 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MB file system of its own (mounting one needs root, which the test machines and CI
-    run as)."""
-    disk = tmp_path / "small-disk"
-    disk.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(disk)]
-    done = subprocess.run(mount, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {done.stderr.strip()}")
-    try:
+    """A 2 MB file system of its own."""
+    with small_file_system(tmp_path, "2m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 async def test_a_full_disk_fails_the_job_and_keeps_the_part_for_a_resume(host, small_disk):
