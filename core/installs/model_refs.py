@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 # As ComfyUI's frontend counts a value as a model file (missingModelScan).
 MODEL_EXTENSIONS = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".sft", ".onnx", ".gguf")
-PICKLE_EXTENSIONS = (".ckpt", ".pt", ".pth", ".bin")  # can run code when loaded
 # ComfyUI's own model folders (folder_paths); a ComfyUI with custom nodes may list more.
 COMFYUI_FOLDERS = frozenset(
     {

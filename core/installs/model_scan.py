@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..knowledge.environment import Environment, Input
+from .download_checks import PICKLE_SUFFIXES
 from .model_refs import (
-    PICKLE_EXTENSIONS,
     ModelEntry,
     download_problem,
     entries,
@@ -186,7 +186,7 @@ class ModelScan:
                     "hashType": "SHA256" if digest else None,
                     "size": model.size(),  # bytes; a HEAD may give it later (model_sizes.py)
                     "sizeFrom": "manager" if model.size() else None,
-                    "pickle": model.name.lower().endswith(PICKLE_EXTENSIONS),
+                    "pickle": model.name.lower().endswith(PICKLE_SUFFIXES),
                     "source": entry.source if entry else None,
                     "nodes": model.nodes,
                     "downloadable": problem is None,

@@ -163,7 +163,7 @@ export const DownloadCards: FC<{ progress: Record<string, unknown> | undefined; 
           <li key={m.name} className="cua-install-card" data-kind="download" data-state={m.status}>
             <div className="cua-install-title">
               <strong>{m.name}</strong>
-              <span className="cua-install-state">{t(stateKey(m.status === "downloading" ? "downloading" : m.status))}</span>
+              <span className="cua-install-state">{t(stateKey(m.status))}</span>
             </div>
             {m.status === "failed" && m.error ? (
               <div className="cua-install-warning">{localizedError(m.error, m.code ? { code: m.code, params: m.params ?? {} } : null)}</div>

@@ -101,7 +101,7 @@ export function describeNode(ref: GraphRef, node: LGraphNode): string {
   return nodeLabel(node);
 }
 
-function nodesOf(ref: GraphRef): LGraphNode[] {
+export function nodesOf(ref: GraphRef): LGraphNode[] {
   return [...((ref.graph.nodes ?? []) as LGraphNode[])];
 }
 

@@ -6,7 +6,7 @@ import { showToast } from "../comfy";
 import { t } from "../i18n";
 import { Denied, type ApprovalRequest } from "./approvals";
 import { listText, type ToolContext, type ToolResult } from "./context";
-import { describePacks, detectManager, installedNow, installPacks, type ManagerApi, type PackInfo, type TaskOutcome } from "./manager";
+import { describePacks, detectManager, installedNow, installPacks, isUrl, type ManagerApi, type PackInfo, type TaskOutcome } from "./manager";
 
 export interface InstallNodePacksArgs {
   packs: string[];
@@ -18,7 +18,6 @@ export const REFUSED_NOTE =
   "`security_level = normal` in ComfyUI-Manager's config.ini (user/__manager/config.ini; older " +
   "versions: user/default/ComfyUI-Manager/config.ini), start ComfyUI again, then retry.";
 
-const isUrl = (id: string) => /^https?:\/\//i.test(id);
 
 /** How to install a pack without Manager: comfy-cli for a Registry id, git + pip for a repository. */
 export function manualSteps(pack: PackInfo): string {

@@ -92,7 +92,7 @@ export interface PackInfo {
 
 type MapEntry = [string[], { title?: string; title_aux?: string; author?: string; reference?: string }];
 
-const isUrl = (id: string) => /^https?:\/\//i.test(id);
+export const isUrl = (id: string) => /^https?:\/\//i.test(id);
 
 /** Title, author and repository of each pack, from Manager's node map (getmappings; its keys are
  * repository URLs, or cnr ids where the Registry was reachable). Unknown packs keep their id only. */

@@ -6,7 +6,7 @@
 // approval card asked).
 import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
 import { serializeWorkflow } from "./checkpointGraph";
-import { allGraphs, rootRef } from "./graphs";
+import { allGraphs, nodesOf, rootRef } from "./graphs";
 import { t } from "../i18n";
 import { Denied, type ApprovalRequest } from "./approvals";
 import { type ToolContext, type ToolResult } from "./context";
@@ -107,7 +107,7 @@ async function reloadPlaceholders(app: ComfyApp, lg: LiteGraphGlobal): Promise<n
  * `last_serialization`) whose type is registered now, at any depth of the workflow. */
 export function placeholdersOfKnownTypes(app: ComfyApp, lg: LiteGraphGlobal): LGraphNode[] {
   return [rootRef(app), ...allGraphs(app)] // (allGraphs: the subgraph levels)
-    .flatMap((ref) => (ref.graph.nodes ?? []) as LGraphNode[])
+    .flatMap(nodesOf)
     .filter((node) => {
       const placeholder = node as LGraphNode & { has_errors?: boolean; last_serialization?: { type?: string } };
       const type = placeholder.last_serialization?.type ?? placeholder.type;
