@@ -51,6 +51,8 @@ TARGETS: dict[str, list[str]] = {
         "TARGET full_disk_writes_507:",
         "TARGET delete_goes_through:",
         "TARGET writes_recover:",
+        "TARGET delete_on_second_full_disk:",
+        "TARGET delete_after_restart:",
     ],
     "context_bench.py": [
         "TARGET warm_500_median_ms=",
