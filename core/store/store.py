@@ -116,16 +116,16 @@ def _make_reserve(path: Path, spare: int = RESERVE_SPARE) -> int:
     disk's free room beyond `spare` bytes, and give its size. What it has is kept (a reserve
     of part of its size still lets most deletes through). Random bytes: a compressing file
     system would not hold room for zeros."""
-    size = path.stat().st_size if path.exists() else 0
-    try:
-        missing = min(RESERVE_BYTES - size, shutil.disk_usage(path.parent).free - spare)
-        if missing > 0:
-            with open(path, "ab", buffering=0) as handle:
-                while missing > 0 and (written := handle.write(os.urandom(min(missing, 65536)))):
-                    missing -= written
-    except OSError as exc:  # (the disk filled meanwhile: what was written is kept)
-        log.info("no room for all of the reserve %s yet (%s)", path, exc.strerror or exc)
-    return path.stat().st_size if path.exists() else 0
+    with _RESERVE_LOCK:  # (two writes at once would both grow it)
+        size = path.stat().st_size if path.exists() else 0
+        try:
+            missing = min(RESERVE_BYTES - size, shutil.disk_usage(path.parent).free - spare)
+            if missing > 0:
+                with open(path, "ab") as handle:
+                    handle.write(os.urandom(missing))
+        except OSError as exc:  # (the disk filled meanwhile: what was written is kept)
+            log.info("no room for all of the reserve %s yet (%s)", path, exc.strerror or exc)
+        return path.stat().st_size if path.exists() else 0
 
 
 def _room_to_open(reserve: Path) -> None:
@@ -136,11 +136,15 @@ def _room_to_open(reserve: Path) -> None:
 
 
 def _release_reserve(path: Path) -> bool:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    with _RESERVE_LOCK:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+
+_RESERVE_LOCK = threading.Lock()
 
 
 def _free_room(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
