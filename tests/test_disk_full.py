@@ -162,6 +162,33 @@ async def test_a_disk_that_fills_again_still_takes_deletes_also_after_a_restart(
         await app.close()
 
 
+async def test_a_store_that_cannot_open_on_a_full_disk_says_the_disk_is_full(small_disk, provider):
+    # its shared-memory file cannot grow: SQLite says "disk I/O error", which was told as
+    # "fix its permissions"; with no reserve to open with, the disk is named full
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}
+    app = await start_app(small_disk / "data", env)
+    try:
+        assert (await writes(app))["rule"][0] == 201
+    finally:
+        await app.close()
+    (small_disk / "data" / RESERVE_NAME).unlink()
+    for leftover in ("-wal", "-shm"):
+        (small_disk / "data" / (DB_NAME + leftover)).unlink(missing_ok=True)
+    fill(small_disk)
+    app = await start_app(small_disk / "data", env)
+    try:
+        async with app.session.get(app.base + "/api/assistant/threads") as resp:
+            said = (await resp.json())["error"]
+        assert resp.status == 503 and said.startswith(
+            f"ComfyUI Assistant cannot use its database: the disk holding {small_disk / 'data'} "
+            "is full ("
+        ), said
+        assert said.endswith("— free some space, or choose another data directory (--data-dir, "
+                             "or COMFY_ASSISTANT_DATA_DIR)")  # fmt: skip
+    finally:
+        await app.close()
+
+
 def test_what_counts_as_a_full_disk():
     assert is_disk_full(OSError(errno.ENOSPC, "No space left on device"))
     assert is_disk_full(OSError(errno.EDQUOT, "Disk quota exceeded"))
