@@ -17,6 +17,7 @@ Callers in a server run it on a worker thread (it takes seconds for the largest 
 
 from __future__ import annotations
 
+import struct
 import zlib
 from dataclasses import dataclass, field
 
@@ -351,27 +352,22 @@ def exif_strings(body: bytes, texts: _Texts | None = None) -> list[str]:
     bytes are one value, read once."""
     if body.startswith(b"Exif\x00\x00"):
         body = body[6:]
-    order = {b"II": "little", b"MM": "big"}.get(body[:2])
+    order = {b"II": "<", b"MM": ">"}.get(body[:2])
     if order is None or len(body) < 8:
         return []
-    endian = "little" if order == "little" else "big"
-
-    def num(at: int, size: int) -> int:
-        return int.from_bytes(body[at : at + size], endian)  # type: ignore[arg-type]
-
-    ifd = num(4, 4)
+    (ifd,) = struct.unpack_from(order + "I", body, 4)
     if ifd + 2 > len(body):
         return []
+    (entries,) = struct.unpack_from(order + "H", body, ifd)
+    first = ifd + 2
+    entries = min(entries, (len(body) - first) // 12)  # (a directory cut off: its whole ones)
     texts = texts if texts is not None else _Texts()
     out, seen = [], set()
-    for i in range(num(ifd, 2)):
-        entry = ifd + 2 + 12 * i
-        if entry + 12 > len(body):
-            break
-        if num(entry + 2, 2) != 2:  # ASCII
+    table = struct.iter_unpack(order + "HHII", body[first : first + 12 * entries])
+    for i, (_tag, kind, count, offset) in enumerate(table):
+        if kind != 2:  # ASCII
             continue
-        count = num(entry + 4, 4)
-        at = entry + 8 if count <= 4 else num(entry + 8, 4)
+        at = first + 12 * i + 8 if count <= 4 else offset
         size = max(0, min(count, len(body) - at))
         if (at, size) in seen:
             continue
