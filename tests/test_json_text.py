@@ -58,7 +58,8 @@ def test_strict_json_refuses_numbers_past_a_float_and_keeps_the_rest() -> None:
         ('{"a": [[[-1e999]]]}', "-1e999"),
         ('[{"x": 1E+309}]', "1E+309"),
         ("[" + "9" * 309 + "]", "999999999999… (309 digits)"),
-        ("-1" + "0" * 400, "-10000000000… (402 digits)"),
+        ("-1" + "0" * 400, "-10000000000… (401 digits)"),
+        ("[" + "1" * 5000 + "]", "111111111111… (5000 digits)"),  # (past Python's int limit)
     ]:
         with pytest.raises(NotStrictJSON) as refused:
             strict_json(text)
