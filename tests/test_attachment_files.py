@@ -291,6 +291,26 @@ def test_many_png_text_chunks_are_capped_by_number_and_by_their_keys():
     assert refused("long.png", png_with(1, 1, zlib.compress(bytes(4)), *long_keys)).status == 413
 
 
+def test_files_of_countless_empty_chunks_are_refused_at_a_count():
+    # 20 MB of empty chunks (segments) took 8 to 12 s to walk, on a server's worker thread
+    jpeg, webp = plain("JPEG"), plain("WEBP")
+    scan = jpeg.index(b"\xff\xda")
+    body = webp[12:] + b"ABCD\0\0\0\0" * 100_001
+    files = {
+        "PNG": png_with(1, 1, zlib.compress(bytes(4)), *[png_chunk(b"abcd", b"")] * 100_001),
+        "JPEG": jpeg[:scan] + b"\xff\xfe\x00\x02" * 100_001 + jpeg[scan:],
+        "WebP": b"RIFF" + (len(body) + 4).to_bytes(4, "little") + b"WEBP" + body,
+    }
+    for kind, data in files.items():
+        got = refused(f"many.{kind.lower()}", data)
+        assert got.status == 422 and got.message == (
+            f"many.{kind.lower()} cannot be read: the {kind} is damaged: it has more than "
+            "100,000 chunks (an image has a few thousand at most)"
+        )
+    # as many as that is taken
+    assert inspect_image(jpeg[:scan] + b"\xff\xfe\x00\x02" * 99_000 + jpeg[scan:]).width == 64
+
+
 def _comfy_chunks() -> list[bytes]:
     data = comfy_png()
     chunks, pos = [], 8

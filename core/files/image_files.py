@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..tokens.token_images import sniff_size
@@ -30,6 +31,7 @@ MAX_PIXELS = 100_000_000  # a model scales any image to ~2 MP; past this, a deco
 _INFLATE_STEP = 1 << 20  # bytes of decompressed pixels checked at a time, then dropped
 METADATA_TEXT_BYTES = 8 * 1024 * 1024  # one text (a workflow): past this, a decompression bomb
 METADATA_BYTES = 16 * 1024 * 1024  # all of an image's texts
+MAX_CHUNKS = 100_000  # chunks (JPEG segments) an image may have; 20 MB of empty ones: 12 s
 METADATA_TEXTS = 1_000  # texts (PNG chunks, EXIF strings) an image may carry; ComfyUI: 2
 
 
@@ -88,7 +90,9 @@ def _png_texts(data: bytes) -> dict[str, str]:
     texts = _Texts()
     pixels = _Pixels(_png_header(data))
     pos, ended = 8, False
-    while pos < len(data):
+    for _ in _steps("PNG"):
+        if pos >= len(data):
+            break
         if pos + 12 > len(data):
             raise BadImage("the PNG is cut off (a chunk header is incomplete)")
         length = int.from_bytes(data[pos : pos + 4], "big")
@@ -291,10 +295,20 @@ def _inflate_text(data: bytes, key: str, texts: _Texts) -> bytes | None:
     return bytes(out)
 
 
+def _steps(kind: str) -> Iterator[int]:
+    """The steps of a walk through a file's chunks (segments, markers), at most MAX_CHUNKS:
+    20 MB of empty chunks took 8 to 12 s."""
+    yield from range(MAX_CHUNKS)
+    raise BadImage(
+        f"the {kind} is damaged: it has more than {MAX_CHUNKS:,} chunks (an image has a few "
+        "thousand at most)"
+    )
+
+
 def _jpeg_check(data: bytes) -> dict[str, str]:
     """Segments from the start to the scan, then an end-of-image marker after it."""
     pos = 2
-    while True:
+    for _ in _steps("JPEG"):
         if pos + 4 > len(data) or data[pos] != 0xFF:
             raise BadImage("the JPEG is damaged or cut off before its image data")
         marker = data[pos + 1]
@@ -327,7 +341,9 @@ def _webp_texts(data: bytes) -> dict[str, str]:
         raise BadImage(f"the WebP is cut off ({len(data):,} of {size + 8:,} bytes)")
     texts = _Texts()
     pos, image = 12, False
-    while pos + 8 <= size + 8:
+    for _ in _steps("WebP"):
+        if pos + 8 > size + 8:
+            break
         kind, length = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
         body = data[pos + 8 : pos + 8 + length]
         if len(body) < length:
