@@ -352,7 +352,7 @@ def test_comfyui_says_at_start_which_provider_and_model_without_the_key(tmp_path
     )
     lines = [line for line in out.splitlines() if line.startswith("ComfyUI Assistant:")]
     assert lines == [
-        "ComfyUI Assistant: OpenAI at https://api.openai.com/v1, model: gpt-4.1-mini, "
+        "ComfyUI Assistant: OpenAI at https://api.openai.com:443, model: gpt-4.1-mini, "
         "with an API key"
     ]
     assert "SECRET" not in out

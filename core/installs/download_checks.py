@@ -100,6 +100,11 @@ class Origins:
                 )
         return cls(frozenset(found))
 
+    def listed(self) -> tuple[str, ...]:
+        """Every origin a download (and a model's size) may start from."""
+        extra = sorted(f"{s}://{h}:{p}" for s, h, p in self.extra)
+        return (*(f"https://{h}:443" for h in DEFAULT_HOSTS), *extra)
+
     def allowed_hosts(self) -> str:
         return ", ".join([*DEFAULT_HOSTS, *sorted(f"{s}://{h}:{p}" for s, h, p in self.extra)])
 

@@ -475,6 +475,7 @@ export const en = {
   "error.settings.url_character": "baseUrl contains {character}; remove it",
   "error.settings.url_query": "baseUrl must not have a query string or fragment ('?…', '#…'); use an http(s) URL such as {example} and put a key in the API key field",
   "error.settings.url_invalid": "baseUrl is not a URL the HTTP client accepts ({reason}); use an http(s) URL such as {example}",
+  "error.settings.url_no_scheme": "baseUrl must start with http:// or https://, such as {example}",
   "error.settings.url_scheme": "baseUrl must be an http(s) URL such as {example} (got {got})",
   "error.settings.url_port": "baseUrl's port must be between 1 and 65535 (got {got})",
   "error.settings.url_ascii": "baseUrl's host name must be ASCII (write an IDN in its xn-- form)",

@@ -571,6 +571,7 @@ const table: Translation = {
   "error.settings.url_character": "يحتوي baseUrl على {character}؛ احذفه",
   "error.settings.url_query": "يجب ألا يحتوي baseUrl على سلسلة استعلام أو معرّف جزء ('?…'، '#…')؛ استخدم عنوان http(s) مثل {example} وضع المفتاح في حقل مفتاح API",
   "error.settings.url_invalid": "baseUrl ليس عنوانًا يقبله عميل HTTP ({reason})؛ استخدم عنوان http(s) مثل {example}",
+  "error.settings.url_no_scheme": "يجب أن يبدأ baseUrl بـ http:// أو https://، مثل {example}",
   "error.settings.url_scheme": "يجب أن يكون baseUrl عنوان http(s) مثل {example} (القيمة المُدخلة: {got})",
   "error.settings.url_port": "يجب أن يكون منفذ baseUrl بين 1 و65535 (القيمة المُدخلة: {got})",
   "error.settings.url_ascii": "يجب أن يكون اسم المضيف في baseUrl بأحرف ASCII (اكتب النطاق الدولي بصيغة xn--)",

@@ -457,6 +457,7 @@ const table: Translation = {
   "error.settings.url_character": "die „Basis-URL“ enthält {character}; entfernen Sie dieses Zeichen",
   "error.settings.url_query": "die „Basis-URL“ darf keinen Query-String und kein Fragment enthalten („?…“, „#…“); verwenden Sie eine http(s)-URL wie {example} und tragen Sie einen Schlüssel im Feld „API-Schlüssel“ ein",
   "error.settings.url_invalid": "die „Basis-URL“ ist keine URL, die der HTTP-Client akzeptiert ({reason}); verwenden Sie eine http(s)-URL wie {example}",
+  "error.settings.url_no_scheme": "die „Basis-URL“ muss mit http:// oder https:// beginnen, wie {example}",
   "error.settings.url_scheme": "die „Basis-URL“ muss eine http(s)-URL wie {example} sein (eingegeben: {got})",
   "error.settings.url_port": "der Port der „Basis-URL“ muss zwischen 1 und 65535 liegen (eingegeben: {got})",
   "error.settings.url_ascii": "der Hostname der „Basis-URL“ muss aus ASCII-Zeichen bestehen (schreiben Sie einen internationalisierten Domainnamen in der Form xn--…)",

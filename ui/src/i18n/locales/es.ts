@@ -488,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "la URL base contiene {character}; quita ese carácter",
   "error.settings.url_query": "la URL base no debe tener una cadena de consulta ni un fragmento («?…», «#…»); usa una URL http(s) como {example} y pon la clave en el campo Clave API",
   "error.settings.url_invalid": "la URL base no es una URL que acepte el cliente HTTP ({reason}); usa una URL http(s) como {example}",
+  "error.settings.url_no_scheme": "la URL base debe empezar por http:// o https://, como {example}",
   "error.settings.url_scheme": "la URL base debe ser una URL http(s) como {example} (se recibió {got})",
   "error.settings.url_port": "el puerto de la URL base debe estar entre 1 y 65535 (se recibió {got})",
   "error.settings.url_ascii": "el nombre de host de la URL base debe estar en ASCII (escribe un dominio internacionalizado en su forma xn--)",

@@ -431,6 +431,7 @@ const table: Translation = {
   "error.settings.url_character": "URL پایه شامل {character} است؛ آن را حذف کنید",
   "error.settings.url_query": "URL پایه نباید رشتهٔ پرس‌وجو (?…) یا قطعه (#…) داشته باشد؛ از یک URL http(s) مانند {example} استفاده کنید و کلید را در فیلد «کلید API» قرار دهید",
   "error.settings.url_invalid": "URL پایه نشانی‌ای نیست که کلاینت HTTP بپذیرد ({reason})؛ از یک URL http(s) مانند {example} استفاده کنید",
+  "error.settings.url_no_scheme": "URL پایه باید با http:// یا https:// شروع شود، مانند {example}",
   "error.settings.url_scheme": "URL پایه باید یک URL http(s) مانند {example} باشد (مقدار دریافتی: {got})",
   "error.settings.url_port": "پورت URL پایه باید بین ۱ و ۶۵۵۳۵ باشد (مقدار دریافتی: {got})",
   "error.settings.url_ascii": "نام میزبان در URL پایه باید ASCII باشد (نام دامنهٔ بین‌المللی را به شکل xn-- آن بنویسید)",

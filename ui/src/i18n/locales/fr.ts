@@ -488,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "l’URL de base contient {character} ; supprimez ce caractère",
   "error.settings.url_query": "l’URL de base ne doit comporter ni chaîne de requête ni fragment (« ?… », « #… ») ; utilisez une URL http(s) comme {example} et mettez la clé dans le champ Clé API",
   "error.settings.url_invalid": "l’URL de base n’est pas une URL acceptée par le client HTTP ({reason}) ; utilisez une URL http(s) comme {example}",
+  "error.settings.url_no_scheme": "l’URL de base doit commencer par http:// ou https://, comme {example}",
   "error.settings.url_scheme": "l’URL de base doit être une URL http(s) comme {example} (reçu : {got})",
   "error.settings.url_port": "le port de l’URL de base doit être compris entre 1 et 65535 (reçu : {got})",
   "error.settings.url_ascii": "le nom d’hôte de l’URL de base doit être en ASCII (écrivez un nom de domaine internationalisé sous sa forme xn--)",

@@ -477,6 +477,7 @@ const table: Translation = {
   "error.settings.url_character": "כתובת הבסיס מכילה {character}; הסירו אותו",
   "error.settings.url_query": "כתובת הבסיס לא יכולה לכלול מחרוזת שאילתה (?…) או מקטע (#…); השתמשו בכתובת http(s) כמו {example} והכניסו מפתח בשדה \"מפתח API\"",
   "error.settings.url_invalid": "כתובת הבסיס אינה כתובת URL שלקוח ה-HTTP מקבל ({reason}); השתמשו בכתובת http(s) כמו {example}",
+  "error.settings.url_no_scheme": "כתובת הבסיס חייבת להתחיל ב-http:// או https://‏, כמו {example}",
   "error.settings.url_scheme": "כתובת הבסיס חייבת להיות כתובת http(s) כמו {example} (התקבל: {got})",
   "error.settings.url_port": "הפורט של כתובת הבסיס חייב להיות בין 1 ל-65535 (התקבל: {got})",
   "error.settings.url_ascii": "שם המארח בכתובת הבסיס חייב להיות ב-ASCII (כתבו שם מתחם בינלאומי בצורת ה-xn-- שלו)",

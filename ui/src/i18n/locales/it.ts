@@ -488,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "l’URL di base contiene {character}; rimuovi quel carattere",
   "error.settings.url_query": "l’URL di base non deve avere una stringa di query né un frammento («?…», «#…»); usa un URL http(s) come {example} e inserisci la chiave nel campo Chiave API",
   "error.settings.url_invalid": "l’URL di base non è un URL accettato dal client HTTP ({reason}); usa un URL http(s) come {example}",
+  "error.settings.url_no_scheme": "l’URL di base deve iniziare con http:// o https://, come {example}",
   "error.settings.url_scheme": "l’URL di base deve essere un URL http(s) come {example} (ricevuto: {got})",
   "error.settings.url_port": "la porta dell’URL di base deve essere compresa tra 1 e 65535 (ricevuto: {got})",
   "error.settings.url_ascii": "il nome host dell’URL di base deve essere in ASCII (scrivi un dominio internazionalizzato nella sua forma xn--)",

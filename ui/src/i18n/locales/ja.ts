@@ -431,6 +431,7 @@ const table: Translation = {
   "error.settings.url_character": "ベース URL に {character} が含まれています。削除してください",
   "error.settings.url_query": "ベース URL にクエリ文字列やフラグメント（'?…'、'#…'）は指定できません。{example} のような http(s) URL を使用し、キーは API キーの欄に入力してください",
   "error.settings.url_invalid": "ベース URL が HTTP クライアントで使用できる URL ではありません（{reason}）。{example} のような http(s) URL を使用してください",
+  "error.settings.url_no_scheme": "ベース URL は {example} のように http:// または https:// で始めてください",
   "error.settings.url_scheme": "ベース URL は {example} のような http(s) URL にしてください（入力値：{got}）",
   "error.settings.url_port": "ベース URL のポートは 1～65535 の範囲で指定してください（入力値：{got}）",
   "error.settings.url_ascii": "ベース URL のホスト名は ASCII で指定してください（国際化ドメイン名は xn-- 形式で記述してください）",

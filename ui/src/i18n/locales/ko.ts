@@ -432,6 +432,7 @@ const table: Translation = {
   "error.settings.url_character": "기본 URL에 {character} 문자가 있습니다. 제거하세요",
   "error.settings.url_query": "기본 URL에는 쿼리 문자열이나 프래그먼트('?…', '#…')를 넣을 수 없습니다. {example} 같은 http(s) URL을 사용하고 키는 API 키 필드에 입력하세요",
   "error.settings.url_invalid": "기본 URL이 HTTP 클라이언트가 받아들일 수 있는 URL이 아닙니다({reason}). {example} 같은 http(s) URL을 사용하세요",
+  "error.settings.url_no_scheme": "기본 URL은 {example}처럼 http:// 또는 https://로 시작해야 합니다",
   "error.settings.url_scheme": "기본 URL은 {example} 같은 http(s) URL이어야 합니다(입력값: {got})",
   "error.settings.url_port": "기본 URL의 포트는 1에서 65535 사이여야 합니다(입력값: {got})",
   "error.settings.url_ascii": "기본 URL의 호스트 이름은 ASCII여야 합니다(국제화 도메인 이름은 xn-- 형식으로 쓰세요)",

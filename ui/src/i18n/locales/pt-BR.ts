@@ -488,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "a URL base contém {character}; remova esse caractere",
   "error.settings.url_query": "a URL base não pode ter string de consulta nem fragmento (“?…”, “#…”); use uma URL http(s) como {example} e coloque a chave no campo Chave de API",
   "error.settings.url_invalid": "a URL base não é uma URL que o cliente HTTP aceite ({reason}); use uma URL http(s) como {example}",
+  "error.settings.url_no_scheme": "a URL base deve começar com http:// ou https://, como {example}",
   "error.settings.url_scheme": "a URL base deve ser uma URL http(s) como {example} (recebido: {got})",
   "error.settings.url_port": "a porta da URL base deve estar entre 1 e 65535 (recebido: {got})",
   "error.settings.url_ascii": "o nome do host da URL base deve estar em ASCII (escreva um domínio internacionalizado na forma xn--)",

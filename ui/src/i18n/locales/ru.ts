@@ -533,6 +533,7 @@ const table: Translation = {
   "error.settings.url_character": "поле «Базовый URL» содержит {character}; удалите этот символ",
   "error.settings.url_query": "поле «Базовый URL» не должно содержать строку запроса или фрагмент («?…», «#…»); укажите URL http(s), например {example}, а ключ введите в поле «Ключ API»",
   "error.settings.url_invalid": "поле «Базовый URL» содержит URL, который HTTP-клиент не принимает ({reason}); укажите URL http(s), например {example}",
+  "error.settings.url_no_scheme": "«Базовый URL» должен начинаться с http:// или https://, например {example}",
   "error.settings.url_scheme": "в поле «Базовый URL» должен быть URL http(s), например {example} (получено: {got})",
   "error.settings.url_port": "порт в поле «Базовый URL» должен быть от 1 до 65535 (получено: {got})",
   "error.settings.url_ascii": "имя хоста в поле «Базовый URL» должно состоять из символов ASCII (интернационализированный домен запишите в форме xn--)",

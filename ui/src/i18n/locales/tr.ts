@@ -455,6 +455,7 @@ const table: Translation = {
   "error.settings.url_character": "“Temel URL” alanında {character} karakteri var; bu karakteri kaldırın",
   "error.settings.url_query": "“Temel URL” alanında sorgu dizesi veya parça (“?…”, “#…”) olmamalıdır; {example} gibi bir http(s) URL'si kullanın ve anahtarı “API anahtarı” alanına yazın",
   "error.settings.url_invalid": "“Temel URL” alanındaki değer, HTTP istemcisinin kabul ettiği bir URL değil ({reason}); {example} gibi bir http(s) URL'si kullanın",
+  "error.settings.url_no_scheme": "“Temel URL”, {example} gibi http:// veya https:// ile başlamalıdır",
   "error.settings.url_scheme": "“Temel URL”, {example} gibi bir http(s) URL'si olmalıdır (girilen: {got})",
   "error.settings.url_port": "“Temel URL” alanındaki port 1 ile 65535 arasında olmalıdır (girilen: {got})",
   "error.settings.url_ascii": "“Temel URL” alanındaki ana makine adı ASCII karakterlerden oluşmalıdır (uluslararası bir alan adını xn-- biçiminde yazın)",

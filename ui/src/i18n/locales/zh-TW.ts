@@ -431,6 +431,7 @@ const table: Translation = {
   "error.settings.url_character": "基礎 URL 含有 {character}；請將其移除",
   "error.settings.url_query": "基礎 URL 不可含有查詢字串或片段（'?…'、'#…'）；請使用像 {example} 這樣的 http(s) URL，並將金鑰填入「API 金鑰」欄位",
   "error.settings.url_invalid": "基礎 URL 不是 HTTP 用戶端能接受的 URL（{reason}）；請使用像 {example} 這樣的 http(s) URL",
+  "error.settings.url_no_scheme": "基礎 URL 必須以 http:// 或 https:// 開頭，例如 {example}",
   "error.settings.url_scheme": "基礎 URL 必須是像 {example} 這樣的 http(s) URL（收到的是 {got}）",
   "error.settings.url_port": "基礎 URL 的連接埠必須介於 1 到 65535 之間（收到的是 {got}）",
   "error.settings.url_ascii": "基礎 URL 的主機名稱必須是 ASCII 字元（國際化網域名稱請寫成 xn-- 形式）",

@@ -429,6 +429,7 @@ const table: Translation = {
   "error.settings.url_character": "baseUrl 中含有 {character}；请将其删除",
   "error.settings.url_query": "baseUrl 中不能有查询字符串或片段（'?…'、'#…'）；请使用像 {example} 这样的 http(s) URL，并把密钥填到 API 密钥字段中",
   "error.settings.url_invalid": "baseUrl 不是 HTTP 客户端能接受的 URL（{reason}）；请使用像 {example} 这样的 http(s) URL",
+  "error.settings.url_no_scheme": "baseUrl 必须以 http:// 或 https:// 开头，例如 {example}",
   "error.settings.url_scheme": "baseUrl 必须是像 {example} 这样的 http(s) URL（收到的是 {got}）",
   "error.settings.url_port": "baseUrl 的端口必须在 1 到 65535 之间（收到的是 {got}）",
   "error.settings.url_ascii": "baseUrl 的主机名必须是 ASCII 字符（国际化域名请写成 xn-- 形式）",
