@@ -8,7 +8,7 @@ taken as down for that while, so a scan with many missing types waits at most on
 Nothing raises: each lookup gives the pack, None (unknown to the Registry) or `Unavailable`.
 
 `COMFY_ASSISTANT_REGISTRY_URL` sets the address (tests, a mirror); `COMFY_ASSISTANT_OFFLINE=1`
-means it is never asked (the one lookup the server makes on the internet by itself).
+means it is never asked (core/base/egress.py lists what else the switch turns off).
 """
 
 from __future__ import annotations

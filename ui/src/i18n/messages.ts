@@ -223,19 +223,33 @@ export const en = {
   "settings.askBeforeEdits": "Ask before the assistant removes nodes (new threads; a thread's approval card can stop asking). Paid runs and large batches always ask.",
   "settings.debugContext": "Debug: keep the exact request of each step (shown by /context)",
 
-  // "Where your requests go" in Settings (Egress.tsx); {origin} is the provider's address
+  // "Where your requests go" in Settings (Egress.tsx), from the server's list (core/base/egress.py);
+  // {hosts} is the addresses (scheme://host:port), {origin} the provider's, {env} COMFY_ASSISTANT_OFFLINE
   "egress.title": "Where your requests go",
-  "egress.destination": "To {origin} ({provider}), and nowhere else. The panel talks only to this ComfyUI.",
+  "egress.intro": "The assistant's server sends requests to these addresses, and nowhere else. The panel talks only to this ComfyUI.",
+  "egress.dest.provider": "{hosts}: the provider ({provider}). The chat, summaries, a delegated task, the Test button, and questions that size requests (its context window, what the model can do, token counts).",
+  "egress.dest.comfyui": "{hosts}: ComfyUI at COMFYUI_URL. A run's images, read through its /view.",
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. A scan for missing nodes and models asks for its node map, installed packs and model list.",
+  "egress.dest.registry": "{hosts}: the Comfy Registry, when a scan finds missing node packs. The names of node types no map places or whose pack ComfyUI-Manager knows only by its repository, and the ids of the packs found (for their licence and details); nothing else.",
+  "egress.dest.modelSizes": "{hosts}: the host of each missing model, when a scan finds missing model files. One HEAD request to its address for its size, with no key, cookie or body.",
+  "egress.dest.downloads": "{hosts}: a model file, only when you approve its download; with no key, cookie or token, a redirect followed only to https (e.g. Hugging Face's CDN).",
+  "egress.thisComfyUI": "this ComfyUI's own address",
+  "egress.tag.offlineOff": "{env}=1 turns it off.",
+  "egress.tag.offline": "Off now: {env} is set.",
+  "egress.tag.noComfyUI": "Not used: COMFYUI_URL is not set.",
+  "egress.tag.badSetting": "Not used: its address setting is not an http(s) URL.",
+  "egress.offline.on": "{env} is set: what it turns off is not asked. A model you approve is still downloaded.",
+  "egress.offline.off": "{env} is not set: the lookups it would turn off are made.",
   "egress.inClear": "This address is another machine over plain http: what is sent crosses the network unencrypted.",
   "egress.inClearWithKey": "This address is another machine over plain http: what is sent, the key included, crosses the network unencrypted.",
-  "egress.sentHeading": "What is sent there:",
+  "egress.providerGets": "What the provider is sent:",
   "egress.sent.conversation": "The conversation: your messages and the answers, each tool call and its result, summaries of older parts; with the instructions (the assistant's guidance, the skills list, your rules, SOUL.md, goals and preferences).",
   "egress.sent.workflow": "The workflow when a tool reads it, and what lookups find: installed node types, model file names, documentation.",
   "egress.sent.files": "Attached files (text, workflows, the workflow in a ComfyUI image) and the chat's project documents.",
   "egress.sent.images": "Images — those you attach and one picture of a run's outputs — only when the model sees images; otherwise their facts in words (format, size, what looks wrong).",
   "egress.sent.delegated": "A delegated task: the task alone, to the same model.",
   "egress.sent.sizing": "To size requests, questions about the model (its context window; a llama.cpp server counts the tokens).",
-  "egress.neverLeaves": "What never leaves: the API key goes only to {origin}, never back to this page or into a log. Nothing else is contacted: no telemetry, no update check, no download; a run's images are read from this ComfyUI (standalone: the one at COMFYUI_URL). A picture an answer links to is not loaded: it opens when you click it.",
+  "egress.neverLeaves": "What never leaves: the API key goes only to {origin}, never back to this page or into a log. Nothing else is contacted: no telemetry, no update check, no download you did not approve. A picture an answer links to is not loaded: it opens when you click it.",
 
   // the panel's notes in a thread (Notices.tsx) and a picture in markdown (MarkdownImage.tsx)
   "notices.dismiss": "Dismiss: {title}",
