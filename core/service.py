@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base.egress import Addresses, origin_of, statement
+from .base.egress import Addresses, offline, origin_of, statement
 from .base.wire_types import EgressStatement
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
@@ -24,7 +24,7 @@ from .installs.downloads import Downloads
 from .installs.lookups import LookupProvider, standalone_lookups
 from .installs.model_folders import ModelFolders
 from .installs.model_sizes import ModelSizes
-from .installs.registry_client import offline, registry_from_environ, registry_origin
+from .installs.registry_client import registry_from_environ, registry_origin
 from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService

@@ -47,8 +47,12 @@ class Destination:
 DESTINATIONS: tuple[Destination, ...] = (
     Destination(
         PROVIDER,
-        ("provider/provider.py", "provider/provider_probes.py", "provider/slots.py",
-         "provider/server_counts.py"),  # fmt: skip
+        (
+            "provider/provider.py",
+            "provider/provider_probes.py",
+            "provider/slots.py",
+            "provider/server_counts.py",
+        ),
         offline_off=False,
         readme="**The provider** (the origin of `LLM_BASE_URL` or Settings' base URL; the key "
         "goes nowhere else): the chat, summaries, a delegated helper's steps, the Test button "
@@ -184,8 +188,12 @@ def statement(where: Addresses) -> EgressStatement:
             continue  # inside ComfyUI a run's images are read from its folders
         unused = _unused(d, where)
         entries.append(
-            {"kind": d.kind, "hosts": _hosts(d.kind, where), "offlineOff": d.offline_off,
-             "unused": unused}  # fmt: skip
+            {
+                "kind": d.kind,
+                "hosts": _hosts(d.kind, where),
+                "offlineOff": d.offline_off,
+                "unused": unused,
+            }
         )
     return {"offline": where.offline, "offlineEnv": OFFLINE_ENV, "entries": entries}
 
@@ -203,6 +211,9 @@ def readme_list() -> str:
     for d in DESTINATIONS:
         off = f"`{OFFLINE_ENV}=1` turns it off." if d.offline_off else ""
         text = f"{d.readme} {off}".strip()
-        wrapped = textwrap.fill(text, 96, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False)
-        bullets.append(wrapped)
+        bullets.append(
+            textwrap.fill(
+                text, 96, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False
+            )
+        )
     return "\n".join(bullets) + "\n"

@@ -147,7 +147,9 @@ class Downloads:
             # no cookies kept, no decompression (the bytes as served: the hash is of those)
             self._session = client_session(
                 DOWNLOADS,
-                timeout=TIMEOUT, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+                timeout=TIMEOUT,
+                auto_decompress=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 

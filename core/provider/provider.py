@@ -14,8 +14,8 @@ from typing import Any
 import aiohttp
 import openai
 
-from ..base.error_codes import Message, coded, coded_of, message_of
 from ..base.egress import PROVIDER, named
+from ..base.error_codes import Message, coded, coded_of, message_of
 from ..base.http_client import Request
 from ..base.wire_types import OpenAIMessage
 from ..stream.redact import redact, remember_secret

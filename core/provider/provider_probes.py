@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 import aiohttp
 
-from .budget import Window
 from ..base.egress import PROVIDER, client_session
+from .budget import Window
 from .provider_config import ProviderSettings
 from .provider_profiles import Ask, ProviderProfile
 

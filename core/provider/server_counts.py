@@ -23,8 +23,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import aiohttp
-
 from ..base.egress import PROVIDER, client_session
 from ..base.wire_types import OpenAIMessage
 from ..tokens.token_correction import Parts

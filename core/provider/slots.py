@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
 from ..base.egress import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Capabilities, Lookup, thread_slot
