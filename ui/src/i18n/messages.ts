@@ -228,6 +228,7 @@ export const en = {
   "egress.title": "Where your requests go",
   "egress.intro": "The assistant's server sends requests to these addresses, and nowhere else. The panel talks only to this ComfyUI.",
   "egress.dest.provider": "{hosts}: the provider ({provider}). The chat, summaries, a delegated task, the Test button, and questions that size requests (its context window, what the model can do, token counts).",
+  "egress.dest.providerUnnamed": "{hosts}: the provider. The chat, summaries, a delegated task, the Test button, and questions that size requests (its context window, what the model can do, token counts).",
   "egress.dest.comfyui": "{hosts}: ComfyUI at COMFYUI_URL. A run's images, read through its /view.",
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. A scan for missing nodes and models asks for its node map, installed packs and model list.",
   "egress.dest.registry": "{hosts}: the Comfy Registry, when a scan finds missing node packs. The names of node types no map places or whose pack ComfyUI-Manager knows only by its repository, and the ids of the packs found (for their licence and details); nothing else.",

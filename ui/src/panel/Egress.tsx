@@ -11,6 +11,7 @@ import type { EgressEntry, EgressStatement } from "./egress.generated";
 
 const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\]):\d+$/i;
 export const EGRESS = "/api/assistant/egress";
+const GENERIC = "The provider"; // the server's label for a provider it cannot name
 
 /** Whether requests to this origin cross a network unencrypted (http:// to another machine). */
 export function travelsInClear(origin: string): boolean {
@@ -36,22 +37,37 @@ const UNUSED: Record<NonNullable<EgressEntry["unused"]>, MessageKey> = {
   badSetting: "egress.tag.badSetting",
 };
 
-const Destination: FC<{ entry: EgressEntry; provider: string; env: string }> = ({ entry, provider, env }) => {
+// No address: inside ComfyUI its own; else the setting that would give one (unset or refused).
+const UNSET: Partial<Record<NonNullable<EgressEntry["unused"]>, string>> = {
+  noComfyUI: "COMFYUI_URL",
+  badSetting: "COMFY_ASSISTANT_REGISTRY_URL",
+};
+
+const Hosts: FC<{ entry: EgressEntry }> = ({ entry }) => {
   const { t } = useI18n();
-  const hosts = entry.hosts.length ? (
-    entry.hosts.map((host, i) => (
-      <Fragment key={host}>
-        {i ? ", " : null}
-        <code>{host}</code>
-      </Fragment>
-    ))
-  ) : (
-    <>{t("egress.thisComfyUI")}</>
+  const unset = entry.unused ? UNSET[entry.unused] : undefined;
+  if (unset) return <code>{unset}</code>;
+  if (!entry.hosts.length) return <>{t("egress.thisComfyUI")}</>;
+  return (
+    <>
+      {entry.hosts.map((host, i) => (
+        <Fragment key={host}>
+          {i ? ", " : null}
+          <code>{host}</code>
+        </Fragment>
+      ))}
+    </>
   );
+};
+
+const Destination: FC<{ entry: EgressEntry; provider: string | null; env: string }> = ({ entry, provider, env }) => {
+  const { t } = useI18n();
   const tag = entry.unused ? t(UNUSED[entry.unused], { env }) : entry.offlineOff ? t("egress.tag.offlineOff", { env }) : null;
+  const unnamed = entry.kind === "provider" && provider === null;
+  const text = unnamed ? t("egress.dest.providerUnnamed") : t(DESTINATION[entry.kind], { provider: provider ?? "" });
   return (
     <li className={entry.unused ? "cua-muted" : undefined} data-kind={entry.kind}>
-      {withElements(t(DESTINATION[entry.kind], { provider }), { hosts })}
+      {withElements(text, { hosts: <Hosts entry={entry} /> })}
       {tag ? <strong className="cua-egress-tag"> {tag}</strong> : null}
     </li>
   );
@@ -73,7 +89,7 @@ export const WhereRequestsGo: FC<{ settings: ProviderSettings }> = ({ settings }
     };
   }, [origin]); // (a saved base URL moves the provider's entry)
   const code = <code>{origin}</code>;
-  const provider = providerName(settings.provider).replace(/^The /, "the ");
+  const provider = settings.provider === GENERIC ? null : providerName(settings.provider).replace(/^The /, "the ");
   const env = egress?.offlineEnv ?? "COMFY_ASSISTANT_OFFLINE";
   return (
     <section className="cua-form cua-egress" aria-labelledby="cua-egress-title">

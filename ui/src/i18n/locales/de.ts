@@ -221,6 +221,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: der Anbieter ({provider}). Der Chat, Zusammenfassungen, eine delegierte Aufgabe, die Test-Schaltfläche und Fragen, die Anfragen bemessen (sein Kontextfenster, was das Modell kann, Token-Zählungen).",
 
+  "egress.dest.providerUnnamed": "{hosts}: der Anbieter. Der Chat, Zusammenfassungen, eine delegierte Aufgabe, die Test-Schaltfläche und Fragen, die Anfragen bemessen (sein Kontextfenster, was das Modell kann, Token-Zählungen).",
+
   "egress.dest.comfyui": "{hosts}: ComfyUI unter COMFYUI_URL. Die Bilder einer Ausführung, gelesen über sein /view.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. Eine Suche nach fehlenden Nodes und Modellen fragt seine Node-Zuordnung, installierten Pakete und Modellliste ab.",

@@ -246,6 +246,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: el proveedor ({provider}). El chat, los resúmenes, una tarea delegada, el botón Probar y las consultas que dimensionan las solicitudes (su ventana de contexto, lo que puede hacer el modelo, recuentos de tokens).",
 
+  "egress.dest.providerUnnamed": "{hosts}: el proveedor. El chat, los resúmenes, una tarea delegada, el botón Probar y las consultas que dimensionan las solicitudes (su ventana de contexto, lo que puede hacer el modelo, recuentos de tokens).",
+
   "egress.dest.comfyui": "{hosts}: ComfyUI en COMFYUI_URL. Las imágenes de una ejecución, leídas a través de su /view.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. Una búsqueda de nodos y modelos que faltan le pide su mapa de nodos, los paquetes instalados y la lista de modelos.",

@@ -246,6 +246,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts} : le fournisseur ({provider}). Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
 
+  "egress.dest.providerUnnamed": "{hosts} : le fournisseur. Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
+
   "egress.dest.comfyui": "{hosts} : ComfyUI à COMFYUI_URL. Les images d’une exécution, lues via son /view.",
 
   "egress.dest.manager": "{hosts} : ComfyUI-Manager. Une recherche des nœuds et modèles manquants lui demande sa carte des nœuds, ses paquets installés et sa liste de modèles.",

@@ -246,6 +246,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: il provider ({provider}). La chat, i riepiloghi, un’attività delegata, il pulsante Prova e le domande che dimensionano le richieste (la sua finestra di contesto, cosa sa fare il modello, il conteggio dei token).",
 
+  "egress.dest.providerUnnamed": "{hosts}: il provider. La chat, i riepiloghi, un’attività delegata, il pulsante Prova e le domande che dimensionano le richieste (la sua finestra di contesto, cosa sa fare il modello, il conteggio dei token).",
+
   "egress.dest.comfyui": "{hosts}: ComfyUI a COMFYUI_URL. Le immagini di un’esecuzione, lette tramite il suo /view.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. Una ricerca di nodi e modelli mancanti gli chiede la mappa dei nodi, i pacchetti installati e l’elenco dei modelli.",

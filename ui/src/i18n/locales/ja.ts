@@ -207,6 +207,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}：プロバイダー（{provider}）。チャット、要約、委任したタスク、テストボタン、リクエストの大きさを決めるための問い合わせ（コンテキストウィンドウ、モデルにできること、トークン数）。",
 
+  "egress.dest.providerUnnamed": "{hosts}：プロバイダー。チャット、要約、委任したタスク、テストボタン、リクエストの大きさを決めるための問い合わせ（コンテキストウィンドウ、モデルにできること、トークン数）。",
+
   "egress.dest.comfyui": "{hosts}：COMFYUI_URL の ComfyUI。実行結果の画像を、その /view から読み取ります。",
 
   "egress.dest.manager": "{hosts}：ComfyUI-Manager。不足しているノードとモデルのスキャンで、ノードマップ、インストール済みパック、モデル一覧を問い合わせます。",

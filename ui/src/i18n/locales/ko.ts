@@ -208,6 +208,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: 제공자({provider}). 채팅, 요약, 위임한 작업, 테스트 버튼, 요청 크기를 정하기 위한 질의(컨텍스트 창, 모델이 할 수 있는 일, 토큰 수).",
 
+  "egress.dest.providerUnnamed": "{hosts}: 제공자. 채팅, 요약, 위임한 작업, 테스트 버튼, 요청 크기를 정하기 위한 질의(컨텍스트 창, 모델이 할 수 있는 일, 토큰 수).",
+
   "egress.dest.comfyui": "{hosts}: COMFYUI_URL의 ComfyUI. 실행 결과 이미지를 그 /view로 읽습니다.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. 없는 노드와 모델을 찾는 검사에서 노드 맵, 설치된 팩, 모델 목록을 요청합니다.",

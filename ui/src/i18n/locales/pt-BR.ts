@@ -246,6 +246,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: o provedor ({provider}). O chat, os resumos, uma tarefa delegada, o botão Testar e as consultas que dimensionam as solicitações (a janela de contexto, o que o modelo sabe fazer, contagens de tokens).",
 
+  "egress.dest.providerUnnamed": "{hosts}: o provedor. O chat, os resumos, uma tarefa delegada, o botão Testar e as consultas que dimensionam as solicitações (a janela de contexto, o que o modelo sabe fazer, contagens de tokens).",
+
   "egress.dest.comfyui": "{hosts}: o ComfyUI em COMFYUI_URL. As imagens de uma execução, lidas pelo /view dele.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. Uma busca por nós e modelos ausentes pede o mapa de nós, os pacotes instalados e a lista de modelos.",

@@ -219,6 +219,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}: sağlayıcı ({provider}). Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
 
+  "egress.dest.providerUnnamed": "{hosts}: sağlayıcı. Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
+
   "egress.dest.comfyui": "{hosts}: COMFYUI_URL adresindeki ComfyUI. Bir çalıştırmanın görüntüleri, onun /view yolu üzerinden okunur.",
 
   "egress.dest.manager": "{hosts}: ComfyUI-Manager. Eksik node ve modeller için yapılan tarama, node haritasını, kurulu paketleri ve model listesini ister.",

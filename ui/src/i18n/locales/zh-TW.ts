@@ -207,6 +207,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}：服務供應商（{provider}）。聊天、摘要、委派的工作、「測試」按鈕，以及用來決定請求大小的查詢（上下文視窗、模型能做什麼、token 計數）。",
 
+  "egress.dest.providerUnnamed": "{hosts}：服務供應商。聊天、摘要、委派的工作、「測試」按鈕，以及用來決定請求大小的查詢（上下文視窗、模型能做什麼、token 計數）。",
+
   "egress.dest.comfyui": "{hosts}：COMFYUI_URL 的 ComfyUI。執行產生的圖片，透過它的 /view 讀取。",
 
   "egress.dest.manager": "{hosts}：ComfyUI-Manager。掃描缺少的節點和模型時，向它查詢節點對照表、已安裝的套件和模型清單。",

@@ -205,6 +205,8 @@ const table: Translation = {
 
   "egress.dest.provider": "{hosts}：服务提供方（{provider}）。聊天、摘要、委派的任务、“测试”按钮，以及用于确定请求大小的查询（上下文窗口、模型能做什么、token 计数）。",
 
+  "egress.dest.providerUnnamed": "{hosts}：服务提供方。聊天、摘要、委派的任务、“测试”按钮，以及用于确定请求大小的查询（上下文窗口、模型能做什么、token 计数）。",
+
   "egress.dest.comfyui": "{hosts}：COMFYUI_URL 处的 ComfyUI。运行生成的图片，通过它的 /view 读取。",
 
   "egress.dest.manager": "{hosts}：ComfyUI-Manager。扫描缺失的节点和模型时，向它查询节点映射、已安装的节点包和模型列表。",
