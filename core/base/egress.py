@@ -54,12 +54,13 @@ DESTINATIONS: tuple[Destination, ...] = (
             "provider/server_counts.py",
         ),
         offline_off=False,
-        readme="**The provider** (the origin of `LLM_BASE_URL` or Settings' base URL; the key "
-        "goes nowhere else): the chat, summaries, a delegated helper's steps, the Test button "
-        "(the model list and a one-token ping, at the address in the form), and the lookups "
-        "that size requests: the context window and what the model can do (`/models`, "
-        "llama.cpp's `/props` and `/slots`, Ollama's `/api/ps` and `/api/show`, LM Studio's `/api/v0/models`) and llama.cpp's "
-        "token counts (`/apply-template`, `/tokenize`). What is sent: below.",
+        readme="**The provider** (the origin of `LLM_BASE_URL` or Settings' base URL; the key goes "
+        "nowhere else): the chat, summaries, a delegated helper's steps, the Test button (the"
+        " model list and a one-token ping, at the address in the form), and the lookups that "
+        "size requests: the context window and what the model can do (`/models`, llama.cpp's "
+        "`/props` and `/slots`, Ollama's `/api/ps` and `/api/show`, LM Studio's "
+        "`/api/v0/models`) and llama.cpp's token counts (`/apply-template`, `/tokenize`). "
+        "What is sent: below.",
     ),
     Destination(
         COMFYUI,
