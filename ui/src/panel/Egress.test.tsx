@@ -73,8 +73,8 @@ describe("Where your requests go", () => {
       ["comfyui", " Not used: COMFYUI_URL is not set."],
       ["registry", " Off now: COMFY_ASSISTANT_OFFLINE is set."],
     ]);
-    expect(items[0].textContent).toMatch(/^http:\/\/127\.0\.0\.1:11434: the provider\. The chat,/);
-    expect(items[1].textContent).toMatch(/^COMFYUI_URL: ComfyUI at COMFYUI_URL\. A run's images/);
+    expect(items[0]?.textContent).toMatch(/^http:\/\/127\.0\.0\.1:11434: the provider\. The chat,/);
+    expect(items[1]?.textContent).toMatch(/^COMFYUI_URL: ComfyUI at COMFYUI_URL\. A run's images/);
     const text = (await screen.findByRole("region", { name: "Where your requests go" })).textContent ?? "";
     expect(text).toContain("COMFY_ASSISTANT_OFFLINE is set: what it turns off is not asked. A model you approve is still downloaded.");
   });
