@@ -58,8 +58,8 @@ def registry_from_environ(environ: Mapping[str, str]) -> RegistryClient | Unavai
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Unavailable(
-            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address, "
-            f"not {value[:100]!r}"
+            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address "
+            "such as https://api.comfy.org"  # (its value is not quoted: it may hold a token)
         )
     return RegistryClient(url)
 
