@@ -15,12 +15,12 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 from yarl import URL
 
-from .wire_types import EgressEntry, EgressKind, EgressStatement
+from .wire_types import EgressEntry, EgressKind, EgressStatement, EgressUnused
 
 OFFLINE_ENV = "COMFY_ASSISTANT_OFFLINE"
 PROVIDER: EgressKind = "provider"
@@ -146,9 +146,6 @@ class Addresses:
     offline: bool
 
 
-Unused = Literal["offline", "noComfyUI", "badSetting"]
-
-
 def _hosts(kind: EgressKind, where: Addresses) -> list[str]:
     if kind == PROVIDER:
         return [where.provider]
@@ -159,7 +156,7 @@ def _hosts(kind: EgressKind, where: Addresses) -> list[str]:
     return list(where.models)
 
 
-def _unused(d: Destination, where: Addresses) -> Unused | None:
+def _unused(d: Destination, where: Addresses) -> EgressUnused | None:
     if d.offline_off and where.offline:
         return "offline"
     if d.kind in (COMFYUI, MANAGER) and where.comfyui == "":

@@ -261,6 +261,7 @@ class DocumentsResult(TypedDict):
 # Their TypeScript types are generated for Settings' "Where your requests go".
 
 EgressKind = Literal["provider", "comfyui", "manager", "registry", "modelSizes", "downloads"]
+EgressUnused = Literal["offline", "noComfyUI", "badSetting"]  # why an entry is not used now
 
 
 class EgressEntry(TypedDict):
@@ -271,7 +272,7 @@ class EgressEntry(TypedDict):
     kind: EgressKind
     hosts: list[str]
     offlineOff: bool
-    unused: Literal["offline", "noComfyUI", "badSetting"] | None
+    unused: EgressUnused | None
 
 
 class EgressStatement(TypedDict):
