@@ -45,7 +45,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @table.post(CHAT_PATH)
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
-        req = parse_chat_request(await read_json(request, opts.chat_body_limit))
+        req = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
         debug = request.query.get("debug") == "context"
         async with ChatTurn(service, req, debug=debug) as turn:
             try:
