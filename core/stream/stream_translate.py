@@ -26,6 +26,10 @@ from .think_tags import Kind, ThinkTagSplitter
 # run, in each of its 8 steps): the calls after these are answered "not run", with the limit,
 # so every call still has a result; a real step rarely makes more than a dozen.
 MAX_TOOL_CALLS_PER_STEP = 32
+OVER_LIMIT = (
+    "Not run: a step may make at most {limit} tool calls and this was call {position}. Make the "
+    "calls still needed in the next step."
+)  # (context/round_fold.py recognizes it)
 PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
 PROGRESS_EVERY = 2.0  # seconds between progress updates
 
@@ -240,10 +244,7 @@ class StepTranslator:
         assert call.id is not None
         raw = call.arguments_text.strip()
         if position >= self.max_calls:
-            call.error = (
-                f"Not run: a step may make at most {self.max_calls} tool calls and this was call "
-                f"{position + 1}. Make the calls still needed in the next step."
-            )
+            call.error = OVER_LIMIT.format(limit=self.max_calls, position=position + 1)
         elif call.name not in self.tool_names:
             call.error = self.unoffered or (
                 f"There is no tool named '{call.name}'. "

@@ -1,0 +1,77 @@
+"""The last resort for a turn whose tool rounds do not fit even as digests: a model that made 80
+calls in one step at an 8K window. The calls past a step's limit did not run
+(`stream_translate.MAX_TOOL_CALLS_PER_STEP`) and each was answered with a note of 40 tokens;
+the round (and with it everything the model did this turn) was left out of the next request,
+and the model made the same calls again, step after step.
+
+Two smaller forms of such a round, tried in turn by `context_stages.fit_turn`:
+
+- `short_notes`: every call kept with its id, each over-the-limit note made short;
+- `folded`: the calls over the limit left out of the call message with their notes, and one
+  note on the last result kept says how many of which tool were made and not run. (200 calls of
+  about 19 tokens each do not fit an 8K window's history even without results.)
+
+Either way every call the model made is answered (by its result's digest, its note, or the
+note that counts it), and the request stays valid: each call kept has its result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..base.ui_messages import content_text
+from ..base.wire_types import with_content
+from ..stream.stream_translate import OVER_LIMIT
+from .context_blocks import Block, Message
+
+SHORT_NOTE = "Not run: over the limit of {limit} tool calls in one step."
+# (the note as the call was answered, or as `short_notes` made it)
+_OVER = re.compile(
+    "|".join(re.escape(note.split("{", 1)[0]) + r"(\d+)" for note in (OVER_LIMIT, SHORT_NOTE))
+)
+FOLD_NOTE = (
+    "[{count} more calls of this step, left out here, were not run: a step may make at most "
+    "{limit} tool calls ({tools}). Make the calls still needed in the next step.]"
+)
+
+
+def _limit(result: Message) -> int | None:
+    """The per-step limit a result says its call was over, or None (it ran, or failed)."""
+    found = _OVER.search(content_text(result.get("content")))
+    return int(found.group(found.lastindex or 1)) if found else None
+
+
+def short_notes(block: Block) -> Block:
+    """The round with every over-the-limit note shortened (its calls and ids as they are)."""
+    call, *results = block.messages
+    out = []
+    for result in results:
+        limit = _limit(result)
+        out.append(result if limit is None else with_content(result, SHORT_NOTE.format(limit=limit)))
+    return block.with_messages([call, *out], digested=True) if out != results else block
+
+
+def folded(block: Block) -> Block:
+    """The round without its over-the-limit calls, one note on the last result kept counting
+    them by tool. A round whose every call was over the limit is kept as it is."""
+    call, *results = block.messages
+    limits = [_limit(r) for r in results]
+    over = {r["tool_call_id"]: limit for r, limit in zip(results, limits, strict=True) if limit}
+    if not over or len(over) == len(results):
+        return block
+    calls = call["tool_calls"]
+    tools = Counter(c["function"]["name"] for c in calls if c["id"] in over)
+    note = FOLD_NOTE.format(
+        count=len(over),
+        limit=max(over.values()),
+        tools=", ".join(f"{name} ×{n}" for name, n in tools.most_common()),
+    )
+    kept = [r for r in results if r["tool_call_id"] not in over]
+    content = kept[-1].get("content")
+    if isinstance(content, list):  # (a result that shows an image: the note after its text)
+        kept[-1] = with_content(kept[-1], [*content, {"type": "text", "text": note}])
+    else:
+        kept[-1] = with_content(kept[-1], f"{content or ''}\n{note}")
+    call = {**call, "tool_calls": [c for c in calls if c["id"] not in over]}
+    return block.with_messages([call, *kept], digested=True)
