@@ -91,8 +91,8 @@ def _as_is(value: Any) -> Any:
 
 
 async def read_json(
-    request: web.Request, limit: int, empty: Any = None, check: Callable[[Any], T] = _as_is
-) -> T:
+    request: web.Request, limit: int, empty: Any = None, check: Callable[[Any], Any] = _as_is
+) -> Any:
     """The JSON body, passed through `check` (which raises RequestError for what it refuses);
     only `application/json` is accepted (a cross-site form cannot send it). An empty body is
     `empty` where that is given, else an error. A large body is parsed and checked beside the

@@ -44,7 +44,8 @@ async def test_a_message_of_too_many_parts_is_refused_with_its_limit(assistant, 
     assert (status, json.loads(text)) == (
         413,
         {
-            "error": "messages[0] holds 10,001 parts, more than the limit of 10,000 parts in one message"
+            "error": "messages[0] holds 10,001 parts, more than the limit of 10,000 parts in "
+            "one message"
         },
     )
     assert await _stored(assistant, "many-parts") == 404 and provider.requests == []

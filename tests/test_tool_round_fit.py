@@ -123,7 +123,10 @@ def _round(results: list[Any]) -> Block:
     )
 
 
-OVER = "[digest] getWorkflow -> error: Not run: a step may make at most 2 tool calls and this was call {}. Make the calls still needed in… (recall: c{})"
+OVER = (
+    "[digest] getWorkflow -> error: Not run: a step may make at most 2 tool calls and this was "
+    "call {}. Make the calls still needed in… (recall: c{})"
+)
 IMAGE = [
     {"type": "text", "text": "[digest] viewImage -> 1 image"},
     {"type": "image_url", "image_url": {"url": "data:,"}},
@@ -138,12 +141,13 @@ def test_a_round_within_the_limit_is_left_as_it_is():
 @pytest.mark.parametrize("shorten_first", [False, True])
 def test_a_folded_round_keeps_what_ran_and_counts_the_rest_by_tool(shorten_first):
     block = _round(
-        [("viewImage", IMAGE), ("getWorkflow", "[digest] getWorkflow -> 3 nodes (recall: c1)")]
-        + [
+        [
+            ("viewImage", IMAGE),
+            ("getWorkflow", "[digest] getWorkflow -> 3 nodes (recall: c1)"),
             ("getWorkflow", OVER.format(3, 2)),
             ("addNode", OVER.format(4, 3).replace("getWorkflow", "addNode")),
+            ("getWorkflow", OVER.format(5, 4)),
         ]
-        + [("getWorkflow", OVER.format(5, 4))]
     )
     if shorten_first:
         block = short_notes(block)

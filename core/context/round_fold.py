@@ -48,7 +48,8 @@ def short_notes(block: Block) -> Block:
     out = []
     for result in results:
         limit = _limit(result)
-        out.append(result if limit is None else with_content(result, SHORT_NOTE.format(limit=limit)))
+        short = None if limit is None else SHORT_NOTE.format(limit=limit)
+        out.append(result if short is None else with_content(result, short))
     return block.with_messages([call, *out], digested=True) if out != results else block
 
 
