@@ -130,6 +130,10 @@ TARGETS: dict[str, list[str]] = {
         "TARGET most_tools_run_in_a_step=",
         "TARGET slowest_status_s=",
         "TARGET endless_ended=",
+        "TARGET calls_80_each_answered=",
+        "TARGET calls_80_run_again=",
+        "TARGET calls_200_each_answered=",
+        "TARGET calls_200_run_again=",
     ],
 }
 # Benches run against the llama-server stand-in in quick mode: their output must say so.

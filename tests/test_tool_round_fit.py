@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from comfyui_assistant.core.base.json_text import compact_json
 from comfyui_assistant.core.context.context_blocks import Block
-from comfyui_assistant.core.context.round_fold import folded, short_notes
+from comfyui_assistant.core.context.round_fold import folded, short_notes, terse
 from comfyui_assistant.core.tokens.tokens import counter_for
 
 from .conftest import start_app
@@ -135,7 +135,22 @@ IMAGE = [
 
 def test_a_round_within_the_limit_is_left_as_it_is():
     block = _round([("getWorkflow", "[digest] getWorkflow -> 3 nodes (recall: c0)")])
-    assert short_notes(block) is block and folded(block) is block
+    assert short_notes(block) is block and folded(block) is block and terse(block) is block
+
+
+def test_a_terse_round_keeps_each_digest_s_count_and_recall_id():
+    listed = '[digest] searchInstalledNodes "load image 0" -> 10 results: LoadImage, … (recall: c0)'
+    block = _round(
+        [
+            ("searchInstalledNodes", listed + "\n[2 more calls of this step, left out here, …]"),
+            ("viewImage", IMAGE),
+        ]
+    )
+    assert [m["content"] for m in terse(block).messages[1:]] == [
+        '[digest] searchInstalledNodes "load image 0" -> 10 results (recall: c0)\n'
+        "[2 more calls of this step, left out here, …]",
+        IMAGE,
+    ]
 
 
 @pytest.mark.parametrize("shorten_first", [False, True])

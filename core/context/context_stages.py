@@ -358,7 +358,7 @@ def fit_turn(a: Assembly) -> None:
     )
     if sum(b.tokens for b in turn) > room:  # last resort: every round of the turn as digests
         turn = counted([cache.digested(b) if b.kind == "round" else b for b in turn])
-    for smaller in (round_fold.short_notes, round_fold.folded):  # calls over a step's limit
+    for smaller in round_fold.SMALLER:  # calls over a step's limit
         if sum(b.tokens for b in turn) <= room:
             break
         name = smaller.__name__

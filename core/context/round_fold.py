@@ -10,6 +10,9 @@ Two smaller forms of such a round, tried in turn by `context_stages.fit_turn`:
 - `folded`: the calls over the limit left out of the call message with their notes, and one
   note on the last result kept says how many of which tool were made and not run. (200 calls of
   about 19 tokens each do not fit an 8K window's history even without results.)
+- `terse`: besides, each digest without the items it lists ("-> 10 results: A, B, C, …" becomes
+  "-> 10 results"), its recall id kept: the 80 results of a turn that made 80 calls then fit
+  an 8K window, and the model does not make them again.
 
 Either way every call the model made is answered (by its result's digest, its note, or the
 note that counts it), and the request stays valid: each call kept has its result.
@@ -34,6 +37,10 @@ FOLD_NOTE = (
     "[{count} more calls of this step, left out here, were not run: a step may make at most "
     "{limit} tool calls ({tools}). Make the calls still needed in the next step.]"
 )
+
+
+# A digest's outcome after its count: "[digest] tool args -> 10 results: A, B, … (recall: id)"
+_LISTED = re.compile(r"^(\[digest\] .*? -> [^:\n]*?): [^\n]*?( \(recall: [^)\n]*\))$", re.M)
 
 
 def _limit(result: Message) -> int | None:
@@ -76,3 +83,17 @@ def folded(block: Block) -> Block:
         kept[-1] = with_content(kept[-1], f"{content or ''}\n{note}")
     call = {**call, "tool_calls": [c for c in calls if c["id"] not in over]}
     return block.with_messages([call, *kept], digested=True)
+
+
+def terse(block: Block) -> Block:
+    """The round with each digest's listed items left out (its count and recall id kept)."""
+    call, *results = block.messages
+    out = []
+    for result in results:
+        content = result.get("content")
+        shorter = _LISTED.sub(r"\1\2", content) if isinstance(content, str) else content
+        out.append(result if shorter == content else with_content(result, shorter))
+    return block.with_messages([call, *out], digested=True) if out != results else block
+
+
+SMALLER = (short_notes, folded, terse)  # (tried in this order, each on the last one's rounds)
