@@ -1,6 +1,6 @@
 """The last resort for a turn whose tool rounds do not fit even as digests: a model that made 80
 calls in one step at an 8K window. The calls past a step's limit did not run
-(`stream_translate.MAX_TOOL_CALLS_PER_STEP`) and each was answered with a note of 40 tokens;
+(`base/step_limits.py`) and each was answered with a note of 40 tokens;
 the round (and with it everything the model did this turn) was left out of the next request,
 and the model made the same calls again, step after step.
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..base.step_limits import OVER_LIMIT
 from ..base.ui_messages import content_text
 from ..base.wire_types import with_content
-from ..stream.stream_translate import OVER_LIMIT
 from .context_blocks import Block, Message
 
 SHORT_NOTE = "Not run: over the limit of {limit} tool calls in one step."

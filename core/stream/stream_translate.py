@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.step_limits import OVER_LIMIT
 from . import ui_stream as ui
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
@@ -26,10 +27,6 @@ from .think_tags import Kind, ThinkTagSplitter
 # run, in each of its 8 steps): the calls after these are answered "not run", with the limit,
 # so every call still has a result; a real step rarely makes more than a dozen.
 MAX_TOOL_CALLS_PER_STEP = 32
-OVER_LIMIT = (
-    "Not run: a step may make at most {limit} tool calls and this was call {position}. Make the "
-    "calls still needed in the next step."
-)  # (context/round_fold.py recognizes it)
 PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
 PROGRESS_EVERY = 2.0  # seconds between progress updates
 
