@@ -47,8 +47,8 @@ def _calls(ids: range) -> list[dict[str, Any]]:
 
 
 async def _second_request(tmp_path: Path, calls: int) -> tuple[dict[str, Any], str]:
-    """What the model's second step was sent after `calls` calls in its first, and what the
-    user was shown."""
+    """What the model's second step was sent after `calls` calls in its first (with the limits
+    its context report gave), and what the user was shown."""
     provider = await ScriptedProvider().start()
     provider.enqueue(
         searches_reply({f"call_{i}": f"load image {i}" for i in range(calls)}),
@@ -66,8 +66,10 @@ async def _second_request(tmp_path: Path, calls: int) -> tuple[dict[str, Any], s
     counter = counter_for(None)
     size = counter.messages(request["messages"]) + counter.tools(request["tools"])
     assert size + request["max_tokens"] <= WINDOW  # within the window, the reply's room kept
-    shown = "".join(e.get("delta", "") for e in sse_events(body) if e["type"] == "text-delta")
-    return {**request, "messages": sent(provider, 1)}, shown
+    events = sse_events(body)
+    shown = "".join(e.get("delta", "") for e in events if e["type"] == "text-delta")
+    limits = [e["data"]["limits"] for e in events if e["type"] == "data-context"][-1]
+    return {**request, "messages": sent(provider, 1), "limits": limits}, shown
 
 
 def _shape(messages: list[dict[str, Any]]) -> list[Any]:
@@ -84,6 +86,10 @@ async def test_80_calls_in_a_step_are_each_answered_in_the_next_request(tmp_path
     for i, result in enumerate(results[:32]):  # run: their digests
         assert _digest(i).fullmatch(result["content"]), result
     assert [r["content"] for r in results[32:]] == [SHORT] * 48  # not run: a short note each
+    assert request["limits"][-2:] == [
+        "the notes of the turn's calls over a step's limit shortened",
+        "the tool results of the turn in progress shortened to fit",
+    ]
     assert shown == "Found them."
 
 
@@ -103,6 +109,11 @@ async def test_200_calls_in_a_step_reach_the_model_folded(tmp_path):
         "[168 more calls of this step, left out here, were not run: a step may make at most 32 "
         "tool calls (searchInstalledNodes ×168). Make the calls still needed in the next step.]"
     )
+    assert request["limits"][-3:] == [
+        "the notes of the turn's calls over a step's limit shortened",
+        "the turn's calls over a step's limit left out, counted in one note",
+        "the tool results of the turn in progress shortened to fit",
+    ]
     assert shown == "Found them."
 
 

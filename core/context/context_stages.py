@@ -358,12 +358,12 @@ def fit_turn(a: Assembly) -> None:
     )
     if sum(b.tokens for b in turn) > room:  # last resort: every round of the turn as digests
         turn = counted([cache.digested(b) if b.kind == "round" else b for b in turn])
-    for smaller in round_fold.SMALLER:  # calls over a step's limit
+    for smaller, limit in round_fold.SMALLER:  # (a step of more calls than the window holds)
         if sum(b.tokens for b in turn) <= room:
             break
         name = smaller.__name__
         turn = counted([cache.derive(b, name, smaller) if b.kind == "round" else b for b in turn])
-        a.limits.append(f"the turn's calls over a step's limit: {name.replace('_', ' ')}")
+        a.limits.append(limit)
     a.blocks = blocks[:start] + turn
     a.limits.append("the tool results of the turn in progress shortened to fit")
 

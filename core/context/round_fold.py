@@ -96,4 +96,9 @@ def terse(block: Block) -> Block:
     return block.with_messages([call, *out], digested=True) if out != results else block
 
 
-SMALLER = (short_notes, folded, terse)  # (tried in this order, each on the last one's rounds)
+# Tried in this order, each on the rounds the one before made; with the limit line it reports.
+SMALLER = (
+    (short_notes, "the notes of the turn's calls over a step's limit shortened"),
+    (folded, "the turn's calls over a step's limit left out, counted in one note"),
+    (terse, "the turn's digests without the items they list"),
+)
