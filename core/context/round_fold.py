@@ -4,7 +4,7 @@ calls in one step at an 8K window. The calls past a step's limit did not run
 the round (and with it everything the model did this turn) was left out of the next request,
 and the model made the same calls again, step after step.
 
-Two smaller forms of such a round, tried in turn by `context_stages.fit_turn`:
+Three smaller forms of such a turn's rounds, tried in turn by `context_stages.fit_turn` (`SMALLER`):
 
 - `short_notes`: every call kept with its id, each over-the-limit note made short;
 - `folded`: the calls over the limit left out of the call message with their notes, and one
