@@ -16,6 +16,7 @@ from ..core.store.thread_workflows import bind, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"
+SLICE_BYTES = 1 << 20  # a thread's messages are written this much at a time
 
 
 def thread_id_of(request: web.Request) -> str:
@@ -69,10 +70,17 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         thread = await threads.get(thread_id)
         if thread is None:
             raise not_found("thread", thread=thread_id)
-        # (the stored messages' text as it is: a thread of a million parts is never parsed)
-        messages = await messages_json(threads.store, thread_id)
-        body = json.dumps(thread)[:-1] + f',"messages":{messages}}}'
-        return web.Response(text=body, content_type="application/json")
+        # The stored messages' text as it is, a slice at a time: a thread of a million parts
+        # is never parsed, and other requests are answered between its slices.
+        pieces = await messages_json(threads.store, thread_id)
+        response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+        await response.prepare(request)
+        for piece in [json.dumps(thread)[:-1] + ',"messages":', *pieces, "}"]:
+            data = memoryview(piece.encode())
+            for start in range(0, len(data), SLICE_BYTES):
+                await response.write(data[start : start + SLICE_BYTES])
+        await response.write_eof()
+        return response
 
     @table.patch(BASE + "/{id}")
     @guarded

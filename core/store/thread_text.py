@@ -12,14 +12,18 @@ from ..base.json_text import compact_json
 from .store import Store
 
 
-async def messages_json(store: Store, thread_id: str) -> str:
-    """The thread's UI messages as a JSON array (`StoredMessage.as_ui` of each, in order)."""
+async def messages_json(store: Store, thread_id: str) -> list[str]:
+    """The thread's UI messages as the pieces of a JSON array (`StoredMessage.as_ui` of each,
+    in order), to be written one after the other."""
     rows = await store.fetchall(
         "SELECT id, role, parts, metadata, status FROM messages "
         "WHERE thread_id = ? ORDER BY position, seq",
         (thread_id,),
     )
-    return "[" + ",".join(map(_message_json, rows)) + "]"
+    pieces = [f",{text}" for text in map(_message_json, rows)]
+    if pieces:
+        pieces[0] = pieces[0][1:]
+    return ["[", *pieces, "]"]
 
 
 def _message_json(row: Any) -> str:
