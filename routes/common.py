@@ -120,13 +120,15 @@ def parse_checked(data: bytes | bytearray, check: Callable[[Any], T]) -> T:
     builds containers, so the parse calls back into Python at each object (`_let_loop_in`),
     where the interpreter hands the GIL to the event loop when it asks (every 5 ms). A refused
     body is freed here, not by the loop (its exception carries no frame that holds it)."""
-    value = parse_json(data, _let_loop_in)
-    try:
-        return check(value)
-    except (RequestError, HTTPProblem) as exc:
-        problem = exc.with_traceback(None)
-    free_gradually(value)
-    del value
+    with cyclic_gc_paused():  # (a collection would walk the whole body holding the GIL)
+        value = parse_json(data, _let_loop_in)
+        try:
+            return check(value)
+        except (RequestError, HTTPProblem) as exc:
+            problem = exc.with_traceback(None)
+        box = [value]
+        del value
+        free_gradually(box)
     raise problem
 
 
@@ -203,12 +205,12 @@ def _levels(value: Any) -> Iterator[tuple[int, list[Any]]]:
 SLICE = 4096
 
 
-def free_gradually(value: Any) -> None:
-    """Let go of a large parsed value a slice at a time, not in one deallocation that holds
-    the GIL (a million parts: 0.2 s): every container is held by the list of its level, and
-    the levels are let go of from the top, so each slice freed frees only its own leaves."""
-    levels = [level for _, level in _levels(value)]
-    del value
+def free_gradually(box: list[Any]) -> None:
+    """Let go of a large parsed value, the only item of `box` and held nowhere else, a slice
+    at a time, not in one deallocation that holds the GIL (a million parts: 0.2 s): every
+    container is held by the list of its level, and the levels are let go of from the top, so
+    each slice freed frees only its own leaves."""
+    levels = [level for _, level in _levels(box.pop())]
     levels.reverse()
     while levels:
         level = levels.pop()
