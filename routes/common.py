@@ -8,8 +8,9 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterator
-from itertools import chain, compress
+from itertools import chain, compress, count
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -118,7 +119,8 @@ async def read_json(
 def parse_checked(data: bytes | bytearray, check: Callable[[Any], T]) -> T:
     """`check(parse_json(data))` on a worker thread. `json.loads` holds the GIL while it
     builds containers, so the parse calls back into Python at each object (`_let_loop_in`),
-    where the interpreter hands the GIL to the event loop when it asks (every 5 ms). A refused
+    where the interpreter hands the GIL to the event loop when it asks (every 5 ms), and
+    releases it every 1,024 objects. A refused
     body is freed here, not by the loop (its exception carries no frame that holds it)."""
     with cyclic_gc_paused():  # (a collection would walk the whole body holding the GIL)
         value = parse_json(data, _let_loop_in)
@@ -132,7 +134,14 @@ def parse_checked(data: bytes | bytearray, check: Callable[[Any], T]) -> T:
     raise problem
 
 
+_objects = count()
+
+
 def _let_loop_in(obj: dict[str, Any]) -> dict[str, Any]:
+    """Each object of a body parsed on a worker thread; every 1,024th releases the GIL, so a
+    waiting event loop goes first (it got in every 1-3 ms instead of every 10-14 ms)."""
+    if not next(_objects) & 1023:
+        time.sleep(0)
     return obj
 
 
@@ -216,6 +225,7 @@ def free_gradually(box: list[Any]) -> None:
         level = levels.pop()
         while level:
             del level[-SLICE:]
+            time.sleep(0)  # (as `_let_loop_in`)
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
