@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.step_limits import OVER_LIMIT
 from . import ui_stream as ui
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
@@ -240,10 +241,7 @@ class StepTranslator:
         assert call.id is not None
         raw = call.arguments_text.strip()
         if position >= self.max_calls:
-            call.error = (
-                f"Not run: a step may make at most {self.max_calls} tool calls and this was call "
-                f"{position + 1}. Make the calls still needed in the next step."
-            )
+            call.error = OVER_LIMIT.format(limit=self.max_calls, position=position + 1)
         elif call.name not in self.tool_names:
             call.error = self.unoffered or (
                 f"There is no tool named '{call.name}'. "
