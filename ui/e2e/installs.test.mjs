@@ -253,6 +253,16 @@ describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in
 
 const NOT_LISTED = "https://github.com/someone/ComfyUI-NotListed";
 
+/** The model asks to install `pack` (then answers `answer`); resolves with the approval card shown. */
+async function installAsked({ harness, page }, id, pack, answer) {
+  await harness.provider.reset();
+  await harness.provider.script(reply.toolCalls({ id, name: "installNodePacks", arguments: { packs: [pack] } }), reply.text(answer));
+  await send(page, `install ${pack}`);
+  const card = panel(page).getByRole("group", { name: CARD });
+  await card.waitFor({ timeout: 20_000 });
+  return card;
+}
+
 describe(`a pack ComfyUI-Manager does not list, frontend ${newest} (stand-in)`, () => {
   let env;
   before(async () => {
@@ -262,12 +272,8 @@ describe(`a pack ComfyUI-Manager does not list, frontend ${newest} (stand-in)`, 
 
   test("Manager's channel-list refusal is told in the user's words, with what to do", { timeout: 60_000 }, async () => {
     const { harness, page } = env;
-    const card = panel(page).getByRole("group", { name: CARD });
-    await harness.provider.reset();
     // (a URL without its scheme, as people paste it: it is not sent as a Registry id)
-    await harness.provider.script(reply.toolCalls({ id: "call_unlisted", name: "installNodePacks", arguments: { packs: ["github.com/someone/ComfyUI-NotListed"] } }), reply.text("Manager does not list it."));
-    await send(page, "install github.com/someone/ComfyUI-NotListed");
-    await card.waitFor({ timeout: 20_000 });
+    const card = await installAsked(env, "call_unlisted", "github.com/someone/ComfyUI-NotListed", "Manager does not list it.");
     await card.getByRole("button", { name: "Allow" }).click();
     const toast = page.getByText(/^Not in ComfyUI-Manager's list of node packs/).first();
     await toast.waitFor({ timeout: 30_000 });
@@ -307,11 +313,7 @@ describe(`a git URL through Manager's legacy UI (allow_git_url_install), fronten
 
   test("installs a git URL through Manager's git-URL route, whatever the security level", { timeout: 60_000 }, async () => {
     const { harness, page } = env;
-    const card = panel(page).getByRole("group", { name: CARD });
-    await harness.provider.reset();
-    await harness.provider.script(reply.toolCalls({ id: "call_git", name: "installNodePacks", arguments: { packs: ["git@github.com:cubiq/ComfyUI_essentials.git"] } }), reply.text("Installed by its git URL."));
-    await send(page, "install git@github.com:cubiq/ComfyUI_essentials.git");
-    await card.waitFor({ timeout: 20_000 });
+    const card = await installAsked(env, "call_git", "git@github.com:cubiq/ComfyUI_essentials.git", "Installed by its git URL.");
     assert.match(await card.textContent(), /Install 1 node pack through ComfyUI-Manager.*https:\/\/github\.com\/cubiq\/ComfyUI_essentials/s);
     await card.getByRole("button", { name: "Allow" }).click();
     await panel(page).getByText("Installed by its git URL.").waitFor({ timeout: 30_000 });

@@ -7,15 +7,22 @@ import { TestApi } from "./testing";
 
 afterEach(() => vi.unstubAllGlobals());
 
+/** Our backend's probe: when each ask came (ms from now); `up(n)`: whether the n-th ask is answered. */
+function backend(up: (n: number) => boolean): number[] {
+  const asked: number[] = [];
+  const started = Date.now();
+  vi.stubGlobal("fetch", async () => {
+    asked.push(Date.now() - started);
+    if (!up(asked.length)) throw new TypeError("Failed to fetch");
+    return new Response("{}", { status: 200 });
+  });
+  return asked;
+}
+
 describe("waitForRestart", () => {
   it("asks the backend once, after the socket reconnected, not while ComfyUI is down", async () => {
     const api = new TestApi();
-    const asked: number[] = [];
-    const started = Date.now();
-    vi.stubGlobal("fetch", async () => {
-      asked.push(Date.now() - started);
-      return new Response("{}", { status: 200 });
-    });
+    const asked = backend(() => true);
     setTimeout(() => api.emit("reconnecting", null), 20);
     setTimeout(() => api.emit("reconnected", null), 300);
     const back = await waitForRestart(api, { probeMs: 10_000, tickMs: 10 });
@@ -27,13 +34,7 @@ describe("waitForRestart", () => {
 
   it("without any sign from the socket asks rarely, doubling the wait, and counts an answer after a failure", async () => {
     const api = new TestApi();
-    const asked: number[] = [];
-    const started = Date.now();
-    vi.stubGlobal("fetch", async () => {
-      asked.push(Date.now() - started);
-      if (asked.length < 3) throw new TypeError("Failed to fetch");
-      return new Response("{}", { status: 200 });
-    });
+    const asked = backend((n) => n >= 3);
     const back = await waitForRestart(api, { probeMs: 50, tickMs: 5, socketGraceMs: 30 });
     expect(back?.socket).toBe(false);
     expect(asked.length).toBe(3);
