@@ -20,7 +20,9 @@ export interface InstallNodePacksArgs {
 export const REFUSED_NOTE =
   "ComfyUI-Manager's security level refused the install. The user can allow it: stop ComfyUI, set " +
   "`security_level = normal` in ComfyUI-Manager's config.ini (user/__manager/config.ini; older " +
-  "versions: user/default/ComfyUI-Manager/config.ini), start ComfyUI again, then retry.";
+  "versions: user/default/ComfyUI-Manager/config.ini), start ComfyUI again, then retry. A pack installed from its " +
+  "repository (a git URL) also needs ComfyUI listening on this computer only (127.0.0.1, the default) or " +
+  "`network_mode = personal_cloud` there.";
 
 
 /** How to install a pack without Manager: comfy-cli for a Registry id, git + pip for a repository. */

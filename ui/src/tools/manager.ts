@@ -6,9 +6,10 @@
 // Research and recordings: /work/notes/manager_api.md §2a (endpoints), §3 (queue and events),
 // §4 (security level), §5 (reboot); the stand-in tests/manager_standin.py answers alike.
 //
-// Only the new API (Manager 4.x with --enable-manager) installs from here; the legacy handlers
-// (3.x custom node, 4.x --enable-manager-legacy-ui) are detected, and the caller gives the user
-// instructions instead.
+// Only the new API (Manager 4.x with --enable-manager) installs from its queue here; the legacy
+// handlers (3.x custom node, 4.x --enable-manager-legacy-ui) are detected, and the caller gives
+// the user instructions instead, but for a git URL, which 4.x's legacy UI installs through its
+// git-URL route (managerGitUrl.ts).
 
 export interface ManagerApi {
   clientId?: string;
