@@ -276,7 +276,8 @@ class ManagerStandin:
         pack_id, selected = params["id"], params["selected_version"]
         if selected == "latest" and pack_id not in self.cnr_ids.values():
             return f"Cannot resolve install target: '{pack_id}@{selected}'"
-        if selected in ("nightly", "unknown") and pack_id not in self.channel_ids():
+        listed = pack_id.strip().lower() in self.channel_ids()  # (a NormalizedKeyDict)
+        if selected in ("nightly", "unknown") and not listed:
             where = f"ManagerChannel.{params['channel']}, ManagerDatabaseSource.{params['mode']}"
             return f"Node '{pack_id}@{selected}' not found in [{where}]"
         if not self.allowed("middle+" if selected in ("nightly", "unknown") else "middle"):
@@ -294,8 +295,10 @@ class ManagerStandin:
 
     def channel_ids(self) -> set[str]:
         """The names the channel's node list keys its packs by (Manager's `get_custom_nodes`):
-        the cnr id where the Registry knows the repository, else the URL's last part."""
-        return {self.cnr_ids.get(url, url.rstrip("/").split("/")[-1]) for url in self.catalog}
+        the cnr id where the Registry knows the repository, else the URL's last part; looked up
+        without case (its NormalizedKeyDict)."""
+        names = {self.cnr_ids.get(url, url.rstrip("/").split("/")[-1]) for url in self.catalog}
+        return {name.lower() for name in names}
 
     def git_url_allowed(self) -> bool:
         """Manager 4.3's `is_dedicated_install_allowed('allow_git_url_install')`."""

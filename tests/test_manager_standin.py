@@ -224,10 +224,10 @@ async def test_a_nightly_pack_the_channel_list_lacks_fails_with_managers_words(
 ) -> None:
     # Manager 4.3's install_by_id: a `nightly` pack is found by name in the channel's node list
     # (`repository` is not read), else "not found in [channel, mode]" with the enums as Python
-    # 3.12 formats them (issue 35, seen on the real one)
+    # 3.12 formats them (issue 35, seen on the real one); the list is looked up without case
     api = f"{manager.url}/v2/manager"
     url = "https://github.com/someone/ComfyUI-NotListed"
-    listed = {**INSTALL_IMPACT, "id": "ComfyUI_essentials", "version": "nightly",
+    listed = {**INSTALL_IMPACT, "id": "comfyui_essentials", "version": "nightly",
               "selected_version": "nightly", "mode": "cache"}  # fmt: skip
     unlisted = {**listed, "id": "ComfyUI-NotListed", "repository": url}
     async with aiohttp.ClientSession() as session, Listener(session, manager.url, CLIENT) as ws:
