@@ -25,6 +25,7 @@ from ..base.error_codes import coded, message_of, stream_error_text
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
+from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
 from ..provider.provider import Provider, ProviderError, describe_error
 from ..provider.provider_profiles import is_context_overflow, window_from_error
@@ -368,6 +369,7 @@ async def chat_chunks(
                 unoffered=f"Not run: this answer reached its limit of {plan.max_steps} tool steps."
                 if last
                 else None,
+                not_offered=lambda name: not_offered_note(name, plan.profile),
             )
             outcome.assembled = assembled
             outcome.steps += 1

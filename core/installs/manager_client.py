@@ -53,6 +53,7 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Unavailable:
     reason: str
+    legacy_ui_only: bool = False  # Manager serves it only with its legacy UI (not a fault)
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,8 @@ class ManagerClient:
             return Unavailable(manager.reason)
         if legacy and not manager.legacy_ui:
             return Unavailable(
-                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: {legacy}"
+                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: {legacy}",
+                legacy_ui_only=True,
             )
         reply = await self._get(f"{manager.prefix}/{path}", params)
         if isinstance(reply, Unavailable):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,9 +100,11 @@ class StepTranslator:
         secrets: Collection[str | None] = (),
         unoffered: str | None = None,
         max_calls: int = MAX_TOOL_CALLS_PER_STEP,
+        not_offered: Callable[[str], str | None] | None = None,
     ) -> None:
         self.tool_names = tool_names
         self.unoffered = unoffered  # why a call of a tool not offered did not run, if known
+        self.not_offered = not_offered  # a known tool this window lacks: which windows have it
         self.max_calls = max_calls
         self.secrets = secrets
         self._content = StreamCleaner(secrets)
@@ -243,8 +245,10 @@ class StepTranslator:
         if position >= self.max_calls:
             call.error = OVER_LIMIT.format(limit=self.max_calls, position=position + 1)
         elif call.name not in self.tool_names:
-            call.error = self.unoffered or (
-                f"There is no tool named '{call.name}'. "
+            call.error = (
+                self.unoffered
+                or (self.not_offered and self.not_offered(call.name))
+                or f"There is no tool named '{call.name}'. "
                 f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
             )
         else:

@@ -535,6 +535,10 @@ export const en = {
   "installs.noManager.title": "Nothing was installed",
   "installs.noManager": "ComfyUI-Manager is not available in this ComfyUI. The assistant gives the steps to install the packs yourself.",
   "installs.legacyManager": "This ComfyUI-Manager installs only from its own window (Manager > Custom Nodes Manager). The assistant gives the steps.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installs from a git URL only when its settings allow it. To allow it, stop ComfyUI, add allow_git_url_install = true to the [default] section of ComfyUI-Manager's config.ini (user/__manager/config.ini), and start ComfyUI again.",
+  "installs.notListed.title": "ComfyUI-Manager does not know this pack",
+  "installs.notListed.url": "Not in ComfyUI-Manager's list of node packs: {packs}. Manager cannot install it from here; you can install it by its git URL or by hand, and the assistant gives the steps.",
+  "installs.notListed.id": "Not in ComfyUI-Manager's list of Registry packs: {packs}. Check the name, or install the pack by its git URL; the assistant gives the steps.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Node packs",
@@ -560,6 +564,7 @@ export const en = {
   "installs.find.downloaded": "already downloaded",
   "installs.find.notDownloadable": "cannot be downloaded: {reason}",
   "installs.find.gone": "The scan's details are no longer on the server: scan again to see them.",
+  "installs.find.noModelList": "Download addresses come only from the workflow: this ComfyUI-Manager does not offer its model list. For a model without an address, search for its file name on Hugging Face or Civitai.",
   "installs.approve.download": { one: "Download {count} model file into ComfyUI's models folder.", other: "Download {count} model files into ComfyUI's models folders." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} of {total}",

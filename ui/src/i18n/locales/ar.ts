@@ -661,6 +661,10 @@ const table: Translation = {
   "installs.noManager.title": "لم يُثبَّت أي شيء",
   "installs.noManager": "ComfyUI-Manager غير متاح في ComfyUI هذا. سيعطيك المساعد خطوات تثبيت الحزم بنفسك.",
   "installs.legacyManager": "هذا الإصدار من ComfyUI-Manager يثبّت من نافذته الخاصة فقط (Manager > مدير العقد المخصصة). سيعطيك المساعد الخطوات.",
+  "installs.refused.gitUrl": "لا يثبّت ComfyUI-Manager من رابط git إلا إذا سمحت إعداداته بذلك. للسماح به، أوقف ComfyUI، وأضف allow_git_url_install = true إلى القسم [default] في ملف config.ini الخاص بـ ComfyUI-Manager (user/__manager/config.ini)، ثم شغّل ComfyUI من جديد.",
+  "installs.notListed.title": "لا يعرف ComfyUI-Manager هذه الحزمة",
+  "installs.notListed.url": "غير موجودة في قائمة حزم العقد لدى ComfyUI-Manager: {packs}. لا يستطيع Manager تثبيتها من هنا؛ يمكنك تثبيتها عبر رابط git الخاص بها أو يدويًا، وسيعطيك المساعد الخطوات.",
+  "installs.notListed.id": "غير موجودة في قائمة حزم Registry لدى ComfyUI-Manager: {packs}. تحقّق من الاسم، أو ثبّت الحزمة عبر رابط git الخاص بها؛ وسيعطيك المساعد الخطوات.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "حزم العُقد",
@@ -686,6 +690,7 @@ const table: Translation = {
   "installs.find.downloaded": "منزَّل مسبقًا",
   "installs.find.notDownloadable": "لا يمكن تنزيله: {reason}",
   "installs.find.gone": "لم تعد تفاصيل الفحص على الخادم: افحص مجددًا لرؤيتها.",
+  "installs.find.noModelList": "عناوين التنزيل تأتي من سير العمل نفسه فقط: لا يوفّر ComfyUI-Manager هذا قائمة النماذج الخاصة به. لنموذج بلا عنوان، ابحث عن اسم ملفه في Hugging Face أو Civitai.",
   "installs.approve.download": { zero: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", one: "تنزيل ملف نموذج واحد إلى مجلد النماذج في ComfyUI.", two: "تنزيل ملفَّي نموذج إلى مجلدات النماذج في ComfyUI.", few: "تنزيل {count} ملفات نماذج إلى مجلدات النماذج في ComfyUI.", many: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", other: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} من {total}",

@@ -536,6 +536,10 @@ const table: Translation = {
   "installs.noManager.title": "Es wurde nichts installiert",
   "installs.noManager": "ComfyUI-Manager ist in diesem ComfyUI nicht verfügbar. Der Assistent nennt Ihnen die Schritte, um die Pakete selbst zu installieren.",
   "installs.legacyManager": "Dieser ComfyUI-Manager installiert nur aus seinem eigenen Fenster (Manager > Custom-Nodes-Manager). Der Assistent nennt Ihnen die Schritte.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installiert von einer Git-URL nur, wenn seine Einstellungen es erlauben. Um es zu erlauben, beenden Sie ComfyUI, fügen Sie allow_git_url_install = true im Abschnitt [default] der config.ini von ComfyUI-Manager (user/__manager/config.ini) hinzu und starten Sie ComfyUI erneut.",
+  "installs.notListed.title": "ComfyUI-Manager kennt dieses Paket nicht",
+  "installs.notListed.url": "Nicht in der Paketliste von ComfyUI-Manager: {packs}. Der Manager kann es von hier aus nicht installieren; Sie können es über seine Git-URL oder von Hand installieren, der Assistent nennt Ihnen die Schritte.",
+  "installs.notListed.id": "Nicht in der Liste der Registry-Pakete von ComfyUI-Manager: {packs}. Prüfen Sie den Namen, oder installieren Sie das Paket über seine Git-URL; der Assistent nennt Ihnen die Schritte.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Node-Pakete",
@@ -561,6 +565,7 @@ const table: Translation = {
   "installs.find.downloaded": "bereits heruntergeladen",
   "installs.find.notDownloadable": "kann nicht heruntergeladen werden: {reason}",
   "installs.find.gone": "Die Details des Scans sind nicht mehr auf dem Server: Scannen Sie erneut, um sie zu sehen.",
+  "installs.find.noModelList": "Download-Adressen stammen nur aus dem Workflow: Dieser ComfyUI-Manager bietet seine Modellliste nicht an. Für ein Modell ohne Adresse suchen Sie seinen Dateinamen auf Hugging Face oder Civitai.",
   "installs.approve.download": {
     one: "{count} Modelldatei in den Modellordner von ComfyUI herunterladen.",
     other: "{count} Modelldateien in die Modellordner von ComfyUI herunterladen.",

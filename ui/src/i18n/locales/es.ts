@@ -568,6 +568,10 @@ const table: Translation = {
   "installs.noManager.title": "No se instaló nada",
   "installs.noManager": "ComfyUI-Manager no está disponible en este ComfyUI. El asistente te da los pasos para instalar los paquetes tú mismo.",
   "installs.legacyManager": "Este ComfyUI-Manager solo instala desde su propia ventana (Manager > Gestor de nodos personalizados). El asistente te da los pasos.",
+  "installs.refused.gitUrl": "ComfyUI-Manager solo instala desde una URL de git cuando su configuración lo permite. Para permitirlo, detén ComfyUI, añade allow_git_url_install = true en la sección [default] del config.ini de ComfyUI-Manager (user/__manager/config.ini) y vuelve a iniciar ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager no conoce este paquete",
+  "installs.notListed.url": "No está en la lista de paquetes de nodos de ComfyUI-Manager: {packs}. Manager no puede instalarlo desde aquí; puedes instalarlo por su URL de git o a mano, y el asistente te da los pasos.",
+  "installs.notListed.id": "No está en la lista de paquetes del Registry de ComfyUI-Manager: {packs}. Comprueba el nombre o instala el paquete por su URL de git; el asistente te da los pasos.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Paquetes de nodos",
@@ -593,6 +597,7 @@ const table: Translation = {
   "installs.find.downloaded": "ya descargado",
   "installs.find.notDownloadable": "no se puede descargar: {reason}",
   "installs.find.gone": "Los detalles del análisis ya no están en el servidor: vuelve a analizar para verlos.",
+  "installs.find.noModelList": "Las direcciones de descarga vienen solo del flujo de trabajo: este ComfyUI-Manager no ofrece su lista de modelos. Para un modelo sin dirección, busca su nombre de archivo en Hugging Face o Civitai.",
   "installs.approve.download": {
     one: "Descargar {count} archivo de modelo en la carpeta de modelos de ComfyUI.",
     many: "Descargar {count} de archivos de modelo en las carpetas de modelos de ComfyUI.",

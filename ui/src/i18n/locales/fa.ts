@@ -507,6 +507,10 @@ const table: Translation = {
   "installs.noManager.title": "چیزی نصب نشد",
   "installs.noManager": "ComfyUI-Manager در این ComfyUI در دسترس نیست. دستیار مراحلی را می‌گوید که با آن‌ها خودتان بسته‌ها را نصب کنید.",
   "installs.legacyManager": "این ComfyUI-Manager فقط از پنجرهٔ خودش نصب می‌کند (Manager > مدیریت گره‌های سفارشی). دستیار مراحل را می‌گوید.",
+  "installs.refused.gitUrl": "ComfyUI-Manager فقط وقتی تنظیماتش اجازه بدهد از نشانی git نصب می‌کند. برای اجازه دادن، ComfyUI را متوقف کنید، allow_git_url_install = true را به بخش [default] فایل config.ini مربوط به ComfyUI-Manager (user/__manager/config.ini) اضافه کنید و ComfyUI را دوباره اجرا کنید.",
+  "installs.notListed.title": "ComfyUI-Manager این بسته را نمی‌شناسد",
+  "installs.notListed.url": "در فهرست بسته‌های گرهٔ ComfyUI-Manager نیست: {packs}. Manager نمی‌تواند آن را از اینجا نصب کند؛ می‌توانید آن را با نشانی git آن یا به‌صورت دستی نصب کنید و دستیار مراحل را می‌گوید.",
+  "installs.notListed.id": "در فهرست بسته‌های Registry در ComfyUI-Manager نیست: {packs}. نام را بررسی کنید، یا بسته را با نشانی git آن نصب کنید؛ دستیار مراحل را می‌گوید.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "بسته‌های گره",
@@ -532,6 +536,7 @@ const table: Translation = {
   "installs.find.downloaded": "قبلاً دانلود شده",
   "installs.find.notDownloadable": "قابل دانلود نیست: {reason}",
   "installs.find.gone": "جزئیات این اسکن دیگر روی سرور نیست: برای دیدن آن‌ها دوباره اسکن کنید.",
+  "installs.find.noModelList": "نشانی‌های دانلود فقط از خود گردش‌کار می‌آیند: این ComfyUI-Manager فهرست مدل‌هایش را ارائه نمی‌دهد. برای مدلی بدون نشانی، نام فایلش را در Hugging Face یا Civitai جست‌وجو کنید.",
   "installs.approve.download": { other: "دانلود {count} فایل مدل به پوشهٔ Models در ComfyUI." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} از {total}",

@@ -568,6 +568,10 @@ const table: Translation = {
   "installs.noManager.title": "Rien n’a été installé",
   "installs.noManager": "ComfyUI-Manager n’est pas disponible dans ce ComfyUI. L’assistant indique les étapes pour installer les packs vous-même.",
   "installs.legacyManager": "Ce ComfyUI-Manager n’installe que depuis sa propre fenêtre (Manager > Gestionnaire de nœuds personnalisés). L’assistant indique les étapes.",
+  "installs.refused.gitUrl": "ComfyUI-Manager n’installe depuis une URL git que si ses réglages le permettent. Pour l’autoriser, arrêtez ComfyUI, ajoutez allow_git_url_install = true dans la section [default] du config.ini de ComfyUI-Manager (user/__manager/config.ini), puis redémarrez ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager ne connaît pas ce pack",
+  "installs.notListed.url": "Absent de la liste des packs de nœuds de ComfyUI-Manager : {packs}. Manager ne peut pas l’installer d’ici ; vous pouvez l’installer par son URL git ou à la main, l’assistant indique les étapes.",
+  "installs.notListed.id": "Absent de la liste des packs du Registry de ComfyUI-Manager : {packs}. Vérifiez le nom, ou installez le pack par son URL git ; l’assistant indique les étapes.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Packs de nœuds",
@@ -593,6 +597,7 @@ const table: Translation = {
   "installs.find.downloaded": "déjà téléchargé",
   "installs.find.notDownloadable": "ne peut pas être téléchargé : {reason}",
   "installs.find.gone": "Les détails de l’analyse ne sont plus sur le serveur : relancez l’analyse pour les voir.",
+  "installs.find.noModelList": "Les adresses de téléchargement viennent uniquement du workflow : ce ComfyUI-Manager ne propose pas sa liste de modèles. Pour un modèle sans adresse, cherchez son nom de fichier sur Hugging Face ou Civitai.",
   "installs.approve.download": {
     one: "Télécharger {count} fichier de modèle dans le dossier des modèles de ComfyUI.",
     many: "Télécharger {count} de fichiers de modèles dans les dossiers des modèles de ComfyUI.",

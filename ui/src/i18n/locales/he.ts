@@ -557,6 +557,10 @@ const table: Translation = {
   "installs.noManager.title": "שום דבר לא הותקן",
   "installs.noManager": "ComfyUI-Manager לא זמין ב-ComfyUI הזה. העוזר ייתן את השלבים להתקנת החבילות בעצמכם.",
   "installs.legacyManager": "ComfyUI-Manager הזה מתקין רק מתוך החלון שלו (Manager > מנהל הצמתים המותאמים). העוזר ייתן את השלבים.",
+  "installs.refused.gitUrl": "ComfyUI-Manager מתקין מכתובת git רק כשההגדרות שלו מאפשרות זאת. כדי לאפשר, עצרו את ComfyUI, הוסיפו allow_git_url_install = true לקטע [default] בקובץ config.ini של ComfyUI-Manager (user/__manager/config.ini), והפעילו את ComfyUI מחדש.",
+  "installs.notListed.title": "ComfyUI-Manager לא מכיר את החבילה הזו",
+  "installs.notListed.url": "לא ברשימת חבילות הצמתים של ComfyUI-Manager: {packs}. Manager לא יכול להתקין אותה מכאן; אפשר להתקין אותה דרך כתובת ה-git שלה או ידנית, והעוזר ייתן את השלבים.",
+  "installs.notListed.id": "לא ברשימת חבילות ה-Registry של ComfyUI-Manager: {packs}. בדקו את השם, או התקינו את החבילה דרך כתובת ה-git שלה; העוזר ייתן את השלבים.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "חבילות צמתים",
@@ -582,6 +586,7 @@ const table: Translation = {
   "installs.find.downloaded": "כבר הורד",
   "installs.find.notDownloadable": "אי אפשר להוריד: {reason}",
   "installs.find.gone": "פרטי הסריקה כבר לא נמצאים בשרת: סרקו שוב כדי לראות אותם.",
+  "installs.find.noModelList": "כתובות ההורדה מגיעות רק מתהליך העבודה עצמו: ComfyUI-Manager הזה לא מציע את רשימת המודלים שלו. למודל בלי כתובת, חפשו את שם הקובץ שלו ב-Hugging Face או ב-Civitai.",
   "installs.approve.download": {
     one: "הורדת קובץ מודל אחד לתיקיית המודלים של ComfyUI.",
     two: "הורדת שני קובצי מודל לתיקיות המודלים של ComfyUI.",

@@ -568,6 +568,10 @@ const table: Translation = {
   "installs.noManager.title": "Non è stato installato nulla",
   "installs.noManager": "ComfyUI-Manager non è disponibile in questo ComfyUI. L’assistente ti indica i passaggi per installare i pacchetti in autonomia.",
   "installs.legacyManager": "Questo ComfyUI-Manager installa solo dalla propria finestra (Manager > Gestore nodi personalizzati). L’assistente ti indica i passaggi.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installa da un URL git solo se le sue impostazioni lo consentono. Per consentirlo, arresta ComfyUI, aggiungi allow_git_url_install = true nella sezione [default] del config.ini di ComfyUI-Manager (user/__manager/config.ini) e riavvia ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager non conosce questo pacchetto",
+  "installs.notListed.url": "Non è nell’elenco dei pacchetti di nodi di ComfyUI-Manager: {packs}. Manager non può installarlo da qui; puoi installarlo tramite il suo URL git o a mano, e l’assistente ti indica i passaggi.",
+  "installs.notListed.id": "Non è nell’elenco dei pacchetti del Registry di ComfyUI-Manager: {packs}. Controlla il nome, oppure installa il pacchetto tramite il suo URL git; l’assistente ti indica i passaggi.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Pacchetti di nodi",
@@ -593,6 +597,7 @@ const table: Translation = {
   "installs.find.downloaded": "già scaricato",
   "installs.find.notDownloadable": "non può essere scaricato: {reason}",
   "installs.find.gone": "I dettagli della scansione non sono più sul server: scansiona di nuovo per vederli.",
+  "installs.find.noModelList": "Gli indirizzi di download vengono solo dal workflow: questo ComfyUI-Manager non offre il suo elenco di modelli. Per un modello senza indirizzo, cerca il nome del file su Hugging Face o Civitai.",
   "installs.approve.download": {
     one: "Scaricare {count} file di modello nella cartella dei modelli di ComfyUI.",
     many: "Scaricare {count} di file di modello nelle cartelle dei modelli di ComfyUI.",

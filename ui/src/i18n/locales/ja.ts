@@ -507,6 +507,10 @@ const table: Translation = {
   "installs.noManager.title": "何もインストールされませんでした",
   "installs.noManager": "この ComfyUI では ComfyUI-Manager を利用できません。パックをご自身でインストールする手順をアシスタントが案内します。",
   "installs.legacyManager": "この ComfyUI-Manager は、専用のウィンドウ（Manager > カスタムノードマネージャー）からしかインストールできません。手順はアシスタントが案内します。",
+  "installs.refused.gitUrl": "ComfyUI-Manager は、設定で許可されている場合にだけ git URL からインストールします。許可するには、ComfyUI を停止し、ComfyUI-Manager の config.ini（user/__manager/config.ini）の [default] セクションに allow_git_url_install = true を追加してから、ComfyUI を再び起動してください。",
+  "installs.notListed.title": "ComfyUI-Manager はこのパックを知りません",
+  "installs.notListed.url": "ComfyUI-Manager のノードパック一覧にありません：{packs}。Manager はここからインストールできません。git URL から、または手動でインストールできます。手順はアシスタントが案内します。",
+  "installs.notListed.id": "ComfyUI-Manager の Registry パック一覧にありません：{packs}。名前を確認するか、git URL からパックをインストールしてください。手順はアシスタントが案内します。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "ノードパック",
@@ -532,6 +536,7 @@ const table: Translation = {
   "installs.find.downloaded": "ダウンロード済み",
   "installs.find.notDownloadable": "ダウンロードできません：{reason}",
   "installs.find.gone": "このスキャンの詳細はサーバーに残っていません。表示するには、もう一度スキャンしてください。",
+  "installs.find.noModelList": "ダウンロード先はワークフロー自体に書かれたものだけです。この ComfyUI-Manager はモデル一覧を提供していません。ダウンロード先のないモデルは、ファイル名で Hugging Face や Civitai を検索してください。",
   "installs.approve.download": { other: "{count} 個のモデルファイルを ComfyUI のモデルフォルダーにダウンロードします。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",

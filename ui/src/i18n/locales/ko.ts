@@ -508,6 +508,10 @@ const table: Translation = {
   "installs.noManager.title": "아무것도 설치되지 않았습니다",
   "installs.noManager": "이 ComfyUI에서는 ComfyUI-Manager를 사용할 수 없습니다. 팩을 직접 설치하는 방법은 어시스턴트가 안내합니다.",
   "installs.legacyManager": "이 ComfyUI-Manager는 자체 창(Manager > 커스텀 노드 관리자)에서만 설치할 수 있습니다. 방법은 어시스턴트가 안내합니다.",
+  "installs.refused.gitUrl": "ComfyUI-Manager는 설정에서 허용할 때만 git URL로 설치합니다. 허용하려면 ComfyUI를 중지하고, ComfyUI-Manager의 config.ini(user/__manager/config.ini) [default] 섹션에 allow_git_url_install = true를 추가한 뒤 ComfyUI를 다시 시작하세요.",
+  "installs.notListed.title": "ComfyUI-Manager가 이 팩을 알지 못합니다",
+  "installs.notListed.url": "ComfyUI-Manager의 노드 팩 목록에 없습니다: {packs}. Manager는 여기서 설치할 수 없습니다. git URL로 설치하거나 직접 설치할 수 있으며, 방법은 어시스턴트가 안내합니다.",
+  "installs.notListed.id": "ComfyUI-Manager의 Registry 팩 목록에 없습니다: {packs}. 이름을 확인하거나 git URL로 팩을 설치하세요. 방법은 어시스턴트가 안내합니다.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "노드 팩",
@@ -533,6 +537,7 @@ const table: Translation = {
   "installs.find.downloaded": "이미 다운로드됨",
   "installs.find.notDownloadable": "다운로드할 수 없음: {reason}",
   "installs.find.gone": "이 스캔의 세부 정보가 더 이상 서버에 없습니다. 다시 스캔하면 볼 수 있습니다.",
+  "installs.find.noModelList": "다운로드 주소는 워크플로 자체에 있는 것만 사용합니다. 이 ComfyUI-Manager는 모델 목록을 제공하지 않습니다. 주소가 없는 모델은 파일 이름으로 Hugging Face나 Civitai에서 검색하세요.",
   "installs.approve.download": { other: "모델 파일 {count}개를 ComfyUI의 모델 폴더에 다운로드합니다." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",

@@ -568,6 +568,10 @@ const table: Translation = {
   "installs.noManager.title": "Nada foi instalado",
   "installs.noManager": "O ComfyUI-Manager não está disponível neste ComfyUI. O assistente mostra os passos para você instalar os pacotes por conta própria.",
   "installs.legacyManager": "Este ComfyUI-Manager só instala pela própria janela (Manager > Gerenciador de nós personalizados). O assistente mostra os passos.",
+  "installs.refused.gitUrl": "O ComfyUI-Manager só instala a partir de uma URL git quando as configurações dele permitem. Para permitir, pare o ComfyUI, adicione allow_git_url_install = true na seção [default] do config.ini do ComfyUI-Manager (user/__manager/config.ini) e inicie o ComfyUI de novo.",
+  "installs.notListed.title": "O ComfyUI-Manager não conhece este pacote",
+  "installs.notListed.url": "Não está na lista de pacotes de nós do ComfyUI-Manager: {packs}. O Manager não consegue instalá-lo daqui; você pode instalá-lo pela URL git ou manualmente, e o assistente mostra os passos.",
+  "installs.notListed.id": "Não está na lista de pacotes do Registry do ComfyUI-Manager: {packs}. Confira o nome ou instale o pacote pela URL git; o assistente mostra os passos.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Pacotes de nós",
@@ -593,6 +597,7 @@ const table: Translation = {
   "installs.find.downloaded": "já baixado",
   "installs.find.notDownloadable": "não pode ser baixado: {reason}",
   "installs.find.gone": "Os detalhes da verificação não estão mais no servidor: faça uma nova verificação para vê-los.",
+  "installs.find.noModelList": "Os endereços de download vêm só do workflow: este ComfyUI-Manager não oferece a lista de modelos dele. Para um modelo sem endereço, procure o nome do arquivo no Hugging Face ou no Civitai.",
   "installs.approve.download": {
     one: "Baixar {count} arquivo de modelo para a pasta de modelos do ComfyUI.",
     many: "Baixar {count} de arquivos de modelo para as pastas de modelos do ComfyUI.",

@@ -619,6 +619,10 @@ const table: Translation = {
   "installs.noManager.title": "Ничего не установлено",
   "installs.noManager": "ComfyUI-Manager недоступен в этом ComfyUI. Ассистент подскажет, как установить пакеты самостоятельно.",
   "installs.legacyManager": "Эта версия ComfyUI-Manager устанавливает пакеты только из собственного окна (Manager > Менеджер пользовательских узлов). Ассистент подскажет, как это сделать.",
+  "installs.refused.gitUrl": "ComfyUI-Manager устанавливает по git-ссылке, только если это разрешено в его настройках. Чтобы разрешить, остановите ComfyUI, добавьте allow_git_url_install = true в раздел [default] файла config.ini ComfyUI-Manager (user/__manager/config.ini) и снова запустите ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager не знает этот пакет",
+  "installs.notListed.url": "Нет в списке пакетов узлов ComfyUI-Manager: {packs}. Manager не может установить его отсюда; его можно установить по git-ссылке или вручную — ассистент подскажет шаги.",
+  "installs.notListed.id": "Нет в списке пакетов Registry у ComfyUI-Manager: {packs}. Проверьте название или установите пакет по его git-ссылке — ассистент подскажет шаги.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Пакеты узлов",
@@ -644,6 +648,7 @@ const table: Translation = {
   "installs.find.downloaded": "уже скачан",
   "installs.find.notDownloadable": "нельзя скачать: {reason}",
   "installs.find.gone": "Подробностей этого сканирования на сервере больше нет: просканируйте снова, чтобы их увидеть.",
+  "installs.find.noModelList": "Адреса для загрузки берутся только из самого workflow: этот ComfyUI-Manager не предоставляет свой список моделей. Для модели без адреса поищите имя её файла на Hugging Face или Civitai.",
   "installs.approve.download": {
     one: "Скачать {count} файл модели в папку моделей ComfyUI.",
     few: "Скачать {count} файла моделей в папки моделей ComfyUI.",

@@ -534,6 +534,10 @@ const table: Translation = {
   "installs.noManager.title": "Hiçbir şey yüklenmedi",
   "installs.noManager": "Bu ComfyUI'de ComfyUI-Manager kullanılamıyor. Asistan, paketleri kendiniz yüklemeniz için gereken adımları verecek.",
   "installs.legacyManager": "Bu ComfyUI-Manager yalnızca kendi penceresinden yükleme yapar (Manager > Özel Düğüm Yöneticisi). Asistan gereken adımları verecek.",
+  "installs.refused.gitUrl": "ComfyUI-Manager bir git URL'sinden yalnızca ayarları izin verdiğinde yükler. İzin vermek için ComfyUI'yi durdurun, ComfyUI-Manager'ın config.ini dosyasının (user/__manager/config.ini) [default] bölümüne allow_git_url_install = true ekleyin ve ComfyUI'yi yeniden başlatın.",
+  "installs.notListed.title": "ComfyUI-Manager bu paketi tanımıyor",
+  "installs.notListed.url": "ComfyUI-Manager'ın düğüm paketi listesinde yok: {packs}. Manager onu buradan yükleyemez; git URL'siyle ya da elle yükleyebilirsiniz, asistan adımları verir.",
+  "installs.notListed.id": "ComfyUI-Manager'ın Registry paketleri listesinde yok: {packs}. Adı kontrol edin ya da paketi git URL'siyle yükleyin; asistan adımları verir.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Düğüm paketleri",
@@ -559,6 +563,7 @@ const table: Translation = {
   "installs.find.downloaded": "zaten indirildi",
   "installs.find.notDownloadable": "indirilemez: {reason}",
   "installs.find.gone": "Taramanın ayrıntıları artık sunucuda yok: görmek için yeniden tarayın.",
+  "installs.find.noModelList": "İndirme adresleri yalnızca iş akışının kendisinden gelir: bu ComfyUI-Manager model listesini sunmuyor. Adresi olmayan bir model için dosya adını Hugging Face veya Civitai'de arayın.",
   "installs.approve.download": {
     one: "{count} model dosyası ComfyUI'nin modeller klasörüne indirilecek.",
     other: "{count} model dosyası ComfyUI'nin modeller klasörlerine indirilecek.",

@@ -507,6 +507,10 @@ const table: Translation = {
   "installs.noManager.title": "未安裝任何項目",
   "installs.noManager": "此 ComfyUI 中沒有可用的 ComfyUI-Manager。助理會提供步驟，讓您自行安裝這些套件。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能從它自己的視窗安裝（Manager > 自訂節點管理器）。助理會提供步驟。",
+  "installs.refused.gitUrl": "ComfyUI-Manager 只有在設定允許時才會從 git URL 安裝。若要允許，請停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）的 [default] 區段加入 allow_git_url_install = true，然後重新啟動 ComfyUI。",
+  "installs.notListed.title": "ComfyUI-Manager 不認得這個節點包",
+  "installs.notListed.url": "不在 ComfyUI-Manager 的節點包清單中：{packs}。Manager 無法在這裡安裝它；你可以透過它的 git URL 或手動安裝，助理會提供步驟。",
+  "installs.notListed.id": "不在 ComfyUI-Manager 的 Registry 節點包清單中：{packs}。請檢查名稱，或透過它的 git URL 安裝；助理會提供步驟。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "節點套件",
@@ -532,6 +536,7 @@ const table: Translation = {
   "installs.find.downloaded": "已下載",
   "installs.find.notDownloadable": "無法下載：{reason}",
   "installs.find.gone": "伺服器上已沒有這次掃描的詳細資料：請重新掃描以查看。",
+  "installs.find.noModelList": "下載位址只來自工作流程本身：此 ComfyUI-Manager 不提供其模型清單。對於沒有位址的模型，請在 Hugging Face 或 Civitai 上搜尋其檔名。",
   "installs.approve.download": { other: "將 {count} 個模型檔案下載到 ComfyUI 的模型資料夾。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",

@@ -505,6 +505,10 @@ const table: Translation = {
   "installs.noManager.title": "未安装任何内容",
   "installs.noManager": "此 ComfyUI 中没有可用的 ComfyUI-Manager。助手会给出自行安装这些节点包的步骤。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能在其自身窗口中安装（Manager > 自定义节点管理器）。助手会给出步骤。",
+  "installs.refused.gitUrl": "ComfyUI-Manager 只有在其设置允许时才会从 git URL 安装。要允许此操作，请停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）的 [default] 部分加入 allow_git_url_install = true，然后重新启动 ComfyUI。",
+  "installs.notListed.title": "ComfyUI-Manager 不认识这个节点包",
+  "installs.notListed.url": "不在 ComfyUI-Manager 的节点包列表中：{packs}。Manager 无法在这里安装它；你可以通过它的 git URL 或手动安装，助手会给出步骤。",
+  "installs.notListed.id": "不在 ComfyUI-Manager 的 Registry 节点包列表中：{packs}。请检查名称，或通过它的 git URL 安装；助手会给出步骤。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "节点包",
@@ -530,6 +534,7 @@ const table: Translation = {
   "installs.find.downloaded": "已下载",
   "installs.find.notDownloadable": "无法下载：{reason}",
   "installs.find.gone": "服务器上已没有此扫描的详情：请重新扫描查看。",
+  "installs.find.noModelList": "下载地址只来自工作流本身：此 ComfyUI-Manager 不提供其模型列表。对于没有地址的模型，请在 Hugging Face 或 Civitai 上搜索其文件名。",
   "installs.approve.download": { other: "将 {count} 个模型文件下载到 ComfyUI 的模型文件夹。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",
