@@ -1294,6 +1294,7 @@ for (const target of TARGETS) {
         await card().waitFor({ timeout: 20_000 });
         assert.match(await card().textContent(), new RegExp(`Remove a node from the workflow.*${node.type}#${node.id}`));
         assert.equal((await harness.provider.requests()).length, 1, "nothing sent while the card waits");
+        await panel(page).getByRole("status").getByText("Waiting for your answer above…").waitFor();
       };
       const result = async (id) => {
         const [, second] = (await harness.provider.requests()).map((r) => r.messages);

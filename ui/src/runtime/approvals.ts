@@ -43,7 +43,6 @@ export class Approvals {
     private readonly chat: () => Chat<UIMessage>,
     private readonly changed: () => void,
     askBeforeEdits: boolean,
-    private readonly thread: () => string = () => chat().id,
   ) {
     this.allowEdits = !askBeforeEdits;
   }
@@ -60,14 +59,14 @@ export class Approvals {
 
   /** Asks about `request` for the call, and says whether the user allowed it. */
   async ask(toolCallId: string, request: ApprovalRequest): Promise<boolean> {
-    if (request.kind === "graph-edit" && this.allowEdits) return true;
     const granted = this.granted.get(toolCallId);
     this.granted.delete(toolCallId);
     if (granted && sameRequest(granted, request)) return true;
+    if (request.kind === "graph-edit" && this.allowEdits) return true;
     await this.streamEnded();
     const id = granted ? `approval_${toolCallId}_again` : `approval_${toolCallId}`;
     if (!this.markRequested(toolCallId, id, request)) return false; // (the call is gone: a new message)
-    rememberWaiting(toolCallId, this.thread(), request);
+    rememberWaiting(toolCallId, this.chat().id, request);
     return new Promise<boolean>((resolve) => {
       this.pending.set(toolCallId, { id, request, resolve });
       this.changed();
@@ -109,7 +108,7 @@ export class Approvals {
    * was the panel's). Allow runs it afresh through `rerun`; Deny answers as on the first card.
    */
   restore(messages: UIMessage[], rerun: Rerun): UIMessage[] {
-    const remembered = waitingIn(this.thread());
+    const remembered = waitingIn(this.chat().id);
     if (!remembered.size) return messages;
     const last = messages.at(-1);
     const open = new Set<string>();
@@ -129,6 +128,7 @@ export class Approvals {
     });
     for (const id of remembered.keys()) if (!open.has(id)) forgetWaiting(id); // (ended since)
     if (!open.size || !last) return messages;
+    this.changed();
     return [...messages.slice(0, -1), { ...last, parts: parts as UIMessage["parts"] }];
   }
 

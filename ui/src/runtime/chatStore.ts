@@ -339,7 +339,7 @@ export class ChatStore {
       shot: null,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
-      approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false, () => serverId),
+      approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),
       chat: undefined as unknown as Chat<UIMessage>,
     };
     const transport = new AssistantChatTransport<UIMessage>({
