@@ -121,3 +121,25 @@ def test_blank_words_are_no_words_and_long_ones_are_cut_at_the_limit() -> None:
     long = "x" * (DENIAL_WORDS + 50)
     cut = "x" * (DENIAL_WORDS - 1) + "…"
     assert denial_text({"reason": f"  {long} "}) == f'{DENIED} The user said: "{cut}"'
+
+
+async def test_an_answered_call_without_an_approval_object_is_not_run_and_says_so(
+    assistant, provider, sdk
+):
+    """(A hostile or broken client: `approval` not an object.) Not allowed is denied, at once,
+    so the model's first request already reads it as the next ones will."""
+    provider.enqueue(text_reply("ok"))
+    call = {"type": "tool-removeNodes", "toolCallId": "rm9", "state": "approval-responded"}
+    answer = {
+        "id": "a1",
+        "role": "assistant",
+        "parts": [{"type": "step-start"}, {**call, "input": {}, "approval": "yes"}],
+    }
+    status, body = await assistant.chat(chat_body(user("remove it"), answer))
+    assert status == 200
+    (part,) = [
+        p for p in sdk.check(body, answer)["message"]["parts"] if p.get("toolCallId") == "rm9"
+    ]
+    assert part["state"] == "output-denied"
+    (tool,) = [m for m in provider.requests[0]["messages"] if m["role"] == "tool"]
+    assert tool == {"role": "tool", "tool_call_id": "rm9", "content": DENIED}

@@ -196,8 +196,8 @@ async def _answered_approvals(
         name = tool_name_of(part)
         if name is None or part.get("state") != "approval-responded":
             continue
-        call_id, approval = part["toolCallId"], part.get("approval") or {}
-        if approval.get("approved") is not True:
+        call_id, approval = part["toolCallId"], part.get("approval")
+        if not isinstance(approval, dict) or approval.get("approved") is not True:
             yield ui.ToolOutputDenied(call_id)
             continue
         if name not in plan.server_tools:  # (allowed: the panel runs it)
