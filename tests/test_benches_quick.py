@@ -51,6 +51,8 @@ TARGETS: dict[str, list[str]] = {
         "TARGET full_disk_writes_507:",
         "TARGET delete_goes_through:",
         "TARGET writes_recover:",
+        "TARGET delete_on_second_full_disk:",
+        "TARGET delete_after_restart:",
     ],
     "context_bench.py": [
         "TARGET warm_500_median_ms=",
@@ -76,6 +78,9 @@ TARGETS: dict[str, list[str]] = {
         "TARGET text-bomb refused (4xx):",
         "TARGET text-bomb peak RSS growth",
         "TARGET pixel-bomb refused (4xx):",
+        "TARGET exif-bomb answered without 5xx:",
+        "TARGET exif-bomb peak RSS growth",
+        "TARGET exif-bomb time",
         "TARGET max stall of another request",
     ],
     "image_costs.py": ["TARGET window=4096 image_leaves_half_or_words_only:"],

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from ..base.capped_read import read_capped
+from ..base.egress import MANAGER, client_session
 from .model_refs import ModelEntry, parse_model_list
 from .node_map import InstalledPacks, NodeMap, parse_installed, parse_node_map
 from .pack_list import PackInfo, parse_pack_list
@@ -198,7 +199,7 @@ class ManagerClient:
         verify = not _is_loopback(url)  # (our own ComfyUI's certificate may be self-signed)
         try:
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
+                client_session(MANAGER, timeout=timeout) as session,
                 session.get(url, params=params, allow_redirects=False, ssl=verify) as resp,
             ):
                 body = await read_capped(resp, MAX_BYTES)

@@ -243,17 +243,48 @@ const table: Translation = {
   "settings.debugContext": "Débogage : conserver la requête exacte de chaque étape (affichée par /context)",
 
   "egress.title": "Où vont vos requêtes",
-  "egress.destination": "Vers {origin} ({provider}), et nulle part ailleurs. Le panneau ne communique qu’avec ce ComfyUI.",
+
+  "egress.intro": "Le serveur de l’assistant envoie des requêtes à ces adresses, et nulle part ailleurs. Le panneau ne communique qu’avec ce ComfyUI.",
+
+  "egress.dest.provider": "{hosts} : le fournisseur ({provider}). Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
+
+  "egress.dest.providerUnnamed": "{hosts} : le fournisseur. Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
+
+  "egress.dest.comfyui": "{hosts} : ComfyUI à COMFYUI_URL. Les images d’une exécution, lues via son /view.",
+
+  "egress.dest.manager": "{hosts} : ComfyUI-Manager. Une recherche des nœuds et modèles manquants lui demande sa carte des nœuds, ses paquets installés et sa liste de modèles.",
+
+  "egress.dest.registry": "{hosts} : le Comfy Registry, quand une recherche trouve des paquets de nœuds manquants. Les noms des types de nœuds qu’aucune carte ne situe ou dont ComfyUI-Manager ne connaît le paquet que par son dépôt, et les identifiants des paquets trouvés (pour leur licence et leurs détails) ; rien d’autre.",
+
+  "egress.dest.modelSizes": "{hosts} : l’hôte de chaque modèle manquant, quand une recherche trouve des fichiers de modèle manquants. Une requête HEAD à son adresse pour sa taille, sans clé, cookie ni corps.",
+
+  "egress.dest.downloads": "{hosts} : un fichier de modèle, seulement quand vous approuvez son téléchargement ; sans clé, cookie ni jeton, une redirection suivie seulement vers https (p. ex. le CDN de Hugging Face).",
+
+  "egress.thisComfyUI": "l’adresse propre de ce ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 le désactive.",
+
+  "egress.tag.offline": "Désactivé : {env} est défini.",
+
+  "egress.tag.noComfyUI": "Inutilisé : COMFYUI_URL n’est pas défini.",
+
+  "egress.tag.badSetting": "Inutilisé : son réglage d’adresse n’est pas une URL http(s).",
+
+  "egress.offline.on": "{env} est défini : ce qu’il désactive n’est pas demandé. Un modèle que vous approuvez est tout de même téléchargé.",
+
+  "egress.offline.off": "{env} n’est pas défini : les consultations qu’il désactiverait ont lieu.",
   "egress.inClear": "Cette adresse est une autre machine, en http simple : ce qui est envoyé circule sur le réseau sans chiffrement.",
   "egress.inClearWithKey": "Cette adresse est une autre machine, en http simple : ce qui est envoyé, clé comprise, circule sur le réseau sans chiffrement.",
-  "egress.sentHeading": "Ce qui y est envoyé :",
+
+  "egress.providerGets": "Ce qui est envoyé au fournisseur :",
   "egress.sent.conversation": "La discussion : vos messages et les réponses, chaque appel d’outil et son résultat, les résumés des parties plus anciennes ; avec les instructions (les consignes de l’assistant, la liste des compétences, vos règles, SOUL.md, les objectifs et les préférences).",
   "egress.sent.workflow": "Le workflow quand un outil le lit, et ce que trouvent les recherches : types de nœuds installés, noms des fichiers de modèles, documentation.",
   "egress.sent.files": "Les fichiers joints (texte, workflows, le workflow contenu dans une image ComfyUI) et les documents du projet de la discussion.",
   "egress.sent.images": "Les images — celles que vous joignez et une image des sorties d’une exécution — seulement si le modèle voit les images ; sinon, leurs caractéristiques décrites en mots (format, taille, ce qui semble anormal).",
   "egress.sent.delegated": "Une tâche déléguée : la tâche seule, au même modèle.",
   "egress.sent.sizing": "Pour dimensionner les requêtes, des questions sur le modèle (sa fenêtre de contexte ; un serveur llama.cpp compte les tokens).",
-  "egress.neverLeaves": "Ce qui ne sort jamais : la clé API ne va qu’à {origin}, jamais en retour vers cette page ni dans un journal. Rien d’autre n’est contacté : pas de télémétrie, pas de recherche de mises à jour, pas de téléchargement ; les images d’une exécution sont lues depuis ce ComfyUI (en mode autonome : celui de COMFYUI_URL). Une image vers laquelle pointe une réponse n’est pas chargée : elle s’ouvre quand vous cliquez dessus.",
+
+  "egress.neverLeaves": "Ce qui ne sort jamais : la clé d’API ne va qu’à {origin}, jamais vers cette page ni dans un journal. Rien d’autre n’est contacté : pas de télémétrie, pas de vérification de mise à jour, aucun téléchargement que vous n’avez pas approuvé. Une image vers laquelle pointe une réponse n’est pas chargée : elle s’ouvre quand vous cliquez dessus.",
 
   "notices.dismiss": "Fermer : {title}",
 
@@ -490,6 +521,7 @@ const table: Translation = {
   "error.settings.url_character": "l’URL de base contient {character} ; supprimez ce caractère",
   "error.settings.url_query": "l’URL de base ne doit comporter ni chaîne de requête ni fragment (« ?… », « #… ») ; utilisez une URL http(s) comme {example} et mettez la clé dans le champ Clé API",
   "error.settings.url_invalid": "l’URL de base n’est pas une URL acceptée par le client HTTP ({reason}) ; utilisez une URL http(s) comme {example}",
+  "error.settings.url_no_scheme": "l’URL de base doit commencer par http:// ou https://, comme {example}",
   "error.settings.url_scheme": "l’URL de base doit être une URL http(s) comme {example} (reçu : {got})",
   "error.settings.url_port": "le port de l’URL de base doit être compris entre 1 et 65535 (reçu : {got})",
   "error.settings.url_ascii": "le nom d’hôte de l’URL de base doit être en ASCII (écrivez un nom de domaine internationalisé sous sa forme xn--)",

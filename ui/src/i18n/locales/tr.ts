@@ -216,17 +216,48 @@ const table: Translation = {
   "settings.debugContext": "Hata ayıklama: her adımın tam isteğini sakla (/context ile gösterilir)",
 
   "egress.title": "İstekleriniz nereye gidiyor",
-  "egress.destination": "Yalnızca {origin} adresine ({provider}), başka hiçbir yere. Panel yalnızca bu ComfyUI ile iletişim kurar.",
+
+  "egress.intro": "Asistanın sunucusu istekleri yalnızca bu adreslere gönderir, başka hiçbir yere göndermez. Panel yalnızca bu ComfyUI ile konuşur.",
+
+  "egress.dest.provider": "{hosts}: sağlayıcı ({provider}). Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
+
+  "egress.dest.providerUnnamed": "{hosts}: sağlayıcı. Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
+
+  "egress.dest.comfyui": "{hosts}: COMFYUI_URL adresindeki ComfyUI. Bir çalıştırmanın görüntüleri, onun /view yolu üzerinden okunur.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Eksik node ve modeller için yapılan tarama, node haritasını, kurulu paketleri ve model listesini ister.",
+
+  "egress.dest.registry": "{hosts}: Comfy Registry, bir tarama eksik node paketleri bulduğunda. Hiçbir haritanın yerleştiremediği ya da paketini ComfyUI-Manager'ın yalnızca deposundan tanıdığı node türlerinin adları ve bulunan paketlerin kimlikleri (lisans ve ayrıntılar için); başka hiçbir şey.",
+
+  "egress.dest.modelSizes": "{hosts}: bir tarama eksik model dosyaları bulduğunda her eksik modelin sunucusu. Boyutu için adresine tek bir HEAD isteği; anahtar, çerez ya da gövde olmadan.",
+
+  "egress.dest.downloads": "{hosts}: bir model dosyası, yalnızca indirilmesini onayladığınızda; anahtar, çerez ya da token olmadan, yönlendirme yalnızca https'ye (ör. Hugging Face'in CDN'i).",
+
+  "egress.thisComfyUI": "bu ComfyUI'nin kendi adresi",
+
+  "egress.tag.offlineOff": "{env}=1 bunu kapatır.",
+
+  "egress.tag.offline": "Şu an kapalı: {env} ayarlı.",
+
+  "egress.tag.noComfyUI": "Kullanılmıyor: COMFYUI_URL ayarlı değil.",
+
+  "egress.tag.badSetting": "Kullanılmıyor: adres ayarı bir http(s) URL'si değil.",
+
+  "egress.offline.on": "{env} ayarlı: kapattığı şeyler sorulmaz. Onayladığınız bir model yine de indirilir.",
+
+  "egress.offline.off": "{env} ayarlı değil: kapatacağı sorgular yapılır.",
   "egress.inClear": "Bu adres, düz http ile ulaşılan başka bir makine: gönderilenler ağ üzerinden şifrelenmeden geçer.",
   "egress.inClearWithKey": "Bu adres, düz http ile ulaşılan başka bir makine: gönderilenler, anahtar dahil, ağ üzerinden şifrelenmeden geçer.",
-  "egress.sentHeading": "Oraya gönderilenler:",
+
+  "egress.providerGets": "Sağlayıcıya gönderilenler:",
   "egress.sent.conversation": "Konuşma: mesajlarınız ve yanıtlar, her araç çağrısı ve sonucu, eski kısımların özetleri; talimatlarla birlikte (asistanın yönergeleri, beceri listesi, kurallarınız, SOUL.md, hedefler ve tercihler).",
   "egress.sent.workflow": "Bir araç okuduğunda iş akışı ve aramaların bulduğu bilgiler: yüklü düğüm türleri, model dosyası adları, belgeler.",
   "egress.sent.files": "Eklenen dosyalar (metin, iş akışları, bir ComfyUI görüntüsündeki iş akışı) ve sohbetin proje belgeleri.",
   "egress.sent.images": "Görüntüler — eklediğiniz görüntüler ve bir çalıştırmanın çıktılarından tek bir resim — yalnızca model görüntüleri görebiliyorsa; aksi hâlde bunlara dair bilgiler sözcüklerle (biçim, boyut, neyin yanlış göründüğü).",
   "egress.sent.delegated": "Devredilen bir görev: yalnızca görevin kendisi, aynı modele.",
   "egress.sent.sizing": "İsteklerin boyutunu belirlemek için modelle ilgili sorular (bağlam penceresi; llama.cpp sunucusu token'ları sayar).",
-  "egress.neverLeaves": "Asla dışarı çıkmayanlar: API anahtarı yalnızca {origin} adresine gider; asla bu sayfaya geri dönmez ya da bir günlüğe yazılmaz. Başka hiçbir yerle iletişim kurulmaz: telemetri yok, güncelleme denetimi yok, indirme yok; bir çalıştırmanın görüntüleri bu ComfyUI'dan okunur (bağımsız çalışmada: COMFYUI_URL'deki ComfyUI'dan). Bir yanıtın bağlantı verdiği resim yüklenmez: tıkladığınızda açılır.",
+
+  "egress.neverLeaves": "Asla dışarı çıkmayanlar: API anahtarı yalnızca {origin} adresine gider; bu sayfaya ya da bir günlüğe asla geri dönmez. Başka hiçbir yerle iletişim kurulmaz: telemetri yok, güncelleme denetimi yok, onaylamadığınız indirme yok. Bir yanıtın bağlantı verdiği resim yüklenmez: tıkladığınızda açılır.",
 
   "notices.dismiss": "Kapat: {title}",
 
@@ -457,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "“Temel URL” alanında {character} karakteri var; bu karakteri kaldırın",
   "error.settings.url_query": "“Temel URL” alanında sorgu dizesi veya parça (“?…”, “#…”) olmamalıdır; {example} gibi bir http(s) URL'si kullanın ve anahtarı “API anahtarı” alanına yazın",
   "error.settings.url_invalid": "“Temel URL” alanındaki değer, HTTP istemcisinin kabul ettiği bir URL değil ({reason}); {example} gibi bir http(s) URL'si kullanın",
+  "error.settings.url_no_scheme": "“Temel URL”, {example} gibi http:// veya https:// ile başlamalıdır",
   "error.settings.url_scheme": "“Temel URL”, {example} gibi bir http(s) URL'si olmalıdır (girilen: {got})",
   "error.settings.url_port": "“Temel URL” alanındaki port 1 ile 65535 arasında olmalıdır (girilen: {got})",
   "error.settings.url_ascii": "“Temel URL” alanındaki ana makine adı ASCII karakterlerden oluşmalıdır (uluslararası bir alan adını xn-- biçiminde yazın)",
