@@ -188,15 +188,20 @@ async def _run_tools(
 async def _answered_approvals(
     plan: ChatPlan, ctx: ToolContext, answer: UIMessage
 ) -> AsyncIterator[ui.Chunk]:
-    """The server tool calls of the answer this request continues that the user has answered:
-    run when allowed, denied when not (before the model is asked again)."""
+    """The tool calls of the answer this request continues that the user has answered: a
+    denied one ends denied, a panel tool's as a server tool's (its part is "output-denied" from
+    then on, in the panel and in the stored thread, so a later message leaves it as it is:
+    assistant-ui rewrites a call still waiting when the user sends one); an allowed server tool
+    runs (before the model is asked again)."""
     for part in answer.get("parts") or []:
         name = tool_name_of(part)
-        if name not in plan.server_tools or part.get("state") != "approval-responded":
+        if name is None or part.get("state") != "approval-responded":
             continue
-        call_id, approval = part["toolCallId"], part.get("approval") or {}
-        if approval.get("approved") is not True:
+        call_id, approval = part["toolCallId"], part.get("approval")
+        if not isinstance(approval, dict) or approval.get("approved") is not True:
             yield ui.ToolOutputDenied(call_id)
+            continue
+        if name not in plan.server_tools:  # (allowed: the panel runs it)
             continue
         given = part.get("input")
         args = given if isinstance(given, dict) else {}

@@ -116,6 +116,7 @@ export const en = {
   "tool.progress.ran": { one: "{count} run", other: "{count} run" },
   "tool.stopWaiting": "Stop waiting",
   "tool.interrupt": "Interrupt the run",
+  "tool.interrupting": "Interrupting…",
   "tool.serverAsks": "{name} asks for your approval.",
 
   // the approval card (ApprovalCard.tsx)
@@ -125,6 +126,7 @@ export const en = {
   "approval.always": "Allow graph edits in this thread without asking",
   "approval.allow": "Allow",
   "approval.deny": "Deny",
+  "approval.words": "Why not? (optional, sent with Deny)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   // the context gauge (gauge.ts, Gauge.tsx): the bar, its sections, the lines on hover

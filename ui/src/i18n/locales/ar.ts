@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "نُفّذت: {count}" },
   "tool.stopWaiting": "إيقاف الانتظار",
   "tool.interrupt": "مقاطعة التشغيل",
+  "tool.interrupting": "جارٍ المقاطعة…",
   "tool.serverAsks": "تطلب الأداة {name} موافقتك.",
 
   "approval.label": "يستأذنك المساعد قبل أن ينفّذ",
@@ -132,6 +133,7 @@ const table: Translation = {
   "approval.always": "السماح بتعديل سير العمل في هذه المحادثة دون سؤال",
   "approval.allow": "سماح",
   "approval.deny": "رفض",
+  "approval.words": "لماذا لا؟ (اختياري، يُرسل مع الرفض)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "السياق: {prompt} من أصل {window} رمز",

@@ -111,6 +111,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} ausgeführt", other: "{count} ausgeführt" },
   "tool.stopWaiting": "Nicht mehr warten",
   "tool.interrupt": "Ausführung unterbrechen",
+  "tool.interrupting": "Wird unterbrochen…",
   "tool.serverAsks": "{name} bittet um Ihre Zustimmung.",
 
   "approval.label": "Der Assistent fragt, bevor er handelt",
@@ -119,6 +120,7 @@ const table: Translation = {
   "approval.always": "Änderungen am Graphen in diesem Chat ohne Nachfrage erlauben",
   "approval.allow": "Erlauben",
   "approval.deny": "Ablehnen",
+  "approval.words": "Warum nicht? (optional, wird mit „Ablehnen“ gesendet)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Kontext: {prompt} von {window} Tokens",

@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} ejecutado", other: "{count} ejecutados" },
   "tool.stopWaiting": "Dejar de esperar",
   "tool.interrupt": "Interrumpir la ejecución",
+  "tool.interrupting": "Interrumpiendo…",
   "tool.serverAsks": "{name} solicita tu aprobación.",
 
   "approval.label": "El asistente pregunta antes de actuar",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Permitir ediciones del grafo en este chat sin preguntar",
   "approval.allow": "Permitir",
   "approval.deny": "Denegar",
+  "approval.words": "¿Por qué no? (opcional, se envía con Denegar)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} اجراشده" },
   "tool.stopWaiting": "توقف انتظار",
   "tool.interrupt": "توقف اجرا",
+  "tool.interrupting": "در حال توقف…",
   "tool.serverAsks": "ابزار {name} تأیید شما را می‌خواهد.",
 
   "approval.label": "دستیار پیش از اقدام از شما اجازه می‌خواهد",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "ویرایش گراف در این گفت‌وگو بدون پرسیدن مجاز باشد",
   "approval.allow": "اجازه دادن",
   "approval.deny": "رد کردن",
+  "approval.words": "چرا نه؟ (اختیاری، همراه با رد کردن فرستاده می\u200cشود)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "زمینه: {prompt} از {window} توکن",

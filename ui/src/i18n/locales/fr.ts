@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} exécuté", other: "{count} exécutés" },
   "tool.stopWaiting": "Arrêter d’attendre",
   "tool.interrupt": "Interrompre l’exécution",
+  "tool.interrupting": "Interruption…",
   "tool.serverAsks": "{name} demande votre approbation.",
 
   "approval.label": "L’assistant demande avant d’agir",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Autoriser les modifications du graphe dans cette discussion sans demander",
   "approval.allow": "Autoriser",
   "approval.deny": "Refuser",
+  "approval.words": "Pourquoi pas ? (facultatif, envoyé avec Refuser)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexte : {prompt} sur {window} tokens",

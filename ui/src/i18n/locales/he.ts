@@ -117,6 +117,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "הורץ: {count}", other: "הורצו: {count}" },
   "tool.stopWaiting": "הפסקת ההמתנה",
   "tool.interrupt": "עצירת ההרצה",
+  "tool.interrupting": "עוצר…",
   "tool.serverAsks": "הכלי {name} מבקש את אישורכם.",
 
   "approval.label": "העוזר מבקש רשות לפני שהוא פועל",
@@ -125,6 +126,7 @@ const table: Translation = {
   "approval.always": "לאפשר עריכות בגרף בצ'אט הזה בלי לשאול",
   "approval.allow": "אישור",
   "approval.deny": "דחייה",
+  "approval.words": "למה לא? (לא חובה, נשלח עם הדחייה)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "הקשר: {prompt} מתוך {window} טוקנים",

@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} eseguito", other: "{count} eseguiti" },
   "tool.stopWaiting": "Smetti di attendere",
   "tool.interrupt": "Interrompi l’esecuzione",
+  "tool.interrupting": "Interruzione in corso…",
   "tool.serverAsks": "{name} chiede la tua approvazione.",
 
   "approval.label": "L’assistente chiede prima di agire",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Consenti le modifiche al grafo in questa chat senza chiedere",
   "approval.allow": "Consenti",
   "approval.deny": "Rifiuta",
+  "approval.words": "Perché no? (facoltativo, inviato con Rifiuta)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contesto: {prompt} di {window} token",

@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "実行済み {count} 件" },
   "tool.stopWaiting": "待機を停止",
   "tool.interrupt": "実行を中断",
+  "tool.interrupting": "中断しています…",
   "tool.serverAsks": "{name} が承認を求めています。",
 
   "approval.label": "アシスタントは操作の前に確認します",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "このチャットでは確認なしでグラフの編集を許可",
   "approval.allow": "許可",
   "approval.deny": "拒否",
+  "approval.words": "拒否する理由（任意、拒否と一緒に送信）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "コンテキスト：{prompt} / {window} トークン",

@@ -104,6 +104,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "실행됨 {count}개" },
   "tool.stopWaiting": "대기 중지",
   "tool.interrupt": "실행 중단",
+  "tool.interrupting": "중단하는 중…",
   "tool.serverAsks": "{name} 도구가 승인을 요청합니다.",
 
   "approval.label": "어시스턴트가 작업 전에 확인을 요청합니다",
@@ -112,6 +113,7 @@ const table: Translation = {
   "approval.always": "이 채팅에서는 묻지 않고 그래프 편집 허용",
   "approval.allow": "허용",
   "approval.deny": "거부",
+  "approval.words": "거부 이유 (선택, 거부와 함께 전송)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "컨텍스트: {prompt} / {window} 토큰",

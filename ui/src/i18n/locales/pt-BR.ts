@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} executado", other: "{count} executados" },
   "tool.stopWaiting": "Parar de esperar",
   "tool.interrupt": "Interromper a execução",
+  "tool.interrupting": "Interrompendo…",
   "tool.serverAsks": "{name} pede sua aprovação.",
 
   "approval.label": "O assistente pergunta antes de agir",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Permitir edições do grafo nesta conversa sem perguntar",
   "approval.allow": "Permitir",
   "approval.deny": "Negar",
+  "approval.words": "Por que não? (opcional, enviado com Negar)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

@@ -120,6 +120,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "выполнено: {count}" },
   "tool.stopWaiting": "Перестать ждать",
   "tool.interrupt": "Прервать запуск",
+  "tool.interrupting": "Прерывается…",
   "tool.serverAsks": "Инструмент {name} запрашивает ваше разрешение.",
 
   "approval.label": "Ассистент спрашивает разрешения, прежде чем действовать",
@@ -128,6 +129,7 @@ const table: Translation = {
   "approval.always": "Разрешить изменения графа в этом чате без подтверждения",
   "approval.allow": "Разрешить",
   "approval.deny": "Отклонить",
+  "approval.words": "Почему нет? (необязательно, отправляется с отказом)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Контекст: {prompt} из {window} токенов",

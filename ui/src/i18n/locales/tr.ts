@@ -109,6 +109,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} çalıştı", other: "{count} çalıştı" },
   "tool.stopWaiting": "Beklemeyi bırak",
   "tool.interrupt": "Çalıştırmayı kes",
+  "tool.interrupting": "Kesiliyor…",
   "tool.serverAsks": "{name} aracı onayınızı istiyor.",
 
   "approval.label": "Asistan bir işlem yapmadan önce onayınızı istiyor",
@@ -117,6 +118,7 @@ const table: Translation = {
   "approval.always": "Bu sohbette grafikteki değişikliklere sormadan izin ver",
   "approval.allow": "İzin ver",
   "approval.deny": "Reddet",
+  "approval.words": "Neden reddediyorsunuz? (isteğe bağlı, Reddet ile gönderilir)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Bağlam: {prompt} / {window} token",

@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} 個已執行" },
   "tool.stopWaiting": "停止等待",
   "tool.interrupt": "中斷執行",
+  "tool.interrupting": "正在中斷…",
   "tool.serverAsks": "{name} 正在請求您的核准。",
 
   "approval.label": "助理會在執行動作前先徵求您的同意",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "在此對話中允許編輯圖表，不再詢問",
   "approval.allow": "允許",
   "approval.deny": "拒絕",
+  "approval.words": "為什麼不？（選填，隨「拒絕」一併送出）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",

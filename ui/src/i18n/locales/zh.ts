@@ -101,6 +101,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} 个已运行" },
   "tool.stopWaiting": "停止等待",
   "tool.interrupt": "中断运行",
+  "tool.interrupting": "正在中断…",
   "tool.serverAsks": "{name} 请求你的批准。",
 
   "approval.label": "助手在执行前征求你的同意",
@@ -109,6 +110,7 @@ const table: Translation = {
   "approval.always": "在此对话中允许直接编辑工作流，不再询问",
   "approval.allow": "允许",
   "approval.deny": "拒绝",
+  "approval.words": "为什么不？（选填，随“拒绝”一并发送）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",
