@@ -93,8 +93,10 @@ describe("a run read back from ComfyUI's history", () => {
 
   it("names the decode as the cause of all black only where a decode made the file", async () => {
     const bare = LOOKED.replace(DECODE_CAUSE, "");
-    for (const [prompt, decoded, line] of [[UNDECODED, undefined, bare], [[], undefined, bare], [DECODED, FILES, LOOKED]] as const) {
-      const t = comfy({ p1: { ...SUCCESS, prompt: Array.isArray(prompt) ? prompt : ran(prompt) } });
+    // an EmptyImage saved; a history entry without its prompt (nothing known); after a decode
+    const cases: [unknown[], string[] | undefined, string][] = [[ran(UNDECODED), undefined, bare], [[], undefined, bare], [ran(DECODED), FILES, LOOKED]];
+    for (const [prompt, decoded, line] of cases) {
+      const t = comfy({ p1: { ...SUCCESS, prompt } });
       expect((await finishedRun(t.app, "p1", t.lg))?.looked).toEqual([line, line.replace("00001", "00002")]);
       expect(t.api.requests[1]!.body).toEqual({ outputs: FILES, ...(decoded ? { decoded } : {}) });
     }
