@@ -14,8 +14,9 @@ afterEach(() => {
 
 const settings = { maxSteps: 25, debugContext: false };
 
-/** A panel whose model adds a node on "add …" (answer msg_<n>) and answers anything else. */
-function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: false }) {
+/** A panel whose model adds a node on "add …" (answer msg_<n>) and answers anything else; the
+ * node is added to the graph unless `adds` is false (the call fails and changes nothing). */
+function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: false }, adds = true) {
   let answers = 0;
   const server = fakeServer((body) => {
     const last = body.messages.at(-1);
@@ -28,12 +29,18 @@ function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: fals
     return sseResponse(textAnswer(`Added node ${answers}.`, `msg_${answers}`));
   });
   vi.stubGlobal("fetch", server.fetch);
+  const nodes = [{ id: 1, type: "EmptyImage" }];
   const graph = {
-    serialize: () => ({ nodes: [{ id: 1, type: "EmptyImage" }] }),
+    serialize: () => ({ nodes: structuredClone(nodes) }),
     restore: vi.fn(async () => outcome),
     openInNewTab: vi.fn(async () => "Unsaved Workflow (2)"),
   };
-  const store = new ChatStore({ settings, tools: () => ({ addNode: async () => ({ ok: true }) }), graph });
+  const addNode = async () => {
+    if (!adds) return { ok: false, error: "Unknown node type 'KSamplr'." };
+    nodes.push({ id: nodes.length + 1, type: "KSampler" });
+    return { ok: true };
+  };
+  const store = new ChatStore({ settings, tools: () => ({ addNode }), graph });
   return { server, store, graph };
 }
 
@@ -76,6 +83,17 @@ describe("Rewind to here", () => {
     }
   });
 
+  it("is not offered under an answer whose edits changed nothing (a failed call)", async () => {
+    const { store, server } = setup(undefined, false);
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await send("thanks");
+    await screen.findByText("Answer 2.");
+    expect(screen.queryAllByRole("button", { name: "Rewind to here" })).toHaveLength(0);
+    expect(server.calls.filter((c) => c.includes("/checkpoints") && c.startsWith("POST"))).toEqual([]);
+  });
+
   it("rewinds both: the graph, then the conversation, whose turn is kept as a branch to return to", async () => {
     const { store, server, graph } = setup();
     render(<Panel store={store} />);
@@ -110,7 +128,7 @@ describe("Rewind to here", () => {
     expect(screen.queryByText("Added node 4.")).toBeNull();
     await screen.findByText(/The conversation goes on from branch 1\. What followed there \(2 messages from “add a sampler, but green”\) is kept as branch 2\./);
     await waitFor(() => expect(screen.getByRole("button", { name: "Branches (1)" })).toBeTruthy());
-  });
+  }, 15_000); // (five turns through the panel: near vitest's 5 s on a busy machine)
 
   it("changes nothing when the graph of 'both' cannot be restored, and offers its closed tab", async () => {
     const { store, server, graph } = setup({ ok: false, closed: true });

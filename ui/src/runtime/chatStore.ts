@@ -380,7 +380,7 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
-      if (this.graph) await this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
+      if (this.graph) this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
       const progress = (update: Record<string, unknown>) => {
         entry.progress.set(toolCallId, update);
         this.emit();
@@ -389,6 +389,7 @@ export class ChatStore {
       entry.waits.set(toolCallId, stop);
       const approve = (request: ApprovalRequest) => entry.approvals.ask(toolCallId, request);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal, approve });
+      if (this.graph) await this.checkpoints.afterCall(entry.serverId, entry.chat.messages, name, toolCallId, this.graph);
       const unfinished = unfinishedRun(outcome);
       if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
