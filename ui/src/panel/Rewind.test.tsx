@@ -6,6 +6,7 @@ import { ChatStore } from "../runtime/chatStore";
 import type { RestoreOutcome } from "../runtime/checkpoints";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
+import { keepInView } from "./Rewind";
 
 afterEach(() => {
   cleanup();
@@ -142,5 +143,38 @@ describe("Rewind to here", () => {
     fireEvent.click(within(answer).getByRole("button", { name: "Open it in a new tab" }));
     await within(answer).findByText("The graph from before this answer is open in a new tab, “Unsaved Workflow (2)”.");
     expect(graph.openInNewTab).toHaveBeenCalledOnce();
+  });
+});
+
+describe("the Rewind menu", () => {
+  /** A thread viewport from y=100 to y=500 (scrolled to 1000) holding a menu at `top`..`bottom`. */
+  function laidOut(top: number, bottom: number) {
+    const viewport = document.createElement("div");
+    viewport.className = "cua-viewport";
+    const menu = document.createElement("div");
+    viewport.append(menu);
+    document.body.append(viewport);
+    viewport.scrollTop = 1000;
+    const rect = (t: number, b: number) => ({ top: t, bottom: b, left: 0, right: 300, width: 300, height: b - t, x: 0, y: t, toJSON: () => ({}) });
+    viewport.getBoundingClientRect = () => rect(100, 500);
+    menu.getBoundingClientRect = () => rect(top, bottom);
+    return { viewport, menu };
+  }
+
+  it("scrolls the thread so that a menu opened at its bottom edge is wholly in sight", () => {
+    vi.stubGlobal("innerHeight", 800);
+    const low = laidOut(440, 530); // 30 px below the thread's bottom edge
+    keepInView(low.menu);
+    expect(low.viewport.scrollTop).toBe(1034);
+    const high = laidOut(80, 170); // 20 px above its top edge
+    keepInView(high.menu);
+    expect(high.viewport.scrollTop).toBe(976);
+    const inside = laidOut(200, 290);
+    keepInView(inside.menu);
+    expect(inside.viewport.scrollTop).toBe(1000);
+    vi.stubGlobal("innerHeight", 480); // the page ends above the thread's edge: the page's edge counts
+    const cut = laidOut(400, 490);
+    keepInView(cut.menu);
+    expect(cut.viewport.scrollTop).toBe(1014);
   });
 });
