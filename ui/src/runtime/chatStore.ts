@@ -96,6 +96,7 @@ export class ChatStore {
     this.rewinds = new Rewinds({
       request: requestJson,
       note: (threadId, notice) => void this.addNotice(threadId, notice),
+      unnote: (threadId, group) => this.dropNotices(threadId, group),
       checkpoints: this.checkpoints,
       graph: this.graph,
       workflowName: (key) => this.workflows.nameOf(key),
@@ -463,9 +464,19 @@ export class ChatStore {
   addNotice(key: string, notice: NewNotice): string {
     const id = generateId();
     const after = this.entries.get(key)?.chat.messages.at(-1)?.id ?? null;
-    this.notices.set(key, [...this.noticesOf(key), { ...notice, id, after }]);
+    const kept = notice.group ? this.noticesOf(key).filter((n) => n.group !== notice.group) : this.noticesOf(key);
+    this.notices.set(key, [...kept, { ...notice, id, after }]);
     this.emit();
     return id;
+  }
+
+  /** Drops a thread's notes of `group` (a newer rewind makes the earlier ones stale). */
+  dropNotices(key: string, group: string): void {
+    const kept = this.noticesOf(key).filter((n) => n.group !== group);
+    if (kept.length === this.noticesOf(key).length) return;
+    if (kept.length) this.notices.set(key, kept);
+    else this.notices.delete(key);
+    this.emit();
   }
 
   dismissNotice(key: string, id?: string): void {

@@ -50,6 +50,8 @@ export interface Notice {
   /** The message it follows in the thread (the last one when it was noted; null: none yet).
    * Later messages come below it, so a tall card never hides the next answer. */
   after?: string | null;
+  /** Notes of one group replace each other: a thread shows only its latest (rewinds: "rewind"). */
+  group?: string;
 }
 
 /** What a command notes: the store adds its id and its place in the thread. */
