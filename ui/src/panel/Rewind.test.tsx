@@ -7,6 +7,7 @@ import type { RestoreOutcome } from "../runtime/checkpoints";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
 import { keepInView } from "./Rewind";
+import { rewoundNote } from "../runtime/rewindNotes";
 
 afterEach(() => {
   cleanup();
@@ -130,6 +131,32 @@ describe("Rewind to here", () => {
     await screen.findByText(/The conversation goes on from branch 1\. What followed there \(2 messages from “add a sampler, but green”\) is kept as branch 2\./);
     await waitFor(() => expect(screen.getByRole("button", { name: "Branches (1)" })).toBeTruthy());
   }, 15_000); // (five turns through the panel: near vitest's 5 s on a busy machine)
+
+  it("after a conversation-only rewind, the next message tells the model the graph was not rewound, once, stored with it", async () => {
+    const { store, server, graph } = setup();
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await rewind("Added node 1.", /^Conversation/);
+    await screen.findByText(/The conversation is back to before that answer/);
+    expect(graph.restore).not.toHaveBeenCalled();
+    await send("what is in the graph?");
+    await screen.findByText("Answer 2.");
+    const note = rewoundNote(true)!;
+    expect(note).toBe(
+      "[The conversation was rewound to here; the workflow was not rewound with it: it differs from the workflow at this point of the " +
+        "conversation (changes made in the part set aside, or by hand since), and the messages above do not show those changes. " +
+        "Read it (getWorkflow) before relying on it.]",
+    );
+    const asked = server.chatRequests.at(-1)!.messages;
+    expect(asked.at(-1)!.parts).toEqual([{ type: "text", text: "what is in the graph?" }, { type: "text", text: note }]);
+    expect(screen.getByRole("note", { name: "That the workflow did not move with the conversation (added by the panel)" }).textContent).toBe(note);
+    await send("thanks");
+    await screen.findByText("Answer 3.");
+    const next = server.chatRequests.at(-1)!.messages;
+    expect(JSON.stringify(next.slice(0, asked.length).map((m) => m.parts))).toBe(JSON.stringify(asked.map((m) => m.parts))); // append-only
+    expect(next.at(-1)!.parts).toEqual([{ type: "text", text: "thanks" }]); // told once
+  }, 15_000);
 
   it("changes nothing when the graph of 'both' cannot be restored, and offers its closed tab", async () => {
     const { store, server, graph } = setup({ ok: false, closed: true });

@@ -192,14 +192,17 @@ export class ChatStore {
   }
 
   /** Sends the user's message with the panel's notes, each one text part (stored with the
-   * message: the server just sees user text): how the runs this thread stopped waiting for have
-   * ended since, and what the user changed in the workflow by hand since the last answer. */
+   * message: the server just sees user text): that the graph was not rewound with the
+   * conversation, how the runs this thread stopped waiting for have ended since, and what the
+   * user changed in the workflow by hand since the last answer. */
   async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
     const carries = canCarryNote(message);
+    const rewound = carries ? entry.graphNote : null;
+    if (carries) entry.graphNote = null;
     const edits = carries ? editsSince(entry, this.readGraph?.() ?? null) : null;
     const ended = this.runs && carries ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
     let outgoing = message;
-    for (const note of [ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
+    for (const note of [rewound, ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
     await entry.chat.sendMessage(outgoing, options);
   }
 
@@ -321,6 +324,7 @@ export class ChatStore {
       waits: new Map(),
       unfinishedRuns: new Set(),
       shot: null,
+      graphNote: null,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),

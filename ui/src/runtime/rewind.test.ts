@@ -3,6 +3,7 @@ import { setLocale } from "../i18n";
 import { ChatStore } from "./chatStore";
 import type { RestoreOutcome } from "./checkpoints";
 import { fakeServer, sseResponse, textAnswer } from "./fakeServer";
+import { branchNote, isRewindNote, rewoundNote } from "./rewindNotes";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -110,7 +111,14 @@ describe("rewinding the graph", () => {
 
     await store.rewinds.conversation(target, "msg_b"); // thread: u1, msg_a
     expect(store.rewinds.statusOf("th_1", "msg_b")).toBeUndefined();
+    expect(target.graphNote).toBeNull(); // (the graph is msg_b's checkpoint already: nothing to tell)
     await store.rewinds.returnTo(target, 1); // back: u1, msg_a, u2, msg_b
+    expect(target.graphNote).toBe(branchNote(1));
+    expect(branchNote(1)).toBe(
+      "[The conversation returned to branch 1, an earlier line of this chat; the workflow was not changed by that: it is as the user's tab " +
+        "had it before the return, which may differ from what the messages above describe. Read it (getWorkflow) before relying on it.]",
+    );
+    expect([isRewindNote(branchNote(1)), isRewindNote(rewoundNote(null)!), isRewindNote("[The conversation was fun]")]).toEqual([true, true, false]);
     const notes = store.noticesOf("th_1");
     expect(notes.map((n) => [n.title, n.after])).toEqual([
       ["Commands", "msg_b"],

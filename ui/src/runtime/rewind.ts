@@ -8,8 +8,9 @@
 import type { UIMessage } from "ai";
 import { t } from "../i18n";
 import { sentences } from "../i18n/sentences";
-import type { Checkpoints, WorkflowAccess } from "./checkpoints";
+import { sameGraph, type Checkpoints, type WorkflowAccess } from "./checkpoints";
 import type { NewNotice } from "./chatStore";
+import { branchNote, rewoundNote } from "./rewindNotes";
 import { threadPath } from "./threadAdapter";
 
 export type RewindScope = "graph" | "conversation" | "both";
@@ -41,10 +42,12 @@ interface Moved {
   draft: string;
 }
 
-/** What a rewind works on: the thread's chat (its messages are replaced by the server's). */
+/** What a rewind works on: the thread's chat (its messages are replaced by the server's), and
+ * the note its next message carries when the conversation moved without the graph. */
 export interface RewindTarget {
   readonly serverId: string;
   readonly chat: { messages: UIMessage[] };
+  graphNote?: string | null;
 }
 
 export interface RewindDeps {
@@ -140,6 +143,7 @@ export class Rewinds {
   async conversation(target: RewindTarget, messageId: string, graph = false): Promise<string | null> {
     const threadId = target.serverId;
     if (graph && (await this.graph(threadId, messageId)).kind !== "done") return null;
+    const note = graph ? null : rewoundNote(await this.differsFrom(threadId, messageId));
     let moved: Moved;
     try {
       moved = await this.deps.request<Moved>(threadPath(threadId, "/rewind"), { method: "POST", body: { messageId } });
@@ -148,6 +152,7 @@ export class Rewinds {
       return null;
     }
     target.chat.messages = moved.messages;
+    target.graphNote = note; // (after "both" none: the graph is as it was then too)
     this.fresh(threadId);
     await this.loadBranches(threadId);
     const kept = moved.setAside;
@@ -155,6 +160,18 @@ export class Rewinds {
     const text = sentences(t("rewind.conversationBack"), what, graph && t("rewind.graphToo"));
     this.note(threadId, { kind: "info", title: t("rewind.rewound"), text });
     return moved.draft;
+  }
+
+  /** Whether the graph now differs from the one before answer `messageId` (its checkpoint);
+   * null when that cannot be told. */
+  private async differsFrom(threadId: string, messageId: string): Promise<boolean | null> {
+    if (!this.deps.graph || !this.deps.checkpoints.of(threadId).has(messageId)) return null;
+    try {
+      const { graph } = await this.deps.checkpoints.graphOf(threadId, messageId);
+      return !sameGraph(this.deps.graph.serialize(), graph);
+    } catch {
+      return null;
+    }
   }
 
   /** `/rewind`: to before the thread's last answer that changed the graph (it has a checkpoint);
@@ -189,6 +206,7 @@ export class Rewinds {
     try {
       const moved = await this.deps.request<Moved>(threadPath(threadId, `/branches/${number}/restore`), { method: "POST", body: {} });
       target.chat.messages = moved.messages;
+      target.graphNote = branchNote(number);
       this.fresh(threadId);
       await this.loadBranches(threadId);
       const kept = moved.setAside;
