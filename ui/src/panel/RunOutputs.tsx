@@ -20,16 +20,16 @@ export interface RunFile {
 }
 
 /** What a look found wrong (also the thumbnail's `data-finding`), and its words in the panel. */
-export type Finding = "all black" | "blank" | "wrong size";
-const FINDING_LABEL = { "all black": "run.finding.black", blank: "run.finding.blank", "wrong size": "run.finding.size" } as const;
+export type Finding = "black" | "blank" | "wrong-size";
+const FINDING_LABEL = { black: "run.finding.black", blank: "run.finding.blank", "wrong-size": "run.finding.size" } as const;
 
-/** A look's finding in a word or two ("all black", "blank", "wrong size"); null when none.
+/** A look's finding ("black", "blank", "wrong-size": all black, blank, the wrong size); null when none.
  * The words are core/files/output_checks.py's. */
 export function findingOf(line: string | null): Finding | null {
   if (!line) return null;
-  if (/, all black\b/.test(line)) return "all black";
+  if (/, all black\b/.test(line)) return "black";
   if (/, blank: /.test(line)) return "blank";
-  if (/, it is \d+×\d+, not the \d+×\d+ asked for/.test(line)) return "wrong size";
+  if (/, it is \d+×\d+, not the \d+×\d+ asked for/.test(line)) return "wrong-size";
   return null;
 }
 
