@@ -1218,6 +1218,54 @@ for (const target of TARGETS) {
         await composer(page).waitFor({ timeout: 15_000 });
       }
     });
+
+    test("right to left (ar): a Latin thread title and an English answer run in their own direction; the title is cut at its end", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
+      const root = panel(page);
+      const question = `Explain every node of this workflow and how each link feeds the next, step by step ${Date.now()}`;
+      const answer = "This workflow makes an image from a prompt.";
+      try {
+        await setLocale("ar");
+        await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
+        await root.getByRole("button", { name: "محادثة جديدة" }).first().click();
+        await harness.provider.reset();
+        await harness.provider.script(reply.text(answer));
+        const box = root.locator(".cua-input");
+        await box.click();
+        await box.fill(question);
+        await box.press("Enter");
+        await root.getByText(answer).waitFor({ timeout: 20_000 });
+        const show = root.getByRole("button", { name: "إظهار المحادثات" });
+        const wasClosed = (await show.count()) > 0;
+        if (wasClosed) await show.click();
+        const title = root.locator(".cua-threads .cua-thread-title", { hasText: question.slice(0, 20) }).first();
+        await title.waitFor({ timeout: 15_000 });
+        const seen = await title.evaluate((el, start) => {
+          const text = el.firstChild;
+          const range = document.createRange();
+          range.setStart(text, 0);
+          range.setEnd(text, start.length);
+          const first = range.getBoundingClientRect();
+          const own = el.getBoundingClientRect();
+          const md = [...document.querySelectorAll(".cua-root .cua-msg-assistant .cua-md")].at(-1);
+          const user = [...document.querySelectorAll(".cua-root .cua-user-text")].at(-1);
+          return {
+            dir: el.getAttribute("dir"),
+            direction: getComputedStyle(el).direction,
+            cut: el.scrollWidth > el.clientWidth, // (long enough to be cut)
+            startVisible: first.left >= own.left - 1 && first.right <= own.right + 1,
+            messages: [md?.getAttribute("dir"), md && getComputedStyle(md).direction, user?.getAttribute("dir"), user && getComputedStyle(user).direction],
+          };
+        }, "Explain");
+        assert.deepEqual(seen, { dir: "auto", direction: "ltr", cut: true, startVisible: true, messages: ["auto", "ltr", "auto", "ltr"] });
+        await screenshot(page, step("locale"), "4-ar-latin-title");
+        if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
+      } finally {
+        await setLocale("en");
+        await composer(page).waitFor({ timeout: 15_000 });
+      }
+    });
   });
 }
 
