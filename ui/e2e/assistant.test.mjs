@@ -818,7 +818,7 @@ for (const target of TARGETS) {
     });
 
     test(
-      "a partial run: only the chosen output runs, and the model hears how the file it made looks (black: a failed decode)",
+      "a partial run: only the chosen output runs, and the model hears how the file it made looks (all black, and no decode named: none is upstream)",
       { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, which saves the files it reports" },
       async () => {
         await openAssistant(page);
@@ -835,12 +835,13 @@ for (const target of TARGETS) {
           empty.connect(0, save, 0);
           return save.id;
         });
-        const ANSWER = "It came out black: the decode failed.";
+        const ANSWER = "It came out black, as an EmptyImage of colour 0 is.";
         await askToRun(page, harness, "call_run", saveId, "Run just the new SaveImage and tell me how it looks", ANSWER);
         await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
         const text = await toolResultText(harness, "call_run");
         assert.match(text, /"ok":\s*true/, text);
-        assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black/, text);
+        assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black"/, text);
+        assert.ok(!text.includes("VAE decode"), `no VAE upstream of it, so no failed decode named: ${text}`);
         // only the chosen output ran: the one file saved is its own
         assert.equal((text.match(/\[output\]:/g) ?? []).length, 1, text);
       },
@@ -1000,7 +1001,7 @@ for (const target of TARGETS) {
         const shown = await images.evaluateAll((imgs) =>
           imgs.map((img) => ({ width: img.naturalWidth, height: img.naturalHeight, title: img.closest("a").title, href: img.closest("a").getAttribute("href"), finding: img.closest("a").dataset.finding })),
         );
-        assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "all black"], [160, 120, "all black"]]);
+        assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "black"], [160, 120, "black"]]);
         assert.deepEqual(shown.map((s) => s.title), looked, "each thumbnail carries the server's line about its file");
         assert.match(shown[0].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=output$/);
         assert.match(shown[1].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=temp$/);
@@ -1225,6 +1226,54 @@ for (const target of TARGETS) {
         await screenshot(page, step("locale"), "3-ar-threads");
         if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
         assert.equal(await page.evaluate(() => window.__cuaSamePage), true, "no reload");
+      } finally {
+        await setLocale("en");
+        await composer(page).waitFor({ timeout: 15_000 });
+      }
+    });
+
+    test("right to left (ar): a Latin thread title and an English answer run in their own direction; the title is cut at its end", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
+      const root = panel(page);
+      const question = `Explain every node of this workflow and how each link feeds the next, step by step ${Date.now()}`;
+      const answer = "This workflow makes an image from a prompt.";
+      try {
+        await setLocale("ar");
+        await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
+        await root.getByRole("button", { name: "محادثة جديدة" }).first().click();
+        await harness.provider.reset();
+        await harness.provider.script(reply.text(answer));
+        const box = root.locator(".cua-input");
+        await box.click();
+        await box.fill(question);
+        await box.press("Enter");
+        await root.getByText(answer).waitFor({ timeout: 20_000 });
+        const show = root.getByRole("button", { name: "إظهار المحادثات" });
+        const wasClosed = (await show.count()) > 0;
+        if (wasClosed) await show.click();
+        const title = root.locator(".cua-threads .cua-thread-title", { hasText: question.slice(0, 20) }).first();
+        await title.waitFor({ timeout: 15_000 });
+        const seen = await title.evaluate((el, start) => {
+          const text = el.firstChild;
+          const range = document.createRange();
+          range.setStart(text, 0);
+          range.setEnd(text, start.length);
+          const first = range.getBoundingClientRect();
+          const own = el.getBoundingClientRect();
+          const md = [...document.querySelectorAll(".cua-root .cua-msg-assistant .cua-md")].at(-1);
+          const user = [...document.querySelectorAll(".cua-root .cua-user-text")].at(-1);
+          return {
+            dir: el.getAttribute("dir"),
+            direction: getComputedStyle(el).direction,
+            cut: el.scrollWidth > el.clientWidth, // (long enough to be cut)
+            startVisible: first.left >= own.left - 1 && first.right <= own.right + 1,
+            messages: [md?.getAttribute("dir"), md && getComputedStyle(md).direction, user?.getAttribute("dir"), user && getComputedStyle(user).direction],
+          };
+        }, "Explain");
+        assert.deepEqual(seen, { dir: "auto", direction: "ltr", cut: true, startVisible: true, messages: ["auto", "ltr", "auto", "ltr"] });
+        await screenshot(page, step("locale"), "4-ar-latin-title");
+        if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
       } finally {
         await setLocale("en");
         await composer(page).waitFor({ timeout: 15_000 });

@@ -583,6 +583,15 @@ export const en = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "pasted workflow: attached as a file, not as text",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "server",
+  "workflow.unsavedName": "an unsaved workflow",
+  "message.rewindNote": "That the workflow did not move with the conversation (added by the panel)",
+  "run.finding.black": "all black",
+  "run.finding.blank": "blank",
+  "run.finding.size": "wrong size",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

@@ -29,7 +29,7 @@ describe("the files of a run's result", () => {
       looked: [BLACK, FINE],
     };
     expect(runFiles(result)).toEqual([
-      { name: "a.png [output]", file: { filename: "a.png", subfolder: "", type: "output" }, looked: BLACK, finding: "all black" },
+      { name: "a.png [output]", file: { filename: "a.png", subfolder: "", type: "output" }, looked: BLACK, finding: "black" },
       { name: "sub/dir/b.png [output]", file: { filename: "b.png", subfolder: "sub/dir", type: "output" }, looked: FINE, finding: null },
       { name: "v.mp4 [output]", file: { filename: "v.mp4", subfolder: "", type: "output" }, looked: null, finding: null },
     ]);
@@ -39,7 +39,7 @@ describe("the files of a run's result", () => {
 
   it("mark what looks wrong in a word or two", () => {
     expect([BLACK, FINE, BLANK, SMALL, null, "e.png [output]: not looked at (gone)"].map(findingOf)).toEqual([
-      "all black", null, "blank", "wrong size", null, null,
+      "black", null, "blank", "wrong-size", null, null,
     ]);
   });
 
@@ -53,7 +53,7 @@ describe("the files of a run's result", () => {
     expect(links[0]!.getAttribute("href")).toBe("/base/api/view?|a.png|output");
     expect(links[0]!.getAttribute("target")).toBe("_blank");
     expect(links[0]!.getAttribute("title")).toBe(BLACK);
-    expect(links[0]!.dataset.finding).toBe("all black");
+    expect(links[0]!.dataset.finding).toBe("black");
     expect(within(links[0]!).getByText("all black").className).toBe("cua-run-finding");
     expect(within(links[0]!).getByText("PNG 512×512").className).toBe("cua-run-caption");
     const image = within(links[0]!).getByRole("img");
@@ -126,7 +126,7 @@ describe("the panel", () => {
     expect(card.open).toBe(false);
     const thumbnail = within(screen.getByRole("group", { name: "What the run made: 1 file" })).getByRole("img");
     expect(thumbnail.getAttribute("src")).toBe("/comfy/api/view?filename=ComfyUI_00001_.png&subfolder=&type=output");
-    expect(thumbnail.closest("a")?.dataset.finding).toBe("all black");
+    expect(thumbnail.closest("a")?.dataset.finding).toBe("black");
   });
 
   it("says it heard 'Interrupt the run' until the run ends, and lets it be pressed again when ComfyUI refused", async () => {

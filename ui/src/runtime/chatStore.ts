@@ -93,6 +93,7 @@ export class ChatStore {
     this.rewinds = new Rewinds({
       request: requestJson,
       note: (threadId, notice) => void this.addNotice(threadId, notice),
+      unnote: (threadId, group) => this.dropNotices(threadId, group),
       checkpoints: this.checkpoints,
       graph: this.graph,
       workflowName: (key) => this.workflows.nameOf(key),
@@ -203,14 +204,17 @@ export class ChatStore {
   }
 
   /** Sends the user's message with the panel's notes, each one text part (stored with the
-   * message: the server just sees user text): how the runs this thread stopped waiting for have
-   * ended since, and what the user changed in the workflow by hand since the last answer. */
+   * message: the server just sees user text): that the graph was not rewound with the
+   * conversation, how the runs this thread stopped waiting for have ended since, and what the
+   * user changed in the workflow by hand since the last answer. */
   async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
     const carries = canCarryNote(message);
+    const rewound = carries ? entry.graphNote : null;
+    if (carries) entry.graphNote = null;
     const edits = carries ? editsSince(entry, this.readGraph?.() ?? null) : null;
     const ended = this.runs && carries ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
     let outgoing = message;
-    for (const note of [ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
+    for (const note of [rewound, ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
     // The last answer's calls still open end here: a denied one as denied, others cancelled.
     const settled = settledForNewMessage(entry.chat.messages);
     if (settled !== entry.chat.messages) entry.chat.messages = settled;
@@ -337,6 +341,7 @@ export class ChatStore {
       waits: new Map(),
       unfinishedRuns: new Set(),
       shot: null,
+      graphNote: null,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),
@@ -397,7 +402,7 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
-      if (this.graph) await this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
+      if (this.graph) this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
       const progress = (update: Record<string, unknown>) => {
         entry.progress.set(toolCallId, update);
         this.emit();
@@ -406,6 +411,7 @@ export class ChatStore {
       entry.waits.set(toolCallId, stop);
       const approve = (request: ApprovalRequest) => entry.approvals.ask(toolCallId, request);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal, approve });
+      if (this.graph) await this.checkpoints.afterCall(entry.serverId, entry.chat.messages, name, toolCallId, this.graph);
       const unfinished = unfinishedRun(outcome);
       if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
@@ -482,9 +488,19 @@ export class ChatStore {
   addNotice(key: string, notice: NewNotice): string {
     const id = generateId();
     const after = this.entries.get(key)?.chat.messages.at(-1)?.id ?? null;
-    this.notices.set(key, [...this.noticesOf(key), { ...notice, id, after }]);
+    const kept = notice.group ? this.noticesOf(key).filter((n) => n.group !== notice.group) : this.noticesOf(key);
+    this.notices.set(key, [...kept, { ...notice, id, after }]);
     this.emit();
     return id;
+  }
+
+  /** Drops a thread's notes of `group` (a newer rewind makes the earlier ones stale). */
+  dropNotices(key: string, group: string): void {
+    const kept = this.noticesOf(key).filter((n) => n.group !== group);
+    if (kept.length === this.noticesOf(key).length) return;
+    if (kept.length) this.notices.set(key, kept);
+    else this.notices.delete(key);
+    this.emit();
   }
 
   dismissNotice(key: string, id?: string): void {

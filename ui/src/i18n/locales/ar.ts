@@ -709,6 +709,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "سير عمل ملصوق: أُرفق كملف، لا كنص",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "اللوحة",
+  "tool.where.server": "الخادم",
+  "workflow.unsavedName": "سير عمل غير محفوظ",
+  "message.rewindNote": "أن سير العمل لم يتحرك مع المحادثة (أضافته اللوحة)",
+  "run.finding.black": "أسود بالكامل",
+  "run.finding.blank": "فارغة",
+  "run.finding.size": "حجم خاطئ",
 };
 
 export default table;

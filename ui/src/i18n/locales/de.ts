@@ -587,6 +587,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "eingefügter Workflow: als Datei angehängt, nicht als Text",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "Panel",
+  "tool.where.server": "Server",
+  "workflow.unsavedName": "ein ungespeicherter Workflow",
+  "message.rewindNote": "Dass der Workflow nicht mit der Unterhaltung zurückging (vom Panel hinzugefügt)",
+  "run.finding.black": "ganz schwarz",
+  "run.finding.blank": "leer",
+  "run.finding.size": "falsche Größe",
 };
 
 export default table;

@@ -620,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "flujo de trabajo pegado: adjuntado como archivo, no como texto",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "servidor",
+  "workflow.unsavedName": "un flujo de trabajo sin guardar",
+  "message.rewindNote": "Que el flujo de trabajo no retrocedió con la conversación (añadido por el panel)",
+  "run.finding.black": "todo negro",
+  "run.finding.blank": "vacía",
+  "run.finding.size": "tamaño incorrecto",
 };
 
 export default table;

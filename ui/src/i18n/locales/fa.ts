@@ -555,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow چسبانده‌شده: به‌صورت فایل پیوست شد، نه به‌صورت متن",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "پنل",
+  "tool.where.server": "سرور",
+  "workflow.unsavedName": "یک workflow ذخیره‌نشده",
+  "message.rewindNote": "اینکه workflow همراه گفتگو به عقب برنگشت (افزودهٔ پنل)",
+  "run.finding.black": "کاملاً سیاه",
+  "run.finding.blank": "خالی",
+  "run.finding.size": "اندازهٔ نادرست",
 };
 
 export default table;

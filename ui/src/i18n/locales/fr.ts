@@ -620,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow collé : joint en tant que fichier, pas en tant que texte",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panneau",
+  "tool.where.server": "serveur",
+  "workflow.unsavedName": "un workflow non enregistré",
+  "message.rewindNote": "Que le workflow n’est pas revenu en arrière avec la discussion (ajouté par le panneau)",
+  "run.finding.black": "tout noir",
+  "run.finding.blank": "vide",
+  "run.finding.size": "mauvaise taille",
 };
 
 export default table;

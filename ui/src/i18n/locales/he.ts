@@ -609,6 +609,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "תהליך עבודה שהודבק: צורף כקובץ, לא כטקסט",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "חלונית",
+  "tool.where.server": "שרת",
+  "workflow.unsavedName": "תהליך עבודה שלא נשמר",
+  "message.rewindNote": "שתהליך העבודה לא חזר לאחור יחד עם השיחה (נוסף על ידי החלונית)",
+  "run.finding.black": "שחור לגמרי",
+  "run.finding.blank": "ריקה",
+  "run.finding.size": "גודל שגוי",
 };
 
 export default table;

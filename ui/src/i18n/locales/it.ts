@@ -620,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow incollato: allegato come file, non come testo",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "pannello",
+  "tool.where.server": "server",
+  "workflow.unsavedName": "un workflow non salvato",
+  "message.rewindNote": "Che il workflow non è tornato indietro con la conversazione (aggiunto dal pannello)",
+  "run.finding.black": "tutto nero",
+  "run.finding.blank": "vuota",
+  "run.finding.size": "dimensione errata",
 };
 
 export default table;

@@ -555,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "貼り付けたワークフロー：テキストではなくファイルとして添付しました",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "パネル",
+  "tool.where.server": "サーバー",
+  "workflow.unsavedName": "未保存のワークフロー",
+  "message.rewindNote": "ワークフローは会話と一緒に戻っていないこと（パネルが追加）",
+  "run.finding.black": "真っ黒",
+  "run.finding.blank": "空白",
+  "run.finding.size": "サイズ違い",
 };
 
 export default table;

@@ -556,6 +556,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "붙여 넣은 워크플로: 텍스트가 아닌 파일로 첨부됨",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "패널",
+  "tool.where.server": "서버",
+  "workflow.unsavedName": "저장되지 않은 워크플로",
+  "message.rewindNote": "워크플로는 대화와 함께 되돌아가지 않았음(패널에서 추가)",
+  "run.finding.black": "완전히 검은색",
+  "run.finding.blank": "빈 이미지",
+  "run.finding.size": "잘못된 크기",
 };
 
 export default table;

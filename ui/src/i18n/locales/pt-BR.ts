@@ -620,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "fluxo de trabalho colado: anexado como arquivo, não como texto",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "painel",
+  "tool.where.server": "servidor",
+  "workflow.unsavedName": "um fluxo de trabalho não salvo",
+  "message.rewindNote": "Que o fluxo de trabalho não voltou junto com a conversa (adicionado pelo painel)",
+  "run.finding.black": "toda preta",
+  "run.finding.blank": "vazia",
+  "run.finding.size": "tamanho errado",
 };
 
 export default table;

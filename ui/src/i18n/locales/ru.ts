@@ -672,6 +672,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "вставленный рабочий процесс: прикреплён как файл, а не как текст",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "панель",
+  "tool.where.server": "сервер",
+  "workflow.unsavedName": "несохранённый рабочий процесс",
+  "message.rewindNote": "Что рабочий процесс не откатился вместе с беседой (добавлено панелью)",
+  "run.finding.black": "полностью чёрное",
+  "run.finding.blank": "пустое",
+  "run.finding.size": "не тот размер",
 };
 
 export default table;

@@ -585,6 +585,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "yapıştırılan iş akışı: metin olarak değil, dosya olarak eklendi",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "sunucu",
+  "workflow.unsavedName": "kaydedilmemiş bir iş akışı",
+  "message.rewindNote": "İş akışının konuşmayla birlikte geri dönmediği (panel tarafından eklendi)",
+  "run.finding.black": "tamamen siyah",
+  "run.finding.blank": "boş",
+  "run.finding.size": "yanlış boyut",
 };
 
 export default table;

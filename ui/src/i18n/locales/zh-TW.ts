@@ -555,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "貼上的工作流程：已作為檔案附加，而非文字",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "面板",
+  "tool.where.server": "伺服器",
+  "workflow.unsavedName": "一個未儲存的工作流程",
+  "message.rewindNote": "工作流程沒有隨對話一起回退（由面板加入）",
+  "run.finding.black": "全黑",
+  "run.finding.blank": "空白",
+  "run.finding.size": "尺寸不對",
 };
 
 export default table;

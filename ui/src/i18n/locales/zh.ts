@@ -553,6 +553,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "粘贴的工作流：已作为文件附加，而非文本",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "面板",
+  "tool.where.server": "服务器",
+  "workflow.unsavedName": "一个未保存的工作流",
+  "message.rewindNote": "工作流没有随对话一起回退（由面板添加）",
+  "run.finding.black": "全黑",
+  "run.finding.blank": "空白",
+  "run.finding.size": "尺寸不对",
 };
 
 export default table;
