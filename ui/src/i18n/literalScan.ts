@@ -35,6 +35,8 @@ export const ALLOWED: { file: string; text?: string; why: string }[] = [
   { file: "runtime/rewindNotes.ts", why: "notes for the model (the panel labels them in the user's language)" },
   { file: "runtime/toolRunner.ts", why: "tool results for the model" },
   { file: "runtime/approvals.ts", text: "The user denied it.", why: "a tool result for the model" },
+  { file: "runtime/pendingCalls.ts", text: "User cancelled tool call by sending a new message.", why: "a tool result for the model (assistant-ui's own words)" },
+  { file: "panel/Egress.tsx", text: "The provider", why: "the server's label, compared, never shown" },
   { file: "extension.ts", text: "pi pi-comments", why: "an icon's CSS classes" },
   { file: "panel/Chat.tsx", text: "/skill", why: "a command, typed as it is" },
   { file: "panel/Chat.tsx", text: "/help", why: "a command, typed as it is" },

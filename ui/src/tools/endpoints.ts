@@ -81,7 +81,7 @@ export function linkEnds(from: Endpoint, out: number, to: Endpoint, inp: number)
     // LiteGraph's SubgraphInput.connect takes the input's old link for one of its own: one from
     // a node stays in that node's output ("link ID not found" later). The node's own disconnect
     // knows both kinds of origin.
-    if (to.node.inputs[inp]?.link != null) to.node.disconnectInput(inp);
+    if (linkInto(to, inp)) to.node.disconnectInput(inp);
     return sub.inputs[out]!.connect(to.node.inputs[inp], to.node) ?? undefined;
   }
   if (to.kind === "out") return sub.outputs[inp]!.connect(from.node.outputs[out], from.node) ?? undefined;
