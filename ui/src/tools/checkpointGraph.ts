@@ -21,6 +21,7 @@ import {
   type ComfyWorkflow,
 } from "../comfy";
 import type { RestoreOutcome, WorkflowAccess } from "../runtime/checkpoints";
+import { THREAD_KEY, withKeyOf } from "../threadKeys";
 
 /** ComfyUI's ChangeTracker.MAX_HISTORY (both frontends). */
 const MAX_HISTORY = 50;
@@ -34,7 +35,7 @@ export function serializeWorkflow(app: ComfyApp): unknown {
 
 /** Two graphs equal but for the view (pan and zoom), as far as a rewind is concerned. */
 function sameGraph(a: unknown, b: unknown): boolean {
-  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" ? undefined : v));
+  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" || key === THREAD_KEY ? undefined : v));
   return text(a) === text(b);
 }
 
@@ -45,20 +46,22 @@ function hasHistory(tracker: ChangeTracker | undefined): tracker is History {
   return !!t && Array.isArray(t.undoQueue) && Array.isArray(t.redoQueue) && typeof t.undo === "function";
 }
 
-/** Loads `graph` into the active workflow as one undo step; whether it was loaded. */
-async function restoreAsOneStep(app: ComfyApp, graph: unknown): Promise<boolean> {
+/** Loads `graph` into the active workflow as one undo step, under the tab's thread key (a graph
+ * checkpointed before the tab had one); whether it was loaded. */
+async function restoreAsOneStep(app: ComfyApp, checkpoint: unknown): Promise<boolean> {
+  const graph = withKeyOf(structuredClone(checkpoint), serializeWorkflow(app));
   const tracker = changeTracker(app);
   if (!hasHistory(tracker)) {
     tracker?.beforeChange();
     try {
-      await app.loadGraphData(structuredClone(graph), false, false, app.extensionManager?.workflow?.activeWorkflow ?? null, QUIET);
+      await app.loadGraphData(graph, false, false, app.extensionManager?.workflow?.activeWorkflow ?? null, QUIET);
     } finally {
       tracker?.afterChange();
     }
     return true;
   }
   captureState(tracker); // an edit not recorded yet stays one step back, not lost
-  const state = structuredClone(graph);
+  const state = graph;
   const redo = tracker.redoQueue.length;
   tracker.undoQueue.push(state);
   await tracker.undo();
