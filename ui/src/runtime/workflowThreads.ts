@@ -151,8 +151,8 @@ export class WorkflowThreads {
       this.bindings.set(t.id, { workflow: t.workflow ?? null, updatedAt: t.updatedAt, archived: t.archived });
     }
     this.loaded = true;
+    void this.adoptLegacy(); // moves bindings here before the panel chooses
     this.deps.changed();
-    void this.adoptLegacy();
     if (!this.checkedOld && this.app && this.active !== undefined) {
       this.checkedOld = true;
       void this.unbindOld(this.app);
@@ -187,13 +187,16 @@ export class WorkflowThreads {
     const legacy = `${UNSAVED}${id}`;
     if (legacy === key || this.legacyDone.has(legacy)) return;
     this.legacyDone.add(legacy);
-    if (![...this.bindings.values()].some((b) => b.workflow === legacy)) return;
+    const moved = [...this.bindings.values()].filter((b) => b.workflow === legacy);
+    if (!moved.length) return;
+    // Here at once (the panel chooses the tab's thread from these), then on the server.
+    for (const binding of moved) binding.workflow = key;
     try {
       await this.deps.request(`${THREADS}/rebind`, { method: "POST", body: { from: legacy, to: key } });
-      for (const binding of this.bindings.values()) if (binding.workflow === legacy) binding.workflow = key;
-      this.deps.changed();
     } catch (error) {
+      for (const binding of moved) if (binding.workflow === key) binding.workflow = legacy;
       this.legacyDone.delete(legacy);
+      this.deps.changed();
       console.warn(`[comfyui-assistant] the threads of ${legacy} could not follow its tab`, error);
     }
   }
