@@ -154,3 +154,17 @@ describe("threads an earlier version bound to an unsaved tab's graph id", () => 
     ]);
   });
 });
+
+describe("the panel following the tabs", () => {
+  it("knows the first tab's key at once, also when the tab had none before (loaded before the extension)", () => {
+    const { app } = (() => {
+      const graph = fakeGraph({ id: "graph-1", nodes: [] });
+      const workflows = new PlaygroundWorkflows(graph);
+      return { app: { graph, extensionManager: { workflow: workflows } } as unknown as ComfyApp };
+    })();
+    const w = new WorkflowThreads({ request: async <T,>() => undefined as T, changed: () => {}, current: () => undefined, busy: () => false });
+    w.follow(app);
+    expect(w.active).toMatch(/^unsaved:[0-9a-f-]{36}$/);
+    expect(w.active).toBe(activeWorkflowKey(app));
+  });
+});

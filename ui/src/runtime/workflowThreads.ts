@@ -94,9 +94,10 @@ export class WorkflowThreads {
   /** Follow the app's workflow tabs (nothing happens without a workflow API). */
   follow(app: ComfyApp): () => void {
     this.app = app;
+    const stop = watchWorkflows(app, (change) => void this.onChange(change)); // keys the active tab
     this.active = activeWorkflowKey(app);
     this.noteTitles();
-    return watchWorkflows(app, (change) => void this.onChange(change));
+    return stop;
   }
 
   /** How the panel names a workflow: its tab's name (as last seen), else from its key. */
