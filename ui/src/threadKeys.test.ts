@@ -61,16 +61,22 @@ function thread(id: string, workflow: string | null, updatedAt = 1): ServerThrea
   return { id, title: id, archived: false, createdAt: updatedAt, updatedAt, messageCount: 2, workflow };
 }
 
+/** The panel's threads of the workflow tabs; `requests`: what it asked the server. */
+function panelThreads() {
+  const requests: unknown[] = [];
+  const w = new WorkflowThreads({
+    request: async <T,>(path: string, init?: unknown) => (requests.push({ path, init }), undefined as T),
+    changed: () => {},
+    current: () => undefined,
+    busy: () => false,
+  });
+  return { w, requests };
+}
+
 describe("a tab's thread key", () => {
   it("two templates that share a workflow id are two workflows: each tab its own key, its own threads", async () => {
     const { app, workflows, open } = comfy();
-    const requests: unknown[] = [];
-    const w = new WorkflowThreads({
-      request: async <T,>(path: string, init?: unknown) => (requests.push({ path, init }), undefined as T),
-      changed: () => {},
-      current: () => undefined,
-      busy: () => false,
-    });
+    const { w, requests } = panelThreads();
     w.follow(app);
     w.listed([]);
     await open(template(DALLE), DALLE);
@@ -131,13 +137,7 @@ describe("a tab's thread key", () => {
 describe("threads an earlier version bound to an unsaved tab's graph id", () => {
   it("move to the first tab seen with that id, here and on the server, once", async () => {
     const { app, open } = comfy();
-    const requests: unknown[] = [];
-    const w = new WorkflowThreads({
-      request: async <T,>(path: string, init?: unknown) => (requests.push({ path, init }), undefined as T),
-      changed: () => {},
-      current: () => undefined,
-      busy: () => false,
-    });
+    const { w, requests } = panelThreads();
     w.follow(app);
     const first = activeWorkflowKey(app)!;
     w.listed([thread("th_first", "unsaved:graph-1"), thread("th_template", `unsaved:${SHARED_ID}`), thread("th_saved", "portrait.json")]);
@@ -162,7 +162,7 @@ describe("the panel following the tabs", () => {
       const workflows = new PlaygroundWorkflows(graph);
       return { app: { graph, extensionManager: { workflow: workflows } } as unknown as ComfyApp };
     })();
-    const w = new WorkflowThreads({ request: async <T,>() => undefined as T, changed: () => {}, current: () => undefined, busy: () => false });
+    const { w } = panelThreads();
     w.follow(app);
     expect(w.active).toMatch(/^unsaved:[0-9a-f-]{36}$/);
     expect(w.active).toBe(activeWorkflowKey(app));
