@@ -155,6 +155,32 @@ describe("threads an earlier version bound to an unsaved tab's graph id", () => 
   });
 });
 
+describe("an earlier version's binding the server could not move", () => {
+  it("stays where it was, here too, and is tried again after the next list", async () => {
+    const { app } = comfy();
+    let fail = true;
+    const sent: unknown[] = [];
+    const w = new WorkflowThreads({
+      request: async <T,>(path: string, init?: unknown) => {
+        sent.push(init);
+        if (fail) throw new Error("offline");
+        return undefined as T;
+      },
+      changed: () => {},
+      current: () => undefined,
+      busy: () => false,
+    });
+    w.follow(app);
+    w.listed([thread("th_first", "unsaved:graph-1")]);
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    await vi.waitFor(() => expect(w.workflowOf("th_first")).toBe("unsaved:graph-1"));
+    fail = false;
+    w.listed([thread("th_first", "unsaved:graph-1")]);
+    expect(w.workflowOf("th_first")).toBe(activeWorkflowKey(app));
+    await vi.waitFor(() => expect(sent).toHaveLength(2));
+  });
+});
+
 describe("the panel following the tabs", () => {
   it("knows the first tab's key at once, also when the tab had none before (loaded before the extension)", () => {
     const { app } = (() => {

@@ -91,7 +91,10 @@ describe("loadWorkflow where the frontend has workflow tabs (ComfyUI): a new tab
       const saved = (tab: ComfyWorkflow, modified: boolean) =>
         Object.defineProperties(tab, { isTemporary: { value: false }, isModified: { value: modified } });
       expect(await noteFrom((_, tab) => void saved(tab, false))).toContain(kept("Unsaved Workflow"));
-      expect(await noteFrom((_, tab) => void saved(tab, true))).toContain("is unchanged for now, but it has unsaved changes and this ComfyUI keeps no copy");
+      expect(await noteFrom((_, tab) => void saved(tab, true))).toContain(
+        "is unchanged for now, but it has unsaved changes and this ComfyUI keeps no copy of it for a page reload (it restores only the tab that is active then): " +
+          "a reload would close it (its file stays, without those changes) unless the user saves it, or goes back to it, first. This chat moved",
+      );
       const index = { entries: { a: { path: "workflows/Unsaved Workflow.json" } } };
       localStorage.setItem("Comfy.Workflow.DraftIndex.v2:personal", JSON.stringify(index));
       const persistOff = (t: TestSetup) => void (t.app.extensionManager.setting.get = (id: string) => (id === "Comfy.Workflow.Persist" ? false : undefined));

@@ -83,10 +83,11 @@ function activeTab(app: ComfyApp): ComfyWorkflow | null | undefined {
 /** What becomes of the user's tab: unchanged, and whether a page reload keeps it (reloadKeeps.ts). */
 function keptNote(app: ComfyApp, tab: ComfyWorkflow, title: string): string {
   if (keptAcrossReload(app, tab)) return `their tab “${title}” is unchanged`;
-  const what = tab.isTemporary === true ? "is not saved" : "has unsaved changes";
+  const unsaved = tab.isTemporary === true;
   return (
-    `their tab “${title}” is unchanged for now, but it ${what} and this ComfyUI keeps no copy of it for a page reload ` +
-    "(it restores only the tab that is active then): a reload would close it unless the user saves it, or goes back to it, first"
+    `their tab “${title}” is unchanged for now, but it ${unsaved ? "is not saved" : "has unsaved changes"} and this ComfyUI keeps no copy of it ` +
+    `for a page reload (it restores only the tab that is active then): a reload would close it${unsaved ? "" : " (its file stays, without those changes)"} ` +
+    "unless the user saves it, or goes back to it, first"
   );
 }
 
