@@ -300,15 +300,19 @@ export function keyActiveTab(app: ComfyApp): void {
   ensureThreadKey(rootGraph(app), raw(active), others);
 }
 
-/** For `beforeConfigureGraph`: a graph ComfyUI loads without a thread key gets one unless it is
- * an open tab's, shown again (that tab gets its key when it is seen: keyActiveTab). */
+/**
+ * For `beforeConfigureGraph`: a graph ComfyUI loads without a thread key gets one. When it is an
+ * open tab's state, shown again (a tab that had none: opened before this extension), the key goes
+ * into that tab's tracker states too — ComfyUI resets the tracker to the graph it loaded.
+ */
 export function keyGraphToLoad(app: ComfyApp, data: unknown): void {
   if (typeof data !== "object" || data === null || keyIn(data)) return;
   const store = app.extensionManager?.workflow;
   const text = JSON.stringify(data);
   const tabs = Array.isArray(store?.openWorkflows) ? store.openWorkflows : [];
-  if (tabs.some((w) => !keyIn(w.activeState) && w.activeState && JSON.stringify(raw(w.activeState)) === text)) return;
-  keyLoadedGraph(data);
+  const tab = tabs.find((w) => w.activeState && !keyIn(w.activeState) && JSON.stringify(raw(w.activeState)) === text);
+  if (tab) ensureThreadKey(data, raw(tab), new Set());
+  else keyLoadedGraph(data);
 }
 
 /** The name a tab shows ("Unsaved Workflow (2)", "flux"). */

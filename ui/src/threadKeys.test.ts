@@ -127,6 +127,19 @@ describe("a tab's thread key", () => {
     expect(activeWorkflowKey(app)).toBe(duplicate);
   });
 
+  it("a tab opened before the extension, shown again, gets its key in the graph loaded and in its tracker alike", async () => {
+    const { app, workflows } = comfy();
+    const restored = workflows.createTemporary("Restored.json", { id: "graph-2", nodes: [], extra: {} });
+    workflows.openWorkflows.push(restored); // as a frontend restores a tab in the background
+    expect(keyIn(restored.activeState)).toBeUndefined();
+    const data = structuredClone(restored.activeState); // ComfyUI's tab switch: its state, loaded
+    keyGraphToLoad(app, data);
+    expect(keyIn(data)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keyIn(restored.activeState)).toBe(keyIn(data));
+    await workflows.loadInto(restored, data);
+    expect([activeWorkflowKey(app), restored.changeTracker.undoQueue]).toEqual([`unsaved:${keyIn(data)}`, []]);
+  });
+
   it("a checkpoint's graph restored into a tab takes the tab's key", () => {
     const tab = { nodes: [], extra: { [THREAD_KEY]: "tab-key-12" } };
     expect(withKeyOf({ nodes: [1] } as Record<string, unknown>, tab)).toEqual({ nodes: [1], extra: { [THREAD_KEY]: "tab-key-12" } });
