@@ -202,8 +202,10 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       {asking ? (
         <ApprovalCard
           request={asking}
-          onAnswer={(approved, always) =>
-            void (asking.kind === "server" ? part.respondToApproval({ approved }) : store.respondToApproval(part.toolCallId, approved, always))
+          onAnswer={(approved, always, words) =>
+            void (asking.kind === "server"
+              ? part.respondToApproval(words ? { approved, reason: words } : { approved })
+              : store.respondToApproval(part.toolCallId, approved, always, words))
           }
         />
       ) : null}
@@ -213,8 +215,8 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
             {t("tool.stopWaiting")}
           </button>
           {store.canInterrupt(part.toolCallId) ? (
-            <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
-              {t("tool.interrupt")}
+            <button type="button" onClick={() => void store.interrupt(part.toolCallId)} disabled={store.isInterrupting(part.toolCallId)}>
+              {t(store.isInterrupting(part.toolCallId) ? "tool.interrupting" : "tool.interrupt")}
             </button>
           ) : null}
         </div>

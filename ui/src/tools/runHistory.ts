@@ -87,11 +87,12 @@ export function comfyRuns(app: ComfyApp) {
   return {
     /** Interrupts this run (ComfyUI's POST /interrupt). */
     async interrupt(promptId: string): Promise<void> {
-      await app.api.fetchApi("/interrupt", {
+      const response = await app.api.fetchApi("/interrupt", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ prompt_id: promptId }), // (only this run, where ComfyUI can tell)
       });
+      if (!response.ok) throw new Error(`ComfyUI answered ${response.status} to /interrupt`);
     },
     /** The note about an ended run; null while it is queued or running. */
     async endedNote(promptId: string): Promise<string | null> {

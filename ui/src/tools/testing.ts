@@ -124,7 +124,7 @@ export class TestApi implements ComfyApi {
   }
 
   async fetchApi(route: string, init?: RequestInit): Promise<Response> {
-    const body = typeof init?.body === "string" ? (JSON.parse(init.body) as unknown) : undefined;
+    const body = typeof init?.body === "string" ? parsedOrText(init.body) : undefined;
     this.requests.push({ route, init, body });
     return this.handler(route, init);
   }
@@ -144,6 +144,15 @@ export class TestApi implements ComfyApi {
 
   listenerCount(): number {
     return [...this.listeners.values()].reduce((n, set) => n + set.size, 0);
+  }
+}
+
+/** A request body as JSON, or as its text (Manager's git-URL route takes the URL as plain text). */
+function parsedOrText(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
   }
 }
 
