@@ -126,6 +126,31 @@ async def test_the_frontend_and_our_panel_are_served(standin: Standin) -> None:
     assert status == 200 and provider["model"] == "m"
 
 
+async def test_templates_are_served_as_comfyui_serves_the_package(standin: Standin) -> None:
+    """The template browser's index and each template's JSON (`/templates/...`); two real
+    templates that share one workflow id, as many of comfyui-workflow-templates 0.1.95 do."""
+    folder = Path(__file__).parent / "fixtures" / "workflows"
+    status, index = await standin.call("GET", "/templates/index.json")
+    assert status == 200
+    listed = {t["name"]: m["title"] for m in index for t in m["templates"]}
+    assert listed == {
+        "default": "Getting Started",
+        "hidream_e1_full": "Image",
+        "api_openai_dall_e_2_t2i": "Image API",
+        "api_kling_i2v": "Video API",
+    }
+    served = {}
+    for name in listed:
+        status, served[name] = await standin.call("GET", f"/templates/{name}.json")
+        assert status == 200
+        assert served[name] == json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+    dalle, kling = served["api_openai_dall_e_2_t2i"], served["api_kling_i2v"]
+    assert dalle["id"] == kling["id"] == "3ba6fcae-c49e-40dc-8725-12d4cd833fcb"
+    assert await standin.call("GET", "/templates/index_logo.json") == (200, {})
+    status, text = await standin.call("GET", "/templates/..%2Fmanager%2Fgetmappings_cache.json")
+    assert (status, text) == (404, "no template ../manager/getmappings_cache.json")
+
+
 async def test_settings_and_userdata_round_trip(standin: Standin) -> None:
     assert await standin.call("POST", "/api/settings", {"Comfy.TutorialCompleted": True}) == (
         200,

@@ -16,6 +16,7 @@ the real frontend without ComfyUI, torch or models:
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
 | `/view` (and `/api/view`) | a run's files from the stand-in's folders: `view.py` |
 | `GET /api/i18n` | the `locales/` of the custom nodes it hosts (ours): `locales.py` |
+| `GET /templates/index.json`, `/templates/<name>.json` | a few real templates: `templates.py` |
 | `/api/system_stats`, `/api/embeddings`, ... | fixed answers (`STATIC_ANSWERS`) |
 | `/api/assistant/...` (and `/api/chat`) | ours: `api_handlers.add_routes`, as in ComfyUI |
 | `/v2/...`, `/api/v2/...` (with `manager=`) | ComfyUI-Manager: `tests/manager_standin.py` |
@@ -47,6 +48,7 @@ from ..manager_standin import ManagerStandin
 from .locales import add_i18n_route
 from .queue import Queue, add_queue_routes
 from .returning import user_folder
+from .templates import add_template_routes
 from .userdata import UserData, add_user_routes
 from .view import add_view_route, standin_folders
 
@@ -62,7 +64,6 @@ STATIC_ANSWERS: dict[str, Any] = {
     "/api/experiment/models": [],
     "/api/features": {"supports_preview_metadata": True, "max_upload_size": 100 * 1024 * 1024},
     "/api/global_subgraphs": {},
-    "/templates/index.json": [],
     "/templates/index_logo.json": {},
 }
 
@@ -180,6 +181,7 @@ def create_standin(
     for path, answer in STATIC_ANSWERS.items():
         extra = manager.features() if manager and path == "/api/features" else {}
         routes.get(path)(_fixed({**answer, **extra} if extra else answer))
+    add_template_routes(routes)  # after index_logo.json: comfyui-workflow-templates' folder
 
     routes.static(EXTENSION_PREFIX, PANEL_DIST)
     routes.static("/", web_root)  # last: ComfyUI's web root takes whatever is left

@@ -9,7 +9,9 @@ tab's key as the frontend names it —
   (`Unsaved Workflow.json`, `Unsaved Workflow (2).json`), each about a graph long gone.
 
 The browser's side (the tabs the frontend restores, its localStorage) comes from an earlier
-session in the same browser profile: ui/e2e/support.mjs `previousSession`.
+session in the same browser profile: ui/e2e/support.mjs `previousSession`; its thread is then
+bound as a version before thread keys bound it, to the tab's workflow id
+(`unsaved:<id>`, `bindAsEarlierVersion`), which the panel moves to the tab's thread key.
 """
 
 from __future__ import annotations

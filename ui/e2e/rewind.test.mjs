@@ -41,7 +41,8 @@ function rootTypes(page) {
 function activeTab(page) {
   return page.evaluate(() => {
     const workflow = window.app.extensionManager.workflow.activeWorkflow;
-    const bound = workflow.isTemporary ? `unsaved:${(workflow.activeState ?? workflow.initialState).id}` : workflow.key;
+    const key = (workflow.activeState ?? workflow.initialState)?.extra?.comfyui_assistant_thread_key;
+    const bound = workflow.isTemporary ? `unsaved:${key}` : workflow.key;
     return { key: workflow.key, bound };
   });
 }
@@ -367,7 +368,7 @@ for (const target of TARGETS) {
       await answer.getByRole("button", { name: "Open it in a new tab" }).click();
       await answer.getByRole("status").getByText(/is open in a new tab/).waitFor({ timeout: 10_000 });
       assert.deepEqual(await rootTypes(page), ["EmptyImage"]);
-      assert.equal((await activeTab(page)).bound, c.bound, "the same graph (its id) as the closed tab's");
+      assert.equal((await activeTab(page)).bound, c.bound, "the same workflow (its thread key) as the closed tab's");
     });
   });
 }

@@ -44,6 +44,21 @@ export const RETURNING_USER_SETTINGS = {
   "Comfy.Canvas.MouseWheelScroll": "zoom",
 };
 
+/**
+ * Bind the last session's thread as a version before thread keys did: to its tab's graph id
+ * ("unsaved:<graph id>"), which templates share. The panel moves it to the tab's thread key
+ * (ui/src/runtime/workflowThreads.ts adoptLegacy).
+ */
+export async function bindAsEarlierVersion(baseUrl, { graphId, threadKey }) {
+  const res = await fetch(`${baseUrl}/api/assistant/threads/rebind`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ from: `unsaved:${threadKey}`, to: `unsaved:${graphId}` }),
+  });
+  const moved = res.ok ? (await res.json()).moved : undefined;
+  if (moved !== 1) throw new Error(`rebinding the last session's thread to its graph id: ${res.status}, moved ${moved}`);
+}
+
 export async function storeSettings(baseUrl, settings) {
   const res = await fetch(`${baseUrl}/api/settings`, {
     method: "POST",
@@ -414,6 +429,30 @@ export function comfyPng({ width = 32, height = 24, prompt, workflow } = {}) {
   ]);
 }
 
+// ---- Templates (ComfyUI's, tests/fixtures/workflows; the stand-in serves them as ComfyUI does) ----
+
+/** Two real templates (comfyui-workflow-templates 0.1.95) that carry the same workflow id. */
+export const SHARED_ID_TEMPLATES = { dalle: "api_openai_dall_e_2_t2i", kling: "api_kling_i2v", id: "3ba6fcae-c49e-40dc-8725-12d4cd833fcb" };
+
+/**
+ * Open a template as ComfyUI's template browser does (useTemplateWorkflows in 1.27.10 and 1.58.1):
+ * `fetch("/templates/<name>.json")` from the server (ComfyUI, or the stand-in), then
+ * `app.loadGraphData(json, true, true, name)`, a new tab named after it. The playground has no
+ * /templates: the file is read here and loaded the same way.
+ */
+export async function openTemplate(page, name, { comfyui }) {
+  const before = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
+  const json = comfyui ? null : JSON.parse(readFileSync(join(ROOT, "tests", "fixtures", "workflows", `${name}.json`), "utf8"));
+  await page.evaluate(
+    async ([name, json]) => {
+      const workflow = json ?? (await (await fetch(`templates/${name}.json`)).json());
+      await window.app.loadGraphData(workflow, true, true, name);
+    },
+    [name, json],
+  );
+  await page.waitForFunction((key) => (window.app.extensionManager.workflow.activeWorkflow?.key ?? null) !== key, before);
+}
+
 // ---- A returning user (the real frontends through the stand-in) ----
 
 /** The saved workflow the returning user's data directory holds (tests/comfy_standin/returning.py). */
@@ -432,7 +471,8 @@ export async function openSavedWorkflow(page, key) {
  * An earlier session of a returning user, in a browser profile the tests' browser reuses: the
  * page opens, the saved workflow is opened in a second tab, the first one shown again and a chat
  * held there, the browser closed. The frontend keeps its tabs and its graphs in the profile's
- * storage as after any session. Returns the chat's question and the graph id of its tab.
+ * storage as after any session. Returns the chat's question, the graph id of its tab and the
+ * tab's thread key (ui/src/threadKeys.ts).
  */
 export async function previousSession(baseUrl, provider, profile) {
   const browser = await launchBrowser(undefined, { profile });
@@ -450,11 +490,12 @@ export async function previousSession(baseUrl, provider, profile) {
     await send(page, question);
     await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 20_000 });
     await page.waitForTimeout(1_500); // the frontend writes its tabs to storage as they change
-    const graphId = await page.evaluate(() => {
+    const { graphId, threadKey } = await page.evaluate(() => {
       const workflow = window.app.extensionManager.workflow.activeWorkflow;
-      return (workflow.activeState ?? workflow.initialState).id;
+      const state = workflow.activeState ?? workflow.initialState;
+      return { graphId: state.id, threadKey: state.extra?.comfyui_assistant_thread_key };
     });
-    return { question, graphId };
+    return { question, graphId, threadKey };
   } finally {
     await browser.close();
   }

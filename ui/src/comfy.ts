@@ -5,6 +5,7 @@
 // playground, which serves the same path), and LiteGraph from `window.LiteGraph` — the panel
 // never bundles a second LiteGraph.
 import type { LGraph, LGraphCanvas, LGraphNode } from "@comfyorg/litegraph";
+import { ensureThreadKey, keyIn, keyLoadedGraph } from "./threadKeys";
 
 export type { LGraph, LGraphCanvas, LGraphNode };
 
@@ -77,10 +78,12 @@ export interface ComfyWorkflow {
   key?: string;
   filename?: string;
   isTemporary?: boolean;
+  /** Whether it differs from its file (a saved one) or from how it was opened. */
+  isModified?: boolean;
   changeTracker?: ChangeTracker | null;
   /** The graph as the tab's tracker holds it now, and as it was opened (the workflow JSON). */
-  activeState?: { id?: unknown } | null;
-  initialState?: { id?: unknown } | null;
+  activeState?: { id?: unknown; extra?: unknown } | null;
+  initialState?: { id?: unknown; extra?: unknown } | null;
   /** The workflow JSON as text: what a tab not loaded yet holds. */
   content?: string | null;
   /** Whether its content was read (a saved tab restored after a reload may not be yet). */
@@ -133,6 +136,8 @@ export interface ComfyExtension {
   commands?: ComfyCommand[];
   keybindings?: ComfyKeybinding[];
   setup?(app: ComfyApp): void | Promise<void>;
+  /** Called with the workflow JSON app.loadGraphData is about to configure (its own copy). */
+  beforeConfigureGraph?(graphData: unknown, missingNodeTypes: unknown[]): void | Promise<void>;
 }
 
 export interface ComfyPrompt {
@@ -213,50 +218,101 @@ export function lastRunErrors(app: ComfyApp): { nodeErrors: Record<string, unkno
   return { nodeErrors: from.lastNodeErrors ?? null, executionError: from.lastExecutionError ?? null };
 }
 
-/** The start of an unsaved workflow's key; the rest is its graph's id. */
+/** The start of an unsaved workflow's key; the rest is its thread key (threadKeys.ts). */
 export const UNSAVED = "unsaved:";
 const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
 
 /**
- * The id of a workflow's graph: the `id` (a UUID) of its workflow JSON. The frontend gives each
- * new graph one (a blank tab, the default workflow, a loaded file keeps its own) and keeps it
- * with the tab's state across tab switches and reloads.
+ * The workflow JSON a tab holds: its tracker's state, else (a tab not loaded yet) its text,
+ * read once per text — the store's actions come often (1.58 runs isActive per tab as it draws
+ * them).
  */
-export function graphIdOf(workflow: ComfyWorkflow): string | undefined {
-  for (const state of [workflow.activeState, workflow.initialState]) if (validId(state?.id)) return state.id;
+function statesOf(workflow: ComfyWorkflow): unknown[] {
+  const states: unknown[] = [workflow.activeState, workflow.initialState];
   const content = workflow.content;
-  if (typeof content !== "string") return undefined;
-  // The store's actions come often (1.58 runs isActive per tab as it draws them): read a tab's
-  // text once, not at every action.
-  const known = parsedIds.get(raw(workflow));
-  if (known?.content === content) return known.id;
-  let id: string | undefined;
+  if (typeof content !== "string") return states;
+  const known = parsed.get(raw(workflow));
+  if (known?.content === content) return [...states, known.json];
+  let json: unknown;
   try {
-    const found = (JSON.parse(content) as { id?: unknown } | null)?.id;
-    id = validId(found) ? found : undefined;
+    json = JSON.parse(content) as unknown;
   } catch {
-    id = undefined;
+    json = undefined;
   }
-  parsedIds.set(raw(workflow), { content, id });
-  return id;
+  parsed.set(raw(workflow), { content, json });
+  return [...states, json];
 }
 
-const validId = (id: unknown): id is string => typeof id === "string" && id !== "" && id !== ZERO_UUID;
-const parsedIds = new WeakMap<object, { content: string; id: string | undefined }>();
+const parsed = new WeakMap<object, { content: string; json: unknown }>();
+
+/**
+ * The id of a workflow's graph: the `id` (a UUID) of its workflow JSON. The frontend gives each
+ * new graph one (a blank tab, the default workflow, a loaded file keeps its own: templates share
+ * theirs) and keeps it with the tab's state across tab switches and reloads.
+ */
+export function graphIdOf(workflow: ComfyWorkflow): string | undefined {
+  for (const state of statesOf(workflow)) {
+    const id = (state as { id?: unknown } | null | undefined)?.id;
+    if (typeof id === "string" && id !== "" && id !== ZERO_UUID) return id;
+  }
+  return undefined;
+}
+
+/** A tab's thread key, as its workflow JSON keeps it (threadKeys.ts); none until it was seen. */
+export function threadKeyOf(workflow: ComfyWorkflow): string | undefined {
+  for (const state of statesOf(workflow)) {
+    const key = keyIn(state);
+    if (key) return key;
+  }
+  return undefined;
+}
 
 /**
  * A workflow's key, which its threads are bound to: a saved workflow's path under workflows/
- * ("portraits/flux.json"); an unsaved one's graph id ("unsaved:<uuid>"), not its name, which
- * ComfyUI gives to other new tabs later ("Unsaved Workflow.json").
+ * ("portraits/flux.json"); an unsaved one's thread key ("unsaved:<uuid>"), not its name, which
+ * ComfyUI gives to other new tabs later ("Unsaved Workflow.json"), nor its graph id, which
+ * templates share.
  */
 export function workflowKey(workflow: ComfyWorkflow | null | undefined): string | undefined {
   if (!workflow) return undefined;
   if (workflow.isTemporary === true) {
-    const id = graphIdOf(workflow);
-    return id ? `${UNSAVED}${id}` : undefined;
+    const key = threadKeyOf(workflow);
+    return key ? `${UNSAVED}${key}` : undefined;
   }
   const key = workflow.key ?? workflow.path;
   return typeof key === "string" && key !== "" ? key : undefined;
+}
+
+/**
+ * Gives the active tab its thread key where it has none or another open tab has the same (a
+ * duplicated tab, a file opened twice): call only once the tab's graph is the one shown (after
+ * the store's openWorkflow).
+ */
+export function keyActiveTab(app: ComfyApp): void {
+  const store = app.extensionManager?.workflow;
+  const active = store?.activeWorkflow;
+  if (!active || active.isTemporary !== true) return;
+  const others = new Set<string>();
+  for (const workflow of Array.isArray(store.openWorkflows) ? store.openWorkflows : []) {
+    const key = raw(workflow) === raw(active) ? undefined : threadKeyOf(workflow);
+    if (key) others.add(key);
+  }
+  ensureThreadKey(rootGraph(app), raw(active), others);
+}
+
+/**
+ * For `beforeConfigureGraph`: a graph ComfyUI loads without a thread key gets one. When it is an
+ * open tab's state, shown again (a tab that had none: opened before this extension), the key goes
+ * into that tab's tracker states too — ComfyUI resets the tracker to the graph it loaded.
+ */
+export function keyGraphToLoad(app: ComfyApp, data: unknown): void {
+  if (typeof data !== "object" || data === null || keyIn(data)) return;
+  const store = app.extensionManager?.workflow;
+  const text = JSON.stringify(data);
+  const tabs = Array.isArray(store?.openWorkflows) ? store.openWorkflows : [];
+  const tab = tabs.find((w) => w.activeState && !keyIn(w.activeState) && JSON.stringify(raw(w.activeState)) === text);
+  if (tab) ensureThreadKey(data, raw(tab), new Set());
+  else keyLoadedGraph(data);
 }
 
 /** The name a tab shows ("Unsaved Workflow (2)", "flux"). */
@@ -276,6 +332,12 @@ export function openWorkflowTitles(app: ComfyApp): Map<string, string> {
     if (key && title) titles.set(key, title);
   }
   return titles;
+}
+
+/** The graph id of the workflow tab the user is on (graphIdOf). */
+export function activeGraphId(app: ComfyApp): string | undefined {
+  const active = app.extensionManager?.workflow?.activeWorkflow;
+  return active ? graphIdOf(active) : undefined;
 }
 
 /** The key of the workflow tab the user is on; undefined without a workflow API (or none open). */
@@ -340,6 +402,7 @@ function asWorkflow(value: unknown): ComfyWorkflow | undefined {
 export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange) => void): () => void {
   const store = app.extensionManager?.workflow;
   if (!store || !("activeWorkflow" in store)) return () => {};
+  keyActiveTab(app);
   let active = activeWorkflowKey(app);
   let shown = raw(store.activeWorkflow);
   const reported = new Map<string, string>(); // renames told already: from -> to
@@ -359,7 +422,10 @@ export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange)
     listener({ type: "active", key });
   };
   if (typeof store.$onAction !== "function") {
-    const timer = setInterval(check, 1000);
+    const timer = setInterval(() => {
+      if (raw(store.activeWorkflow) !== shown) keyActiveTab(app);
+      check();
+    }, 1000);
     return () => clearInterval(timer);
   }
   return store.$onAction(({ name, args, after }) => {
@@ -370,6 +436,8 @@ export function watchWorkflows(app: ComfyApp, listener: (change: WorkflowChange)
       const now = workflowKey(workflow);
       if (before && now && now !== before) renamed(before, now);
       else if (name === "closeWorkflow" && temporary && before) listener({ type: "closed", key: before });
+      // The tab opened shows its graph now: it gets its thread key (a copy a fresh one).
+      if (name === "openWorkflow") keyActiveTab(app);
       check();
     });
   }, true);

@@ -1,6 +1,7 @@
 // ComfyUI loads this file (ui/dist/comfyui-assistant.js) as an extension script: the Assistant
 // tab in the bottom panel, a command that shows or hides it and a keybinding for the command.
 import { app } from "./app";
+import { keyGraphToLoad } from "./comfy";
 import { OPEN_COMMAND, TAB_TITLE_KEY } from "./i18n/comfyLocales";
 import { en } from "./i18n/messages";
 import { mountPanel, panelStore } from "./panel";
@@ -50,4 +51,13 @@ app.registerExtension({
   // Follow the workflow tabs from the start, so a tab saved or closed before the panel is
   // first opened takes its threads along.
   setup: () => void panelStore(app),
+  // A workflow opened in a new tab (a template, a file) gets its thread key before ComfyUI
+  // configures it, so the tab starts with it (threadKeys.ts).
+  beforeConfigureGraph: (graphData: unknown) => {
+    try {
+      keyGraphToLoad(app, graphData);
+    } catch (error) {
+      console.warn("[comfyui-assistant] could not key the workflow being loaded", error);
+    }
+  },
 });

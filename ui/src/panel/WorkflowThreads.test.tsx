@@ -5,6 +5,7 @@ import type { ComfyApp } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
+import { keyIn, THREAD_KEY } from "../threadKeys";
 import { Panel } from "./Panel";
 
 afterEach(() => {
@@ -22,10 +23,18 @@ function setup(
   tools: (tabs: PlaygroundWorkflows) => Record<string, (input: unknown) => Promise<unknown>> = () => ({}),
 ) {
   vi.stubGlobal("fetch", server.fetch);
-  let shown: unknown = { id: first }; // the graph each tab shows, with the id ComfyUI gives it
-  const tabs = new PlaygroundWorkflows({ serialize: () => shown, load: (state) => void (shown = state) });
+  // The graph each tab shows, with the id ComfyUI gives it and (the first tab's) thread key.
+  const graph = {
+    shown: { id: "graph-1", extra: { [THREAD_KEY]: first } } as { extra?: Record<string, unknown> },
+    get extra() {
+      return (graph.shown.extra ??= {});
+    },
+    serialize: () => structuredClone(graph.shown),
+    load: (state: unknown) => void (graph.shown = structuredClone(state) as typeof graph.shown),
+  };
+  const tabs = new PlaygroundWorkflows(graph);
   const store = new ChatStore({ settings: { maxSteps: 25, debugContext: false }, rememberThread: false, tools: () => tools(tabs) });
-  store.workflows.follow({ extensionManager: { workflow: tabs } } as unknown as ComfyApp);
+  store.workflows.follow({ graph, extensionManager: { workflow: tabs } } as unknown as ComfyApp);
   store.setThreadsOpen(true);
   return { server, tabs, store };
 }
@@ -37,6 +46,9 @@ async function send(text: string) {
   fireEvent.click(screen.getByRole("button", { name: "Send" }));
   await screen.findByText(`Answer to ${text}`);
 }
+
+/** What a thread started on the active tab is bound to: its thread key (threadKeys.ts). */
+const activeKey = (tabs: PlaygroundWorkflows) => `unsaved:${keyIn(tabs.activeWorkflow!.activeState)}`;
 
 const group = (name: string) => screen.getByRole("group", { name });
 
@@ -60,7 +72,7 @@ describe("threads that belong to a workflow", () => {
     await send("hello from B");
     const threadB = store.currentThreadId!;
     expect(threadB).not.toBe(threadA);
-    expect(server.threads.get(threadB)?.workflow).toBe(`unsaved:${(tabs.activeWorkflow!.activeState as { id: string }).id}`);
+    expect(server.threads.get(threadB)?.workflow).toBe(activeKey(tabs));
 
     await act(() => tabs.openWorkflow(tabs.openWorkflows[0]!)); // back to A
     await screen.findByText("Answer to hello from A");
@@ -108,7 +120,7 @@ describe("threads that belong to a workflow", () => {
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     await screen.findByText("Loaded it in a new tab.");
     const thread = store.currentThreadId!;
-    const opened = `unsaved:${(tabs.activeWorkflow!.activeState as { id: string }).id}`;
+    const opened = activeKey(tabs);
     expect(tabs.activeWorkflow!.key).toBe("Unsaved Workflow (2).json");
     await waitFor(() => expect(server.threads.get(thread)?.workflow).toBe(opened)); // moved with it
     expect(within(group("This workflow")).getByText("load the portrait workflow")).toBeTruthy();

@@ -133,12 +133,16 @@ export class PlaygroundApp implements ComfyApp {
   }
 
   /** ComfyUI's app.loadGraphData: the workflow opens in a new tab (named as ComfyUI names one,
-   * "Unsaved Workflow (2)"); the tab the user was on keeps its graph. Given one of the open tabs
-   * (`workflow`), into that tab instead (how ComfyUI's workflow service switches tabs). */
+   * "Unsaved Workflow (2)"), or given a name (a template's), under that name; the tab the user
+   * was on keeps its graph. Given one of the open tabs (`workflow`), into that tab instead (how
+   * ComfyUI's workflow service switches tabs). */
   async loadGraphData(data: unknown, _clean = true, _restoreView = true, workflow: unknown = null): Promise<void> {
+    // As ComfyUI: the extensions' beforeConfigureGraph sees (and may change) its own copy first.
+    if (data !== null && data !== undefined) data = structuredClone(data);
+    for (const extension of this.extensions) await extension.beforeConfigureGraph?.(data, []);
     const tab = this.workflows.openWorkflows.find((w) => w === workflow);
     if (tab) await this.workflows.loadInto(tab, data);
-    else await this.workflows.openNew(data);
+    else await this.workflows.openNew(data, typeof workflow === "string" && workflow ? workflow : undefined);
   }
 
   /** Show a tab's graph (the same LGraph instance, like ComfyUI): a tab switch, an undo. */

@@ -132,10 +132,11 @@ export class PlaygroundWorkflows implements ComfyWorkflowStore {
     await this.openWorkflow(this.createTemporary());
   }
 
-  /** app.loadGraphData: `data` in a new tab; a graph without an id gets one, as in ComfyUI. */
-  async openNew(data: unknown): Promise<void> {
+  /** app.loadGraphData: `data` in a new tab (named `name`, as a template's is); a graph without
+   * an id gets one, as in ComfyUI. */
+  async openNew(data: unknown, name?: string): Promise<void> {
     const state = typeof data === "object" && data !== null ? { id: crypto.randomUUID(), ...data } : blankGraph();
-    await this.openWorkflow(this.createTemporary(undefined, state));
+    await this.openWorkflow(this.createTemporary(name === undefined ? undefined : `${name.replace(/\.json$/i, "")}.json`, state));
   }
 
   /** app.loadGraphData into an open tab: shown with `data` as its graph (its history kept). */

@@ -7,6 +7,7 @@
 // to here" (rewind.ts). Here: which messages of which thread have one, saving one, reading one.
 import { isToolUIPart, type UIMessage } from "ai";
 import { GRAPH_EDITING_TOOLS } from "../tools/schemas.generated";
+import { THREAD_KEY } from "../threadKeys";
 import { threadPath } from "./threadAdapter";
 
 export interface CheckpointInfo {
@@ -43,7 +44,7 @@ export interface CheckpointDeps {
 
 /** Two graphs equal but for the view (pan and zoom): nothing to rewind between them. */
 export function sameGraph(a: unknown, b: unknown): boolean {
-  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" ? undefined : v));
+  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" || key === THREAD_KEY ? undefined : v));
   return text(a) === text(b);
 }
 

@@ -1,18 +1,37 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { activeWorkflowKey, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../comfy";
+import { activeWorkflowKey, graphIdOf, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
+import { THREAD_KEY } from "../threadKeys";
 import type { ServerThread } from "./api";
 import { staleKeys, threadsOf, workflowName, WorkflowThreads, type WorkflowThreadsDeps } from "./workflowThreads";
 
 afterEach(() => vi.useRealTimers());
 
+/** The first tab's thread key (threadKeys.ts), as the workflow JSON of its graph keeps it. */
+const FIRST = "first-tab-key";
+
+/** A graph as ComfyUI's app holds it: `extra` (where a tab's thread key goes) and serialize(). */
+function fakeGraph(first: Record<string, unknown>) {
+  const graph = {
+    extra: { ...(first.extra as object) } as Record<string, unknown>,
+    rest: { ...first },
+    serialize: () => ({ ...graph.rest, extra: { ...graph.extra } }),
+    load: (state: unknown) => {
+      graph.rest = { ...(state as object) };
+      graph.extra = { ...((state as { extra?: object } | null)?.extra ?? {}) };
+    },
+  };
+  return graph;
+}
+
 /** ComfyUI's workflow store as the playground emulates it (Pinia's $onAction included); the
- * first tab's graph has the id "graph-1", every new one a random UUID, as ComfyUI gives them. */
-function tabs() {
-  let shown: unknown = { id: "graph-1" };
-  const workflows = new PlaygroundWorkflows({ serialize: () => shown, load: (state) => void (shown = state) });
-  const app = { extensionManager: { workflow: workflows } } as unknown as ComfyApp;
-  return { workflows, app };
+ * first tab's graph has the id "graph-1" (and the thread key FIRST unless `first` says
+ * otherwise), every new one a random UUID, as ComfyUI gives them. */
+function tabs(first: Record<string, unknown> = { id: "graph-1", extra: { [THREAD_KEY]: FIRST } }) {
+  const graph = fakeGraph(first);
+  const workflows = new PlaygroundWorkflows(graph);
+  const app = { graph, extensionManager: { workflow: workflows } } as unknown as ComfyApp;
+  return { workflows, app, graph };
 }
 
 function listedThread(id: string, workflow: string | null, updatedAt: number, archived = false): ServerThread {
@@ -39,7 +58,7 @@ describe("watchWorkflows (comfy.ts)", () => {
     const { workflows, app } = tabs();
     const seen: WorkflowChange[] = [];
     const stop = watchWorkflows(app, (change) => seen.push(change));
-    expect(activeWorkflowKey(app)).toBe("unsaved:graph-1");
+    expect(activeWorkflowKey(app)).toBe(`unsaved:${FIRST}`);
 
     await workflows.newBlank();
     const second = activeWorkflowKey(app)!;
@@ -52,13 +71,13 @@ describe("watchWorkflows (comfy.ts)", () => {
 
     // Closing the saved tab is no "closed" (its threads keep it); the first tab shows again.
     await workflows.closeTab(workflows.activeWorkflow!);
-    expect(seen.slice(2)).toEqual([{ type: "active", key: "unsaved:graph-1" }]);
+    expect(seen.slice(2)).toEqual([{ type: "active", key: `unsaved:${FIRST}` }]);
     // Closing the unsaved one (the last tab: a new one opens first): its graph is gone.
     await workflows.closeTab(workflows.activeWorkflow!);
     const third = activeWorkflowKey(app)!;
     expect(seen.slice(3)).toEqual([
       { type: "active", key: third },
-      { type: "closed", key: "unsaved:graph-1" },
+      { type: "closed", key: `unsaved:${FIRST}` },
     ]);
 
     stop();
@@ -71,7 +90,7 @@ describe("watchWorkflows (comfy.ts)", () => {
     // which 1.58 calls the store's isActive(workflow), whose hook runs before saveWorkflow's.
     type Hook = Parameters<NonNullable<ComfyWorkflowStore["$onAction"]>>[0];
     const hooks: Hook[] = [];
-    const tab = { key: "Unsaved Workflow (2).json", isTemporary: true, activeState: { id: "g1" } };
+    const tab = { key: "Unsaved Workflow (2).json", isTemporary: true, activeState: { id: "g1", extra: { [THREAD_KEY]: "tab-key-1" } } };
     const store: ComfyWorkflowStore = { activeWorkflow: tab, openWorkflows: [tab], $onAction: (hook) => (hooks.push(hook), () => {}) };
     const act = async (name: string, args: unknown[], run: () => unknown) => {
       const afters: ((result: unknown) => void)[] = [];
@@ -88,11 +107,12 @@ describe("watchWorkflows (comfy.ts)", () => {
       await act("isActive", [{ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "g0" } }], () => false);
       await act("isActive", [tab], () => true);
     });
-    expect(seen).toEqual([{ type: "renamed", from: "unsaved:g1", to: "xx.json" }]);
+    expect(seen).toEqual([{ type: "renamed", from: "unsaved:tab-key-1", to: "xx.json" }]);
   });
 
-  it("keys an unsaved tab by its graph, not by its name, which ComfyUI gives again", async () => {
+  it("keys an unsaved tab by its thread key, not by its name, which ComfyUI gives again", async () => {
     const { workflows, app } = tabs();
+    watchWorkflows(app, () => {}); // gives each tab seen its key
     await workflows.newBlank(); // "Unsaved Workflow (2)"
     const before = activeWorkflowKey(app);
     await workflows.closeTab(workflows.activeWorkflow!);
@@ -102,20 +122,24 @@ describe("watchWorkflows (comfy.ts)", () => {
     expect(activeWorkflowKey(app)).toMatch(/^unsaved:/);
   });
 
-  it("reads a workflow's key as ComfyUI's workflows hold it", () => {
+  it("reads a workflow's key as ComfyUI's workflows hold it: an unsaved one's thread key, not its graph id", () => {
     const id = "0b5c6a0e-8a3e-4f00-9d1b-5a4d2c7e9f10";
-    expect(workflowKey({ key: "portraits/flux.json", isTemporary: false, activeState: { id } })).toBe("portraits/flux.json");
-    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id } })).toBe(`unsaved:${id}`);
-    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: null, initialState: { id } })).toBe(`unsaved:${id}`);
+    const extra = { [THREAD_KEY]: "9d1b5a4d-key" };
+    expect(workflowKey({ key: "portraits/flux.json", isTemporary: false, activeState: { id, extra } })).toBe("portraits/flux.json");
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id, extra } })).toBe("unsaved:9d1b5a4d-key");
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: null, initialState: { id, extra } })).toBe("unsaved:9d1b5a4d-key");
     // A tab not loaded yet: the JSON it holds as text.
-    const unloaded = { key: "Unsaved Workflow.json", isTemporary: true, content: JSON.stringify({ id, nodes: [] }) };
-    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`);
-    expect(workflowKey(unloaded)).toBe(`unsaved:${id}`); // read once, then known
-    unloaded.content = JSON.stringify({ id: "another", nodes: [] });
-    expect(workflowKey(unloaded)).toBe("unsaved:another"); // its text changed: read again
-    // No id (or LiteGraph's zeros): no key rather than the name.
-    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "00000000-0000-0000-0000-000000000000" } })).toBeUndefined();
+    const unloaded = { key: "Unsaved Workflow.json", isTemporary: true, content: JSON.stringify({ id, extra, nodes: [] }) };
+    expect(workflowKey(unloaded)).toBe("unsaved:9d1b5a4d-key");
+    expect(workflowKey(unloaded)).toBe("unsaved:9d1b5a4d-key"); // read once, then known
+    unloaded.content = JSON.stringify({ id, extra: { [THREAD_KEY]: "another-key" }, nodes: [] });
+    expect(workflowKey(unloaded)).toBe("unsaved:another-key"); // its text changed: read again
+    expect(graphIdOf(unloaded)).toBe(id);
+    // No thread key yet (a tab not seen), or not one of ours: no key rather than the graph id or the name.
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id } })).toBeUndefined();
+    expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id, extra: { [THREAD_KEY]: "a b" } } })).toBeUndefined();
     expect(workflowKey({ key: "Unsaved Workflow.json", isTemporary: true, content: "not json" })).toBeUndefined();
+    expect(graphIdOf({ key: "Unsaved Workflow.json", isTemporary: true, activeState: { id: "00000000-0000-0000-0000-000000000000" } })).toBeUndefined();
     expect(workflowKey({ path: "workflows/a.json" })).toBe("workflows/a.json");
     expect(workflowKey(null)).toBeUndefined();
   });
@@ -258,10 +282,10 @@ describe("moving threads", () => {
     const { w } = threads();
     w.follow(app);
     await workflows.newBlank();
-    expect(w.nameOf("unsaved:graph-1")).toBe("Unsaved Workflow");
+    expect(w.nameOf(`unsaved:${FIRST}`)).toBe("Unsaved Workflow");
     expect(w.nameOf(activeWorkflowKey(app)!)).toBe("Unsaved Workflow (2)");
     await workflows.closeTab(workflows.openWorkflows[0]!);
-    expect(w.nameOf("unsaved:graph-1")).toBe("Unsaved Workflow"); // as it was last seen
+    expect(w.nameOf(`unsaved:${FIRST}`)).toBe("Unsaved Workflow"); // as it was last seen
     expect(w.nameOf("unsaved:never-seen")).toBe("an unsaved workflow");
   });
 });
@@ -298,12 +322,12 @@ describe("threads an earlier version bound to a tab's name", () => {
     w.listed([
       listedThread("old-tab", "Unsaved Workflow.json", 1),
       listedThread("old-file", "portrait.json", 2),
-      listedThread("new-tab", "unsaved:graph-1", 3),
+      listedThread("new-tab", `unsaved:${FIRST}`, 3),
     ]);
     await vi.waitFor(() => expect(w.workflowOf("old-tab")).toBeNull());
     expect(asked).toEqual(["/v2/userdata"]); // (never /userdata?dir=workflows, which 404s for a new user)
     expect(requests).toEqual([{ path: "/api/assistant/threads/rebind", init: { method: "POST", body: { from: "Unsaved Workflow.json", to: null } } }]);
-    expect([w.workflowOf("old-file"), w.workflowOf("new-tab")]).toEqual(["portrait.json", "unsaved:graph-1"]);
+    expect([w.workflowOf("old-file"), w.workflowOf("new-tab")]).toEqual(["portrait.json", `unsaved:${FIRST}`]);
     w.listed([listedThread("old-tab", "Unsaved Workflow.json", 1)]); // checked once per page
     await Promise.resolve();
     expect(asked).toHaveLength(1);

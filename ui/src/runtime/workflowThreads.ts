@@ -1,12 +1,15 @@
 // Threads that belong to a workflow tab. A thread records the workflow it was started on (the
 // server stores its key: core/store/thread_workflows.py): a saved workflow's path, an unsaved one's
-// graph id ("unsaved:<uuid>", comfy.ts workflowKey) — never a tab's name, which ComfyUI gives
-// again to other new tabs. The panel lists the active workflow's threads first and, when the
+// thread key ("unsaved:<uuid>", comfy.ts workflowKey, kept in the workflow JSON: threadKeys.ts) —
+// never a tab's name, which ComfyUI gives again to other new tabs, nor its graph id, which
+// templates share (an earlier version's threads bound to one move to the first tab seen with it:
+// adoptLegacy). The panel lists the active workflow's threads first and, when the
 // user switches tabs, continues that workflow's thread — the one shown there last, else its
 // latest — or starts a new one. Here: which workflow is active (from ComfyUI's workflow store,
 // through comfy.ts), each thread's workflow as the server listed it, and the choice of thread.
 // Only thread ids, workflow keys and tab names are kept, in memory.
 import {
+  activeGraphId,
   activeWorkflowKey,
   openWorkflowTitles,
   savedWorkflowKeys,
@@ -84,15 +87,18 @@ export class WorkflowThreads {
   private checkedOld = false;
   /** Keys that a rename gave threads on this page: never an earlier version's. */
   private readonly renamedTo = new Set<string>();
+  /** Graph-id keys of an earlier version already given to a tab on this page (adoptLegacy). */
+  private readonly legacyDone = new Set<string>();
 
   constructor(private readonly deps: WorkflowThreadsDeps) {}
 
   /** Follow the app's workflow tabs (nothing happens without a workflow API). */
   follow(app: ComfyApp): () => void {
     this.app = app;
+    const stop = watchWorkflows(app, (change) => void this.onChange(change)); // keys the active tab
     this.active = activeWorkflowKey(app);
     this.noteTitles();
-    return watchWorkflows(app, (change) => void this.onChange(change));
+    return stop;
   }
 
   /** How the panel names a workflow: its tab's name (as last seen), else from its key. */
@@ -109,6 +115,7 @@ export class WorkflowThreads {
     this.noteTitles();
     if (change.type === "active") {
       this.active = change.key;
+      void this.adoptLegacy();
       const current = this.deps.current();
       // The assistant's own work can open a tab (its loadWorkflow tool opens a new one): the
       // thread that loads stays in view, and is this tab's thread from now on (adopt).
@@ -146,6 +153,7 @@ export class WorkflowThreads {
       this.bindings.set(t.id, { workflow: t.workflow ?? null, updatedAt: t.updatedAt, archived: t.archived });
     }
     this.loaded = true;
+    void this.adoptLegacy(); // moves bindings here before the panel chooses
     this.deps.changed();
     if (!this.checkedOld && this.app && this.active !== undefined) {
       this.checkedOld = true;
@@ -167,6 +175,32 @@ export class WorkflowThreads {
       }
     }
     this.deps.changed();
+  }
+
+  /**
+   * Threads an earlier version bound to an unsaved tab's graph id ("unsaved:<graph id>") move to
+   * the tab's thread key: to the first tab seen with that graph id on this page (that version
+   * could not tell two tabs of one template apart), here and on the server, checkpoints too.
+   */
+  async adoptLegacy(): Promise<void> {
+    const key = this.active;
+    const id = this.app ? activeGraphId(this.app) : undefined;
+    if (!this.loaded || !key?.startsWith(UNSAVED) || !id) return;
+    const legacy = `${UNSAVED}${id}`;
+    if (legacy === key || this.legacyDone.has(legacy)) return;
+    this.legacyDone.add(legacy);
+    const moved = [...this.bindings.values()].filter((b) => b.workflow === legacy);
+    if (!moved.length) return;
+    // Here at once (the panel chooses the tab's thread from these), then on the server.
+    for (const binding of moved) binding.workflow = key;
+    try {
+      await this.deps.request(`${THREADS}/rebind`, { method: "POST", body: { from: legacy, to: key } });
+    } catch (error) {
+      for (const binding of moved) if (binding.workflow === key) binding.workflow = legacy;
+      this.legacyDone.delete(legacy);
+      this.deps.changed();
+      console.warn(`[comfyui-assistant] the threads of ${legacy} could not follow its tab`, error);
+    }
   }
 
   /** A thread the panel just created: it belongs to the active workflow. */

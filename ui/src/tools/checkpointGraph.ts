@@ -21,6 +21,7 @@ import {
   type ComfyWorkflow,
 } from "../comfy";
 import { sameGraph, type RestoreOutcome, type WorkflowAccess } from "../runtime/checkpoints";
+import { withKeyOf } from "../threadKeys";
 
 /** ComfyUI's ChangeTracker.MAX_HISTORY (both frontends). */
 const MAX_HISTORY = 50;
@@ -39,20 +40,22 @@ function hasHistory(tracker: ChangeTracker | undefined): tracker is History {
   return !!t && Array.isArray(t.undoQueue) && Array.isArray(t.redoQueue) && typeof t.undo === "function";
 }
 
-/** Loads `graph` into the active workflow as one undo step; whether it was loaded. */
-async function restoreAsOneStep(app: ComfyApp, graph: unknown): Promise<boolean> {
+/** Loads `graph` into the active workflow as one undo step, under the tab's thread key (a graph
+ * checkpointed before the tab had one); whether it was loaded. */
+async function restoreAsOneStep(app: ComfyApp, checkpoint: unknown): Promise<boolean> {
+  const graph = withKeyOf(structuredClone(checkpoint), serializeWorkflow(app));
   const tracker = changeTracker(app);
   if (!hasHistory(tracker)) {
     tracker?.beforeChange();
     try {
-      await app.loadGraphData(structuredClone(graph), false, false, app.extensionManager?.workflow?.activeWorkflow ?? null, QUIET);
+      await app.loadGraphData(graph, false, false, app.extensionManager?.workflow?.activeWorkflow ?? null, QUIET);
     } finally {
       tracker?.afterChange();
     }
     return true;
   }
   captureState(tracker); // an edit not recorded yet stays one step back, not lost
-  const state = structuredClone(graph);
+  const state = graph;
   const redo = tracker.redoQueue.length;
   tracker.undoQueue.push(state);
   await tracker.undo();

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeBox, overlaps } from "./layout";
-import { buildTxt2Img, createTestApp, place } from "./testing";
+import type { ComfyWorkflow } from "../comfy";
+import { buildTxt2Img, createTestApp, place, type TestSetup } from "./testing";
 
 const EDIT = ["beforeChange", "afterChange"];
 
@@ -49,7 +50,10 @@ describe("loadWorkflow where the frontend has workflow tabs (ComfyUI): a new tab
       ok: true,
       format: "ui",
       tab: "Unsaved Workflow (2)",
-      note: "ComfyUI opened it in a new tab, “Unsaved Workflow (2)”, which the user now sees; their tab “Unsaved Workflow” is unchanged. This chat moved to the new tab: the graph tools now work on it.",
+      note:
+        "ComfyUI opened it in a new tab, “Unsaved Workflow (2)”, which the user now sees; their tab “Unsaved Workflow” is unchanged for now, " +
+        "but it is not saved and this ComfyUI keeps no copy of it for a page reload (it restores only the tab that is active then): " +
+        "a reload would close it unless the user saves it, or goes back to it, first. This chat moved to the new tab: the graph tools now work on it.",
       nodeCount: 7,
       linkCount: 9,
       nodes: TXT2IMG_TYPES,
@@ -59,6 +63,43 @@ describe("loadWorkflow where the frontend has workflow tabs (ComfyUI): a new tab
     expect(types(t)).toHaveLength(7);
     await (store as unknown as { openWorkflow(w: unknown): Promise<unknown> }).openWorkflow(first);
     expect(types(t)).toEqual(["KSampler"]); // untouched
+  });
+
+  describe("whether the user's tab outlives a page reload, as the frontend keeps it (not its version)", () => {
+    const kept = (title: string) => `their tab “${title}” is unchanged. This chat moved`;
+    afterEach(() => localStorage.clear());
+
+    async function noteFrom(arrange: (t: TestSetup, tab: ComfyWorkflow) => void): Promise<string> {
+      const t = createTestApp({ tabs: true });
+      arrange(t, t.app.extensionManager.workflow!.activeWorkflow!);
+      const result = await t.tools.loadWorkflow({ workflow: uiTxt2Img() });
+      return result.note as string;
+    }
+
+    it("an unsaved tab of which the frontend keeps a draft (newer frontends' drafts, by path)", async () => {
+      const index = { order: ["1a2b3c4d"], entries: { "1a2b3c4d": { path: "workflows/Unsaved Workflow.json", name: "Unsaved Workflow.json", isTemporary: true } } };
+      expect(await noteFrom(() => localStorage.setItem("Comfy.Workflow.DraftIndex.v2:personal", JSON.stringify(index)))).toContain(kept("Unsaved Workflow"));
+      localStorage.clear();
+      localStorage.setItem("Comfy.Workflow.Drafts", JSON.stringify({ "workflows/Unsaved Workflow.json": { data: "{}" } }));
+      expect(await noteFrom(() => {})).toContain(kept("Unsaved Workflow"));
+      // A draft of another tab only: this one is not kept (1.27 keeps no drafts at all).
+      localStorage.setItem("Comfy.Workflow.Drafts", JSON.stringify({ "workflows/Other.json": { data: "{}" } }));
+      expect(await noteFrom(() => {})).toContain("is unchanged for now, but it is not saved");
+    });
+
+    it("a saved tab without changes is kept; with unsaved changes, or with persistence off, it is not", async () => {
+      const saved = (tab: ComfyWorkflow, modified: boolean) =>
+        Object.defineProperties(tab, { isTemporary: { value: false }, isModified: { value: modified } });
+      expect(await noteFrom((_, tab) => void saved(tab, false))).toContain(kept("Unsaved Workflow"));
+      expect(await noteFrom((_, tab) => void saved(tab, true))).toContain(
+        "is unchanged for now, but it has unsaved changes and this ComfyUI keeps no copy of it for a page reload (it restores only the tab that is active then): " +
+          "a reload would close it (its file stays, without those changes) unless the user saves it, or goes back to it, first. This chat moved",
+      );
+      const index = { entries: { a: { path: "workflows/Unsaved Workflow.json" } } };
+      localStorage.setItem("Comfy.Workflow.DraftIndex.v2:personal", JSON.stringify(index));
+      const persistOff = (t: TestSetup) => void (t.app.extensionManager.setting.get = (id: string) => (id === "Comfy.Workflow.Persist" ? false : undefined));
+      expect(await noteFrom(persistOff)).toContain("is unchanged for now, but it is not saved");
+    });
   });
 
   it("builds an API workflow in a new blank tab, as one undo step there", async () => {

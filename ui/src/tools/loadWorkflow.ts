@@ -15,6 +15,7 @@ import {
   type LGraphNode,
   type LiteGraphGlobal,
 } from "../comfy";
+import { keptAcrossReload } from "../reloadKeeps";
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
 import { graphLinks } from "./links";
@@ -79,6 +80,17 @@ function activeTab(app: ComfyApp): ComfyWorkflow | null | undefined {
   return store && Array.isArray(store.openWorkflows) ? store.activeWorkflow : undefined;
 }
 
+/** What becomes of the user's tab: unchanged, and whether a page reload keeps it (reloadKeeps.ts). */
+function keptNote(app: ComfyApp, tab: ComfyWorkflow, title: string): string {
+  if (keptAcrossReload(app, tab)) return `their tab “${title}” is unchanged`;
+  const unsaved = tab.isTemporary === true;
+  return (
+    `their tab “${title}” is unchanged for now, but it ${unsaved ? "is not saved" : "has unsaved changes"} and this ComfyUI keeps no copy of it ` +
+    `for a page reload (it restores only the tab that is active then): a reload would close it${unsaved ? "" : " (its file stays, without those changes)"} ` +
+    "unless the user saves it, or goes back to it, first"
+  );
+}
+
 /**
  * Runs `load` where it goes: with workflow tabs into the new tab the frontend opens (the user's
  * tab stays as it is), else over the one graph once the user confirmed. What the result says.
@@ -98,7 +110,7 @@ async function openOrReplace(app: ComfyApp, incoming: number, load: () => Promis
     return {
       tab: title,
       note:
-        `ComfyUI opened it in a new tab, “${title}”, which the user now sees${previous ? `; their tab “${previous}” is unchanged` : ""}. ` +
+        `ComfyUI opened it in a new tab, “${title}”, which the user now sees${before && previous ? `; ${keptNote(app, before, previous)}` : ""}. ` +
         "This chat moved to the new tab: the graph tools now work on it.",
     };
   }

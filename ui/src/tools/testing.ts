@@ -3,6 +3,7 @@
 // tracker, confirm dialog and api (fetchApi + events) each test scripts and inspects.
 import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyorg/litegraph";
 import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
+import { keyGraphToLoad, watchWorkflows } from "../comfy";
 import { registerNodeDefs } from "../litegraph/register";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
 import { PlaygroundWorkflows } from "../playground/workflows";
@@ -280,11 +281,15 @@ export function createTestApp(options: { legacy?: boolean; stringIds?: boolean; 
       },
     });
     Object.assign(app.extensionManager, { workflow: workflows });
-    // As ComfyUI's: a new tab, or the open tab given (a tab switch, a restored state).
+    // As ComfyUI's: a new tab, or the open tab given (a tab switch, a restored state), with our
+    // extension's beforeConfigureGraph first and its tabs followed (each tab's thread key).
     app.loadGraphData = (data: unknown, _clean?: boolean, _view?: boolean, workflow?: unknown) => {
+      const copy = data === undefined || data === null ? data : structuredClone(data);
+      keyGraphToLoad(app, copy);
       const tab = workflows.openWorkflows.find((w) => w === workflow);
-      return tab ? workflows.loadInto(tab, data) : workflows.openNew(data);
+      return tab ? workflows.loadInto(tab, copy) : workflows.openNew(copy);
     };
+    watchWorkflows(app, () => {});
   }
   return { app, graph, lg, tracker, api, dialog, canvas, toasts, deprecated, tools: graphTools(app, lg), stringIds: options.stringIds === true };
 }
