@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import {
   RETURNING_USER_SETTINGS,
   frontendVersions,
