@@ -52,6 +52,15 @@ from typing import Any
 from aiohttp import web
 
 if __package__ in (None, ""):  # run as a file: import the installed package instead
+    try:
+        import comfyui_assistant  # noqa: F401
+    except ImportError:  # not installed (a ComfyUI's Python, PYTHON=): this checkout, as the
+        # package, without its ComfyUI adapter (__init__.py)
+        import types
+
+        _package = types.ModuleType("comfyui_assistant")
+        _package.__path__ = [str(Path(__file__).resolve().parents[1])]
+        sys.modules["comfyui_assistant"] = _package
     from comfyui_assistant.core.installs.lookups import manager_lookups
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app

@@ -87,9 +87,10 @@ def _signatures(prompt: dict[str, Any]) -> dict[str, str]:
     def key(node_id: str, path: tuple[str, ...]) -> str:
         if node_id not in keys:
             node = prompt.get(node_id) or {}
+            linked = lambda v: isinstance(v, list) and len(v) == 2 and str(v[0]) in prompt  # noqa: E731
             inputs = {
                 name: [key(str(v[0]), (*path, node_id)), v[1]]
-                if isinstance(v, list) and len(v) == 2 and str(v[0]) in prompt and str(v[0]) not in path
+                if linked(v) and str(v[0]) not in path
                 else v
                 for name, v in sorted((node.get("inputs") or {}).items())
             }
