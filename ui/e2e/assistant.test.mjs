@@ -869,8 +869,9 @@ for (const target of TARGETS) {
     // A run that lasts: the stand-in's txt2img chain, its sampler reporting 20 steps of 50 ms; in a
     // real ComfyUI (no checkpoint to sample with) a chain of blurs of a large empty image, each a
     // node that takes a while on the CPU, so the card names the node and a click lands mid-run.
-    // Run again: ComfyUI runs nothing of a graph it ran before unchanged (its cache), so a real
-    // ComfyUI gets a new chain (another blur sigma); the stand-in reruns the last one's sampler.
+    // Run again: ComfyUI runs nothing of a graph it ran before unchanged (its cache, which the
+    // stand-in has too): a real ComfyUI gets a new chain (another blur sigma), the stand-in's
+    // sampler a new seed.
     const slow = target.real
       ? { add: addSlowChain, again: addSlowChain, running: /Running: node \d+/, made: SLOW_MADE, stoppedAt: /Execution was interrupted at (ImageBlur|SaveImage)#\d+/ }
       : { add: addSamplerChain, again: lastSamplerChain, running: /Running: node \d+ · step \d+\/20/, made: "PNG 512×512, all black", stoppedAt: /Execution was interrupted at KSampler#\d+/ };
@@ -1247,12 +1248,15 @@ function addSamplerChain(page) {
   });
 }
 
-/** The SaveImage of the last sampler chain, its sampler set to `steps` if given. */
+/** The SaveImage of the last sampler chain, its sampler given a new seed (and `steps` if given):
+ * unchanged, ComfyUI (and the stand-in) would not run it again. */
 function lastSamplerChain(page, steps = null) {
   return page.evaluate((steps) => {
     const graph = window.app.rootGraph ?? window.app.graph;
     const samplers = graph.nodes.filter((n) => n.type === "KSampler");
-    if (steps) samplers[samplers.length - 1].widgets.find((w) => w.name === "steps").value = steps;
+    const widget = (name) => samplers[samplers.length - 1].widgets.find((w) => w.name === name);
+    widget("seed").value += 1;
+    if (steps) widget("steps").value = steps;
     const saves = graph.nodes.filter((n) => n.type === "SaveImage");
     return saves[saves.length - 1].id;
   }, steps);
