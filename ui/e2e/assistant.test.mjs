@@ -94,7 +94,7 @@ for (const target of TARGETS) {
     let savedProvider = null;
     let profile = null;
     // Shared by the steps of the conversation (each test is one step of the issue's story).
-    const story = { before: null, loaderId: null, newId: null, lastSession: null, saved: SAVED_WORKFLOW, removeSaved: null, removeLater: [] };
+    const story = { before: null, loaderId: null, newId: null, lastSession: null, saved: SAVED_WORKFLOW, removeSaved: null, removeLater: [], removeProjects: [] };
 
     before(async () => {
       // The real frontends run as a returning user's: a data directory with saved workflows and
@@ -123,6 +123,10 @@ for (const target of TARGETS) {
       if (savedProvider) await restoreComfyUIProvider(savedProvider);
       await story.removeSaved?.();
       for (const file of story.removeLater) await fetch(`${baseUrl}/api/userdata/${encodeURIComponent(file)}`, { method: "DELETE" });
+      if (story.removeProjects.length) {
+        const { projects } = await (await fetch(`${baseUrl}/api/assistant/projects`)).json();
+        for (const p of projects.filter((p) => story.removeProjects.includes(p.name))) await fetch(`${baseUrl}/api/assistant/projects/${p.id}`, { method: "DELETE" });
+      }
       await browser?.close();
       if (profile) rmSync(profile, { recursive: true, force: true });
       await harness?.stop();
@@ -549,7 +553,9 @@ for (const target of TARGETS) {
       await panel(page).getByText("Hello.", { exact: true }).waitFor({ timeout: 30_000 });
       await panel(page).getByRole("button", { name: "Open the settings" }).click();
       const projects = panel(page).getByRole("region", { name: "Projects" });
-      const name = `Short film ${target.slug}`;
+      // (a real ComfyUI's store outlives the run: a project of this run, deleted at the end of the suite)
+      const name = target.real ? `Short film ${Date.now()}` : `Short film ${target.slug}`;
+      if (target.real) story.removeProjects.push(name);
       await projects.getByLabel("New project name").fill(name);
       await projects.getByRole("button", { name: "Create" }).click();
       await projects.getByRole("button", { name: new RegExp(name) }).click();
