@@ -154,7 +154,8 @@ function installTests(envOf, { pack, node, title: titleOf, slug, allow = false }
         return Boolean(node) && (node.has_errors === true || !registered || !(node instanceof registered));
       }, id);
     assert.equal(await placeholder(missingId), true, "a placeholder before the install");
-    const question = `install ${title} for me ${Date.now()}`;
+    const question = `install the pack ${Date.now()}`; // (a new thread's title: its first words)
+    await panel(page).getByRole("button", { name: "New thread" }).first().click();
     await send(page, question);
     await card.waitFor({ timeout: 20_000 });
     const asked = await card.textContent();
@@ -249,8 +250,11 @@ async function uninstallReal(pack) {
   const folder = await installedAs(COMFYUI_URL, pack);
   if (!folder) return;
   const post = (path, body) => fetch(`${COMFYUI_URL}/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
-  const uiId = `e2e-uninstall-${Date.now()}`;
-  await post("/v2/manager/queue/task", { ui_id: uiId, client_id: "e2e-cleanup", kind: "uninstall", params: { node_name: folder, is_unknown: false } });
+  // a Registry pack goes with is_unknown false, one installed from its repository (nightly) with true
+  for (const unknown of [false, true]) {
+    const task = { ui_id: `e2e-uninstall-${unknown}-${Date.now()}`, client_id: "e2e-cleanup", kind: "uninstall", params: { node_name: folder, is_unknown: unknown } };
+    await post("/v2/manager/queue/task", task);
+  }
   await post("/v2/manager/queue/start");
   const until = async (check, what, seconds) => {
     for (const end = Date.now() + seconds * 1000; Date.now() < end; await new Promise((r) => setTimeout(r, 1000))) if (await check().catch(() => false)) return;
