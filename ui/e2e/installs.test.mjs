@@ -73,8 +73,8 @@ function toolResult(requests, id) {
 /** Starts the stand-in with Manager's (or, `frontend` null, only the provider for the real ComfyUI
  * at COMFYUI_URL, its assistant pointed at it) and opens the panel; `app` is the ComfyUI's address;
  * `events` records Manager's ws events. */
-async function setUp(frontend, security, modelHost = false) {
-  const harness = frontend ? await startHarness({ comfyFrontend: frontend, manager: "v4", managerSecurity: security, modelHost }) : await startHarness({ providerOnly: true });
+async function setUp(frontend, security, modelHost = false, modelHostPort = 0) {
+  const harness = frontend ? await startHarness({ comfyFrontend: frontend, manager: "v4", managerSecurity: security, modelHost }) : await startHarness({ providerOnly: true, modelHost, modelHostPort });
   const app = frontend ? harness.app : COMFYUI_URL;
   const savedProvider = frontend ? null : await pointComfyUIAt(harness.provider);
   if (frontend) await storeSettings(app, RETURNING_USER_SETTINGS);
@@ -233,6 +233,7 @@ async function managerVersion(base) {
 const REAL_MANAGER = COMFYUI_URL ? await managerVersion(COMFYUI_URL) : null;
 const REAL_PACK = process.env.E2E_MANAGER_PACK || null;
 const REAL_NODE = process.env.E2E_MANAGER_NODE || null;
+const MODEL_PORT = Number(process.env.E2E_MODEL_HOST_PORT) || 0;
 const REAL_SKIP =
   COMFYUI_SKIP ||
   (!REAL_MANAGER && `the ComfyUI at ${COMFYUI_URL} has no ComfyUI-Manager 4 (GET /api/v2/manager/version): start a core newer than 0.3.64 with --enable-manager (pip install comfyui-manager)`);
@@ -269,13 +270,30 @@ async function uninstallReal(pack) {
 describe(`installing a node pack through the real ComfyUI-Manager ${REAL_MANAGER ?? ""} in a real ComfyUI (COMFYUI_URL)`, { skip: REAL_SKIP }, () => {
   let env;
   let title = REAL_PACK;
+  const model = `e2e-model-${Date.now()}.safetensors`; // (left in ComfyUI's models/checkpoints)
   before(async () => {
-    env = await setUp(null);
+    env = await setUp(null, null, Boolean(MODEL_PORT), MODEL_PORT);
     if (REAL_PACK) title = await titleInMap(COMFYUI_URL, REAL_PACK);
   });
   after(async () => {
     await tearDown(env, "real Manager");
     if (REAL_PACK) await uninstallReal(REAL_PACK);
+  });
+  findTests(() => env, {
+    pack: REAL_PACK,
+    node: REAL_NODE,
+    packCard: [/not installed/],
+    model: () => model,
+    slug: "installs-find-real",
+    fileCheck: async (env, name) => {
+      const listed = await (await fetch(`${COMFYUI_URL}/api/models/checkpoints`)).json();
+      assert.ok(listed.includes(name), `ComfyUI lists ${name} in checkpoints: ${listed.join(", ")}`);
+      return true;
+    },
+    skip:
+      REAL_PACK && REAL_NODE && MODEL_PORT
+        ? false
+        : "set E2E_MANAGER_PACK, E2E_MANAGER_NODE and E2E_MODEL_HOST_PORT (a port the harness's model host takes; ComfyUI started with COMFY_ASSISTANT_MODEL_ORIGINS=http://127.0.0.1:<that port>)",
   });
   installTests(() => env, {
     pack: REAL_PACK ?? PACK,
@@ -318,7 +336,7 @@ const MODEL = "e2e-model.safetensors";
 
 /** Open a workflow that lacks two things: a node of the Impact Pack (not installed: a placeholder)
  * and a loader's model, with the download entry a workflow carries for it (`properties.models`). */
-async function openMissing(page, url, hash) {
+async function openMissing(page, url, hash, type = NODE, model = MODEL) {
   await page.evaluate(
     async ({ type, model, url, hash }) => {
       const app = window.app;
@@ -335,78 +353,99 @@ async function openMissing(page, url, hash) {
       const quiet = { showMissingNodesDialog: false, showMissingModelsDialog: false, checkForRerouteMigration: false };
       await app.loadGraphData(data, true, true, app.extensionManager.workflow.activeWorkflow, quiet);
     },
-    { type: NODE, model: MODEL, url, hash },
+    { type, model, url, hash },
   );
+}
+
+/**
+ * findMissing, then downloadModels, in the stand-in or a real ComfyUI: `pack` and `node` as in
+ * installTests, `packCard` what its card says, `model` the file's name; `fileCheck(env, name)`
+ * returns the bytes downloaded (the stand-in's models folder) or null where only ComfyUI's model
+ * list can say (a real ComfyUI: true if listed).
+ */
+function findTests(envOf, { pack, node, packCard, model: modelOf, slug, fileCheck, skip = false }) {
+  test("findMissing shows the pack and the model; downloadModels asks, shows progress, downloads", { timeout: 180_000, skip }, async () => {
+    const env = envOf();
+    const { harness, page } = env;
+    const model = modelOf();
+    const { origin, sha256, size } = harness.modelHost;
+    const card = panel(page).getByRole("group", { name: CARD });
+    await openMissing(page, `${origin}/file/${model}`, sha256, node, model);
+    await harness.provider.reset();
+    await harness.provider.script(
+      reply.toolCalls({ id: "call_find", name: "findMissing", arguments: {} }),
+      reply.toolCalls({ id: "call_download", name: "downloadModels", arguments: { scan: { $result: "call_find", field: "scan" }, models: [model] } }),
+      reply.text("The model is downloaded; install the pack next."),
+    );
+    await panel(page).getByRole("button", { name: "New thread" }).first().click();
+    await send(page, "what does this workflow lack?");
+    await card.waitFor({ timeout: 60_000 });
+
+    // findMissing: the model read a compact result; the user sees a card per pack and model.
+    const found = JSON.parse(toolResult(await harness.provider.requests(), "call_find"));
+    assert.match(found.scan, /^scan_/);
+    assert.deepEqual(found.missingNodeTypes.map((n) => [n.type, n.packs.map((p) => [p.id, p.state])]), [[node, [[pack, "not-installed"]]]]);
+    assert.deepEqual(found.missingModels, [{ name: model, folder: "checkpoints", host: "127.0.0.1", size: null, downloadable: true }]);
+    assert.doesNotMatch(JSON.stringify(found).replaceAll(pack, ""), /description|github\.com/, "no descriptions or addresses for the model");
+    const packBox = panel(page).locator('.cua-install-card[data-kind="pack"]');
+    await packBox.waitFor({ timeout: 10_000 });
+    const packText = await packBox.textContent();
+    for (const said of packCard) assert.match(packText, said);
+    const modelText = await panel(page).locator('.cua-install-card[data-kind="model"]').first().textContent();
+    assert.ok(modelText.includes(`${model}not downloaded`), modelText);
+    assert.match(modelText, /Folder: checkpoints/);
+    assert.match(modelText, /From: 127\.0\.0\.1/);
+    assert.match(modelText, /sha256 known/);
+    await panel(page).locator(".cua-install-cards").first().evaluate((cards) => cards.scrollIntoView({ block: "start" }));
+    console.log(`screenshot: ${await screenshot(page, slug, "find-cards")}`);
+
+    // downloadModels asks first, with the model's folder and host.
+    const asked = await card.textContent();
+    assert.match(asked, /Download 1 model file into ComfyUI's models folder/);
+    assert.ok(asked.includes(`${model} → checkpoints · 127.0.0.1`), asked);
+    await card.getByRole("button", { name: "Allow" }).click();
+    const row = panel(page).locator('.cua-install-card[data-kind="download"][data-state="downloading"]');
+    await row.waitFor({ timeout: 20_000 });
+    // bytes, percent, speed and time left, as the server measures them
+    await row.getByText(/\d+% · [\d.]+ [KM]?B of 6\.3 MB · [\d.]+ [KM]?B\/s · \d+ s left/).waitFor({ timeout: 10_000 });
+    assert.ok(await row.getByRole("button", { name: "Cancel" }).isVisible());
+    console.log(`screenshot: ${await screenshot(page, slug, "download-progress")}`);
+
+    await panel(page).getByText("The model is downloaded; install the pack next.").waitFor({ timeout: 90_000 });
+    const downloaded = JSON.parse(toolResult(await harness.provider.requests(), "call_download"));
+    assert.deepEqual(downloaded.models, [{ name: model, folder: "checkpoints", status: "done" }]);
+    const bytes = await fileCheck(env, model);
+    if (bytes === true) {
+      // (a real ComfyUI: its model list has it; the server checked its sha256 before it said done)
+    } else {
+      assert.equal(bytes.length, size);
+      assert.equal(createHash("sha256").update(bytes).digest("hex"), sha256);
+    }
+    assert.equal(await panel(page).locator('.cua-install-card[data-kind="download"][data-state="done"]').count(), 1);
+    console.log(`screenshot: ${await screenshot(page, slug, "downloaded")}`);
+    await sendButton(page).waitFor();
+  });
 }
 
 for (const frontend of versions) {
   describe(`finding what a workflow lacks and downloading its model, frontend ${frontend} (stand-in)`, { skip: standinSkip(frontend) }, () => {
     let env;
-    const slug = `installs-find-${frontend}`;
     before(async () => {
       env = await setUp(frontend, "normal", true);
     });
     after(() => tearDown(env, `${frontend} find`));
-
-    test("findMissing shows the pack and the model; downloadModels asks, shows progress, downloads", { timeout: 120_000 }, async () => {
-      const { harness, page } = env;
-      const { origin, sha256, size } = harness.modelHost;
-      const card = panel(page).getByRole("group", { name: CARD });
-      await openMissing(page, `${origin}/file/${MODEL}`, sha256);
-      await harness.provider.reset();
-      await harness.provider.script(
-        reply.toolCalls({ id: "call_find", name: "findMissing", arguments: {} }),
-        reply.toolCalls({ id: "call_download", name: "downloadModels", arguments: { scan: { $result: "call_find", field: "scan" }, models: [MODEL] } }),
-        reply.text("The model is downloaded; install the Impact Pack next."),
-      );
-      await send(page, "what does this workflow lack?");
-      await card.waitFor({ timeout: 30_000 });
-
-      // findMissing: the model read a compact result; the user sees a card per pack and model.
-      const found = JSON.parse(toolResult(await harness.provider.requests(), "call_find"));
-      assert.match(found.scan, /^scan_/);
-      assert.deepEqual(found.missingNodeTypes.map((n) => [n.type, n.packs.map((p) => [p.id, p.state])]), [[NODE, [[PACK, "not-installed"]]]]);
-      assert.deepEqual(found.missingModels, [{ name: MODEL, folder: "checkpoints", host: "127.0.0.1", size: null, downloadable: true }]);
-      assert.doesNotMatch(JSON.stringify(found), /description|github\.com/, "no descriptions or addresses for the model");
-      const pack = panel(page).locator('.cua-install-card[data-kind="pack"]');
-      await pack.waitFor({ timeout: 10_000 });
-      const packText = await pack.textContent();
-      assert.match(packText, /Impact Pack/);
-      assert.match(packText, /by Dr\.Lt\.Data/);
-      assert.match(packText, /not installed/);
-      assert.match(packText, /Licence: unknown/);
+    findTests(() => env, {
+      pack: PACK,
+      node: NODE,
       // (Manager's map keyed by cnr ids has no repository for it: no link; the Registry is offline)
-      const modelText = await panel(page).locator('.cua-install-card[data-kind="model"]').first().textContent();
-      assert.match(modelText, new RegExp(`${MODEL.replace(".", "\\.")}not downloaded`));
-      assert.match(modelText, /Folder: checkpoints/);
-      assert.match(modelText, /From: 127\.0\.0\.1/);
-      assert.match(modelText, /sha256 known/);
-      await panel(page).locator(".cua-install-cards").first().evaluate((cards) => cards.scrollIntoView({ block: "start" }));
-      console.log(`screenshot: ${await screenshot(page, slug, "find-cards")}`);
-
-      // downloadModels asks first, with the model's folder and host.
-      const asked = await card.textContent();
-      assert.match(asked, /Download 1 model file into ComfyUI's models folder/);
-      assert.match(asked, new RegExp(`${MODEL.replace(".", "\\.")} → checkpoints · 127\\.0\\.0\\.1`));
-      await card.getByRole("button", { name: "Allow" }).click();
-      const row = panel(page).locator('.cua-install-card[data-kind="download"][data-state="downloading"]');
-      await row.waitFor({ timeout: 20_000 });
-      // bytes, percent, speed and time left, as the server measures them
-      await row.getByText(/\d+% · [\d.]+ [KM]?B of 6\.3 MB · [\d.]+ [KM]?B\/s · \d+ s left/).waitFor({ timeout: 10_000 });
-      assert.ok(await row.getByRole("button", { name: "Cancel" }).isVisible());
-      console.log(`screenshot: ${await screenshot(page, slug, "download-progress")}`);
-
-      await panel(page).getByText("The model is downloaded; install the Impact Pack next.").waitFor({ timeout: 60_000 });
-      const downloaded = JSON.parse(toolResult(await harness.provider.requests(), "call_download"));
-      assert.deepEqual(downloaded.models, [{ name: MODEL, folder: "checkpoints", status: "done" }]);
-      const file = join(harness.dataDir, "models", "checkpoints", MODEL);
-      assert.ok(existsSync(file), `${file} is there`);
-      const bytes = readFileSync(file);
-      assert.equal(bytes.length, size);
-      assert.equal(createHash("sha256").update(bytes).digest("hex"), sha256);
-      assert.equal(await panel(page).locator('.cua-install-card[data-kind="download"][data-state="done"]').count(), 1);
-      console.log(`screenshot: ${await screenshot(page, slug, "downloaded")}`);
-      await sendButton(page).waitFor();
+      packCard: [/Impact Pack/, /by Dr\.Lt\.Data/, /not installed/, /Licence: unknown/],
+      model: () => MODEL,
+      slug: `installs-find-${frontend}`,
+      fileCheck: (env, name) => {
+        const file = join(env.harness.dataDir, "models", "checkpoints", name);
+        assert.ok(existsSync(file), `${file} is there`);
+        return readFileSync(file);
+      },
     });
   });
 }

@@ -122,8 +122,9 @@ export function python() {
 
 /** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
- * on the ComfyUI one, "v4" etc., at `managerSecurity`; `modelHost`: a model host downloads may use). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, modelHost = false } = {}) {
+ * on the ComfyUI one, "v4" etc., at `managerSecurity`; `modelHost`: a model host downloads may use,
+ * on `modelHostPort` if given). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, modelHost = false, modelHostPort = 0 } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -132,6 +133,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(manager ? ["--manager", manager] : []),
     ...(managerSecurity ? ["--manager-security", managerSecurity] : []),
     ...(modelHost ? ["--model-host"] : []),
+    ...(modelHostPort ? ["--model-host-port", String(modelHostPort)] : []),
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
