@@ -272,7 +272,7 @@ async function uninstallReal(pack) {
   await until(async () => (await fetch(`${COMFYUI_URL}/api/system_stats`)).ok, "ComfyUI back after the restart", 240);
 }
 
-describe(`installing a node pack through the real ComfyUI-Manager ${REAL_MANAGER ?? ""} in a real ComfyUI (COMFYUI_URL)`, { skip: REAL_SKIP }, () => {
+describe(`installing a node pack through the real ComfyUI-Manager ${REAL_MANAGER ? `${REAL_MANAGER} ` : ""}in a real ComfyUI (COMFYUI_URL)`, { skip: REAL_SKIP }, () => {
   let env;
   let title = REAL_PACK;
   const model = `e2e-model-${Date.now()}.safetensors`; // (left in ComfyUI's models/checkpoints)
