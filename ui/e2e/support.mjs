@@ -298,6 +298,8 @@ export async function openTarget(page, baseUrl, { comfyui = false } = {}) {
 export async function waitReady(page, { comfyui = false } = {}) {
   if (comfyui) {
     await page.waitForFunction(() => Boolean((window.app?.rootGraph ?? window.app?.graph) && window.app?.extensionManager), null, { timeout: 60_000 });
+    // (1.49.6 has its workflow store up a moment later: no active workflow yet)
+    await page.waitForFunction(() => Boolean(window.app.extensionManager.workflow?.activeWorkflow), null, { timeout: 30_000 });
     // A new user's template dialog would cover the page.
     await page.evaluate(() => window.app.extensionManager.setting.set("Comfy.TutorialCompleted", true));
     await page.keyboard.press("Escape");
