@@ -68,6 +68,7 @@ def _mount_in_comfyui() -> None:
         outputs=comfyui_outputs(),
         model_folders=comfyui_model_folders(),
         install_lookups=manager_lookups(comfyui_address(instance)),  # Manager is on its server
+        inside_comfyui=True,
     )
     service = AssistantService(options)
     add_routes(instance.routes, service, policy_for_comfyui())

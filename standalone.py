@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from .api_handlers import add_routes
+from .core.provider.provider_config import origin
 from .core.service import AssistantService, ServiceOptions
 from .routes.guard import LOOPBACK, HostPolicy, refusal
 
@@ -167,7 +168,7 @@ def create_app(options: ServiceOptions, hosts: HostPolicy = LOOPBACK) -> web.App
         settings = await service.provider_settings()
         page = STATUS_PAGE.format(
             provider=html.escape(settings.label),
-            base_url=html.escape(settings.base_url),
+            base_url=html.escape(origin(settings.base_url)),
             model=html.escape(settings.model or "first listed by the provider"),
             playground="the playground"
             if playground_built()

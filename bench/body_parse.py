@@ -1,21 +1,55 @@
-"""What parsing a long thread's /api/assistant/chat body costs: routes/common.py
-`parse_json` (UTF-8, JSON with its checks) on a 5 MB body of 400 turns, each answer with a
-30-node workflow as a tool's output. Best of 7 runs, the collector paused as the route pauses it.
+"""What parsing a long thread's /api/assistant/chat body costs, and how long other requests
+wait while a hostile one is read.
 
-    PYTHONPATH=... .venv/bin/python bench/body_parse.py [--quick]
+1. routes/common.py `parse_json` (UTF-8, JSON with its checks) on a 5 MB body of 400 turns, each
+   answer with a 30-node workflow as a tool's output. Best of 7 runs, the collector paused as
+   the route pauses it.
+2. Our standalone app on a real 127.0.0.1 socket (the scripted provider plays the model), and a
+   client asking `/status` every 5 ms from another process (the slowest answer is the longest
+   any other request waited) while: a chat body of a million one-letter parts (27 MB) is
+   posted; one of 10,000 tiny messages (the most a request may hold) is posted and answered;
+   a thread stored with a million parts (possible before the limits) is read back by its GET.
 
-TARGET (a guard): parsing takes under 250 ms (80 ms measured on a 2-core machine; the nesting
-check is about a third of it). `--quick` parses a 40-turn body once (CI).
+    .venv/bin/python bench/body_parse.py [--quick]
+
+TARGETs (guards): parsing takes under 250 ms per 5 MB (80 ms measured on a 2-core machine; the
+nesting check is about a third of it); the million parts are refused (413); no other request
+waits 0.5 s for the million parts or the stored thread's GET. `--quick` parses a 40-turn body
+once and posts 300,000 parts, 2,000 messages, and reads back 300,000 stored parts (CI).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from comfyui_assistant.core.store.threads import Threads
 from comfyui_assistant.routes.common import parse_json
+from comfyui_assistant.standalone import SERVICE
+from comfyui_assistant.tests.conftest import App, start_app
+from comfyui_assistant.tests.scripted_provider import ScriptedProvider, text_reply
+
+WAIT_TARGET = 0.5  # seconds: the longest another request may wait
+# Asks /status every 5 ms until stdin closes; prints the slowest answer (seconds).
+POLLER = """
+import sys, threading, time, urllib.request
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+url, worst = sys.argv[1] + "/status", 0.0
+while not done.is_set():
+    started = time.perf_counter()
+    urllib.request.urlopen(url).read()
+    worst = max(worst, time.perf_counter() - started)
+    time.sleep(0.005)
+print(worst)
+"""
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -48,10 +82,96 @@ def body(turns: int = 400) -> bytes:
     return json.dumps({"id": "bench", "messages": messages}).encode()
 
 
+TINY = '{"type":"text","text":"a"}'
+
+
+def tiny_parts(n: int) -> bytes:
+    """One user message of `n` one-letter parts."""
+    parts = ",".join([TINY] * n)
+    return f'{{"id":"parts","messages":[{{"id":"m","role":"user","parts":[{parts}]}}]}}'.encode()
+
+
+def tiny_messages(n: int) -> bytes:
+    """`n` messages of one one-letter part each, the user's and the assistant's in turn."""
+    messages = (
+        f'{{"id":"m{i}","role":"{"user" if i % 2 == 0 else "assistant"}","parts":[{TINY}]}}'
+        for i in range(n - 1 if n % 2 == 0 else n)
+    )
+    return f'{{"id":"messages","messages":[{",".join(messages)}]}}'.encode()
+
+
+async def while_polled(app: App, work: Any) -> tuple[Any, float, float]:
+    """(what `work()` gave, its seconds, the slowest /status answer meanwhile)."""
+    poller = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", POLLER, app.base, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    await asyncio.sleep(0.3)  # (the poller's interpreter has started)
+    started = time.perf_counter()
+    result = await work()
+    took = time.perf_counter() - started
+    out, _ = await poller.communicate(b"")
+    return result, took, float(out)
+
+
+async def post(app: App, data: bytes) -> tuple[int, str]:
+    headers = {"Content-Type": "application/json"}
+    async with app.session.post(
+        app.base + "/api/assistant/chat", data=data, headers=headers
+    ) as resp:
+        return resp.status, await resp.text()
+
+
+async def served(quick: bool) -> None:
+    provider = await ScriptedProvider().start()
+    provider.responder = lambda body: text_reply("Done.")
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "32768"}
+    parts, messages = (300_000, 2_000) if quick else (1_000_000, 10_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        app = await start_app(Path(tmp), env)
+        try:
+            data = tiny_parts(parts)
+            (status, _), took, worst = await while_polled(app, lambda: post(app, data))
+            print(
+                f"{parts:,} tiny parts ({len(data) / 1e6:.0f} MB): {status} in {took:.2f} s, "
+                f"longest wait of another request {worst:.3f} s"
+            )
+            print(f"TARGET tiny_parts_refused={status == 413} (guard True)")
+            verdict = "PASS" if worst < WAIT_TARGET else "FAIL"
+            print(f"TARGET tiny_parts_longest_wait_s={worst:.3f} ({verdict}, < {WAIT_TARGET})")
+            data = tiny_messages(messages)
+            (status, _), took, worst = await while_polled(app, lambda: post(app, data))
+            print(
+                f"{messages:,} tiny messages ({len(data) / 1e6:.1f} MB): {status}, answered in "
+                f"{took:.2f} s, longest wait of another request {worst:.3f} s"
+            )
+            print(f"TARGET tiny_messages_longest_wait_s={worst:.3f} (measured)")
+            threads: Threads = await app.app[SERVICE].threads()
+            stored = [{"id": "m", "role": "user", "parts": [json.loads(TINY)] * parts}]
+            await threads.sync("stored", stored)
+
+            async def read() -> int:
+                async with app.session.get(app.base + "/api/assistant/threads/stored") as r:
+                    return len(await r.read())
+
+            size, took, worst = await while_polled(app, read)
+            print(
+                f"GET of a thread stored with {parts:,} parts ({size / 1e6:.0f} MB): {took:.2f} s, "
+                f"longest wait of another request {worst:.3f} s"
+            )
+            verdict = "PASS" if worst < WAIT_TARGET else "FAIL"
+            print(
+                f"TARGET stored_parts_get_longest_wait_s={worst:.3f} ({verdict}, < {WAIT_TARGET})"
+            )
+        finally:
+            await app.close()
+            await provider.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a 40-turn body, one run (CI)")
+    parser.add_argument("--quick", action="store_true", help="smaller bodies, one run (CI)")
     args = parser.parse_args()
+    asyncio.run(served(args.quick))
     data = body(40 if args.quick else 400)
     runs = []
     for _ in range(1 if args.quick else 7):

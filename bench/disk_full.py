@@ -1,6 +1,7 @@
 """What each write route answers on a full disk, and whether deleting a thread goes through: a
-real standalone server process whose data directory is a 16 MB tmpfs (mounting one needs
-root), filled up after two threads were stored.
+real standalone server process whose data directory is a 24 MB tmpfs (mounting one needs
+root), filled up after four threads were stored; then filled again (a delete goes through
+again), and once more after a restart.
 
     .venv/bin/python bench/disk_full.py [--server-path DIR] [--quick]
 
@@ -8,7 +9,8 @@ root), filled up after two threads were stored.
 earlier commit), for a before/after. Prints one line per route: its status and error, then
 the delete's, a write after the delete, and a chat once the disk has room again, then TARGET
 lines: every write answers 507 (a chat: an error chunk), the delete goes through, writes work
-again once there is room. It takes seconds: `--quick` is the same run (CI).
+again once there is room, a delete goes through when the disk is full a second time, and
+after a restart. It takes seconds: `--quick` is the same run (CI).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import errno
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +46,21 @@ WRITES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+TARGETS = ("full_disk_writes_507", "delete_goes_through", "writes_recover",
+           "delete_on_second_full_disk", "delete_after_restart")  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def fill(disk: Path) -> Path:
-    filler = disk / "filler"
+def fill(disk: Path, name: str) -> Path:
+    """The journal emptied (no room left in it), then every byte left on the disk taken."""
+    with closing(sqlite3.connect(disk / "data" / "assistant.sqlite3")) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    filler = disk / name
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
     try:
         while True:
@@ -80,12 +91,7 @@ async def call(session: aiohttp.ClientSession, base: str, method: str, path: str
         return f"{resp.status} {(await resp.text())[:160]}"
 
 
-async def run(disk: Path, server_path: str | None) -> None:
-    provider = await ScriptedProvider().start()
-    provider.responder = lambda body: text_reply("noted")
-    env = {**os.environ, "LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}
-    if server_path:
-        env["PYTHONPATH"] = server_path
+async def serve(disk: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, str]:
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "comfyui_assistant", "serve", "--port", str(port),
@@ -94,12 +100,27 @@ async def run(disk: Path, server_path: str | None) -> None:
     )  # fmt: skip
     assert proc.stdout is not None
     await proc.stdout.readline()
-    base = f"http://127.0.0.1:{port}"
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    proc.terminate()
+    await proc.wait()
+
+
+async def run(disk: Path, server_path: str | None) -> None:
+    provider = await ScriptedProvider().start()
+    provider.responder = lambda body: text_reply("noted")
+    env = {**os.environ, "LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}
+    if server_path:
+        env["PYTHONPATH"] = server_path
+    proc, base = await serve(disk, env)
     try:
         async with aiohttp.ClientSession() as session:
             await chat(session, base, "kept", "a small thread")
-            await chat(session, base, "big", "a long paste: " + "lorem ipsum " * 150_000)
-            filler = fill(disk)
+            for big in ("big", "big2", "big3"):
+                await chat(session, base, big, "a long paste: " + "lorem ipsum " * 150_000)
+            filler = fill(disk, "filler")
             print(f"disk full ({os.statvfs(disk).f_bavail} blocks free):")
             said = []
             for method, path, body in WRITES:
@@ -114,13 +135,22 @@ async def run(disk: Path, server_path: str | None) -> None:
             filler.unlink()
             again = await chat(session, base, "after", "hello")
             print(f"room again: POST /api/assistant/chat: {again}")
-            said_507 = all(s.startswith("507") for s in said) and "error chunk" in full_chat
-            print(f"TARGET full_disk_writes_507: {'PASS' if said_507 else 'FAIL'}")
-            print(f"TARGET delete_goes_through: {'PASS' if delete.startswith('200') else 'FAIL'}")
-            print(f"TARGET writes_recover: {'PASS' if 'answer' in again else 'FAIL'}")
+            fill(disk, "filler2")
+            second = await call(session, base, "DELETE", "/api/assistant/threads/big2", None)
+            print(f"disk full again: DELETE /api/assistant/threads/big2: {second}")
+        await stop(proc)
+        proc, base = await serve(disk, env)
+        async with aiohttp.ClientSession() as session:
+            fill(disk, "filler3")
+            third = await call(session, base, "DELETE", "/api/assistant/threads/big3", None)
+            print(f"restarted, disk full: DELETE /api/assistant/threads/big3: {third}")
+        said_507 = all(s.startswith("507") for s in said) and "error chunk" in full_chat
+        passed = [said_507, delete.startswith("200"), "answer" in again,
+                  second.startswith("200"), third.startswith("200")]  # fmt: skip
+        for name, ok in zip(TARGETS, passed, strict=True):
+            print(f"TARGET {name}: {'PASS' if ok else 'FAIL'}")
     finally:
-        proc.terminate()
-        await proc.wait()
+        await stop(proc)
         await provider.stop()
 
 
@@ -130,11 +160,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the same run (it takes seconds)")
     args = parser.parse_args()
     disk = Path(tempfile.mkdtemp(prefix="disk-full-"))
-    mount = ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(disk)]
+    mount = ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(disk)]
     done = subprocess.run(mount, capture_output=True, text=True)
     if done.returncode != 0:  # (said in the TARGET lines, so a CI without root still runs it)
-        print(f"cannot mount a 16 MB tmpfs (run as root): {done.stderr.strip()}")
-        for name in ("full_disk_writes_507", "delete_goes_through", "writes_recover"):
+        print(f"cannot mount a 24 MB tmpfs (run as root): {done.stderr.strip()}")
+        for name in TARGETS:
             print(f"TARGET {name}: NOT RUN (no tmpfs)")
         disk.rmdir()
         return

@@ -6,6 +6,9 @@ server's peak memory meanwhile, and the longest another request waits while it i
 - text bomb: a 1×1 PNG whose zTXt `workflow` inflates to `--text-mb` MB (512: a 530 KB file);
 - pixel bomb: a PNG claiming 10000×10000 RGB (300 MB of pixel rows) whose image data inflates
   to `--pixel-mb` MB (19,500: a 20.2 MB file, under the 20 MB attachment limit).
+- EXIF bombs: WebPs of 800 KB and 837 KB whose 65,535 EXIF entries all point at one value
+  (800 KB: bytes that are no "key:value"; 837 KB: "workflow:aaa…"), and one of 800 KB whose
+  2,000 entries each start a byte further (different texts of 774 KB: 1.5 GB if all were read).
 
 The app runs as `python -m comfyui_assistant serve` (so the RSS is the server's alone, its peak
 read from VmHWM after clearing it; its log goes to server.log in its data folder); the
@@ -31,11 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-from comfyui_assistant.tests.comfy_images import pixel_bomb, text_bomb
+from comfyui_assistant.tests.comfy_images import exif_bomb, pixel_bomb, text_bomb
 from comfyui_assistant.tests.scripted_provider import ScriptedProvider
 
 STALL_TARGET = 0.5  # seconds another request may wait while a bomb is checked
-MEMORY_TARGET = 100  # MB the text bomb may add to the server's peak
+MEMORY_TARGET = 100  # MB the text bomb (and each EXIF bomb) may add to the server's peak
+EXIF_SECONDS = 2  # each EXIF bomb answered within
+EXIF_BOMBS = [
+    ("EXIF bomb (65,535 entries at one offset)", exif_bomb(800_000)),
+    ("EXIF bomb (65,535 entries at one offset, workflow:)", exif_bomb(837_000, b"workflow:a")),
+    ("EXIF bomb (2,000 entries a byte apart)", exif_bomb(800_000, entries=2_000, shared=False)),
+]
 
 
 @dataclass
@@ -142,6 +151,10 @@ async def main(args: argparse.Namespace) -> None:
             bomb = pixel_bomb(pixel_mb)
             pixels = await upload(session, base, proc.pid, data_dir, "pixels.png", bomb)
             report(f"pixel bomb (10000×10000, {pixel_mb:,} MB of IDAT)", len(bomb), pixels)
+            exif = []
+            for label, bomb in EXIF_BOMBS:
+                exif.append(await upload(session, base, proc.pid, data_dir, "exif.webp", bomb))
+                report(label, len(bomb), exif[-1])
     finally:
         proc.terminate()
         await proc.wait()
@@ -149,7 +162,12 @@ async def main(args: argparse.Namespace) -> None:
     print(f"TARGET text-bomb refused (4xx): {'yes' if 400 <= text.status < 500 else 'no'}")
     print(f"TARGET text-bomb peak RSS growth < {MEMORY_TARGET} MB: {text.peak_growth_mb:.0f} MB")
     print(f"TARGET pixel-bomb refused (4xx): {'yes' if 400 <= pixels.status < 500 else 'no'}")
-    worst = max(text.stall, pixels.stall)
+    no_5xx = all(e.status < 500 for e in exif)
+    print(f"TARGET exif-bomb answered without 5xx: {'yes' if no_5xx else 'no'}")
+    exif_peak = max(e.peak_growth_mb for e in exif)
+    print(f"TARGET exif-bomb peak RSS growth < {MEMORY_TARGET} MB: {exif_peak:.0f} MB")
+    print(f"TARGET exif-bomb time < {EXIF_SECONDS} s: {max(e.seconds for e in exif):.2f} s")
+    worst = max([text.stall, pixels.stall] + [e.stall for e in exif])
     print(f"TARGET max stall of another request < {STALL_TARGET} s: {worst:.2f} s")
 
 

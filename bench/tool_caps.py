@@ -1,5 +1,6 @@
 """Caps on what one answer may make the server do: a model that calls a server tool 1,000 times
-in every step, and a provider that never stops streaming.
+in every step, a provider that never stops streaming, and more calls in one step than an 8K
+window holds.
 
     .venv/bin/python bench/tool_caps.py [--calls 1000] [--quick] [--endless-seconds 30]
 
@@ -15,8 +16,16 @@ anything else).
    `max_tokens`); the chat is given `--endless-seconds` to end. Reported: whether it ended, how,
    after how long and how many bytes, and the `max_tokens` the request carried.
 
-`--quick` runs 200 calls and a 10 s endless limit (about 20 s). Exit code 0 even when a target
-is missed; non-zero only on a crash.
+3. Calls at an 8K window: a model that wants `searchInstalledNodes` for 64, 80 and 200 queries
+   calls, each step, every query whose result it does not see in the request it got (a call
+   answered "not run" it makes again; one whose result it sees it never makes again; one it
+   cannot see at all it makes again, as a real model does). Reported: steps, calls run, calls
+   answered "not run", whether each step's every call was answered in the next request (its
+   result or note, or counted in the note of a folded round: core/context/round_fold.py), and
+   the calls run again for a query that had run already.
+
+`--quick` runs 200 calls, a 10 s endless limit, and 80 and 200 calls at 8K (about 30 s). Exit
+code 0 even when a target is missed; non-zero only on a crash.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -36,24 +46,16 @@ from comfyui_assistant.tests.scripted_provider import (
     Pause,
     ScriptedProvider,
     Stream,
-    call_piece,
     chunk,
+    searches_reply,
+    text_reply,
 )
 
 ENV = {"LLM_MODEL": "scripted-model", "LLM_CONTEXT_WINDOW": "32768"}
 
 
 def many_calls(n: int) -> Stream:
-    pieces = [
-        call_piece(
-            i,
-            id=f"call_{i}",
-            name="searchInstalledNodes",
-            arguments=json.dumps({"query": f"load image {i}"}),
-        )
-        for i in range(n)
-    ]
-    return Stream([chunk(tool_calls=pieces), chunk(finish_reason="tool_calls")])
+    return searches_reply({f"call_{i}": f"load image {i}" for i in range(n)})
 
 
 class Endless:
@@ -152,12 +154,80 @@ async def endless(limit: float, data: Path) -> None:
     print(f"TARGET endless_ended={ended} (guard True)")
 
 
+FOLDED = re.compile(r"\[(\d+) more calls of this step, left out here, were not run")
+
+
+class Searcher:
+    """The model of part 3: it wants `wanted` queries; each step it calls those whose result it
+    does not see. It checks the request it got against the calls of its previous step."""
+
+    def __init__(self, wanted: int) -> None:
+        self.wanted = [f"load image {i}" for i in range(wanted)]
+        self.step = 0
+        self.made: list[str] = []  # the call ids of the previous step
+        self.unanswered = 0  # calls of a step neither answered nor counted in the next request
+
+    def __call__(self, body: dict[str, Any]) -> Stream:
+        messages = body["messages"]
+        queries = {
+            c["id"]: json.loads(c["function"]["arguments"]).get("query")
+            for m in messages
+            for c in m.get("tool_calls") or ()
+        }
+        seen, answered, folded = set(), set(), 0
+        for m in messages:
+            if m["role"] != "tool":
+                continue
+            answered.add(m["tool_call_id"])
+            text = m["content"] if isinstance(m["content"], str) else ""
+            folded += sum(int(n) for n in FOLDED.findall(text))
+            if not text.startswith("Not run") and "-> error: Not run" not in text:
+                seen.add(queries.get(m["tool_call_id"]))
+        self.unanswered += max(0, len([i for i in self.made if i not in answered]) - folded)
+        self.step += 1
+        calls = {f"s{self.step}_{i}": q for i, q in enumerate(self.wanted) if q not in seen}
+        self.made = list(calls)
+        return searches_reply(calls) if calls else text_reply("Found them all.")
+
+
+async def round_fit(calls: int, data: Path) -> None:
+    provider = await ScriptedProvider().start()
+    model = Searcher(calls)
+    provider.responder = model
+    app = await start_app(
+        data, {**ENV, "LLM_CONTEXT_WINDOW": "8192", "LLM_BASE_URL": provider.base_url}
+    )
+    try:
+        text, _, _, _ = await timed_chat(app, chat_body(user("find the image loaders")), 600)
+    finally:
+        await app.close()
+        await provider.stop()
+    events = sse_events(text)
+    inputs = {
+        e["toolCallId"]: e["input"].get("query")
+        for e in events
+        if e["type"] == "tool-input-available"
+    }
+    ran = [inputs.get(e["toolCallId"]) for e in events if e["type"] == "tool-output-available"]
+    not_run = sum(e["type"] == "tool-input-error" for e in events)
+    again = len(ran) - len(set(ran))
+    print(
+        f"{calls} calls in a step at 8K: {len(provider.requests)} steps, {len(ran)} run, "
+        f"{not_run} answered not run, {model.unanswered} calls not answered in the next "
+        f"request, {again} run again"
+    )
+    ok = model.unanswered == 0
+    print(f"TARGET calls_{calls}_each_answered={ok} (guard True)")
+    print(f"TARGET calls_{calls}_run_again={again} (guard 0)")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--endless-seconds", type=float, default=30.0)
     parser.add_argument("--quick", action="store_true", help="200 calls, a 10 s endless limit")
     args = parser.parse_args()
+    fits = (80, 200) if args.quick else (64, 80, 200)
     if args.quick:
         args.calls, args.endless_seconds = 200, 10.0
     logging.basicConfig(level=logging.WARNING)
@@ -165,6 +235,8 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         await tool_calls(args.calls, Path(tmp) / "a")
         await endless(args.endless_seconds, Path(tmp) / "b")
+        for n in fits:
+            await round_fit(n, Path(tmp) / f"fit{n}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .base.egress import Addresses, offline, origin_of, statement
+from .base.wire_types import EgressStatement
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
 from .installs.download_checks import Origins
@@ -22,7 +24,7 @@ from .installs.downloads import Downloads
 from .installs.lookups import LookupProvider, standalone_lookups
 from .installs.model_folders import ModelFolders
 from .installs.model_sizes import ModelSizes
-from .installs.registry_client import offline, registry_from_environ
+from .installs.registry_client import registry_from_environ, registry_origin
 from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
@@ -32,6 +34,7 @@ from .provider.provider_config import (
     ProviderSettings,
     apply_update,
     environment_problems,
+    origin,
     resolve,
     still_valid,
     with_key_bound,
@@ -66,6 +69,7 @@ class ServiceOptions:
     model_folders: ModelFolders | None = None  # default: <data_dir>/models/<folder>
     system_context_dir: Path = SYSTEM_CONTEXT_DIR
     system_skills_dir: Path = SYSTEM_SKILLS_DIR
+    inside_comfyui: bool = False  # (a run's images are read from its folders, not /view)
 
 
 class AssistantService:
@@ -119,6 +123,19 @@ class AssistantService:
 
     async def store_settings(self, namespace: str) -> dict[str, Any]:
         return await (await self.store()).get_settings(namespace)
+
+    async def egress(self) -> EgressStatement:
+        """Settings' "Where your requests go", as core/base/egress.py lists it for now."""
+        environ = self.options.environ
+        comfyui = environ.get("COMFYUI_URL", "").strip()
+        where = Addresses(
+            provider=origin((await self.provider_settings()).base_url),
+            comfyui=None if self.options.inside_comfyui else origin_of(comfyui) or "",
+            registry=registry_origin(environ),
+            models=self.downloads.origins.listed(),
+            offline=offline(environ),
+        )
+        return statement(where)
 
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None

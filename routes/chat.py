@@ -7,7 +7,7 @@ from aiohttp import web
 
 from ..core.base.error_codes import Message, message_of, stream_error_text
 from ..core.base.errors import RequestError
-from ..core.chat.chat_request import parse_chat_request
+from ..core.chat.chat_request import ChatRequest, parse_chat_request
 from ..core.chat.chat_turn import ChatTurn, StreamEnd
 from ..core.service import AssistantService
 from ..core.store.delegations import Delegations
@@ -45,7 +45,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @table.post(CHAT_PATH)
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
-        req = parse_chat_request(await read_json(request, opts.chat_body_limit))
+        req: ChatRequest = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
         debug = request.query.get("debug") == "context"
         async with ChatTurn(service, req, debug=debug) as turn:
             try:

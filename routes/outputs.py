@@ -1,8 +1,10 @@
 """A run's outputs, looked at: `POST /api/assistant/outputs/look` with the files ComfyUI named
 in its `executed` events ({"outputs": ["ComfyUI_00001_.png [output]", …] or
-[{"filename", "subfolder", "type"}, …], "expected": {"width", "height"}?}) answers each one's
-format, size and what looks wrong (core/files/output_checks.py), read from ComfyUI's output and
-temp folders only (core/files/run_outputs.py)."""
+[{"filename", "subfolder", "type"}, …], "expected": {"width", "height"}?, "decoded": [names]?})
+answers each one's format, size and what looks wrong (core/files/output_checks.py), read from
+ComfyUI's output and temp folders only (core/files/run_outputs.py). `decoded` names the files
+whose output node has a latent decode upstream in the prompt that ran (the panel reads the
+prompt's links): only for those is an all-black image said to be a failed decode."""
 
 from __future__ import annotations
 
@@ -31,30 +33,31 @@ def add_output_routes(table: web.RouteTableDef, service: AssistantService) -> No
             raise RequestError('send a JSON object: {"outputs": ["ComfyUI_00001_.png [output]"]}')
         refs = _refs(body.get("outputs"))
         expected = _expected(body.get("expected"))
-        looks = [await _look(service, ref, expected) for ref in refs]
+        decoded = {ref.annotated() for ref in _refs(body.get("decoded") or [], "decoded")}
+        looks = [await _look(service, ref, expected, ref.annotated() in decoded) for ref in refs]
         return web.json_response({"outputs": looks})
 
 
 async def _look(
-    service: AssistantService, ref: OutputRef, expected: tuple[int, int] | None
+    service: AssistantService, ref: OutputRef, expected: tuple[int, int] | None, decoded: bool
 ) -> dict[str, Any]:
     """One file's facts, or why it was not read (the others are still answered)."""
     try:
         data = await service.outputs.read(ref)
-        return (await asyncio.to_thread(look_at, ref, data, expected)).as_json()
+        return (await asyncio.to_thread(look_at, ref, data, expected, decoded)).as_json()
     except OutputRefused as exc:
         return {"name": ref.annotated(), "error": str(exc), "status": exc.status}
     except BadImage as exc:
         return {"name": ref.annotated(), "error": f"{ref.annotated()} is not a whole image: {exc}"}
 
 
-def _refs(value: Any) -> list[OutputRef]:
-    if not isinstance(value, list) or not value:
+def _refs(value: Any, field: str = "outputs") -> list[OutputRef]:
+    if not isinstance(value, list) or (field == "outputs" and not value):
         raise RequestError(
-            'outputs must be a list of the files a run made, e.g. ["ComfyUI_00001_.png [output]"]'
+            f'{field} must be a list of the files a run made, e.g. ["ComfyUI_00001_.png [output]"]'
         )
     if len(value) > MAX_LOOKED:
-        raise RequestError(f"outputs has {len(value)} files; send at most {MAX_LOOKED} at a time")
+        raise RequestError(f"{field} has {len(value)} files; send at most {MAX_LOOKED} at a time")
     try:
         return [_ref(item) for item in value]
     except OutputRefused as exc:

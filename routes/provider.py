@@ -1,4 +1,5 @@
-"""Provider settings, the connection test, and the tool registry the panel reads."""
+"""Provider settings, where requests go (Settings' list), the connection test, and the tool
+registry the panel reads."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def add_provider_routes(table: web.RouteTableDef, service: AssistantService) -> 
     @guarded
     async def get_provider(request: web.Request) -> web.StreamResponse:
         return web.json_response((await service.provider_settings()).public())
+
+    @table.get("/api/assistant/egress")
+    @guarded
+    async def get_egress(request: web.Request) -> web.StreamResponse:
+        return web.json_response(await service.egress())
 
     @table.put("/api/assistant/provider")
     @guarded

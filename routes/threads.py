@@ -3,16 +3,20 @@ the workflow each belongs to (move one, unbind it, follow a renamed workflow).""
 
 from __future__ import annotations
 
+import json
+
 from aiohttp import web
 
 from ..core.base.errors import RequestError
 from ..core.chat.chat_request import check_workflow, workflow_key
 from ..core.files.projects import Projects
 from ..core.service import AssistantService
+from ..core.store.thread_text import messages_json
 from ..core.store.thread_workflows import bind, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"
+SLICE_BYTES = 1 << 20  # a thread's messages are written this much at a time
 
 
 def thread_id_of(request: web.Request) -> str:
@@ -66,8 +70,17 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         thread = await threads.get(thread_id)
         if thread is None:
             raise not_found("thread", thread=thread_id)
-        messages = [m.as_ui() for m in await threads.messages(thread_id)]
-        return web.json_response({**thread, "messages": messages})
+        # The stored messages' text as it is, a slice at a time: a thread of a million parts
+        # is never parsed, and other requests are answered between its slices.
+        pieces = await messages_json(threads.store, thread_id)
+        response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+        await response.prepare(request)
+        for piece in [json.dumps(thread)[:-1] + ',"messages":', *pieces, "}"]:
+            data = memoryview(piece.encode())
+            for start in range(0, len(data), SLICE_BYTES):
+                await response.write(data[start : start + SLICE_BYTES])
+        await response.write_eof()
+        return response
 
     @table.patch(BASE + "/{id}")
     @guarded

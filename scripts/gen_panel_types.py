@@ -8,7 +8,9 @@
 - `ui/src/panel/delegate.generated.ts`: a delegated task's progress, result and trace (what
   its card draws);
 - `ui/src/panel/documents.generated.ts`: a document result with citation ids (what the
-  citation chips open).
+  citation chips open);
+- `ui/src/panel/egress.generated.ts`: where the server sends requests (Settings' list);
+- README.md's "What leaves your machine" list, from core/base/egress.py.
 
 `--check`: exit 1 if a committed file is not what this would write (`scripts/check` runs it,
 as it diffs the built bundles)."""
@@ -22,7 +24,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
-from comfyui_assistant.core.base import wire_types
+from comfyui_assistant.core.base import egress, wire_types
 from comfyui_assistant.core.tools.tool_registry import tools_for
 
 UI = Path(__file__).resolve().parent.parent / "ui" / "src"
@@ -30,6 +32,9 @@ SCHEMAS = UI / "tools" / "schemas.generated.ts"
 REPORT = UI / "panel" / "contextReport.generated.ts"
 DELEGATE = UI / "panel" / "delegate.generated.ts"
 DOCUMENTS = UI / "panel" / "documents.generated.ts"
+EGRESS = UI / "panel" / "egress.generated.ts"
+README = UI.parent.parent / "README.md"
+BEGIN, END = "<!-- egress list: written by scripts/gen_panel_types.py -->\n", "<!-- end -->\n"
 
 
 def render_schemas() -> str:
@@ -129,6 +134,20 @@ def render_documents() -> str:
     )
 
 
+def render_egress() -> str:
+    return render_types(
+        [wire_types.EgressStatement],
+        "Where the server sends requests (core/base/egress.py), served at /api/assistant/egress.",
+    )
+
+
+def render_readme() -> str:
+    """README.md with its egress list (between BEGIN and END) as core/base/egress.py has it."""
+    text = README.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    return head + BEGIN + egress.readme_list() + END + rest.split(END, 1)[1]
+
+
 def main(argv: list[str]) -> int:
     stale = []
     targets = (
@@ -136,12 +155,14 @@ def main(argv: list[str]) -> int:
         (REPORT, render_report()),
         (DELEGATE, render_delegate()),
         (DOCUMENTS, render_documents()),
+        (EGRESS, render_egress()),
+        (README, render_readme()),
     )
     for target, text in targets:
         if "--check" not in argv:
             target.write_text(text, encoding="utf-8")
         elif not target.is_file() or target.read_text(encoding="utf-8") != text:
-            stale.append(str(target.relative_to(UI.parent.parent)))
+            stale.append(str(target.relative_to(README.parent)))
     if stale:
         print(
             f"stale: {', '.join(stale)}: run .venv/bin/python scripts/gen_panel_types.py "

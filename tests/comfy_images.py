@@ -174,3 +174,26 @@ def pixel_bomb(megabytes: int, width: int = 10_000, height: int = 10_000, **head
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 IEND = png_chunk(b"IEND", b"")
+
+
+def exif_bomb(
+    size: int, value: bytes = b"\xff", entries: int = 65_535, shared: bool = True
+) -> bytes:
+    """A real WebP (Pillow's) of `size` bytes whose EXIF directory has `entries` ASCII entries
+    (ImageDescription) pointing into one value, `value` repeated to fill the file: all at the
+    same offset (`shared`), or each one byte further (overlapping, each a different text).
+    Read entry by entry, each a copy of the value: gigabytes from an 800 KB file."""
+    image = io.BytesIO()
+    picture((16, 16)).save(image, format="WEBP", lossless=True)
+    head = 8 + 2 + 12 * entries + 4  # TIFF header, count, entries, next directory
+    room = size - len(image.getvalue()) - 8 - 6 - head  # (the EXIF chunk's header, "Exif\0\0")
+    data = (value * (room // len(value) + 1))[:room]
+    count = len(data) if shared else len(data) - entries
+    tiff = [b"Exif\x00\x00II*\x00", (8).to_bytes(4, "little"), entries.to_bytes(2, "little")]
+    for i in range(entries):  # (tag 0x010E ImageDescription, type 2 ASCII, count, offset)
+        at = head + (0 if shared else i)
+        tiff.append(b"\x0e\x01\x02\x00" + count.to_bytes(4, "little") + at.to_bytes(4, "little"))
+    exif = b"".join(tiff) + bytes(4) + data
+    out = io.BytesIO()
+    picture((16, 16)).save(out, format="WEBP", lossless=True, exif=exif)
+    return out.getvalue()

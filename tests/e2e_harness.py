@@ -344,6 +344,7 @@ async def main(args: argparse.Namespace) -> None:
                     manager = ManagerStandin(
                         flavour=args.manager,
                         security_level=args.manager_security,
+                        allow_git_url_install=args.manager_git_url,
                         key_style="cnr",
                         idle_seconds=0.5,
                         task_seconds=0.3,
@@ -403,6 +404,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="normal",
         choices=["strong", "normal", "normal-", "weak"],
         help="the Manager stand-in's security_level",
+    )
+    parser.add_argument(
+        "--manager-git-url",
+        action="store_true",
+        help="the Manager stand-in's allow_git_url_install = true (its legacy UI's git-URL route)",
     )
     parser.add_argument(
         "--model-host",

@@ -1,6 +1,7 @@
 """Bodies a route fuzzer can send that get past the first check: valid bodies of each route,
 then one to three changes to them (a field left out, or set to a value of the wrong type, to
-one nested deeply, to a literal Python reads but browsers do not: NaN, Infinity, 1e400).
+one nested deeply, to a literal Python reads but browsers do not: NaN, Infinity, 1e400, -1e999,
+400 digits, bare or inside arrays).
 Random JSON rarely gets past `'messages' must be a non-empty list`; a valid body with one
 field changed reaches the code behind every check.
 """
@@ -17,8 +18,9 @@ from hypothesis import strategies as st
 # A string the encoder writes as "@@raw:<text>"; `encode` puts <text> in its place, unquoted.
 RAW = "@@raw:"
 RAW_LITERALS = (
-    "NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1E+999", "1e-400", "-0",
+    "NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1E+999", "-1e999", "1e-400", "-0",
     "123456789012345678901234567890", "18446744073709551616", "9007199254740993", "0.1e1",
+    "1" + "0" * 400,
 )  # fmt: skip
 _RAW_STRING = re.compile(r'"@@raw:([^"]*)"')
 
@@ -41,6 +43,7 @@ ODD_VALUES = st.one_of(
     ),
     st.sampled_from(["\ud800", "é" * 300, "x" * 5000, "tool-", "data-", "attachment:"]),
     st.sampled_from(RAW_LITERALS).map(lambda literal: RAW + literal),
+    st.sampled_from(RAW_LITERALS).map(lambda literal: [[1, [RAW + literal]]]),  # (in arrays)
     st.sampled_from([50, 250, 300, 900, 990]).map(nested),  # the limit: 256 levels in all
     st.sampled_from([{"type": None}, {"type": "text"}, {"type": "tool-x"}, {"id": 5}]),
 )

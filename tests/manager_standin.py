@@ -31,14 +31,22 @@ installed and enabled before the reboot have their node types registered (`regis
 Simplified: the node map is a few real packs (tests/fixtures/manager/extension-node-map.json,
 from the 4.3 wheel's bundled extension-node-map.json) and `key_style="cnr"` renames only the
 packs in cnr_ids.json, as `map_to_unified_keys` renames the packs the Registry knows; an install
-succeeds (instantly, after `task_seconds`) for a pack of that map by its cnr id, or by its URL
-as `repository`, and fails for others with Manager's offline message "Cannot resolve install
-target"; a model install succeeds without downloading anything (it is listed in `models`);
-kinds other than install, enable, disable, uninstall and install-model complete with an error;
-`crash=True` makes the worker fail on its next task as Manager's does on an exception: the task
-is recorded as an error and no all-done follows (the invalid-params pitfall does the same);
-400 texts for invalid tasks are shorter than pydantic's; no batch history files (history?id=),
-no legacy queue (queue/batch, 3.x queue/install), no multiple-client-IP ban.
+succeeds (instantly, after `task_seconds`) for a pack of that map by its cnr id (`latest`), or,
+as `nightly`, by the name its channel list keys it by (a cnr id, else the repository URL's last
+part; `repository` is not read, as in Manager's `install_by_id`). Others fail as Manager's: a
+`latest` id the Registry list lacks with "Cannot resolve install target: 'id@latest'" (its log
+says "is not a CNR node"), a `nightly` one the channel list lacks with "Node 'id@nightly' not
+found in [ManagerChannel.default, ManagerDatabaseSource.cache]" (the enums as Python 3.12
+formats them). With the legacy UI ("v4legacy") `/v2/customnode/install/git_url` (the URL as
+the body) clones a repository of the map (others: 400, as a failed clone) only when
+`allow_git_url_install` is set and ComfyUI listens on loopback or `network_mode` is
+personal_cloud, else 403 `{"reason": "allow_git_url_install"}` (Manager 4.3's dedicated flag,
+independent of security_level); a model install succeeds without downloading anything (it is
+listed in `models`); kinds other than install, enable, disable, uninstall and install-model
+complete with an error; `crash=True` makes the worker fail on its next task as Manager's does on
+an exception: the task is recorded as an error and no all-done follows (the invalid-params
+pitfall does the same); 400 texts for invalid tasks are shorter than pydantic's; no batch history
+files (history?id=), no legacy queue (queue/batch, 3.x queue/install), no multiple-client-IP ban.
 """
 
 from __future__ import annotations
@@ -133,6 +141,7 @@ class ManagerStandin:
     task_seconds: float = 0.0
     down_seconds: float = 0.3  # Manager: 10-16 s here
     crash: bool = False
+    allow_git_url_install: bool = False  # config.ini [default]; read by the legacy UI only
     packs: list[Pack] = field(default_factory=recorded_packs)
     core_nodes: set[str] = field(default_factory=set)  # registered without any pack
     sockets: dict[str, web.WebSocketResponse] = field(default_factory=dict)
@@ -266,9 +275,12 @@ class ManagerStandin:
         if any(name not in params for name in INSTALL_FIELDS):
             raise WorkerCrash  # matched UpdateAllPacksParams: `params.id` raises
         pack_id, selected = params["id"], params["selected_version"]
-        known = pack_id in self.cnr_ids.values() or params.get("repository") in self.catalog
-        if not known:
+        if selected == "latest" and pack_id not in self.cnr_ids.values():
             return f"Cannot resolve install target: '{pack_id}@{selected}'"
+        listed = pack_id.strip().lower() in self.channel_ids()  # (a NormalizedKeyDict)
+        if selected in ("nightly", "unknown") and not listed:
+            where = f"ManagerChannel.{params['channel']}, ManagerDatabaseSource.{params['mode']}"
+            return f"Node '{pack_id}@{selected}' not found in [{where}]"
         if not self.allowed("middle+" if selected in ("nightly", "unknown") else "middle"):
             return "failed"
         pack = self._find(pack_id)
@@ -287,6 +299,30 @@ class ManagerStandin:
         cnr_id = pack_id if pack_id in self.cnr_ids.values() else ""
         self.packs.append(Pack(pack_id, version, cnr_id))
         return "success"
+
+    def channel_ids(self) -> set[str]:
+        """The names the channel's node list keys its packs by (Manager's `get_custom_nodes`):
+        the cnr id where the Registry knows the repository, else the URL's last part; looked up
+        without case (its NormalizedKeyDict)."""
+        names = {self.cnr_ids.get(url, url.rstrip("/").split("/")[-1]) for url in self.catalog}
+        return {name.lower() for name in names}
+
+    def git_url_allowed(self) -> bool:
+        """Manager 4.3's `is_dedicated_install_allowed('allow_git_url_install')`."""
+        local = self.listen.startswith(LOOPBACK)
+        return self.allow_git_url_install and (local or self.network_mode == "personal_cloud")
+
+    def clone(self, url: str) -> bool:
+        """`gitclone_install(url)`: True when installed or already there; a repository the map
+        does not know fails as a clone without network would."""
+        url = url.strip().removesuffix(".git").rstrip("/")
+        name = url.split("/")[-1]
+        if self._find(name) is not None:
+            return True
+        if url not in self.catalog:
+            return False
+        self.packs.append(Pack(name, "nightly", "", "/".join(url.split("/")[-2:])))
+        return True
 
     def _enable(self, params: dict[str, Any]) -> str:
         pack = self._find(str(params.get("cnr_id")))

@@ -38,6 +38,8 @@ def add_manager_routes(app: web.Application, m: ManagerStandin, ws: bool = True)
     if m.flavour != "v4":
         add("GET", f"{v2}/customnode/getlist", routes.getlist)
         add("GET", f"{v2}/externalmodel/getlist", routes.model_list)
+        if m.flavour == "v4legacy":
+            add("POST", "/v2/customnode/install/git_url", routes.install_git_url)
         return
     add("POST", "/v2/manager/queue/task", routes.queue_task)
     add("POST", "/v2/manager/queue/install_model", routes.install_model)
@@ -139,6 +141,13 @@ class _Routes:
         params = {k: v for k, v in body.items() if k != "client_id"}
         self.m.enqueue(Task(body["ui_id"], body["client_id"], "install-model", params))
         return web.Response(status=200)
+
+    async def install_git_url(self, request: web.Request) -> web.Response:
+        """The legacy UI's git-URL install: the dedicated flag first, then a synchronous clone
+        (200 installed or already there, 400 failed: Manager logs why)."""
+        if not self.m.git_url_allowed():
+            return web.json_response({"reason": "allow_git_url_install"}, status=403)
+        return web.Response(status=200 if self.m.clone(await request.text()) else 400)
 
     async def start(self, request: web.Request) -> web.Response:
         if rejected := _form_rejected(request):

@@ -143,6 +143,15 @@ def call_piece(
     return piece
 
 
+def searches_reply(queries: dict[str, str]) -> Stream:
+    """One step calling `searchInstalledNodes` once per query, by call id, in one chunk."""
+    pieces = [
+        call_piece(i, id=id, name="searchInstalledNodes", arguments=json.dumps({"query": query}))
+        for i, (id, query) in enumerate(queries.items())
+    ]
+    return Stream([chunk(tool_calls=pieces), chunk(finish_reason="tool_calls")])
+
+
 def error_body(message: str, code: str | None = None, type_: str = "invalid_request_error") -> Any:
     return {"error": {"message": message, "type": type_, "code": code}}
 

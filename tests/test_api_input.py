@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -290,3 +291,43 @@ async def test_small_and_precise_floats_are_kept(assistant):
     assert resp.status == 200
     saved = await resp.json()
     assert (saved["units"], saved["scale"], saved["cfg"]) == (0.0, 1.7976931348623157e308, 7.5)
+
+
+OVERFLOWING = [b"1e400", b"-1e999", b"1" + b"0" * 400]
+NO_BODY = {("/api/assistant/environment/scan", 200), ("/api/assistant/threads/1/compact", 404)}
+
+
+def _json_routes(app) -> list[tuple[str, str]]:
+    """Every route of ours that takes a body (POST, PUT, PATCH), its path parameters filled."""
+    out = set()
+    for route in app.router.routes():
+        path = route.resource.canonical if route.resource else ""
+        if route.method in ("POST", "PUT", "PATCH") and path.startswith("/api/assistant"):
+            out.add((route.method, re.sub(r"\{\w+\}", "1", path)))
+    return sorted(out)
+
+
+async def test_every_route_refuses_a_number_past_a_float_wherever_it_is(assistant, provider):
+    """1e400 reads as infinity in Python and as Infinity in a browser: stored, it comes back
+    as `Infinity`, which no JSON reader takes. Refused by every route, at any depth (a route
+    that checks its fields first never sees it: the body is refused as it is parsed)."""
+    routes = _json_routes(assistant.app)
+    assert len(routes) >= 25 and ("POST", "/api/assistant/attachments") in routes
+    answered = set()
+    for method, path in routes:
+        for number in OVERFLOWING:
+            for data in (
+                b'{"id": "t", "x": ' + number + b"}",
+                b'{"messages": [{"parts": [[[{"input": [' + number + b"]}]]]}]}",
+            ):
+                resp = await assistant.session.request(
+                    method, assistant.base + path, data=data,
+                    headers={"Content-Type": "application/json"},
+                )  # fmt: skip
+                said = (await resp.json()).get("error", "")
+                if not (resp.status == 400 and said.startswith("the body contains ")):
+                    answered.add((path, resp.status))
+                else:
+                    assert f"{number[:12].decode()}" in said, said  # (named)
+    assert answered == NO_BODY  # (routes that read no body: what they were sent is ignored)
+    assert provider.requests == []

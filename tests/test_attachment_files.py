@@ -23,6 +23,7 @@ from .comfy_images import (
     comfy_png,
     comfy_webp,
     deflate_repeated,
+    exif_bomb,
     picture,
     pixel_bomb,
     plain,
@@ -229,6 +230,96 @@ def test_many_texts_together_are_capped_too():
     assert refused("long.png", png_with(1, 1, zlib.compress(bytes(4)), long)).status == 413
     ok = png_with(1, 1, zlib.compress(bytes(4)), _ztxt("workflow", 7))
     assert len(inspect_image(ok).texts["workflow"]) == 7 << 20
+
+
+def test_a_webp_exif_bomb_reads_shared_bytes_once_and_caps_the_rest():
+    # 65,535 EXIF entries all pointing at one value: each was decoded into its own copy
+    # before any cap (800 KB of file: 2.2 GB of server memory, then 201)
+    def read(name, data):
+        tracemalloc.start()  # (its peak RSS and time in a server: bench/image_bombs.py)
+        try:
+            try:
+                got = read_file(name, data)
+            except FileRefused as exc:
+                got = exc
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 40_000_000, (name, peak)
+        return got
+
+    plain_bomb = exif_bomb(800_000)
+    assert len(plain_bomb) == 800_012 and Image.open(io.BytesIO(plain_bomb)).size == (16, 16)
+    got = read("plain.webp", plain_bomb)  # one value, not "key:value": a plain image
+    assert (got.kind, got.summary, got.note) == (
+        "image",
+        "WEBP 16×16",
+        "no ComfyUI workflow in it: attached as a plain image",
+    )
+    text = read("text.webp", exif_bomb(837_000, b"workflow:" + b"a" * 50))  # read once
+    assert (text.kind, text.note) == (
+        "image",
+        "its ComfyUI workflow metadata is not valid JSON: attached as a plain image",
+    )
+    # entries each one byte further: 2,000 different texts of 774 KB (1.5 GB), refused at
+    # the cap of all texts; 1,001 small ones at the cap of their number
+    overlapping = read("overlap.webp", exif_bomb(800_000, entries=2_000, shared=False))
+    assert overlapping.status == 413 and overlapping.message == (
+        "overlap.webp cannot be read: its metadata texts add up to more than 16 MB, the most "
+        "an image may carry"
+    )
+    many = read("many.webp", exif_bomb(26_000, entries=1_001, shared=False))
+    assert many.status == 413 and many.message == (
+        "many.webp cannot be read: it carries more than 1,000 metadata texts, the most an image "
+        "may (ComfyUI writes two)"
+    )
+    # a ComfyUI WebP is read as before
+    assert read("out.webp", comfy_webp()).workflow == WORKFLOW
+
+
+def test_many_png_text_chunks_are_capped_by_number_and_by_their_keys():
+    # a million empty texts under different keys cost nothing each, but a dict of a million
+    chunks = [png_chunk(b"tEXt", f"k{i}".encode() + b"\0") for i in range(1_001)]
+    got = refused("keys.png", png_with(1, 1, zlib.compress(bytes(4)), *chunks))
+    assert got.status == 413 and "more than 1,000 metadata texts" in got.message
+    ok = png_with(1, 1, zlib.compress(bytes(4)), *chunks[:998], *_comfy_chunks())
+    assert inspect_image(ok).texts.keys() >= {"k0", "k997", "workflow", "prompt"}
+    # keys count with their texts: 240 texts of 69,900 bytes fit in 16 MB, not with their keys
+    long_keys = [
+        png_chunk(b"tEXt", f"{i:079d}".encode() + b"\0" + b"x" * 69_900) for i in range(240)
+    ]
+    assert refused("long.png", png_with(1, 1, zlib.compress(bytes(4)), *long_keys)).status == 413
+
+
+def test_files_of_countless_empty_chunks_are_refused_at_a_count():
+    # 20 MB of empty chunks (segments) took 8 to 12 s to walk, on a server's worker thread
+    jpeg, webp = plain("JPEG"), plain("WEBP")
+    scan = jpeg.index(b"\xff\xda")
+    body = webp[12:] + b"ABCD\0\0\0\0" * 100_001
+    files = {
+        "PNG": png_with(1, 1, zlib.compress(bytes(4)), *[png_chunk(b"abcd", b"")] * 100_001),
+        "JPEG": jpeg[:scan] + b"\xff\xfe\x00\x02" * 100_001 + jpeg[scan:],
+        "WebP": b"RIFF" + (len(body) + 4).to_bytes(4, "little") + b"WEBP" + body,
+    }
+    for kind, data in files.items():
+        got = refused(f"many.{kind.lower()}", data)
+        assert got.status == 422 and got.message == (
+            f"many.{kind.lower()} cannot be read: the {kind} is damaged: it has more than "
+            "100,000 chunks (an image has a few thousand at most)"
+        )
+    # as many as that is taken
+    assert inspect_image(jpeg[:scan] + b"\xff\xfe\x00\x02" * 99_000 + jpeg[scan:]).width == 64
+
+
+def _comfy_chunks() -> list[bytes]:
+    data = comfy_png()
+    chunks, pos = [], 8
+    while pos < len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        if data[pos + 4 : pos + 8] == b"tEXt":
+            chunks.append(data[pos : pos + 12 + length])
+        pos += 12 + length
+    return chunks
 
 
 def _ztxt(key: str, megabytes: int) -> bytes:

@@ -13,6 +13,7 @@ import re
 import time
 from typing import Any
 
+import pytest
 from comfyui_assistant.core.files.attachment_files import FileReading
 from comfyui_assistant.core.files.attachments import Attachments
 from comfyui_assistant.standalone import SERVICE
@@ -306,6 +307,34 @@ async def test_workflows_a_browser_cannot_parse_are_refused(assistant):
     async with assistant.session.get(f"{assistant.base}{BASE}/att_old/workflow") as resp:
         assert resp.status == 422, await resp.text()
         assert "NaN" in json.loads(await resp.text(), parse_constant=_refuse)["error"]
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [("1e400", "1e400"), ("-1e999", "-1e999"), ("1" + "0" * 400, "100000000000… (401 digits)")],
+)
+async def test_workflows_with_a_number_past_a_float_are_refused_at_upload(
+    assistant, provider, number, shown
+):
+    # 1e400 was read as inf: attached (201), offered to the model, then its workflow could
+    # not be given back (422); refused now when attached, as NaN is, nested or not
+    said = (
+        f"flow.json cannot be read: it holds the number {shown}, beyond the range of a 64-bit "
+        "float (about 1.8e308), which a browser reads as Infinity: write a smaller number"
+    )
+    for text in (
+        '{"nodes": [{"id": 1, "type": "A", "widgets_values": [%s]}]}',
+        '{"1": {"class_type": "A", "inputs": {"x": [[[{"y": [%s]}]]]}}}',
+    ):
+        status, body = await attach(assistant, "flow.json", (text % number).encode())
+        assert (status, body["error"]) == (422, said)
+    # in an image's metadata: a plain image (its workflow is not offered), as with NaN
+    png = comfy_png(prompt=None, workflow=None)
+    workflow = b'{"nodes": [{"id": 1, "widgets_values": [[%s]]}]}' % number.encode()
+    png = png[:-12] + png_chunk(b"tEXt", b"workflow\x00" + workflow) + png[-12:]
+    status, att = await attach(assistant, "flow.png", png)
+    assert status == 201 and (att["kind"], att["workflow"]) == ("image", False)
+    assert await stored(assistant) == 1 and provider.requests == []
 
 
 def _refuse(name: str) -> None:

@@ -44,13 +44,21 @@ def _memory_prose() -> list[str]:
 
 # Each bench's TARGET lines, by how each starts: a bench that stops printing one fails.
 TARGETS: dict[str, list[str]] = {
-    "body_parse.py": ["TARGET parse_ms_per_5mb="],
+    "body_parse.py": [
+        "TARGET parse_ms_per_5mb=",
+        "TARGET tiny_parts_refused=",
+        "TARGET tiny_parts_longest_wait_s=",
+        "TARGET tiny_messages_longest_wait_s=",
+        "TARGET stored_parts_get_longest_wait_s=",
+    ],
     "checkpoints.py": ["TARGET stored_mb=", "TARGET save_ms_p95="],
     "passage_split.py": ["TARGET largest_passage_tokens="],
     "disk_full.py": [
         "TARGET full_disk_writes_507:",
         "TARGET delete_goes_through:",
         "TARGET writes_recover:",
+        "TARGET delete_on_second_full_disk:",
+        "TARGET delete_after_restart:",
     ],
     "context_bench.py": [
         "TARGET warm_500_median_ms=",
@@ -76,6 +84,9 @@ TARGETS: dict[str, list[str]] = {
         "TARGET text-bomb refused (4xx):",
         "TARGET text-bomb peak RSS growth",
         "TARGET pixel-bomb refused (4xx):",
+        "TARGET exif-bomb answered without 5xx:",
+        "TARGET exif-bomb peak RSS growth",
+        "TARGET exif-bomb time",
         "TARGET max stall of another request",
     ],
     "image_costs.py": ["TARGET window=4096 image_leaves_half_or_words_only:"],
@@ -124,6 +135,10 @@ TARGETS: dict[str, list[str]] = {
         "TARGET most_tools_run_in_a_step=",
         "TARGET slowest_status_s=",
         "TARGET endless_ended=",
+        "TARGET calls_80_each_answered=",
+        "TARGET calls_80_run_again=",
+        "TARGET calls_200_each_answered=",
+        "TARGET calls_200_run_again=",
     ],
 }
 # Benches run against the llama-server stand-in in quick mode: their output must say so.

@@ -177,7 +177,28 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     (
         "too many messages",
         _body(messages=[{"role": "user", "parts": []}] * 10_001),
-        "'messages' holds more than 10000 messages",
+        "'messages' holds 10,001 messages, more than the limit of 10,000; start a new thread",
+    ),
+    (
+        "too many parts in a message",
+        _body(
+            messages=[
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "a"}] * 10_001}
+            ]
+        ),
+        "messages[0] holds 10,001 parts, more than the limit of 10,000 parts in one message",
+    ),
+    (
+        "too many parts in a request",
+        _body(
+            messages=[
+                {"id": f"u{i}", "role": "user", "parts": [{"type": "text", "text": "a"}] * 10_000}
+                for i in range(20)
+            ]
+            + [{"id": "u20", "role": "user", "parts": [{"type": "text", "text": "a"}]}]
+        ),
+        "'messages' hold 200,001 parts in all, more than the limit of 200,000 parts in one "
+        "request; start a new thread",
     ),
     ("message not an object", _body(messages=["hi"]), "messages[0] must be an object"),
     (

@@ -23,6 +23,7 @@ from comfyui_assistant.tests.comfy_standin import (
 )
 from comfyui_assistant.tests.comfy_standin.locales import translations
 from comfyui_assistant.tests.comfy_standin.returning import PORTRAIT, seed_returning_user
+from comfyui_assistant.tests.comfy_standin.userdata import UserData, add_user_routes
 
 VERSION = frontend_versions()[-1]
 
@@ -158,6 +159,52 @@ async def test_settings_and_userdata_round_trip(standin: Standin) -> None:
     assert (
         status == 200 and {"name": "workflows", "path": "workflows", "type": "directory"} in entries
     )
+
+
+@pytest.fixture
+async def new_user(tmp_path: Path) -> AsyncIterator[Standin]:
+    """The stand-in's user routes over a new user's folder (the stand-in itself serves a
+    returning user's, whose workflows folder exists)."""
+    routes = web.RouteTableDef()
+    add_user_routes(routes, UserData(tmp_path / "user"))
+    app = web.Application()
+    app.add_routes(routes)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with aiohttp.ClientSession() as session:
+            yield Standin(f"http://127.0.0.1:{port}", session)
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_new_users_folder_lists_without_a_404_only_through_v2(new_user: Standin) -> None:
+    """As ComfyUI 0.3.64 (app/user_manager.py): no workflows folder yet, so /userdata?dir=
+    workflows answers 404 (a console error in the page), while /v2/userdata walks the user's
+    whole folder (the panel's saved-workflows listing reads it: comfy.ts savedWorkflowKeys)."""
+    standin = new_user
+    listing = "/api/userdata?dir=workflows&recurse=true&split=false&full_info=false"
+    assert await standin.call("GET", listing) == (404, "Directory not found")
+    status, entries = await standin.call("GET", "/api/v2/userdata")
+    assert status == 200 and not [e for e in entries if e["path"].startswith("workflows")]
+    assert (await standin.call("GET", "/api/v2/userdata?path=workflows")) == (
+        404,
+        "Requested path not found",
+    )
+    for name in ("workflows%2Fstudio%2Fflux.json", "workflows%2Fa.json"):
+        assert (await standin.call("POST", f"/api/userdata/{name}", raw=b"{}"))[0] == 200
+    status, entries = await standin.call("GET", "/api/v2/userdata")
+    walked = [(e["type"], e["path"]) for e in entries if e["path"].startswith("workflows")]
+    assert walked == [
+        ("directory", "workflows/studio"),
+        ("directory", "workflows"),
+        ("file", "workflows/a.json"),
+        ("file", "workflows/studio/flux.json"),
+    ]
+    assert all(isinstance(e["modified"], float) for e in entries if e["type"] == "file")
 
 
 @pytest.mark.parametrize("returning", [True], indirect=True)

@@ -34,9 +34,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield disk
 
 
-def fill(disk: Path) -> Path:
+def fill(disk: Path, name: str = "filler") -> Path:
     """Take every byte left on the disk."""
-    filler = disk / "filler"
+    filler = disk / name
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
     try:
         while True:
@@ -114,6 +114,79 @@ async def test_a_full_disk_is_said_a_delete_goes_through_writes_come_back(
     async with app.session.delete(app.base + "/api/assistant/threads/after") as resp:
         assert resp.status == 200
     assert (small_disk / "data" / RESERVE_NAME).stat().st_size == 4 << 20  # made again
+
+
+async def delete(app: App, thread: str) -> tuple[int, Any]:
+    async with app.session.delete(app.base + f"/api/assistant/threads/{thread}") as resp:
+        return resp.status, (await resp.json()).get("error")
+
+
+async def test_a_disk_that_fills_again_still_takes_deletes_also_after_a_restart(
+    small_disk, provider
+):
+    # before: the first delete used the reserve, which was not made again while less than
+    # its 4 MB was free; on the next full disk every delete answered 507, after a restart too
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m", "LLM_CONTEXT_WINDOW": "1000000"}
+    data, reserve = small_disk / "data", small_disk / "data" / RESERVE_NAME
+    provider.responder = lambda body: text_reply("noted")
+    app = await start_app(data, env)
+    try:
+        for thread in ("kept", "one", "two", "three"):
+            await answer(app, thread, f"{thread}: " + "lorem ipsum " * 150_000)  # 1.8 MB
+        with closing(sqlite3.connect(data / DB_NAME)) as db:  # no room in the journal
+            assert db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+        fill(small_disk, "first")
+        assert await delete(app, "one") == (200, None)
+        await writes(app)  # (in the room the delete freed: some go through)
+        fill(small_disk, "second")  # the disk fills again
+        assert await delete(app, "two") == (200, None)  # (was 507)
+        assert reserve.stat().st_size > 3 << 20  # the room the journal left: taken back
+    finally:
+        await app.close()
+    fill(small_disk, "third")  # (what the closed journal gave back)
+    app = await start_app(data, env)  # a restart on the full disk
+    try:
+        await writes(app)  # (it opens: room for that came from the reserve)
+        assert reserve.stat().st_size > 3 << 20
+        assert await delete(app, "three") == (200, None)
+        async with app.session.get(app.base + "/api/assistant/threads") as resp:
+            listed = {t["id"] for t in (await resp.json())["threads"]}
+        assert "kept" in listed and not listed & {"one", "two", "three"}
+        for filler in ("first", "second", "third"):  # room again: writes work, the reserve
+            (small_disk / filler).unlink()  # grows back on the next write, whole
+        assert reserve.stat().st_size < 4 << 20
+        events = await answer(app, "after", "hello again")
+        assert [e["delta"] for e in events if e["type"] == "text-delta"] == ["noted"]
+        assert reserve.stat().st_size == 4 << 20
+    finally:
+        await app.close()
+
+
+async def test_a_store_that_cannot_open_on_a_full_disk_says_the_disk_is_full(small_disk, provider):
+    # its shared-memory file cannot grow: SQLite says "disk I/O error", which was told as
+    # "fix its permissions"; with no reserve to open with, the disk is named full
+    env = {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}
+    app = await start_app(small_disk / "data", env)
+    try:
+        assert (await writes(app))["rule"][0] == 201
+    finally:
+        await app.close()
+    (small_disk / "data" / RESERVE_NAME).unlink()
+    for leftover in ("-wal", "-shm"):
+        (small_disk / "data" / (DB_NAME + leftover)).unlink(missing_ok=True)
+    fill(small_disk)
+    app = await start_app(small_disk / "data", env)
+    try:
+        async with app.session.get(app.base + "/api/assistant/threads") as resp:
+            said = (await resp.json())["error"]
+        assert resp.status == 503 and said.startswith(
+            f"ComfyUI Assistant cannot use its database: the disk holding {small_disk / 'data'} "
+            "is full ("
+        ), said
+        assert said.endswith("— free some space, or choose another data directory (--data-dir, "
+                             "or COMFY_ASSISTANT_DATA_DIR)")  # fmt: skip
+    finally:
+        await app.close()
 
 
 def test_what_counts_as_a_full_disk():

@@ -1,18 +1,21 @@
-"""What leaves the machine: with a local provider, a whole session through the real standalone
-server — chat turns, a server tool, an attached image, a project's documents, a delegated task,
-the panel's tools reading the workflow and running it, the run's image looked at and shown to
-the model, the provider test, a rescan, a compaction — contacts nothing but the provider and the
-ComfyUI it was given (COMFYUI_URL), the Comfy Registry and a missing model's host (one HEAD for
-its size: tests/test_model_sizes.py), and resolves no host name.
+"""What leaves the machine: a whole session through the real standalone server — chat turns, a
+server tool, an attached image, a project's documents, a delegated task, the panel's tools
+reading the workflow and running it, the run's image looked at and shown to the model, the
+provider test, a rescan, a compaction, a scan with a missing pack and a missing model, that
+model's approved download — connects to exactly the addresses Settings lists for its mode
+(`/api/assistant/egress`, from core/base/egress.py), online and with COMFY_ASSISTANT_OFFLINE=1,
+and resolves no host name.
 
 The server runs as its own process with `tests/egress_audit` on its PYTHONPATH: that
 sitecustomize records every socket connect and every name lookup the process makes (Python's
 audit events), whatever library makes it. The provider is the scripted one, set up as a
 llama.cpp server (so the window, capability, slot and token-count lookups run too); the ComfyUI
-is the stand-in's `/view` over its own folders."""
+is the stand-in's `/view` over its own folders (ComfyUI-Manager is asked there too: it has
+none); the Comfy Registry and a model's host are local stand-ins."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ipaddress
 import json
@@ -135,49 +138,119 @@ def text_of(message: dict[str, Any]) -> str:
     return "".join(p["text"] for p in message["parts"] if p["type"] == "text")
 
 
-async def test_a_whole_session_contacts_only_the_provider_and_comfyui(tmp_path, comfyui, sdk):
-    comfy_url, output_folder = comfyui
-    (output_folder / "face.png").write_bytes(comfy_png(size=(512, 512)))
-    provider = await ScriptedProvider(models=[MODEL]).start()
-    provider.props, provider.busy_slots, provider.counts = LLAMA_PROPS, set(), True
-    log = tmp_path / "egress.log"
-    registry = await RegistryStandin().__aenter__()  # the Comfy Registry, here
-    models = await ModelServer(model_bytes(1000)).start()  # a model's host, here
-    env = {
-        "COMFY_ASSISTANT_MODEL_ORIGINS": models.origin,
-        "LLM_BASE_URL": provider.base_url,
-        "LLM_MODEL": MODEL,
-        "COMFYUI_URL": comfy_url,
-        "COMFY_ASSISTANT_REGISTRY_URL": registry.url,
-        "PYTHONPATH": os.pathsep.join([str(AUDIT), os.environ.get("PYTHONPATH", "")]),
-        "EGRESS_LOG": str(log),
-    }
-    server = await Server.start(tmp_path / "data", env=env)
-    try:
-        async with aiohttp.ClientSession() as http:
-            await run_session(Session(http, server.base, sdk), provider, models)
-    finally:
-        await server.stop()
-        await provider.stop()
-        await registry.__aexit__()
-        await models.stop()
+class Destinations:
+    """The stand-ins the server may reach, and the server process with its audit log."""
 
-    provider_port = int(provider.base_url.rsplit(":", 1)[1].split("/")[0])
-    comfy_port = int(comfy_url.rsplit(":", 1)[1])
-    registry_port = int(registry.url.rsplit(":", 1)[1])
-    assert registry.requests == ["/comfy-nodes/AddMask/node"]  # the scan asked it, nothing else
-    allowed = {("127.0.0.1", provider_port), ("127.0.0.1", comfy_port)}
-    allowed.add(("127.0.0.1", registry_port))
-    assert models.heads() == ["/file/lora.safetensors"] and len(models.requests) == 1
-    allowed.add(("127.0.0.1", int(models.origin.rsplit(":", 1)[1])))
-    allowed.add(("127.0.0.1", server.port))  # its own address (none expected, none harmful)
+    def __init__(self, tmp_path: Path, comfy_url: str) -> None:
+        self.tmp_path, self.comfy_url = tmp_path, comfy_url
+        self.log = tmp_path / "egress.log"
+
+    async def __aenter__(self) -> Destinations:
+        self.provider = await ScriptedProvider(models=[MODEL]).start()
+        self.provider.props, self.provider.busy_slots, self.provider.counts = (
+            LLAMA_PROPS, set(), True
+        )  # fmt: skip
+        self.registry = await RegistryStandin().__aenter__()  # the Comfy Registry, here
+        self.models = await ModelServer(model_bytes(1000)).start()  # a model's host, here
+        return self
+
+    async def start(self, offline: bool) -> Server:
+        env = {
+            "COMFY_ASSISTANT_MODEL_ORIGINS": self.models.origin,
+            "LLM_BASE_URL": self.provider.base_url,
+            "LLM_MODEL": MODEL,
+            "COMFYUI_URL": self.comfy_url,
+            "COMFY_ASSISTANT_REGISTRY_URL": self.registry.url,
+            "COMFY_ASSISTANT_OFFLINE": "1" if offline else "",
+            "PYTHONPATH": os.pathsep.join([str(AUDIT), os.environ.get("PYTHONPATH", "")]),
+            "EGRESS_LOG": str(self.log),
+        }
+        self.server = await Server.start(self.tmp_path / "data", env=env)
+        return self.server
+
+    async def __aexit__(self, *exc: object) -> None:
+        if hasattr(self, "server"):
+            await self.server.stop()
+        await self.provider.stop()
+        await self.registry.__aexit__()
+        await self.models.stop()
+
+
+def listed(statement: dict[str, Any]) -> set[tuple[str, int]]:
+    """The addresses Settings lists as in use now (unused ones and host names aside: every
+    address the test gives is an IP literal; a name is never looked up, see `outside`)."""
+    out = set()
+    for entry in statement["entries"]:
+        for host in entry["hosts"] if entry["unused"] is None else []:
+            name, port = host.split("://", 1)[1].rsplit(":", 1)
+            if is_loopback_literal(name):
+                out.add((name.strip("[]"), int(port)))
+    return out
+
+
+def check_connections(log: Path, statement: dict[str, Any], own_port: int) -> None:
+    """The connections the process made are exactly the addresses the statement lists (its
+    own address aside: none expected, none harmful), and no name was looked up."""
     recorded = read_log(log)
     connects = {(h, int(p)) for e, h, p in recorded if e == "socket.connect"}
-    # the audit saw the session: the provider and the ComfyUI were both reached
-    assert {("127.0.0.1", provider_port), ("127.0.0.1", comfy_port)} <= connects, recorded
-    strays, names = outside(recorded, allowed)
+    assert connects - {("127.0.0.1", own_port)} == listed(statement), recorded
+    strays, names = outside(recorded, listed(statement) | {("127.0.0.1", own_port)})
     assert strays == [], f"the server contacted another address: {strays}"
     assert names == [], f"the server looked up a host name: {names}"
+
+
+async def test_a_whole_session_contacts_exactly_what_settings_lists(tmp_path, comfyui, sdk):
+    comfy_url, output_folder = comfyui
+    (output_folder / "face.png").write_bytes(comfy_png(size=(512, 512)))
+    async with Destinations(tmp_path, comfy_url) as to:
+        server = await to.start(offline=False)
+        async with aiohttp.ClientSession() as http:
+            session = Session(http, server.base, sdk)
+            await run_session(session, to.provider, to.models)
+            scan = await scan_and_download(session, to.models)
+            assert scan["missingModels"][0]["size"] == 1000, scan  # its host's HEAD
+            status, statement = await session.call("GET", "/api/assistant/egress")
+        assert status == 200 and statement["offline"] is False
+        await server.stop()
+        assert to.registry.requests == ["/comfy-nodes/AddMask/node"]  # the scan asked it
+        assert to.models.heads() == ["/file/lora.safetensors"]  # the size, then the file
+        assert [r["method"] for r in to.models.requests] == ["HEAD", "GET"], to.models.requests
+        kinds = [e["kind"] for e in statement["entries"] if e["unused"] is None]
+        assert kinds == ["provider", "comfyui", "manager", "registry", "modelSizes", "downloads"]
+        check_connections(to.log, statement, server.port)
+
+
+async def test_offline_the_session_contacts_exactly_what_settings_lists(tmp_path, comfyui, sdk):
+    """COMFY_ASSISTANT_OFFLINE=1: a chat, a scan with a missing pack and a missing model, and
+    that model's approved download reach the provider, ComfyUI and the model's host (the
+    download only); neither the Registry nor a HEAD for a size."""
+    comfy_url, _ = comfyui
+    async with Destinations(tmp_path, comfy_url) as to:
+        server = await to.start(offline=True)
+        async with aiohttp.ClientSession() as http:
+            session = Session(http, server.base, sdk)
+            to.provider.enqueue(text_reply("Hello."))
+            assert text_of(await session.ask("hi")) == "Hello."
+            scan = await scan_and_download(session, to.models)
+            assert scan["missingModels"][0]["size"] is None, scan  # its host was not asked
+            notes = scan["sources"]["notes"]
+            said = "the Comfy Registry is not asked (COMFY_ASSISTANT_OFFLINE is set)"
+            assert said in notes, notes
+            status, statement = await session.call("GET", "/api/assistant/egress")
+        assert status == 200 and statement["offline"] is True
+        await server.stop()
+        assert to.registry.requests == []
+        assert [r["method"] for r in to.models.requests] == ["GET"], to.models.requests
+        unused = {e["kind"]: e["unused"] for e in statement["entries"]}
+        off = {"registry": "offline", "modelSizes": "offline"}
+        assert unused == {
+            "provider": None,
+            "comfyui": None,
+            "manager": None,
+            **off,
+            "downloads": None,
+        }
+        check_connections(to.log, statement, server.port)
 
 
 async def run_session(s: Session, provider: ScriptedProvider, models: ModelServer) -> None:
@@ -257,12 +330,27 @@ async def run_session(s: Session, provider: ScriptedProvider, models: ModelServe
     status, verdict = await s.call("POST", "/api/assistant/provider/test", {})
     assert status == 200 and verdict["ok"] is True, verdict
     assert (await s.call("POST", "/api/assistant/environment/scan", {}))[0] == 200
+    provider.summaries.append(Completion(summary_text("a portrait")))
+    status, compacted = await s.call("POST", "/api/assistant/threads/thread-1/compact", {})
+    assert status == 200 and compacted["compacted"] > 0, compacted
+
+
+async def scan_and_download(s: Session, models: ModelServer) -> dict[str, Any]:
+    """A scan finds a missing node type (its pack: the Registry's, when it is asked) and a
+    missing model; the user approves the model's download, which completes."""
     lora = {"name": "lora.safetensors", "url": models.url("/file/lora.safetensors")}
     workflow = {"nodes": [{"id": 1, "type": "AddMask", "inputs": [], "widgets_values": []}],
                 "models": [{**lora, "directory": "loras"}]}  # fmt: skip
     status, found = await s.call("POST", "/api/assistant/installs/scan", {"workflow": workflow})
-    assert status == 200 and found["missingNodes"][0]["packs"] == ["comfyui-impact-pack"], found
-    assert found["missingModels"][0]["size"] == 1000, found  # its host's HEAD
-    provider.summaries.append(Completion(summary_text("a portrait")))
-    status, compacted = await s.call("POST", "/api/assistant/threads/thread-1/compact", {})
-    assert status == 200 and compacted["compacted"] > 0, compacted
+    assert status == 200 and found["missingNodes"][0]["type"] == "AddMask", found
+    approve = {"scan": found["scan"], "models": ["lora.safetensors"]}
+    status, started = await s.call("POST", "/api/assistant/installs/downloads", approve)
+    assert status == 200, started
+    (job,) = started["jobs"]
+    for _ in range(500):
+        status, job = await s.call("GET", f"/api/assistant/installs/downloads/{job['id']}")
+        if job["state"] not in ("queued", "downloading", "verifying"):
+            break
+        await asyncio.sleep(0.02)
+    assert job["state"] == "done" and job["bytesDone"] == 1000, job
+    return found

@@ -86,6 +86,7 @@ def test_the_default_templates_checkpoint_is_missing_with_its_download_entry():
         "nodeMap": None,
         "installedPacks": False,
         "modelList": False,
+        "modelListLegacyUiOnly": False,
         "registry": False,
         "notes": [],
     }

@@ -47,3 +47,25 @@ def test_compact_json_refuses_what_json_refuses() -> None:
     with pytest.raises(TypeError):  # and the next call is not affected
         compact_json([object()])
     assert compact_json({"a": [1]}) == '{"a":[1]}'
+
+
+def test_strict_json_refuses_numbers_past_a_float_and_keeps_the_rest() -> None:
+    from comfyui_assistant.core.base.json_text import NotStrictJSON, strict_json
+
+    past = "beyond the range of a 64-bit float (about 1.8e308), which a browser reads as Infinity"
+    for text, number in [
+        ("1e400", "1e400"),
+        ('{"a": [[[-1e999]]]}', "-1e999"),
+        ('[{"x": 1E+309}]', "1E+309"),
+        ("[" + "9" * 309 + "]", "999999999999… (309 digits)"),
+        ("-1" + "0" * 400, "-10000000000… (401 digits)"),
+        ("[" + "1" * 5000 + "]", "111111111111… (5000 digits)"),  # (past Python's int limit)
+    ]:
+        with pytest.raises(NotStrictJSON) as refused:
+            strict_json(text)
+        assert str(refused.value) == f"it holds the number {number}, {past}: write a smaller number"
+        assert not refused.value.syntax  # (JSON, but not a browser's: a .json file is refused)
+    largest = "1.7976931348623157e308"
+    kept = strict_json(f"[{largest}, -{largest}, 1e-400, {'9' * 308}]")
+    assert kept == [1.7976931348623157e308, -1.7976931348623157e308, 0.0, int("9" * 308)]
+    assert json.loads(compact_json(kept)) == kept

@@ -220,6 +220,66 @@ async def test_an_unknown_pack_fails_as_offline_manager_says(manager: ManagerSta
     assert "comfyui-nonexistent" not in manager.installed()
 
 
+async def test_a_nightly_pack_the_channel_list_lacks_fails_with_managers_words(
+    manager: ManagerStandin,
+) -> None:
+    # Manager 4.3's install_by_id: a `nightly` pack is found by name in the channel's node list
+    # (`repository` is not read), else "not found in [channel, mode]" with the enums as Python
+    # 3.12 formats them (issue 35, seen on the real one); the list is looked up without case
+    api = f"{manager.url}/v2/manager"
+    url = "https://github.com/someone/ComfyUI-NotListed"
+    listed = {**INSTALL_IMPACT, "id": "comfyui_essentials", "version": "nightly",
+              "selected_version": "nightly", "mode": "cache"}  # fmt: skip
+    unlisted = {**listed, "id": "ComfyUI-NotListed", "repository": url}
+    async with aiohttp.ClientSession() as session, Listener(session, manager.url, CLIENT) as ws:
+        await post(session, f"{api}/queue/task", task("a", "install", unlisted))
+        await post(session, f"{api}/queue/task", task("b", "install", listed))
+        await post(session, f"{api}/queue/start")
+        await ws.wait_for("cm-queue-status")
+    results = [manager.history[ui_id]["result"] for ui_id in "ab"]
+    assert results == [
+        "Node 'ComfyUI-NotListed@nightly' not found in "
+        "[ManagerChannel.default, ManagerDatabaseSource.cache]",
+        "success",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("allow", "listen", "network_mode", "status"),
+    [
+        (False, "127.0.0.1", "public", 403),
+        (True, "0.0.0.0", "public", 403),
+        (True, "0.0.0.0", "personal_cloud", 200),
+        (True, "127.0.0.1", "public", 200),
+    ],
+)
+async def test_the_legacy_ui_installs_a_git_url_only_with_its_flag(
+    allow: bool, listen: str, network_mode: str, status: int
+) -> None:
+    # Manager 4.3's legacy UI: allow_git_url_install AND (a loopback listener OR personal_cloud),
+    # whatever the security level; the new UI has no such route
+    standin = ManagerStandin(flavour="v4legacy", security_level="strong", listen=listen,
+                             network_mode=network_mode, allow_git_url_install=allow)  # fmt: skip
+    url = "https://github.com/cubiq/ComfyUI_essentials"
+    async with standin as m, aiohttp.ClientSession() as session:
+        route = f"{m.url}/api/v2/customnode/install/git_url"
+        async with session.post(route, data=url) as r:
+            assert r.status == status
+            body = await r.text()
+        if status == 403:
+            assert json.loads(body) == {"reason": "allow_git_url_install"}
+            return
+        async with session.post(route, data="https://github.com/someone/Nowhere") as r:
+            assert r.status == 400  # a clone that fails
+        installed = await get(session, f"{m.url}/api/v2/customnode/installed")
+    assert installed["ComfyUI_essentials"] == {
+        "ver": "nightly", "cnr_id": "", "aux_id": "cubiq/ComfyUI_essentials", "enabled": True
+    }  # fmt: skip
+    async with ManagerStandin() as new_ui, aiohttp.ClientSession() as session:
+        status = await post(session, f"{new_ui.url}/api/v2/customnode/install/git_url", url)
+    assert status == 404
+
+
 @pytest.mark.parametrize("how", ["invalid params", "crash switch"])
 async def test_a_worker_failure_sends_no_all_done(manager: ManagerStandin, how: str) -> None:
     api = f"{manager.url}/v2/manager"

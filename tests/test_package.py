@@ -97,6 +97,8 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             async with TestClient(TestServer(app)) as client:
                 tools = await (await client.get("/api/assistant/tools")).json()
                 provider = await (await client.get("/api/assistant/provider")).json()
+                egress = await (await client.get("/api/assistant/egress")).json()
+                provider["egress"] = [(e["kind"], e["hosts"]) for e in egress["entries"]]
                 put = "/api/assistant/provider"
                 refused = [
                     (await client.put(put, json={{}}, headers=headers)).status
@@ -109,6 +111,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             "paths": sorted({{(r.method, r.path) for r in routes}}),
             "tools": [t["name"] for t in tools["tools"]],
             "baseUrl": provider["baseUrl"],
+            "egress": provider["egress"],
             "refused": refused,
         }}))
         """,
@@ -128,6 +131,7 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["DELETE", "/api/assistant/user-context/skills/{slug}"],
             ["GET", "/api/assistant/attachments/{id}"],
             ["GET", "/api/assistant/attachments/{id}/workflow"],
+            ["GET", "/api/assistant/egress"],
             ["GET", "/api/assistant/environment/models"],
             ["GET", "/api/assistant/environment/nodes"],
             ["GET", "/api/assistant/environment/summary"],
@@ -195,6 +199,15 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
         ],
         "tools": [t.name for t in TOOLS],
         "baseUrl": "http://127.0.0.1:11434/v1",
+        # inside ComfyUI: a run's images are read from its folders (no /view), Manager is on
+        # ComfyUI's own address
+        "egress": [
+            ["provider", ["http://127.0.0.1:11434"]],
+            ["manager", []],
+            ["registry", ["https://api.comfy.org:443"]],
+            ["modelSizes", ["https://huggingface.co:443", "https://civitai.com:443"]],
+            ["downloads", ["https://huggingface.co:443", "https://civitai.com:443"]],
+        ],
         # our guard holds inside ComfyUI too: another site's origin, a rebound host name, a
         # POST without a JSON content type
         "refused": [403, 403, 415],
@@ -352,7 +365,7 @@ def test_comfyui_says_at_start_which_provider_and_model_without_the_key(tmp_path
     )
     lines = [line for line in out.splitlines() if line.startswith("ComfyUI Assistant:")]
     assert lines == [
-        "ComfyUI Assistant: OpenAI at https://api.openai.com/v1, model: gpt-4.1-mini, "
+        "ComfyUI Assistant: OpenAI at https://api.openai.com:443, model: gpt-4.1-mini, "
         "with an API key"
     ]
     assert "SECRET" not in out

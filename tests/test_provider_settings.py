@@ -3,6 +3,7 @@ verdict, and the API key never leaving the server."""
 
 from __future__ import annotations
 
+import json
 import socket
 
 import httpx2 as httpx  # the openai SDK's HTTP library
@@ -243,8 +244,8 @@ def test_bad_environment_values_are_ignored_not_fatal():
     settings = resolve({}, {"LLM_CONTEXT_WINDOW": "lots", "LLM_BASE_URL": "localhost:11434"})
     assert (settings.context_window, settings.base_url) == (None, "http://127.0.0.1:11434/v1")
     assert settings.problems == (
-        "LLM_BASE_URL is ignored: the value must be an http(s) URL such as "
-        "http://127.0.0.1:11434/v1 (got 'localhost:11434').",
+        "LLM_BASE_URL is ignored: the value must start with http:// or https://, such as "
+        "http://127.0.0.1:11434/v1.",
         "LLM_CONTEXT_WINDOW is ignored: the value must be a number.",
     )
 
@@ -291,3 +292,20 @@ def test_the_origin_settings_shows_is_where_requests_go_and_nothing_more(base_ur
     public = resolve({}, {"LLM_BASE_URL": base_url, "LLM_API_KEY": SECRET}).public()
     assert public["origin"] == shown
     assert SECRET not in str(public["origin"]) and "key-in-path" not in public["origin"]
+
+
+async def test_a_refused_base_url_in_settings_is_named_never_quoted(tmp_path):
+    """Settings' answer to each refused form names the problem: the path, query or password
+    (where a key may be) never comes back (tests/test_standalone_process.py: the start-up
+    line)."""
+    from .test_standalone_process import REFUSED_URLS
+    from .test_standalone_process import SECRET as IN_URL
+
+    app = await start_app(tmp_path, {})
+    try:
+        for url, says in REFUSED_URLS.values():
+            status, body = await put_settings(app, {"baseUrl": url})
+            assert status == 400 and says.replace("the value", "baseUrl") in body["error"], body
+            assert IN_URL not in json.dumps(body)
+    finally:
+        await app.close()

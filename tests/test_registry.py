@@ -253,3 +253,21 @@ async def test_switched_off_the_registry_is_never_asked(tmp_path: Path) -> None:
     assert answer["missingNodes"][0]["note"] == (
         f"unknown: {NO_LOOKUPS}: {NO_COMFYUI_URL}; {REGISTRY_OFF}"
     )
+
+
+async def test_switched_off_a_pack_manager_knows_by_url_only_is_not_looked_up(
+    tmp_path: Path,
+) -> None:
+    """Online the Registry is asked for a pack Manager knows only by its repository (its id);
+    with COMFY_ASSISTANT_OFFLINE=1 it is not, and the scan says the Registry was not asked."""
+    async with impact_disabled() as manager, RegistryStandin() as registry:
+        env = {
+            "COMFYUI_URL": manager.url,
+            "COMFY_ASSISTANT_REGISTRY_URL": registry.url,
+            "COMFY_ASSISTANT_OFFLINE": "1",
+        }
+        answer = await scan(tmp_path, env, workflow("ttN pipeLoader_v9"))
+    assert registry.requests == []
+    (ttn,) = answer["packs"]
+    assert (ttn["id"], ttn["registryId"], ttn["license"]) == (TTN, None, None)
+    assert answer["sources"]["notes"][1:] == [REGISTRY_OFF]

@@ -123,13 +123,17 @@ async def test_standalone_reads_through_a_comfyuis_view(
 
 
 def test_the_checks_tell_a_failed_decode_a_blank_image_and_the_wrong_size() -> None:
-    black = look_at(output_ref("a.png"), png())
+    black = look_at(output_ref("a.png"), png(), decoded=True)
     assert black.checked and black.findings == (
         "all black (the usual sign of a failed VAE decode: NaN values)",
     )
     assert black.line() == (
         "a.png [output]: PNG 64×48, all black (the usual sign of a failed VAE decode: NaN values)"
     )
+    # no latent decode upstream (an EmptyImage saved as it is): black, and no cause made up
+    empty = look_at(output_ref("a.png"), png())
+    assert empty.findings == ("all black",)
+    assert empty.line() == "a.png [output]: PNG 64×48, all black"
     grey = look_at(output_ref("b.png", "", "temp"), png(colour=(120, 121, 119)))
     assert grey.findings == ("blank: one flat colour (RGB 120,121,119), no picture",)
     good = look_at(output_ref("c.png"), png(draw=True), expected=(64, 48))
@@ -182,6 +186,7 @@ async def test_the_route_looks_at_each_file_and_says_why_one_was_not_read(
                 "gone.png [temp]",
             ],
             "expected": {"width": 64, "height": 48},
+            "decoded": ["sub/black.png [output]"],  # its SaveImage has a VAEDecode upstream
         }
         async with await app.post("/api/assistant/outputs/look", body) as resp:
             assert resp.status == 200
@@ -190,6 +195,11 @@ async def test_the_route_looks_at_each_file_and_says_why_one_was_not_read(
             [],
             ["all black (the usual sign of a failed VAE decode: NaN values)"],
         ]
+        body = {"outputs": ["sub/black.png [output]"], "decoded": ["ComfyUI_00001_.png [output]"]}
+        async with await app.post("/api/assistant/outputs/look", body) as resp:
+            assert (await resp.json())["outputs"][0]["line"] == (
+                "sub/black.png [output]: PNG 64×48, all black"
+            )  # (no decode upstream of it: no cause)
         assert looked[2] == {
             "name": "gone.png [temp]", "status": 404,
             "error": "gone.png [temp] is not in ComfyUI's temp folder",
@@ -202,6 +212,8 @@ async def test_the_route_looks_at_each_file_and_says_why_one_was_not_read(
             ({"outputs": ["x.txt"]}, "is not an image or a video"),
             ({"outputs": [3]}, "an output is a file name or {filename, subfolder, type}"),
             ({"outputs": ["x.png"], "expected": {"width": 0, "height": 5}}, "expected must be"),
+            ({"outputs": ["x.png"], "decoded": "x.png"}, "decoded must be a list of the files"),
+            ({"outputs": ["x.png"], "decoded": ["x.png"] * 17}, "decoded has 17 files"),
         ):
             async with await app.post("/api/assistant/outputs/look", bad) as resp:
                 assert resp.status == 400, bad

@@ -200,3 +200,40 @@ async def test_kill_9_while_streaming_keeps_what_was_shown(tmp_path, provider):
     texts = [p["text"] for p in answer["parts"] if p["type"] == "text"]
     assert texts == ["The first words of a long answer"]
     assert answer["metadata"]["status"] == "interrupted"
+
+
+SECRET = "s3cr3t-TOKEN"
+REFUSED_URLS = {  # each refused LLM_BASE_URL form, with a secret where it may be written
+    "wrong scheme": (f"ftp://llm.example/v1/{SECRET}", "must be an http(s) URL such as "
+                     "http://127.0.0.1:11434/v1 (got ftp://llm.example)"),
+    "port out of range": (f"http://127.0.0.1:99999/v1/{SECRET}",
+                          "port must be between 1 and 65535 (got 99999)"),
+    "port not a number": (f"http://127.0.0.1:{SECRET}/v1", "is not a URL the HTTP client "
+                          "accepts (Invalid port)"),
+    "no scheme": (f"127.0.0.1:8080/v1/{SECRET}", "must start with http:// or https://"),
+    "query": (f"http://127.0.0.1:8080/v1?key={SECRET}", "must not have a query string"),
+    "userinfo": (f"http://user:{SECRET}@127.0.0.1:8080/v1", "must not contain a user name"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", list(REFUSED_URLS))
+async def test_a_refused_base_url_is_named_never_quoted(tmp_path, form):
+    """The start-up line and Settings' problem text say what is wrong with LLM_BASE_URL, never
+    its path, query or password (at most its scheme and host)."""
+    url, says = REFUSED_URLS[form]
+    server = await Server.start(tmp_path, env={"LLM_BASE_URL": url, "LLM_API_KEY": "sk-k"})
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(server.base + "/api/assistant/provider") as resp,
+        ):
+            settings = await resp.text()
+    finally:
+        await server.stop()
+    assert server.proc.stdout is not None and server.proc.stderr is not None
+    console = (await server.proc.stdout.read() + await server.proc.stderr.read()).decode()
+    (problem,) = json.loads(settings)["problems"]
+    assert problem.startswith("LLM_BASE_URL is ignored: the value") and says in problem, problem
+    warned = [line for line in console.splitlines() if "LLM_BASE_URL is ignored" in line]
+    assert len(warned) == 1 and says in warned[0], console
+    assert SECRET not in console and SECRET not in settings

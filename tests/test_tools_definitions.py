@@ -451,8 +451,9 @@ def test_tool_definitions_fit_the_token_budget() -> None:
         return len(enc.encode(json.dumps(openai_tools(specs))))
 
     # (1,953: the seven graph tools 1,368 and the four install tools 585 — findMissing 120,
-    # installNodePacks 171, downloadModels 158, restartComfyUI 139 — which are offered only in
-    # the full profile, above about 12K: 354 tokens together when brief; 1,677 before
+    # installNodePacks 171, downloadModels 158, restartComfyUI 139 — which are offered from the
+    # medium profile, above 6K, but downloadModels, above 12K: 246 tokens brief without
+    # downloadModels (issue 35), 357 with it; 1,677 before
     # findMissing and downloadModels)
     assert cost(tools_for("panel")) < 1980  # (1,328 before queueWorkflow's outputNodeIds, a
     # partial run; 1,295 before loadWorkflow took an attachment;

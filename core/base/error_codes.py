@@ -163,6 +163,7 @@ ERRORS: dict[str, str] = {
         "baseUrl is not a URL the HTTP client accepts ({reason}); use an http(s) URL such as "
         "{example}"
     ),
+    "settings.url_no_scheme": ("baseUrl must start with http:// or https://, such as {example}"),
     "settings.url_scheme": "baseUrl must be an http(s) URL such as {example} (got {got})",
     "settings.url_port": "baseUrl's port must be between 1 and 65535 (got {got})",
     "settings.url_ascii": "baseUrl's host name must be ASCII (write an IDN in its xn-- form)",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -35,6 +36,10 @@ Message = OpenAIMessage
 NOT_RUN = "The tool did not run: no result was returned (the run was stopped or interrupted)."
 INPUT_INCOMPLETE = "The tool did not run: its arguments were still incomplete when the turn ended."
 DENIED = "The user denied this tool call; it did not run."
+DENIAL_WORDS = 1000
+"""The most of the user's words a denial carries (the card takes 500)."""
+# The reason earlier panels sent with every denial (issue 26): not words of the user's.
+_STOCK_REASON = "The user denied it."
 AWAITING = "The tool did not run: it was waiting for the user's approval."
 UNFINISHED = "The tool was stopped before it finished (the run was stopped or interrupted)."
 TEXT_FILE_LIMIT = 100_000
@@ -76,12 +81,24 @@ def tool_result_text(part: UIPart) -> str:
     approval = part.get("approval")
     refused = isinstance(approval, dict) and approval.get("approved") is False
     if state == "output-denied" or (state == "approval-responded" and refused):
-        return DENIED
+        return denial_text(approval)
     if state == "input-streaming":
         return INPUT_INCOMPLETE
     if state in ("approval-requested", "approval-responded"):
         return AWAITING
     return NOT_RUN
+
+
+def denial_text(approval: Any) -> str:
+    """The result of a call the user denied: DENIED, and the user's words when they gave any
+    (the approval's `reason`), quoted as they wrote them."""
+    reason = approval.get("reason") if isinstance(approval, dict) else None
+    if not isinstance(reason, str) or not reason.strip() or reason == _STOCK_REASON:
+        return DENIED
+    words = reason.strip()
+    if len(words) > DENIAL_WORDS:
+        words = words[: DENIAL_WORDS - 1] + "…"
+    return f"{DENIED} The user said: {json.dumps(words, ensure_ascii=False)}"
 
 
 SHOWN = "shown"

@@ -255,3 +255,29 @@ class DocumentsResult(TypedDict):
 
     documents: list[CitedDocument]
     cite: str
+
+
+# --- where the server sends requests (core/base/egress.py) --------------------------------------
+# Their TypeScript types are generated for Settings' "Where your requests go".
+
+EgressKind = Literal["provider", "comfyui", "manager", "registry", "modelSizes", "downloads"]
+EgressUnused = Literal["offline", "noComfyUI", "badSetting"]  # why an entry is not used now
+
+
+class EgressEntry(TypedDict):
+    """One destination: its kind (the panel words it), the origins it goes to (none: this
+    ComfyUI's own address), whether the offline switch turns it off, and why it is not used
+    now (null: it is)."""
+
+    kind: EgressKind
+    hosts: list[str]
+    offlineOff: bool
+    unused: EgressUnused | None
+
+
+class EgressStatement(TypedDict):
+    """Every destination the server may send requests to, and whether the offline switch is on."""
+
+    offline: bool
+    offlineEnv: str
+    entries: list[EgressEntry]

@@ -10,13 +10,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.errors import RequestError
+from ..base.errors import RequestError, TooMuch
 from ..base.wire_types import UIMessage
 
 ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MESSAGES = 10_000
+# Parts: an answer's step holds a few (step start, reasoning, text) and at most 32 tool calls;
+# even 200 resubmitted steps of a busy agent stay well under these. A million tiny parts
+# (27 MB) took seconds to check, store, and read back on every later visit.
+MAX_PARTS_PER_MESSAGE = 10_000
+MAX_PARTS = 200_000
 ID_CHARS = 200  # a thread's or a message's id
 WORKFLOW_CHARS = 1024
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -124,8 +129,27 @@ def _check_message(message: Any, i: int) -> None:
     )
     parts = message.get("parts")
     _expect(isinstance(parts, list), f"{where}.parts must be a list of message parts")
+    if len(parts) > MAX_PARTS_PER_MESSAGE:
+        raise TooMuch(
+            f"{where} holds {len(parts):,} parts, more than the limit of "
+            f"{MAX_PARTS_PER_MESSAGE:,} parts in one message"
+        )
     for j, part in enumerate(parts):
         _check_part(part, f"{where}.parts[{j}]")
+
+
+def _count_parts(messages: list[Any]) -> None:
+    """Refuse a request of more than MAX_PARTS parts before checking any of them."""
+    total = sum(
+        len(parts)
+        for parts in (m.get("parts") if isinstance(m, dict) else None for m in messages)
+        if isinstance(parts, list)
+    )
+    if total > MAX_PARTS:
+        raise TooMuch(
+            f"'messages' hold {total:,} parts in all, more than the limit of {MAX_PARTS:,} "
+            "parts in one request; start a new thread"
+        )
 
 
 def _client_tools(raw: Any) -> tuple[ClientTool, ...]:
@@ -157,7 +181,12 @@ def parse_chat_request(body: Any) -> ChatRequest:
     )
     messages = body.get("messages")
     _expect(isinstance(messages, list) and len(messages) > 0, "'messages' must be a non-empty list")
-    _expect(len(messages) <= MAX_MESSAGES, f"'messages' holds more than {MAX_MESSAGES} messages")
+    if len(messages) > MAX_MESSAGES:
+        raise TooMuch(
+            f"'messages' holds {len(messages):,} messages, more than the limit of "
+            f"{MAX_MESSAGES:,}; start a new thread"
+        )
+    _count_parts(messages)
     for i, message in enumerate(messages):
         _check_message(message, i)
     trigger = _optional_str(body, "trigger")

@@ -25,6 +25,7 @@ from ..base.error_codes import coded, message_of, stream_error_text
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
+from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
 from ..provider.provider import Provider, ProviderError, describe_error
 from ..provider.provider_profiles import is_context_overflow, window_from_error
@@ -187,15 +188,20 @@ async def _run_tools(
 async def _answered_approvals(
     plan: ChatPlan, ctx: ToolContext, answer: UIMessage
 ) -> AsyncIterator[ui.Chunk]:
-    """The server tool calls of the answer this request continues that the user has answered:
-    run when allowed, denied when not (before the model is asked again)."""
+    """The tool calls of the answer this request continues that the user has answered: a
+    denied one ends denied, a panel tool's as a server tool's (its part is "output-denied" from
+    then on, in the panel and in the stored thread, so a later message leaves it as it is:
+    assistant-ui rewrites a call still waiting when the user sends one); an allowed server tool
+    runs (before the model is asked again)."""
     for part in answer.get("parts") or []:
         name = tool_name_of(part)
-        if name not in plan.server_tools or part.get("state") != "approval-responded":
+        if name is None or part.get("state") != "approval-responded":
             continue
-        call_id, approval = part["toolCallId"], part.get("approval") or {}
-        if approval.get("approved") is not True:
+        call_id, approval = part["toolCallId"], part.get("approval")
+        if not isinstance(approval, dict) or approval.get("approved") is not True:
             yield ui.ToolOutputDenied(call_id)
+            continue
+        if name not in plan.server_tools:  # (allowed: the panel runs it)
             continue
         given = part.get("input")
         args = given if isinstance(given, dict) else {}
@@ -368,6 +374,7 @@ async def chat_chunks(
                 unoffered=f"Not run: this answer reached its limit of {plan.max_steps} tool steps."
                 if last
                 else None,
+                not_offered=lambda name: not_offered_note(name, plan.profile),
             )
             outcome.assembled = assembled
             outcome.steps += 1

@@ -31,6 +31,7 @@ from ..store.sent_turns import SentTurn
 from ..tokens.token_correction import Factors, Parts
 from ..tokens.tokens import REPLY_PRIMING, TokenCounter
 from . import context_steps as steps
+from . import round_fold
 from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts
 from .context_cache import BlockCache
 from .context_inputs import ContextInputs, covered_ids
@@ -357,6 +358,12 @@ def fit_turn(a: Assembly) -> None:
     )
     if sum(b.tokens for b in turn) > room:  # last resort: every round of the turn as digests
         turn = counted([cache.digested(b) if b.kind == "round" else b for b in turn])
+    for smaller, limit in round_fold.SMALLER:  # (a step of more calls than the window holds)
+        if sum(b.tokens for b in turn) <= room:
+            break
+        name = smaller.__name__
+        turn = counted([cache.derive(b, name, smaller) if b.kind == "round" else b for b in turn])
+        a.limits.append(limit)
     a.blocks = blocks[:start] + turn
     a.limits.append("the tool results of the turn in progress shortened to fit")
 

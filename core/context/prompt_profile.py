@@ -11,8 +11,11 @@ conversation. So the window picks a profile:
 | medium  | up to 12,288 | `system_context/compact/`, skill index | tiers small+medium, brief  |
 | full    | above        | `system_context/`, skill index         | all, as written            |
 
-(1,172, 1,634 and 3,734 tokens with an empty user context: `bench/small_windows.py`; the
-medium and full ones offer `delegate`, which the small one cannot afford.)
+(1,189, 1,943 and 4,582 tokens with an empty user context: `bench/small_windows.py`; the
+medium and full ones offer `delegate`, which the small one cannot afford, and findMissing,
+installNodePacks and restartComfyUI, about 250 tokens brief. Which tools each window gets, in
+the README's table and in what a model calling a tool its window lacks is told:
+`window_tools.py`.)
 The brief form of a tool is its one-sentence `brief` with the parameters' descriptions and
 defaults left out: the arguments the model may send are the same. Results shrink with the
 window too: a node search returns 5, 10 or 15 types unless the model asks for a number (15

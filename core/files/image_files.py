@@ -9,14 +9,17 @@ before anything is stored.
 
 The work is bounded whatever the file claims (a few MB of PNG can inflate to tens of GB): its
 pixel data is inflated a step at a time, kept nowhere, and no further than the size its header
-gives (at most 100 megapixels); its metadata texts no further than METADATA_TEXT_BYTES each and
-METADATA_BYTES in all. Callers in a server run it on a worker thread (it takes seconds for the
-largest images).
+gives (at most 100 megapixels); its metadata texts no further than METADATA_TEXT_BYTES each,
+METADATA_BYTES and METADATA_TEXTS in all, charged before they are decoded (EXIF entries that
+point at the same bytes are read once: 65,535 of them could make gigabytes of an 800 KB file).
+Callers in a server run it on a worker thread (it takes seconds for the largest images).
 """
 
 from __future__ import annotations
 
+import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..tokens.token_images import sniff_size
@@ -28,6 +31,8 @@ MAX_PIXELS = 100_000_000  # a model scales any image to ~2 MP; past this, a deco
 _INFLATE_STEP = 1 << 20  # bytes of decompressed pixels checked at a time, then dropped
 METADATA_TEXT_BYTES = 8 * 1024 * 1024  # one text (a workflow): past this, a decompression bomb
 METADATA_BYTES = 16 * 1024 * 1024  # all of an image's texts
+MAX_CHUNKS = 100_000  # chunks (JPEG segments) an image may have; 20 MB of empty ones: 12 s
+METADATA_TEXTS = 1_000  # texts (PNG chunks, EXIF strings) an image may carry; ComfyUI: 2
 
 
 class BadImage(ValueError):
@@ -85,7 +90,9 @@ def _png_texts(data: bytes) -> dict[str, str]:
     texts = _Texts()
     pixels = _Pixels(_png_header(data))
     pos, ended = 8, False
-    while pos < len(data):
+    for _ in _steps("PNG"):
+        if pos >= len(data):
+            break
         if pos + 12 > len(data):
             raise BadImage("the PNG is cut off (a chunk header is incomplete)")
         length = int.from_bytes(data[pos : pos + 4], "big")
@@ -199,11 +206,13 @@ class _Pixels:
 
 class _Texts:
     """Metadata texts as they are read, capped: one at most METADATA_TEXT_BYTES, all of them
-    (those kept and those not) METADATA_BYTES. A compressed text is inflated no further."""
+    (those kept and those not, keys too) METADATA_BYTES, and no more than METADATA_TEXTS of
+    them. A compressed text is inflated no further."""
 
     def __init__(self) -> None:
         self.found: dict[str, str] = {}
         self.used = 0
+        self.texts = 0
 
     def room(self) -> int:
         """The bytes the next text may have."""
@@ -218,6 +227,13 @@ class _Texts:
                 status=413,
             )
         self.used += size
+        self.texts += 1
+        if self.texts > METADATA_TEXTS:
+            raise BadImage(
+                f"it carries more than {METADATA_TEXTS:,} metadata texts, the most an image may "
+                "(ComfyUI writes two)",
+                status=413,
+            )
         if self.used > METADATA_BYTES:
             raise BadImage(
                 f"its metadata texts add up to more than {_mb(METADATA_BYTES)}, the most an "
@@ -226,7 +242,7 @@ class _Texts:
             )
 
     def keep(self, key: str, text: str) -> None:
-        self.count(key, len(text))
+        self.count(key, len(key) + len(text))
         if key:
             self.found.setdefault(key, text)
 
@@ -279,10 +295,20 @@ def _inflate_text(data: bytes, key: str, texts: _Texts) -> bytes | None:
     return bytes(out)
 
 
+def _steps(kind: str) -> Iterator[int]:
+    """The steps of a walk through a file's chunks (segments, markers), at most MAX_CHUNKS:
+    20 MB of empty chunks took 8 to 12 s."""
+    yield from range(MAX_CHUNKS)
+    raise BadImage(
+        f"the {kind} is damaged: it has more than {MAX_CHUNKS:,} chunks (an image has a few "
+        "thousand at most)"
+    )
+
+
 def _jpeg_check(data: bytes) -> dict[str, str]:
     """Segments from the start to the scan, then an end-of-image marker after it."""
     pos = 2
-    while True:
+    for _ in _steps("JPEG"):
         if pos + 4 > len(data) or data[pos] != 0xFF:
             raise BadImage("the JPEG is damaged or cut off before its image data")
         marker = data[pos + 1]
@@ -315,7 +341,9 @@ def _webp_texts(data: bytes) -> dict[str, str]:
         raise BadImage(f"the WebP is cut off ({len(data):,} of {size + 8:,} bytes)")
     texts = _Texts()
     pos, image = 12, False
-    while pos + 8 <= size + 8:
+    for _ in _steps("WebP"):
+        if pos + 8 > size + 8:
+            break
         kind, length = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
         body = data[pos + 8 : pos + 8 + length]
         if len(body) < length:
@@ -323,41 +351,43 @@ def _webp_texts(data: bytes) -> dict[str, str]:
         if kind in (b"VP8 ", b"VP8L", b"ANMF"):
             image = True
         elif kind == b"EXIF":
-            for text in exif_strings(body):
+            for text in exif_strings(body, texts):  # (each charged as it is read)
                 key, sep, value = text.partition(":")
                 if sep and key.strip().isidentifier():
-                    texts.keep(key.strip().lower(), value)
+                    texts.found.setdefault(key.strip().lower(), value)
         pos += 8 + length + (length & 1)
     if not image:
         raise BadImage("the WebP holds no image data")
     return texts.found
 
 
-def exif_strings(body: bytes) -> list[str]:
+def exif_strings(body: bytes, texts: _Texts | None = None) -> list[str]:
     """The ASCII values of an EXIF block's first directory (ComfyUI writes its metadata into
-    ImageDescription and Make as "key:value"); [] when it cannot be read."""
+    ImageDescription and Make as "key:value"); [] when it cannot be read. Each is charged to
+    `texts` before it is decoded (BadImage past its caps); entries that point at the same
+    bytes are one value, read once."""
     if body.startswith(b"Exif\x00\x00"):
         body = body[6:]
-    order = {b"II": "little", b"MM": "big"}.get(body[:2])
+    order = {b"II": "<", b"MM": ">"}.get(body[:2])
     if order is None or len(body) < 8:
         return []
-    endian = "little" if order == "little" else "big"
-
-    def num(at: int, size: int) -> int:
-        return int.from_bytes(body[at : at + size], endian)  # type: ignore[arg-type]
-
-    ifd = num(4, 4)
+    (ifd,) = struct.unpack_from(order + "I", body, 4)
     if ifd + 2 > len(body):
         return []
-    out = []
-    for i in range(num(ifd, 2)):
-        entry = ifd + 2 + 12 * i
-        if entry + 12 > len(body):
-            break
-        if num(entry + 2, 2) != 2:  # ASCII
+    (entries,) = struct.unpack_from(order + "H", body, ifd)
+    first = ifd + 2
+    entries = min(entries, (len(body) - first) // 12)  # (a directory cut off: its whole ones)
+    texts = texts if texts is not None else _Texts()
+    out, seen = [], set()
+    table = struct.iter_unpack(order + "HHII", body[first : first + 12 * entries])
+    for i, (_tag, kind, count, offset) in enumerate(table):
+        if kind != 2:  # ASCII
             continue
-        count = num(entry + 4, 4)
-        at = entry + 8 if count <= 4 else num(entry + 8, 4)
-        raw = body[at : at + count].rstrip(b"\x00")
-        out.append(raw.decode("utf-8", errors="replace"))
+        at = first + 12 * i + 8 if count <= 4 else offset
+        size = max(0, min(count, len(body) - at))
+        if (at, size) in seen:
+            continue
+        seen.add((at, size))
+        texts.count("EXIF", size)
+        out.append(body[at : at + size].rstrip(b"\x00").decode("utf-8", errors="replace"))
     return out

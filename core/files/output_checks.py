@@ -1,6 +1,8 @@
 """What a run's output is, in words for the model and the user: its format and size, and the
-cheap checks that catch the common failures before anyone looks at it: an all-black image (a
-failed VAE decode: NaN values become black), a blank one (one flat colour), the wrong size.
+cheap checks that catch the common failures before anyone looks at it: an all-black image, a
+blank one (one flat colour), the wrong size. A cause is named only where the graph that ran makes
+it likely: all black after a latent decode (VAEDecode, tiled or not) upstream of that output is
+the usual sign of a failed decode (NaN values become black); an EmptyImage is black by design.
 
 The structure is checked first by core/files/image_files.py (bounded, pure Python: a damaged
 file or a decompression bomb is refused there). Pixels are read with Pillow, which ComfyUI
@@ -21,6 +23,8 @@ from .run_outputs import OutputRef
 CHECK_PIXELS = 4096 * 4096  # decoded for the checks at most (48 MB of RGB)
 BLACK = 8  # no channel brighter than this (of 255): all black
 FLAT = 6  # no channel spanning more than this: one flat colour
+ALL_BLACK = "all black"
+DECODE_CAUSE = " (the usual sign of a failed VAE decode: NaN values)"  # said only after a decode
 
 
 @dataclass(frozen=True)
@@ -55,9 +59,12 @@ class OutputLook:
         return out
 
 
-def look_at(ref: OutputRef, data: bytes, expected: tuple[int, int] | None = None) -> OutputLook:
-    """The facts of one output; raises BadImage for an image that is not whole. Blocking (it
-    may decode an image): call it in a worker thread."""
+def look_at(
+    ref: OutputRef, data: bytes, expected: tuple[int, int] | None = None, decoded: bool = False
+) -> OutputLook:
+    """The facts of one output; raises BadImage for an image that is not whole. `decoded`: a
+    latent decode is upstream of the node that saved it in the graph that ran (then all black
+    names its usual cause). Blocking (it may decode an image): call it in a worker thread."""
     if not ref.is_image:
         return OutputLook(ref.annotated(), ref.extension, len(data))
     info = inspect_image(data)
@@ -66,14 +73,14 @@ def look_at(ref: OutputRef, data: bytes, expected: tuple[int, int] | None = None
         findings.append(
             f"it is {info.width}×{info.height}, not the {expected[0]}×{expected[1]} asked for"
         )
-    checked, frames, pixel_findings = _pixels(data, info.width * info.height)
+    checked, frames, pixel_findings = _pixels(data, info.width * info.height, decoded)
     return OutputLook(
         ref.annotated(), info.format, len(data), info.width, info.height, frames, checked,
         tuple(pixel_findings + findings),
     )  # fmt: skip
 
 
-def _pixels(data: bytes, pixels: int) -> tuple[bool, int, list[str]]:
+def _pixels(data: bytes, pixels: int, decoded: bool) -> tuple[bool, int, list[str]]:
     """(checked, frames, findings) from the first frame's channel extremes."""
     try:
         from PIL import Image
@@ -91,7 +98,7 @@ def _pixels(data: bytes, pixels: int) -> tuple[bool, int, list[str]]:
     lows = [int(low) for low, _ in extrema]
     highs = [int(high) for _, high in extrema]
     if max(highs) <= BLACK:
-        return True, frames, ["all black (the usual sign of a failed VAE decode: NaN values)"]
+        return True, frames, [ALL_BLACK + (DECODE_CAUSE if decoded else "")]
     if all(high - low <= FLAT for low, high in zip(lows, highs, strict=True)):
         colour = ",".join(str((low + high) // 2) for low, high in zip(lows, highs, strict=True))
         return True, frames, [f"blank: one flat colour (RGB {colour}), no picture"]

@@ -23,6 +23,7 @@ from typing import Protocol
 import aiohttp
 
 from ..base.capped_read import read_capped
+from ..base.egress import COMFYUI, client_session
 
 FOLDER_TYPES = ("output", "temp")
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "webp", "gif"})
@@ -166,7 +167,7 @@ class ViewOutputs:
         timeout = aiohttp.ClientTimeout(total=self.timeout)
         try:
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
+                client_session(COMFYUI, timeout=timeout) as session,
                 session.get(f"{self.base_url}/view", params=params) as resp,
             ):
                 if resp.status == 404:

@@ -87,7 +87,7 @@ class Origins:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Origins:
         found = set()
-        for text in environ.get(ORIGINS_ENV, "").replace(",", " ").split():
+        for number, text in enumerate(environ.get(ORIGINS_ENV, "").replace(",", " ").split()):
             try:
                 url = URL(text)
             except ValueError:
@@ -95,10 +95,17 @@ class Origins:
             if url.scheme in ("http", "https") and url.host and url.port:
                 found.add((url.scheme, url.host.lower(), url.port))
             else:
-                log.warning(
-                    "%s: %r is not an origin (scheme://host:port); ignored", ORIGINS_ENV, text
+                log.warning(  # (the value is not quoted: it may hold a token)
+                    "%s: entry %d is not an origin (scheme://host:port); ignored",
+                    ORIGINS_ENV,
+                    number + 1,
                 )
         return cls(frozenset(found))
+
+    def listed(self) -> tuple[str, ...]:
+        """Every origin a download (and a model's size) may start from."""
+        extra = sorted(f"{s}://{h}:{p}" for s, h, p in self.extra)
+        return (*(f"https://{h}:443" for h in DEFAULT_HOSTS), *extra)
 
     def allowed_hosts(self) -> str:
         return ", ".join([*DEFAULT_HOSTS, *sorted(f"{s}://{h}:{p}" for s, h, p in self.extra)])

@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from ..base.egress import DOWNLOADS, client_session
 from ..base.error_codes import Coded, coded
 from .download_checks import DownloadError, DownloadSpec, Origins, Plan, plan
 from .download_progress import Progress
@@ -144,8 +145,11 @@ class Downloads:
     async def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # no cookies kept, no decompression (the bytes as served: the hash is of those)
-            self._session = aiohttp.ClientSession(
-                timeout=TIMEOUT, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+            self._session = client_session(
+                DOWNLOADS,
+                timeout=TIMEOUT,
+                auto_decompress=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 

@@ -47,10 +47,13 @@ async def ask_manager(client: ManagerClient) -> Lookups:
     node_map, installed, models = await asyncio.gather(
         client.node_map(), client.installed(), client.model_list()
     )
-    reasons = [x.reason for x in (node_map, installed, models) if isinstance(x, Unavailable)]
+    # (the model list only the legacy UI serves: a flag the panel words for the user, no fault)
+    failed = [x for x in (node_map, installed, models) if isinstance(x, Unavailable)]
+    reasons = [x.reason for x in failed if not x.legacy_ui_only]
     return Lookups(
         node_map=None if isinstance(node_map, Unavailable) else node_map,
         installed=None if isinstance(installed, Unavailable) else installed,
         models=None if isinstance(models, Unavailable) else models,
         notes=tuple(dict.fromkeys(reasons)),  # without Manager, all three say the same
+        model_list_legacy_only=isinstance(models, Unavailable) and models.legacy_ui_only,
     )

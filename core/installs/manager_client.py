@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from ..base.capped_read import read_capped
+from ..base.egress import MANAGER, client_session
 from .model_refs import ModelEntry, parse_model_list
 from .node_map import InstalledPacks, NodeMap, parse_installed, parse_node_map
 from .pack_list import PackInfo, parse_pack_list
@@ -52,6 +53,7 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Unavailable:
     reason: str
+    legacy_ui_only: bool = False  # Manager serves it only with its legacy UI (not a fault)
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,8 @@ class ManagerClient:
             return Unavailable(manager.reason)
         if legacy and not manager.legacy_ui:
             return Unavailable(
-                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: {legacy}"
+                f"ComfyUI-Manager {manager.version} (its new UI) has no {path}: {legacy}",
+                legacy_ui_only=True,
             )
         reply = await self._get(f"{manager.prefix}/{path}", params)
         if isinstance(reply, Unavailable):
@@ -198,7 +201,7 @@ class ManagerClient:
         verify = not _is_loopback(url)  # (our own ComfyUI's certificate may be self-signed)
         try:
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
+                client_session(MANAGER, timeout=timeout) as session,
                 session.get(url, params=params, allow_redirects=False, ssl=verify) as resp,
             ):
                 body = await read_capped(resp, MAX_BYTES)

@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from ..base.egress import MODEL_SIZES, client_session
 from .download_checks import DownloadError, Origins
 from .download_transfer import HEADERS, MAX_REDIRECTS, REDIRECTS
 from .scan import ScanResult
@@ -47,7 +48,8 @@ class ModelSizes:
         ask = ask[:LIMIT]
         if ask:
             gate = asyncio.Semaphore(PARALLEL)
-            async with aiohttp.ClientSession(
+            async with client_session(
+                MODEL_SIZES,
                 auto_decompress=False,
                 cookie_jar=aiohttp.DummyCookieJar(),  # (nothing sent but the address)
             ) as session:

@@ -8,7 +8,7 @@ taken as down for that while, so a scan with many missing types waits at most on
 Nothing raises: each lookup gives the pack, None (unknown to the Registry) or `Unavailable`.
 
 `COMFY_ASSISTANT_REGISTRY_URL` sets the address (tests, a mirror); `COMFY_ASSISTANT_OFFLINE=1`
-means it is never asked (the one lookup the server makes on the internet by itself).
+means it is never asked (core/base/egress.py lists what else the switch turns off).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import aiohttp
 from yarl import URL
 
 from ..base.capped_read import read_capped
+from ..base.egress import OFFLINE_ENV, REGISTRY, client_session, offline, origin_of
 from .manager_client import Unavailable
 from .registry_pack import RegistryPack, parse_registry_pack
 
 REGISTRY_ENV = "COMFY_ASSISTANT_REGISTRY_URL"
-OFFLINE_ENV = "COMFY_ASSISTANT_OFFLINE"
 DEFAULT_URL = "https://api.comfy.org"
 TIMEOUT = 3.0  # seconds per request
 TTL = 300.0  # seconds an answer is reused
@@ -49,11 +49,6 @@ def forget() -> None:
     _down.clear()
 
 
-def offline(environ: Mapping[str, str]) -> bool:
-    """COMFY_ASSISTANT_OFFLINE: no lookup on the internet (the Registry, models' sizes)."""
-    return environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
-
-
 def registry_from_environ(environ: Mapping[str, str]) -> RegistryClient | Unavailable:
     """The Registry at COMFY_ASSISTANT_REGISTRY_URL (default api.comfy.org), or why none is."""
     if offline(environ):
@@ -63,10 +58,15 @@ def registry_from_environ(environ: Mapping[str, str]) -> RegistryClient | Unavai
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Unavailable(
-            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address, "
-            f"not {value[:100]!r}"
+            f"the Comfy Registry is not asked: {REGISTRY_ENV} must be an http(s) address "
+            "such as https://api.comfy.org"  # (its value is not quoted: it may hold a token)
         )
     return RegistryClient(url)
+
+
+def registry_origin(environ: Mapping[str, str]) -> str | None:
+    """The Registry's origin as set (asked or not), None when the setting is refused."""
+    return origin_of(environ.get(REGISTRY_ENV, "").strip() or DEFAULT_URL)
 
 
 class RegistryClient:
@@ -122,7 +122,7 @@ class RegistryClient:
         headers = {"Accept": "application/json"}
         try:
             async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
+                client_session(REGISTRY, timeout=timeout) as session,
                 session.get(url, headers=headers, allow_redirects=False) as resp,
             ):
                 body = await read_capped(resp, MAX_BYTES)

@@ -39,6 +39,8 @@ class Lookups:
     installed: InstalledPacks | None = None
     models: Mapping[str, ModelEntry] | None = None
     notes: tuple[str, ...] = ()
+    # Manager serves its model list only with its legacy UI, which this ComfyUI does not use
+    model_list_legacy_only: bool = False
     registry: RegistryFacts | None = None  # asked after a first pass (registry_lookups.py)
 
 
@@ -93,6 +95,7 @@ def scan_workflow(
         "nodeMap": lookups.node_map.source if lookups.node_map else None,
         "installedPacks": lookups.installed is not None,
         "modelList": lookups.models is not None,
+        "modelListLegacyUiOnly": lookups.model_list_legacy_only,
         "registry": bool(lookups.registry and lookups.registry.packs),
         "notes": [*lookups.notes, *_registry_reason(lookups)],
     }

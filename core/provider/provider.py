@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import openai
 
+from ..base.egress import PROVIDER, named
 from ..base.error_codes import Message, coded, coded_of, message_of
 from ..base.http_client import Request
 from ..base.wire_types import OpenAIMessage
@@ -165,10 +166,10 @@ def _http_client(base_url: str) -> Any:
     aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
     if aiohttp_client is not None:
         try:
-            return aiohttp_client(event_hooks=hooks)
+            return named(PROVIDER, aiohttp_client(event_hooks=hooks))
         except RuntimeError:  # the SDK has the class but not the package behind it
             pass
-    return openai.DefaultAsyncHttpxClient(event_hooks=hooks)
+    return named(PROVIDER, openai.DefaultAsyncHttpxClient(event_hooks=hooks))
 
 
 _OUR_BASE_URLS: set[str] = set()

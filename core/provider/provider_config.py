@@ -76,10 +76,11 @@ class ProviderSettings:
         return self.profile.name
 
     def describe(self) -> str:
-        """One line for a console (never the key): the provider, its address and the model."""
+        """One line for a console: the provider, its origin (never the base URL's path, which
+        may hold a key; never the key) and the model."""
         model = self.model or "the first model the provider lists"
         key = ", with an API key" if self.api_key else ""
-        return f"{self.label} at {self.base_url}, model: {model}{key}"
+        return f"{self.label} at {origin(self.base_url)}, model: {model}{key}"
 
     def public(self) -> dict[str, Any]:
         """What the panel may see: everything but the key itself; `origin` is where every
@@ -138,15 +139,16 @@ def _check_url(value: str) -> str:
         raise RequestError(coded("settings.url_query", example=example))
     try:
         url = URL(value)
-    except InvalidURL as exc:
-        raise RequestError(
-            coded("settings.url_invalid", reason=str(exc), example=example)
-        ) from None
-    got = repr(value[:200]) if "@" not in value else "a URL with '@'"
+    except InvalidURL as exc:  # the parser's words; a port is not quoted (a key may be there)
+        reason = "Invalid port" if str(exc).startswith("Invalid port") else str(exc)
+        raise RequestError(coded("settings.url_invalid", reason=reason, example=example)) from None
+    if "://" not in value:
+        raise RequestError(coded("settings.url_no_scheme", example=example))
     if url.scheme not in DEFAULT_PORTS or not url.host or url.userinfo:
+        got = f"{url.scheme}://{url.host}"  # (never the path, which may hold a key)
         raise RequestError(coded("settings.url_scheme", example=example, got=got))
     if url.port is not None and not 0 < url.port < 65536:
-        raise RequestError(coded("settings.url_port", got=got))
+        raise RequestError(coded("settings.url_port", got=str(url.port)))
     if not url.host.isascii():
         raise RequestError(coded("settings.url_ascii"))
     return value.rstrip("/")

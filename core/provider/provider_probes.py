@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import aiohttp
 
+from ..base.egress import PROVIDER, client_session
 from .budget import Window
 from .provider_config import ProviderSettings
 from .provider_profiles import Ask, ProviderProfile
@@ -203,7 +204,7 @@ async def provider_window(
         return hit[1]
     if not model:
         return None
-    http = session or aiohttp.ClientSession()
+    http = session or client_session(PROVIDER)
     lookup = Lookup(settings, model, http)
     window: Window | None = None
     try:
@@ -264,7 +265,7 @@ async def provider_capabilities(settings: ProviderSettings, model: str) -> Capab
         return hit[1]
     found, ttl = Capabilities(), CACHE_SECONDS
     if settings.profile.capabilities:
-        async with aiohttp.ClientSession() as session:
+        async with client_session(PROVIDER) as session:
             lookup = Lookup(settings, model, session)
             try:
                 found = await _capabilities_of(lookup, settings.profile.capabilities)

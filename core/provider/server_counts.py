@@ -23,8 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import aiohttp
-
+from ..base.egress import PROVIDER, client_session
 from ..base.wire_types import OpenAIMessage
 from ..tokens.token_correction import Parts
 from .provider_config import ProviderSettings
@@ -63,7 +62,7 @@ async def server_parts(
     if tools:
         variants.append({"messages": messages, "tools": tools})
     try:
-        async with aiohttp.ClientSession() as session:
+        async with client_session(PROVIDER) as session:
             lookup = Lookup(settings, model, session)
             counts = await asyncio.gather(
                 *(_count(lookup, {**v, "model": model}) for v in variants)

@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
+from ..base.egress import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Capabilities, Lookup, thread_slot
 
@@ -34,7 +33,7 @@ async def choose_slot(
     own = thread_slot(caps, thread_id)
     if own is None:
         return SlotChoice(None)
-    async with aiohttp.ClientSession() as session:
+    async with client_session(PROVIDER) as session:
         lookup = Lookup(settings, model, session)
         deadline = time.monotonic() + BUSY_WAIT
         while True:

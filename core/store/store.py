@@ -13,6 +13,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -34,6 +35,8 @@ T = TypeVar("T")
 SQLITE_FULL = 13
 RESERVE_NAME = DB_NAME + "-reserve"
 RESERVE_BYTES = 4 << 20  # room for a delete's journal when the disk is full: 1,000 pages
+RESERVE_SPARE = 1 << 20  # free room the reserve leaves to writes when it grows back
+OPEN_ROOM = 256 << 10  # what opening the database may take (its -shm file: 32 KB)
 DISK_FULL_CODED = coded("server.disk_full")
 DISK_FULL = str(DISK_FULL_CODED)
 
@@ -66,7 +69,7 @@ def _unavailable(exc: BaseException, path: Path) -> StoreUnavailable:
     text = str(exc) if not isinstance(exc, OSError) else (exc.strerror or str(exc))
     lowered = text.lower()
     folder = path.parent
-    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "disk is full" in lowered:
+    if is_disk_full(exc) or "disk is full" in lowered or _no_room(folder):
         return StoreUnavailable(
             f"the disk holding {folder} is full ({text}) — free some space, or choose another "
             f"data directory (--data-dir, or COMFY_ASSISTANT_DATA_DIR)"
@@ -87,38 +90,61 @@ def _unavailable(exc: BaseException, path: Path) -> StoreUnavailable:
     )
 
 
+def _no_room(folder: Path) -> bool:
+    """Whether the disk holding `folder` has no free block (SQLite then says "disk I/O
+    error" where it could not extend its shared-memory file)."""
+    try:
+        return shutil.disk_usage(folder).free == 0
+    except OSError:
+        return False
+
+
 def _prepare(data_dir: Path) -> Path:
     """Create the directory and the database file, readable by its owner only (it holds the
-    API key)."""
+    API key); on a full disk, give the room opening it takes (its shared-memory file, the
+    journal's start) from the reserve."""
     data_dir.mkdir(parents=True, exist_ok=True)
+    _room_to_open(data_dir / RESERVE_NAME)
     path = data_dir / DB_NAME
     if not path.exists():
         path.touch(mode=0o600)
     return path
 
 
-def _make_reserve(path: Path) -> None:
-    """Hold RESERVE_BYTES of the disk for `Store.freeing` (when there is room: else later).
-    Random bytes: a compressing file system would not hold room for zeros."""
-    try:
-        if path.stat().st_size == RESERVE_BYTES:
-            return
-    except FileNotFoundError:
-        pass
-    try:
-        with open(path, "wb") as handle:
-            handle.write(os.urandom(RESERVE_BYTES))
-    except OSError as exc:
-        path.unlink(missing_ok=True)
-        log.info("no room for the reserve %s yet (%s)", path, exc.strerror or exc)
+def _make_reserve(path: Path, spare: int = RESERVE_SPARE) -> int:
+    """Grow the reserve file (room held for `Store.freeing`) toward RESERVE_BYTES with the
+    disk's free room beyond `spare` bytes, and give its size. What it has is kept (a reserve
+    of part of its size still lets most deletes through). Random bytes: a compressing file
+    system would not hold room for zeros."""
+    with _RESERVE_LOCK:  # (two writes at once would both grow it)
+        size = path.stat().st_size if path.exists() else 0
+        try:
+            missing = min(RESERVE_BYTES - size, shutil.disk_usage(path.parent).free - spare)
+            if missing > 0:
+                with open(path, "ab") as handle:
+                    handle.write(os.urandom(missing))
+        except OSError as exc:  # (the disk filled meanwhile: what was written is kept)
+            log.info("no room for all of the reserve %s yet (%s)", path, exc.strerror or exc)
+        return path.stat().st_size if path.exists() else 0
+
+
+def _room_to_open(reserve: Path) -> None:
+    if shutil.disk_usage(reserve.parent).free < OPEN_ROOM and reserve.exists():
+        size = reserve.stat().st_size
+        os.truncate(reserve, max(0, size - OPEN_ROOM))
+        log.warning("the disk holding %s is full: opening it with room from its reserve", reserve)
 
 
 def _release_reserve(path: Path) -> bool:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    with _RESERVE_LOCK:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+
+_RESERVE_LOCK = threading.Lock()
 
 
 def _free_room(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -182,6 +208,10 @@ class Store:
         # Whether project passages and conversation passages are searched by SQLite's FTS5
         # (else core/store/text_search.py).
         self.full_text = True
+        # The reserve file's size: while it is short (used by a delete on a full disk, or
+        # made when there was little room), each write tries to grow it back.
+        self.reserve = path.parent / RESERVE_NAME
+        self.reserve_size = RESERVE_BYTES
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -196,6 +226,7 @@ class Store:
                 if self.db.in_transaction:
                     await self.db.rollback()
                 raise
+        await self._keep_reserve()
 
     async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(connection)` as one write transaction in a single trip to the database's
@@ -203,26 +234,33 @@ class Store:
         where `transaction()` takes a trip per statement. `work` runs on that thread, beside
         the event loop: it may use the connection it is given and values nothing changes
         meanwhile, never the loop's objects."""
-        return await self._on_thread(_transact, work)
+        result = await self._on_thread(_transact, work)
+        await self._keep_reserve()
+        return result
+
+    async def _keep_reserve(self) -> None:
+        """After a write: a reserve that is short grows back if the disk has room again (a
+        disk that fills a second time, even after a restart, must still take a delete)."""
+        if self.reserve_size < RESERVE_BYTES:
+            self.reserve_size = await asyncio.to_thread(_make_reserve, self.reserve)
 
     async def freeing(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`write(work)` for a write that frees room (a delete), which goes through also on a
         full disk: then the reserve file is released for its journal and it runs again
-        (`_free_room`); the reserve is made again once there is room."""
-        reserve = self.path.parent / RESERVE_NAME
+        (`_free_room`); then the reserve takes back at once the room the journal left (what
+        the delete freed is in the database file, for later writes; the disk stays full), so
+        the next full disk takes a delete too."""
         try:
-            result = await self.write(work)
+            return await self.write(work)
         except DiskFull:
-            if not await asyncio.to_thread(_release_reserve, reserve):
+            if not await asyncio.to_thread(_release_reserve, self.reserve):
                 raise
             log.warning("the disk holding %s is full: deleting with its reserve", self.path)
-        else:
-            await asyncio.to_thread(_make_reserve, reserve)  # (if it was used, and there is room)
-            return result
+        self.reserve_size = 0
         try:
             return await self._on_thread(_free_room, work)
         finally:
-            await asyncio.to_thread(_make_reserve, reserve)
+            self.reserve_size = await asyncio.to_thread(_make_reserve, self.reserve, 0)
 
     async def _on_thread(
         self,
@@ -279,8 +317,8 @@ class Store:
         except BaseException:
             await db.close()
             raise
-        await asyncio.to_thread(_make_reserve, data_dir / RESERVE_NAME)
         store = cls(db, path)
+        store.reserve_size = await asyncio.to_thread(_make_reserve, store.reserve)
         store.full_text = full_text
         if not full_text:
             log.warning(

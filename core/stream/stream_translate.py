@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.step_limits import OVER_LIMIT
 from . import ui_stream as ui
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
@@ -99,9 +100,11 @@ class StepTranslator:
         secrets: Collection[str | None] = (),
         unoffered: str | None = None,
         max_calls: int = MAX_TOOL_CALLS_PER_STEP,
+        not_offered: Callable[[str], str | None] | None = None,
     ) -> None:
         self.tool_names = tool_names
         self.unoffered = unoffered  # why a call of a tool not offered did not run, if known
+        self.not_offered = not_offered  # a known tool this window lacks: which windows have it
         self.max_calls = max_calls
         self.secrets = secrets
         self._content = StreamCleaner(secrets)
@@ -240,13 +243,12 @@ class StepTranslator:
         assert call.id is not None
         raw = call.arguments_text.strip()
         if position >= self.max_calls:
-            call.error = (
-                f"Not run: a step may make at most {self.max_calls} tool calls and this was call "
-                f"{position + 1}. Make the calls still needed in the next step."
-            )
+            call.error = OVER_LIMIT.format(limit=self.max_calls, position=position + 1)
         elif call.name not in self.tool_names:
-            call.error = self.unoffered or (
-                f"There is no tool named '{call.name}'. "
+            call.error = (
+                self.unoffered
+                or (self.not_offered and self.not_offered(call.name))
+                or f"There is no tool named '{call.name}'. "
                 f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
             )
         else:

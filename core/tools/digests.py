@@ -269,6 +269,8 @@ def _outcome(name: str, result: str, spec: ToolSpec | None) -> str:
         return "error: " + one_line(text[len("Error:") :].strip().split("\n", 1)[0], 100)
     if text in _NOT_RUN:
         return _NOT_RUN[text]
+    if text.startswith(DENIED):  # (with the user's words: recalled whole)
+        return "denied"
     return _value_outcome(name, loads_or(text), lambda: len(result), spec, text)
 
 

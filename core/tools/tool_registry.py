@@ -215,12 +215,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         edits_graph=True,
     ),
     # Installs (issue 28): in the browser, through ComfyUI-Manager's own API, each after the
-    # user's Allow. Not at the small windows (about 300 tokens together, measured in
-    # tests/test_tools_definitions.py).
+    # user's Allow. Finding, installing packs and restarting from 8K windows (issue 35: about
+    # 250 tokens brief); downloads from above 12K; none at 4K (measured in
+    # tests/test_tools_definitions.py and bench/small_windows.py).
     ToolSpec(
         name="findMissing",
         brief="Find the open workflow's missing node packs and models; cards show details.",
-        tier="full",
+        tier="medium",
         description="Scan the open workflow (or an attached one) for node types and model files "
         "this ComfyUI lacks: the packs that provide them and where models download from. The "
         "user sees details on cards; use the scan id and names with installNodePacks and "
@@ -239,7 +240,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="installNodePacks",
         brief="Install node packs (ids from the missing-node scan) via ComfyUI-Manager; asks.",
-        tier="full",
+        tier="medium",
         description="Install node packs through ComfyUI-Manager, once the user allows it. packs: "
         "the pack ids the missing-node scan gave (Registry ids or repository URLs). Reports each "
         "pack (installed, already-installed, refused, failed); without Manager, the steps to do "
@@ -284,7 +285,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="restartComfyUI",
         brief="Restart ComfyUI (to load installed packs), then check node types; asks first.",
-        tier="full",
+        tier="medium",
         description="Restart ComfyUI through ComfyUI-Manager, once the user allows it, so that "
         "installed packs load (a running job stops). Waits until it is back (up to 3 minutes) "
         "and reports which of nodeTypes are registered then.",

@@ -129,6 +129,7 @@ def create_standin(
     folders = standin_folders(options.data_dir)
     if options.outputs is None:  # a run's files, read as inside ComfyUI (its folder_paths)
         options = replace(options, outputs=FolderOutputs(folders))
+    options = replace(options, inside_comfyui=True)  # (Settings' egress list says so too)
     service = AssistantService(options)
     queue = Queue(lambda: _definitions(service), folders)
     app = web.Application(

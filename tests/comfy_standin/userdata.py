@@ -104,10 +104,10 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
     async def list_userdata(request: web.Request) -> web.Response:
         folder = request.query.get("dir", "")
         if not folder:
-            raise web.HTTPBadRequest(text="dir is required")
+            raise web.HTTPBadRequest(text="Directory not provided")
         base = data.path(folder)
-        if not base.is_dir():
-            raise web.HTTPNotFound()
+        if not base.is_dir():  # (as 0.3.64: a new user's workflows folder does not exist yet)
+            raise web.HTTPNotFound(text="Directory not found")
         pattern = "**/*" if request.query.get("recurse", "").lower() == "true" else "*"
         files = sorted(p for p in base.glob(pattern) if p.is_file())
         if request.query.get("full_info", "").lower() == "true":
@@ -121,20 +121,26 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.get("/api/v2/userdata")
     async def list_folder(request: web.Request) -> web.Response:
+        """As 0.3.64's: the folder walked whole (os.walk), directories first, each sorted by
+        name; paths from the user's folder; `modified` in seconds. The user's folder itself
+        answers [] even before it exists; a missing folder under it 404."""
         relative = request.query.get("path", "")
         base = data.path(relative) if relative else data.root
+        if not base.exists():
+            raise web.HTTPNotFound(text="Requested path not found")
         if not base.is_dir():
-            raise web.HTTPNotFound()
-        entries = []
-        for p in sorted(base.iterdir()):
+            raise web.HTTPBadRequest(text="Requested path is not a directory")
+        entries: list[dict[str, Any]] = []
+        for p in base.rglob("*"):
             entry = {"name": p.name, "path": p.relative_to(data.root).as_posix()}
             if p.is_dir():
                 entries.append({**entry, "type": "directory"})
             else:
-                info = data.info(p)
+                stat = p.stat()
                 entries.append(
-                    {**entry, "type": "file", "size": info["size"], "modified": info["modified"]}
+                    {**entry, "type": "file", "size": stat.st_size, "modified": stat.st_mtime}
                 )
+        entries.sort(key=lambda e: (e["type"] != "directory", e["name"].lower()))
         return web.json_response(entries)
 
     @routes.get("/api/userdata/{file}")

@@ -844,7 +844,7 @@ for (const target of TARGETS) {
     });
 
     test(
-      "a partial run: only the chosen output runs, and the model hears how the file it made looks (black: a failed decode)",
+      "a partial run: only the chosen output runs, and the model hears how the file it made looks (all black, and no decode named: none is upstream)",
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one), which saves the files it reports" },
       async () => {
         await openAssistant(page);
@@ -861,12 +861,13 @@ for (const target of TARGETS) {
           empty.connect(0, save, 0);
           return save.id;
         });
-        const ANSWER = "It came out black: the decode failed.";
+        const ANSWER = "It came out black, as an EmptyImage of colour 0 is.";
         await askToRun(page, harness, "call_run", saveId, "Run just the new SaveImage and tell me how it looks", ANSWER);
         await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
         const text = await toolResultText(harness, "call_run");
         assert.match(text, /"ok":\s*true/, text);
-        assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black/, text);
+        assert.match(text, /ComfyUI_\d+_\.png \[output\]: PNG 96×80, all black"/, text);
+        assert.ok(!text.includes("VAE decode"), `no VAE upstream of it, so no failed decode named: ${text}`);
         // only the chosen output ran: the one file saved is its own
         assert.equal((text.match(/\[output\]:/g) ?? []).length, 1, text);
       },
@@ -908,8 +909,20 @@ for (const target of TARGETS) {
         const ANSWER = "Stopped, as you asked.";
         await askToRun(page, harness, "call_stop", saveId, "Run it again", ANSWER);
         await panel(page).getByText(slow.running).waitFor({ timeout: 20_000 });
-        await panel(page).getByRole("button", { name: "Interrupt the run" }).click();
+        // the button says at once that it was heard (ComfyUI stops only between two steps or nodes)
+        await page.evaluate(() => {
+          window.__heard = [];
+          const seen = () => {
+            for (const b of document.querySelectorAll(".cua-tool-actions button")) if (b.textContent === "Interrupting…") window.__heard.push(b.disabled);
+          };
+          new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+        });
+        // (a click in the page: the card is drawn again at each step, faster than a pointer's click settles)
+        await page.evaluate(() => [...document.querySelectorAll(".cua-tool-actions button")].find((b) => b.textContent === "Interrupt the run").click());
         await panel(page).getByText(ANSWER).waitFor({ timeout: 60_000 });
+        const heard = await page.evaluate(() => window.__heard);
+        assert.ok(heard.length > 0 && heard.every((disabled) => disabled), `"Interrupting…", disabled, until the run ended: ${JSON.stringify(heard)}`);
+        assert.equal(await panel(page).getByRole("button", { name: /Interrupt/ }).count(), 0, "gone with the run");
         const text = await toolResultText(harness, "call_stop");
         assert.match(text, slow.stoppedAt, text);
       },
@@ -988,7 +1001,7 @@ for (const target of TARGETS) {
         const shown = await images.evaluateAll((imgs) =>
           imgs.map((img) => ({ width: img.naturalWidth, height: img.naturalHeight, title: img.closest("a").title, href: img.closest("a").getAttribute("href"), finding: img.closest("a").dataset.finding })),
         );
-        assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "all black"], [160, 120, "all black"]]);
+        assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "black"], [160, 120, "black"]]);
         assert.deepEqual(shown.map((s) => s.title), looked, "each thumbnail carries the server's line about its file");
         assert.match(shown[0].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=output$/);
         // (a real PreviewImage names its file ComfyUI_temp_<5 letters>_00001_.png)
@@ -1218,6 +1231,143 @@ for (const target of TARGETS) {
         await setLocale("en");
         await composer(page).waitFor({ timeout: 15_000 });
       }
+    });
+
+    test("right to left (ar): a Latin thread title and an English answer run in their own direction; the title is cut at its end", { timeout: 60_000 }, async () => {
+      await openAssistant(page);
+      const setLocale = (value) => page.evaluate((v) => window.app.extensionManager.setting.set("Comfy.Locale", v), value);
+      const root = panel(page);
+      const question = `Explain every node of this workflow and how each link feeds the next, step by step ${Date.now()}`;
+      const answer = "This workflow makes an image from a prompt.";
+      try {
+        await setLocale("ar");
+        await root.getByPlaceholder("اسأل عن سير العمل — اكتب / للأوامر").waitFor({ timeout: 15_000 });
+        await root.getByRole("button", { name: "محادثة جديدة" }).first().click();
+        await harness.provider.reset();
+        await harness.provider.script(reply.text(answer));
+        const box = root.locator(".cua-input");
+        await box.click();
+        await box.fill(question);
+        await box.press("Enter");
+        await root.getByText(answer).waitFor({ timeout: 20_000 });
+        const show = root.getByRole("button", { name: "إظهار المحادثات" });
+        const wasClosed = (await show.count()) > 0;
+        if (wasClosed) await show.click();
+        const title = root.locator(".cua-threads .cua-thread-title", { hasText: question.slice(0, 20) }).first();
+        await title.waitFor({ timeout: 15_000 });
+        const seen = await title.evaluate((el, start) => {
+          const text = el.firstChild;
+          const range = document.createRange();
+          range.setStart(text, 0);
+          range.setEnd(text, start.length);
+          const first = range.getBoundingClientRect();
+          const own = el.getBoundingClientRect();
+          const md = [...document.querySelectorAll(".cua-root .cua-msg-assistant .cua-md")].at(-1);
+          const user = [...document.querySelectorAll(".cua-root .cua-user-text")].at(-1);
+          return {
+            dir: el.getAttribute("dir"),
+            direction: getComputedStyle(el).direction,
+            cut: el.scrollWidth > el.clientWidth, // (long enough to be cut)
+            startVisible: first.left >= own.left - 1 && first.right <= own.right + 1,
+            messages: [md?.getAttribute("dir"), md && getComputedStyle(md).direction, user?.getAttribute("dir"), user && getComputedStyle(user).direction],
+          };
+        }, "Explain");
+        assert.deepEqual(seen, { dir: "auto", direction: "ltr", cut: true, startVisible: true, messages: ["auto", "ltr", "auto", "ltr"] });
+        await screenshot(page, step("locale"), "4-ar-latin-title");
+        if (wasClosed) await root.getByRole("button", { name: "إخفاء المحادثات" }).click();
+      } finally {
+        await setLocale("en");
+        await composer(page).waitFor({ timeout: 15_000 });
+      }
+    });
+
+    // (last: these remove a node of the graph the user has, and reload the page)
+    const card = () => panel(page).getByRole("group", { name: "The assistant asks before it acts" });
+    const removal = (id, nodeId) => reply.toolCalls({ id, name: "removeNodes", arguments: { nodeIds: [nodeId] } });
+    const nodeExists = (id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
+    const answered = async (count) => {
+      await harness.provider.waitFor((s) => s.requests.length >= count, `request ${count}`, 20_000);
+      await sendButton(page).waitFor({ timeout: 20_000 }); // (the answer has ended)
+    };
+
+    test("a denied removal stays denied: the next message's request is the one before plus new messages, byte for byte", { timeout: 90_000 }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      const [emptyId] = await addTrackedNodes(page, ["EmptyImage"]);
+      await harness.provider.reset();
+      await harness.provider.script(removal("call_deny_words", emptyId), reply.text("Understood, I left it."), reply.text("Hello!"));
+      await send(page, "remove the new empty image");
+      await card().waitFor({ timeout: 20_000 });
+      await card().getByRole("textbox", { name: "Why not? (optional, sent with Deny)" }).fill("I still need it for the mask");
+      await screenshot(page, step("denied"), "1-why-not");
+      await card().getByRole("button", { name: "Deny" }).click();
+      await answered(2);
+      await panel(page).getByText("Understood, I left it.").waitFor();
+      await send(page, "hi");
+      await panel(page).getByText("Hello!").waitFor({ timeout: 20_000 });
+      const [first, second, third] = (await harness.provider.requests()).map((r) => r.messages);
+      assert.equal(JSON.stringify(second.slice(0, first.length)), JSON.stringify(first));
+      assert.equal(JSON.stringify(third.slice(0, second.length)), JSON.stringify(second), "the request after 'hi' begins with the one before, byte for byte");
+      assert.deepEqual(third.slice(second.length).map((m) => m.role), ["assistant", "user"]);
+      const result = (messages) => messages.find((m) => m.role === "tool" && m.tool_call_id === "call_deny_words")?.content;
+      const DENIED = 'The user denied this tool call; it did not run. The user said: "I still need it for the mask"';
+      assert.equal(result(second), DENIED);
+      assert.equal(result(third), DENIED);
+      assert.equal(await nodeExists(emptyId), true, "the denied removal changed nothing");
+      // the stored thread holds the decision as it was made
+      const thread = await page.evaluate(() => localStorage.getItem("comfyui-assistant.thread"));
+      const stored = await (await fetch(`${baseUrl}/api/assistant/threads/${encodeURIComponent(thread)}`)).json();
+      const part = stored.messages.flatMap((m) => m.parts).find((p) => p.toolCallId === "call_deny_words");
+      assert.deepEqual([part.state, part.approval.approved, part.approval.reason], ["output-denied", false, "I still need it for the mask"]);
+      await panel(page).locator('.cua-tool[data-state="denied"]').last().waitFor();
+      await screenshot(page, step("denied"), "2-still-denied");
+    });
+
+    test("a reload while a card waits brings the card back: Deny, then Allow, each works and the model gets the right result", { timeout: 120_000 }, async () => {
+      // A node that is there after a reload: the frontends keep the graph, the playground loads its default one.
+      const reloadPanel = async () => {
+        await page.reload();
+        await waitReady(page, { comfyui: target.comfyui });
+        await openAssistant(page);
+      };
+      await reloadPanel();
+      const node = await page.evaluate(() => {
+        const last = (window.app.rootGraph ?? window.app.graph).nodes.at(-1);
+        return { id: last.id, type: last.type };
+      });
+      const askAndReload = async (id, answer) => {
+        await harness.provider.reset();
+        await harness.provider.script(removal(id, node.id), reply.text(answer));
+        await send(page, `remove node ${node.id}`);
+        await card().waitFor({ timeout: 20_000 });
+        await reloadPanel();
+        await card().waitFor({ timeout: 20_000 });
+        assert.match(await card().textContent(), new RegExp(`Remove a node from the workflow.*${node.type}#${node.id}`));
+        assert.equal((await harness.provider.requests()).length, 1, "nothing sent while the card waits");
+        await panel(page).getByRole("status").getByText("Waiting for your answer above…").waitFor();
+      };
+      const result = async (id) => {
+        const [, second] = (await harness.provider.requests()).map((r) => r.messages);
+        return second.find((m) => m.role === "tool" && m.tool_call_id === id)?.content;
+      };
+
+      await askAndReload("call_reload_deny", "Kept it.");
+      await screenshot(page, step("reload-card"), "1-card-back");
+      await card().getByRole("button", { name: "Deny" }).click();
+      await answered(2);
+      await panel(page).getByText("Kept it.").waitFor();
+      assert.equal(await result("call_reload_deny"), "The user denied this tool call; it did not run.");
+      assert.equal(await nodeExists(node.id), true);
+
+      await askAndReload("call_reload_allow", "Removed it.");
+      await card().getByRole("button", { name: "Allow" }).click();
+      await answered(2);
+      await panel(page).getByText("Removed it.").waitFor();
+      const allowed = JSON.parse(await result("call_reload_allow"));
+      assert.equal(allowed.ok, true, JSON.stringify(allowed));
+      assert.equal(await nodeExists(node.id), false, "the allowed removal ran after the reload");
+      assert.equal(await card().count(), 0);
+      await screenshot(page, step("reload-card"), "2-allowed");
     });
   });
 }

@@ -3,7 +3,7 @@
 // bottom panel's ComfyUI lifecycle. No model is involved.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { focusCanvas, graphState, launchBrowser, openTarget, screenshot, startHarness, watchPage } from "./support.mjs";
+import { focusCanvas, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, startHarness, watchPage } from "./support.mjs";
 
 describe("the playground", () => {
   let harness;
@@ -240,6 +240,27 @@ describe("the playground", () => {
     await page.getByRole("button", { name: "Close panel" }).click();
     await page.locator(".e2e-probe").waitFor({ state: "detached" });
     assert.deepEqual(await page.evaluate(() => window.e2eLife), ["render", "destroy", "render", "destroy"]);
+  });
+
+  test("Settings lists where the server sends requests, as the server has it", async () => {
+    await openAssistant(page);
+    await panel(page).getByRole("button", { name: "Open the settings" }).click();
+    const region = panel(page).getByRole("region", { name: "Where your requests go" });
+    await region.getByText(/COMFY_ASSISTANT_OFFLINE is set: what it turns off is not asked/).waitFor({ timeout: 10_000 });
+    const items = await region.locator(".cua-egress-destinations > li").evaluateAll((lis) => lis.map((li) => [li.dataset.kind, li.querySelector("code")?.textContent ?? null, li.querySelector("strong")?.textContent?.trim() ?? null]));
+    const { origin } = await (await fetch(`${harness.app}/api/assistant/provider`)).json();
+    // the harness: standalone without COMFYUI_URL, offline, a model host of its own
+    assert.deepEqual(items, [
+      ["provider", origin, null],
+      ["comfyui", "COMFYUI_URL", "Not used: COMFYUI_URL is not set."],
+      ["manager", "COMFYUI_URL", "Not used: COMFYUI_URL is not set."],
+      ["registry", "https://api.comfy.org:443", "Off now: COMFY_ASSISTANT_OFFLINE is set."],
+      ["modelSizes", "https://huggingface.co:443", "Off now: COMFY_ASSISTANT_OFFLINE is set."],
+      ["downloads", "https://huggingface.co:443", null],
+    ]);
+    await screenshot(page, "playground", "egress");
+    await panel(page).getByRole("button", { name: "Back to the chat" }).click();
+    assert.deepEqual(problems, []);
   });
 
   test("toasts, the confirm dialog and in-memory settings", async () => {

@@ -180,6 +180,14 @@ for (const target of TARGETS) {
       const answer = panel(page).locator(".cua-msg-assistant", { hasText: "Added an invert and a preview." });
       await answer.getByRole("button", { name: "Rewind to here" }).click();
       await answer.getByRole("menu", { name: "Rewind to here" }).waitFor();
+      // the whole menu in sight: inside the thread's viewport and the page
+      const inSight = await answer.getByRole("menu", { name: "Rewind to here" }).evaluate((menu) => {
+        const box = menu.getBoundingClientRect();
+        const view = menu.closest(".cua-viewport").getBoundingClientRect();
+        const within = (outer) => box.top >= outer.top - 1 && box.bottom <= outer.bottom + 1 && box.left >= outer.left - 1 && box.right <= outer.right + 1;
+        return { viewport: within(view), page: within({ top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth }) };
+      });
+      assert.deepEqual(inSight, { viewport: true, page: true });
       await screenshot(page, step("graph"), "1-menu");
       await answer.getByRole("menuitem", { name: /^Graph/ }).click();
       await answer.getByRole("status").getByText(/The graph is as it was before this answer\. .*Ctrl\+Z on the canvas brings the newer graph back\./).waitFor({ timeout: 10_000 });

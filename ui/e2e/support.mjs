@@ -122,9 +122,9 @@ export function python() {
 
 /** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
- * on the ComfyUI one, "v4" etc., at `managerSecurity`; `modelHost`: a model host downloads may use,
- * on `modelHostPort` if given). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, modelHost = false, modelHostPort = 0 } = {}) {
+ * on the ComfyUI one, "v4" etc., at `managerSecurity` (`managerGitUrl`: allow_git_url_install); `modelHost`: a
+ * model host downloads may use, on `modelHostPort` if given). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0 } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -132,6 +132,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(returningUser ? ["--returning-user"] : []),
     ...(manager ? ["--manager", manager] : []),
     ...(managerSecurity ? ["--manager-security", managerSecurity] : []),
+    ...(managerGitUrl ? ["--manager-git-url"] : []),
     ...(modelHost ? ["--model-host"] : []),
     ...(modelHostPort ? ["--model-host-port", String(modelHostPort)] : []),
   ];

@@ -283,16 +283,31 @@ export function activeWorkflowKey(app: ComfyApp): string | undefined {
   return workflowKey(app.extensionManager?.workflow?.activeWorkflow);
 }
 
+const SAVED_FOLDER = "workflows/";
+
+/** The saved workflows' keys among the entries of ComfyUI's GET /v2/userdata (the user's whole
+ * folder, walked: `{path, type}` each, `path` from the user's folder). */
+function savedAmong(entries: unknown): Set<string> | undefined {
+  if (!Array.isArray(entries)) return undefined;
+  const files = entries.filter((e): e is { path: string } => e?.type === "file" && typeof e.path === "string" && e.path.startsWith(SAVED_FOLDER));
+  return new Set(files.map((e) => e.path.slice(SAVED_FOLDER.length)));
+}
+
 /**
- * The keys of the saved workflows (ComfyUI's GET /userdata?dir=workflows: paths under
- * workflows/; none when the folder does not exist), or undefined when they cannot be read.
+ * The keys of the saved workflows (paths under workflows/), or undefined when they cannot be
+ * read. Asked of the user's whole folder (GET /v2/userdata, ComfyUI 0.3.31+), which answers []
+ * for a new user where /userdata?dir=workflows answers 404 (a console error on every page load
+ * until the user saves a workflow); that one only on a ComfyUI without /v2/userdata.
  */
 export async function savedWorkflowKeys(app: ComfyApp): Promise<Set<string> | undefined> {
   try {
-    const response = await app.api.fetchApi("/userdata?dir=workflows&recurse=true&split=false&full_info=false");
-    if (response.status === 404) return new Set();
-    if (!response.ok) return undefined;
-    const paths = (await response.json()) as unknown;
+    const response = await app.api.fetchApi("/v2/userdata");
+    if (response.ok) return savedAmong(await response.json());
+    if (response.status !== 404 && response.status !== 405) return undefined;
+    const old = await app.api.fetchApi("/userdata?dir=workflows&recurse=true&split=false&full_info=false");
+    if (old.status === 404) return new Set(); // (no workflows folder: none saved)
+    if (!old.ok) return undefined;
+    const paths = (await old.json()) as unknown;
     return Array.isArray(paths) ? new Set(paths.filter((p): p is string => typeof p === "string")) : undefined;
   } catch {
     return undefined;

@@ -48,10 +48,10 @@ describe("every shipped locale", () => {
 const TYPED = new Set(["command.rewind.args"]);
 const SAME_WORDS: Record<string, string[]> = {
   de: ["workflowMenu.title", "tool.summary", "gauge.line.limit", "settings.panel", "rewind.graph"],
-  es: ["tool.error", "settings.no", "settings.panel", "delegate.traceError"],
+  es: ["tool.error", "settings.no", "settings.panel", "delegate.traceError", "tool.where.panel"],
   fr: ["extension.tab", "branches.label", "branches.menu", "workflowMenu.title", "composer.message", "tool.arguments", "citations.source", "image.alt", "command.new.args"],
-  it: ["workflowMenu.title", "gauge.source.provider", "settings.no", "installs.find.repository"],
-  tr: ["settings.field.model", "settings.panel"],
+  it: ["workflowMenu.title", "gauge.source.provider", "settings.no", "installs.find.repository", "tool.where.server"],
+  tr: ["settings.field.model", "settings.panel", "tool.where.panel"],
 };
 
 describe("no English left in a translated panel", () => {

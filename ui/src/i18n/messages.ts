@@ -116,6 +116,7 @@ export const en = {
   "tool.progress.ran": { one: "{count} run", other: "{count} run" },
   "tool.stopWaiting": "Stop waiting",
   "tool.interrupt": "Interrupt the run",
+  "tool.interrupting": "Interrupting…",
   "tool.serverAsks": "{name} asks for your approval.",
 
   // the approval card (ApprovalCard.tsx)
@@ -125,6 +126,7 @@ export const en = {
   "approval.always": "Allow graph edits in this thread without asking",
   "approval.allow": "Allow",
   "approval.deny": "Deny",
+  "approval.words": "Why not? (optional, sent with Deny)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   // the context gauge (gauge.ts, Gauge.tsx): the bar, its sections, the lines on hover
@@ -223,19 +225,34 @@ export const en = {
   "settings.askBeforeEdits": "Ask before the assistant removes nodes (new threads; a thread's approval card can stop asking). Paid runs and large batches always ask.",
   "settings.debugContext": "Debug: keep the exact request of each step (shown by /context)",
 
-  // "Where your requests go" in Settings (Egress.tsx); {origin} is the provider's address
+  // "Where your requests go" in Settings (Egress.tsx), from the server's list (core/base/egress.py);
+  // {hosts} is the addresses (scheme://host:port), {origin} the provider's, {env} COMFY_ASSISTANT_OFFLINE
   "egress.title": "Where your requests go",
-  "egress.destination": "To {origin} ({provider}), and nowhere else. The panel talks only to this ComfyUI.",
+  "egress.intro": "The assistant's server sends requests to these addresses, and nowhere else. The panel talks only to this ComfyUI.",
+  "egress.dest.provider": "{hosts}: the provider ({provider}). The chat, summaries, a delegated task, the Test button, and questions that size requests (its context window, what the model can do, token counts).",
+  "egress.dest.providerUnnamed": "{hosts}: the provider. The chat, summaries, a delegated task, the Test button, and questions that size requests (its context window, what the model can do, token counts).",
+  "egress.dest.comfyui": "{hosts}: ComfyUI at COMFYUI_URL. A run's images, read through its /view.",
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. A scan for missing nodes and models asks for its node map, installed packs and model list.",
+  "egress.dest.registry": "{hosts}: the Comfy Registry, when a scan finds missing node packs. The names of node types no map places or whose pack ComfyUI-Manager knows only by its repository, and the ids of the packs found (for their licence and details); nothing else.",
+  "egress.dest.modelSizes": "{hosts}: the host of each missing model, when a scan finds missing model files. One HEAD request to its address for its size, with no key, cookie or body.",
+  "egress.dest.downloads": "{hosts}: a model file, only when you approve its download; with no key, cookie or token, a redirect followed only to https (e.g. Hugging Face's CDN).",
+  "egress.thisComfyUI": "this ComfyUI's own address",
+  "egress.tag.offlineOff": "{env}=1 turns it off.",
+  "egress.tag.offline": "Off now: {env} is set.",
+  "egress.tag.noComfyUI": "Not used: COMFYUI_URL is not set.",
+  "egress.tag.badSetting": "Not used: its address setting is not an http(s) URL.",
+  "egress.offline.on": "{env} is set: what it turns off is not asked. A model you approve is still downloaded.",
+  "egress.offline.off": "{env} is not set: the lookups it would turn off are made.",
   "egress.inClear": "This address is another machine over plain http: what is sent crosses the network unencrypted.",
   "egress.inClearWithKey": "This address is another machine over plain http: what is sent, the key included, crosses the network unencrypted.",
-  "egress.sentHeading": "What is sent there:",
+  "egress.providerGets": "What the provider is sent:",
   "egress.sent.conversation": "The conversation: your messages and the answers, each tool call and its result, summaries of older parts; with the instructions (the assistant's guidance, the skills list, your rules, SOUL.md, goals and preferences).",
   "egress.sent.workflow": "The workflow when a tool reads it, and what lookups find: installed node types, model file names, documentation.",
   "egress.sent.files": "Attached files (text, workflows, the workflow in a ComfyUI image) and the chat's project documents.",
   "egress.sent.images": "Images — those you attach and one picture of a run's outputs — only when the model sees images; otherwise their facts in words (format, size, what looks wrong).",
   "egress.sent.delegated": "A delegated task: the task alone, to the same model.",
   "egress.sent.sizing": "To size requests, questions about the model (its context window; a llama.cpp server counts the tokens).",
-  "egress.neverLeaves": "What never leaves: the API key goes only to {origin}, never back to this page or into a log. Nothing else is contacted: no telemetry, no update check, no download; a run's images are read from this ComfyUI (standalone: the one at COMFYUI_URL). A picture an answer links to is not loaded: it opens when you click it.",
+  "egress.neverLeaves": "What never leaves: the API key goes only to {origin}, never back to this page or into a log. Nothing else is contacted: no telemetry, no update check, no download you did not approve. A picture an answer links to is not loaded: it opens when you click it.",
 
   // the panel's notes in a thread (Notices.tsx) and a picture in markdown (MarkdownImage.tsx)
   "notices.dismiss": "Dismiss: {title}",
@@ -475,6 +492,7 @@ export const en = {
   "error.settings.url_character": "baseUrl contains {character}; remove it",
   "error.settings.url_query": "baseUrl must not have a query string or fragment ('?…', '#…'); use an http(s) URL such as {example} and put a key in the API key field",
   "error.settings.url_invalid": "baseUrl is not a URL the HTTP client accepts ({reason}); use an http(s) URL such as {example}",
+  "error.settings.url_no_scheme": "baseUrl must start with http:// or https://, such as {example}",
   "error.settings.url_scheme": "baseUrl must be an http(s) URL such as {example} (got {got})",
   "error.settings.url_port": "baseUrl's port must be between 1 and 65535 (got {got})",
   "error.settings.url_ascii": "baseUrl's host name must be ASCII (write an IDN in its xn-- form)",
@@ -519,6 +537,10 @@ export const en = {
   "installs.noManager.title": "Nothing was installed",
   "installs.noManager": "ComfyUI-Manager is not available in this ComfyUI. The assistant gives the steps to install the packs yourself.",
   "installs.legacyManager": "This ComfyUI-Manager installs only from its own window (Manager > Custom Nodes Manager). The assistant gives the steps.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installs from a git URL only when its settings allow it. To allow it, stop ComfyUI, add allow_git_url_install = true to the [default] section of ComfyUI-Manager's config.ini (user/__manager/config.ini), and start ComfyUI again.",
+  "installs.notListed.title": "ComfyUI-Manager does not know this pack",
+  "installs.notListed.url": "Not in ComfyUI-Manager's list of node packs: {packs}. Manager cannot install it from here; you can install it by its git URL or by hand, and the assistant gives the steps.",
+  "installs.notListed.id": "Not in ComfyUI-Manager's list of Registry packs: {packs}. Check the name, or install the pack by its git URL; the assistant gives the steps.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Node packs",
@@ -544,6 +566,7 @@ export const en = {
   "installs.find.downloaded": "already downloaded",
   "installs.find.notDownloadable": "cannot be downloaded: {reason}",
   "installs.find.gone": "The scan's details are no longer on the server: scan again to see them.",
+  "installs.find.noModelList": "Download addresses come only from the workflow: this ComfyUI-Manager does not offer its model list. For a model without an address, search for its file name on Hugging Face or Civitai.",
   "installs.approve.download": { one: "Download {count} model file into ComfyUI's models folder.", other: "Download {count} model files into ComfyUI's models folders." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} of {total}",
@@ -560,6 +583,15 @@ export const en = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "pasted workflow: attached as a file, not as text",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "server",
+  "workflow.unsavedName": "an unsaved workflow",
+  "message.rewindNote": "That the workflow did not move with the conversation (added by the panel)",
+  "run.finding.black": "all black",
+  "run.finding.blank": "blank",
+  "run.finding.size": "wrong size",
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;

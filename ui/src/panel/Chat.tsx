@@ -70,7 +70,7 @@ const RunningTools: FC = () => {
   useStoreVersion(store);
   const { entry } = useCurrentThread();
   const { t } = useI18n();
-  if (entry.pendingTools === 0) return null;
+  if (entry.pendingTools === 0 && !entry.approvals.waiting()) return null; // (a card back after a reload waits with no tool running)
   return (
     <div className="cua-muted cua-running" role="status">
       {entry.approvals.waiting() ? t("chat.waitingForYou") : t("chat.runningTools")}

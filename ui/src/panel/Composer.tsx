@@ -9,6 +9,7 @@ import { requestJson } from "../runtime/api";
 import { attachPastedWorkflow } from "../runtime/pastedWorkflow";
 import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";
+import { useClearOfHostDialogs } from "./hostOverlays";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 import { rewindLast } from "./Rewind";
 
@@ -26,6 +27,8 @@ export const Composer: FC = () => {
   const listId = useId();
   const input = useRef<HTMLTextAreaElement>(null);
   useComposerFocus(input);
+  const form = useRef<HTMLFormElement>(null);
+  useClearOfHostDialogs(form); // ComfyUI's own bottom dialogs must not cover the message box
 
   // The draft survives closing the tab and switching threads: keep it in the store.
   useEffect(() => {
@@ -133,7 +136,7 @@ export const Composer: FC = () => {
   return (
     <ComposerPrimitive.AttachmentDropzone className="cua-dropzone">
     <ComposerAttachments />
-    <ComposerPrimitive.Root className="cua-composer" onSubmit={onSubmit}>
+    <ComposerPrimitive.Root ref={form} className="cua-composer" onSubmit={onSubmit}>
       {open ? (
         <ul className="cua-complete" role="listbox" id={listId} aria-label={t("composer.commands")}>
           {items.map((item, i) => (

@@ -59,6 +59,18 @@ describe("findMissing's cards", () => {
     expect(container.querySelector('[data-present="true"]')!.textContent).toContain("vae.safetensors" + "already downloaded");
   });
 
+  it("say in the user's words what Manager's missing model list means for them (issue 35)", async () => {
+    const scan = sampleScan("scan_nl");
+    scan.sources = { ...scan.sources, modelList: false, modelListLegacyUiOnly: true };
+    serve(200, scan);
+    const { container } = render(<FindMissingCards result={{ ok: true, scan: "scan_nl" }} />);
+    await screen.findByText("ComfyUI Impact Pack");
+    expect(screen.getByText(/^Download addresses come only from the workflow/).textContent).toBe(
+      "Download addresses come only from the workflow: this ComfyUI-Manager does not offer its model list. For a model without an address, search for its file name on Hugging Face or Civitai.",
+    );
+    expect(container.textContent).not.toMatch(/legacy|getlist|--enable/);
+  });
+
   it("say so when the server no longer has the scan", async () => {
     serve(404, { error: "scan scan_gone does not exist", code: "not_found.scan", params: { id: "scan_gone" } });
     render(<FindMissingCards result={{ ok: true, scan: "scan_gone" }} />);

@@ -102,6 +102,7 @@ export const FindMissingCards: FC<{ result: unknown }> = ({ result }) => {
           </ul>
         </>
       ) : null}
+      {scan.sources.modelListLegacyUiOnly && scan.missingModels.length ? <div className="cua-muted">{t("installs.find.noModelList")}</div> : null}
       {scan.sources.notes.map((note) => (
         <div key={note} className="cua-muted">
           {note}

@@ -15,6 +15,7 @@ import { t as currentT, useI18n, type MessageKey } from "../i18n";
 import { isFailedOutput } from "../runtime/toolRunner";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
+import { isRewindNote } from "../runtime/rewindNotes";
 import type { ApprovalRequest } from "../tools/approvals";
 import { ApprovalCard } from "./ApprovalCard";
 import { MessageAttachments } from "./Attachments";
@@ -49,15 +50,19 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
 };
 
 const markdownComponents = { CodeHeader, cite: Cite, img: MarkdownImage };
+/** An answer's text runs in its own direction (an English answer in an Arabic panel keeps its full stop at the end). */
+const ownDirection = { dir: "auto" };
 
 export const MarkdownText: FC<TextMessagePartProps> = () => (
-  <MarkdownTextPrimitive className="cua-md" remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
+  <MarkdownTextPrimitive className="cua-md" containerProps={ownDirection} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
 );
 
-/** What a note the panel adds to the user's message says (tools/runHistory.ts, tools/handEdits.ts). */
+/** What a note the panel adds to the user's message says (tools/runHistory.ts, tools/handEdits.ts,
+ * runtime/rewindNotes.ts). */
 function noteLabel(text: string, t = currentT): string | null {
   if (isRunNote(text)) return t("message.runNote");
   if (isEditNote(text)) return t("message.editNote");
+  if (isRewindNote(text)) return t("message.rewindNote");
   return null;
 }
 
@@ -67,11 +72,13 @@ export const PlainText: FC<Pick<TextMessagePartProps, "text">> = ({ text }) => {
   const { t } = useI18n();
   const label = noteLabel(text, t);
   return label ? (
-    <div className="cua-run-note" role="note" aria-label={label}>
+    <div className="cua-run-note" role="note" aria-label={label} dir="auto">
       {text}
     </div>
   ) : (
-    <div className="cua-user-text">{text}</div>
+    <div className="cua-user-text" dir="auto">
+      {text}
+    </div>
   );
 };
 
@@ -150,6 +157,9 @@ const STATE_LABEL: Record<ToolCardState, MessageKey> = {
   denied: "tool.state.denied",
 };
 
+/** Where a tool runs, in the panel's words (the registry's kinds). */
+const WHERE_LABEL = { panel: "tool.where.panel", server: "tool.where.server" } as const;
+
 export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
   const store = useStore();
   useStoreVersion(store);
@@ -167,7 +177,7 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
         </span>
         <span className="cua-tool-name">{part.toolName}</span>
         <span className="cua-tool-args">{briefJson(part.args)}</span>
-        {where && <span className="cua-tool-where">{where}</span>}
+        {where && <span className="cua-tool-where">{t(WHERE_LABEL[where])}</span>}
         {progress && (
           <span className="cua-tool-progress" role="status">
             {progress}
@@ -202,8 +212,10 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
       {asking ? (
         <ApprovalCard
           request={asking}
-          onAnswer={(approved, always) =>
-            void (asking.kind === "server" ? part.respondToApproval({ approved }) : store.respondToApproval(part.toolCallId, approved, always))
+          onAnswer={(approved, always, words) =>
+            void (asking.kind === "server"
+              ? part.respondToApproval(words ? { approved, reason: words } : { approved })
+              : store.respondToApproval(part.toolCallId, approved, always, words))
           }
         />
       ) : null}
@@ -213,8 +225,8 @@ export const ToolCard: FC<ToolCallMessagePartProps> = (part) => {
             {t("tool.stopWaiting")}
           </button>
           {store.canInterrupt(part.toolCallId) ? (
-            <button type="button" onClick={() => void store.interrupt(part.toolCallId)}>
-              {t("tool.interrupt")}
+            <button type="button" onClick={() => void store.interrupt(part.toolCallId)} disabled={store.isInterrupting(part.toolCallId)}>
+              {t(store.isInterrupting(part.toolCallId) ? "tool.interrupting" : "tool.interrupt")}
             </button>
           ) : null}
         </div>

@@ -33,7 +33,7 @@ const Header: FC = () => {
       >
         ☰
       </button>
-      <span className="cua-title" title={title}>
+      <span className="cua-title" title={title} dir="auto">
         {settings ? t("header.settings") : title}
       </span>
       <ThreadGauge />

@@ -6,6 +6,8 @@ import { ChatStore } from "../runtime/chatStore";
 import type { RestoreOutcome } from "../runtime/checkpoints";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import { Panel } from "./Panel";
+import { keepInView } from "./Rewind";
+import { rewoundNote } from "../runtime/rewindNotes";
 
 afterEach(() => {
   cleanup();
@@ -14,8 +16,9 @@ afterEach(() => {
 
 const settings = { maxSteps: 25, debugContext: false };
 
-/** A panel whose model adds a node on "add …" (answer msg_<n>) and answers anything else. */
-function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: false }) {
+/** A panel whose model adds a node on "add …" (answer msg_<n>) and answers anything else; the
+ * node is added to the graph unless `adds` is false (the call fails and changes nothing). */
+function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: false }, adds = true) {
   let answers = 0;
   const server = fakeServer((body) => {
     const last = body.messages.at(-1);
@@ -28,12 +31,18 @@ function setup(outcome: RestoreOutcome = { ok: true, tab: "flux", switched: fals
     return sseResponse(textAnswer(`Added node ${answers}.`, `msg_${answers}`));
   });
   vi.stubGlobal("fetch", server.fetch);
+  const nodes = [{ id: 1, type: "EmptyImage" }];
   const graph = {
-    serialize: () => ({ nodes: [{ id: 1, type: "EmptyImage" }] }),
+    serialize: () => ({ nodes: structuredClone(nodes) }),
     restore: vi.fn(async () => outcome),
     openInNewTab: vi.fn(async () => "Unsaved Workflow (2)"),
   };
-  const store = new ChatStore({ settings, tools: () => ({ addNode: async () => ({ ok: true }) }), graph });
+  const addNode = async () => {
+    if (!adds) return { ok: false, error: "Unknown node type 'KSamplr'." };
+    nodes.push({ id: nodes.length + 1, type: "KSampler" });
+    return { ok: true };
+  };
+  const store = new ChatStore({ settings, tools: () => ({ addNode }), graph });
   return { server, store, graph };
 }
 
@@ -76,6 +85,17 @@ describe("Rewind to here", () => {
     }
   });
 
+  it("is not offered under an answer whose edits changed nothing (a failed call)", async () => {
+    const { store, server } = setup(undefined, false);
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await send("thanks");
+    await screen.findByText("Answer 2.");
+    expect(screen.queryAllByRole("button", { name: "Rewind to here" })).toHaveLength(0);
+    expect(server.calls.filter((c) => c.includes("/checkpoints") && c.startsWith("POST"))).toEqual([]);
+  });
+
   it("rewinds both: the graph, then the conversation, whose turn is kept as a branch to return to", async () => {
     const { store, server, graph } = setup();
     render(<Panel store={store} />);
@@ -110,7 +130,33 @@ describe("Rewind to here", () => {
     expect(screen.queryByText("Added node 4.")).toBeNull();
     await screen.findByText(/The conversation goes on from branch 1\. What followed there \(2 messages from “add a sampler, but green”\) is kept as branch 2\./);
     await waitFor(() => expect(screen.getByRole("button", { name: "Branches (1)" })).toBeTruthy());
-  });
+  }, 15_000); // (five turns through the panel: near vitest's 5 s on a busy machine)
+
+  it("after a conversation-only rewind, the next message tells the model the graph was not rewound, once, stored with it", async () => {
+    const { store, server, graph } = setup();
+    render(<Panel store={store} />);
+    await send("add a sampler");
+    await screen.findByText("Added node 1.");
+    await rewind("Added node 1.", /^Conversation/);
+    await screen.findByText(/The conversation is back to before that answer/);
+    expect(graph.restore).not.toHaveBeenCalled();
+    await send("what is in the graph?");
+    await screen.findByText("Answer 2.");
+    const note = rewoundNote(true)!;
+    expect(note).toBe(
+      "[The conversation was rewound to here; the workflow was not rewound with it: it differs from the workflow at this point of the " +
+        "conversation (changes made in the part set aside, or by hand since), and the messages above do not show those changes. " +
+        "Read it (getWorkflow) before relying on it.]",
+    );
+    const asked = server.chatRequests.at(-1)!.messages;
+    expect(asked.at(-1)!.parts).toEqual([{ type: "text", text: "what is in the graph?" }, { type: "text", text: note }]);
+    expect(screen.getByRole("note", { name: "That the workflow did not move with the conversation (added by the panel)" }).textContent).toBe(note);
+    await send("thanks");
+    await screen.findByText("Answer 3.");
+    const next = server.chatRequests.at(-1)!.messages;
+    expect(JSON.stringify(next.slice(0, asked.length).map((m) => m.parts))).toBe(JSON.stringify(asked.map((m) => m.parts))); // append-only
+    expect(next.at(-1)!.parts).toEqual([{ type: "text", text: "thanks" }]); // told once
+  }, 15_000);
 
   it("changes nothing when the graph of 'both' cannot be restored, and offers its closed tab", async () => {
     const { store, server, graph } = setup({ ok: false, closed: true });
@@ -124,5 +170,38 @@ describe("Rewind to here", () => {
     fireEvent.click(within(answer).getByRole("button", { name: "Open it in a new tab" }));
     await within(answer).findByText("The graph from before this answer is open in a new tab, “Unsaved Workflow (2)”.");
     expect(graph.openInNewTab).toHaveBeenCalledOnce();
+  });
+});
+
+describe("the Rewind menu", () => {
+  /** A thread viewport from y=100 to y=500 (scrolled to 1000) holding a menu at `top`..`bottom`. */
+  function laidOut(top: number, bottom: number) {
+    const viewport = document.createElement("div");
+    viewport.className = "cua-viewport";
+    const menu = document.createElement("div");
+    viewport.append(menu);
+    document.body.append(viewport);
+    viewport.scrollTop = 1000;
+    const rect = (t: number, b: number) => ({ top: t, bottom: b, left: 0, right: 300, width: 300, height: b - t, x: 0, y: t, toJSON: () => ({}) });
+    viewport.getBoundingClientRect = () => rect(100, 500);
+    menu.getBoundingClientRect = () => rect(top, bottom);
+    return { viewport, menu };
+  }
+
+  it("scrolls the thread so that a menu opened at its bottom edge is wholly in sight", () => {
+    vi.stubGlobal("innerHeight", 800);
+    const low = laidOut(440, 530); // 30 px below the thread's bottom edge
+    keepInView(low.menu);
+    expect(low.viewport.scrollTop).toBe(1034);
+    const high = laidOut(80, 170); // 20 px above its top edge
+    keepInView(high.menu);
+    expect(high.viewport.scrollTop).toBe(976);
+    const inside = laidOut(200, 290);
+    keepInView(inside.menu);
+    expect(inside.viewport.scrollTop).toBe(1000);
+    vi.stubGlobal("innerHeight", 480); // the page ends above the thread's edge: the page's edge counts
+    const cut = laidOut(400, 490);
+    keepInView(cut.menu);
+    expect(cut.viewport.scrollTop).toBe(1014);
   });
 });

@@ -2,7 +2,7 @@
 // menu — the graph, the conversation, or both — and what the last rewind came to.
 import { useChat } from "@ai-sdk/react";
 import { useAuiState, type AssistantRuntime } from "@assistant-ui/react";
-import { useState, type FC } from "react";
+import { useLayoutEffect, useRef, useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
 import type { ChatEntry, ChatStore } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
@@ -20,6 +20,20 @@ export function putBack(runtime: AssistantRuntime, draft: string | null): void {
   if (draft && !composer.getState().text) composer.setText(draft);
 }
 
+/** Scrolls the thread (its own viewport, never ComfyUI's page) so that all of `menu` is in
+ * sight: opened under an answer at the bottom edge it would hang out of the panel. */
+export function keepInView(menu: HTMLElement): void {
+  const viewport = menu.closest<HTMLElement>(".cua-viewport");
+  if (!viewport) return;
+  const box = menu.getBoundingClientRect();
+  const view = viewport.getBoundingClientRect();
+  const bottom = Math.min(view.bottom, window.innerHeight);
+  const top = Math.max(view.top, 0);
+  const margin = 4;
+  if (box.bottom > bottom) viewport.scrollTop += Math.min(box.bottom - bottom + margin, box.top - top); // (its top stays in sight)
+  else if (box.top < top) viewport.scrollTop -= top - box.top + margin;
+}
+
 /** `/rewind [graph|conversation]`: to before the thread's last answer that changed the graph. */
 export async function rewindLast(store: ChatStore, entry: ChatEntry, runtime: AssistantRuntime, scope: RewindScope): Promise<void> {
   putBack(runtime, await store.rewinds.last(entry, scope));
@@ -34,6 +48,10 @@ export const RewindControl: FC = () => {
   const { status: chatStatus } = useChat({ chat: entry.chat });
   const messageId = useAuiState((s) => s.message.id);
   const [open, setOpen] = useState(false);
+  const menu = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (open && menu.current) keepInView(menu.current);
+  }, [open]);
   const checkpoint = store.checkpoints.of(remoteId).get(messageId);
   if (!checkpoint || !remoteId) return null;
   const status = store.rewinds.statusOf(remoteId, messageId);
@@ -61,7 +79,7 @@ export const RewindControl: FC = () => {
         {t("rewind.toHere")}
       </button>
       {open ? (
-        <div className="cua-rewind-menu" role="menu" aria-label={t("rewind.toHere")}>
+        <div ref={menu} className="cua-rewind-menu" role="menu" aria-label={t("rewind.toHere")}>
           {CHOICES.map((choice) => (
             <button key={choice.scope} type="button" role="menuitem" onClick={() => choose(choice.scope)}>
               <span className="cua-rewind-label">{t(choice.label)}</span>

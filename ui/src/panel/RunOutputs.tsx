@@ -16,16 +16,20 @@ export interface RunFile {
   /** The server's line about it ("x.png [output]: PNG 512×512, all black (…)"), if it looked. */
   looked: string | null;
   /** What looks wrong, in a word or two, if anything does. */
-  finding: string | null;
+  finding: Finding | null;
 }
 
-/** A look's finding in a word or two ("all black", "blank", "wrong size"); null when none.
+/** What a look found wrong (also the thumbnail's `data-finding`), and its words in the panel. */
+export type Finding = "black" | "blank" | "wrong-size";
+const FINDING_LABEL = { black: "run.finding.black", blank: "run.finding.blank", "wrong-size": "run.finding.size" } as const;
+
+/** A look's finding ("black", "blank", "wrong-size": all black, blank, the wrong size); null when none.
  * The words are core/files/output_checks.py's. */
-export function findingOf(line: string | null): string | null {
+export function findingOf(line: string | null): Finding | null {
   if (!line) return null;
-  if (/, all black\b/.test(line)) return "all black";
+  if (/, all black\b/.test(line)) return "black";
   if (/, blank: /.test(line)) return "blank";
-  if (/, it is \d+×\d+, not the \d+×\d+ asked for/.test(line)) return "wrong size";
+  if (/, it is \d+×\d+, not the \d+×\d+ asked for/.test(line)) return "wrong-size";
   return null;
 }
 
@@ -54,13 +58,14 @@ const Preview: FC<{ file: RunFile; src: string; caption: string }> = ({ file, sr
 };
 
 const Thumbnail: FC<{ file: RunFile; src: string | null }> = ({ file, src }) => {
+  const { t } = useI18n();
   const caption = file.looked ?? file.name;
   // "PNG 512×512": the finding is marked on the picture, the whole line is the title
   const facts = file.looked ? (file.looked.slice(file.name.length + 2).split(", ")[0] ?? "") : file.file.filename;
   const body = (
     <>
       {src ? <Preview file={file} src={src} caption={caption} /> : <span className="cua-run-file-name">{file.file.filename}</span>}
-      {file.finding ? <span className="cua-run-finding">{file.finding}</span> : null}
+      {file.finding ? <span className="cua-run-finding">{t(FINDING_LABEL[file.finding])}</span> : null}
       <span className="cua-run-caption">{facts}</span>
     </>
   );

@@ -62,7 +62,9 @@ const Item: FC = () => {
         <ThreadListItemPrimitive.Trigger className="cua-thread-trigger" title={title} aria-current={isMain ? "true" : undefined}>
           {isRunning ? <span className="cua-dot" aria-label={t("threads.answering")} /> : null}
           <span className="cua-thread-text">
-            <span className="cua-thread-title">{title}</span>
+            <span className="cua-thread-title" dir="auto">
+              {title}
+            </span>
             {where ? (
               <span className="cua-thread-workflow" title={workflow === null ? t("threads.unbound") : where}>
                 {where}

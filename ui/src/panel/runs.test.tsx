@@ -5,7 +5,7 @@ import { ChatStore } from "../runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
 import type { OutputFile } from "../tools/outputFiles";
 import { comfyRuns } from "../tools/runHistory";
-import { comfyUIRunningP1 } from "../tools/testing";
+import { comfyUIRunningP1, jsonResponse } from "../tools/testing";
 import { PlainText } from "./Messages";
 import { Panel } from "./Panel";
 import { findingOf, RunOutputs, runFiles } from "./RunOutputs";
@@ -29,7 +29,7 @@ describe("the files of a run's result", () => {
       looked: [BLACK, FINE],
     };
     expect(runFiles(result)).toEqual([
-      { name: "a.png [output]", file: { filename: "a.png", subfolder: "", type: "output" }, looked: BLACK, finding: "all black" },
+      { name: "a.png [output]", file: { filename: "a.png", subfolder: "", type: "output" }, looked: BLACK, finding: "black" },
       { name: "sub/dir/b.png [output]", file: { filename: "b.png", subfolder: "sub/dir", type: "output" }, looked: FINE, finding: null },
       { name: "v.mp4 [output]", file: { filename: "v.mp4", subfolder: "", type: "output" }, looked: null, finding: null },
     ]);
@@ -39,7 +39,7 @@ describe("the files of a run's result", () => {
 
   it("mark what looks wrong in a word or two", () => {
     expect([BLACK, FINE, BLANK, SMALL, null, "e.png [output]: not looked at (gone)"].map(findingOf)).toEqual([
-      "all black", null, "blank", "wrong size", null, null,
+      "black", null, "blank", "wrong-size", null, null,
     ]);
   });
 
@@ -53,7 +53,7 @@ describe("the files of a run's result", () => {
     expect(links[0]!.getAttribute("href")).toBe("/base/api/view?|a.png|output");
     expect(links[0]!.getAttribute("target")).toBe("_blank");
     expect(links[0]!.getAttribute("title")).toBe(BLACK);
-    expect(links[0]!.dataset.finding).toBe("all black");
+    expect(links[0]!.dataset.finding).toBe("black");
     expect(within(links[0]!).getByText("all black").className).toBe("cua-run-finding");
     expect(within(links[0]!).getByText("PNG 512×512").className).toBe("cua-run-caption");
     const image = within(links[0]!).getByRole("img");
@@ -126,7 +126,33 @@ describe("the panel", () => {
     expect(card.open).toBe(false);
     const thumbnail = within(screen.getByRole("group", { name: "What the run made: 1 file" })).getByRole("img");
     expect(thumbnail.getAttribute("src")).toBe("/comfy/api/view?filename=ComfyUI_00001_.png&subfolder=&type=output");
-    expect(thumbnail.closest("a")?.dataset.finding).toBe("all black");
+    expect(thumbnail.closest("a")?.dataset.finding).toBe("black");
+  });
+
+  it("says it heard 'Interrupt the run' until the run ends, and lets it be pressed again when ComfyUI refused", async () => {
+    const { comfy } = panelOverComfyUI();
+    const route = comfy.t.api.handler;
+    let answer = 500;
+    comfy.t.api.handler = (path, init) => (path === "/interrupt" ? jsonResponse(answer, {}) : route(path, init));
+    await send("run it");
+    await runs(comfy, [["execution_start", { prompt_id: "p1" }], ["executing", { node: "5", prompt_id: "p1" }]]);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    fireEvent.click(await screen.findByRole("button", { name: "Interrupt the run" }));
+    // refused: nothing was heard, so the button is as it was
+    await waitFor(() => expect(warn).toHaveBeenCalledWith("[comfyui-assistant] ComfyUI did not take the interrupt", expect.any(Error)));
+    const button = screen.getByRole("button", { name: "Interrupt the run" });
+    expect(button).toHaveProperty("disabled", false);
+    answer = 200;
+    fireEvent.click(button);
+    const heard = await screen.findByRole("button", { name: "Interrupting…" });
+    expect(heard).toHaveProperty("disabled", true);
+    expect(comfy.t.api.requests.filter((r) => r.route === "/interrupt")).toHaveLength(2);
+    comfy.t.api.emit("executing", { node: "6", prompt_id: "p1" }); // (ComfyUI stops between two nodes)
+    expect(screen.getByRole("button", { name: "Interrupting…" })).toHaveProperty("disabled", true);
+    comfy.t.api.emit("execution_interrupted", { prompt_id: "p1", node_id: "6", node_type: "KSampler", executed: [] });
+    await screen.findByText("ok 2");
+    expect(screen.queryByRole("button", { name: /Interrupt/ })).toBeNull();
+    warn.mockRestore();
   });
 
   it("sends how a run it stopped waiting for ended with the next message, and shows it as a note", async () => {

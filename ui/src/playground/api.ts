@@ -1,6 +1,6 @@
 // `app.api` for the playground: ComfyUI's ComfyApi surface (fetchApi under /api, events,
 // clientId, queuePrompt). The executor's routes are answered by the queue simulator; the user's
-// files (/userdata: saved workflows) by an empty folder: the playground saves none.
+// files (/userdata, /v2/userdata: saved workflows) by an empty folder: the playground saves none.
 import type { ComfyApi, ComfyPrompt } from "../comfy";
 import type { QueueSimulator } from "./simulator";
 
@@ -22,7 +22,7 @@ export class PlaygroundApi extends EventTarget implements ComfyApi {
   fetchApi(route: string, init?: RequestInit): Promise<Response> {
     const simulated = this.simulator?.handle(route, init);
     if (simulated) return simulated;
-    if (route.startsWith("/userdata?")) return Promise.resolve(Response.json([]));
+    if (route.startsWith("/userdata?") || route === "/v2/userdata") return Promise.resolve(Response.json([]));
     return fetch(this.apiURL(route), { cache: "no-cache", ...init });
   }
 

@@ -68,8 +68,9 @@ describe("approvals", () => {
     await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2));
     expect(toolPart(server.chatRequests[1], "call_1")).toMatchObject({
       state: "approval-responded",
-      approval: { approved: false, reason: "The user denied it." },
+      approval: { id: "approval_call_1", approved: false },
     });
+    expect(toolPart(server.chatRequests[1], "call_1")?.approval).not.toHaveProperty("reason"); // (no words given)
     await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
     expect(t.app.graph.getNodeById(nodes.decode.id)).toBeTruthy();
     expect(toolPart({ messages: entry.chat.messages } as ChatRequestBody, "call_1")?.output).toBeUndefined();

@@ -4,7 +4,7 @@ import { ChatStore, NEW_THREAD } from "./chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
 import { comfyRuns } from "../tools/runHistory";
 import { graphShot } from "../tools/graphSnapshot";
-import { buildTxt2Img, comfyUIRunningP1, createTestApp } from "../tools/testing";
+import { buildTxt2Img, comfyUIRunningP1, createTestApp, DECODE_CAUSE } from "../tools/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -216,6 +216,17 @@ describe("a run the chat stopped waiting for", () => {
     return { server, store, entry, say };
   }
 
+  /** ComfyUI's history entry of p1, ended well: SaveImage#7 saved one file of `prompt`. */
+  const ended = (prompt: { output: unknown }) => ({
+    prompt: [1, "p1", prompt.output, {}, ["7"]],
+    outputs: { 7: { images: [{ filename: "ComfyUI_00001_.png", subfolder: "", type: "output" }] } },
+    status: {
+      status_str: "success",
+      completed: true,
+      messages: [["execution_start", at(1_000)], ["execution_cached", { ...at(1_000), nodes: [] }], ["execution_success", at(42_200)]],
+    },
+  });
+
   const historyAsked = (comfy: ReturnType<typeof comfyUI>) => comfy.t.api.requests.filter((r) => r.route === "/history/p1").length;
 
   it("comes with the next message once it has ended, once; not while it runs", async () => {
@@ -232,17 +243,8 @@ describe("a run the chat stopped waiting for", () => {
     expect(await say("is it done?")).toEqual([{ type: "text", text: "is it done?" }]);
     expect([...entry.unfinishedRuns]).toEqual(["p1"]);
 
-    comfy.history = {
-      p1: {
-        outputs: { 9: { images: [{ filename: "ComfyUI_00001_.png", subfolder: "", type: "output" }] } },
-        status: {
-          status_str: "success",
-          completed: true,
-          messages: [["execution_start", at(1_000)], ["execution_cached", { ...at(1_000), nodes: [] }], ["execution_success", at(42_200)]],
-        },
-      },
-    };
-    const note = `[Run p1 finished after you stopped waiting: success in 41.2 s; outputs: 9: 1 image; looked: ${LOOKED}]`;
+    comfy.history = { p1: ended(await comfy.t.app.graphToPrompt()) }; // its SaveImage#7 is after a VAEDecode
+    const note = `[Run p1 finished after you stopped waiting: success in 41.2 s; outputs: 7: 1 image; looked: ${LOOKED}]`;
     expect(await say("and now?")).toEqual([{ type: "text", text: "and now?" }, { type: "text", text: note }]);
     expect(entry.chat.messages.at(-2)?.parts).toEqual([{ type: "text", text: "and now?" }, { type: "text", text: note }]); // stored as sent
     expect(entry.unfinishedRuns.size).toBe(0);
@@ -253,6 +255,22 @@ describe("a run the chat stopped waiting for", () => {
     // the whole thread as the server got it last: the note once, in the message it came with
     const sent = JSON.stringify(server.chatRequests.at(-1)!.messages);
     expect(sent.split("finished after you stopped waiting").length - 1).toBe(1);
+  });
+
+  it("names no cause for an all-black file that no decode made (an EmptyImage saved)", async () => {
+    const comfy = comfyUI();
+    const { entry, say } = chat(comfy, null);
+    entry.unfinishedRuns.add("p1");
+    const prompt = { "1": { class_type: "EmptyImage", inputs: { width: 512, height: 512, batch_size: 1, color: 0 } }, "7": { class_type: "SaveImage", inputs: { images: ["1", 0] } } };
+    comfy.history = { p1: ended({ output: prompt }) };
+    const looked = LOOKED.replace(DECODE_CAUSE, "");
+    expect(looked).toBe("ComfyUI_00001_.png [output]: PNG 512×512, all black");
+    expect(await say("and now?")).toEqual([
+      { type: "text", text: "and now?" },
+      { type: "text", text: `[Run p1 finished after you stopped waiting: success in 41.2 s; outputs: 7: 1 image; looked: ${looked}]` },
+    ]);
+    const look = comfy.t.api.requests.find((r) => r.route === "/assistant/outputs/look")!;
+    expect(look.body).toEqual({ outputs: ["ComfyUI_00001_.png [output]"] }); // (no file named as decoded)
   });
 
   it("after a timeout, a failed run comes with the next message as its error, with its node", async () => {

@@ -7,10 +7,11 @@ import { Chat } from "@ai-sdk/react";
 import { AssistantChatTransport } from "@assistant-ui/react-ai-sdk";
 import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import { generateId, isToolUIPart, type UIMessage } from "ai";
-import { Approvals } from "./approvals";
+import { Approvals, awaitsOutput } from "./approvals";
 import { ServerAttachments } from "./attachments";
 import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "./api";
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
+import { settledForNewMessage } from "./pendingCalls";
 import { lastUserId, shouldResubmit } from "./steps";
 import { threadPath, toRepository } from "./threadAdapter";
 import { editsSince, keepShot } from "./editNotes";
@@ -29,11 +30,6 @@ export const CHAT_PATH = "/api/assistant/chat";
 
 /** The key of the thread the panel shows: its server id, or NEW before its first message. */
 export const NEW_THREAD = "new";
-
-/** A call whose output is still to come: running, or allowed by the user and running. */
-function awaitsOutput(part: { state: string; approval?: { approved?: boolean } }): boolean {
-  return part.state === "input-available" || (part.state === "approval-responded" && part.approval?.approved === true);
-}
 
 // The thread shown last, so a page reload reopens it (only its id: the thread is on the server).
 const THREAD_KEY = "comfyui-assistant.thread";
@@ -78,6 +74,7 @@ export class ChatStore {
   readonly rewinds: Rewinds;
 
   private readonly entries = new Map<string, ChatEntry>();
+  private readonly interrupting = new Set<string>();
   private readonly drafts = new Map<string, string>();
   private readonly notices = new Map<string, Notice[]>();
   private readonly listeners = new Set<() => void>();
@@ -96,6 +93,7 @@ export class ChatStore {
     this.rewinds = new Rewinds({
       request: requestJson,
       note: (threadId, notice) => void this.addNotice(threadId, notice),
+      unnote: (threadId, group) => this.dropNotices(threadId, group),
       checkpoints: this.checkpoints,
       graph: this.graph,
       workflowName: (key) => this.workflows.nameOf(key),
@@ -179,10 +177,25 @@ export class ChatStore {
     return !!this.runs && typeof this.progressOf(toolCallId)?.promptId === "string";
   }
 
-  /** Interrupts the ComfyUI run of a running call; the call then reports it was interrupted. */
+  /** Interrupts the ComfyUI run of a running call; the call then reports it was interrupted.
+   * Until the call ends, `interrupting` says so (ComfyUI stops between two nodes). */
   async interrupt(toolCallId: string): Promise<void> {
     const promptId = this.progressOf(toolCallId)?.promptId;
-    if (typeof promptId === "string") await this.runs?.interrupt(promptId);
+    if (typeof promptId !== "string" || !this.runs) return;
+    this.interrupting.add(toolCallId);
+    this.emit();
+    try {
+      await this.runs.interrupt(promptId);
+    } catch (error) {
+      console.warn("[comfyui-assistant] ComfyUI did not take the interrupt", error);
+      this.interrupting.delete(toolCallId); // (not heard: the button may be pressed again)
+      this.emit();
+    }
+  }
+
+  /** Whether the user interrupted the run of a call that has not ended yet. */
+  isInterrupting(toolCallId: string): boolean {
+    return this.interrupting.has(toolCallId);
   }
 
   /** Where one of a run's files is shown; null where ComfyUI's runs are not at hand. */
@@ -191,14 +204,21 @@ export class ChatStore {
   }
 
   /** Sends the user's message with the panel's notes, each one text part (stored with the
-   * message: the server just sees user text): how the runs this thread stopped waiting for have
-   * ended since, and what the user changed in the workflow by hand since the last answer. */
+   * message: the server just sees user text): that the graph was not rewound with the
+   * conversation, how the runs this thread stopped waiting for have ended since, and what the
+   * user changed in the workflow by hand since the last answer. */
   async sendMessage(entry: ChatEntry, message: Outgoing, options?: SendOptions): Promise<void> {
     const carries = canCarryNote(message);
+    const rewound = carries ? entry.graphNote : null;
+    if (carries) entry.graphNote = null;
     const edits = carries ? editsSince(entry, this.readGraph?.() ?? null) : null;
     const ended = this.runs && carries ? await endedRunsNote(entry.unfinishedRuns, this.runs) : null;
     let outgoing = message;
-    for (const note of [ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
+    for (const note of [rewound, ended, edits]) if (note && outgoing) outgoing = withNote(outgoing, note);
+    // The last answer's calls still open end here: a denied one as denied, others cancelled.
+    const settled = settledForNewMessage(entry.chat.messages);
+    if (settled !== entry.chat.messages) entry.chat.messages = settled;
+    entry.approvals.supersede();
     await entry.chat.sendMessage(outgoing, options);
   }
 
@@ -217,10 +237,11 @@ export class ChatStore {
     return undefined;
   }
 
-  /** The user's Allow or Deny for a call; `always`: this thread's graph edits go ahead from now on. */
-  async respondToApproval(toolCallId: string, approved: boolean, always = false): Promise<void> {
+  /** The user's Allow or Deny for a call, with their words on a denial (if any); `always`: this
+   * thread's graph edits go ahead from now on. */
+  async respondToApproval(toolCallId: string, approved: boolean, always = false, words = ""): Promise<void> {
     for (const entry of new Set(this.entries.values())) {
-      if (entry.approvals.of(toolCallId)) await entry.approvals.respond(toolCallId, approved, always);
+      if (entry.approvals.of(toolCallId)) await entry.approvals.respond(toolCallId, approved, always, words);
     }
   }
 
@@ -320,6 +341,7 @@ export class ChatStore {
       waits: new Map(),
       unfinishedRuns: new Set(),
       shot: null,
+      graphNote: null,
       debugRequest: undefined,
       attachments: new ServerAttachments(() => serverId),
       approvals: new Approvals(() => entry.chat, () => this.emit(), this.settings.askBeforeEdits !== false),
@@ -380,7 +402,7 @@ export class ChatStore {
     this.emit();
     try {
       const kinds = await this.loadToolKinds();
-      if (this.graph) await this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
+      if (this.graph) this.checkpoints.beforeCall(entry.serverId, entry.chat.messages, name, toolCallId, this.workflows.active ?? null, this.graph);
       const progress = (update: Record<string, unknown>) => {
         entry.progress.set(toolCallId, update);
         this.emit();
@@ -389,6 +411,7 @@ export class ChatStore {
       entry.waits.set(toolCallId, stop);
       const approve = (request: ApprovalRequest) => entry.approvals.ask(toolCallId, request);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal, approve });
+      if (this.graph) await this.checkpoints.afterCall(entry.serverId, entry.chat.messages, name, toolCallId, this.graph);
       const unfinished = unfinishedRun(outcome);
       if (unfinished) entry.unfinishedRuns.add(unfinished);
       // The workflow opened in a new tab, which the user now sees: the chat goes on there.
@@ -409,6 +432,7 @@ export class ChatStore {
     } finally {
       entry.progress.delete(toolCallId);
       entry.waits.delete(toolCallId);
+      this.interrupting.delete(toolCallId);
       entry.pendingTools--;
       if (opensTab) entry.openingTabs--;
       this.keepGraph(entry);
@@ -432,7 +456,9 @@ export class ChatStore {
       void this.checkpoints.load(entry.serverId);
       void this.rewinds.loadBranches(entry.serverId);
       const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
-      return toRepository(thread.messages ?? []);
+      // A card that waited when the page was reloaded waits again (runtime/approvals.ts).
+      const rerun = (name: string, toolCallId: string, input: unknown) => void this.runTool(entry, name, toolCallId, input);
+      return toRepository(entry.approvals.restore(thread.messages ?? [], rerun));
     };
     return {
       load: async () => ({ messages: [] }),
@@ -462,9 +488,19 @@ export class ChatStore {
   addNotice(key: string, notice: NewNotice): string {
     const id = generateId();
     const after = this.entries.get(key)?.chat.messages.at(-1)?.id ?? null;
-    this.notices.set(key, [...this.noticesOf(key), { ...notice, id, after }]);
+    const kept = notice.group ? this.noticesOf(key).filter((n) => n.group !== notice.group) : this.noticesOf(key);
+    this.notices.set(key, [...kept, { ...notice, id, after }]);
     this.emit();
     return id;
+  }
+
+  /** Drops a thread's notes of `group` (a newer rewind makes the earlier ones stale). */
+  dropNotices(key: string, group: string): void {
+    const kept = this.noticesOf(key).filter((n) => n.group !== group);
+    if (kept.length === this.noticesOf(key).length) return;
+    if (kept.length) this.notices.set(key, kept);
+    else this.notices.delete(key);
+    this.emit();
   }
 
   dismissNotice(key: string, id?: string): void {

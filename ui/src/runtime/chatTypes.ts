@@ -33,6 +33,9 @@ export interface ChatEntry {
   /** The workflow as the assistant's last turn left it (or as the user's last message told it):
    * what the user changed by hand since comes with their next message. None after a reload. */
   shot: GraphShot | null;
+  /** The note for the next message after the conversation moved without the graph (a
+   * conversation-only rewind, a branch return: runtime/rewindNotes.ts), until it is sent. */
+  graphNote: string | null;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
@@ -50,6 +53,8 @@ export interface Notice {
   /** The message it follows in the thread (the last one when it was noted; null: none yet).
    * Later messages come below it, so a tall card never hides the next answer. */
   after?: string | null;
+  /** Notes of one group replace each other: a thread shows only its latest (rewinds: "rewind"). */
+  group?: string;
 }
 
 /** What a command notes: the store adds its id and its place in the thread. */

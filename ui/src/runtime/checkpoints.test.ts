@@ -70,14 +70,41 @@ describe("checkpoints", () => {
     await vi.waitFor(() => expect(server.chatRequests).toHaveLength(4));
     await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
 
-    // Serialized once, before either addNode of the step ran; reading the graph saved nothing.
-    expect(log).toEqual(["serialize", "run KSampler", "run KSampler", "run KSampler"]);
+    // Kept once, before either addNode of the step ran (then read once to see the first changed
+    // it); reading the graph saved nothing.
+    expect(log.filter((l) => l.startsWith("run"))).toHaveLength(3);
+    expect(log.slice(0, 2)).toEqual(["serialize", "run KSampler"]);
+    expect(log.filter((l) => l === "serialize")).toHaveLength(2);
     const posts = server.calls.filter((c) => c.startsWith("POST") && c.includes("/checkpoints"));
     expect(posts).toEqual([`POST /api/assistant/threads/${entry.serverId}/checkpoints`]);
     const saved = server.checkpoints.get(entry.serverId)?.get("msg_a");
     expect(saved).toMatchObject({ workflow: "portraits/flux.json", graph: { nodes: [{ id: 1, type: "CheckpointLoaderSimple" }] } });
     expect(graph.nodes).toHaveLength(4);
     expect([...store.checkpoints.of(entry.serverId).keys()]).toEqual(["msg_a"]);
+  });
+
+  it("saves none for a turn whose edits changed nothing: a failed call, a value already set", async () => {
+    let step = 0;
+    const server = fakeServer(() => {
+      step++;
+      if (step === 1) return sseResponse(calls("msg_n", ["addNode", "c1"], ["setWidgetValues", "c2"]));
+      return sseResponse(textAnswer("Nothing to do.", "msg_n"));
+    });
+    vi.stubGlobal("fetch", server.fetch);
+    const { log, access } = workflow();
+    const tools = {
+      addNode: vi.fn(async () => ({ ok: false, error: "Unknown node type 'KSamplr'." })),
+      setWidgetValues: vi.fn(async () => ({ ok: true, nodeId: 1, values: { ckpt_name: "a.safetensors" } })),
+    };
+    const store = new ChatStore({ settings, tools: () => tools, graph: access });
+    const entry = store.entryFor("__LOCALID_cpn", undefined);
+    await entry.chat.sendMessage({ text: "add a sampler" });
+    await vi.waitFor(() => expect(server.chatRequests).toHaveLength(2));
+    await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
+    expect(tools.addNode).toHaveBeenCalledOnce();
+    expect(log).toEqual(["serialize", "serialize", "serialize"]); // kept once, compared after each call
+    expect(server.calls.filter((c) => c.startsWith("POST") && c.includes("/checkpoints"))).toEqual([]);
+    expect(store.checkpoints.of(entry.serverId).size).toBe(0);
   });
 
   it("lets the edit run when the checkpoint cannot be saved", async () => {

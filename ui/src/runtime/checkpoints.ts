@@ -1,9 +1,10 @@
 // Checkpoints: the graph as it was before an assistant turn changed it, kept by the server with
 // the thread (core/store/checkpoints.py). The first time in a turn (one assistant message) that a
 // graph-changing tool is about to run, the workflow is serialized (ComfyUI's own save format,
-// subgraph definitions included) and posted as that message's checkpoint, before the tool runs.
-// A message with a checkpoint offers "Rewind to here" (rewind.ts). Here: which messages of
-// which thread have one, saving one, and reading one back.
+// subgraph definitions included), before the tool runs; it is posted as that message's
+// checkpoint once a call of the turn has changed the graph (a call that failed, was denied or
+// set what was already there leaves no checkpoint). A message with a checkpoint offers "Rewind
+// to here" (rewind.ts). Here: which messages of which thread have one, saving one, reading one.
 import { isToolUIPart, type UIMessage } from "ai";
 import { GRAPH_EDITING_TOOLS } from "../tools/schemas.generated";
 import { threadPath } from "./threadAdapter";
@@ -40,6 +41,12 @@ export interface CheckpointDeps {
   changed: () => void;
 }
 
+/** Two graphs equal but for the view (pan and zoom): nothing to rewind between them. */
+export function sameGraph(a: unknown, b: unknown): boolean {
+  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" ? undefined : v));
+  return text(a) === text(b);
+}
+
 /** Whether a panel tool changes the graph (its registry entry says so: `edits_graph`). */
 export function editsGraph(name: string): boolean {
   return (GRAPH_EDITING_TOOLS as readonly string[]).includes(name);
@@ -58,6 +65,8 @@ export class Checkpoints {
   private readonly byThread = new Map<string, Map<string, CheckpointInfo>>();
   /** Saves under way (or done) by thread and message: a turn's later calls wait for its first. */
   private readonly saving = new Map<string, Promise<void>>();
+  /** The graph before a turn's first edit, by thread and message, until an edit changes it. */
+  private readonly before = new Map<string, { workflow: string | null; graph: unknown }>();
 
   constructor(private readonly deps: CheckpointDeps) {}
 
@@ -76,31 +85,48 @@ export class Checkpoints {
     }
   }
 
-  /** Before a panel tool call: a graph-changing one gets its turn's checkpoint first. */
-  beforeCall(threadId: string, messages: readonly UIMessage[], name: string, toolCallId: string, workflow: string | null, graph: WorkflowAccess): Promise<void> {
-    if (!editsGraph(name)) return Promise.resolve();
-    const message = messageOfCall(messages, toolCallId);
-    return message ? this.beforeEdit(threadId, message.id, workflow, () => graph.serialize()) : Promise.resolve();
+  /** Before a panel tool call: a graph-changing one has the graph before its turn kept first. */
+  beforeCall(threadId: string, messages: readonly UIMessage[], name: string, toolCallId: string, workflow: string | null, graph: WorkflowAccess): void {
+    const message = editsGraph(name) ? messageOfCall(messages, toolCallId) : undefined;
+    if (message) this.beforeEdit(threadId, message.id, workflow, () => graph.serialize());
+  }
+
+  /** After it: when a graph-changing call changed the graph, its turn's checkpoint is saved. */
+  afterCall(threadId: string, messages: readonly UIMessage[], name: string, toolCallId: string, graph: WorkflowAccess): Promise<void> {
+    const message = editsGraph(name) ? messageOfCall(messages, toolCallId) : undefined;
+    return message ? this.afterEdit(threadId, message.id, () => graph.serialize()) : Promise.resolve();
   }
 
   /**
    * Before a graph-changing call of message `messageId`: the graph now (serialized at once, before
-   * any call of the turn runs) is saved as the message's checkpoint, the first time only. A failed
-   * save is logged and the edit goes on (it can still be undone with Ctrl+Z).
+   * any call of the turn runs) is kept, the first time only, until an edit changes it.
    */
-  beforeEdit(threadId: string, messageId: string, workflow: string | null, serialize: () => unknown): Promise<void> {
+  beforeEdit(threadId: string, messageId: string, workflow: string | null, serialize: () => unknown): void {
     const key = `${threadId}\u0000${messageId}`;
-    const known = this.saving.get(key);
-    if (known) return known;
-    if (this.of(threadId).has(messageId)) return Promise.resolve();
-    let graph: unknown;
+    if (this.before.has(key) || this.saving.has(key) || this.of(threadId).has(messageId)) return;
     try {
-      graph = serialize();
+      this.before.set(key, { workflow, graph: serialize() });
     } catch (error) {
       console.warn("[comfyui-assistant] the graph could not be serialized for a checkpoint", error);
-      return Promise.resolve();
     }
-    const saved = this.save(threadId, messageId, workflow, graph);
+  }
+
+  /**
+   * After a graph-changing call of message `messageId`: when the graph is no longer the one kept
+   * before the turn's first edit, that one is saved as the message's checkpoint (once). A failed
+   * save is logged (the edit can still be undone with Ctrl+Z).
+   */
+  afterEdit(threadId: string, messageId: string, serialize: () => unknown): Promise<void> {
+    const key = `${threadId}\u0000${messageId}`;
+    const kept = this.before.get(key);
+    if (!kept) return this.saving.get(key) ?? Promise.resolve();
+    try {
+      if (sameGraph(serialize(), kept.graph)) return Promise.resolve();
+    } catch {
+      // (the graph cannot be read now: keep the checkpoint, as a change may have been made)
+    }
+    this.before.delete(key);
+    const saved = this.save(threadId, messageId, kept.workflow, kept.graph);
     this.saving.set(key, saved);
     return saved;
   }

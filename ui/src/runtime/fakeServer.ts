@@ -1,6 +1,7 @@
 // For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
 // write AI SDK UI message streams (docs/DESIGN.md §5) the way core/stream/ui_stream.py does.
 import type { UIMessage } from "ai";
+import type { EgressEntry, EgressStatement } from "../panel/egress.generated";
 
 export type Chunk = Record<string, unknown>;
 
@@ -87,6 +88,8 @@ export interface FakeServer {
   fetch: typeof globalThis.fetch;
   provider: Record<string, unknown>;
   providerPuts: Record<string, unknown>[];
+  /** What `/api/assistant/egress` answers (the provider's origin follows `provider`). */
+  egress: EgressStatement;
   threads: Map<string, FakeThread>;
   chatRequests: ChatRequestBody[];
   calls: string[];
@@ -115,6 +118,23 @@ function originOf(baseUrl: string): string {
   }
 }
 
+/** What the server answers inside ComfyUI, online (core/base/egress.py). */
+function insideComfyUI(): EgressStatement {
+  const models = ["https://huggingface.co:443", "https://civitai.com:443"];
+  const entry = (kind: EgressEntry["kind"], hosts: string[], offlineOff = false): EgressEntry => ({ kind, hosts, offlineOff, unused: null });
+  return {
+    offline: false,
+    offlineEnv: "COMFY_ASSISTANT_OFFLINE",
+    entries: [
+      entry("provider", []),
+      entry("manager", []),
+      entry("registry", ["https://api.comfy.org:443"], true),
+      entry("modelSizes", models, true),
+      entry("downloads", models),
+    ],
+  };
+}
+
 export function fakeServer(chat: (body: ChatRequestBody, url: string) => Response | Promise<Response>): FakeServer {
   const threads: FakeServer["threads"] = new Map();
   const chatRequests: ChatRequestBody[] = [];
@@ -122,6 +142,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
   const providerPuts: Record<string, unknown>[] = [];
   const checkpoints: FakeServer["checkpoints"] = new Map();
   const branches: FakeServer["branches"] = new Map();
+  const egress = insideComfyUI();
   const provider: Record<string, unknown> = {
     baseUrl: "http://127.0.0.1:11434/v1",
     origin: "http://127.0.0.1:11434",
@@ -269,6 +290,10 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       }
       return json(method === "PUT" ? { ...provider, notice } : provider);
     }
+    if (path === "/api/assistant/egress") {
+      const entries = egress.entries.map((e) => (e.kind === "provider" ? { ...e, hosts: [String(provider.origin)] } : e));
+      return json({ ...egress, entries });
+    }
     if (path === "/api/assistant/provider/test") {
       return json({
         ok: true,
@@ -356,5 +381,5 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     return json({ error: `no route ${method} ${path}` }, 404);
   }) as typeof globalThis.fetch;
 
-  return { fetch, threads, chatRequests, calls, provider, providerPuts, checkpoints, branches };
+  return { fetch, threads, chatRequests, calls, provider, providerPuts, egress, checkpoints, branches };
 }

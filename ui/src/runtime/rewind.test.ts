@@ -3,6 +3,7 @@ import { setLocale } from "../i18n";
 import { ChatStore } from "./chatStore";
 import type { RestoreOutcome } from "./checkpoints";
 import { fakeServer, sseResponse, textAnswer } from "./fakeServer";
+import { branchNote, isRewindNote, rewoundNote } from "./rewindNotes";
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -87,5 +88,42 @@ describe("rewinding the graph", () => {
     expect(target.chat.messages).toEqual([]);
     expect(await store.rewinds.last(target, "conversation")).toBeNull();
     expect(store.noticesOf("th_1").at(-1)).toMatchObject({ kind: "info", title: "Nothing to rewind" });
+  });
+
+  it("leaves one current word on rewinds: a newer rewind or return clears the earlier notes and statuses", async () => {
+    const { server, store } = setup({ ok: true, tab: "flux", switched: false });
+    const said = (id: string, role: "user" | "assistant") => ({ id, role, parts: [{ type: "text" as const, text: id }] });
+    const messages = [said("u1", "user"), said("msg_a", "assistant"), said("u2", "user"), said("msg_b", "assistant")];
+    server.threads.get("th_1")!.messages = messages;
+    server.checkpoints.get("th_1")!.set("msg_b", { workflow: "portraits/flux.json", graph: { nodes: [] }, createdAt: 2 });
+    await store.checkpoints.load("th_1");
+    const target = store.entryFor("__LOCALID_rw", "th_1"); // (the panel's chat of th_1)
+    target.chat.messages = messages;
+    store.addNotice("th_1", { kind: "help", title: "Commands" }); // (not a rewind's: it stays)
+
+    await store.rewinds.graph("th_1", "msg_a");
+    await store.rewinds.graph("th_1", "msg_b"); // the status under msg_a is stale now
+    expect([store.rewinds.statusOf("th_1", "msg_a"), store.rewinds.statusOf("th_1", "msg_b")?.kind]).toEqual([undefined, "done"]);
+
+    await store.rewinds.last(target, "graph");
+    await store.rewinds.last(target, "graph");
+    expect(store.noticesOf("th_1").map((n) => n.title)).toEqual(["Commands", "Graph rewound"]);
+
+    await store.rewinds.conversation(target, "msg_b"); // thread: u1, msg_a
+    expect(store.rewinds.statusOf("th_1", "msg_b")).toBeUndefined();
+    expect(target.graphNote).toBeNull(); // (the graph is msg_b's checkpoint already: nothing to tell)
+    await store.rewinds.returnTo(target, 1); // back: u1, msg_a, u2, msg_b
+    expect(target.graphNote).toBe(branchNote(1));
+    expect(branchNote(1)).toBe(
+      "[The conversation returned to branch 1, an earlier line of this chat; the workflow was not changed by that: it is as the user's tab " +
+        "had it before the return, which may differ from what the messages above describe. Read it (getWorkflow) before relying on it.]",
+    );
+    expect([isRewindNote(branchNote(1)), isRewindNote(rewoundNote(null)!), isRewindNote("[The conversation was fun]")]).toEqual([true, true, false]);
+    const notes = store.noticesOf("th_1");
+    expect(notes.map((n) => [n.title, n.after])).toEqual([
+      ["Commands", "msg_b"],
+      ["Back on branch 1", "msg_b"], // after the thread's last message, the earlier note gone
+    ]);
+    expect(target.chat.messages.map((m) => m.id)).toEqual(["u1", "msg_a", "u2", "msg_b"]);
   });
 });

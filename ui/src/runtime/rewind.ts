@@ -8,8 +8,9 @@
 import type { UIMessage } from "ai";
 import { t } from "../i18n";
 import { sentences } from "../i18n/sentences";
-import type { Checkpoints, WorkflowAccess } from "./checkpoints";
+import { sameGraph, type Checkpoints, type WorkflowAccess } from "./checkpoints";
 import type { NewNotice } from "./chatStore";
+import { branchNote, rewoundNote } from "./rewindNotes";
 import { threadPath } from "./threadAdapter";
 
 export type RewindScope = "graph" | "conversation" | "both";
@@ -41,16 +42,20 @@ interface Moved {
   draft: string;
 }
 
-/** What a rewind works on: the thread's chat (its messages are replaced by the server's). */
+/** What a rewind works on: the thread's chat (its messages are replaced by the server's), and
+ * the note its next message carries when the conversation moved without the graph. */
 export interface RewindTarget {
   readonly serverId: string;
   readonly chat: { messages: UIMessage[] };
+  graphNote?: string | null;
 }
 
 export interface RewindDeps {
   request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
-  /** Notes something in the thread, after its last message. */
+  /** Notes something in the thread, after its last message (a note of the same group replaced). */
   note: (threadId: string, notice: NewNotice) => void;
+  /** Drops the thread's notes of a group. */
+  unnote: (threadId: string, group: string) => void;
   checkpoints: Checkpoints;
   graph: WorkflowAccess | undefined;
   /** How the panel names a workflow key (its tab's name as last seen). */
@@ -71,9 +76,22 @@ export class Rewinds {
   }
 
   private set(threadId: string, messageId: string, status: RewindStatus): RewindStatus {
+    this.fresh(threadId, key(threadId, messageId));
     this.status.set(key(threadId, messageId), status);
     this.deps.changed();
     return status;
+  }
+
+  /** One current word on rewinds per thread: a new one clears what earlier rewinds said (the
+   * statuses under other answers, the notes), which later ones made stale. */
+  private fresh(threadId: string, keep?: string): void {
+    for (const k of [...this.status.keys()]) if (k.startsWith(key(threadId, "")) && k !== keep) this.status.delete(k);
+    this.deps.unnote(threadId, REWIND_NOTES);
+  }
+
+  /** A rewind's note, in place of the thread's earlier one. */
+  private note(threadId: string, notice: NewNotice): void {
+    this.deps.note(threadId, { ...notice, group: REWIND_NOTES });
   }
 
   /** The graph as it was before message `messageId`'s turn changed it, in its workflow's tab. */
@@ -125,20 +143,35 @@ export class Rewinds {
   async conversation(target: RewindTarget, messageId: string, graph = false): Promise<string | null> {
     const threadId = target.serverId;
     if (graph && (await this.graph(threadId, messageId)).kind !== "done") return null;
+    const note = graph ? null : rewoundNote(await this.differsFrom(threadId, messageId));
     let moved: Moved;
     try {
       moved = await this.deps.request<Moved>(threadPath(threadId, "/rewind"), { method: "POST", body: { messageId } });
     } catch (error) {
-      this.deps.note(threadId, { kind: "error", title: t("rewind.conversationFailed"), text: errorText(error) });
+      this.note(threadId, { kind: "error", title: t("rewind.conversationFailed"), text: errorText(error) });
       return null;
     }
     target.chat.messages = moved.messages;
+    target.graphNote = note; // (after "both" none: the graph is as it was then too)
+    this.fresh(threadId);
     await this.loadBranches(threadId);
     const kept = moved.setAside;
     const what = kept && t("rewind.keptAsBranch", { count: kept.messageCount, preview: kept.preview, number: kept.number });
     const text = sentences(t("rewind.conversationBack"), what, graph && t("rewind.graphToo"));
-    this.deps.note(threadId, { kind: "info", title: t("rewind.rewound"), text });
+    this.note(threadId, { kind: "info", title: t("rewind.rewound"), text });
     return moved.draft;
+  }
+
+  /** Whether the graph now differs from the one before answer `messageId` (its checkpoint);
+   * null when that cannot be told. */
+  private async differsFrom(threadId: string, messageId: string): Promise<boolean | null> {
+    if (!this.deps.graph || !this.deps.checkpoints.of(threadId).has(messageId)) return null;
+    try {
+      const { graph } = await this.deps.checkpoints.graphOf(threadId, messageId);
+      return !sameGraph(this.deps.graph.serialize(), graph);
+    } catch {
+      return null;
+    }
   }
 
   /** `/rewind`: to before the thread's last answer that changed the graph (it has a checkpoint);
@@ -148,7 +181,7 @@ export class Rewinds {
     const saved = this.deps.checkpoints.of(threadId);
     const answer = target.chat.messages.findLast((m) => m.role === "assistant" && saved.has(m.id));
     if (!answer) {
-      this.deps.note(threadId, { kind: "info", title: t("rewind.nothing"), text: t("rewind.nothingChanged") });
+      this.note(threadId, { kind: "info", title: t("rewind.nothing"), text: t("rewind.nothingChanged") });
       return null;
     }
     if (scope !== "graph") {
@@ -164,7 +197,7 @@ export class Rewinds {
 
   private noteGraph(threadId: string, status: RewindStatus, title: string): void {
     const more = status.kind === "closed" && t("rewind.closedHint", { button: t("rewind.openInNewTab") });
-    this.deps.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: sentences(status.text, more) });
+    this.note(threadId, { kind: status.kind === "done" ? "info" : "error", title, text: sentences(status.text, more) });
   }
 
   /** Back to branch `number`: its messages after the one it followed; what follows that message now becomes a branch. */
@@ -173,12 +206,14 @@ export class Rewinds {
     try {
       const moved = await this.deps.request<Moved>(threadPath(threadId, `/branches/${number}/restore`), { method: "POST", body: {} });
       target.chat.messages = moved.messages;
+      target.graphNote = branchNote(number);
+      this.fresh(threadId);
       await this.loadBranches(threadId);
       const kept = moved.setAside;
       const what = kept && t("rewind.followedKept", { count: kept.messageCount, preview: kept.preview, number: kept.number });
-      this.deps.note(threadId, { kind: "info", title: t("rewind.backOnBranch", { number }), text: sentences(t("rewind.goesOn", { number }), what) });
+      this.note(threadId, { kind: "info", title: t("rewind.backOnBranch", { number }), text: sentences(t("rewind.goesOn", { number }), what) });
     } catch (error) {
-      this.deps.note(threadId, { kind: "error", title: t("rewind.branchNotRestored", { number }), text: errorText(error) });
+      this.note(threadId, { kind: "error", title: t("rewind.branchNotRestored", { number }), text: errorText(error) });
     }
   }
 
@@ -201,6 +236,9 @@ export class Rewinds {
 }
 
 const NONE: readonly BranchInfo[] = Object.freeze([]);
+
+/** The group of the notes rewinds and branch returns leave (one current per thread). */
+const REWIND_NOTES = "rewind";
 
 const key = (threadId: string, messageId: string) => `${threadId}\u0000${messageId}`;
 

@@ -29,7 +29,12 @@ function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   // Messages go through the store, which adds how the runs it stopped waiting for ended.
   const sendMessage = useCallback<typeof chat.sendMessage>((message, options) => store.sendMessage(entry, message, options), [store, entry]);
   const status = mounted || chat.status === "ready" || chat.status === "error" ? chat.status : ("ready" as const);
-  return useAISDKRuntime({ ...chat, status, sendMessage }, { adapters: { history, attachments: entry.attachments } });
+  // The store ends the open calls of the last answer itself when a message is sent
+  // (runtime/pendingCalls.ts): the runtime would rewrite a denied call as cancelled.
+  return useAISDKRuntime(
+    { ...chat, status, sendMessage },
+    { adapters: { history, attachments: entry.attachments }, cancelPendingToolCallsOnSend: false },
+  );
 }
 
 export function useAssistantRuntime(store: ChatStore): AssistantRuntime {

@@ -275,7 +275,13 @@ describe("threads an earlier version bound to a tab's name", () => {
 
   it("are unbound on the server once, after the first list, when the saved workflows can be read", async () => {
     const asked: string[] = [];
-    let answer: Response | Error = new Response(JSON.stringify(["portrait.json"]), { status: 200 });
+    // ComfyUI's GET /v2/userdata: the user's folder walked (dirs first), paths from its root
+    const entries = [
+      { name: "workflows", path: "workflows", type: "directory" },
+      { name: "comfy.settings.json", path: "comfy.settings.json", type: "file", size: 2, modified: 1.5 },
+      { name: "portrait.json", path: "workflows/portrait.json", type: "file", size: 9, modified: 1.5 },
+    ];
+    let answer: Response | Error = new Response(JSON.stringify(entries), { status: 200 });
     const { workflows } = tabs();
     const app = {
       extensionManager: { workflow: workflows },
@@ -295,7 +301,7 @@ describe("threads an earlier version bound to a tab's name", () => {
       listedThread("new-tab", "unsaved:graph-1", 3),
     ]);
     await vi.waitFor(() => expect(w.workflowOf("old-tab")).toBeNull());
-    expect(asked).toEqual(["/userdata?dir=workflows&recurse=true&split=false&full_info=false"]);
+    expect(asked).toEqual(["/v2/userdata"]); // (never /userdata?dir=workflows, which 404s for a new user)
     expect(requests).toEqual([{ path: "/api/assistant/threads/rebind", init: { method: "POST", body: { from: "Unsaved Workflow.json", to: null } } }]);
     expect([w.workflowOf("old-file"), w.workflowOf("new-tab")]).toEqual(["portrait.json", "unsaved:graph-1"]);
     w.listed([listedThread("old-tab", "Unsaved Workflow.json", 1)]); // checked once per page
@@ -310,8 +316,8 @@ describe("threads an earlier version bound to a tab's name", () => {
       await new Promise((done) => setTimeout(done, 10));
       expect([other.w.workflowOf("old-tab"), other.requests]).toEqual(["Unsaved Workflow.json", []]);
     }
-    // No workflows folder at all (404): no saved workflow, so a name binds nothing.
-    answer = new Response("", { status: 404 });
+    // A new user's folder (no workflows folder): no saved workflow, so a name binds nothing.
+    answer = new Response("[]", { status: 200 });
     const none = threads();
     none.w.follow(app);
     none.w.listed([listedThread("old-file", "portrait.json", 1)]);

@@ -15,6 +15,7 @@ import {
   type ComfyApp,
   type WorkflowChange,
 } from "../comfy";
+import { t } from "../i18n";
 import type { ServerThread } from "./api";
 import { THREADS, threadPath } from "./threadAdapter";
 
@@ -50,7 +51,7 @@ export function threadsOf(bindings: ReadonlyMap<string, ThreadBinding>, workflow
 /** A workflow key as a person reads it: "portraits/flux.json" → "flux"; an unsaved workflow
  * that is not open (its name is not known) → "an unsaved workflow". */
 export function workflowName(key: string): string {
-  if (key.startsWith(UNSAVED)) return "an unsaved workflow";
+  if (key.startsWith(UNSAVED)) return t("workflow.unsavedName");
   const file = key.split("/").pop() || key;
   return file.replace(/\.json$/i, "") || file;
 }

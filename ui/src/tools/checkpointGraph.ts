@@ -20,7 +20,7 @@ import {
   type ComfyApp,
   type ComfyWorkflow,
 } from "../comfy";
-import type { RestoreOutcome, WorkflowAccess } from "../runtime/checkpoints";
+import { sameGraph, type RestoreOutcome, type WorkflowAccess } from "../runtime/checkpoints";
 
 /** ComfyUI's ChangeTracker.MAX_HISTORY (both frontends). */
 const MAX_HISTORY = 50;
@@ -30,12 +30,6 @@ const QUIET = { showMissingNodesDialog: false, showMissingModelsDialog: false, c
  * included): `app.rootGraph.serialize()`, the state its change tracker and its save keep. */
 export function serializeWorkflow(app: ComfyApp): unknown {
   return (rootGraph(app) as { serialize(): unknown }).serialize();
-}
-
-/** Two graphs equal but for the view (pan and zoom), as far as a rewind is concerned. */
-function sameGraph(a: unknown, b: unknown): boolean {
-  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" ? undefined : v));
-  return text(a) === text(b);
 }
 
 type History = ChangeTracker & { undoQueue: unknown[]; redoQueue: unknown[]; undo(): Promise<void> | void };

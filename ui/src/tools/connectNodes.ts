@@ -90,6 +90,7 @@ async function across(ctx: ToolContext, from: Endpoint, out: number, to: Endpoin
     : innerIndex.from(from.node.id, out).find((l) => toSubgraphOutput(l.target_id));
   let slot = down ? (reuse && fromSubgraphInput(reuse.origin_id) ? reuse.origin_slot : -1) : (reuse?.target_slot ?? -1);
   const reused = slot >= 0;
+  const replaced = down && !reused ? currentSource(to, inp) : undefined; // (its link gives way to the new input)
   await recordEdit(ctx.app, () => {
     if (slot < 0) {
       if (down) {
@@ -114,6 +115,7 @@ async function across(ctx: ToolContext, from: Endpoint, out: number, to: Endpoin
     link: row,
     graph: graphName(from.ref),
     via: `${nodeLabel(gate)} ${down ? "input" : "output"} '${name}'${reused ? " (existing)" : " (new)"}`,
+    ...(replaced ? { replaced } : {}),
     ...(notes.length ? { notes } : {}),
   };
 }

@@ -77,7 +77,13 @@ export function linkEnds(from: Endpoint, out: number, to: Endpoint, inp: number)
   if (from.kind === "in" && to.kind === "out") {
     throw new ToolError(`A subgraph input can't feed a subgraph output directly in ${graphLabel(from.ref)}; link a node between them. Nothing changed.`);
   }
-  if (from.kind === "in") return sub.inputs[out]!.connect(to.node.inputs[inp], to.node) ?? undefined;
+  if (from.kind === "in") {
+    // LiteGraph's SubgraphInput.connect takes the input's old link for one of its own: one from
+    // a node stays in that node's output ("link ID not found" later). The node's own disconnect
+    // knows both kinds of origin.
+    if (to.node.inputs[inp]?.link != null) to.node.disconnectInput(inp);
+    return sub.inputs[out]!.connect(to.node.inputs[inp], to.node) ?? undefined;
+  }
   if (to.kind === "out") return sub.outputs[inp]!.connect(from.node.outputs[out], from.node) ?? undefined;
   return from.node.connect(out, to.node, inp) ?? undefined;
 }

@@ -2,6 +2,7 @@
 // model reads back, and that a deny requests nothing (the real flow: ui/e2e/installs.test.mjs).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sampleJob, sampleScan } from "./installFixtures";
+import { NO_MODEL_LIST } from "./findMissing";
 import { createTestApp } from "./testing";
 
 type Call = { method: string; path: string; body: unknown };
@@ -43,6 +44,15 @@ describe("findMissing", () => {
       note: expect.stringContaining("downloadModels with this scan id"),
     });
     expect(JSON.stringify(result)).not.toMatch(/detector nodes|https:\/\/huggingface/); // (descriptions and URLs stay on the cards)
+  });
+
+  it("tells the model why model addresses come only from the workflow, in plain words", async () => {
+    const t = createTestApp();
+    const scan = sampleScan("scan_f2");
+    scan.sources = { ...scan.sources, modelList: false, modelListLegacyUiOnly: true, notes: ["the Comfy Registry was not asked (offline)"] };
+    backend(() => [200, scan]);
+    const result = await t.tools.findMissing({});
+    expect(result.notes).toEqual(["the Comfy Registry was not asked (offline)", NO_MODEL_LIST]);
   });
 
   it("scans an attachment by id, and passes the server's error on", async () => {

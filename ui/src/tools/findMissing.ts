@@ -15,6 +15,12 @@ const NEXT =
   "The user sees each pack and model on cards. To fix: installNodePacks with the pack ids (then restartComfyUI), " +
   "downloadModels with this scan id and the downloadable model names; both ask the user first.";
 
+/** Why download addresses come only from the workflow, when Manager's new UI has no model list. */
+export const NO_MODEL_LIST =
+  "ComfyUI-Manager's model list is not available (its new interface does not serve it; only its legacy one, " +
+  "--enable-manager-legacy-ui, does): model download addresses come only from the workflow. A model without " +
+  "one: the user can search for its file name on Hugging Face or Civitai.";
+
 /** What the model reads of a scan: names, states, where from; no descriptions. */
 export function compactScan(scan: Scan): ToolResult {
   const packs = new Map(scan.packs.map((p) => [p.id, p]));
@@ -32,13 +38,14 @@ export function compactScan(scan: Scan): ToolResult {
     ...(m.problem ? { why: m.problem } : {}),
   }));
   const nothing = !nodeTypes.length && !models.length;
+  const notes = [...scan.sources.notes, ...(scan.sources.modelListLegacyUiOnly && models.length ? [NO_MODEL_LIST] : [])];
   return {
     ok: true,
     scan: scan.scan,
     missingNodeTypes: nodeTypes,
     missingModels: models,
     presentModels: scan.presentModels.length,
-    ...(scan.sources.notes.length ? { notes: scan.sources.notes } : {}),
+    ...(notes.length ? { notes } : {}),
     note: nothing ? "Nothing is missing: every node type and model file is installed." : NEXT,
   };
 }

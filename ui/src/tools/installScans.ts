@@ -52,7 +52,8 @@ export interface Scan {
   packs: ScanPack[];
   missingModels: ScanModel[];
   presentModels: { name: string; directory: string | null }[];
-  sources: { nodeMap: string | null; installedPacks: boolean; modelList: boolean; notes: string[] };
+  /** modelListLegacyUiOnly: Manager serves its model list only with its legacy UI, not used here. */
+  sources: { nodeMap: string | null; installedPacks: boolean; modelList: boolean; modelListLegacyUiOnly?: boolean; notes: string[] };
 }
 
 export interface CodedError {

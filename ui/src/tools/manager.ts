@@ -6,9 +6,10 @@
 // Research and recordings: /work/notes/manager_api.md §2a (endpoints), §3 (queue and events),
 // §4 (security level), §5 (reboot); the stand-in tests/manager_standin.py answers alike.
 //
-// Only the new API (Manager 4.x with --enable-manager) installs from here; the legacy handlers
-// (3.x custom node, 4.x --enable-manager-legacy-ui) are detected, and the caller gives the user
-// instructions instead.
+// Only the new API (Manager 4.x with --enable-manager) installs from its queue here; the legacy
+// handlers (3.x custom node, 4.x --enable-manager-legacy-ui) are detected, and the caller gives
+// the user instructions instead, but for a git URL, which 4.x's legacy UI installs through its
+// git-URL route (managerGitUrl.ts).
 
 export interface ManagerApi {
   clientId?: string;
@@ -28,6 +29,8 @@ export interface ManagerInfo {
   version?: string;
   /** The reboot route under the `/api` prefix, where there is one. */
   rebootPath?: string;
+  /** The git-URL install route (Manager 4.x's legacy UI; managerGitUrl.ts). */
+  gitUrlPath?: string;
 }
 
 /** How long a task may take before the caller stops waiting (a git clone + pip install is minutes). */
@@ -68,7 +71,8 @@ export async function detectManager(api: ManagerApi): Promise<ManagerInfo> {
   const v4 = await getText(api, "/v2/manager/version");
   if (v4 !== null) {
     const legacy = await getJson<{ is_legacy_manager_ui?: boolean }>(api, "/v2/manager/is_legacy_manager_ui");
-    return { kind: legacy?.is_legacy_manager_ui ? "legacy" : "v4", version: v4, rebootPath: "/v2/manager/reboot" };
+    const info: ManagerInfo = { kind: "v4", version: v4, rebootPath: "/v2/manager/reboot" };
+    return legacy?.is_legacy_manager_ui ? { ...info, kind: "legacy", gitUrlPath: "/v2/customnode/install/git_url" } : info;
   }
   const v3 = await getText(api, "/manager/version");
   if (v3 !== null) return { kind: "legacy", version: v3, rebootPath: "/manager/reboot" };
@@ -146,9 +150,10 @@ export function installParams(id: string): Record<string, unknown> {
   return { id, version: "latest", selected_version: "latest", mode: "cache", channel: "default" };
 }
 
-/** How one pack's task ended. `refused`: Manager's security level forbade it. `lost`: the worker
- * stopped without recording it (it crashed on an earlier task). `timeout`: still not done. */
-export type TaskStatus = "installed" | "already-installed" | "refused" | "failed" | "lost" | "timeout";
+/** How one pack's task ended. `refused`: Manager's security level forbade it. `not-listed`:
+ * Manager's node lists do not have it (managerGitUrl.ts). `lost`: the worker stopped without
+ * recording it (it crashed on an earlier task). `timeout`: still not done. */
+export type TaskStatus = "installed" | "already-installed" | "refused" | "not-listed" | "failed" | "lost" | "timeout";
 
 export interface TaskOutcome {
   id: string;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { buildTxt2Img, createTestApp, jsonResponse, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, jsonResponse, link, place, type TestSetup } from "./testing";
 
 const OK = { prompt_id: "p1", number: 3, node_errors: {} };
 
@@ -75,7 +75,27 @@ describe("queueWorkflow", () => {
     expect(t.api.listenerCount()).toBe(0);
     const look = t.api.requests[1]!;
     expect(look.route).toBe("/assistant/outputs/look");
-    expect(look.body).toEqual({ outputs: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"] });
+    // SaveImage#7 has a VAEDecode upstream: its files are said to come after a decode
+    expect(look.body).toEqual({
+      outputs: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"],
+      decoded: ["ComfyUI_00001_.png [output]", "previews/b.png [temp]"],
+    });
+  });
+
+  it("says no file came after a decode when none is upstream of its node (an EmptyImage saved)", async () => {
+    const t = createTestApp();
+    buildTxt2Img(t);
+    const empty = place(t, "EmptyImage", [26, 900]);
+    const save = place(t, "SaveImage", [400, 900]);
+    link(empty, 0, save, 0);
+    script(t, 200, OK, [
+      ["executed", { node: String(save.id), output: { images: [image("black.png")] }, prompt_id: "p1" }],
+      ["executed", { node: "7", output: { images: [image("ComfyUI_00001_.png")] }, prompt_id: "p1" }],
+      ["execution_success", { prompt_id: "p1" }],
+    ], []);
+    await t.tools.queueWorkflow({});
+    const look = t.api.requests.find((r) => r.route === "/assistant/outputs/look")!;
+    expect(look.body).toEqual({ outputs: ["ComfyUI_00001_.png [output]", "black.png [output]"], decoded: ["ComfyUI_00001_.png [output]"] });
   });
 
   it("runs only what chosen output nodes need, on a ComfyUI that can (0.3.48+)", async () => {

@@ -9,6 +9,7 @@ import { ask, runApproval } from "./approvals";
 import { errorMessage, nodeLabel, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { allGraphs, executionId, executionIdRef, requireNodes } from "./graphs";
 import { ExecutionWatcher, nodeErrorList, type RunProgress } from "./execution";
+import type { ApiPrompt } from "./latentDecodes";
 import { readBody, runResult, type Body } from "./runOutcome";
 
 export interface QueueWorkflowArgs {
@@ -143,7 +144,7 @@ export async function queueWorkflow(ctx: ToolContext, args: QueueWorkflowArgs): 
     if (!watcher) return { ok: true, ...base, queued: true, ...(typeof body.number === "number" ? { number: body.number } : {}) };
     const outcome = await watcher.wait(promptId, timeout * 1000, ctx.detach);
     base.seconds = Math.round((Date.now() - started) / 100) / 10;
-    return await runResult(app, outcome, base, watcher, timeout);
+    return await runResult(app, outcome, base, watcher, { prompt: prompt.output as ApiPrompt, lg: ctx.lg }, timeout);
   } finally {
     watcher?.dispose();
   }

@@ -28,7 +28,11 @@ export const RESTART_REFUSED_NOTE =
 
 export interface WaitOptions {
   timeoutMs?: number;
-  pollMs?: number;
+  /** Without any sign from ComfyUI's socket, the first ask of our backend after this long (then
+   * doubled, up to 4× it): a fallback, as a request to a server that is down logs an error. */
+  probeMs?: number;
+  /** How often the socket's signs are looked at (no request). */
+  tickMs?: number;
   /** After the backend answers, how long to wait for the websocket's `reconnected` too. */
   socketGraceMs?: number;
 }
@@ -45,35 +49,68 @@ async function backendUp(): Promise<boolean> {
 }
 
 /**
- * Waits for the restarted ComfyUI: our backend answers after it was seen down (or the socket
- * reconnected, which only a restart causes here), and the frontend's socket reconnected. The
- * old process may answer for a moment after the reboot request, so an answer before any sign
- * of the restart does not count. Resolves with the seconds it took, or null on timeout.
+ * Waits for the restarted ComfyUI, quietly: a request to a server that is down logs an error in
+ * the browser's console whatever catches it (issue 35: about 29 while ComfyUI restarted, one per
+ * second). ComfyUI's own socket shows the way — it reconnects by itself and says so
+ * (`reconnecting`, then `reconnected`) — and our backend is asked once it is back (the restarted
+ * server has loaded this extension when it answers); without any sign, rarely (`probeMs`, then
+ * doubled). The old process may answer for a moment after the reboot request, so an answer
+ * before any sign of the restart does not count. Resolves with the seconds it took, or null on
+ * timeout.
  */
-export async function waitForRestart(api: ManagerApi, options: WaitOptions = {}): Promise<{ seconds: number; socket: boolean } | null> {
-  const { timeoutMs = RESTART_TIMEOUT_MS, pollMs = 1000, socketGraceMs = 15_000 } = options;
+export async function waitForRestart(api: ManagerApi, options: WaitOptions = {}, watch: SocketWatch = watchSocket(api)): Promise<{ seconds: number; socket: boolean } | null> {
+  const { timeoutMs = RESTART_TIMEOUT_MS, probeMs = 30_000, tickMs = 200, socketGraceMs = 15_000 } = options;
   const started = Date.now();
-  let reconnected = false;
-  let sawDown = false;
-  const onReconnect = () => {
-    reconnected = true;
-  };
-  api.addEventListener("reconnected", onReconnect);
+  const signs = watch.signs;
+  let delay = probeMs;
+  let nextAsk = started + probeMs;
   try {
     while (Date.now() - started < timeoutMs) {
-      const up = await backendUp();
-      if (!up) sawDown = true;
-      else if (sawDown || reconnected) {
-        const upAt = Date.now();
-        while (!reconnected && Date.now() - upAt < socketGraceMs && Date.now() - started < timeoutMs) await sleep(200);
-        return { seconds: Math.round((Date.now() - started) / 100) / 10, socket: reconnected };
+      if ((signs.reconnected && !signs.asked) || Date.now() >= nextAsk) {
+        signs.asked = true;
+        const up = await backendUp();
+        if (!up) signs.dropped = true;
+        else if (signs.dropped || signs.reconnected) {
+          const upAt = Date.now();
+          while (!signs.reconnected && Date.now() - upAt < socketGraceMs && Date.now() - started < timeoutMs) await sleep(tickMs);
+          return { seconds: Math.round((Date.now() - started) / 100) / 10, socket: signs.reconnected };
+        }
+        nextAsk = Date.now() + delay;
+        delay = Math.min(delay * 2, probeMs * 4);
       }
-      await sleep(pollMs);
+      await sleep(tickMs);
     }
     return null;
   } finally {
-    api.removeEventListener("reconnected", onReconnect);
+    watch.stop();
   }
+}
+
+export interface SocketWatch {
+  signs: { dropped: boolean; reconnected: boolean; asked: boolean };
+  stop(): void;
+}
+
+/** What ComfyUI's socket says from now on (started before the reboot request: the socket may
+ * drop before that request settles). */
+export function watchSocket(api: ManagerApi): SocketWatch {
+  const signs = { dropped: false, reconnected: false, asked: false };
+  const onDrop = () => {
+    signs.dropped = true;
+  };
+  const onReconnect = () => {
+    signs.reconnected = true;
+    signs.asked = false; // ask our backend once now
+  };
+  api.addEventListener("reconnecting", onDrop);
+  api.addEventListener("reconnected", onReconnect);
+  return {
+    signs,
+    stop: () => {
+      api.removeEventListener("reconnecting", onDrop);
+      api.removeEventListener("reconnected", onReconnect);
+    },
+  };
 }
 
 /** Whether ComfyUI's server registers a node type now (GET /object_info/<type>, as ComfyUI serves it). */
@@ -128,7 +165,9 @@ export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs)
   }
   const request: ApprovalRequest = { kind: "restart", action: t("installs.approve.restart"), nodes: types };
   if (ctx.approve && !(await ctx.approve(request))) throw new Denied("Restart ComfyUI.");
+  const watch = watchSocket(api);
   const answer = await reboot(api, manager.rebootPath);
+  if (!answer.accepted) watch.stop();
   if (!answer.accepted) {
     if (answer.refused) {
       showToast(ctx.app, "error", t("installs.refused.title"), t("installs.refused.restart"), 15000);
@@ -137,7 +176,7 @@ export async function restartComfyUI(ctx: ToolContext, args: RestartComfyUIArgs)
     return { ok: false, error: `ComfyUI-Manager did not restart ComfyUI: ${answer.message}.` };
   }
   ctx.progress?.({ status: t("installs.progress.restarting") });
-  const back = await waitForRestart(api);
+  const back = await waitForRestart(api, {}, watch);
   if (!back) {
     return {
       ok: false,

@@ -3,9 +3,10 @@
 // panel adds to the user's next message: "[Run … finished after you stopped waiting: success in
 // 41.2 s; outputs: 9: 2 images; looked: …]". Also the rest of what the chat store needs of
 // ComfyUI's runs (comfyRuns): interrupting one, and the URL of one of its files.
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp, LiteGraphGlobal } from "../comfy";
 import { publicId, type ToolResult } from "./context";
 import { summarizeOutput, type Outcome } from "./execution";
+import { historyPrompt } from "./latentDecodes";
 import { viewRoute, type OutputFile } from "./outputFiles";
 import { readBody, runResult, type Body, type RunRecord } from "./runOutcome";
 
@@ -49,14 +50,16 @@ export function historyRun(entry: Body): { outcome: Outcome; run: RunRecord; sec
 }
 
 /** How the run ended, as queueWorkflow would have said it; null while it is queued or running
- * (ComfyUI's history has it only once it has ended). Throws when ComfyUI cannot say. */
-export async function finishedRun(app: ComfyApp, promptId: string): Promise<ToolResult | null> {
+ * (ComfyUI's history has it only once it has ended, with the prompt it ran). Throws when
+ * ComfyUI cannot say. `lg`: the node definitions (default: the page's LiteGraph). */
+export async function finishedRun(app: ComfyApp, promptId: string, lg = pageLiteGraph()): Promise<ToolResult | null> {
   const response = await app.api.fetchApi(`/history/${encodeURIComponent(promptId)}`, { signal: AbortSignal.timeout(HISTORY_WAIT_MS) });
   if (!response.ok) throw new Error(`ComfyUI answered HTTP ${response.status} for the run's history`);
   const entry = (await readBody(response))[promptId];
   if (!entry || typeof entry !== "object") return null;
   const { outcome, run, seconds } = historyRun(entry as Body);
-  return runResult(app, outcome, { promptId, ...(seconds !== undefined ? { seconds } : {}) }, run);
+  const ran = { prompt: historyPrompt(entry as Body), lg };
+  return runResult(app, outcome, { promptId, ...(seconds !== undefined ? { seconds } : {}) }, run, ran);
 }
 
 /** "2 images", "1 image", "1 text". */
@@ -89,20 +92,26 @@ export function isRunNote(text: string): boolean {
   return text.startsWith(NOTE_START) && NOTE_HEAD.test(text.split("\n", 1)[0] ?? "");
 }
 
+/** The page's LiteGraph, where it is loaded (its node definitions name the decoders). */
+function pageLiteGraph(): LiteGraphGlobal | undefined {
+  return (globalThis as { LiteGraph?: LiteGraphGlobal }).LiteGraph;
+}
+
 /** ComfyUI's runs, as the chat store uses them (runtime/chatStore.ts ComfyRuns). */
-export function comfyRuns(app: ComfyApp) {
+export function comfyRuns(app: ComfyApp, lg?: LiteGraphGlobal) {
   return {
     /** Interrupts this run (ComfyUI's POST /interrupt). */
     async interrupt(promptId: string): Promise<void> {
-      await app.api.fetchApi("/interrupt", {
+      const response = await app.api.fetchApi("/interrupt", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ prompt_id: promptId }), // (only this run, where ComfyUI can tell)
       });
+      if (!response.ok) throw new Error(`ComfyUI answered ${response.status} to /interrupt`);
     },
     /** The note about an ended run; null while it is queued or running. */
     async endedNote(promptId: string): Promise<string | null> {
-      const result = await finishedRun(app, promptId);
+      const result = await finishedRun(app, promptId, lg ?? pageLiteGraph());
       return result && runNote(promptId, result);
     },
     /** Where one of a run's files is shown (ComfyUI's /view, under the frontend's base path). */

@@ -2,10 +2,11 @@
 // assistant server's look at them (format, size, an all-black or blank image:
 // routes/outputs.py), or the error with its node, an interruption, a wait that ended first.
 // queueWorkflow says it when it watched the run; runHistory.ts when the run ended later.
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp, LiteGraphGlobal } from "../comfy";
 import { errorMessage, nodeLabel, publicId, type ToolResult } from "./context";
 import type { Outcome } from "./execution";
 import { executionIdRef, findNode } from "./graphs";
+import { decodedFiles, type ApiPrompt } from "./latentDecodes";
 import { outputFiles } from "./outputFiles";
 
 export type Body = Record<string, unknown>;
@@ -86,17 +87,26 @@ function outcomeResult(app: ComfyApp, outcome: Outcome, base: Body, run: RunReco
   }
 }
 
+/** The graph a run ran (the prompt sent to ComfyUI), where it is known, and the node
+ * definitions to read it with (tools/latentDecodes.ts). */
+export interface RanGraph {
+  prompt?: ApiPrompt;
+  lg?: LiteGraphGlobal;
+}
+
 /** The assistant's server looks at the run's files (format, size, all black, blank): a line
- * each for the model, or why they were not looked at. */
-async function lookAt(app: ComfyApp, outputs: Record<string, Record<string, unknown>>): Promise<Body> {
+ * each for the model, or why they were not looked at. `decoded`: the files made after a latent
+ * decode (only for those does all black name a failed decode as its cause). */
+async function lookAt(app: ComfyApp, outputs: Record<string, Record<string, unknown>>, ran: RanGraph): Promise<Body> {
   const files = outputFiles(outputs).slice(0, MAX_LOOKED);
   if (!files.length) return {};
+  const decoded = decodedFiles(outputs, ran.prompt, ran.lg).filter((name) => files.includes(name));
   let why: string;
   try {
     const response = await app.api.fetchApi(LOOK_PATH, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ outputs: files }),
+      body: JSON.stringify({ outputs: files, ...(decoded.length ? { decoded } : {}) }),
     });
     const body = await readBody(response);
     const looked = body.outputs;
@@ -115,8 +125,9 @@ async function lookAt(app: ComfyApp, outputs: Record<string, Record<string, unkn
 }
 
 /** The tool result of a run that ended as `outcome` (`base`: its prompt id, time, warnings);
- * a successful run's files are looked at first. `timeout`: the seconds waited, for a timeout. */
-export async function runResult(app: ComfyApp, outcome: Outcome, base: Body, run: RunRecord, timeout = 0): Promise<ToolResult> {
+ * a successful run's files are looked at first (in the light of the graph that `ran`).
+ * `timeout`: the seconds waited, for a timeout. */
+export async function runResult(app: ComfyApp, outcome: Outcome, base: Body, run: RunRecord, ran: RanGraph, timeout = 0): Promise<ToolResult> {
   const result = outcomeResult(app, outcome, base, run, timeout);
-  return outcome.kind === "success" ? { ...result, ...(await lookAt(app, run.outputs)) } : result;
+  return outcome.kind === "success" ? { ...result, ...(await lookAt(app, run.outputs, ran)) } : result;
 }

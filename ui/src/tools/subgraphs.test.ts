@@ -2,7 +2,7 @@
 // LiteGraph 0.17.2's LGraph with subgraph node types registered as the frontend does; each test
 // twice: with the numeric node ids of frontends up to about 1.48 and with the string ids of later
 // ones (a subgraph's boundary "-10"/"-20"). The browser suite runs them in the real frontends.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { LGraph, LGraphNode } from "../comfy";
 import { createTestApp, jsonResponse, loadFixture, openSubgraph, type TestSetup } from "./testing";
 
@@ -253,6 +253,23 @@ describe.each(ID_KINDS)("$kind", ({ stringIds }) => {
         via: "Text to Image (Flux.1 Dev)#56 input 'latent_image' (existing)",
       });
       expect((await t.tools.getWorkflow({})).links).toContainEqual([other.id, "LATENT", 56, "latent_image"]);
+    });
+
+    it("replaces an inner node's link with a new subgraph input cleanly: the old origin lets go, LiteGraph logs nothing", async () => {
+      const t = flux();
+      const latent = add(t, "EmptyLatentImage");
+      const logged: unknown[][] = [];
+      const spies = (["debug", "warn", "error", "log"] as const).map((kind) => vi.spyOn(console, kind).mockImplementation((...args) => void logged.push([kind, ...args])));
+      try {
+        // 56:52's latent_image is fed by 56:50 (EmptySD3LatentImage, link 51)
+        const result = await t.tools.connectNodes({ fromNodeId: latent.id, fromOutput: "LATENT", toNodeId: "56:52", toInput: "latent_image" });
+        expect(result).toMatchObject({ ok: true, replaced: ["56:50", "LATENT"], via: "Text to Image (Flux.1 Dev)#56 input 'latent_image' (new)" });
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+      expect(logged).toEqual([]);
+      expect(inner(t).getNodeById(50)!.outputs[0]!.links ?? []).toEqual([]); // (no stale link 51 left in its output)
+      expect((await t.tools.getWorkflow({ subgraph: "56" })).links).toContainEqual(["56:in", "latent_image", "56:52", "latent_image"]);
     });
 
     it("reuses the subgraph input that already feeds the inner input (a link of the loaded workflow)", async () => {

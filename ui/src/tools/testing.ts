@@ -123,7 +123,7 @@ export class TestApi implements ComfyApi {
   }
 
   async fetchApi(route: string, init?: RequestInit): Promise<Response> {
-    const body = typeof init?.body === "string" ? (JSON.parse(init.body) as unknown) : undefined;
+    const body = typeof init?.body === "string" ? parsedOrText(init.body) : undefined;
     this.requests.push({ route, init, body });
     return this.handler(route, init);
   }
@@ -143,6 +143,15 @@ export class TestApi implements ComfyApi {
 
   listenerCount(): number {
     return [...this.listeners.values()].reduce((n, set) => n + set.size, 0);
+  }
+}
+
+/** A request body as JSON, or as its text (Manager's git-URL route takes the URL as plain text). */
+function parsedOrText(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
   }
 }
 
@@ -362,16 +371,25 @@ export function openSubgraph(t: TestSetup, path: string): LGraph {
   return graph;
 }
 
+/** What the assistant's server adds to "all black" for a file made after a latent decode. */
+export const DECODE_CAUSE = " (the usual sign of a failed VAE decode: NaN values)";
+
 /** A test app with a txt2img graph over a ComfyUI whose queue runs prompt p1: its history is
- * `comfy.history` (empty: still running), and the server's look at its one output says `line`. */
+ * `comfy.history` (empty: still running), and the server's look at its one output says `line`,
+ * as routes/outputs.py does: with the decode's cause only when the panel says a decode made it. */
 export function comfyUIRunningP1(line: string): { t: TestSetup; history: Record<string, unknown> } {
   const t = createTestApp();
   buildTxt2Img(t);
   const comfy = { t, history: {} as Record<string, unknown> };
-  t.api.handler = (route) => {
+  const name = "ComfyUI_00001_.png [output]";
+  t.api.handler = (route, init) => {
     if (route === "/prompt") return jsonResponse(200, { prompt_id: "p1", number: 1, node_errors: {} });
     if (route === "/history/p1") return jsonResponse(200, comfy.history);
-    if (route === "/assistant/outputs/look") return jsonResponse(200, { outputs: [{ name: "ComfyUI_00001_.png [output]", line }] });
+    if (route === "/assistant/outputs/look") {
+      const decoded = (JSON.parse(String(init?.body)) as { decoded?: string[] }).decoded ?? [];
+      const bare = line.replace(DECODE_CAUSE, "");
+      return jsonResponse(200, { outputs: [{ name, line: bare.endsWith("all black") && decoded.includes(name) ? bare + DECODE_CAUSE : bare }] });
+    }
     return jsonResponse(404, {});
   };
   return comfy;

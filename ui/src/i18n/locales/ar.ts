@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "نُفّذت: {count}" },
   "tool.stopWaiting": "إيقاف الانتظار",
   "tool.interrupt": "مقاطعة التشغيل",
+  "tool.interrupting": "جارٍ المقاطعة…",
   "tool.serverAsks": "تطلب الأداة {name} موافقتك.",
 
   "approval.label": "يستأذنك المساعد قبل أن ينفّذ",
@@ -132,6 +133,7 @@ const table: Translation = {
   "approval.always": "السماح بتعديل سير العمل في هذه المحادثة دون سؤال",
   "approval.allow": "سماح",
   "approval.deny": "رفض",
+  "approval.words": "لماذا لا؟ (اختياري، يُرسل مع الرفض)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "السياق: {prompt} من أصل {window} رمز",
@@ -300,17 +302,48 @@ const table: Translation = {
   "settings.debugContext": "تصحيح الأخطاء: احتفظ بالطلب كما أُرسل تمامًا في كل خطوة (يعرضه /context)",
 
   "egress.title": "إلى أين تذهب طلباتك",
-  "egress.destination": "إلى {origin} ({provider})، ولا مكان غيره. لا تتصل اللوحة إلا بـComfyUI هذا.",
+
+  "egress.intro": "يرسل خادم المساعد الطلبات إلى هذه العناوين فقط، ولا إلى أي مكان آخر. تتواصل اللوحة مع ComfyUI هذا فقط.",
+
+  "egress.dest.provider": "{hosts}: المزوّد ({provider}). المحادثة والملخصات ومهمة مفوَّضة وزر الاختبار والاستعلامات التي تحدد حجم الطلبات (نافذة السياق، وما يستطيعه النموذج، وعدّ الرموز).",
+
+  "egress.dest.providerUnnamed": "{hosts}: المزوّد. المحادثة والملخصات ومهمة مفوَّضة وزر الاختبار والاستعلامات التي تحدد حجم الطلبات (نافذة السياق، وما يستطيعه النموذج، وعدّ الرموز).",
+
+  "egress.dest.comfyui": "{hosts}: ‏ComfyUI على COMFYUI_URL. صور التشغيل، تُقرأ عبر /view الخاص به.",
+
+  "egress.dest.manager": "{hosts}: ‏ComfyUI-Manager. يطلب فحص العُقد والنماذج الناقصة خريطة العُقد والحزم المثبتة وقائمة النماذج.",
+
+  "egress.dest.registry": "{hosts}: ‏Comfy Registry، عندما يجد الفحص حزم عُقد ناقصة. أسماء أنواع العُقد التي لا تحددها أي خريطة أو التي لا يعرف ComfyUI-Manager حزمتها إلا بمستودعها، ومعرّفات الحزم التي وُجدت (لترخيصها وتفاصيلها)؛ لا شيء غير ذلك.",
+
+  "egress.dest.modelSizes": "{hosts}: مضيف كل نموذج ناقص، عندما يجد الفحص ملفات نماذج ناقصة. طلب HEAD واحد إلى عنوانه لمعرفة حجمه، بلا مفتاح أو ملف تعريف ارتباط أو محتوى.",
+
+  "egress.dest.downloads": "{hosts}: ملف نموذج، فقط عندما توافق على تنزيله؛ بلا مفتاح أو ملف تعريف ارتباط أو رمز، ولا تُتبع إعادة التوجيه إلا إلى https (مثل شبكة CDN الخاصة بـ Hugging Face).",
+
+  "egress.thisComfyUI": "عنوان ComfyUI هذا نفسه",
+
+  "egress.tag.offlineOff": "{env}=1 يوقفه.",
+
+  "egress.tag.offline": "متوقف الآن: {env} مضبوط.",
+
+  "egress.tag.noComfyUI": "غير مستخدم: COMFYUI_URL غير مضبوط.",
+
+  "egress.tag.badSetting": "غير مستخدم: إعداد عنوانه ليس عنوان http(s).",
+
+  "egress.offline.on": "{env} مضبوط: ما يوقفه لا يُطلب. النموذج الذي توافق عليه يُنزَّل مع ذلك.",
+
+  "egress.offline.off": "{env} غير مضبوط: الاستعلامات التي كان سيوقفها تُجرى.",
   "egress.inClear": "هذا العنوان جهاز آخر عبر http العادي: ما يُرسَل يعبر الشبكة دون تشفير.",
   "egress.inClearWithKey": "هذا العنوان جهاز آخر عبر http العادي: ما يُرسَل، والمفتاح معه، يعبر الشبكة دون تشفير.",
-  "egress.sentHeading": "ما يُرسَل إلى هناك:",
+
+  "egress.providerGets": "ما يُرسَل إلى المزوّد:",
   "egress.sent.conversation": "المحادثة: رسائلك والإجابات، وكل استدعاء أداة ونتيجته، وملخصات الأجزاء الأقدم؛ ومعها التعليمات (إرشادات المساعد، وقائمة المهارات، وقواعدك، وSOUL.md، والأهداف والتفضيلات).",
   "egress.sent.workflow": "سير العمل حين تقرؤه أداة، وما تجده عمليات البحث: أنواع العقد المثبّتة، وأسماء ملفات النماذج، والوثائق.",
   "egress.sent.files": "الملفات المرفقة (النصوص، ومسارات العمل، وسير العمل المضمّن في صورة من ComfyUI) ومستندات مشروع المحادثة.",
   "egress.sent.images": "الصور — ما ترفقه منها وصورة واحدة لمخرجات التشغيل — فقط حين يرى النموذج الصور؛ وإلا فمعلوماتها موصوفة بالكلمات (الصيغة، والحجم، وما يبدو خاطئًا).",
   "egress.sent.delegated": "المهمة المفوَّضة: المهمة وحدها، إلى النموذج نفسه.",
   "egress.sent.sizing": "لتقدير حجم الطلبات: أسئلة عن النموذج (نافذة سياقه؛ وخادم llama.cpp يعدّ الرموز).",
-  "egress.neverLeaves": "ما لا يغادر أبدًا: لا يذهب مفتاح API إلا إلى {origin}، ولا يعود أبدًا إلى هذه الصفحة ولا يُكتب في أي سجل. لا يُتّصل بأي جهة أخرى: لا قياس عن بُعد، ولا تحقق من التحديثات، ولا تنزيل؛ وتُقرأ صور التشغيل من ComfyUI هذا (في الوضع المستقل: من ComfyUI الموجود على COMFYUI_URL). والصورة التي تشير إليها إجابة برابط لا تُحمَّل: تُفتح حين تنقر عليها.",
+
+  "egress.neverLeaves": "ما لا يغادر أبدًا: مفتاح API لا يذهب إلا إلى {origin}، ولا يعود أبدًا إلى هذه الصفحة ولا إلى سجل. لا يُتواصل مع أي شيء آخر: لا قياس عن بُعد، ولا فحص للتحديثات، ولا تنزيل لم توافق عليه. الصورة التي يربط إليها رد لا تُحمَّل: تُفتح عند النقر عليها.",
 
   "notices.dismiss": "إغلاق: {title}",
 
@@ -571,6 +604,7 @@ const table: Translation = {
   "error.settings.url_character": "يحتوي baseUrl على {character}؛ احذفه",
   "error.settings.url_query": "يجب ألا يحتوي baseUrl على سلسلة استعلام أو معرّف جزء ('?…'، '#…')؛ استخدم عنوان http(s) مثل {example} وضع المفتاح في حقل مفتاح API",
   "error.settings.url_invalid": "baseUrl ليس عنوانًا يقبله عميل HTTP ({reason})؛ استخدم عنوان http(s) مثل {example}",
+  "error.settings.url_no_scheme": "يجب أن يبدأ baseUrl بـ http:// أو https://، مثل {example}",
   "error.settings.url_scheme": "يجب أن يكون baseUrl عنوان http(s) مثل {example} (القيمة المُدخلة: {got})",
   "error.settings.url_port": "يجب أن يكون منفذ baseUrl بين 1 و65535 (القيمة المُدخلة: {got})",
   "error.settings.url_ascii": "يجب أن يكون اسم المضيف في baseUrl بأحرف ASCII (اكتب النطاق الدولي بصيغة xn--)",
@@ -629,6 +663,10 @@ const table: Translation = {
   "installs.noManager.title": "لم يُثبَّت أي شيء",
   "installs.noManager": "ComfyUI-Manager غير متاح في ComfyUI هذا. سيعطيك المساعد خطوات تثبيت الحزم بنفسك.",
   "installs.legacyManager": "هذا الإصدار من ComfyUI-Manager يثبّت من نافذته الخاصة فقط (Manager > مدير العقد المخصصة). سيعطيك المساعد الخطوات.",
+  "installs.refused.gitUrl": "لا يثبّت ComfyUI-Manager من رابط git إلا إذا سمحت إعداداته بذلك. للسماح به، أوقف ComfyUI، وأضف allow_git_url_install = true إلى القسم [default] في ملف config.ini الخاص بـ ComfyUI-Manager (user/__manager/config.ini)، ثم شغّل ComfyUI من جديد.",
+  "installs.notListed.title": "لا يعرف ComfyUI-Manager هذه الحزمة",
+  "installs.notListed.url": "غير موجودة في قائمة حزم العقد لدى ComfyUI-Manager: {packs}. لا يستطيع Manager تثبيتها من هنا؛ يمكنك تثبيتها عبر رابط git الخاص بها أو يدويًا، وسيعطيك المساعد الخطوات.",
+  "installs.notListed.id": "غير موجودة في قائمة حزم Registry لدى ComfyUI-Manager: {packs}. تحقّق من الاسم، أو ثبّت الحزمة عبر رابط git الخاص بها؛ وسيعطيك المساعد الخطوات.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "حزم العُقد",
@@ -654,6 +692,7 @@ const table: Translation = {
   "installs.find.downloaded": "منزَّل مسبقًا",
   "installs.find.notDownloadable": "لا يمكن تنزيله: {reason}",
   "installs.find.gone": "لم تعد تفاصيل الفحص على الخادم: افحص مجددًا لرؤيتها.",
+  "installs.find.noModelList": "عناوين التنزيل تأتي من سير العمل نفسه فقط: لا يوفّر ComfyUI-Manager هذا قائمة النماذج الخاصة به. لنموذج بلا عنوان، ابحث عن اسم ملفه في Hugging Face أو Civitai.",
   "installs.approve.download": { zero: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", one: "تنزيل ملف نموذج واحد إلى مجلد النماذج في ComfyUI.", two: "تنزيل ملفَّي نموذج إلى مجلدات النماذج في ComfyUI.", few: "تنزيل {count} ملفات نماذج إلى مجلدات النماذج في ComfyUI.", many: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI.", other: "تنزيل {count} ملف نموذج إلى مجلدات النماذج في ComfyUI." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} من {total}",
@@ -670,6 +709,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "سير عمل ملصوق: أُرفق كملف، لا كنص",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "اللوحة",
+  "tool.where.server": "الخادم",
+  "workflow.unsavedName": "سير عمل غير محفوظ",
+  "message.rewindNote": "أن سير العمل لم يتحرك مع المحادثة (أضافته اللوحة)",
+  "run.finding.black": "أسود بالكامل",
+  "run.finding.blank": "فارغة",
+  "run.finding.size": "حجم خاطئ",
 };
 
 export default table;

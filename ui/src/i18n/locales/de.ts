@@ -111,6 +111,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} ausgeführt", other: "{count} ausgeführt" },
   "tool.stopWaiting": "Nicht mehr warten",
   "tool.interrupt": "Ausführung unterbrechen",
+  "tool.interrupting": "Wird unterbrochen…",
   "tool.serverAsks": "{name} bittet um Ihre Zustimmung.",
 
   "approval.label": "Der Assistent fragt, bevor er handelt",
@@ -119,6 +120,7 @@ const table: Translation = {
   "approval.always": "Änderungen am Graphen in diesem Chat ohne Nachfrage erlauben",
   "approval.allow": "Erlauben",
   "approval.deny": "Ablehnen",
+  "approval.words": "Warum nicht? (optional, wird mit „Ablehnen“ gesendet)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Kontext: {prompt} von {window} Tokens",
@@ -216,17 +218,48 @@ const table: Translation = {
   "settings.debugContext": "Debug: die exakte Anfrage jedes Schritts aufbewahren (angezeigt von /context)",
 
   "egress.title": "Wohin Ihre Anfragen gehen",
-  "egress.destination": "An {origin} ({provider}) und nirgendwohin sonst. Das Panel kommuniziert nur mit diesem ComfyUI.",
+
+  "egress.intro": "Der Server des Assistenten sendet Anfragen an diese Adressen und nirgendwohin sonst. Das Panel kommuniziert nur mit diesem ComfyUI.",
+
+  "egress.dest.provider": "{hosts}: der Anbieter ({provider}). Der Chat, Zusammenfassungen, eine delegierte Aufgabe, die Test-Schaltfläche und Fragen, die Anfragen bemessen (sein Kontextfenster, was das Modell kann, Token-Zählungen).",
+
+  "egress.dest.providerUnnamed": "{hosts}: der Anbieter. Der Chat, Zusammenfassungen, eine delegierte Aufgabe, die Test-Schaltfläche und Fragen, die Anfragen bemessen (sein Kontextfenster, was das Modell kann, Token-Zählungen).",
+
+  "egress.dest.comfyui": "{hosts}: ComfyUI unter COMFYUI_URL. Die Bilder einer Ausführung, gelesen über sein /view.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Eine Suche nach fehlenden Nodes und Modellen fragt seine Node-Zuordnung, installierten Pakete und Modellliste ab.",
+
+  "egress.dest.registry": "{hosts}: die Comfy Registry, wenn eine Suche fehlende Node-Pakete findet. Die Namen von Node-Typen, die keine Zuordnung kennt oder deren Paket ComfyUI-Manager nur über sein Repository kennt, und die IDs der gefundenen Pakete (für Lizenz und Details); sonst nichts.",
+
+  "egress.dest.modelSizes": "{hosts}: der Host jedes fehlenden Modells, wenn eine Suche fehlende Modelldateien findet. Eine HEAD-Anfrage an seine Adresse für seine Größe, ohne Schlüssel, Cookie oder Inhalt.",
+
+  "egress.dest.downloads": "{hosts}: eine Modelldatei, nur wenn Sie ihren Download genehmigen; ohne Schlüssel, Cookie oder Token, eine Weiterleitung nur zu https (z. B. dem CDN von Hugging Face).",
+
+  "egress.thisComfyUI": "die eigene Adresse dieses ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 schaltet dies ab.",
+
+  "egress.tag.offline": "Jetzt aus: {env} ist gesetzt.",
+
+  "egress.tag.noComfyUI": "Nicht genutzt: COMFYUI_URL ist nicht gesetzt.",
+
+  "egress.tag.badSetting": "Nicht genutzt: die Adress-Einstellung ist keine http(s)-URL.",
+
+  "egress.offline.on": "{env} ist gesetzt: Was es abschaltet, wird nicht abgefragt. Ein Modell, das Sie genehmigen, wird trotzdem heruntergeladen.",
+
+  "egress.offline.off": "{env} ist nicht gesetzt: Die Abfragen, die es abschalten würde, finden statt.",
   "egress.inClear": "Diese Adresse ist ein anderer Rechner, erreichbar über einfaches http: Was gesendet wird, geht unverschlüsselt durchs Netzwerk.",
   "egress.inClearWithKey": "Diese Adresse ist ein anderer Rechner, erreichbar über einfaches http: Was gesendet wird, einschließlich des Schlüssels, geht unverschlüsselt durchs Netzwerk.",
-  "egress.sentHeading": "Was dorthin gesendet wird:",
+
+  "egress.providerGets": "Was an den Anbieter gesendet wird:",
   "egress.sent.conversation": "Die Unterhaltung: Ihre Nachrichten und die Antworten, jeder Tool-Aufruf und sein Ergebnis, Zusammenfassungen älterer Teile; dazu die Anweisungen (die Vorgaben für den Assistenten, die Skill-Liste, Ihre Regeln, SOUL.md, Ziele und Vorlieben).",
   "egress.sent.workflow": "Der Workflow, wenn ein Tool ihn liest, und was Abfragen finden: installierte Node-Typen, Namen von Modelldateien, Dokumentation.",
   "egress.sent.files": "Angehängte Dateien (Text, Workflows, der Workflow in einem ComfyUI-Bild) und die Projektdokumente des Chats.",
   "egress.sent.images": "Bilder – die Sie anhängen, und ein Bild der Ausgaben einer Ausführung – nur wenn das Modell Bilder sieht; sonst ihre Eckdaten in Worten (Format, Größe, was falsch aussieht).",
   "egress.sent.delegated": "Eine delegierte Aufgabe: nur die Aufgabe selbst, an dasselbe Modell.",
   "egress.sent.sizing": "Um Anfragen zu bemessen, Fragen zum Modell (sein Kontextfenster; ein llama.cpp-Server zählt die Tokens).",
-  "egress.neverLeaves": "Was nie hinausgeht: Der API-Schlüssel geht nur an {origin}, nie zurück an diese Seite oder in ein Log. Sonst wird nichts kontaktiert: keine Telemetrie, keine Update-Prüfung, kein Download; die Bilder einer Ausführung werden aus diesem ComfyUI gelesen (eigenständig: aus dem unter COMFYUI_URL). Ein Bild, auf das eine Antwort verlinkt, wird nicht geladen: Es öffnet sich erst, wenn Sie darauf klicken.",
+
+  "egress.neverLeaves": "Was nie hinausgeht: Der API-Schlüssel geht nur an {origin}, nie zurück an diese Seite oder in ein Log. Sonst wird nichts kontaktiert: keine Telemetrie, keine Update-Prüfung, kein Download, den Sie nicht genehmigt haben. Ein Bild, auf das eine Antwort verlinkt, wird nicht geladen: Es öffnet sich erst, wenn Sie darauf klicken.",
 
   "notices.dismiss": "Schließen: {title}",
 
@@ -457,6 +490,7 @@ const table: Translation = {
   "error.settings.url_character": "die „Basis-URL“ enthält {character}; entfernen Sie dieses Zeichen",
   "error.settings.url_query": "die „Basis-URL“ darf keinen Query-String und kein Fragment enthalten („?…“, „#…“); verwenden Sie eine http(s)-URL wie {example} und tragen Sie einen Schlüssel im Feld „API-Schlüssel“ ein",
   "error.settings.url_invalid": "die „Basis-URL“ ist keine URL, die der HTTP-Client akzeptiert ({reason}); verwenden Sie eine http(s)-URL wie {example}",
+  "error.settings.url_no_scheme": "die „Basis-URL“ muss mit http:// oder https:// beginnen, wie {example}",
   "error.settings.url_scheme": "die „Basis-URL“ muss eine http(s)-URL wie {example} sein (eingegeben: {got})",
   "error.settings.url_port": "der Port der „Basis-URL“ muss zwischen 1 und 65535 liegen (eingegeben: {got})",
   "error.settings.url_ascii": "der Hostname der „Basis-URL“ muss aus ASCII-Zeichen bestehen (schreiben Sie einen internationalisierten Domainnamen in der Form xn--…)",
@@ -504,6 +538,10 @@ const table: Translation = {
   "installs.noManager.title": "Es wurde nichts installiert",
   "installs.noManager": "ComfyUI-Manager ist in diesem ComfyUI nicht verfügbar. Der Assistent nennt Ihnen die Schritte, um die Pakete selbst zu installieren.",
   "installs.legacyManager": "Dieser ComfyUI-Manager installiert nur aus seinem eigenen Fenster (Manager > Custom-Nodes-Manager). Der Assistent nennt Ihnen die Schritte.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installiert von einer Git-URL nur, wenn seine Einstellungen es erlauben. Um es zu erlauben, beenden Sie ComfyUI, fügen Sie allow_git_url_install = true im Abschnitt [default] der config.ini von ComfyUI-Manager (user/__manager/config.ini) hinzu und starten Sie ComfyUI erneut.",
+  "installs.notListed.title": "ComfyUI-Manager kennt dieses Paket nicht",
+  "installs.notListed.url": "Nicht in der Paketliste von ComfyUI-Manager: {packs}. Der Manager kann es von hier aus nicht installieren; Sie können es über seine Git-URL oder von Hand installieren, der Assistent nennt Ihnen die Schritte.",
+  "installs.notListed.id": "Nicht in der Liste der Registry-Pakete von ComfyUI-Manager: {packs}. Prüfen Sie den Namen, oder installieren Sie das Paket über seine Git-URL; der Assistent nennt Ihnen die Schritte.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Node-Pakete",
@@ -529,6 +567,7 @@ const table: Translation = {
   "installs.find.downloaded": "bereits heruntergeladen",
   "installs.find.notDownloadable": "kann nicht heruntergeladen werden: {reason}",
   "installs.find.gone": "Die Details des Scans sind nicht mehr auf dem Server: Scannen Sie erneut, um sie zu sehen.",
+  "installs.find.noModelList": "Download-Adressen stammen nur aus dem Workflow: Dieser ComfyUI-Manager bietet seine Modellliste nicht an. Für ein Modell ohne Adresse suchen Sie seinen Dateinamen auf Hugging Face oder Civitai.",
   "installs.approve.download": {
     one: "{count} Modelldatei in den Modellordner von ComfyUI herunterladen.",
     other: "{count} Modelldateien in die Modellordner von ComfyUI herunterladen.",
@@ -548,6 +587,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "eingefügter Workflow: als Datei angehängt, nicht als Text",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "Panel",
+  "tool.where.server": "Server",
+  "workflow.unsavedName": "ein ungespeicherter Workflow",
+  "message.rewindNote": "Dass der Workflow nicht mit der Unterhaltung zurückging (vom Panel hinzugefügt)",
+  "run.finding.black": "ganz schwarz",
+  "run.finding.blank": "leer",
+  "run.finding.size": "falsche Größe",
 };
 
 export default table;

@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} ejecutado", other: "{count} ejecutados" },
   "tool.stopWaiting": "Dejar de esperar",
   "tool.interrupt": "Interrumpir la ejecución",
+  "tool.interrupting": "Interrumpiendo…",
   "tool.serverAsks": "{name} solicita tu aprobación.",
 
   "approval.label": "El asistente pregunta antes de actuar",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Permitir ediciones del grafo en este chat sin preguntar",
   "approval.allow": "Permitir",
   "approval.deny": "Denegar",
+  "approval.words": "¿Por qué no? (opcional, se envía con Denegar)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",
@@ -241,17 +243,48 @@ const table: Translation = {
   "settings.debugContext": "Depuración: guardar la solicitud exacta de cada paso (la muestra /context)",
 
   "egress.title": "Adónde van tus solicitudes",
-  "egress.destination": "A {origin} ({provider}), y a ningún otro sitio. El panel solo se comunica con este ComfyUI.",
+
+  "egress.intro": "El servidor del asistente envía solicitudes a estas direcciones y a ninguna otra. El panel solo habla con este ComfyUI.",
+
+  "egress.dest.provider": "{hosts}: el proveedor ({provider}). El chat, los resúmenes, una tarea delegada, el botón Probar y las consultas que dimensionan las solicitudes (su ventana de contexto, lo que puede hacer el modelo, recuentos de tokens).",
+
+  "egress.dest.providerUnnamed": "{hosts}: el proveedor. El chat, los resúmenes, una tarea delegada, el botón Probar y las consultas que dimensionan las solicitudes (su ventana de contexto, lo que puede hacer el modelo, recuentos de tokens).",
+
+  "egress.dest.comfyui": "{hosts}: ComfyUI en COMFYUI_URL. Las imágenes de una ejecución, leídas a través de su /view.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Una búsqueda de nodos y modelos que faltan le pide su mapa de nodos, los paquetes instalados y la lista de modelos.",
+
+  "egress.dest.registry": "{hosts}: el Comfy Registry, cuando una búsqueda encuentra paquetes de nodos que faltan. Los nombres de los tipos de nodo que ningún mapa ubica o cuyo paquete ComfyUI-Manager solo conoce por su repositorio, y los ids de los paquetes encontrados (para su licencia y detalles); nada más.",
+
+  "egress.dest.modelSizes": "{hosts}: el servidor de cada modelo que falta, cuando una búsqueda encuentra archivos de modelo que faltan. Una solicitud HEAD a su dirección para conocer su tamaño, sin clave, cookie ni cuerpo.",
+
+  "egress.dest.downloads": "{hosts}: un archivo de modelo, solo cuando apruebas su descarga; sin clave, cookie ni token, y una redirección solo a https (p. ej., la CDN de Hugging Face).",
+
+  "egress.thisComfyUI": "la dirección propia de este ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 lo desactiva.",
+
+  "egress.tag.offline": "Desactivado ahora: {env} está definido.",
+
+  "egress.tag.noComfyUI": "Sin uso: COMFYUI_URL no está definido.",
+
+  "egress.tag.badSetting": "Sin uso: su ajuste de dirección no es una URL http(s).",
+
+  "egress.offline.on": "{env} está definido: no se consulta lo que desactiva. Un modelo que apruebes se descarga igualmente.",
+
+  "egress.offline.off": "{env} no está definido: se hacen las consultas que desactivaría.",
   "egress.inClear": "Esta dirección es otra máquina por http simple: lo que se envía cruza la red sin cifrar.",
   "egress.inClearWithKey": "Esta dirección es otra máquina por http simple: lo que se envía, incluida la clave, cruza la red sin cifrar.",
-  "egress.sentHeading": "Qué se envía allí:",
+
+  "egress.providerGets": "Lo que se envía al proveedor:",
   "egress.sent.conversation": "La conversación: tus mensajes y las respuestas, cada llamada a herramienta y su resultado, resúmenes de las partes más antiguas; junto con las instrucciones (las pautas del asistente, la lista de habilidades, tus reglas, SOUL.md, objetivos y preferencias).",
   "egress.sent.workflow": "El flujo de trabajo cuando una herramienta lo lee, y lo que encuentran las búsquedas: tipos de nodos instalados, nombres de archivos de modelos, documentación.",
   "egress.sent.files": "Los archivos adjuntos (texto, flujos de trabajo, el flujo de trabajo contenido en una imagen de ComfyUI) y los documentos del proyecto del chat.",
   "egress.sent.images": "Imágenes —las que adjuntas y una imagen de los resultados de una ejecución— solo cuando el modelo ve imágenes; si no, sus datos descritos con palabras (formato, tamaño, qué parece estar mal).",
   "egress.sent.delegated": "Una tarea delegada: solo la tarea, al mismo modelo.",
   "egress.sent.sizing": "Para dimensionar las solicitudes, consultas sobre el modelo (su ventana de contexto; un servidor llama.cpp cuenta los tokens).",
-  "egress.neverLeaves": "Lo que nunca sale: la clave API solo va a {origin}, nunca vuelve a esta página ni se escribe en un registro. No se contacta con nada más: sin telemetría, sin comprobación de actualizaciones, sin descargas; las imágenes de una ejecución se leen de este ComfyUI (en modo independiente: el de COMFYUI_URL). Una imagen enlazada en una respuesta no se carga: se abre cuando haces clic en ella.",
+
+  "egress.neverLeaves": "Lo que nunca sale: la clave de API va solo a {origin}, nunca de vuelta a esta página ni a un registro. No se contacta nada más: ni telemetría, ni comprobación de actualizaciones, ni descargas que no hayas aprobado. Una imagen enlazada en una respuesta no se carga: se abre cuando haces clic en ella.",
 
   "notices.dismiss": "Descartar: {title}",
 
@@ -488,6 +521,7 @@ const table: Translation = {
   "error.settings.url_character": "la URL base contiene {character}; quita ese carácter",
   "error.settings.url_query": "la URL base no debe tener una cadena de consulta ni un fragmento («?…», «#…»); usa una URL http(s) como {example} y pon la clave en el campo Clave API",
   "error.settings.url_invalid": "la URL base no es una URL que acepte el cliente HTTP ({reason}); usa una URL http(s) como {example}",
+  "error.settings.url_no_scheme": "la URL base debe empezar por http:// o https://, como {example}",
   "error.settings.url_scheme": "la URL base debe ser una URL http(s) como {example} (se recibió {got})",
   "error.settings.url_port": "el puerto de la URL base debe estar entre 1 y 65535 (se recibió {got})",
   "error.settings.url_ascii": "el nombre de host de la URL base debe estar en ASCII (escribe un dominio internacionalizado en su forma xn--)",
@@ -536,6 +570,10 @@ const table: Translation = {
   "installs.noManager.title": "No se instaló nada",
   "installs.noManager": "ComfyUI-Manager no está disponible en este ComfyUI. El asistente te da los pasos para instalar los paquetes tú mismo.",
   "installs.legacyManager": "Este ComfyUI-Manager solo instala desde su propia ventana (Manager > Gestor de nodos personalizados). El asistente te da los pasos.",
+  "installs.refused.gitUrl": "ComfyUI-Manager solo instala desde una URL de git cuando su configuración lo permite. Para permitirlo, detén ComfyUI, añade allow_git_url_install = true en la sección [default] del config.ini de ComfyUI-Manager (user/__manager/config.ini) y vuelve a iniciar ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager no conoce este paquete",
+  "installs.notListed.url": "No está en la lista de paquetes de nodos de ComfyUI-Manager: {packs}. Manager no puede instalarlo desde aquí; puedes instalarlo por su URL de git o a mano, y el asistente te da los pasos.",
+  "installs.notListed.id": "No está en la lista de paquetes del Registry de ComfyUI-Manager: {packs}. Comprueba el nombre o instala el paquete por su URL de git; el asistente te da los pasos.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Paquetes de nodos",
@@ -561,6 +599,7 @@ const table: Translation = {
   "installs.find.downloaded": "ya descargado",
   "installs.find.notDownloadable": "no se puede descargar: {reason}",
   "installs.find.gone": "Los detalles del análisis ya no están en el servidor: vuelve a analizar para verlos.",
+  "installs.find.noModelList": "Las direcciones de descarga vienen solo del flujo de trabajo: este ComfyUI-Manager no ofrece su lista de modelos. Para un modelo sin dirección, busca su nombre de archivo en Hugging Face o Civitai.",
   "installs.approve.download": {
     one: "Descargar {count} archivo de modelo en la carpeta de modelos de ComfyUI.",
     many: "Descargar {count} de archivos de modelo en las carpetas de modelos de ComfyUI.",
@@ -581,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "flujo de trabajo pegado: adjuntado como archivo, no como texto",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "servidor",
+  "workflow.unsavedName": "un flujo de trabajo sin guardar",
+  "message.rewindNote": "Que el flujo de trabajo no retrocedió con la conversación (añadido por el panel)",
+  "run.finding.black": "todo negro",
+  "run.finding.blank": "vacía",
+  "run.finding.size": "tamaño incorrecto",
 };
 
 export default table;

@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} اجراشده" },
   "tool.stopWaiting": "توقف انتظار",
   "tool.interrupt": "توقف اجرا",
+  "tool.interrupting": "در حال توقف…",
   "tool.serverAsks": "ابزار {name} تأیید شما را می‌خواهد.",
 
   "approval.label": "دستیار پیش از اقدام از شما اجازه می‌خواهد",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "ویرایش گراف در این گفت‌وگو بدون پرسیدن مجاز باشد",
   "approval.allow": "اجازه دادن",
   "approval.deny": "رد کردن",
+  "approval.words": "چرا نه؟ (اختیاری، همراه با رد کردن فرستاده می\u200cشود)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "زمینه: {prompt} از {window} توکن",
@@ -202,17 +204,48 @@ const table: Translation = {
   "settings.debugContext": "اشکال‌زدایی: درخواست دقیق هر مرحله نگه داشته شود (با /context نمایش داده می‌شود)",
 
   "egress.title": "درخواست‌های شما به کجا می‌روند",
-  "egress.destination": "به {origin} ({provider})، و نه هیچ جای دیگر. پنل فقط با همین ComfyUI ارتباط دارد.",
+
+  "egress.intro": "سرور دستیار فقط به این نشانی‌ها درخواست می‌فرستد و به هیچ جای دیگری نه. پنل فقط با همین ComfyUI ارتباط دارد.",
+
+  "egress.dest.provider": "{hosts}: ارائه‌دهنده ({provider}). گفت‌وگو، خلاصه‌ها، کار واگذارشده، دکمهٔ آزمایش و پرسش‌هایی که اندازهٔ درخواست‌ها را تعیین می‌کنند (پنجرهٔ زمینه، توانایی‌های مدل، شمارش توکن‌ها).",
+
+  "egress.dest.providerUnnamed": "{hosts}: ارائه‌دهنده. گفت‌وگو، خلاصه‌ها، کار واگذارشده، دکمهٔ آزمایش و پرسش‌هایی که اندازهٔ درخواست‌ها را تعیین می‌کنند (پنجرهٔ زمینه، توانایی‌های مدل، شمارش توکن‌ها).",
+
+  "egress.dest.comfyui": "{hosts}: ‏ComfyUI در COMFYUI_URL. تصاویر یک اجرا، که از راه /view آن خوانده می‌شوند.",
+
+  "egress.dest.manager": "{hosts}: ‏ComfyUI-Manager. جست‌وجوی نودها و مدل‌های ناموجود، نقشهٔ نودها، بسته‌های نصب‌شده و فهرست مدل‌هایش را می‌پرسد.",
+
+  "egress.dest.registry": "{hosts}: ‏Comfy Registry، وقتی جست‌وجو بسته‌های نود ناموجود پیدا کند. نام نوع نودهایی که هیچ نقشه‌ای جایشان را نمی‌داند یا ComfyUI-Manager بسته‌شان را فقط از مخزنش می‌شناسد، و شناسهٔ بسته‌های یافته‌شده (برای مجوز و جزئیات)؛ نه چیز دیگری.",
+
+  "egress.dest.modelSizes": "{hosts}: میزبان هر مدل ناموجود، وقتی جست‌وجو فایل‌های مدل ناموجود پیدا کند. یک درخواست HEAD به نشانی‌اش برای دانستن اندازه، بدون کلید، کوکی یا بدنه.",
+
+  "egress.dest.downloads": "{hosts}: یک فایل مدل، فقط وقتی دانلودش را تأیید کنید؛ بدون کلید، کوکی یا توکن، و تغییر مسیر فقط به https (مثلاً CDN ‏Hugging Face).",
+
+  "egress.thisComfyUI": "نشانی خود همین ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 آن را خاموش می‌کند.",
+
+  "egress.tag.offline": "اکنون خاموش: {env} تنظیم شده است.",
+
+  "egress.tag.noComfyUI": "استفاده نمی‌شود: COMFYUI_URL تنظیم نشده است.",
+
+  "egress.tag.badSetting": "استفاده نمی‌شود: تنظیم نشانی‌اش یک URL ‏http(s) نیست.",
+
+  "egress.offline.on": "{env} تنظیم شده است: آنچه خاموش می‌کند پرسیده نمی‌شود. مدلی که تأیید کنید همچنان دانلود می‌شود.",
+
+  "egress.offline.off": "{env} تنظیم نشده است: پرسش‌هایی که خاموش می‌کرد انجام می‌شوند.",
   "egress.inClear": "این نشانی ماشین دیگری است که از طریق http ساده در دسترس است: آنچه ارسال می‌شود بدون رمزنگاری از شبکه عبور می‌کند.",
   "egress.inClearWithKey": "این نشانی ماشین دیگری است که از طریق http ساده در دسترس است: آنچه ارسال می‌شود، از جمله کلید، بدون رمزنگاری از شبکه عبور می‌کند.",
-  "egress.sentHeading": "آنچه به آنجا ارسال می‌شود:",
+
+  "egress.providerGets": "آنچه برای ارائه‌دهنده فرستاده می‌شود:",
   "egress.sent.conversation": "گفت‌وگو: پیام‌های شما و پاسخ‌ها، هر فراخوانی ابزار و نتیجهٔ آن، خلاصهٔ بخش‌های قدیمی‌تر؛ همراه با دستورالعمل‌ها (راهنمای دستیار، فهرست مهارت‌ها، قواعد شما، SOUL.md، اهداف و ترجیحات).",
   "egress.sent.workflow": "workflow، وقتی ابزاری آن را می‌خواند، و آنچه جست‌وجوها پیدا می‌کنند: انواع گره‌های نصب‌شده، نام فایل‌های مدل، مستندات.",
   "egress.sent.files": "فایل‌های پیوست‌شده (متن، workflowها، workflow درون یک تصویر ComfyUI) و اسناد پروژهٔ گفت‌وگو.",
   "egress.sent.images": "تصاویر — آن‌هایی که پیوست می‌کنید و یک تصویر از خروجی‌های یک اجرا — فقط وقتی مدل تصویر را می‌بیند؛ در غیر این صورت، مشخصات آن‌ها به‌صورت متن (قالب، اندازه، آنچه نادرست به نظر می‌رسد).",
   "egress.sent.delegated": "یک کار واگذارشده: فقط خود کار، به همان مدل.",
   "egress.sent.sizing": "برای تعیین اندازهٔ درخواست‌ها، پرسش‌هایی دربارهٔ مدل (پنجرهٔ زمینهٔ آن؛ سرور llama.cpp توکن‌ها را می‌شمارد).",
-  "egress.neverLeaves": "آنچه هرگز خارج نمی‌شود: کلید API فقط به {origin} می‌رود، هرگز به این صفحه برنمی‌گردد و در هیچ لاگی ثبت نمی‌شود. با هیچ جای دیگری تماس گرفته نمی‌شود: نه تله‌متری، نه بررسی به‌روزرسانی، نه دانلود؛ تصاویر یک اجرا از همین ComfyUI خوانده می‌شوند (در حالت مستقل: از ComfyUI واقع در COMFYUI_URL). تصویری که پاسخی به آن پیوند داده بارگذاری نمی‌شود: با کلیک روی آن باز می‌شود.",
+
+  "egress.neverLeaves": "آنچه هرگز بیرون نمی‌رود: کلید API فقط به {origin} می‌رود، هرگز به این صفحه برنمی‌گردد و در هیچ گزارشی نمی‌آید. با هیچ جای دیگری تماس گرفته نمی‌شود: نه تله‌متری، نه بررسی به‌روزرسانی، نه دانلودی که تأیید نکرده‌اید. تصویری که پاسخی به آن پیوند داده بارگذاری نمی‌شود: با کلیک شما باز می‌شود.",
 
   "notices.dismiss": "بستن: {title}",
 
@@ -431,6 +464,7 @@ const table: Translation = {
   "error.settings.url_character": "URL پایه شامل {character} است؛ آن را حذف کنید",
   "error.settings.url_query": "URL پایه نباید رشتهٔ پرس‌وجو (?…) یا قطعه (#…) داشته باشد؛ از یک URL http(s) مانند {example} استفاده کنید و کلید را در فیلد «کلید API» قرار دهید",
   "error.settings.url_invalid": "URL پایه نشانی‌ای نیست که کلاینت HTTP بپذیرد ({reason})؛ از یک URL http(s) مانند {example} استفاده کنید",
+  "error.settings.url_no_scheme": "URL پایه باید با http:// یا https:// شروع شود، مانند {example}",
   "error.settings.url_scheme": "URL پایه باید یک URL http(s) مانند {example} باشد (مقدار دریافتی: {got})",
   "error.settings.url_port": "پورت URL پایه باید بین ۱ و ۶۵۵۳۵ باشد (مقدار دریافتی: {got})",
   "error.settings.url_ascii": "نام میزبان در URL پایه باید ASCII باشد (نام دامنهٔ بین‌المللی را به شکل xn-- آن بنویسید)",
@@ -475,6 +509,10 @@ const table: Translation = {
   "installs.noManager.title": "چیزی نصب نشد",
   "installs.noManager": "ComfyUI-Manager در این ComfyUI در دسترس نیست. دستیار مراحلی را می‌گوید که با آن‌ها خودتان بسته‌ها را نصب کنید.",
   "installs.legacyManager": "این ComfyUI-Manager فقط از پنجرهٔ خودش نصب می‌کند (Manager > مدیریت گره‌های سفارشی). دستیار مراحل را می‌گوید.",
+  "installs.refused.gitUrl": "ComfyUI-Manager فقط وقتی تنظیماتش اجازه بدهد از نشانی git نصب می‌کند. برای اجازه دادن، ComfyUI را متوقف کنید، allow_git_url_install = true را به بخش [default] فایل config.ini مربوط به ComfyUI-Manager (user/__manager/config.ini) اضافه کنید و ComfyUI را دوباره اجرا کنید.",
+  "installs.notListed.title": "ComfyUI-Manager این بسته را نمی‌شناسد",
+  "installs.notListed.url": "در فهرست بسته‌های گرهٔ ComfyUI-Manager نیست: {packs}. Manager نمی‌تواند آن را از اینجا نصب کند؛ می‌توانید آن را با نشانی git آن یا به‌صورت دستی نصب کنید و دستیار مراحل را می‌گوید.",
+  "installs.notListed.id": "در فهرست بسته‌های Registry در ComfyUI-Manager نیست: {packs}. نام را بررسی کنید، یا بسته را با نشانی git آن نصب کنید؛ دستیار مراحل را می‌گوید.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "بسته‌های گره",
@@ -500,6 +538,7 @@ const table: Translation = {
   "installs.find.downloaded": "قبلاً دانلود شده",
   "installs.find.notDownloadable": "قابل دانلود نیست: {reason}",
   "installs.find.gone": "جزئیات این اسکن دیگر روی سرور نیست: برای دیدن آن‌ها دوباره اسکن کنید.",
+  "installs.find.noModelList": "نشانی‌های دانلود فقط از خود گردش‌کار می‌آیند: این ComfyUI-Manager فهرست مدل‌هایش را ارائه نمی‌دهد. برای مدلی بدون نشانی، نام فایلش را در Hugging Face یا Civitai جست‌وجو کنید.",
   "installs.approve.download": { other: "دانلود {count} فایل مدل به پوشهٔ Models در ComfyUI." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} از {total}",
@@ -516,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow چسبانده‌شده: به‌صورت فایل پیوست شد، نه به‌صورت متن",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "پنل",
+  "tool.where.server": "سرور",
+  "workflow.unsavedName": "یک workflow ذخیره‌نشده",
+  "message.rewindNote": "اینکه workflow همراه گفتگو به عقب برنگشت (افزودهٔ پنل)",
+  "run.finding.black": "کاملاً سیاه",
+  "run.finding.blank": "خالی",
+  "run.finding.size": "اندازهٔ نادرست",
 };
 
 export default table;

@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} exécuté", other: "{count} exécutés" },
   "tool.stopWaiting": "Arrêter d’attendre",
   "tool.interrupt": "Interrompre l’exécution",
+  "tool.interrupting": "Interruption…",
   "tool.serverAsks": "{name} demande votre approbation.",
 
   "approval.label": "L’assistant demande avant d’agir",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Autoriser les modifications du graphe dans cette discussion sans demander",
   "approval.allow": "Autoriser",
   "approval.deny": "Refuser",
+  "approval.words": "Pourquoi pas ? (facultatif, envoyé avec Refuser)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexte : {prompt} sur {window} tokens",
@@ -241,17 +243,48 @@ const table: Translation = {
   "settings.debugContext": "Débogage : conserver la requête exacte de chaque étape (affichée par /context)",
 
   "egress.title": "Où vont vos requêtes",
-  "egress.destination": "Vers {origin} ({provider}), et nulle part ailleurs. Le panneau ne communique qu’avec ce ComfyUI.",
+
+  "egress.intro": "Le serveur de l’assistant envoie des requêtes à ces adresses, et nulle part ailleurs. Le panneau ne communique qu’avec ce ComfyUI.",
+
+  "egress.dest.provider": "{hosts} : le fournisseur ({provider}). Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
+
+  "egress.dest.providerUnnamed": "{hosts} : le fournisseur. Le chat, les résumés, une tâche déléguée, le bouton Tester et les questions qui dimensionnent les requêtes (sa fenêtre de contexte, ce que le modèle sait faire, le décompte des jetons).",
+
+  "egress.dest.comfyui": "{hosts} : ComfyUI à COMFYUI_URL. Les images d’une exécution, lues via son /view.",
+
+  "egress.dest.manager": "{hosts} : ComfyUI-Manager. Une recherche des nœuds et modèles manquants lui demande sa carte des nœuds, ses paquets installés et sa liste de modèles.",
+
+  "egress.dest.registry": "{hosts} : le Comfy Registry, quand une recherche trouve des paquets de nœuds manquants. Les noms des types de nœuds qu’aucune carte ne situe ou dont ComfyUI-Manager ne connaît le paquet que par son dépôt, et les identifiants des paquets trouvés (pour leur licence et leurs détails) ; rien d’autre.",
+
+  "egress.dest.modelSizes": "{hosts} : l’hôte de chaque modèle manquant, quand une recherche trouve des fichiers de modèle manquants. Une requête HEAD à son adresse pour sa taille, sans clé, cookie ni corps.",
+
+  "egress.dest.downloads": "{hosts} : un fichier de modèle, seulement quand vous approuvez son téléchargement ; sans clé, cookie ni jeton, une redirection suivie seulement vers https (p. ex. le CDN de Hugging Face).",
+
+  "egress.thisComfyUI": "l’adresse propre de ce ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 le désactive.",
+
+  "egress.tag.offline": "Désactivé : {env} est défini.",
+
+  "egress.tag.noComfyUI": "Inutilisé : COMFYUI_URL n’est pas défini.",
+
+  "egress.tag.badSetting": "Inutilisé : son réglage d’adresse n’est pas une URL http(s).",
+
+  "egress.offline.on": "{env} est défini : ce qu’il désactive n’est pas demandé. Un modèle que vous approuvez est tout de même téléchargé.",
+
+  "egress.offline.off": "{env} n’est pas défini : les consultations qu’il désactiverait ont lieu.",
   "egress.inClear": "Cette adresse est une autre machine, en http simple : ce qui est envoyé circule sur le réseau sans chiffrement.",
   "egress.inClearWithKey": "Cette adresse est une autre machine, en http simple : ce qui est envoyé, clé comprise, circule sur le réseau sans chiffrement.",
-  "egress.sentHeading": "Ce qui y est envoyé :",
+
+  "egress.providerGets": "Ce qui est envoyé au fournisseur :",
   "egress.sent.conversation": "La discussion : vos messages et les réponses, chaque appel d’outil et son résultat, les résumés des parties plus anciennes ; avec les instructions (les consignes de l’assistant, la liste des compétences, vos règles, SOUL.md, les objectifs et les préférences).",
   "egress.sent.workflow": "Le workflow quand un outil le lit, et ce que trouvent les recherches : types de nœuds installés, noms des fichiers de modèles, documentation.",
   "egress.sent.files": "Les fichiers joints (texte, workflows, le workflow contenu dans une image ComfyUI) et les documents du projet de la discussion.",
   "egress.sent.images": "Les images — celles que vous joignez et une image des sorties d’une exécution — seulement si le modèle voit les images ; sinon, leurs caractéristiques décrites en mots (format, taille, ce qui semble anormal).",
   "egress.sent.delegated": "Une tâche déléguée : la tâche seule, au même modèle.",
   "egress.sent.sizing": "Pour dimensionner les requêtes, des questions sur le modèle (sa fenêtre de contexte ; un serveur llama.cpp compte les tokens).",
-  "egress.neverLeaves": "Ce qui ne sort jamais : la clé API ne va qu’à {origin}, jamais en retour vers cette page ni dans un journal. Rien d’autre n’est contacté : pas de télémétrie, pas de recherche de mises à jour, pas de téléchargement ; les images d’une exécution sont lues depuis ce ComfyUI (en mode autonome : celui de COMFYUI_URL). Une image vers laquelle pointe une réponse n’est pas chargée : elle s’ouvre quand vous cliquez dessus.",
+
+  "egress.neverLeaves": "Ce qui ne sort jamais : la clé d’API ne va qu’à {origin}, jamais vers cette page ni dans un journal. Rien d’autre n’est contacté : pas de télémétrie, pas de vérification de mise à jour, aucun téléchargement que vous n’avez pas approuvé. Une image vers laquelle pointe une réponse n’est pas chargée : elle s’ouvre quand vous cliquez dessus.",
 
   "notices.dismiss": "Fermer : {title}",
 
@@ -488,6 +521,7 @@ const table: Translation = {
   "error.settings.url_character": "l’URL de base contient {character} ; supprimez ce caractère",
   "error.settings.url_query": "l’URL de base ne doit comporter ni chaîne de requête ni fragment (« ?… », « #… ») ; utilisez une URL http(s) comme {example} et mettez la clé dans le champ Clé API",
   "error.settings.url_invalid": "l’URL de base n’est pas une URL acceptée par le client HTTP ({reason}) ; utilisez une URL http(s) comme {example}",
+  "error.settings.url_no_scheme": "l’URL de base doit commencer par http:// ou https://, comme {example}",
   "error.settings.url_scheme": "l’URL de base doit être une URL http(s) comme {example} (reçu : {got})",
   "error.settings.url_port": "le port de l’URL de base doit être compris entre 1 et 65535 (reçu : {got})",
   "error.settings.url_ascii": "le nom d’hôte de l’URL de base doit être en ASCII (écrivez un nom de domaine internationalisé sous sa forme xn--)",
@@ -536,6 +570,10 @@ const table: Translation = {
   "installs.noManager.title": "Rien n’a été installé",
   "installs.noManager": "ComfyUI-Manager n’est pas disponible dans ce ComfyUI. L’assistant indique les étapes pour installer les packs vous-même.",
   "installs.legacyManager": "Ce ComfyUI-Manager n’installe que depuis sa propre fenêtre (Manager > Gestionnaire de nœuds personnalisés). L’assistant indique les étapes.",
+  "installs.refused.gitUrl": "ComfyUI-Manager n’installe depuis une URL git que si ses réglages le permettent. Pour l’autoriser, arrêtez ComfyUI, ajoutez allow_git_url_install = true dans la section [default] du config.ini de ComfyUI-Manager (user/__manager/config.ini), puis redémarrez ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager ne connaît pas ce pack",
+  "installs.notListed.url": "Absent de la liste des packs de nœuds de ComfyUI-Manager : {packs}. Manager ne peut pas l’installer d’ici ; vous pouvez l’installer par son URL git ou à la main, l’assistant indique les étapes.",
+  "installs.notListed.id": "Absent de la liste des packs du Registry de ComfyUI-Manager : {packs}. Vérifiez le nom, ou installez le pack par son URL git ; l’assistant indique les étapes.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Packs de nœuds",
@@ -561,6 +599,7 @@ const table: Translation = {
   "installs.find.downloaded": "déjà téléchargé",
   "installs.find.notDownloadable": "ne peut pas être téléchargé : {reason}",
   "installs.find.gone": "Les détails de l’analyse ne sont plus sur le serveur : relancez l’analyse pour les voir.",
+  "installs.find.noModelList": "Les adresses de téléchargement viennent uniquement du workflow : ce ComfyUI-Manager ne propose pas sa liste de modèles. Pour un modèle sans adresse, cherchez son nom de fichier sur Hugging Face ou Civitai.",
   "installs.approve.download": {
     one: "Télécharger {count} fichier de modèle dans le dossier des modèles de ComfyUI.",
     many: "Télécharger {count} de fichiers de modèles dans les dossiers des modèles de ComfyUI.",
@@ -581,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow collé : joint en tant que fichier, pas en tant que texte",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panneau",
+  "tool.where.server": "serveur",
+  "workflow.unsavedName": "un workflow non enregistré",
+  "message.rewindNote": "Que le workflow n’est pas revenu en arrière avec la discussion (ajouté par le panneau)",
+  "run.finding.black": "tout noir",
+  "run.finding.blank": "vide",
+  "run.finding.size": "mauvaise taille",
 };
 
 export default table;

@@ -117,6 +117,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "הורץ: {count}", other: "הורצו: {count}" },
   "tool.stopWaiting": "הפסקת ההמתנה",
   "tool.interrupt": "עצירת ההרצה",
+  "tool.interrupting": "עוצר…",
   "tool.serverAsks": "הכלי {name} מבקש את אישורכם.",
 
   "approval.label": "העוזר מבקש רשות לפני שהוא פועל",
@@ -125,6 +126,7 @@ const table: Translation = {
   "approval.always": "לאפשר עריכות בגרף בצ'אט הזה בלי לשאול",
   "approval.allow": "אישור",
   "approval.deny": "דחייה",
+  "approval.words": "למה לא? (לא חובה, נשלח עם הדחייה)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "הקשר: {prompt} מתוך {window} טוקנים",
@@ -232,17 +234,48 @@ const table: Translation = {
   "settings.debugContext": "ניפוי באגים: לשמור את הבקשה המדויקת של כל שלב (מוצגת ב-/context)",
 
   "egress.title": "לאן הבקשות שלכם נשלחות",
-  "egress.destination": "אל {origin} ({provider}), ולשום מקום אחר. החלונית מתקשרת רק עם ה-ComfyUI הזה.",
+
+  "egress.intro": "השרת של העוזר שולח בקשות רק לכתובות האלה, ולשום מקום אחר. הלוח מדבר רק עם ComfyUI הזה.",
+
+  "egress.dest.provider": "{hosts}: הספק ({provider}). הצ׳אט, סיכומים, משימה מואצלת, כפתור הבדיקה ושאלות שקובעות את גודל הבקשות (חלון ההקשר, מה המודל יודע לעשות, ספירת טוקנים).",
+
+  "egress.dest.providerUnnamed": "{hosts}: הספק. הצ׳אט, סיכומים, משימה מואצלת, כפתור הבדיקה ושאלות שקובעות את גודל הבקשות (חלון ההקשר, מה המודל יודע לעשות, ספירת טוקנים).",
+
+  "egress.dest.comfyui": "{hosts}: ‏ComfyUI בכתובת COMFYUI_URL. התמונות של הרצה, נקראות דרך ה-/view שלו.",
+
+  "egress.dest.manager": "{hosts}: ‏ComfyUI-Manager. סריקה של צמתים ומודלים חסרים מבקשת ממנו את מפת הצמתים, החבילות המותקנות ורשימת המודלים.",
+
+  "egress.dest.registry": "{hosts}: ‏Comfy Registry, כשסריקה מוצאת חבילות צמתים חסרות. שמות סוגי צמתים שאף מפה לא ממקמת או שאת החבילה שלהם ComfyUI-Manager מכיר רק לפי המאגר, והמזהים של החבילות שנמצאו (לרישיון ולפרטים); לא יותר.",
+
+  "egress.dest.modelSizes": "{hosts}: המארח של כל מודל חסר, כשסריקה מוצאת קובצי מודל חסרים. בקשת HEAD אחת לכתובת שלו כדי לדעת את גודלו, בלי מפתח, עוגייה או תוכן.",
+
+  "egress.dest.downloads": "{hosts}: קובץ מודל, רק כשאתם מאשרים את הורדתו; בלי מפתח, עוגייה או אסימון, והפניה נעקבת רק אל https (למשל ה-CDN של Hugging Face).",
+
+  "egress.thisComfyUI": "הכתובת של ComfyUI הזה עצמו",
+
+  "egress.tag.offlineOff": "{env}=1 מכבה את זה.",
+
+  "egress.tag.offline": "כבוי עכשיו: {env} מוגדר.",
+
+  "egress.tag.noComfyUI": "לא בשימוש: COMFYUI_URL לא מוגדר.",
+
+  "egress.tag.badSetting": "לא בשימוש: הגדרת הכתובת שלו אינה כתובת http(s).",
+
+  "egress.offline.on": "{env} מוגדר: מה שהוא מכבה לא נשאל. מודל שאתם מאשרים עדיין יורד.",
+
+  "egress.offline.off": "{env} לא מוגדר: הבדיקות שהוא היה מכבה מתבצעות.",
   "egress.inClear": "הכתובת הזו היא מחשב אחר שמתקשרים איתו ב-http רגיל: מה שנשלח עובר ברשת ללא הצפנה.",
   "egress.inClearWithKey": "הכתובת הזו היא מחשב אחר שמתקשרים איתו ב-http רגיל: מה שנשלח, כולל המפתח, עובר ברשת ללא הצפנה.",
-  "egress.sentHeading": "מה נשלח לשם:",
+
+  "egress.providerGets": "מה נשלח לספק:",
   "egress.sent.conversation": "השיחה: ההודעות שלכם והתשובות, כל קריאה לכלי והתוצאה שלה, סיכומים של חלקים ישנים יותר; יחד עם ההוראות (ההנחיות של העוזר, רשימת המיומנויות, הכללים שלכם, SOUL.md, מטרות והעדפות).",
   "egress.sent.workflow": "תהליך העבודה כשכלי קורא אותו, ומה שחיפושים מוצאים: סוגי הצמתים המותקנים, שמות קובצי המודלים, תיעוד.",
   "egress.sent.files": "קבצים מצורפים (טקסט, תהליכי עבודה, תהליך העבודה שבתוך תמונת ComfyUI) ומסמכי הפרויקט של הצ'אט.",
   "egress.sent.images": "תמונות — אלה שאתם מצרפים ותמונה אחת מהפלטים של הרצה — רק כשהמודל רואה תמונות; אחרת, הנתונים שלהן במילים (פורמט, גודל, מה נראה שגוי).",
   "egress.sent.delegated": "משימה מואצלת: המשימה בלבד, לאותו מודל.",
   "egress.sent.sizing": "כדי לקבוע את גודל הבקשות, שאלות על המודל (חלון ההקשר שלו; שרת llama.cpp סופר את הטוקנים).",
-  "egress.neverLeaves": "מה שלעולם לא יוצא: מפתח ה-API נשלח רק אל {origin}, לעולם לא חוזר לדף הזה ולא נרשם ביומן. אין פנייה לשום מקום אחר: אין טלמטריה, אין בדיקת עדכונים, אין הורדות; התמונות של הרצה נקראות מה-ComfyUI הזה (במצב עצמאי: זה שב-COMFYUI_URL). תמונה שתשובה מקשרת אליה אינה נטענת: היא נפתחת כשלוחצים עליה.",
+
+  "egress.neverLeaves": "מה שלעולם לא יוצא: מפתח ה-API הולך רק אל {origin}, לעולם לא חוזר לדף הזה ולא נכתב ביומן. שום דבר אחר לא נוצר איתו קשר: אין טלמטריה, אין בדיקת עדכונים, אין הורדה שלא אישרתם. תמונה שתשובה מקשרת אליה לא נטענת: היא נפתחת כשלוחצים עליה.",
 
   "notices.dismiss": "סגירה: {title}",
 
@@ -477,6 +510,7 @@ const table: Translation = {
   "error.settings.url_character": "כתובת הבסיס מכילה {character}; הסירו אותו",
   "error.settings.url_query": "כתובת הבסיס לא יכולה לכלול מחרוזת שאילתה (?…) או מקטע (#…); השתמשו בכתובת http(s) כמו {example} והכניסו מפתח בשדה \"מפתח API\"",
   "error.settings.url_invalid": "כתובת הבסיס אינה כתובת URL שלקוח ה-HTTP מקבל ({reason}); השתמשו בכתובת http(s) כמו {example}",
+  "error.settings.url_no_scheme": "כתובת הבסיס חייבת להתחיל ב-http:// או https://‏, כמו {example}",
   "error.settings.url_scheme": "כתובת הבסיס חייבת להיות כתובת http(s) כמו {example} (התקבל: {got})",
   "error.settings.url_port": "הפורט של כתובת הבסיס חייב להיות בין 1 ל-65535 (התקבל: {got})",
   "error.settings.url_ascii": "שם המארח בכתובת הבסיס חייב להיות ב-ASCII (כתבו שם מתחם בינלאומי בצורת ה-xn-- שלו)",
@@ -525,6 +559,10 @@ const table: Translation = {
   "installs.noManager.title": "שום דבר לא הותקן",
   "installs.noManager": "ComfyUI-Manager לא זמין ב-ComfyUI הזה. העוזר ייתן את השלבים להתקנת החבילות בעצמכם.",
   "installs.legacyManager": "ComfyUI-Manager הזה מתקין רק מתוך החלון שלו (Manager > מנהל הצמתים המותאמים). העוזר ייתן את השלבים.",
+  "installs.refused.gitUrl": "ComfyUI-Manager מתקין מכתובת git רק כשההגדרות שלו מאפשרות זאת. כדי לאפשר, עצרו את ComfyUI, הוסיפו allow_git_url_install = true לקטע [default] בקובץ config.ini של ComfyUI-Manager (user/__manager/config.ini), והפעילו את ComfyUI מחדש.",
+  "installs.notListed.title": "ComfyUI-Manager לא מכיר את החבילה הזו",
+  "installs.notListed.url": "לא ברשימת חבילות הצמתים של ComfyUI-Manager: {packs}. Manager לא יכול להתקין אותה מכאן; אפשר להתקין אותה דרך כתובת ה-git שלה או ידנית, והעוזר ייתן את השלבים.",
+  "installs.notListed.id": "לא ברשימת חבילות ה-Registry של ComfyUI-Manager: {packs}. בדקו את השם, או התקינו את החבילה דרך כתובת ה-git שלה; העוזר ייתן את השלבים.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "חבילות צמתים",
@@ -550,6 +588,7 @@ const table: Translation = {
   "installs.find.downloaded": "כבר הורד",
   "installs.find.notDownloadable": "אי אפשר להוריד: {reason}",
   "installs.find.gone": "פרטי הסריקה כבר לא נמצאים בשרת: סרקו שוב כדי לראות אותם.",
+  "installs.find.noModelList": "כתובות ההורדה מגיעות רק מתהליך העבודה עצמו: ComfyUI-Manager הזה לא מציע את רשימת המודלים שלו. למודל בלי כתובת, חפשו את שם הקובץ שלו ב-Hugging Face או ב-Civitai.",
   "installs.approve.download": {
     one: "הורדת קובץ מודל אחד לתיקיית המודלים של ComfyUI.",
     two: "הורדת שני קובצי מודל לתיקיות המודלים של ComfyUI.",
@@ -570,6 +609,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "תהליך עבודה שהודבק: צורף כקובץ, לא כטקסט",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "חלונית",
+  "tool.where.server": "שרת",
+  "workflow.unsavedName": "תהליך עבודה שלא נשמר",
+  "message.rewindNote": "שתהליך העבודה לא חזר לאחור יחד עם השיחה (נוסף על ידי החלונית)",
+  "run.finding.black": "שחור לגמרי",
+  "run.finding.blank": "ריקה",
+  "run.finding.size": "גודל שגוי",
 };
 
 export default table;

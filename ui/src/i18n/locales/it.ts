@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} eseguito", other: "{count} eseguiti" },
   "tool.stopWaiting": "Smetti di attendere",
   "tool.interrupt": "Interrompi l’esecuzione",
+  "tool.interrupting": "Interruzione in corso…",
   "tool.serverAsks": "{name} chiede la tua approvazione.",
 
   "approval.label": "L’assistente chiede prima di agire",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Consenti le modifiche al grafo in questa chat senza chiedere",
   "approval.allow": "Consenti",
   "approval.deny": "Rifiuta",
+  "approval.words": "Perché no? (facoltativo, inviato con Rifiuta)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contesto: {prompt} di {window} token",
@@ -241,17 +243,48 @@ const table: Translation = {
   "settings.debugContext": "Debug: conserva la richiesta esatta di ogni passaggio (mostrata da /context)",
 
   "egress.title": "Dove vanno le tue richieste",
-  "egress.destination": "A {origin} ({provider}), e da nessun’altra parte. Il pannello comunica solo con questo ComfyUI.",
+
+  "egress.intro": "Il server dell’assistente invia richieste a questi indirizzi e a nessun altro. Il pannello comunica solo con questo ComfyUI.",
+
+  "egress.dest.provider": "{hosts}: il provider ({provider}). La chat, i riepiloghi, un’attività delegata, il pulsante Prova e le domande che dimensionano le richieste (la sua finestra di contesto, cosa sa fare il modello, il conteggio dei token).",
+
+  "egress.dest.providerUnnamed": "{hosts}: il provider. La chat, i riepiloghi, un’attività delegata, il pulsante Prova e le domande che dimensionano le richieste (la sua finestra di contesto, cosa sa fare il modello, il conteggio dei token).",
+
+  "egress.dest.comfyui": "{hosts}: ComfyUI a COMFYUI_URL. Le immagini di un’esecuzione, lette tramite il suo /view.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Una ricerca di nodi e modelli mancanti gli chiede la mappa dei nodi, i pacchetti installati e l’elenco dei modelli.",
+
+  "egress.dest.registry": "{hosts}: il Comfy Registry, quando una ricerca trova pacchetti di nodi mancanti. I nomi dei tipi di nodo che nessuna mappa colloca o il cui pacchetto ComfyUI-Manager conosce solo dal repository, e gli id dei pacchetti trovati (per licenza e dettagli); nient’altro.",
+
+  "egress.dest.modelSizes": "{hosts}: l’host di ogni modello mancante, quando una ricerca trova file di modello mancanti. Una richiesta HEAD al suo indirizzo per la dimensione, senza chiave, cookie né corpo.",
+
+  "egress.dest.downloads": "{hosts}: un file di modello, solo quando ne approvi il download; senza chiave, cookie né token, un reindirizzamento seguito solo verso https (ad es. la CDN di Hugging Face).",
+
+  "egress.thisComfyUI": "l’indirizzo di questo ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 lo disattiva.",
+
+  "egress.tag.offline": "Disattivato ora: {env} è impostato.",
+
+  "egress.tag.noComfyUI": "Non usato: COMFYUI_URL non è impostato.",
+
+  "egress.tag.badSetting": "Non usato: l’impostazione dell’indirizzo non è un URL http(s).",
+
+  "egress.offline.on": "{env} è impostato: ciò che disattiva non viene chiesto. Un modello che approvi viene comunque scaricato.",
+
+  "egress.offline.off": "{env} non è impostato: le richieste che disattiverebbe vengono fatte.",
   "egress.inClear": "Questo indirizzo è un’altra macchina su http semplice: ciò che viene inviato attraversa la rete senza crittografia.",
   "egress.inClearWithKey": "Questo indirizzo è un’altra macchina su http semplice: ciò che viene inviato, chiave inclusa, attraversa la rete senza crittografia.",
-  "egress.sentHeading": "Cosa viene inviato lì:",
+
+  "egress.providerGets": "Cosa viene inviato al provider:",
   "egress.sent.conversation": "La conversazione: i tuoi messaggi e le risposte, ogni chiamata a uno strumento e il suo risultato, i riassunti delle parti meno recenti; insieme alle istruzioni (le indicazioni dell’assistente, l’elenco delle skill, le tue regole, SOUL.md, obiettivi e preferenze).",
   "egress.sent.workflow": "Il workflow quando uno strumento lo legge, e ciò che trovano le ricerche: tipi di nodi installati, nomi dei file dei modelli, documentazione.",
   "egress.sent.files": "I file allegati (testo, workflow, il workflow contenuto in un’immagine ComfyUI) e i documenti del progetto della chat.",
   "egress.sent.images": "Le immagini — quelle che alleghi e un’immagine degli output di un’esecuzione — solo quando il modello vede le immagini; altrimenti le loro caratteristiche a parole (formato, dimensioni, cosa sembra sbagliato).",
   "egress.sent.delegated": "Un’attività delegata: solo l’attività, allo stesso modello.",
   "egress.sent.sizing": "Per dimensionare le richieste, domande sul modello (la sua finestra di contesto; un server llama.cpp conta i token).",
-  "egress.neverLeaves": "Cosa non esce mai: la chiave API va solo a {origin}, mai di ritorno a questa pagina né in un log. Nient’altro viene contattato: niente telemetria, niente controllo degli aggiornamenti, niente download; le immagini di un’esecuzione vengono lette da questo ComfyUI (in modalità standalone: quello indicato da COMFYUI_URL). Un’immagine a cui rimanda una risposta non viene caricata: si apre quando ci fai clic.",
+
+  "egress.neverLeaves": "Cosa non esce mai: la chiave API va solo a {origin}, mai di nuovo a questa pagina né in un log. Nient’altro viene contattato: niente telemetria, niente controllo degli aggiornamenti, nessun download che non hai approvato. Un’immagine collegata in una risposta non viene caricata: si apre quando ci fai clic.",
 
   "notices.dismiss": "Chiudi: {title}",
 
@@ -488,6 +521,7 @@ const table: Translation = {
   "error.settings.url_character": "l’URL di base contiene {character}; rimuovi quel carattere",
   "error.settings.url_query": "l’URL di base non deve avere una stringa di query né un frammento («?…», «#…»); usa un URL http(s) come {example} e inserisci la chiave nel campo Chiave API",
   "error.settings.url_invalid": "l’URL di base non è un URL accettato dal client HTTP ({reason}); usa un URL http(s) come {example}",
+  "error.settings.url_no_scheme": "l’URL di base deve iniziare con http:// o https://, come {example}",
   "error.settings.url_scheme": "l’URL di base deve essere un URL http(s) come {example} (ricevuto: {got})",
   "error.settings.url_port": "la porta dell’URL di base deve essere compresa tra 1 e 65535 (ricevuto: {got})",
   "error.settings.url_ascii": "il nome host dell’URL di base deve essere in ASCII (scrivi un dominio internazionalizzato nella sua forma xn--)",
@@ -536,6 +570,10 @@ const table: Translation = {
   "installs.noManager.title": "Non è stato installato nulla",
   "installs.noManager": "ComfyUI-Manager non è disponibile in questo ComfyUI. L’assistente ti indica i passaggi per installare i pacchetti in autonomia.",
   "installs.legacyManager": "Questo ComfyUI-Manager installa solo dalla propria finestra (Manager > Gestore nodi personalizzati). L’assistente ti indica i passaggi.",
+  "installs.refused.gitUrl": "ComfyUI-Manager installa da un URL git solo se le sue impostazioni lo consentono. Per consentirlo, arresta ComfyUI, aggiungi allow_git_url_install = true nella sezione [default] del config.ini di ComfyUI-Manager (user/__manager/config.ini) e riavvia ComfyUI.",
+  "installs.notListed.title": "ComfyUI-Manager non conosce questo pacchetto",
+  "installs.notListed.url": "Non è nell’elenco dei pacchetti di nodi di ComfyUI-Manager: {packs}. Manager non può installarlo da qui; puoi installarlo tramite il suo URL git o a mano, e l’assistente ti indica i passaggi.",
+  "installs.notListed.id": "Non è nell’elenco dei pacchetti del Registry di ComfyUI-Manager: {packs}. Controlla il nome, oppure installa il pacchetto tramite il suo URL git; l’assistente ti indica i passaggi.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Pacchetti di nodi",
@@ -561,6 +599,7 @@ const table: Translation = {
   "installs.find.downloaded": "già scaricato",
   "installs.find.notDownloadable": "non può essere scaricato: {reason}",
   "installs.find.gone": "I dettagli della scansione non sono più sul server: scansiona di nuovo per vederli.",
+  "installs.find.noModelList": "Gli indirizzi di download vengono solo dal workflow: questo ComfyUI-Manager non offre il suo elenco di modelli. Per un modello senza indirizzo, cerca il nome del file su Hugging Face o Civitai.",
   "installs.approve.download": {
     one: "Scaricare {count} file di modello nella cartella dei modelli di ComfyUI.",
     many: "Scaricare {count} di file di modello nelle cartelle dei modelli di ComfyUI.",
@@ -581,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "workflow incollato: allegato come file, non come testo",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "pannello",
+  "tool.where.server": "server",
+  "workflow.unsavedName": "un workflow non salvato",
+  "message.rewindNote": "Che il workflow non è tornato indietro con la conversazione (aggiunto dal pannello)",
+  "run.finding.black": "tutto nero",
+  "run.finding.blank": "vuota",
+  "run.finding.size": "dimensione errata",
 };
 
 export default table;

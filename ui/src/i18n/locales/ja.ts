@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "実行済み {count} 件" },
   "tool.stopWaiting": "待機を停止",
   "tool.interrupt": "実行を中断",
+  "tool.interrupting": "中断しています…",
   "tool.serverAsks": "{name} が承認を求めています。",
 
   "approval.label": "アシスタントは操作の前に確認します",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "このチャットでは確認なしでグラフの編集を許可",
   "approval.allow": "許可",
   "approval.deny": "拒否",
+  "approval.words": "拒否する理由（任意、拒否と一緒に送信）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "コンテキスト：{prompt} / {window} トークン",
@@ -202,17 +204,48 @@ const table: Translation = {
   "settings.debugContext": "デバッグ：各ステップの正確なリクエストを保持（/context で表示）",
 
   "egress.title": "リクエストの送信先",
-  "egress.destination": "送信先は {origin}（{provider}）だけで、ほかには送信しません。パネルが通信するのはこの ComfyUI だけです。",
+
+  "egress.intro": "アシスタントのサーバーはこれらのアドレスにだけリクエストを送り、ほかにはどこにも送りません。パネルはこの ComfyUI とだけ通信します。",
+
+  "egress.dest.provider": "{hosts}：プロバイダー（{provider}）。チャット、要約、委任したタスク、テストボタン、リクエストの大きさを決めるための問い合わせ（コンテキストウィンドウ、モデルにできること、トークン数）。",
+
+  "egress.dest.providerUnnamed": "{hosts}：プロバイダー。チャット、要約、委任したタスク、テストボタン、リクエストの大きさを決めるための問い合わせ（コンテキストウィンドウ、モデルにできること、トークン数）。",
+
+  "egress.dest.comfyui": "{hosts}：COMFYUI_URL の ComfyUI。実行結果の画像を、その /view から読み取ります。",
+
+  "egress.dest.manager": "{hosts}：ComfyUI-Manager。不足しているノードとモデルのスキャンで、ノードマップ、インストール済みパック、モデル一覧を問い合わせます。",
+
+  "egress.dest.registry": "{hosts}：Comfy Registry。スキャンで不足しているノードパックが見つかったとき。どのマップにもないノードタイプ、または ComfyUI-Manager がリポジトリでしか知らないパックのノードタイプの名前と、見つかったパックの ID（ライセンスと詳細のため）だけを送ります。",
+
+  "egress.dest.modelSizes": "{hosts}：不足している各モデルのホスト。スキャンで不足しているモデルファイルが見つかったとき。サイズを知るためにそのアドレスへ HEAD リクエストを 1 回送ります。キー、Cookie、本文は送りません。",
+
+  "egress.dest.downloads": "{hosts}：モデルファイル。ダウンロードを承認したときだけ。キー、Cookie、トークンなしで、リダイレクトは https（例：Hugging Face の CDN）にだけ従います。",
+
+  "egress.thisComfyUI": "この ComfyUI 自身のアドレス",
+
+  "egress.tag.offlineOff": "{env}=1 でオフになります。",
+
+  "egress.tag.offline": "現在オフ：{env} が設定されています。",
+
+  "egress.tag.noComfyUI": "未使用：COMFYUI_URL が設定されていません。",
+
+  "egress.tag.badSetting": "未使用：アドレスの設定が http(s) URL ではありません。",
+
+  "egress.offline.on": "{env} が設定されています：これでオフになるものは問い合わせません。承認したモデルはそれでもダウンロードされます。",
+
+  "egress.offline.off": "{env} は設定されていません：これでオフになる問い合わせは行われます。",
   "egress.inClear": "このアドレスは暗号化されていない http で接続する別のマシンです。送信内容は暗号化されないままネットワークを通過します。",
   "egress.inClearWithKey": "このアドレスは暗号化されていない http で接続する別のマシンです。送信内容はキーも含めて暗号化されないままネットワークを通過します。",
-  "egress.sentHeading": "送信される内容：",
+
+  "egress.providerGets": "プロバイダーに送られるもの：",
   "egress.sent.conversation": "会話：あなたのメッセージと回答、各ツール呼び出しとその結果、古い部分の要約。それに加えて指示（アシスタントへの指針、スキル一覧、あなたのルール、SOUL.md、目標と好み）。",
   "egress.sent.workflow": "ツールが読み取るときのワークフローと、検索で見つかった情報：インストール済みのノードタイプ、モデルのファイル名、ドキュメント。",
   "egress.sent.files": "添付ファイル（テキスト、ワークフロー、ComfyUI の画像に含まれるワークフロー）と、チャットのプロジェクトのドキュメント。",
   "egress.sent.images": "画像（あなたが添付したものと、実行の出力を写した 1 枚）は、モデルが画像を認識できる場合にのみ送信します。それ以外の場合は、画像の情報を文章で送ります（形式、サイズ、おかしく見える点）。",
   "egress.sent.delegated": "委任したタスク：タスクだけを同じモデルに送信します。",
   "egress.sent.sizing": "リクエストのサイズを見積もるための、モデルについての問い合わせ（コンテキストウィンドウ。llama.cpp サーバーではトークン数の計算も）。",
-  "egress.neverLeaves": "外部に出ないもの：API キーは {origin} にだけ送信され、このページに返されることもログに残ることもありません。ほかへの通信は一切ありません。テレメトリも更新確認もダウンロードもありません。実行の画像はこの ComfyUI から読み込みます（スタンドアロンの場合は COMFYUI_URL の ComfyUI）。回答がリンクしている画像は読み込まれず、クリックしたときに開きます。",
+
+  "egress.neverLeaves": "外に出ないもの：API キーは {origin} にだけ送られ、このページに戻ることもログに残ることもありません。ほかには何にも接続しません。テレメトリーも、更新の確認も、承認していないダウンロードもありません。回答がリンクする画像は読み込まれず、クリックしたときに開きます。",
 
   "notices.dismiss": "閉じる：{title}",
 
@@ -431,6 +464,7 @@ const table: Translation = {
   "error.settings.url_character": "ベース URL に {character} が含まれています。削除してください",
   "error.settings.url_query": "ベース URL にクエリ文字列やフラグメント（'?…'、'#…'）は指定できません。{example} のような http(s) URL を使用し、キーは API キーの欄に入力してください",
   "error.settings.url_invalid": "ベース URL が HTTP クライアントで使用できる URL ではありません（{reason}）。{example} のような http(s) URL を使用してください",
+  "error.settings.url_no_scheme": "ベース URL は {example} のように http:// または https:// で始めてください",
   "error.settings.url_scheme": "ベース URL は {example} のような http(s) URL にしてください（入力値：{got}）",
   "error.settings.url_port": "ベース URL のポートは 1～65535 の範囲で指定してください（入力値：{got}）",
   "error.settings.url_ascii": "ベース URL のホスト名は ASCII で指定してください（国際化ドメイン名は xn-- 形式で記述してください）",
@@ -475,6 +509,10 @@ const table: Translation = {
   "installs.noManager.title": "何もインストールされませんでした",
   "installs.noManager": "この ComfyUI では ComfyUI-Manager を利用できません。パックをご自身でインストールする手順をアシスタントが案内します。",
   "installs.legacyManager": "この ComfyUI-Manager は、専用のウィンドウ（Manager > カスタムノードマネージャー）からしかインストールできません。手順はアシスタントが案内します。",
+  "installs.refused.gitUrl": "ComfyUI-Manager は、設定で許可されている場合にだけ git URL からインストールします。許可するには、ComfyUI を停止し、ComfyUI-Manager の config.ini（user/__manager/config.ini）の [default] セクションに allow_git_url_install = true を追加してから、ComfyUI を再び起動してください。",
+  "installs.notListed.title": "ComfyUI-Manager はこのパックを知りません",
+  "installs.notListed.url": "ComfyUI-Manager のノードパック一覧にありません：{packs}。Manager はここからインストールできません。git URL から、または手動でインストールできます。手順はアシスタントが案内します。",
+  "installs.notListed.id": "ComfyUI-Manager の Registry パック一覧にありません：{packs}。名前を確認するか、git URL からパックをインストールしてください。手順はアシスタントが案内します。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "ノードパック",
@@ -500,6 +538,7 @@ const table: Translation = {
   "installs.find.downloaded": "ダウンロード済み",
   "installs.find.notDownloadable": "ダウンロードできません：{reason}",
   "installs.find.gone": "このスキャンの詳細はサーバーに残っていません。表示するには、もう一度スキャンしてください。",
+  "installs.find.noModelList": "ダウンロード先はワークフロー自体に書かれたものだけです。この ComfyUI-Manager はモデル一覧を提供していません。ダウンロード先のないモデルは、ファイル名で Hugging Face や Civitai を検索してください。",
   "installs.approve.download": { other: "{count} 個のモデルファイルを ComfyUI のモデルフォルダーにダウンロードします。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",
@@ -516,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "貼り付けたワークフロー：テキストではなくファイルとして添付しました",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "パネル",
+  "tool.where.server": "サーバー",
+  "workflow.unsavedName": "未保存のワークフロー",
+  "message.rewindNote": "ワークフローは会話と一緒に戻っていないこと（パネルが追加）",
+  "run.finding.black": "真っ黒",
+  "run.finding.blank": "空白",
+  "run.finding.size": "サイズ違い",
 };
 
 export default table;

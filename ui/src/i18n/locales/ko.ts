@@ -104,6 +104,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "실행됨 {count}개" },
   "tool.stopWaiting": "대기 중지",
   "tool.interrupt": "실행 중단",
+  "tool.interrupting": "중단하는 중…",
   "tool.serverAsks": "{name} 도구가 승인을 요청합니다.",
 
   "approval.label": "어시스턴트가 작업 전에 확인을 요청합니다",
@@ -112,6 +113,7 @@ const table: Translation = {
   "approval.always": "이 채팅에서는 묻지 않고 그래프 편집 허용",
   "approval.allow": "허용",
   "approval.deny": "거부",
+  "approval.words": "거부 이유 (선택, 거부와 함께 전송)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "컨텍스트: {prompt} / {window} 토큰",
@@ -203,17 +205,48 @@ const table: Translation = {
   "settings.debugContext": "디버그: 단계마다 정확한 요청을 보관(/context로 표시)",
 
   "egress.title": "요청이 전송되는 곳",
-  "egress.destination": "{origin}({provider})에만 전송하며 다른 곳으로는 보내지 않습니다. 패널은 이 ComfyUI하고만 통신합니다.",
+
+  "egress.intro": "어시스턴트 서버는 이 주소로만 요청을 보내며 다른 곳으로는 보내지 않습니다. 패널은 이 ComfyUI와만 통신합니다.",
+
+  "egress.dest.provider": "{hosts}: 제공자({provider}). 채팅, 요약, 위임한 작업, 테스트 버튼, 요청 크기를 정하기 위한 질의(컨텍스트 창, 모델이 할 수 있는 일, 토큰 수).",
+
+  "egress.dest.providerUnnamed": "{hosts}: 제공자. 채팅, 요약, 위임한 작업, 테스트 버튼, 요청 크기를 정하기 위한 질의(컨텍스트 창, 모델이 할 수 있는 일, 토큰 수).",
+
+  "egress.dest.comfyui": "{hosts}: COMFYUI_URL의 ComfyUI. 실행 결과 이미지를 그 /view로 읽습니다.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. 없는 노드와 모델을 찾는 검사에서 노드 맵, 설치된 팩, 모델 목록을 요청합니다.",
+
+  "egress.dest.registry": "{hosts}: Comfy Registry. 검사에서 없는 노드 팩을 찾았을 때. 어떤 맵에도 없는 노드 유형이나 ComfyUI-Manager가 저장소로만 아는 팩의 노드 유형 이름, 그리고 찾은 팩의 ID(라이선스와 세부 정보용)만 보냅니다.",
+
+  "egress.dest.modelSizes": "{hosts}: 없는 각 모델의 호스트. 검사에서 없는 모델 파일을 찾았을 때. 크기를 알기 위해 그 주소로 HEAD 요청을 한 번 보내며, 키·쿠키·본문은 보내지 않습니다.",
+
+  "egress.dest.downloads": "{hosts}: 모델 파일. 다운로드를 승인했을 때만. 키·쿠키·토큰 없이, 리디렉션은 https(예: Hugging Face의 CDN)로만 따릅니다.",
+
+  "egress.thisComfyUI": "이 ComfyUI 자체의 주소",
+
+  "egress.tag.offlineOff": "{env}=1이면 꺼집니다.",
+
+  "egress.tag.offline": "지금 꺼짐: {env}이(가) 설정되어 있습니다.",
+
+  "egress.tag.noComfyUI": "사용 안 함: COMFYUI_URL이 설정되지 않았습니다.",
+
+  "egress.tag.badSetting": "사용 안 함: 주소 설정이 http(s) URL이 아닙니다.",
+
+  "egress.offline.on": "{env}이(가) 설정되어 있습니다: 이 설정으로 꺼지는 항목은 요청하지 않습니다. 승인한 모델은 그래도 다운로드됩니다.",
+
+  "egress.offline.off": "{env}이(가) 설정되지 않았습니다: 이 설정으로 꺼질 조회는 이루어집니다.",
   "egress.inClear": "이 주소는 암호화되지 않은 http로 연결되는 다른 컴퓨터입니다. 전송되는 내용은 암호화되지 않은 채 네트워크를 지나갑니다.",
   "egress.inClearWithKey": "이 주소는 암호화되지 않은 http로 연결되는 다른 컴퓨터입니다. 전송되는 내용은 키를 포함해 암호화되지 않은 채 네트워크를 지나갑니다.",
-  "egress.sentHeading": "전송되는 내용:",
+
+  "egress.providerGets": "제공자에게 보내는 것:",
   "egress.sent.conversation": "대화: 사용자의 메시지와 답변, 각 도구 호출과 그 결과, 이전 부분의 요약. 그리고 지침(어시스턴트의 안내, 스킬 목록, 사용자의 규칙, SOUL.md, 목표와 선호 사항).",
   "egress.sent.workflow": "도구가 읽을 때의 워크플로와 조회로 찾은 정보: 설치된 노드 유형, 모델 파일 이름, 문서.",
   "egress.sent.files": "첨부 파일(텍스트, 워크플로, ComfyUI 이미지에 담긴 워크플로)과 채팅의 프로젝트 문서.",
   "egress.sent.images": "이미지(사용자가 첨부한 이미지와 실행 결과를 담은 이미지 한 장)는 모델이 이미지를 볼 수 있을 때만 전송합니다. 그렇지 않으면 이미지에 대한 정보를 글로 보냅니다(형식, 크기, 이상해 보이는 점).",
   "egress.sent.delegated": "위임된 작업: 작업 내용만 같은 모델에 보냅니다.",
   "egress.sent.sizing": "요청 크기를 정하기 위한 모델 관련 질의(컨텍스트 윈도우, llama.cpp 서버에서는 토큰 수 계산).",
-  "egress.neverLeaves": "외부로 나가지 않는 것: API 키는 {origin}에만 전송되며, 이 페이지로 돌아오거나 로그에 기록되지 않습니다. 그 밖에는 어디에도 연결하지 않습니다. 원격 분석, 업데이트 확인, 다운로드가 없습니다. 실행 결과 이미지는 이 ComfyUI에서 읽습니다(독립 실행 시: COMFYUI_URL의 ComfyUI). 답변에 링크된 이미지는 불러오지 않으며, 클릭하면 열립니다.",
+
+  "egress.neverLeaves": "절대 나가지 않는 것: API 키는 {origin}으로만 가며, 이 페이지로 돌아오거나 로그에 남지 않습니다. 그 밖에는 아무 곳에도 연결하지 않습니다. 텔레메트리도, 업데이트 확인도, 승인하지 않은 다운로드도 없습니다. 답변이 링크한 그림은 불러오지 않으며, 클릭하면 열립니다.",
 
   "notices.dismiss": "닫기: {title}",
 
@@ -432,6 +465,7 @@ const table: Translation = {
   "error.settings.url_character": "기본 URL에 {character} 문자가 있습니다. 제거하세요",
   "error.settings.url_query": "기본 URL에는 쿼리 문자열이나 프래그먼트('?…', '#…')를 넣을 수 없습니다. {example} 같은 http(s) URL을 사용하고 키는 API 키 필드에 입력하세요",
   "error.settings.url_invalid": "기본 URL이 HTTP 클라이언트가 받아들일 수 있는 URL이 아닙니다({reason}). {example} 같은 http(s) URL을 사용하세요",
+  "error.settings.url_no_scheme": "기본 URL은 {example}처럼 http:// 또는 https://로 시작해야 합니다",
   "error.settings.url_scheme": "기본 URL은 {example} 같은 http(s) URL이어야 합니다(입력값: {got})",
   "error.settings.url_port": "기본 URL의 포트는 1에서 65535 사이여야 합니다(입력값: {got})",
   "error.settings.url_ascii": "기본 URL의 호스트 이름은 ASCII여야 합니다(국제화 도메인 이름은 xn-- 형식으로 쓰세요)",
@@ -476,6 +510,10 @@ const table: Translation = {
   "installs.noManager.title": "아무것도 설치되지 않았습니다",
   "installs.noManager": "이 ComfyUI에서는 ComfyUI-Manager를 사용할 수 없습니다. 팩을 직접 설치하는 방법은 어시스턴트가 안내합니다.",
   "installs.legacyManager": "이 ComfyUI-Manager는 자체 창(Manager > 커스텀 노드 관리자)에서만 설치할 수 있습니다. 방법은 어시스턴트가 안내합니다.",
+  "installs.refused.gitUrl": "ComfyUI-Manager는 설정에서 허용할 때만 git URL로 설치합니다. 허용하려면 ComfyUI를 중지하고, ComfyUI-Manager의 config.ini(user/__manager/config.ini) [default] 섹션에 allow_git_url_install = true를 추가한 뒤 ComfyUI를 다시 시작하세요.",
+  "installs.notListed.title": "ComfyUI-Manager가 이 팩을 알지 못합니다",
+  "installs.notListed.url": "ComfyUI-Manager의 노드 팩 목록에 없습니다: {packs}. Manager는 여기서 설치할 수 없습니다. git URL로 설치하거나 직접 설치할 수 있으며, 방법은 어시스턴트가 안내합니다.",
+  "installs.notListed.id": "ComfyUI-Manager의 Registry 팩 목록에 없습니다: {packs}. 이름을 확인하거나 git URL로 팩을 설치하세요. 방법은 어시스턴트가 안내합니다.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "노드 팩",
@@ -501,6 +539,7 @@ const table: Translation = {
   "installs.find.downloaded": "이미 다운로드됨",
   "installs.find.notDownloadable": "다운로드할 수 없음: {reason}",
   "installs.find.gone": "이 스캔의 세부 정보가 더 이상 서버에 없습니다. 다시 스캔하면 볼 수 있습니다.",
+  "installs.find.noModelList": "다운로드 주소는 워크플로 자체에 있는 것만 사용합니다. 이 ComfyUI-Manager는 모델 목록을 제공하지 않습니다. 주소가 없는 모델은 파일 이름으로 Hugging Face나 Civitai에서 검색하세요.",
   "installs.approve.download": { other: "모델 파일 {count}개를 ComfyUI의 모델 폴더에 다운로드합니다." },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",
@@ -517,6 +556,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "붙여 넣은 워크플로: 텍스트가 아닌 파일로 첨부됨",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "패널",
+  "tool.where.server": "서버",
+  "workflow.unsavedName": "저장되지 않은 워크플로",
+  "message.rewindNote": "워크플로는 대화와 함께 되돌아가지 않았음(패널에서 추가)",
+  "run.finding.black": "완전히 검은색",
+  "run.finding.blank": "빈 이미지",
+  "run.finding.size": "잘못된 크기",
 };
 
 export default table;

@@ -118,6 +118,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} executado", other: "{count} executados" },
   "tool.stopWaiting": "Parar de esperar",
   "tool.interrupt": "Interromper a execução",
+  "tool.interrupting": "Interrompendo…",
   "tool.serverAsks": "{name} pede sua aprovação.",
 
   "approval.label": "O assistente pergunta antes de agir",
@@ -126,6 +127,7 @@ const table: Translation = {
   "approval.always": "Permitir edições do grafo nesta conversa sem perguntar",
   "approval.allow": "Permitir",
   "approval.deny": "Negar",
+  "approval.words": "Por que não? (opcional, enviado com Negar)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",
@@ -241,17 +243,48 @@ const table: Translation = {
   "settings.debugContext": "Depuração: guardar a solicitação exata de cada etapa (exibida por /context)",
 
   "egress.title": "Para onde vão suas solicitações",
-  "egress.destination": "Para {origin} ({provider}), e para nenhum outro lugar. O painel só se comunica com este ComfyUI.",
+
+  "egress.intro": "O servidor do assistente envia solicitações a estes endereços e a nenhum outro. O painel conversa apenas com este ComfyUI.",
+
+  "egress.dest.provider": "{hosts}: o provedor ({provider}). O chat, os resumos, uma tarefa delegada, o botão Testar e as consultas que dimensionam as solicitações (a janela de contexto, o que o modelo sabe fazer, contagens de tokens).",
+
+  "egress.dest.providerUnnamed": "{hosts}: o provedor. O chat, os resumos, uma tarefa delegada, o botão Testar e as consultas que dimensionam as solicitações (a janela de contexto, o que o modelo sabe fazer, contagens de tokens).",
+
+  "egress.dest.comfyui": "{hosts}: o ComfyUI em COMFYUI_URL. As imagens de uma execução, lidas pelo /view dele.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Uma busca por nós e modelos ausentes pede o mapa de nós, os pacotes instalados e a lista de modelos.",
+
+  "egress.dest.registry": "{hosts}: o Comfy Registry, quando uma busca encontra pacotes de nós ausentes. Os nomes dos tipos de nó que nenhum mapa situa ou cujo pacote o ComfyUI-Manager conhece só pelo repositório, e os ids dos pacotes encontrados (para licença e detalhes); nada mais.",
+
+  "egress.dest.modelSizes": "{hosts}: o host de cada modelo ausente, quando uma busca encontra arquivos de modelo ausentes. Uma solicitação HEAD ao endereço dele para saber o tamanho, sem chave, cookie ou corpo.",
+
+  "egress.dest.downloads": "{hosts}: um arquivo de modelo, só quando você aprova o download; sem chave, cookie ou token, com redirecionamento seguido apenas para https (por exemplo, a CDN do Hugging Face).",
+
+  "egress.thisComfyUI": "o próprio endereço deste ComfyUI",
+
+  "egress.tag.offlineOff": "{env}=1 desliga isto.",
+
+  "egress.tag.offline": "Desligado agora: {env} está definido.",
+
+  "egress.tag.noComfyUI": "Não usado: COMFYUI_URL não está definido.",
+
+  "egress.tag.badSetting": "Não usado: a configuração do endereço não é uma URL http(s).",
+
+  "egress.offline.on": "{env} está definido: o que ele desliga não é consultado. Um modelo que você aprova ainda é baixado.",
+
+  "egress.offline.off": "{env} não está definido: as consultas que ele desligaria são feitas.",
   "egress.inClear": "Este endereço é outra máquina em http simples: o que é enviado atravessa a rede sem criptografia.",
   "egress.inClearWithKey": "Este endereço é outra máquina em http simples: o que é enviado, incluindo a chave, atravessa a rede sem criptografia.",
-  "egress.sentHeading": "O que é enviado para lá:",
+
+  "egress.providerGets": "O que é enviado ao provedor:",
   "egress.sent.conversation": "A conversa: suas mensagens e as respostas, cada chamada de ferramenta e seu resultado, resumos das partes mais antigas; junto com as instruções (as orientações do assistente, a lista de habilidades, suas regras, SOUL.md, objetivos e preferências).",
   "egress.sent.workflow": "O fluxo de trabalho quando uma ferramenta o lê, e o que as consultas encontram: tipos de nós instalados, nomes de arquivos de modelos, documentação.",
   "egress.sent.files": "Arquivos anexados (texto, fluxos de trabalho, o fluxo de trabalho contido em uma imagem do ComfyUI) e os documentos do projeto da conversa.",
   "egress.sent.images": "Imagens — as que você anexa e uma imagem dos resultados de uma execução — somente quando o modelo vê imagens; caso contrário, suas informações descritas em palavras (formato, tamanho, o que parece errado).",
   "egress.sent.delegated": "Uma tarefa delegada: apenas a tarefa, para o mesmo modelo.",
   "egress.sent.sizing": "Para dimensionar as solicitações, perguntas sobre o modelo (sua janela de contexto; um servidor llama.cpp conta os tokens).",
-  "egress.neverLeaves": "O que nunca sai: a chave de API vai apenas para {origin}, nunca volta para esta página nem vai para um log. Nada mais é contatado: sem telemetria, sem verificação de atualizações, sem downloads; as imagens de uma execução são lidas deste ComfyUI (no modo autônomo: o indicado em COMFYUI_URL). Uma imagem para a qual uma resposta aponta não é carregada: ela abre quando você clica nela.",
+
+  "egress.neverLeaves": "O que nunca sai: a chave de API vai só para {origin}, nunca de volta a esta página nem para um log. Nada mais é contatado: sem telemetria, sem verificação de atualização, nenhum download que você não aprovou. Uma imagem para a qual uma resposta aponta não é carregada: ela abre quando você clica nela.",
 
   "notices.dismiss": "Dispensar: {title}",
 
@@ -488,6 +521,7 @@ const table: Translation = {
   "error.settings.url_character": "a URL base contém {character}; remova esse caractere",
   "error.settings.url_query": "a URL base não pode ter string de consulta nem fragmento (“?…”, “#…”); use uma URL http(s) como {example} e coloque a chave no campo Chave de API",
   "error.settings.url_invalid": "a URL base não é uma URL que o cliente HTTP aceite ({reason}); use uma URL http(s) como {example}",
+  "error.settings.url_no_scheme": "a URL base deve começar com http:// ou https://, como {example}",
   "error.settings.url_scheme": "a URL base deve ser uma URL http(s) como {example} (recebido: {got})",
   "error.settings.url_port": "a porta da URL base deve estar entre 1 e 65535 (recebido: {got})",
   "error.settings.url_ascii": "o nome do host da URL base deve estar em ASCII (escreva um domínio internacionalizado na forma xn--)",
@@ -536,6 +570,10 @@ const table: Translation = {
   "installs.noManager.title": "Nada foi instalado",
   "installs.noManager": "O ComfyUI-Manager não está disponível neste ComfyUI. O assistente mostra os passos para você instalar os pacotes por conta própria.",
   "installs.legacyManager": "Este ComfyUI-Manager só instala pela própria janela (Manager > Gerenciador de nós personalizados). O assistente mostra os passos.",
+  "installs.refused.gitUrl": "O ComfyUI-Manager só instala a partir de uma URL git quando as configurações dele permitem. Para permitir, pare o ComfyUI, adicione allow_git_url_install = true na seção [default] do config.ini do ComfyUI-Manager (user/__manager/config.ini) e inicie o ComfyUI de novo.",
+  "installs.notListed.title": "O ComfyUI-Manager não conhece este pacote",
+  "installs.notListed.url": "Não está na lista de pacotes de nós do ComfyUI-Manager: {packs}. O Manager não consegue instalá-lo daqui; você pode instalá-lo pela URL git ou manualmente, e o assistente mostra os passos.",
+  "installs.notListed.id": "Não está na lista de pacotes do Registry do ComfyUI-Manager: {packs}. Confira o nome ou instale o pacote pela URL git; o assistente mostra os passos.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Pacotes de nós",
@@ -561,6 +599,7 @@ const table: Translation = {
   "installs.find.downloaded": "já baixado",
   "installs.find.notDownloadable": "não pode ser baixado: {reason}",
   "installs.find.gone": "Os detalhes da verificação não estão mais no servidor: faça uma nova verificação para vê-los.",
+  "installs.find.noModelList": "Os endereços de download vêm só do workflow: este ComfyUI-Manager não oferece a lista de modelos dele. Para um modelo sem endereço, procure o nome do arquivo no Hugging Face ou no Civitai.",
   "installs.approve.download": {
     one: "Baixar {count} arquivo de modelo para a pasta de modelos do ComfyUI.",
     many: "Baixar {count} de arquivos de modelo para as pastas de modelos do ComfyUI.",
@@ -581,6 +620,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "fluxo de trabalho colado: anexado como arquivo, não como texto",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "painel",
+  "tool.where.server": "servidor",
+  "workflow.unsavedName": "um fluxo de trabalho não salvo",
+  "message.rewindNote": "Que o fluxo de trabalho não voltou junto com a conversa (adicionado pelo painel)",
+  "run.finding.black": "toda preta",
+  "run.finding.blank": "vazia",
+  "run.finding.size": "tamanho errado",
 };
 
 export default table;

@@ -109,6 +109,7 @@ const table: Translation = {
   "tool.progress.ran": { one: "{count} çalıştı", other: "{count} çalıştı" },
   "tool.stopWaiting": "Beklemeyi bırak",
   "tool.interrupt": "Çalıştırmayı kes",
+  "tool.interrupting": "Kesiliyor…",
   "tool.serverAsks": "{name} aracı onayınızı istiyor.",
 
   "approval.label": "Asistan bir işlem yapmadan önce onayınızı istiyor",
@@ -117,6 +118,7 @@ const table: Translation = {
   "approval.always": "Bu sohbette grafikteki değişikliklere sormadan izin ver",
   "approval.allow": "İzin ver",
   "approval.deny": "Reddet",
+  "approval.words": "Neden reddediyorsunuz? (isteğe bağlı, Reddet ile gönderilir)",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Bağlam: {prompt} / {window} token",
@@ -214,17 +216,48 @@ const table: Translation = {
   "settings.debugContext": "Hata ayıklama: her adımın tam isteğini sakla (/context ile gösterilir)",
 
   "egress.title": "İstekleriniz nereye gidiyor",
-  "egress.destination": "Yalnızca {origin} adresine ({provider}), başka hiçbir yere. Panel yalnızca bu ComfyUI ile iletişim kurar.",
+
+  "egress.intro": "Asistanın sunucusu istekleri yalnızca bu adreslere gönderir, başka hiçbir yere göndermez. Panel yalnızca bu ComfyUI ile konuşur.",
+
+  "egress.dest.provider": "{hosts}: sağlayıcı ({provider}). Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
+
+  "egress.dest.providerUnnamed": "{hosts}: sağlayıcı. Sohbet, özetler, devredilen bir görev, Test düğmesi ve istekleri boyutlandıran sorular (bağlam penceresi, modelin neler yapabildiği, token sayımları).",
+
+  "egress.dest.comfyui": "{hosts}: COMFYUI_URL adresindeki ComfyUI. Bir çalıştırmanın görüntüleri, onun /view yolu üzerinden okunur.",
+
+  "egress.dest.manager": "{hosts}: ComfyUI-Manager. Eksik node ve modeller için yapılan tarama, node haritasını, kurulu paketleri ve model listesini ister.",
+
+  "egress.dest.registry": "{hosts}: Comfy Registry, bir tarama eksik node paketleri bulduğunda. Hiçbir haritanın yerleştiremediği ya da paketini ComfyUI-Manager'ın yalnızca deposundan tanıdığı node türlerinin adları ve bulunan paketlerin kimlikleri (lisans ve ayrıntılar için); başka hiçbir şey.",
+
+  "egress.dest.modelSizes": "{hosts}: bir tarama eksik model dosyaları bulduğunda her eksik modelin sunucusu. Boyutu için adresine tek bir HEAD isteği; anahtar, çerez ya da gövde olmadan.",
+
+  "egress.dest.downloads": "{hosts}: bir model dosyası, yalnızca indirilmesini onayladığınızda; anahtar, çerez ya da token olmadan, yönlendirme yalnızca https'ye (ör. Hugging Face'in CDN'i).",
+
+  "egress.thisComfyUI": "bu ComfyUI'nin kendi adresi",
+
+  "egress.tag.offlineOff": "{env}=1 bunu kapatır.",
+
+  "egress.tag.offline": "Şu an kapalı: {env} ayarlı.",
+
+  "egress.tag.noComfyUI": "Kullanılmıyor: COMFYUI_URL ayarlı değil.",
+
+  "egress.tag.badSetting": "Kullanılmıyor: adres ayarı bir http(s) URL'si değil.",
+
+  "egress.offline.on": "{env} ayarlı: kapattığı şeyler sorulmaz. Onayladığınız bir model yine de indirilir.",
+
+  "egress.offline.off": "{env} ayarlı değil: kapatacağı sorgular yapılır.",
   "egress.inClear": "Bu adres, düz http ile ulaşılan başka bir makine: gönderilenler ağ üzerinden şifrelenmeden geçer.",
   "egress.inClearWithKey": "Bu adres, düz http ile ulaşılan başka bir makine: gönderilenler, anahtar dahil, ağ üzerinden şifrelenmeden geçer.",
-  "egress.sentHeading": "Oraya gönderilenler:",
+
+  "egress.providerGets": "Sağlayıcıya gönderilenler:",
   "egress.sent.conversation": "Konuşma: mesajlarınız ve yanıtlar, her araç çağrısı ve sonucu, eski kısımların özetleri; talimatlarla birlikte (asistanın yönergeleri, beceri listesi, kurallarınız, SOUL.md, hedefler ve tercihler).",
   "egress.sent.workflow": "Bir araç okuduğunda iş akışı ve aramaların bulduğu bilgiler: yüklü düğüm türleri, model dosyası adları, belgeler.",
   "egress.sent.files": "Eklenen dosyalar (metin, iş akışları, bir ComfyUI görüntüsündeki iş akışı) ve sohbetin proje belgeleri.",
   "egress.sent.images": "Görüntüler — eklediğiniz görüntüler ve bir çalıştırmanın çıktılarından tek bir resim — yalnızca model görüntüleri görebiliyorsa; aksi hâlde bunlara dair bilgiler sözcüklerle (biçim, boyut, neyin yanlış göründüğü).",
   "egress.sent.delegated": "Devredilen bir görev: yalnızca görevin kendisi, aynı modele.",
   "egress.sent.sizing": "İsteklerin boyutunu belirlemek için modelle ilgili sorular (bağlam penceresi; llama.cpp sunucusu token'ları sayar).",
-  "egress.neverLeaves": "Asla dışarı çıkmayanlar: API anahtarı yalnızca {origin} adresine gider; asla bu sayfaya geri dönmez ya da bir günlüğe yazılmaz. Başka hiçbir yerle iletişim kurulmaz: telemetri yok, güncelleme denetimi yok, indirme yok; bir çalıştırmanın görüntüleri bu ComfyUI'dan okunur (bağımsız çalışmada: COMFYUI_URL'deki ComfyUI'dan). Bir yanıtın bağlantı verdiği resim yüklenmez: tıkladığınızda açılır.",
+
+  "egress.neverLeaves": "Asla dışarı çıkmayanlar: API anahtarı yalnızca {origin} adresine gider; bu sayfaya ya da bir günlüğe asla geri dönmez. Başka hiçbir yerle iletişim kurulmaz: telemetri yok, güncelleme denetimi yok, onaylamadığınız indirme yok. Bir yanıtın bağlantı verdiği resim yüklenmez: tıkladığınızda açılır.",
 
   "notices.dismiss": "Kapat: {title}",
 
@@ -455,6 +488,7 @@ const table: Translation = {
   "error.settings.url_character": "“Temel URL” alanında {character} karakteri var; bu karakteri kaldırın",
   "error.settings.url_query": "“Temel URL” alanında sorgu dizesi veya parça (“?…”, “#…”) olmamalıdır; {example} gibi bir http(s) URL'si kullanın ve anahtarı “API anahtarı” alanına yazın",
   "error.settings.url_invalid": "“Temel URL” alanındaki değer, HTTP istemcisinin kabul ettiği bir URL değil ({reason}); {example} gibi bir http(s) URL'si kullanın",
+  "error.settings.url_no_scheme": "“Temel URL”, {example} gibi http:// veya https:// ile başlamalıdır",
   "error.settings.url_scheme": "“Temel URL”, {example} gibi bir http(s) URL'si olmalıdır (girilen: {got})",
   "error.settings.url_port": "“Temel URL” alanındaki port 1 ile 65535 arasında olmalıdır (girilen: {got})",
   "error.settings.url_ascii": "“Temel URL” alanındaki ana makine adı ASCII karakterlerden oluşmalıdır (uluslararası bir alan adını xn-- biçiminde yazın)",
@@ -502,6 +536,10 @@ const table: Translation = {
   "installs.noManager.title": "Hiçbir şey yüklenmedi",
   "installs.noManager": "Bu ComfyUI'de ComfyUI-Manager kullanılamıyor. Asistan, paketleri kendiniz yüklemeniz için gereken adımları verecek.",
   "installs.legacyManager": "Bu ComfyUI-Manager yalnızca kendi penceresinden yükleme yapar (Manager > Özel Düğüm Yöneticisi). Asistan gereken adımları verecek.",
+  "installs.refused.gitUrl": "ComfyUI-Manager bir git URL'sinden yalnızca ayarları izin verdiğinde yükler. İzin vermek için ComfyUI'yi durdurun, ComfyUI-Manager'ın config.ini dosyasının (user/__manager/config.ini) [default] bölümüne allow_git_url_install = true ekleyin ve ComfyUI'yi yeniden başlatın.",
+  "installs.notListed.title": "ComfyUI-Manager bu paketi tanımıyor",
+  "installs.notListed.url": "ComfyUI-Manager'ın düğüm paketi listesinde yok: {packs}. Manager onu buradan yükleyemez; git URL'siyle ya da elle yükleyebilirsiniz, asistan adımları verir.",
+  "installs.notListed.id": "ComfyUI-Manager'ın Registry paketleri listesinde yok: {packs}. Adı kontrol edin ya da paketi git URL'siyle yükleyin; asistan adımları verir.",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "Düğüm paketleri",
@@ -527,6 +565,7 @@ const table: Translation = {
   "installs.find.downloaded": "zaten indirildi",
   "installs.find.notDownloadable": "indirilemez: {reason}",
   "installs.find.gone": "Taramanın ayrıntıları artık sunucuda yok: görmek için yeniden tarayın.",
+  "installs.find.noModelList": "İndirme adresleri yalnızca iş akışının kendisinden gelir: bu ComfyUI-Manager model listesini sunmuyor. Adresi olmayan bir model için dosya adını Hugging Face veya Civitai'de arayın.",
   "installs.approve.download": {
     one: "{count} model dosyası ComfyUI'nin modeller klasörüne indirilecek.",
     other: "{count} model dosyası ComfyUI'nin modeller klasörlerine indirilecek.",
@@ -546,6 +585,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "yapıştırılan iş akışı: metin olarak değil, dosya olarak eklendi",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "panel",
+  "tool.where.server": "sunucu",
+  "workflow.unsavedName": "kaydedilmemiş bir iş akışı",
+  "message.rewindNote": "İş akışının konuşmayla birlikte geri dönmediği (panel tarafından eklendi)",
+  "run.finding.black": "tamamen siyah",
+  "run.finding.blank": "boş",
+  "run.finding.size": "yanlış boyut",
 };
 
 export default table;

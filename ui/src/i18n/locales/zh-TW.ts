@@ -103,6 +103,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} 個已執行" },
   "tool.stopWaiting": "停止等待",
   "tool.interrupt": "中斷執行",
+  "tool.interrupting": "正在中斷…",
   "tool.serverAsks": "{name} 正在請求您的核准。",
 
   "approval.label": "助理會在執行動作前先徵求您的同意",
@@ -111,6 +112,7 @@ const table: Translation = {
   "approval.always": "在此對話中允許編輯圖表，不再詢問",
   "approval.allow": "允許",
   "approval.deny": "拒絕",
+  "approval.words": "為什麼不？（選填，隨「拒絕」一併送出）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",
@@ -202,17 +204,48 @@ const table: Translation = {
   "settings.debugContext": "偵錯：保留每個步驟的完整請求（以 /context 查看）",
 
   "egress.title": "您的請求會傳送到哪裡",
-  "egress.destination": "只傳送到 {origin}（{provider}），不會傳送到其他任何地方。面板只與這個 ComfyUI 通訊。",
+
+  "egress.intro": "助理的伺服器只向這些位址傳送請求，不會傳往其他任何地方。面板只與這個 ComfyUI 通訊。",
+
+  "egress.dest.provider": "{hosts}：服務供應商（{provider}）。聊天、摘要、委派的工作、「測試」按鈕，以及用來決定請求大小的查詢（上下文視窗、模型能做什麼、token 計數）。",
+
+  "egress.dest.providerUnnamed": "{hosts}：服務供應商。聊天、摘要、委派的工作、「測試」按鈕，以及用來決定請求大小的查詢（上下文視窗、模型能做什麼、token 計數）。",
+
+  "egress.dest.comfyui": "{hosts}：COMFYUI_URL 的 ComfyUI。執行產生的圖片，透過它的 /view 讀取。",
+
+  "egress.dest.manager": "{hosts}：ComfyUI-Manager。掃描缺少的節點和模型時，向它查詢節點對照表、已安裝的套件和模型清單。",
+
+  "egress.dest.registry": "{hosts}：Comfy Registry，在掃描發現缺少的節點套件時。只傳送沒有對照表能定位的節點類型名稱、ComfyUI-Manager 只以儲存庫認得其套件的節點類型名稱，以及找到的套件 ID（用於授權與詳細資料）。",
+
+  "egress.dest.modelSizes": "{hosts}：每個缺少模型的主機，在掃描發現缺少的模型檔案時。向其位址傳送一次 HEAD 請求以得知大小，不帶金鑰、Cookie 或內文。",
+
+  "egress.dest.downloads": "{hosts}：模型檔案，只在你核准下載時。不帶金鑰、Cookie 或權杖，重新導向只跟隨到 https（例如 Hugging Face 的 CDN）。",
+
+  "egress.thisComfyUI": "這個 ComfyUI 自己的位址",
+
+  "egress.tag.offlineOff": "{env}=1 會關閉它。",
+
+  "egress.tag.offline": "目前已關閉：已設定 {env}。",
+
+  "egress.tag.noComfyUI": "未使用：未設定 COMFYUI_URL。",
+
+  "egress.tag.badSetting": "未使用：其位址設定不是 http(s) URL。",
+
+  "egress.offline.on": "已設定 {env}：它關閉的查詢不會送出。你核准的模型仍會下載。",
+
+  "egress.offline.off": "未設定 {env}：它可關閉的查詢會照常送出。",
   "egress.inClear": "此位址是另一台電腦，且使用未加密的 http：傳送的內容會以未加密的形式經過網路。",
   "egress.inClearWithKey": "此位址是另一台電腦，且使用未加密的 http：傳送的內容（包括金鑰）會以未加密的形式經過網路。",
-  "egress.sentHeading": "傳送到那裡的內容：",
+
+  "egress.providerGets": "傳送給服務供應商的內容：",
   "egress.sent.conversation": "對話：您的訊息與回答、每次工具呼叫及其結果、較早部分的摘要；以及各項指示（助理的指引、技能清單、您的規則、SOUL.md、目標與偏好）。",
   "egress.sent.workflow": "工具讀取時的工作流程，以及查詢找到的資訊：已安裝的節點類型、模型檔案名稱、說明文件。",
   "egress.sent.files": "附加的檔案（文字、工作流程、ComfyUI 圖片中的工作流程）以及對話所屬專案的文件。",
   "egress.sent.images": "圖片（您附加的圖片，以及呈現執行輸出的一張圖片）只在模型能看圖時傳送；否則改以文字描述其資訊（格式、尺寸、看起來哪裡不對）。",
   "egress.sent.delegated": "委派的任務：只傳送任務本身，交給同一個模型。",
   "egress.sent.sizing": "為了估算請求大小，查詢模型的相關資訊（其上下文視窗；llama.cpp 伺服器會代為計算 token 數）。",
-  "egress.neverLeaves": "絕不外傳的內容：API 金鑰只會傳送到 {origin}，不會回傳到此頁面，也不會寫入記錄檔。不會連線到其他任何地方：沒有遙測、沒有更新檢查、沒有下載；執行產生的圖片從這個 ComfyUI 讀取（獨立執行時：從 COMFYUI_URL 指定的 ComfyUI 讀取）。回答中連結的圖片不會自動載入：點選後才會開啟。",
+
+  "egress.neverLeaves": "絕不外流的：API 金鑰只傳往 {origin}，絕不會回到此頁面或寫入記錄。不聯絡其他任何地方：沒有遙測，沒有更新檢查，沒有你未核准的下載。回答中連結的圖片不會載入：點選時才開啟。",
 
   "notices.dismiss": "關閉：{title}",
 
@@ -431,6 +464,7 @@ const table: Translation = {
   "error.settings.url_character": "基礎 URL 含有 {character}；請將其移除",
   "error.settings.url_query": "基礎 URL 不可含有查詢字串或片段（'?…'、'#…'）；請使用像 {example} 這樣的 http(s) URL，並將金鑰填入「API 金鑰」欄位",
   "error.settings.url_invalid": "基礎 URL 不是 HTTP 用戶端能接受的 URL（{reason}）；請使用像 {example} 這樣的 http(s) URL",
+  "error.settings.url_no_scheme": "基礎 URL 必須以 http:// 或 https:// 開頭，例如 {example}",
   "error.settings.url_scheme": "基礎 URL 必須是像 {example} 這樣的 http(s) URL（收到的是 {got}）",
   "error.settings.url_port": "基礎 URL 的連接埠必須介於 1 到 65535 之間（收到的是 {got}）",
   "error.settings.url_ascii": "基礎 URL 的主機名稱必須是 ASCII 字元（國際化網域名稱請寫成 xn-- 形式）",
@@ -475,6 +509,10 @@ const table: Translation = {
   "installs.noManager.title": "未安裝任何項目",
   "installs.noManager": "此 ComfyUI 中沒有可用的 ComfyUI-Manager。助理會提供步驟，讓您自行安裝這些套件。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能從它自己的視窗安裝（Manager > 自訂節點管理器）。助理會提供步驟。",
+  "installs.refused.gitUrl": "ComfyUI-Manager 只有在設定允許時才會從 git URL 安裝。若要允許，請停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）的 [default] 區段加入 allow_git_url_install = true，然後重新啟動 ComfyUI。",
+  "installs.notListed.title": "ComfyUI-Manager 不認得這個節點包",
+  "installs.notListed.url": "不在 ComfyUI-Manager 的節點包清單中：{packs}。Manager 無法在這裡安裝它；你可以透過它的 git URL 或手動安裝，助理會提供步驟。",
+  "installs.notListed.id": "不在 ComfyUI-Manager 的 Registry 節點包清單中：{packs}。請檢查名稱，或透過它的 git URL 安裝；助理會提供步驟。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "節點套件",
@@ -500,6 +538,7 @@ const table: Translation = {
   "installs.find.downloaded": "已下載",
   "installs.find.notDownloadable": "無法下載：{reason}",
   "installs.find.gone": "伺服器上已沒有這次掃描的詳細資料：請重新掃描以查看。",
+  "installs.find.noModelList": "下載位址只來自工作流程本身：此 ComfyUI-Manager 不提供其模型清單。對於沒有位址的模型，請在 Hugging Face 或 Civitai 上搜尋其檔名。",
   "installs.approve.download": { other: "將 {count} 個模型檔案下載到 ComfyUI 的模型資料夾。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",
@@ -516,6 +555,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "貼上的工作流程：已作為檔案附加，而非文字",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "面板",
+  "tool.where.server": "伺服器",
+  "workflow.unsavedName": "一個未儲存的工作流程",
+  "message.rewindNote": "工作流程沒有隨對話一起回退（由面板加入）",
+  "run.finding.black": "全黑",
+  "run.finding.blank": "空白",
+  "run.finding.size": "尺寸不對",
 };
 
 export default table;

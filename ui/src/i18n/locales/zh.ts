@@ -101,6 +101,7 @@ const table: Translation = {
   "tool.progress.ran": { other: "{count} 个已运行" },
   "tool.stopWaiting": "停止等待",
   "tool.interrupt": "中断运行",
+  "tool.interrupting": "正在中断…",
   "tool.serverAsks": "{name} 请求你的批准。",
 
   "approval.label": "助手在执行前征求你的同意",
@@ -109,6 +110,7 @@ const table: Translation = {
   "approval.always": "在此对话中允许直接编辑工作流，不再询问",
   "approval.allow": "允许",
   "approval.deny": "拒绝",
+  "approval.words": "为什么不？（选填，随“拒绝”一并发送）",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",
@@ -200,17 +202,48 @@ const table: Translation = {
   "settings.debugContext": "调试：保留每一步的完整请求（用 /context 查看）",
 
   "egress.title": "你的请求发往何处",
-  "egress.destination": "只发往 {origin}（{provider}），不会发往其他任何地方。面板只与当前这个 ComfyUI 通信。",
+
+  "egress.intro": "助手的服务器只向这些地址发送请求，不会发往其他任何地方。面板只与这个 ComfyUI 通信。",
+
+  "egress.dest.provider": "{hosts}：服务提供方（{provider}）。聊天、摘要、委派的任务、“测试”按钮，以及用于确定请求大小的查询（上下文窗口、模型能做什么、token 计数）。",
+
+  "egress.dest.providerUnnamed": "{hosts}：服务提供方。聊天、摘要、委派的任务、“测试”按钮，以及用于确定请求大小的查询（上下文窗口、模型能做什么、token 计数）。",
+
+  "egress.dest.comfyui": "{hosts}：COMFYUI_URL 处的 ComfyUI。运行生成的图片，通过它的 /view 读取。",
+
+  "egress.dest.manager": "{hosts}：ComfyUI-Manager。扫描缺失的节点和模型时，向它查询节点映射、已安装的节点包和模型列表。",
+
+  "egress.dest.registry": "{hosts}：Comfy Registry，在扫描发现缺失的节点包时。只发送没有映射能定位的节点类型名、ComfyUI-Manager 只按仓库认识其节点包的节点类型名，以及找到的节点包 ID（用于许可证和详情）。",
+
+  "egress.dest.modelSizes": "{hosts}：每个缺失模型的主机，在扫描发现缺失的模型文件时。向其地址发送一次 HEAD 请求以获知大小，不带密钥、Cookie 或正文。",
+
+  "egress.dest.downloads": "{hosts}：模型文件，仅在你批准下载时。不带密钥、Cookie 或令牌，重定向只跟随到 https（例如 Hugging Face 的 CDN）。",
+
+  "egress.thisComfyUI": "这个 ComfyUI 自己的地址",
+
+  "egress.tag.offlineOff": "{env}=1 会关闭它。",
+
+  "egress.tag.offline": "当前已关闭：已设置 {env}。",
+
+  "egress.tag.noComfyUI": "未使用：未设置 COMFYUI_URL。",
+
+  "egress.tag.badSetting": "未使用：其地址设置不是 http(s) URL。",
+
+  "egress.offline.on": "已设置 {env}：它关闭的查询不会发出。你批准的模型仍会下载。",
+
+  "egress.offline.off": "未设置 {env}：它可关闭的查询会照常发出。",
   "egress.inClear": "此地址是另一台机器，且使用未加密的 http：发送的内容将以明文在网络上传输。",
   "egress.inClearWithKey": "此地址是另一台机器，且使用未加密的 http：发送的内容（包括密钥）将以明文在网络上传输。",
-  "egress.sentHeading": "发往那里的内容：",
+
+  "egress.providerGets": "发送给服务提供方的内容：",
   "egress.sent.conversation": "对话：你的消息和回答、每次工具调用及其结果、较早部分的摘要；以及各项指令（助手的指导说明、技能列表、你的规则、SOUL.md、目标和偏好）。",
   "egress.sent.workflow": "工具读取时的工作流，以及查询得到的信息：已安装的节点类型、模型文件名、文档。",
   "egress.sent.files": "附加的文件（文本、工作流、ComfyUI 图片中嵌入的工作流）以及对话所属项目的文档。",
   "egress.sent.images": "图片（你附加的图片，以及运行输出的一张图片）仅在模型能识别图片时发送；否则改用文字描述其信息（格式、尺寸、看起来哪里不对）。",
   "egress.sent.delegated": "委派的任务：只发送任务本身，交给同一个模型。",
   "egress.sent.sizing": "为确定请求大小，查询模型的相关信息（其上下文窗口；llama.cpp 服务器会代为计算 token 数）。",
-  "egress.neverLeaves": "绝不外传的内容：API 密钥只发往 {origin}，不会回传到此页面，也不会写入日志。不会联系其他任何地方：没有遥测、没有更新检查、没有下载；运行生成的图片从当前这个 ComfyUI 读取（独立运行时：从 COMFYUI_URL 所指的 ComfyUI 读取）。回答中链接的图片不会自动加载：点击后才会打开。",
+
+  "egress.neverLeaves": "绝不外传的：API 密钥只发往 {origin}，绝不会回到此页面或写入日志。不联系任何其他地方：没有遥测，没有更新检查，没有你未批准的下载。回答中链接的图片不会加载：点击时才打开。",
 
   "notices.dismiss": "关闭：{title}",
 
@@ -429,6 +462,7 @@ const table: Translation = {
   "error.settings.url_character": "baseUrl 中含有 {character}；请将其删除",
   "error.settings.url_query": "baseUrl 中不能有查询字符串或片段（'?…'、'#…'）；请使用像 {example} 这样的 http(s) URL，并把密钥填到 API 密钥字段中",
   "error.settings.url_invalid": "baseUrl 不是 HTTP 客户端能接受的 URL（{reason}）；请使用像 {example} 这样的 http(s) URL",
+  "error.settings.url_no_scheme": "baseUrl 必须以 http:// 或 https:// 开头，例如 {example}",
   "error.settings.url_scheme": "baseUrl 必须是像 {example} 这样的 http(s) URL（收到的是 {got}）",
   "error.settings.url_port": "baseUrl 的端口必须在 1 到 65535 之间（收到的是 {got}）",
   "error.settings.url_ascii": "baseUrl 的主机名必须是 ASCII 字符（国际化域名请写成 xn-- 形式）",
@@ -473,6 +507,10 @@ const table: Translation = {
   "installs.noManager.title": "未安装任何内容",
   "installs.noManager": "此 ComfyUI 中没有可用的 ComfyUI-Manager。助手会给出自行安装这些节点包的步骤。",
   "installs.legacyManager": "此版本的 ComfyUI-Manager 只能在其自身窗口中安装（Manager > 自定义节点管理器）。助手会给出步骤。",
+  "installs.refused.gitUrl": "ComfyUI-Manager 只有在其设置允许时才会从 git URL 安装。要允许此操作，请停止 ComfyUI，在 ComfyUI-Manager 的 config.ini（user/__manager/config.ini）的 [default] 部分加入 allow_git_url_install = true，然后重新启动 ComfyUI。",
+  "installs.notListed.title": "ComfyUI-Manager 不认识这个节点包",
+  "installs.notListed.url": "不在 ComfyUI-Manager 的节点包列表中：{packs}。Manager 无法在这里安装它；你可以通过它的 git URL 或手动安装，助手会给出步骤。",
+  "installs.notListed.id": "不在 ComfyUI-Manager 的 Registry 节点包列表中：{packs}。请检查名称，或通过它的 git URL 安装；助手会给出步骤。",
 
   // ── installs: what a workflow lacks ──
   "installs.find.packs": "节点包",
@@ -498,6 +536,7 @@ const table: Translation = {
   "installs.find.downloaded": "已下载",
   "installs.find.notDownloadable": "无法下载：{reason}",
   "installs.find.gone": "服务器上已没有此扫描的详情：请重新扫描查看。",
+  "installs.find.noModelList": "下载地址只来自工作流本身：此 ComfyUI-Manager 不提供其模型列表。对于没有地址的模型，请在 Hugging Face 或 Civitai 上搜索其文件名。",
   "installs.approve.download": { other: "将 {count} 个模型文件下载到 ComfyUI 的模型文件夹。" },
   "installs.download.line": "{name} → {folder} · {host} · {size}",
   "installs.download.progress": "{done} / {total}",
@@ -514,6 +553,15 @@ const table: Translation = {
 
   // ── pasted workflows ──
   "attach.pastedWorkflow": "粘贴的工作流：已作为文件附加，而非文本",
+
+  // ── issue 35 (words): where a tool runs, an unsaved workflow's name, the rewind note, a run's findings ──
+  "tool.where.panel": "面板",
+  "tool.where.server": "服务器",
+  "workflow.unsavedName": "一个未保存的工作流",
+  "message.rewindNote": "工作流没有随对话一起回退（由面板添加）",
+  "run.finding.black": "全黑",
+  "run.finding.blank": "空白",
+  "run.finding.size": "尺寸不对",
 };
 
 export default table;
