@@ -15,7 +15,8 @@ its map keyed by cnr ids as when the Registry is reachable, `--manager-security`
 its reboot drops and restarts the whole stand-in, our routes included, as Manager's os.execv does;
 the scan (core/installs) asks that Manager, as inside ComfyUI. With `--model-host` a model host
 (tests/model_server.py, a 6 MB file at /file/<name>, slowly) runs beside it, allowed by
-COMFY_ASSISTANT_MODEL_ORIGINS; the JSON line adds `modelHost` (origin, sha256, size) and `dataDir`.
+COMFY_ASSISTANT_MODEL_ORIGINS; the JSON line adds `modelHost` (origin, sha256, size) and `dataDir`
+(`--model-host-port`: a fixed port, for a real ComfyUI started with that origin allowed).
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -52,6 +53,15 @@ from typing import Any
 from aiohttp import web
 
 if __package__ in (None, ""):  # run as a file: import the installed package instead
+    try:
+        import comfyui_assistant  # noqa: F401
+    except ImportError:  # not installed (a ComfyUI's Python, PYTHON=): this checkout, as the
+        # package, without its ComfyUI adapter (__init__.py)
+        import types
+
+        _package = types.ModuleType("comfyui_assistant")
+        _package.__path__ = [str(Path(__file__).resolve().parents[1])]
+        sys.modules["comfyui_assistant"] = _package
     from comfyui_assistant.core.installs.lookups import manager_lookups
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app
@@ -322,7 +332,8 @@ async def main(args: argparse.Namespace) -> None:
     runner = None
     models = None
     if args.model_host:  # about 5 s for the file: its progress can be seen
-        models = await ModelServer(model_bytes(MODEL_SIZE), Knobs(delay=0.05)).start()
+        host = ModelServer(model_bytes(MODEL_SIZE), Knobs(delay=0.05))
+        models = await host.start(args.model_host_port)
     with tempfile.TemporaryDirectory(prefix="cua-e2e-") as tmp:
         try:
             app_url = None
@@ -350,9 +361,11 @@ async def main(args: argparse.Namespace) -> None:
                     models.origin if models else None,
                 )
             printed: dict[str, Any] = {"app": app_url, "provider": provider.origin}
-            if models is not None and not args.provider_only:
+            if models is not None:
                 host = {"origin": models.origin, "sha256": models.sha256, "size": MODEL_SIZE}
-                printed |= {"modelHost": host, "dataDir": str(data_dir)}
+                printed["modelHost"] = host
+                if not args.provider_only:
+                    printed["dataDir"] = str(data_dir)
             print(json.dumps(printed), flush=True)
             await stop.wait()
         finally:
@@ -401,6 +414,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--model-host",
         action="store_true",
         help="a model host on 127.0.0.1 that downloads may use (tests/model_server.py)",
+    )
+    parser.add_argument(
+        "--model-host-port",
+        type=int,
+        default=0,
+        help="the model host's port (default: free; a real ComfyUI allows a fixed one)",
     )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)

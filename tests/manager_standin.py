@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import re
 import uuid
@@ -287,6 +288,12 @@ class ManagerStandin:
             return "skip"
         if pack is not None:
             pack.enabled = True
+            return "success"
+        if selected == "nightly" and params.get("repository"):
+            # as Manager 4.3 lists a git clone: its commit, the id as cnr_id, owner/name as aux_id
+            repo = str(params["repository"]).rstrip("/").removesuffix(".git").split("/")[-2:]
+            commit = hashlib.sha1(pack_id.encode()).hexdigest()
+            self.packs.append(Pack(pack_id, commit, pack_id, "/".join(repo)))
             return "success"
         version = params["version"] if re.match(r"\d", params["version"]) else "1.0.0"
         cnr_id = pack_id if pack_id in self.cnr_ids.values() else ""

@@ -65,7 +65,7 @@ class ModelServer:
     def url(self, path: str = "/file/model.safetensors") -> str:
         return self.origin + path
 
-    async def start(self) -> ModelServer:
+    async def start(self, port: int = 0) -> ModelServer:
         app = web.Application()
         app.router.add_get("/moved", self._moved, allow_head=False)
         app.router.add_head("/moved", self._moved)
@@ -73,7 +73,7 @@ class ModelServer:
         app.router.add_head("/file/{name:.+}", self._head)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.origin = f"http://127.0.0.1:{port}"

@@ -374,3 +374,45 @@ async def test_a_valid_prompt_runs_over_the_websocket(standin: Standin) -> None:
     assert (await standin.call("POST", "/api/history", {"clear": True}))[0] == 200
     assert await standin.call("GET", "/api/history") == (200, {})
     assert (await standin.call("POST", "/api/history", [1]))[0] == 400
+
+
+async def test_an_unchanged_graph_is_cached_as_comfyui_caches_it(standin: Standin) -> None:
+    """Seen in a real ComfyUI (0.3.64): queued again unchanged, nothing runs (every node listed in
+    `execution_cached`, the output node's kept file sent again); a partial run of another output
+    node runs only what changed, and its history also lists the kept output of the first."""
+    ws = await standin.session.ws_connect(standin.base + "/ws?clientId=me")
+    await ws.receive_json(timeout=5)
+
+    async def run(body: dict[str, Any]) -> tuple[str, list[tuple[str, Any]]]:
+        status, answer = await standin.call("POST", "/api/prompt", {**body, "client_id": "me"})
+        assert status == 200, answer
+        seen: list[tuple[str, Any]] = []
+        while not seen or seen[-1][0] != "execution_success":
+            message = await ws.receive_json(timeout=5)
+            if message["type"] != "status":
+                data = message["data"]
+                seen.append((message["type"], data.get("nodes", data.get("node"))))
+        return answer["prompt_id"], seen
+
+    _, first = await run({"prompt": txt2img()})
+    assert first[1] == ("execution_cached", [])
+    first_file = (await standin.call("GET", "/api/history"))[1]
+    _, again = await run({"prompt": txt2img()})
+    assert again == [
+        ("execution_start", None),
+        ("execution_cached", ["4", "5", "8", "9"]),
+        ("executed", "9"),  # its kept file, sent again
+        ("executing", None),
+        ("execution_success", None),
+    ]
+    save = {"images": ["8", 0], "filename_prefix": "ComfyUI"}
+    prompt = txt2img() | {"11": {"class_type": "SaveImage", "inputs": save}}
+    prompt["5"]["inputs"]["width"] = 256
+    partial, seen = await run({"prompt": prompt, "partial_execution_targets": ["11"]})
+    assert seen[1] == ("execution_cached", ["4"])
+    assert [n for kind, n in seen if kind == "executed"] == ["11"]
+    outputs = (await standin.call("GET", f"/api/history/{partial}"))[1][partial]["outputs"]
+    assert sorted(outputs) == ["11", "9"]  # 9: the kept output of the first run, not asked for
+    assert outputs["9"] == next(iter(first_file.values()))["outputs"]["9"]
+    assert outputs["11"]["images"][0]["type"] == "output"
+    await ws.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -435,3 +436,29 @@ async def test_mounted_its_reboot_registers_the_installed_packs_node_types(tmp_p
     assert before == {}
     assert after["AddMask"]["name"] == "AddMask" and "AddMask" in everything
     assert "KSampler" in core and "KSampler" in everything  # the shipped definitions stay
+
+
+async def test_a_pack_installed_from_its_repository_is_listed_as_manager_43_lists_a_git_clone(
+    manager: ManagerStandin,
+) -> None:
+    """Seen in the real Manager 4.3 (a pack of its channel list, installed `nightly` by URL): the
+    installed entry has the clone's commit as `ver`, the id as `cnr_id`, owner/name as `aux_id`."""
+    url = next(u for u in manager.catalog if u.startswith("https://github.com/"))
+    name = url.rstrip("/").split("/")[-1]
+    params = {"id": name, "version": "nightly", "selected_version": "nightly",
+              "repository": url, "mode": "cache", "channel": "default"}  # fmt: skip
+    api = f"{manager.url}/v2/manager"
+    async with aiohttp.ClientSession() as session, Listener(session, manager.url, CLIENT) as ws:
+        await post(session, f"{api}/queue/task", task("g", "install", params))
+        await post(session, f"{api}/queue/start")
+        done = (await ws.wait_for("cm-task-completed"))["data"]
+    assert done["result"] == "success"
+    entry = manager.installed()[name]
+    assert re.fullmatch(r"[0-9a-f]{40}", entry["ver"]), entry
+    owner = url.rstrip("/").split("/")[-2]
+    assert entry | {"ver": "commit"} == {
+        "ver": "commit",
+        "cnr_id": name,
+        "aux_id": f"{owner}/{name}",
+        "enabled": True,
+    }

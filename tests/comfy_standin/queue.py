@@ -14,12 +14,17 @@ reports it (`executed`), as ComfyUI reports its files: a black image is what a f
 gives. Only the outputs that run (all, or `partial_execution_targets`) save. A sampler reports
 its steps (`progress`, STEP_SECONDS each), and stops between two when `POST /api/interrupt` asks
 (`execution_interrupted`; that prompt, or any running one).
+As ComfyUI's cache: a node whose class and inputs (and those of every node upstream) are those of
+its last run is not run again but listed in `execution_cached` (an output node's kept output is
+sent again as `executed`), and the history's outputs are the kept output of every node of the
+prompt that has one, also of output nodes a partial run did not ask for (seen in ComfyUI 0.3.64).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import struct
 import time
 import uuid
@@ -74,6 +79,29 @@ def _size(prompt: dict[str, Any], output: str) -> tuple[int, int]:
     return 64, 64
 
 
+def _signatures(prompt: dict[str, Any]) -> dict[str, str]:
+    """Each node's cache key as ComfyUI keys it: its class and inputs, a link standing for the
+    key of the node it comes from."""
+    keys: dict[str, str] = {}
+
+    def key(node_id: str, path: tuple[str, ...]) -> str:
+        if node_id not in keys:
+            node = prompt.get(node_id) or {}
+            linked = lambda v: isinstance(v, list) and len(v) == 2 and str(v[0]) in prompt  # noqa: E731
+            inputs = {
+                name: [key(str(v[0]), (*path, node_id)), v[1]]
+                if linked(v) and str(v[0]) not in path
+                else v
+                for name, v in sorted((node.get("inputs") or {}).items())
+            }
+            keys[node_id] = json.dumps([node.get("class_type"), inputs], default=str)
+        return keys[node_id]
+
+    for node_id in prompt:
+        key(node_id, ())
+    return keys
+
+
 def _steps(node: dict[str, Any]) -> int:
     """The steps a sampler node reports progress for (0 for any other node)."""
     steps = node.get("inputs", {}).get("steps")
@@ -93,6 +121,8 @@ class Queue:
         self.number = 0
         self.tasks: set[asyncio.Task[None]] = set()
         self.interrupted: set[str] = set()  # prompts asked to stop (POST /api/interrupt)
+        self.ran: dict[str, str] = {}  # node id -> its cache key when it last ran (ComfyUI's cache)
+        self.kept: dict[str, dict[str, Any]] = {}  # node id -> the output it reported then
 
     def queue_info(self) -> dict[str, Any]:
         return {"exec_info": {"queue_remaining": len(self.running)}}
@@ -148,7 +178,10 @@ class Queue:
     async def run(self, item: list[Any], sid: str | None) -> None:
         prompt_id, prompt = item[1], item[2]
         now = lambda: int(time.time() * 1000)  # noqa: E731
-        outputs: dict[str, Any] = {}
+        keys = _signatures(prompt)
+        self.ran = {n: k for n, k in self.ran.items() if n in prompt}  # ComfyUI: clean_unused
+        self.kept = {n: out for n, out in self.kept.items() if n in prompt}
+        cached_ids = [n for n in prompt if self.ran.get(n) == keys[n]]
         status = "success"
         kept: list[list[Any]] = []  # the run's events its history keeps, as ComfyUI's executor
 
@@ -159,11 +192,15 @@ class Queue:
         try:
             await self.send("status", {"status": self.queue_info()})
             await keep("execution_start", {"prompt_id": prompt_id, "timestamp": now()})
-            cached = {"nodes": [], "prompt_id": prompt_id, "timestamp": now()}
+            cached = {"nodes": cached_ids, "prompt_id": prompt_id, "timestamp": now()}
             await keep("execution_cached", cached)
             for node_id in prompt:
-                await asyncio.sleep(STEP_SECONDS)
                 data = {"node": node_id, "display_node": node_id, "prompt_id": prompt_id}
+                if node_id in cached_ids:  # not run again; its kept output is sent again
+                    if node_id in item[4] and node_id in self.kept:
+                        await self.send("executed", {**data, "output": self.kept[node_id]}, sid)
+                    continue
+                await asyncio.sleep(STEP_SECONDS)
                 await self.send("executing", data, sid)
                 steps = _steps(prompt[node_id])
                 for step in range(1, steps + 1):  # a sampler reports its steps
@@ -178,8 +215,10 @@ class Queue:
                     progress = {"value": step, "max": steps, **data}
                     await self.send("progress", progress, sid)
                 output = self._image_output(prompt, node_id) if node_id in item[4] else None
+                if node_id in item[4] or prompt[node_id].get("class_type") not in IMAGE_OUTPUTS:
+                    self.ran[node_id] = keys[node_id]  # (an output a partial run left out: not run)
                 if output is not None:
-                    outputs[node_id] = output
+                    self.kept[node_id] = output
                     await self.send("executed", {**data, "output": output}, sid)
             await self.send("executing", {"node": None, "prompt_id": prompt_id}, sid)
             await keep("execution_success", {"prompt_id": prompt_id, "timestamp": now()})
@@ -188,7 +227,7 @@ class Queue:
             self.jobs[prompt_id]["status"] = "completed"
             self.history[prompt_id] = {
                 "prompt": item,
-                "outputs": outputs,
+                "outputs": {n: self.kept[n] for n in prompt if n in self.kept},
                 "status": {
                     "status_str": status,
                     "completed": status == "success",

@@ -6,12 +6,13 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import {
   COMFYUI_SKIP,
   COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   ROOT,
+  SAVED_CHAT,
   SAVED_WORKFLOW,
   SHARED_ID_TEMPLATES,
   assistantTabId,
@@ -35,10 +36,12 @@ import {
   previousSession,
   reply,
   restoreComfyUIProvider,
+  saveRealWorkflow,
   screenshot,
   send,
   sendButton,
   settle,
+  standinSkip,
   startHarness,
   stopButton,
   storeSettings,
@@ -66,6 +69,10 @@ const INVERT_WORKFLOW = {
   extra: {},
   version: 0.4,
 };
+/** A real ComfyUI's slow run (addSlowChain) and what the server says of the file it saves. */
+const SLOW_SIZE = [512, 512];
+const SLOW_BLURS = 4;
+const SLOW_MADE = `PNG ${SLOW_SIZE.join("×")}, all black`;
 const DONE = "Added a KSampler and connected the checkpoint loader's MODEL to it.";
 
 const TARGETS = [
@@ -73,7 +80,7 @@ const TARGETS = [
   ...frontendVersions().map((version) => ({
     name: `ComfyUI frontend ${version} (stand-in)`,
     slug: `frontend-${version}`,
-    skip: false,
+    skip: standinSkip(version),
     comfyui: true,
     frontend: version,
   })),
@@ -90,18 +97,24 @@ for (const target of TARGETS) {
     let savedProvider = null;
     let profile = null;
     // Shared by the steps of the conversation (each test is one step of the issue's story).
-    const story = { before: null, loaderId: null, newId: null, lastSession: null };
+    const story = { before: null, loaderId: null, newId: null, lastSession: null, saved: SAVED_WORKFLOW, removeSaved: null, removeLater: [], removeProjects: [] };
 
     before(async () => {
       // The real frontends run as a returning user's: a data directory with saved workflows and
-      // an older version's threads, and a browser profile an earlier session left.
+      // an older version's threads, and a browser profile an earlier session left. In a real
+      // ComfyUI the returning user is the browser profile of an earlier session that opened a
+      // saved workflow (saved for this run, deleted after it) and chatted on it and on its first tab.
       harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
       baseUrl = target.real ? COMFYUI_URL : harness.app;
-      if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
-      if (target.frontend) {
-        await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
+      if (target.real) {
+        savedProvider = await pointComfyUIAt(harness.provider);
+        const saved = await saveRealWorkflow(baseUrl);
+        [story.saved, story.removeSaved] = [saved.key, saved.remove];
+      }
+      if (target.frontend) await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
+      if (target.comfyui) {
         profile = newProfile();
-        story.lastSession = await previousSession(baseUrl, harness.provider, profile);
+        story.lastSession = await previousSession(baseUrl, harness.provider, profile, { saved: story.saved, savedChat: Boolean(target.real) });
         await bindAsEarlierVersion(baseUrl, story.lastSession);
       }
       browser = await launchBrowser(undefined, { profile });
@@ -112,6 +125,12 @@ for (const target of TARGETS) {
 
     after(async () => {
       if (savedProvider) await restoreComfyUIProvider(savedProvider);
+      await story.removeSaved?.();
+      for (const file of story.removeLater) await fetch(`${baseUrl}/api/userdata/${encodeURIComponent(file)}`, { method: "DELETE" });
+      if (story.removeProjects.length) {
+        const { projects } = await (await fetch(`${baseUrl}/api/assistant/projects`)).json();
+        for (const p of projects.filter((p) => story.removeProjects.includes(p.name))) await fetch(`${baseUrl}/api/assistant/projects/${p.id}`, { method: "DELETE" });
+      }
       await browser?.close();
       if (profile) rmSync(profile, { recursive: true, force: true });
       await harness?.stop();
@@ -122,7 +141,7 @@ for (const target of TARGETS) {
 
     test(
       "a returning user: the last session's tab continues its thread, a saved workflow its older one; tabs' old names bind nothing",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's returning user (a data directory earlier sessions used)" },
+      { timeout: 90_000, skip: target.comfyui ? false : "the playground keeps no tabs across sessions" },
       async () => {
         await openAssistant(page);
         // The tab the last session chatted on, restored by the frontend: its graph, so its thread.
@@ -137,22 +156,25 @@ for (const target of TARGETS) {
         // An earlier version bound it to the tab's graph id: moved to the tab's thread key.
         assert.equal(await boundKey(page), `unsaved:${story.lastSession.threadKey}`, "the restored tab keeps its thread key");
         await waitUntil(async () => (await listed()).find((t) => t.title === story.lastSession.question)?.workflow === (await boundKey(page)), "the thread moved to the tab's thread key");
-        // An older version's threads of temporary tabs: their names are given again, so unbound.
-        await waitUntil(async () => byId(await listed(), "th_earlier_fox")?.workflow === null, "the older threads unbound");
-        const threads = await listed();
-        assert.deepEqual(
-          ["th_earlier_fox", "th_earlier_lighthouse", "th_earlier_portrait"].map((id) => byId(threads, id)?.workflow),
-          [null, null, SAVED_WORKFLOW],
-        );
         if (await panel(page).getByRole("button", { name: "Show the threads" }).isVisible()) {
           await panel(page).getByRole("button", { name: "Show the threads" }).click();
         }
         const group = (name) => panel(page).getByRole("group", { name });
-        await group("Other threads").getByText("Make the fox graph sharper").waitFor();
+        if (target.frontend) {
+          // An older version's threads of temporary tabs (the stand-in's data directory holds
+          // them; no real ComfyUI has that version's store): names given again, so unbound.
+          await waitUntil(async () => byId(await listed(), "th_earlier_fox")?.workflow === null, "the older threads unbound");
+          const threads = await listed();
+          assert.deepEqual(
+            ["th_earlier_fox", "th_earlier_lighthouse", "th_earlier_portrait"].map((id) => byId(threads, id)?.workflow),
+            [null, null, SAVED_WORKFLOW],
+          );
+          await group("Other threads").getByText("Make the fox graph sharper").waitFor();
+        }
         // The saved workflow: the same key as before, so its older thread continues there.
-        await openSavedWorkflow(page, SAVED_WORKFLOW);
-        await panel(page).getByText("It makes an empty 512×768 image and previews it.").waitFor({ timeout: 10_000 });
-        await group("This workflow").getByText("What does the portrait workflow do?").waitFor();
+        await openSavedWorkflow(page, story.saved);
+        await panel(page).getByText(SAVED_CHAT.answer).waitFor({ timeout: 10_000 });
+        await group("This workflow").getByText(SAVED_CHAT.question).waitFor();
         await screenshot(page, step("returning"), "saved-workflow-thread");
         await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
         await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 10_000 });
@@ -536,7 +558,9 @@ for (const target of TARGETS) {
       await panel(page).getByText("Hello.", { exact: true }).waitFor({ timeout: 30_000 });
       await panel(page).getByRole("button", { name: "Open the settings" }).click();
       const projects = panel(page).getByRole("region", { name: "Projects" });
-      const name = `Short film ${target.slug}`;
+      // (a real ComfyUI's store outlives the run: a project of this run, deleted at the end of the suite)
+      const name = target.real ? `Short film ${Date.now()}` : `Short film ${target.slug}`;
+      if (target.real) story.removeProjects.push(name);
       await projects.getByLabel("New project name").fill(name);
       await projects.getByRole("button", { name: "Create" }).click();
       await projects.getByRole("button", { name: new RegExp(name) }).click();
@@ -857,7 +881,7 @@ for (const target of TARGETS) {
       await screenshot(page, step("load"), "2-back-on-the-users-tab");
     });
 
-    test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000, skip: target.real ? "it would save a file in the real ComfyUI" : false }, async () => {
+    test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);
       await page.evaluate(() => window.app.extensionManager.command.execute("Comfy.NewBlankWorkflow"));
@@ -869,7 +893,9 @@ for (const target of TARGETS) {
       await panel(page).getByText("Noted for the one to save.").waitFor({ timeout: 20_000 });
       const unsaved = await boundKey(page);
       assert.match(unsaved, /^unsaved:/);
-      const name = `saved-by-test-${target.slug}`;
+      // (a real ComfyUI's file has a name of this run, deleted at the end of the suite)
+      const name = target.real ? `e2e-saved-by-test-${Date.now()}` : `saved-by-test-${target.slug}`;
+      if (target.real) story.removeLater.push(`workflows/${name}.json`);
       if (target.comfyui) {
         // ComfyUI asks for the name in its prompt dialog.
         void page.evaluate(() => window.app.extensionManager.command.execute("Comfy.SaveWorkflow"));
@@ -916,7 +942,7 @@ for (const target of TARGETS) {
 
     test(
       "a partial run: only the chosen output runs, and the model hears how the file it made looks (all black, and no decode named: none is upstream)",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, which saves the files it reports" },
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one), which saves the files it reports" },
       async () => {
         await openAssistant(page);
         const saveId = await page.evaluate(() => {
@@ -944,65 +970,43 @@ for (const target of TARGETS) {
       },
     );
 
+    // A run that lasts: the stand-in's txt2img chain, its sampler reporting 20 steps of 50 ms; in a
+    // real ComfyUI (no checkpoint to sample with) a chain of blurs of a large empty image, each a
+    // node that takes a while on the CPU, so the card names the node and a click lands mid-run.
+    // Run again: ComfyUI runs nothing of a graph it ran before unchanged (its cache, which the
+    // stand-in has too): a real ComfyUI gets a new chain (another blur sigma), the stand-in's
+    // sampler a new seed.
+    const slow = target.real
+      ? { add: addSlowChain, again: addSlowChain, running: /Running: node \d+/, made: SLOW_MADE, stoppedAt: /Execution was interrupted at (ImageBlur|SaveImage)#\d+/ }
+      : { add: addSamplerChain, again: lastSamplerChain, running: /Running: node \d+ · step \d+\/20/, made: "PNG 512×512, all black", stoppedAt: /Execution was interrupted at KSampler#\d+/ };
+
     test(
-      "a run's card says where it is while it runs: the sampler's node and step",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, whose sampler reports its steps" },
+      "a run's card says where it is while it runs: the running node (and a sampler's step)",
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one); the playground's is simulated at once" },
       async () => {
         await openAssistant(page);
-        const saveId = await page.evaluate(() => {
-          const graph = window.app.rootGraph ?? window.app.graph;
-          const add = (type, x) => {
-            const node = window.LiteGraph.createNode(type);
-            node.pos = [x, 1600];
-            graph.add(node);
-            return node;
-          };
-          const ckpt = add("CheckpointLoaderSimple", 100);
-          const name = ckpt.widgets.find((w) => w.name === "ckpt_name");
-          name.value = name.options?.values?.[0] ?? "any.safetensors"; // (the stand-in lists none)
-          const positive = add("CLIPTextEncode", 400);
-          const negative = add("CLIPTextEncode", 400);
-          const latent = add("EmptyLatentImage", 400);
-          const sampler = add("KSampler", 700);
-          const decode = add("VAEDecode", 1000);
-          const save = add("SaveImage", 1300);
-          ckpt.connect(0, sampler, 0);
-          ckpt.connect(1, positive, 0);
-          ckpt.connect(1, negative, 0);
-          positive.connect(0, sampler, 1);
-          negative.connect(0, sampler, 2);
-          latent.connect(0, sampler, 3);
-          sampler.connect(0, decode, 0);
-          ckpt.connect(2, decode, 1);
-          decode.connect(0, save, 0);
-          return save.id;
-        });
-        const ANSWER = "Done: it is black, the VAE decode failed.";
-        await askToRun(page, harness, "call_sample", saveId, "Run the new sampler chain", ANSWER);
-        // the stand-in's sampler takes 20 steps of 50 ms: the card says which, as they come
-        await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
+        const saveId = await slow.add(page);
+        const ANSWER = "Done: it is black.";
+        await askToRun(page, harness, "call_sample", saveId, "Run the new chain", ANSWER);
+        await panel(page).getByText(slow.running).waitFor({ timeout: 20_000 });
         await screenshot(page, step("run"), "progress");
-        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 60_000 });
         assert.equal(await panel(page).getByText(/Running: node/).count(), 0, "the progress goes with the run");
         const text = await toolResultText(harness, "call_sample");
-        assert.match(text, /PNG 512×512, all black/, text);
+        assert.ok(text.includes(slow.made), text);
       },
     );
 
     test(
       "the run's card interrupts the run: ComfyUI stops it, and the model hears it was interrupted",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue, whose sampler can be interrupted" },
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one); the playground's is simulated at once" },
       async () => {
         await openAssistant(page);
-        const saveId = await page.evaluate(() => {
-          const graph = window.app.rootGraph ?? window.app.graph;
-          const saves = graph.nodes.filter((n) => n.type === "SaveImage");
-          return saves[saves.length - 1].id; // the txt2img chain of the test before
-        });
+        const saveId = await slow.again(page);
         const ANSWER = "Stopped, as you asked.";
         await askToRun(page, harness, "call_stop", saveId, "Run it again", ANSWER);
-        await panel(page).getByText(/Running: node \d+ · step \d+\/20/).waitFor({ timeout: 20_000 });
-        // the button says at once that it was heard (ComfyUI stops only between two steps)
+        await panel(page).getByText(slow.running).waitFor({ timeout: 20_000 });
+        // the button says at once that it was heard (ComfyUI stops only between two steps or nodes)
         await page.evaluate(() => {
           window.__heard = [];
           const seen = () => {
@@ -1012,36 +1016,30 @@ for (const target of TARGETS) {
         });
         // (a click in the page: the card is drawn again at each step, faster than a pointer's click settles)
         await page.evaluate(() => [...document.querySelectorAll(".cua-tool-actions button")].find((b) => b.textContent === "Interrupt the run").click());
-        await panel(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
+        await panel(page).getByText(ANSWER).waitFor({ timeout: 60_000 });
         const heard = await page.evaluate(() => window.__heard);
         assert.ok(heard.length > 0 && heard.every((disabled) => disabled), `"Interrupting…", disabled, until the run ended: ${JSON.stringify(heard)}`);
         assert.equal(await panel(page).getByRole("button", { name: /Interrupt/ }).count(), 0, "gone with the run");
         const text = await toolResultText(harness, "call_stop");
-        assert.match(text, /Execution was interrupted at KSampler#\d+/, text);
+        assert.match(text, slow.stoppedAt, text);
       },
     );
 
     test(
       "a run outlasting the wait: 'Stop waiting', then the next message carries how it ended, once",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue and history" },
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and history (the stand-in's or a real one)" },
       async () => {
         await openAssistant(page);
-        const saveId = await page.evaluate(() => {
-          const graph = window.app.rootGraph ?? window.app.graph;
-          const samplers = graph.nodes.filter((n) => n.type === "KSampler");
-          samplers[samplers.length - 1].widgets.find((w) => w.name === "steps").value = 50; // 2.5 s in the stand-in
-          const saves = graph.nodes.filter((n) => n.type === "SaveImage");
-          return saves[saves.length - 1].id; // the txt2img chain of the tests before
-        });
+        const saveId = await slow.again(page, 50); // the stand-in's sampler: 50 steps, 2.5 s
         const GOES_ON = "It goes on in ComfyUI; I'll tell you how it ended.";
         await askToRun(page, harness, "call_later", saveId, "Run it with 50 steps", GOES_ON);
-        await panel(page).getByText(/Running: node \d+ · step \d+\/50/).waitFor({ timeout: 20_000 });
+        await panel(page).getByText(target.real ? slow.running : /Running: node \d+ · step \d+\/50/).waitFor({ timeout: 20_000 });
         await panel(page).getByRole("button", { name: "Stop waiting" }).click();
         await panel(page).getByText(GOES_ON).waitFor({ timeout: 30_000 });
         const result = JSON.parse(await toolResultText(harness, "call_later"));
         assert.equal(result.running, true, JSON.stringify(result));
         const history = async () => (await (await fetch(`${baseUrl}/api/history/${result.promptId}`)).json())[result.promptId];
-        await waitUntil(async () => (await history())?.status?.completed === true, "the run to finish in the stand-in", 20_000);
+        await waitUntil(async () => (await history())?.status?.completed === true, "the run to finish in ComfyUI", 60_000);
 
         await harness.provider.script(reply.text("It finished, and it is black."), reply.text("You're welcome."));
         await send(page, "Is it done?");
@@ -1056,7 +1054,9 @@ for (const target of TARGETS) {
         const times = (request) => JSON.stringify(request.messages).split(NOTE).length - 1;
         const asked = lastUserText(requests[2]);
         assert.ok(asked.startsWith("Is it done?"), asked);
-        assert.match(asked, /finished after you stopped waiting: success in [\d.]+ s; outputs: \d+: 1 image; looked: ComfyUI_\d+_\.png \[output\]: PNG 512×512, all black/);
+        // (a real ComfyUI caches what an earlier run made: "N nodes cached", and only this run's output)
+        assert.match(asked, /finished after you stopped waiting: success in [\d.]+ s; (\d+ nodes cached; )?outputs: \d+: 1 image; looked: ComfyUI_\d+_\.png \[output\]: /);
+        assert.ok(asked.includes(`[output]: ${slow.made}`), asked);
         assert.equal(times(requests[2]), 1, "the note comes with the next message");
         assert.ok(lastUserText(requests[3]).startsWith("Thanks"), lastUserText(requests[3]));
         assert.ok(!lastUserText(requests[3]).includes("stopped waiting"), "a later message does not repeat it");
@@ -1066,7 +1066,7 @@ for (const target of TARGETS) {
 
     test(
       "a run's result card shows what it made: thumbnails that load, each with what the server saw",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue and /view" },
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and /view (the stand-in's or a real one)" },
       async () => {
         await openAssistant(page);
         const outputIds = await page.evaluate(() => {
@@ -1101,7 +1101,8 @@ for (const target of TARGETS) {
         assert.deepEqual(shown.map((s) => [s.width, s.height, s.finding]), [[160, 120, "black"], [160, 120, "black"]]);
         assert.deepEqual(shown.map((s) => s.title), looked, "each thumbnail carries the server's line about its file");
         assert.match(shown[0].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=output$/);
-        assert.match(shown[1].href, /\/api\/view\?filename=ComfyUI_\d+_\.png&subfolder=&type=temp$/);
+        // (a real PreviewImage names its file ComfyUI_temp_<5 letters>_00001_.png)
+        assert.match(shown[1].href, /\/api\/view\?filename=ComfyUI_(temp_[a-z]+_)?\d+_\.png&subfolder=&type=temp$/);
         // the model, which may see, got one picture of both: a contact sheet after the result,
         // sized as the server counts it for this model and window
         const { requests } = await harness.provider.state();
@@ -1117,7 +1118,7 @@ for (const target of TARGETS) {
 
     test(
       "a removal and a paid run wait for the user: Deny leaves the graph alone and the model hears it, Allow goes ahead",
-      { timeout: 90_000, skip: target.frontend ? false : "needs the stand-in's queue" },
+      { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and its paid API nodes (the stand-in's or a real one)" },
       async () => {
         await openAssistant(page);
         const [emptyId, paidId, saveId] = await addTrackedNodes(page, ["EmptyImage", "OpenAIDalle3", "SaveImage"]);
@@ -1466,6 +1467,84 @@ for (const target of TARGETS) {
       await screenshot(page, step("reload-card"), "2-allowed");
     });
   });
+}
+
+/** The stand-in's txt2img chain (its KSampler reports 20 steps of 50 ms); the SaveImage's id. */
+function addSamplerChain(page) {
+  return page.evaluate(() => {
+    const graph = window.app.rootGraph ?? window.app.graph;
+    const add = (type, x) => {
+      const node = window.LiteGraph.createNode(type);
+      node.pos = [x, 1600];
+      graph.add(node);
+      return node;
+    };
+    const ckpt = add("CheckpointLoaderSimple", 100);
+    const name = ckpt.widgets.find((w) => w.name === "ckpt_name");
+    name.value = name.options?.values?.[0] ?? "any.safetensors"; // (the stand-in lists none)
+    const positive = add("CLIPTextEncode", 400);
+    const negative = add("CLIPTextEncode", 400);
+    const latent = add("EmptyLatentImage", 400);
+    const sampler = add("KSampler", 700);
+    const decode = add("VAEDecode", 1000);
+    const save = add("SaveImage", 1300);
+    ckpt.connect(0, sampler, 0);
+    ckpt.connect(1, positive, 0);
+    ckpt.connect(1, negative, 0);
+    positive.connect(0, sampler, 1);
+    negative.connect(0, sampler, 2);
+    latent.connect(0, sampler, 3);
+    sampler.connect(0, decode, 0);
+    ckpt.connect(2, decode, 1);
+    decode.connect(0, save, 0);
+    return save.id;
+  });
+}
+
+/** The SaveImage of the last sampler chain, its sampler given a new seed (and `steps` if given):
+ * unchanged, ComfyUI (and the stand-in) would not run it again. */
+function lastSamplerChain(page, steps = null) {
+  return page.evaluate((steps) => {
+    const graph = window.app.rootGraph ?? window.app.graph;
+    const samplers = graph.nodes.filter((n) => n.type === "KSampler");
+    const widget = (name) => samplers[samplers.length - 1].widgets.find((w) => w.name === name);
+    widget("seed").value += 1;
+    if (steps) widget("steps").value = steps;
+    const saves = graph.nodes.filter((n) => n.type === "SaveImage");
+    return saves[saves.length - 1].id;
+  }, steps);
+}
+
+/** A real ComfyUI's slow run without a model: an empty SLOW_SIZE image blurred SLOW_BLURS times
+ * at the widest radius (each blur a node of its own, a sigma of this run: nothing cached), then
+ * saved; the SaveImage's id. */
+function addSlowChain(page) {
+  return page.evaluate(
+    ([[width, height], blurs, sigma]) => {
+      const graph = window.app.rootGraph ?? window.app.graph;
+      const add = (type, x) => {
+        const node = window.LiteGraph.createNode(type);
+        node.pos = [x, 1600];
+        graph.add(node);
+        return node;
+      };
+      const empty = add("EmptyImage", 100);
+      empty.widgets.find((w) => w.name === "width").value = width;
+      empty.widgets.find((w) => w.name === "height").value = height;
+      let last = empty;
+      for (let i = 0; i < blurs; i++) {
+        const blur = add("ImageBlur", 400 + 300 * i);
+        blur.widgets.find((w) => w.name === "blur_radius").value = 31;
+        blur.widgets.find((w) => w.name === "sigma").value = sigma;
+        last.connect(0, blur, 0);
+        last = blur;
+      }
+      const save = add("SaveImage", 400 + 300 * blurs);
+      last.connect(0, save, 0);
+      return save.id;
+    },
+    [SLOW_SIZE, SLOW_BLURS, 1 + ((Date.now() / 100) % 90) / 10],
+  );
 }
 
 /** The model asks for a run of what output node `saveId` (or nodes) needs (call `id`), then answers `answer`. */

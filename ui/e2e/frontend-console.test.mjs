@@ -5,7 +5,7 @@
 // (comfyui-assistant.js) are printed, deprecation warnings first; any deprecation warning from
 // our bundle fails the test (the frontend would break the panel when it removes the API).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import {
   COMFYUI_SKIP,
   COMFYUI_URL,
@@ -19,6 +19,7 @@ import {
   reply,
   restoreComfyUIProvider,
   send,
+  standinSkip,
   startHarness,
   storeSettings,
 } from "./support.mjs";
@@ -53,7 +54,7 @@ function bundleFrame(stack) {
 // Each frontend version the stand-in serves, and a real ComfyUI (with whatever frontend it has)
 // when COMFYUI_URL is set.
 const TARGETS = [
-  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, version })),
+  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, version, skip: standinSkip(version) })),
   { name: "a real ComfyUI (COMFYUI_URL)", version: "of the real ComfyUI", real: true, skip: COMFYUI_SKIP },
 ];
 

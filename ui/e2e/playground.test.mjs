@@ -2,7 +2,7 @@
 // environment's node types, window.app's ComfyUI surface, the simulated queue, undo, and the
 // bottom panel's ComfyUI lifecycle. No model is involved.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import { focusCanvas, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, startHarness, watchPage } from "./support.mjs";
 
 describe("the playground", () => {

@@ -1,13 +1,16 @@
 // "Rewind to here" end to end, in headless Chromium: in the playground and inside the real ComfyUI
-// frontends (every version of tests/comfy_standin/frontends.txt, served by the stand-in). The
+// frontends (every version of tests/comfy_standin/frontends.txt, served by the stand-in), and in a
+// real ComfyUI when COMFYUI_URL is set (its assistant pointed at the scripted provider). The
 // scripted model edits the graph; the answer then offers "Rewind to here": the graph restored as
 // one undo step (Ctrl+Z brings the newer one back), across two workflow tabs, inside a subgraph,
 // into a closed tab's new tab; the conversation archived as a branch and returned to; both.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import {
+  COMFYUI_SKIP,
+  COMFYUI_URL,
   RETURNING_USER_SETTINGS,
   ROOT,
   focusCanvas,
@@ -16,10 +19,13 @@ import {
   openAssistant,
   openTarget,
   panel,
+  pointComfyUIAt,
   reply,
+  restoreComfyUIProvider,
   screenshot,
   send,
   settle,
+  standinSkip,
   startHarness,
   storeSettings,
   watchPage,
@@ -29,7 +35,8 @@ const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "src", "tools", "fixtures"
 
 const TARGETS = [
   { name: "playground", slug: "playground", comfyui: false },
-  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, slug: `frontend-${version}`, comfyui: true, frontend: version })),
+  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, slug: `frontend-${version}`, comfyui: true, frontend: version, skip: standinSkip(version) })),
+  { name: "real ComfyUI (COMFYUI_URL)", slug: "comfyui", comfyui: true, real: true, skip: COMFYUI_SKIP },
 ];
 
 /** The types of the root graph's nodes, sorted. */
@@ -119,16 +126,18 @@ async function undoTo(page, count) {
 }
 
 for (const target of TARGETS) {
-  describe(`rewind in the ${target.name}`, () => {
+  describe(`rewind in the ${target.name}`, { skip: target.skip ?? false }, () => {
     let harness;
     let browser;
     let page;
     let problems;
     let baseUrl;
+    let savedProvider = null;
 
     before(async () => {
-      harness = await startHarness({ comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
-      baseUrl = harness.app;
+      harness = await startHarness({ providerOnly: Boolean(target.real), comfyFrontend: target.frontend, returningUser: Boolean(target.frontend) });
+      baseUrl = target.real ? COMFYUI_URL : harness.app;
+      if (target.real) savedProvider = await pointComfyUIAt(harness.provider);
       if (target.frontend) await storeSettings(baseUrl, RETURNING_USER_SETTINGS);
       browser = await launchBrowser();
       page = await browser.context.newPage();
@@ -137,6 +146,7 @@ for (const target of TARGETS) {
     });
 
     after(async () => {
+      if (savedProvider) await restoreComfyUIProvider(savedProvider);
       await browser?.close();
       await harness?.stop();
       if (problems?.length) console.log(`page errors seen (${target.name}):\n${problems.join("\n")}`);

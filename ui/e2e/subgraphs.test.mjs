@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import {
   COMFYUI_SKIP,
   COMFYUI_URL,
@@ -24,6 +24,7 @@ import {
   screenshot,
   send,
   settle,
+  standinSkip,
   startHarness,
   storeSettings,
   watchPage,
@@ -33,7 +34,7 @@ const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "src", "tools", "fixtures"
 
 const TARGETS = [
   { name: "playground", slug: "playground", comfyui: false },
-  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, slug: `frontend-${version}`, comfyui: true, frontend: version })),
+  ...frontendVersions().map((version) => ({ name: `ComfyUI frontend ${version} (stand-in)`, slug: `frontend-${version}`, comfyui: true, frontend: version, skip: standinSkip(version) })),
   { name: "real ComfyUI (COMFYUI_URL)", slug: "comfyui", skip: COMFYUI_SKIP, comfyui: true, real: true },
 ];
 

@@ -7,12 +7,14 @@
 // or a real ComfyUI with this extension installed when COMFYUI_URL is set (its assistant is
 // pointed at the scripted provider for the run and restored afterwards).
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import readline from "node:readline";
 import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
+import * as nodeTest from "node:test";
 import { chromium } from "playwright-core";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -28,6 +30,65 @@ export const COMFYUI_SKIP = COMFYUI_URL
 export function frontendVersions() {
   const text = readFileSync(join(ROOT, "tests", "comfy_standin", "frontends.txt"), "utf8");
   return text.split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#"));
+}
+
+/** Why the stand-in cannot serve frontend `version` here (not installed), or false. */
+export function standinSkip(version) {
+  const index = join(ROOT, ".frontends", version, "comfyui_frontend_package", "static", "index.html");
+  return existsSync(index) ? false : `ComfyUI frontend ${version} is not installed for the stand-in (${index}): scripts/setup installs it`;
+}
+
+// ---- Suites that set up only when one of their tests runs ----
+// node runs a suite's `before` even when --test-name-pattern filters out every test in it: each
+// target's suite would start its servers and a browser for nothing (and fail where the stand-in's
+// frontends are not installed). The e2e files import describe/test/before/after from here: a
+// suite none of whose names matches the pattern is skipped whole, before anything starts.
+
+/** The --test-name-pattern values this file's process was given, as node reads them. */
+const NAME_PATTERNS = process.execArgv
+  .flatMap((arg, i, all) => (arg === "--test-name-pattern" ? [all[i + 1]] : arg.startsWith("--test-name-pattern=") ? [arg.slice(20)] : []))
+  .filter((text) => text !== undefined)
+  .map((text) => {
+    const literal = /^\/(.*)\/([a-z]*)$/s.exec(text);
+    return literal ? new RegExp(literal[1], literal[2]) : new RegExp(text);
+  });
+
+let collecting = null; // the test names of the suite being looked at
+
+export function test(...args) {
+  if (collecting) collecting.push(String(args[0]));
+  else nodeTest.test(...args);
+}
+
+export function before(...args) {
+  if (!collecting) nodeTest.before(...args);
+}
+
+export function after(...args) {
+  if (!collecting) nodeTest.after(...args);
+}
+
+/** Only the suites whose name matches E2E_SUITES (a regular expression), when it is set: with a
+ * test-level --test-name-pattern, `E2E_SUITES="real ComfyUI"` runs those tests in a real ComfyUI only. */
+const SUITES = process.env.E2E_SUITES ? new RegExp(process.env.E2E_SUITES) : null;
+
+/** node's describe, skipped whole (with the reason) when no name in it matches the name pattern,
+ * or its own name not E2E_SUITES. */
+export function describe(name, options, fn) {
+  if (typeof options === "function") [options, fn] = [{}, options];
+  let skip = options.skip ?? false;
+  if (!skip && SUITES && !SUITES.test(name)) skip = `E2E_SUITES=${process.env.E2E_SUITES} leaves this suite out`;
+  if (!skip && NAME_PATTERNS.length) {
+    collecting = [];
+    try {
+      fn();
+    } finally {
+      const names = [name, ...collecting];
+      collecting = null;
+      if (!NAME_PATTERNS.some((pattern) => names.some((n) => pattern.test(n)))) skip = "no test of this suite matches --test-name-pattern";
+    }
+  }
+  return nodeTest.describe(name, { ...options, skip }, fn);
 }
 
 /**
@@ -76,8 +137,9 @@ export function python() {
 
 /** Start tests/e2e_harness.py and read the URLs it prints (`returningUser`: a data directory
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
- * on the ComfyUI one, "v4" etc., at `managerSecurity` (`managerGitUrl`: allow_git_url_install); `modelHost`: a model host downloads may use). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false } = {}) {
+ * on the ComfyUI one, "v4" etc., at `managerSecurity` (`managerGitUrl`: allow_git_url_install); `modelHost`: a
+ * model host downloads may use, on `modelHostPort` if given). */
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0 } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -87,6 +149,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(managerSecurity ? ["--manager-security", managerSecurity] : []),
     ...(managerGitUrl ? ["--manager-git-url"] : []),
     ...(modelHost ? ["--model-host"] : []),
+    ...(modelHostPort ? ["--model-host-port", String(modelHostPort)] : []),
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
@@ -251,6 +314,8 @@ export async function openTarget(page, baseUrl, { comfyui = false } = {}) {
 export async function waitReady(page, { comfyui = false } = {}) {
   if (comfyui) {
     await page.waitForFunction(() => Boolean((window.app?.rootGraph ?? window.app?.graph) && window.app?.extensionManager), null, { timeout: 60_000 });
+    // (1.49.6 has its workflow store up a moment later: no active workflow yet)
+    await page.waitForFunction(() => Boolean(window.app.extensionManager.workflow?.activeWorkflow), null, { timeout: 30_000 });
     // A new user's template dialog would cover the page.
     await page.evaluate(() => window.app.extensionManager.setting.set("Comfy.TutorialCompleted", true));
     await page.keyboard.press("Escape");
@@ -467,26 +532,67 @@ export async function openSavedWorkflow(page, key) {
   await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.ToggleSidebarTab.workflows"));
 }
 
+/** The saved workflow's thread of an earlier session (the stand-in's data directory holds it;
+ * in a real ComfyUI `previousSession` holds it with `savedChat`). */
+export const SAVED_CHAT = { question: "What does the portrait workflow do?", answer: "It makes an empty 512×768 image and previews it." };
+
+/**
+ * A saved workflow in a real ComfyUI's user folder, as the stand-in's returning user has one
+ * (EmptyImage 512×768 → PreviewImage: it runs without models), under a name of this run;
+ * `remove()` deletes it again. Returns its key (`workflows/` relative), as the frontend names it.
+ */
+export async function saveRealWorkflow(baseUrl) {
+  const key = `e2e-portrait-${Date.now()}.json`;
+  const workflow = {
+    id: randomUUID(),
+    revision: 0,
+    last_node_id: 2,
+    last_link_id: 1,
+    nodes: [
+      { id: 1, type: "EmptyImage", pos: [100, 100], size: [315, 130], flags: {}, order: 0, mode: 0, inputs: [], outputs: [{ name: "IMAGE", type: "IMAGE", links: [1] }], properties: {}, widgets_values: [512, 768, 1, 0] },
+      { id: 2, type: "PreviewImage", pos: [500, 100], size: [210, 246], flags: {}, order: 1, mode: 0, inputs: [{ name: "images", type: "IMAGE", link: 1 }], outputs: [], properties: {}, widgets_values: [] },
+    ],
+    links: [[1, 1, 0, 2, 0, "IMAGE"]],
+    groups: [],
+    config: {},
+    extra: { ds: { scale: 1, offset: [0, 0] } },
+    version: 0.4,
+  };
+  const url = `${baseUrl}/api/userdata/${encodeURIComponent(`workflows/${key}`)}`;
+  const res = await fetch(`${url}?overwrite=false`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(workflow) });
+  if (!res.ok) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
+  return { key, remove: () => fetch(url, { method: "DELETE" }) };
+}
+
 /**
  * An earlier session of a returning user, in a browser profile the tests' browser reuses: the
- * page opens, the saved workflow is opened in a second tab, the first one shown again and a chat
- * held there, the browser closed. The frontend keeps its tabs and its graphs in the profile's
- * storage as after any session. Returns the chat's question, the graph id of its tab and the
- * tab's thread key (ui/src/threadKeys.ts).
+ * page opens, the saved workflow `saved` is opened in a second tab (with `savedChat`, a chat
+ * held there: SAVED_CHAT), the first one shown again and a chat held there, the browser closed.
+ * The frontend keeps its tabs and its graphs in the profile's storage as after any session.
+ * Returns the chat's question (of this run), the graph id of its tab and the tab's thread key
+ * (ui/src/threadKeys.ts).
  */
-export async function previousSession(baseUrl, provider, profile) {
+export async function previousSession(baseUrl, provider, profile, { saved = SAVED_WORKFLOW, savedChat = false } = {}) {
   const browser = await launchBrowser(undefined, { profile });
   try {
     const page = await browser.context.newPage();
     await openTarget(page, baseUrl, { comfyui: true });
     const first = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.key);
-    await openSavedWorkflow(page, SAVED_WORKFLOW);
+    await openSavedWorkflow(page, saved);
+    if (savedChat) {
+      await openAssistant(page);
+      await panel(page).getByRole("button", { name: "New thread" }).first().click();
+      await provider.reset();
+      await provider.script(reply.text(SAVED_CHAT.answer));
+      await send(page, SAVED_CHAT.question);
+      await panel(page).getByText(SAVED_CHAT.answer).waitFor({ timeout: 20_000 });
+    }
     await page.evaluate(() => window.app.extensionManager.command.execute("Workspace.PreviousOpenedWorkflow"));
     await page.waitForFunction((k) => window.app.extensionManager.workflow.activeWorkflow?.key === k, first);
     await openAssistant(page);
     await provider.reset();
     await provider.script(reply.text("Hello again, from the last session."));
-    const question = "hello from the last session";
+    const question = `hello from the last session ${Date.now()}`;
     await send(page, question);
     await panel(page).getByText("Hello again, from the last session.").waitFor({ timeout: 20_000 });
     await page.waitForTimeout(1_500); // the frontend writes its tabs to storage as they change

@@ -55,6 +55,9 @@ describe("after a restart", () => {
     known.AddMask = class {};
     try {
       expect(placeholdersOfKnownTypes(t.app, t.lg).map((n) => n.id)).toEqual([7]);
+      // frontend 1.49.6 leaves has_errors false on the plain node it loads for a missing type
+      (t.graph.getNodeById(7) as { has_errors?: boolean }).has_errors = false;
+      expect(placeholdersOfKnownTypes(t.app, t.lg).map((n) => n.id)).toEqual([7]);
     } finally {
       delete known.AddMask;
     }

@@ -140,15 +140,16 @@ async function reloadPlaceholders(app: ComfyApp, lg: LiteGraphGlobal): Promise<n
   return count;
 }
 
-/** LiteGraph's placeholders (1.27.10 and 1.58.1 alike: `has_errors`, the node's JSON kept in
- * `last_serialization`) whose type is registered now, at any depth of the workflow. */
+/** LiteGraph's placeholders (a plain node holding its JSON in `last_serialization`; 1.27.10 and
+ * 1.58.1 also set `has_errors`, 1.49.6 does not) whose type is registered now, at any depth of
+ * the workflow: no instance of the type's class. */
 export function placeholdersOfKnownTypes(app: ComfyApp, lg: LiteGraphGlobal): LGraphNode[] {
   return [rootRef(app), ...allGraphs(app)] // (allGraphs: the subgraph levels)
     .flatMap(nodesOf)
     .filter((node) => {
       const placeholder = node as LGraphNode & { has_errors?: boolean; last_serialization?: { type?: string } };
-      const type = placeholder.last_serialization?.type ?? placeholder.type;
-      return placeholder.has_errors === true && !!placeholder.last_serialization && !!lg.registered_node_types[type];
+      const registered = lg.registered_node_types[placeholder.last_serialization?.type ?? placeholder.type];
+      return !!placeholder.last_serialization && !!registered && (placeholder.has_errors === true || !(node instanceof registered));
     });
 }
 

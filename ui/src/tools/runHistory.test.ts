@@ -68,6 +68,17 @@ describe("a run read back from ComfyUI's history", () => {
     });
     expect(historyRun(FAILED)).toMatchObject({ outcome: { kind: "error", detail: { node_id: "5" } }, seconds: 3.2 });
     const interrupted = entry("error", [["execution_interrupted", { prompt_id: "p1", node_id: "5", node_type: "KSampler", executed: [] }]]);
+    // A partial run of node 18 in a real ComfyUI 0.3.64: its history also lists the output node 6
+    // of an earlier run (cached, not asked for); the one of node 2, an ancestor that ran, stays.
+    const partial = {
+      ...entry("success", [["execution_cached", { prompt_id: "p1", nodes: ["1", "6"] }]], {
+        6: { images: [image("ComfyUI_00004_.png")] },
+        2: { text: ["shown"] },
+        18: { images: [image("ComfyUI_00005_.png")] },
+      }),
+      prompt: [11, "p1", {}, { client_id: "c" }, ["18"]],
+    };
+    expect(historyRun(partial).run.outputs).toEqual({ 2: { text: ["shown"] }, 18: { images: ["ComfyUI_00005_.png [output]"] } });
     expect(historyRun(interrupted)).toEqual({ outcome: { kind: "interrupted", detail: expect.objectContaining({ node_id: "5" }) }, run: { outputs: {}, cachedNodes: [] } });
   });
 

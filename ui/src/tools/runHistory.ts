@@ -32,9 +32,16 @@ export function historyRun(entry: Body): { outcome: Outcome; run: RunRecord; sec
       : status.status_str === "error"
         ? { kind: "error", detail: { exception_message: "ComfyUI's history says the run failed, not where." } }
         : { kind: "success" };
-  const outputs: Record<string, Record<string, unknown>> = {};
-  for (const [id, output] of Object.entries((entry.outputs ?? {}) as Body)) outputs[id] = summarizeOutput(output);
   const cached = event("execution_cached")?.nodes;
+  const cachedIds = new Set(Array.isArray(cached) ? cached.map(String) : []);
+  // ComfyUI's history lists the kept output of every node of the prompt that has one, also of
+  // output nodes this run did not ask for (a partial run) whose output an earlier run made:
+  // only the run's own outputs (those it asked for, and nodes it ran) are this run's.
+  const asked = Array.isArray(entry.prompt) && Array.isArray(entry.prompt[4]) ? new Set((entry.prompt[4] as unknown[]).map(String)) : null;
+  const outputs: Record<string, Record<string, unknown>> = {};
+  for (const [id, output] of Object.entries((entry.outputs ?? {}) as Body)) {
+    if (!asked || asked.has(id) || !cachedIds.has(id)) outputs[id] = summarizeOutput(output);
+  }
   const run = { outputs, cachedNodes: Array.isArray(cached) ? cached.map(publicId) : [] };
   const start = event("execution_start")?.timestamp;
   const end = [error, interrupted, event("execution_success")].find((e) => e)?.timestamp;
