@@ -411,11 +411,11 @@ export class ChatStore {
       entry.waits.set(toolCallId, stop);
       const approve = (request: ApprovalRequest) => entry.approvals.ask(toolCallId, request);
       const outcome = await runPanelTool(name, input, this.graphTools(), kinds, { progress, detach: stop.signal, approve });
+      // The workflow opened in a new tab, which the user now sees: the chat goes on there.
+      if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       if (this.graph) await this.checkpoints.afterCall(entry.serverId, entry.chat.messages, name, toolCallId, this.graph);
       const unfinished = unfinishedRun(outcome);
       if (unfinished) entry.unfinishedRuns.add(unfinished);
-      // The workflow opened in a new tab, which the user now sees: the chat goes on there.
-      if (opensTab && "output" in outcome && openedTab(outcome.output)) await this.workflows.adopt(entry.serverId);
       // The call may have been cancelled meanwhile (a new message marks it failed), or denied
       // (the SDK's denied approval is its answer): leave it.
       const waiting = entry.chat.messages.some((m) =>
