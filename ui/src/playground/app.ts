@@ -3,6 +3,7 @@
 import { LGraph, LGraphCanvas, LiteGraph, SubgraphNode } from "@comfyorg/litegraph";
 import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../comfy";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
+import { THREAD_KEY } from "../threadKeys";
 import { PlaygroundApi } from "./api";
 import { BottomPanel } from "./bottomPanel";
 import type { PlaygroundChangeTracker } from "./changeTracker";
@@ -21,20 +22,28 @@ export interface PlaygroundElements {
 }
 
 /**
- * The id of the first tab's graph. ComfyUI gives a new graph a random id (LGraph starts with
- * zeros) and restores the graph it showed, id and all, after a reload; the playground rebuilds
- * the same default graph each time, so it keeps its id across reloads (localStorage).
+ * The first tab's graph id and thread key. ComfyUI gives a new graph a random id (LGraph starts
+ * with zeros) and restores the graph it showed after a reload, id and `extra` (the panel's thread
+ * key, ui/src/threadKeys.ts) included; the playground rebuilds the same default graph each time,
+ * so it keeps those two across reloads (localStorage): the key as the page goes, while the first
+ * graph is the one shown.
  */
-function firstGraphId(): string {
-  const key = "cua-playground-graph-id";
+function keepFirstGraph(graph: LGraph): void {
+  const store = "cua-playground-graph";
   try {
-    const kept = localStorage.getItem(key);
-    if (kept) return kept;
-    const id = crypto.randomUUID();
-    localStorage.setItem(key, id);
-    return id;
+    const kept = JSON.parse(localStorage.getItem(store) ?? "null") as { id?: string; key?: string } | null;
+    graph.id = kept?.id ?? crypto.randomUUID();
+    if (kept?.key) graph.extra = { ...graph.extra, [THREAD_KEY]: kept.key };
+    const id = graph.id;
+    const save = () => {
+      if (graph.id !== id) return;
+      const key = (graph.extra as Record<string, unknown> | undefined)?.[THREAD_KEY];
+      localStorage.setItem(store, JSON.stringify({ id, key: typeof key === "string" ? key : kept?.key }));
+    };
+    save();
+    addEventListener("pagehide", save);
   } catch {
-    return crypto.randomUUID();
+    graph.id = crypto.randomUUID();
   }
 }
 
@@ -55,7 +64,7 @@ export class PlaygroundApp implements ComfyApp {
 
   constructor(elements: PlaygroundElements) {
     this.graph = new LGraph();
-    this.graph.id = firstGraphId();
+    keepFirstGraph(this.graph);
     registerSubgraphTypes(LiteGraph, SubgraphNode, this.graph); // workflows with subgraphs load as in ComfyUI
     this.canvas = new LGraphCanvas(elements.canvas, this.graph);
     this.canvas.show_info = false;
