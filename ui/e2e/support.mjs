@@ -503,17 +503,21 @@ export const SHARED_ID_TEMPLATES = { dalle: "api_openai_dall_e_2_t2i", kling: "a
  * Open a template as ComfyUI's template browser does (useTemplateWorkflows in 1.27.10 and 1.58.1):
  * `fetch("/templates/<name>.json")` from the server (ComfyUI, or the stand-in), then
  * `app.loadGraphData(json, true, true, name)`, a new tab named after it. The playground has no
- * /templates: the file is read here and loaded the same way.
+ * /templates, nor has a ComfyUI whose templates package lacks it: the copy in tests/fixtures is
+ * loaded the same way.
  */
 export async function openTemplate(page, name, { comfyui }) {
   const before = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
-  const json = comfyui ? null : JSON.parse(readFileSync(join(ROOT, "tests", "fixtures", "workflows", `${name}.json`), "utf8"));
+  const copy = JSON.parse(readFileSync(join(ROOT, "tests", "fixtures", "workflows", `${name}.json`), "utf8"));
   await page.evaluate(
-    async ([name, json]) => {
-      const workflow = json ?? (await (await fetch(`templates/${name}.json`)).json());
+    async ([name, copy, comfyui]) => {
+      // A ComfyUI whose templates package lacks this one (0.33.0's pin) answers 404: the
+      // package's file, copied into tests/fixtures, is loaded the same way.
+      const served = comfyui ? await fetch(`templates/${name}.json`) : null;
+      const workflow = served?.ok ? await served.json() : copy;
       await window.app.loadGraphData(workflow, true, true, name);
     },
-    [name, json],
+    [name, copy, comfyui],
   );
   await page.waitForFunction((key) => (window.app.extensionManager.workflow.activeWorkflow?.key ?? null) !== key, before);
 }
