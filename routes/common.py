@@ -6,7 +6,6 @@ import asyncio
 import functools
 import json
 import logging
-import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -18,6 +17,7 @@ from aiohttp import web
 from ..core.base.error_codes import Message, coded, coded_of, error_body, message_of
 from ..core.base.errors import RequestError
 from ..core.base.gc_pause import cyclic_gc_paused
+from ..core.base.json_text import NotStrictJSON, finite_float
 from ..core.base.memory_release import RELEASE
 from ..core.files.projects import ProjectError
 from ..core.store.store import StoreUnavailable, is_disk_full
@@ -243,15 +243,14 @@ def _bounded_int(text: str) -> int:
 
 
 def _finite_float(text: str) -> float:
-    """A number in range: 1e400 would be read as infinity, stored, and sent back as
-    `Infinity`, which no browser parses."""
-    value = float(text)
-    if not math.isfinite(value):
+    """A number in range (json_text.finite_float), said as a body's RequestError."""
+    try:
+        return finite_float(text)
+    except NotStrictJSON:
         raise RequestError(
             f"the body contains the number {text[:24]}, beyond the range of a 64-bit float "
             "(about 1.8e308); send a smaller number"
-        )
-    return value
+        ) from None
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
