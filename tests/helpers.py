@@ -146,6 +146,13 @@ async def serve_routes(routes: Any) -> tuple[Any, str]:
 
     app = web.Application()
     app.add_routes(routes)
+    return await serve_app(app)
+
+
+async def serve_app(app: Any) -> tuple[Any, str]:
+    """The aiohttp `app` on a free port of 127.0.0.1: (its runner to clean up, its URL)."""
+    from aiohttp import web
+
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -25,6 +25,8 @@ from comfyui_assistant.tests.comfy_standin.locales import translations
 from comfyui_assistant.tests.comfy_standin.returning import PORTRAIT, seed_returning_user
 from comfyui_assistant.tests.comfy_standin.userdata import UserData, add_user_routes
 
+from .helpers import serve_app, serve_routes
+
 VERSION = frontend_versions()[-1]
 
 
@@ -58,14 +60,9 @@ async def standin(tmp_path: Path, returning: bool) -> AsyncIterator[Standin]:
     options = ServiceOptions(data_dir=tmp_path, environ=environ)
     if returning:
         await seed_returning_user(options)
-    app = create_standin(VERSION, options)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, url = await serve_app(create_standin(VERSION, options))
     async with aiohttp.ClientSession() as session:
-        yield Standin(f"http://127.0.0.1:{port}", session)
+        yield Standin(url, session)
     await runner.cleanup()
 
 
@@ -192,16 +189,10 @@ async def new_user(tmp_path: Path) -> AsyncIterator[Standin]:
     returning user's, whose workflows folder exists)."""
     routes = web.RouteTableDef()
     add_user_routes(routes, UserData(tmp_path / "user"))
-    app = web.Application()
-    app.add_routes(routes)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, url = await serve_routes(routes)
     try:
         async with aiohttp.ClientSession() as session:
-            yield Standin(f"http://127.0.0.1:{port}", session)
+            yield Standin(url, session)
     finally:
         await runner.cleanup()
 
