@@ -121,6 +121,22 @@ async def post(app: App, data: bytes) -> tuple[int, str]:
         return resp.status, await resp.text()
 
 
+async def posted(app: App, data: bytes, what: str) -> tuple[int, float]:
+    """Post `data` (`what` it holds) while another process polls, and print how it went:
+    (the status, the longest another request waited)."""
+    (status, _), took, worst = await while_polled(app, lambda: post(app, data))
+    print(
+        f"{what} ({len(data) / 1e6:.1f} MB): {status} in {took:.2f} s, "
+        f"longest wait of another request {worst:.3f} s"
+    )
+    return status, worst
+
+
+def wait_target(name: str, worst: float) -> None:
+    verdict = "PASS" if worst < WAIT_TARGET else "FAIL"
+    print(f"TARGET {name}_longest_wait_s={worst:.3f} ({verdict}, < {WAIT_TARGET})")
+
+
 async def served(quick: bool) -> None:
     provider = await ScriptedProvider().start()
     provider.responder = lambda body: text_reply("Done.")
@@ -129,21 +145,10 @@ async def served(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         app = await start_app(Path(tmp), env)
         try:
-            data = tiny_parts(parts)
-            (status, _), took, worst = await while_polled(app, lambda: post(app, data))
-            print(
-                f"{parts:,} tiny parts ({len(data) / 1e6:.0f} MB): {status} in {took:.2f} s, "
-                f"longest wait of another request {worst:.3f} s"
-            )
+            status, worst = await posted(app, tiny_parts(parts), f"{parts:,} tiny parts")
             print(f"TARGET tiny_parts_refused={status == 413} (guard True)")
-            verdict = "PASS" if worst < WAIT_TARGET else "FAIL"
-            print(f"TARGET tiny_parts_longest_wait_s={worst:.3f} ({verdict}, < {WAIT_TARGET})")
-            data = tiny_messages(messages)
-            (status, _), took, worst = await while_polled(app, lambda: post(app, data))
-            print(
-                f"{messages:,} tiny messages ({len(data) / 1e6:.1f} MB): {status}, answered in "
-                f"{took:.2f} s, longest wait of another request {worst:.3f} s"
-            )
+            wait_target("tiny_parts", worst)
+            _, worst = await posted(app, tiny_messages(messages), f"{messages:,} tiny messages")
             print(f"TARGET tiny_messages_longest_wait_s={worst:.3f} (measured)")
             threads: Threads = await app.app[SERVICE].threads()
             stored = [{"id": "m", "role": "user", "parts": [json.loads(TINY)] * parts}]
@@ -158,10 +163,7 @@ async def served(quick: bool) -> None:
                 f"GET of a thread stored with {parts:,} parts ({size / 1e6:.0f} MB): {took:.2f} s, "
                 f"longest wait of another request {worst:.3f} s"
             )
-            verdict = "PASS" if worst < WAIT_TARGET else "FAIL"
-            print(
-                f"TARGET stored_parts_get_longest_wait_s={worst:.3f} ({verdict}, < {WAIT_TARGET})"
-            )
+            wait_target("stored_parts_get", worst)
         finally:
             await app.close()
             await provider.stop()

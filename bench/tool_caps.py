@@ -103,17 +103,27 @@ async def timed_chat(app: App, body: Any, limit: float) -> tuple[str, float, flo
     return text, took, worst, ended
 
 
-async def tool_calls(calls: int, data: Path) -> None:
+async def chat_with(
+    responder: Any, env: dict[str, str], data: Path, ask: str, limit: float = 600
+) -> tuple[ScriptedProvider, str, float, float, bool]:
+    """One chat (`ask`) with our app over `data` and the scripted provider playing `responder`:
+    (the provider, with the requests it got, and what timed_chat returns)."""
     provider = await ScriptedProvider().start()
-    provider.responder = lambda body: many_calls(calls)
-    # (a reserve large enough for 1,000 calls' arguments: the output limit is measured apart)
-    env = {**ENV, "LLM_CONTEXT_WINDOW": "131072", "LLM_MAX_OUTPUT_TOKENS": "32768"}
+    provider.responder = responder
     app = await start_app(data, {**env, "LLM_BASE_URL": provider.base_url})
     try:
-        text, took, worst, _ = await timed_chat(app, chat_body(user("find nodes")), 600)
+        return (provider, *await timed_chat(app, chat_body(user(ask)), limit))
     finally:
         await app.close()
         await provider.stop()
+
+
+async def tool_calls(calls: int, data: Path) -> None:
+    # (a reserve large enough for 1,000 calls' arguments: the output limit is measured apart)
+    env = {**ENV, "LLM_CONTEXT_WINDOW": "131072", "LLM_MAX_OUTPUT_TOKENS": "32768"}
+    provider, text, took, worst, _ = await chat_with(
+        lambda body: many_calls(calls), env, data, "find nodes"
+    )
     events = sse_events(text)
     ran = sum(e["type"] == "tool-output-available" for e in events)
     refused = sum(e["type"] == "tool-input-error" for e in events)
@@ -132,14 +142,10 @@ async def tool_calls(calls: int, data: Path) -> None:
 
 
 async def endless(limit: float, data: Path) -> None:
-    provider = await ScriptedProvider().start()
-    provider.responder = lambda body: Stream(Endless())  # type: ignore[arg-type]
-    app = await start_app(data, {**ENV, "LLM_BASE_URL": provider.base_url})
-    try:
-        text, took, worst, ended = await timed_chat(app, chat_body(user("talk")), limit)
-    finally:
-        await app.close()
-        await provider.stop()
+    stream = Stream(Endless())  # type: ignore[arg-type]
+    provider, text, took, worst, ended = await chat_with(
+        lambda body: stream, ENV, data, "talk", limit
+    )
     sent = provider.requests[0] if provider.requests else {}
     limit_sent = sent.get("max_tokens", sent.get("max_completion_tokens"))
     how = "not ended"
@@ -191,17 +197,9 @@ class Searcher:
 
 
 async def round_fit(calls: int, data: Path) -> None:
-    provider = await ScriptedProvider().start()
     model = Searcher(calls)
-    provider.responder = model
-    app = await start_app(
-        data, {**ENV, "LLM_CONTEXT_WINDOW": "8192", "LLM_BASE_URL": provider.base_url}
-    )
-    try:
-        text, _, _, _ = await timed_chat(app, chat_body(user("find the image loaders")), 600)
-    finally:
-        await app.close()
-        await provider.stop()
+    env = {**ENV, "LLM_CONTEXT_WINDOW": "8192"}
+    provider, text, _, _, _ = await chat_with(model, env, data, "find the image loaders")
     events = sse_events(text)
     inputs = {
         e["toolCallId"]: e["input"].get("query")
