@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from comfyui_assistant.core.chat.chat_request import MAX_PARTS, MAX_PARTS_PER_MESSAGE
 from comfyui_assistant.core.store.threads import Threads
 from comfyui_assistant.routes.common import OFF_LOOP_FROM
@@ -38,33 +39,38 @@ async def _stored(assistant, thread_id: str) -> int:
         return r.status
 
 
-async def test_a_message_of_too_many_parts_is_refused_with_its_limit(assistant, provider):
-    body = chat_body(_message(0, MAX_PARTS_PER_MESSAGE + 1), id="many-parts")
-    status, text = await _post(assistant, body)
-    assert (status, json.loads(text)) == (
-        413,
-        {
-            "error": "messages[0] holds 10,001 parts, more than the limit of 10,000 parts in "
-            "one message"
-        },
-    )
-    assert await _stored(assistant, "many-parts") == 404 and provider.requests == []
+def _too_many_in_a_message() -> list[dict[str, Any]]:
+    return [_message(0, MAX_PARTS_PER_MESSAGE + 1)]
 
 
-async def test_a_request_of_too_many_parts_is_refused_with_its_limit(assistant, provider):
-    messages = [
-        _message(i, MAX_PARTS_PER_MESSAGE) for i in range(MAX_PARTS // MAX_PARTS_PER_MESSAGE)
+def _too_many_in_a_request() -> list[dict[str, Any]]:
+    full = MAX_PARTS // MAX_PARTS_PER_MESSAGE
+    return [
+        *(_message(i, MAX_PARTS_PER_MESSAGE) for i in range(full)),
+        user("and one more", "last"),
     ]
-    body = chat_body(*messages, user("and one more", "last"), id="many-messages")
+
+
+@pytest.mark.parametrize(
+    ("messages", "error"),
+    [
+        (
+            _too_many_in_a_message,
+            "messages[0] holds 10,001 parts, more than the limit of 10,000 parts in one message",
+        ),
+        (
+            _too_many_in_a_request,
+            "'messages' hold 200,001 parts in all, more than the limit of 200,000 parts in one "
+            "request; start a new thread",
+        ),
+    ],
+    ids=["in-a-message", "in-a-request"],
+)
+async def test_too_many_parts_are_refused_with_their_limit(assistant, provider, messages, error):
+    body = chat_body(*messages(), id="too-many")
     status, text = await _post(assistant, body)
-    assert (status, json.loads(text)) == (
-        413,
-        {
-            "error": "'messages' hold 200,001 parts in all, more than the limit of 200,000 "
-            "parts in one request; start a new thread"
-        },
-    )
-    assert await _stored(assistant, "many-messages") == 404 and provider.requests == []
+    assert (status, json.loads(text)) == (413, {"error": error})
+    assert await _stored(assistant, "too-many") == 404 and provider.requests == []
 
 
 async def test_a_message_at_the_limit_is_answered_and_stored(assistant, provider):
