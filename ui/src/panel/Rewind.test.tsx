@@ -53,6 +53,21 @@ async function send(text: string) {
   fireEvent.click(screen.getByRole("button", { name: "Send" }));
 }
 
+/** The panel of `setup(...)`, shown. */
+function shown(...args: Parameters<typeof setup>) {
+  const made = setup(...args);
+  render(<Panel store={made.store} />);
+  return made;
+}
+
+/** Each message sent, and its answer (the text given with it) awaited. */
+async function talk(...exchanges: [message: string, answer: string][]) {
+  for (const [message, answer] of exchanges) {
+    await send(message);
+    await screen.findByText(answer);
+  }
+}
+
 /** The answer saying `text`, its "Rewind to here" opened and `choice` clicked. */
 async function rewind(text: string, choice: RegExp) {
   const answer = (await screen.findByText(text)).closest(".cua-msg-assistant") as HTMLElement;
@@ -62,12 +77,8 @@ async function rewind(text: string, choice: RegExp) {
 
 describe("Rewind to here", () => {
   it("is offered under the answers that changed the graph only", async () => {
-    const { store } = setup();
-    render(<Panel store={store} />);
-    await send("add a sampler");
-    await screen.findByText("Added node 1.");
-    await send("thanks");
-    await screen.findByText("Answer 2.");
+    shown();
+    await talk(["add a sampler", "Added node 1."], ["thanks", "Answer 2."]);
     expect(screen.getAllByRole("button", { name: "Rewind to here" })).toHaveLength(1);
     const answer = screen.getByText("Added node 1.").closest(".cua-msg-assistant") as HTMLElement;
     fireEvent.click(within(answer).getByRole("button", { name: "Rewind to here" }));
@@ -86,25 +97,15 @@ describe("Rewind to here", () => {
   });
 
   it("is not offered under an answer whose edits changed nothing (a failed call)", async () => {
-    const { store, server } = setup(undefined, false);
-    render(<Panel store={store} />);
-    await send("add a sampler");
-    await screen.findByText("Added node 1.");
-    await send("thanks");
-    await screen.findByText("Answer 2.");
+    const { server } = shown(undefined, false);
+    await talk(["add a sampler", "Added node 1."], ["thanks", "Answer 2."]);
     expect(screen.queryAllByRole("button", { name: "Rewind to here" })).toHaveLength(0);
     expect(server.calls.filter((c) => c.includes("/checkpoints") && c.startsWith("POST"))).toEqual([]);
   });
 
   it("rewinds both: the graph, then the conversation, whose turn is kept as a branch to return to", async () => {
-    const { store, server, graph } = setup();
-    render(<Panel store={store} />);
-    await send("say hello");
-    await screen.findByText("Answer 1.");
-    await send("add a sampler");
-    await screen.findByText("Added node 2.");
-    await send("thanks");
-    await screen.findByText("Answer 3.");
+    const { server, graph } = shown();
+    await talk(["say hello", "Answer 1."], ["add a sampler", "Added node 2."], ["thanks", "Answer 3."]);
 
     await rewind("Added node 2.", /^Both/);
     // (the fake server keeps what requests sent: the last answer is the panel's only)
@@ -119,8 +120,7 @@ describe("Rewind to here", () => {
     expect(thread.messages.map((m) => m.id)).toEqual([expect.any(String), "msg_1"]);
 
     // The next message goes on from there; the branch is in the header.
-    await send("add a sampler, but green");
-    await screen.findByText("Added node 4.");
+    await talk(["add a sampler, but green", "Added node 4."]);
     const last = server.chatRequests.at(-1)!;
     expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     fireEvent.click(screen.getByRole("button", { name: "Branches (1)" }));
@@ -133,15 +133,12 @@ describe("Rewind to here", () => {
   }, 15_000); // (five turns through the panel: near vitest's 5 s on a busy machine)
 
   it("after a conversation-only rewind, the next message tells the model the graph was not rewound, once, stored with it", async () => {
-    const { store, server, graph } = setup();
-    render(<Panel store={store} />);
-    await send("add a sampler");
-    await screen.findByText("Added node 1.");
+    const { server, graph } = shown();
+    await talk(["add a sampler", "Added node 1."]);
     await rewind("Added node 1.", /^Conversation/);
     await screen.findByText(/The conversation is back to before that answer/);
     expect(graph.restore).not.toHaveBeenCalled();
-    await send("what is in the graph?");
-    await screen.findByText("Answer 2.");
+    await talk(["what is in the graph?", "Answer 2."]);
     const note = rewoundNote(true)!;
     expect(note).toBe(
       "[The conversation was rewound to here; the workflow was not rewound with it: it differs from the workflow at this point of the " +
@@ -151,18 +148,15 @@ describe("Rewind to here", () => {
     const asked = server.chatRequests.at(-1)!.messages;
     expect(asked.at(-1)!.parts).toEqual([{ type: "text", text: "what is in the graph?" }, { type: "text", text: note }]);
     expect(screen.getByRole("note", { name: "That the workflow did not move with the conversation (added by the panel)" }).textContent).toBe(note);
-    await send("thanks");
-    await screen.findByText("Answer 3.");
+    await talk(["thanks", "Answer 3."]);
     const next = server.chatRequests.at(-1)!.messages;
     expect(JSON.stringify(next.slice(0, asked.length).map((m) => m.parts))).toBe(JSON.stringify(asked.map((m) => m.parts))); // append-only
     expect(next.at(-1)!.parts).toEqual([{ type: "text", text: "thanks" }]); // told once
   }, 15_000);
 
   it("changes nothing when the graph of 'both' cannot be restored, and offers its closed tab", async () => {
-    const { store, server, graph } = setup({ ok: false, closed: true });
-    render(<Panel store={store} />);
-    await send("add a sampler");
-    await screen.findByText("Added node 1.");
+    const { server, graph } = shown({ ok: false, closed: true });
+    await talk(["add a sampler", "Added node 1."]);
     await rewind("Added node 1.", /^Both/);
     const answer = (await screen.findByText("Added node 1.")).closest(".cua-msg-assistant") as HTMLElement;
     await within(answer).findByText("The graph belongs to its workflow, which is not open.");
