@@ -10,13 +10,16 @@
 - `ui/src/panel/documents.generated.ts`: a document result with citation ids (what the
   citation chips open);
 - `ui/src/panel/egress.generated.ts`: where the server sends requests (Settings' list);
-- README.md's "What leaves your machine" list, from core/base/egress.py.
+- README.md's "What leaves your machine" list, from core/base/egress.py;
+- docs/DESIGN.md's table of core's wings, from their docstrings (`core/<wing>/__init__.py`,
+  and core/service.py's): what each owns and which wings it may import.
 
 `--check`: exit 1 if a committed file is not what this would write (`scripts/check` runs it,
 as it diffs the built bundles)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 import types
@@ -35,6 +38,10 @@ DOCUMENTS = UI / "panel" / "documents.generated.ts"
 EGRESS = UI / "panel" / "egress.generated.ts"
 README = UI.parent.parent / "README.md"
 BEGIN, END = "<!-- egress list: written by scripts/gen_panel_types.py -->\n", "<!-- end -->\n"
+CORE = README.parent / "core"
+DESIGN = README.parent / "docs" / "DESIGN.md"
+WINGS_BEGIN = "<!-- wing table: written by scripts/gen_panel_types.py from the docstrings -->\n"
+WINGS_END = "<!-- end of the wing table -->\n"
 
 
 def render_schemas() -> str:
@@ -148,6 +155,52 @@ def render_readme() -> str:
     return head + BEGIN + egress.readme_list() + END + rest.split(END, 1)[1]
 
 
+def wings() -> dict[str, tuple[str, list[str]]]:
+    """Each wing of core/ (and `service`, core's one module at its top): what its docstring says
+    it owns, and the wings it may import (its last line, "May import: …"; service.py may import
+    every wing that does not import it)."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    for init in sorted(CORE.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        owns, _, may = doc.partition("May import:")
+        names = " ".join(may.split()).removesuffix(".")
+        imports = [] if names == "nothing of core" else [n.strip() for n in names.split(",")]
+        found[init.parent.name] = (" ".join(owns.split()), imports)
+    doc = ast.get_docstring(ast.parse((CORE / "service.py").read_text(encoding="utf-8"))) or ""
+    users = [w for w, (_, imports) in found.items() if "service" in imports]
+    found["service"] = (" ".join(doc.split("\n\n")[0].split()), sorted(set(found) - {*users}))
+    return found
+
+
+def render_wing_table() -> str:
+    """The wings from the ground up (each after those it may import), one row each."""
+    found = wings()
+    floors: list[str] = []
+    while len(floors) < len(found):
+        ready = [w for w in sorted(found) if w not in floors and set(found[w][1]) <= set(floors)]
+        if not ready:
+            raise SystemExit(f"the wings' imports go round: {sorted(set(found) - set(floors))}")
+        floors += ready
+    rows = ["| wing | owns | may import |", "| --- | --- | --- |"]
+    for wing in floors:
+        owns, imports = found[wing]
+        if wing == "service":
+            others = [w for w in found if w not in imports and w != wing]
+            said = "every wing" + (f" but {', '.join(others)}" if others else "")
+            rows.append(f"| `service.py` | {owns} | {said} |")
+        else:
+            rows.append(f"| `{wing}` | {owns} | {', '.join(imports) or 'nothing of core'} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_design() -> str:
+    """docs/DESIGN.md with its wing table (between WINGS_BEGIN and WINGS_END) as the wings'
+    docstrings say."""
+    text = DESIGN.read_text(encoding="utf-8")
+    head, rest = text.split(WINGS_BEGIN, 1)
+    return head + WINGS_BEGIN + render_wing_table() + WINGS_END + rest.split(WINGS_END, 1)[1]
+
+
 def main(argv: list[str]) -> int:
     stale = []
     targets = (
@@ -157,6 +210,7 @@ def main(argv: list[str]) -> int:
         (DOCUMENTS, render_documents()),
         (EGRESS, render_egress()),
         (README, render_readme()),
+        (DESIGN, render_design()),
     )
     for target, text in targets:
         if "--check" not in argv:
