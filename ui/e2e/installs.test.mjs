@@ -145,11 +145,7 @@ function installTests(envOf, { pack, node, title: titleOf, slug, allow = false }
   test("Deny: nothing is installed and the model is told", { timeout: 60_000 }, async () => {
     const { harness, page, app } = envOf();
     await settle(page); // (a test before may have left a card waiting)
-    const card = panel(page).getByRole("group", { name: CARD });
-    await harness.provider.reset();
-    await harness.provider.script(reply.toolCalls({ id: "call_deny", name: "installNodePacks", arguments: { packs: [pack] } }), reply.text("Fine, I installed nothing."));
-    await send(page, "install what this workflow lacks");
-    await card.waitFor({ timeout: 20_000 });
+    const card = await installAsked({ harness, page }, "call_deny", pack, "Fine, I installed nothing.", "install what this workflow lacks");
     await card.getByRole("button", { name: "Deny" }).click();
     await panel(page).getByText("Fine, I installed nothing.").waitFor({ timeout: 20_000 });
     const { requests } = await harness.provider.state();
@@ -368,11 +364,7 @@ describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in
 
   test("the refusal says it is Manager's security level and what to change", { timeout: 60_000 }, async () => {
     const { harness, page } = env;
-    const card = panel(page).getByRole("group", { name: CARD });
-    await harness.provider.reset();
-    await harness.provider.script(reply.toolCalls({ id: "call_strong", name: "installNodePacks", arguments: { packs: [PACK] } }), reply.text("Manager refused."));
-    await send(page, "install the Impact Pack");
-    await card.waitFor({ timeout: 20_000 });
+    const card = await installAsked(env, "call_strong", PACK, "Manager refused.", "install the Impact Pack");
     await card.getByRole("button", { name: "Allow" }).click();
     await page.getByText(/security level does not allow installing node packs/).first().waitFor({ timeout: 30_000 });
     const text = await page.getByText(/security level does not allow installing node packs/).first().textContent();
@@ -389,11 +381,12 @@ describe(`ComfyUI-Manager at security level strong, frontend ${newest} (stand-in
 
 const NOT_LISTED = "https://github.com/someone/ComfyUI-NotListed";
 
-/** The model asks to install `pack` (then answers `answer`); resolves with the approval card shown. */
-async function installAsked({ harness, page }, id, pack, answer) {
+/** Asked `question`, the model asks to install `pack` (then answers `answer`); resolves with the
+ * approval card shown. */
+async function installAsked({ harness, page }, id, pack, answer, question = `install ${pack}`) {
   await harness.provider.reset();
   await harness.provider.script(reply.toolCalls({ id, name: "installNodePacks", arguments: { packs: [pack] } }), reply.text(answer));
-  await send(page, `install ${pack}`);
+  await send(page, question);
   const card = panel(page).getByRole("group", { name: CARD });
   await card.waitFor({ timeout: 20_000 });
   return card;
