@@ -945,16 +945,9 @@ for (const target of TARGETS) {
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one), which saves the files it reports" },
       async () => {
         await openAssistant(page);
-        const saveId = await page.evaluate(() => {
-          const graph = window.app.rootGraph ?? window.app.graph;
-          const empty = window.LiteGraph.createNode("EmptyImage");
-          empty.pos = [100, 1200];
-          graph.add(empty);
-          empty.widgets.find((w) => w.name === "width").value = 96;
-          empty.widgets.find((w) => w.name === "height").value = 80;
-          const save = window.LiteGraph.createNode("SaveImage");
-          save.pos = [420, 1200];
-          graph.add(save);
+        const saveId = await buildInGraph(page, 1200, (add) => {
+          const empty = add("EmptyImage", 100, { width: 96, height: 80 });
+          const save = add("SaveImage", 420);
           empty.connect(0, save, 0);
           return save.id;
         });
@@ -1069,17 +1062,8 @@ for (const target of TARGETS) {
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and /view (the stand-in's or a real one)" },
       async () => {
         await openAssistant(page);
-        const outputIds = await page.evaluate(() => {
-          const graph = window.app.rootGraph ?? window.app.graph;
-          const add = (type, x) => {
-            const node = window.LiteGraph.createNode(type);
-            node.pos = [x, 2000];
-            graph.add(node);
-            return node;
-          };
-          const empty = add("EmptyImage", 100);
-          empty.widgets.find((w) => w.name === "width").value = 160;
-          empty.widgets.find((w) => w.name === "height").value = 120;
+        const outputIds = await buildInGraph(page, 2000, (add) => {
+          const empty = add("EmptyImage", 100, { width: 160, height: 120 });
           const save = add("SaveImage", 420);
           const preview = add("PreviewImage", 420);
           empty.connect(0, save, 0);
@@ -1116,6 +1100,15 @@ for (const target of TARGETS) {
       },
     );
 
+    // The approval card, and the model's calls and answers around it.
+    const card = () => panel(page).getByRole("group", { name: "The assistant asks before it acts" });
+    const removal = (id, nodeId) => reply.toolCalls({ id, name: "removeNodes", arguments: { nodeIds: [nodeId] } });
+    const nodeExists = (id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
+    const answered = async (count) => {
+      await harness.provider.waitFor((s) => s.requests.length >= count, `request ${count}`, 20_000);
+      await sendButton(page).waitFor({ timeout: 20_000 }); // (the answer has ended)
+    };
+
     test(
       "a removal and a paid run wait for the user: Deny leaves the graph alone and the model hears it, Allow goes ahead",
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and its paid API nodes (the stand-in's or a real one)" },
@@ -1126,47 +1119,40 @@ for (const target of TARGETS) {
           const graph = window.app.rootGraph ?? window.app.graph;
           graph.getNodeById(paid).connect(0, graph.getNodeById(save), 0);
         }, [paidId, saveId]);
-        const exists = (id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
-        const card = panel(page).getByRole("group", { name: "The assistant asks before it acts" });
-
         const ask = async (call, question) => {
           await harness.provider.reset();
           await harness.provider.script(call, reply.text("Understood."));
           await send(page, question);
-          await card.waitFor({ timeout: 20_000 });
+          await card().waitFor({ timeout: 20_000 });
         };
         const toolResult = async (id) => {
           const { requests } = await harness.provider.state();
           assert.equal(requests.length, 2, "the answer went on once the user answered");
           return requests[1].messages.find((m) => m.role === "tool" && m.tool_call_id === id)?.content;
         };
-        const answered = async () => {
-          await harness.provider.waitFor((s) => s.requests.length >= 2, "the answer goes on once the user answered");
-          await sendButton(page).waitFor(); // (the answer has ended: the composer can send again)
-        };
 
         // a removal, denied: the node stays and the model is told
-        await ask(reply.toolCalls({ id: "call_rm1", name: "removeNodes", arguments: { nodeIds: [emptyId] } }), "remove the empty image");
-        assert.match(await card.textContent(), new RegExp(`Remove a node from the workflow.*EmptyImage#${emptyId}`));
+        await ask(removal("call_rm1", emptyId), "remove the empty image");
+        assert.match(await card().textContent(), new RegExp(`Remove a node from the workflow.*EmptyImage#${emptyId}`));
         await screenshot(page, step("approvals"), "removal-asked");
-        await card.getByRole("button", { name: "Deny" }).click();
-        await answered();
+        await card().getByRole("button", { name: "Deny" }).click();
+        await answered(2);
         assert.equal(await toolResult("call_rm1"), "The user denied this tool call; it did not run.");
-        assert.equal(await exists(emptyId), true, "the denied removal changed nothing");
+        assert.equal(await nodeExists(emptyId), true, "the denied removal changed nothing");
 
         // ... and allowed: the node goes
-        await ask(reply.toolCalls({ id: "call_rm2", name: "removeNodes", arguments: { nodeIds: [emptyId] } }), "remove it after all");
-        await card.getByRole("button", { name: "Allow" }).click();
-        await answered();
+        await ask(removal("call_rm2", emptyId), "remove it after all");
+        await card().getByRole("button", { name: "Allow" }).click();
+        await answered(2);
         assert.match(await toolResult("call_rm2"), /"ok":\s*true/);
-        assert.equal(await exists(emptyId), false);
+        assert.equal(await nodeExists(emptyId), false);
 
         // a run with a paid API node asks whatever the thread allows, and Deny queues nothing
         await ask(reply.toolCalls({ id: "call_paid", name: "queueWorkflow", arguments: { outputNodeIds: [saveId] } }), "run the DALL-E node");
-        assert.match(await card.textContent(), new RegExp(`paid API node.*OpenAIDalle3#${paidId}.*ComfyUI credits`));
+        assert.match(await card().textContent(), new RegExp(`paid API node.*OpenAIDalle3#${paidId}.*ComfyUI credits`));
         await screenshot(page, step("approvals"), "paid-run-asked");
-        await card.getByRole("button", { name: "Deny" }).click();
-        await answered();
+        await card().getByRole("button", { name: "Deny" }).click();
+        await answered(2);
         assert.equal(await toolResult("call_paid"), "The user denied this tool call; it did not run.");
       },
     );
@@ -1174,16 +1160,7 @@ for (const target of TARGETS) {
     test("the user's own edits: a widget changed and a link made by hand come with the next message, once", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);
-      const [latentId, decodeId] = await page.evaluate(() => {
-        const graph = window.app.rootGraph ?? window.app.graph;
-        const add = (type, x) => {
-          const node = window.LiteGraph.createNode(type);
-          node.pos = [x, 2400];
-          graph.add(node);
-          return node.id;
-        };
-        return [add("EmptyLatentImage", 100), add("VAEDecode", 420)];
-      });
+      const [latentId, decodeId] = await buildInGraph(page, 2400, (add) => [add("EmptyLatentImage", 100).id, add("VAEDecode", 420).id]);
       await harness.provider.reset();
       await harness.provider.script(reply.text("Ready for your edits."), reply.text("I'll keep your changes."), reply.text("Glad the edits help."));
       await send(page, "hello");
@@ -1379,13 +1356,6 @@ for (const target of TARGETS) {
     });
 
     // (last: these remove a node of the graph the user has, and reload the page)
-    const card = () => panel(page).getByRole("group", { name: "The assistant asks before it acts" });
-    const removal = (id, nodeId) => reply.toolCalls({ id, name: "removeNodes", arguments: { nodeIds: [nodeId] } });
-    const nodeExists = (id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
-    const answered = async (count) => {
-      await harness.provider.waitFor((s) => s.requests.length >= count, `request ${count}`, 20_000);
-      await sendButton(page).waitFor({ timeout: 20_000 }); // (the answer has ended)
-    };
 
     test("a denied removal stays denied: the next message's request is the one before plus new messages, byte for byte", { timeout: 90_000 }, async () => {
       await openAssistant(page);
@@ -1471,14 +1441,7 @@ for (const target of TARGETS) {
 
 /** The stand-in's txt2img chain (its KSampler reports 20 steps of 50 ms); the SaveImage's id. */
 function addSamplerChain(page) {
-  return page.evaluate(() => {
-    const graph = window.app.rootGraph ?? window.app.graph;
-    const add = (type, x) => {
-      const node = window.LiteGraph.createNode(type);
-      node.pos = [x, 1600];
-      graph.add(node);
-      return node;
-    };
+  return buildInGraph(page, 1600, (add) => {
     const ckpt = add("CheckpointLoaderSimple", 100);
     const name = ckpt.widgets.find((w) => w.name === "ckpt_name");
     name.value = name.options?.values?.[0] ?? "any.safetensors"; // (the stand-in lists none)
@@ -1519,23 +1482,13 @@ function lastSamplerChain(page, steps = null) {
  * at the widest radius (each blur a node of its own, a sigma of this run: nothing cached), then
  * saved; the SaveImage's id. */
 function addSlowChain(page) {
-  return page.evaluate(
-    ([[width, height], blurs, sigma]) => {
-      const graph = window.app.rootGraph ?? window.app.graph;
-      const add = (type, x) => {
-        const node = window.LiteGraph.createNode(type);
-        node.pos = [x, 1600];
-        graph.add(node);
-        return node;
-      };
-      const empty = add("EmptyImage", 100);
-      empty.widgets.find((w) => w.name === "width").value = width;
-      empty.widgets.find((w) => w.name === "height").value = height;
-      let last = empty;
+  return buildInGraph(
+    page,
+    1600,
+    (add, [[width, height], blurs, sigma]) => {
+      let last = add("EmptyImage", 100, { width, height });
       for (let i = 0; i < blurs; i++) {
-        const blur = add("ImageBlur", 400 + 300 * i);
-        blur.widgets.find((w) => w.name === "blur_radius").value = 31;
-        blur.widgets.find((w) => w.name === "sigma").value = sigma;
+        const blur = add("ImageBlur", 400 + 300 * i, { blur_radius: 31, sigma });
         last.connect(0, blur, 0);
         last = blur;
       }
@@ -1545,6 +1498,22 @@ function addSlowChain(page) {
     },
     [SLOW_SIZE, SLOW_BLURS, 1 + ((Date.now() / 100) % 90) / 10],
   );
+}
+
+/** Run `build(add, arg)` in the page and return what it returns: `add(type, x, widgets)` puts a
+ * new node of `type` at (x, `y`) in the graph, with those widget values, and returns it. */
+function buildInGraph(page, y, build, arg = null) {
+  return page.evaluate(`(() => {
+    const graph = window.app.rootGraph ?? window.app.graph;
+    const add = (type, x, widgets = {}) => {
+      const node = window.LiteGraph.createNode(type);
+      node.pos = [x, ${y}];
+      graph.add(node);
+      for (const [name, value] of Object.entries(widgets)) node.widgets.find((w) => w.name === name).value = value;
+      return node;
+    };
+    return (${build})(add, ${JSON.stringify(arg)});
+  })()`);
 }
 
 /** The model asks for a run of what output node `saveId` (or nodes) needs (call `id`), then answers `answer`. */
