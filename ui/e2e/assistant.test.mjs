@@ -972,16 +972,20 @@ for (const target of TARGETS) {
     const slow = target.real
       ? { add: addSlowChain, again: addSlowChain, running: /Running: node \d+/, made: SLOW_MADE, stoppedAt: /Execution was interrupted at (ImageBlur|SaveImage)#\d+/ }
       : { add: addSamplerChain, again: lastSamplerChain, running: /Running: node \d+ · step \d+\/20/, made: "PNG 512×512, all black", stoppedAt: /Execution was interrupted at KSampler#\d+/ };
+    /** Open the panel, build what `make` builds (the output node to run), and have the model run
+     * it (call `id`, asked `question`) and then say `answer`; resolves once `running` is shown. */
+    const startRun = async (make, id, question, answer, running = slow.running) => {
+      await openAssistant(page);
+      await askToRun(page, harness, id, await make(page), question, answer);
+      await panel(page).getByText(running).waitFor({ timeout: 20_000 });
+    };
 
     test(
       "a run's card says where it is while it runs: the running node (and a sampler's step)",
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one); the playground's is simulated at once" },
       async () => {
-        await openAssistant(page);
-        const saveId = await slow.add(page);
         const ANSWER = "Done: it is black.";
-        await askToRun(page, harness, "call_sample", saveId, "Run the new chain", ANSWER);
-        await panel(page).getByText(slow.running).waitFor({ timeout: 20_000 });
+        await startRun(slow.add, "call_sample", "Run the new chain", ANSWER);
         await screenshot(page, step("run"), "progress");
         await panel(page).getByText(ANSWER).waitFor({ timeout: 60_000 });
         assert.equal(await panel(page).getByText(/Running: node/).count(), 0, "the progress goes with the run");
@@ -994,11 +998,8 @@ for (const target of TARGETS) {
       "the run's card interrupts the run: ComfyUI stops it, and the model hears it was interrupted",
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue (the stand-in's or a real one); the playground's is simulated at once" },
       async () => {
-        await openAssistant(page);
-        const saveId = await slow.again(page);
         const ANSWER = "Stopped, as you asked.";
-        await askToRun(page, harness, "call_stop", saveId, "Run it again", ANSWER);
-        await panel(page).getByText(slow.running).waitFor({ timeout: 20_000 });
+        await startRun(slow.again, "call_stop", "Run it again", ANSWER);
         // the button says at once that it was heard (ComfyUI stops only between two steps or nodes)
         await page.evaluate(() => {
           window.__heard = [];
@@ -1022,11 +1023,9 @@ for (const target of TARGETS) {
       "a run outlasting the wait: 'Stop waiting', then the next message carries how it ended, once",
       { timeout: 90_000, skip: target.comfyui ? false : "needs ComfyUI's queue and history (the stand-in's or a real one)" },
       async () => {
-        await openAssistant(page);
-        const saveId = await slow.again(page, 50); // the stand-in's sampler: 50 steps, 2.5 s
         const GOES_ON = "It goes on in ComfyUI; I'll tell you how it ended.";
-        await askToRun(page, harness, "call_later", saveId, "Run it with 50 steps", GOES_ON);
-        await panel(page).getByText(target.real ? slow.running : /Running: node \d+ · step \d+\/50/).waitFor({ timeout: 20_000 });
+        const fifty = (page) => slow.again(page, 50); // the stand-in's sampler: 50 steps, 2.5 s
+        await startRun(fifty, "call_later", "Run it with 50 steps", GOES_ON, target.real ? slow.running : /Running: node \d+ · step \d+\/50/);
         await panel(page).getByRole("button", { name: "Stop waiting" }).click();
         await panel(page).getByText(GOES_ON).waitFor({ timeout: 30_000 });
         const result = JSON.parse(await toolResultText(harness, "call_later"));
