@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from .error_codes import Message, coded_of
+from .error_codes import Coded, Message, coded_of
 
 
-class RequestError(ValueError):
+class CodedError(Exception):
+    """An error whose message is safe to show: `message` its text, `coded` its code and
+    parameters where it has them (error_codes.py: the panel shows it in the user's language)."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(str(message))
+        self.message = str(message)
+        self.coded: Coded | None = coded_of(message)
+
+
+class RequestError(CodedError, ValueError):
     """The client sent something we cannot use; the message is safe to show. `status`: the
     HTTP status a route answers with."""
 
     status = 400
-
-    def __init__(self, message: Message) -> None:
-        super().__init__(str(message))
-        self.coded = coded_of(message)
 
 
 class TooMuch(RequestError):

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.error_codes import Coded, coded
+from ..base.errors import CodedError
 from ..base.json_text import NotStrictJSON, compact_json, strict_json
 from ..base.wire_types import UIPart
 from .image_files import BadImage, ImageInfo, image_format, inspect_image
@@ -36,12 +37,14 @@ _KNOWN_BINARY = {
 }
 
 
-class FileRefused(Exception):
+class FileRefused(CodedError):
     """The file cannot be attached; `status` is the HTTP status, the message says why."""
 
+    coded: Coded
+
     def __init__(self, status: int, message: Coded) -> None:
-        super().__init__(str(message))
-        self.status, self.message, self.coded = status, str(message), message
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)

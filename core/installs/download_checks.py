@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from yarl import URL
 
 from ..base.error_codes import Coded, coded
+from ..base.errors import CodedError
 from .model_folders import ModelFolders
 
 log = logging.getLogger("comfyui_assistant")
@@ -38,12 +39,13 @@ _USERINFO = re.compile(r"//[^/]*@")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\:*?\"<>|]")  # control characters, and what Windows refuses
 
 
-class DownloadError(Exception):
+class DownloadError(CodedError):
     """A download refused or failed; `coded` says why, in words a user can act on."""
 
+    coded: Coded
+
     def __init__(self, message: Coded) -> None:
-        super().__init__(str(message))
-        self.coded = message
+        super().__init__(message)
 
 
 @dataclass(frozen=True)

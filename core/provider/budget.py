@@ -12,7 +12,8 @@ import logging
 import re
 from dataclasses import dataclass
 
-from ..base.error_codes import Message, coded, coded_of
+from ..base.error_codes import Message, coded
+from ..base.errors import CodedError
 from .provider_config import ProviderSettings
 
 log = logging.getLogger("comfyui_assistant")
@@ -155,18 +156,12 @@ def compute_budget(window: Window, max_output_tokens: int | None, tool_tokens: i
     return Budget(window, min(wanted, size // 2), margin, tool_tokens)
 
 
-class ContextBudgetError(Exception):
+class ContextBudgetError(CodedError):
     """A request that cannot fit the budget whatever we leave out; raised before sending."""
 
     def __init__(self, message: Message, *, limit_name: str, limit: int, needed: int) -> None:
-        super().__init__(str(message))
-        self.message, self.limit_name, self.limit, self.needed = (
-            str(message),
-            limit_name,
-            limit,
-            needed,
-        )
-        self.coded = coded_of(message)
+        super().__init__(message)
+        self.limit_name, self.limit, self.needed = limit_name, limit, needed
 
     @classmethod
     def for_message(cls, needed: int, budget: Budget, model: str) -> ContextBudgetError:

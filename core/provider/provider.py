@@ -15,7 +15,8 @@ import aiohttp
 import openai
 
 from ..base.egress import PROVIDER, named
-from ..base.error_codes import Message, coded, coded_of, message_of
+from ..base.error_codes import Message, coded, message_of
+from ..base.errors import CodedError
 from ..base.http_client import Request
 from ..base.wire_types import OpenAIMessage
 from ..stream.redact import redact, remember_secret
@@ -32,13 +33,11 @@ class Completed:
     finish_reason: str | None  # "stop", "length" (cut at max_tokens), ... or None if not said
 
 
-class ProviderError(Exception):
+class ProviderError(CodedError):
     """A provider failure with a message safe to show the user (no secrets, no traceback)."""
 
     def __init__(self, message: Message, kind: str, status: int | None = None) -> None:
-        super().__init__(str(message))
-        self.message = str(message)
-        self.coded = coded_of(message)
+        super().__init__(message)
         self.kind = kind
         self.status = status
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.error_codes import Coded, coded
+from ..base.errors import CodedError
 from ..base.json_text import compact_json
 from ..base.wire_types import UIMessage
 from ..tokens.tokens import TokenCounter, counter_for
@@ -35,12 +36,13 @@ from .threads import Threads, title_from, write_message
 PREVIEW_CHARS = 60
 
 
-class BranchError(Exception):
+class BranchError(CodedError):
     """A rewind or a return that cannot be done now; the message says why and what to do."""
 
+    coded: Coded
+
     def __init__(self, message: Coded) -> None:
-        super().__init__(str(message))
-        self.coded = message
+        super().__init__(message)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from ..base.error_codes import coded
+from ..base.error_codes import Coded, coded
+from ..base.errors import CodedError
 from .migrations import full_text_index, migrate
 
 log = logging.getLogger("comfyui_assistant")
@@ -45,12 +46,13 @@ class StoreUnavailable(Exception):
     """The database cannot be opened; the message is one line that says what to do."""
 
 
-class DiskFull(Exception):
+class DiskFull(CodedError):
     """A write found the disk full and changed nothing (the transaction was rolled back)."""
 
+    coded: Coded
+
     def __init__(self) -> None:
-        super().__init__(DISK_FULL)
-        self.coded = DISK_FULL_CODED
+        super().__init__(DISK_FULL_CODED)
 
 
 def is_disk_full(exc: BaseException) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.errors import CodedError
 from ..context.context_engine import Summary, covered_ids
 from ..provider.provider import Provider, ProviderError, describe_error
 from ..store.thread_state import ThreadState
@@ -11,12 +12,11 @@ from ..store.threads import Threads
 from .summarizer import summarize
 
 
-class ProviderUnreachable(Exception):
+class ProviderUnreachable(CodedError):
     """The model could not be chosen; the message says why, in the user's words."""
 
     def __init__(self, error: ProviderError) -> None:
-        super().__init__(error.message)
-        self.coded = error.coded
+        super().__init__(error.coded or error.message)
 
 
 async def compact_now(threads: Threads, provider: Provider, thread_id: str) -> dict[str, Any]:
