@@ -87,6 +87,14 @@ ERRORS: dict[str, str] = {
         "Settings)."
     ),
     # the answer's stream (core/stream/sse.py)
+    "stream.bug": (
+        "The answer stopped on an error of ours ({error}) — this is a bug in the assistant: the "
+        "log has the details."
+    ),
+    "stream.not_saved": (
+        "This answer could not be saved ({error}), so it is not in the thread: copy what you "
+        "need from it before you reload; the log has the details."
+    ),
     "stream.failed": (
         "The answer failed on the server (an internal error, logged there) — the part shown "
         "is kept; try again."

@@ -5,8 +5,9 @@ text that follows a pause (the first words, the answer after a tool call) is wri
 LOOK, and a steady stream every `every`. So a crash loses at most the last `every` + LOOK
 seconds of a steady stream (0.3 s with the default `every` of 0.25 s), and LOOK (50 ms) of what
 follows a pause, plus the time a write takes. Written with the status "streaming"; the final
-save replaces it, and a store opened after a crash marks what was left "streaming" as
-interrupted (`Store.open`)."""
+save (`save_final`, before the stream ends) replaces it, and a store opened after a crash marks
+what was left "streaming" as interrupted (`Store.open`). A final save that fails is logged with
+its traceback, and told in the stream when no partial save holds the answer either."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import contextlib
 import json
 import logging
 
+from ..base.error_codes import Coded, coded
 from ..base.json_text import compact_json
 from ..base.wire_types import UIMessage
 from ..store.threads import Threads
@@ -33,6 +35,7 @@ class AnswerSaver:
         self.threads, self.thread_id, self.position = threads, thread_id, position
         self.outcome, self.every = outcome, every
         self._saved_revision = 0
+        self._stored: UIMessage | None = None  # the last write that succeeded
         self._failed = False
         self._stopped = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -63,11 +66,35 @@ class AnswerSaver:
             snapshot = json.loads(compact_json(message))
             try:
                 await self.threads.save_answer(self.thread_id, snapshot, self.position, STREAMING)
+                self._stored = snapshot
             except Exception as exc:  # the final save still runs; a partial one may fail
                 if not self._failed:  # (said once: a full disk fails them all)
                     log.warning("saving the partial answer failed: %s", exc)
                 self._failed = True
             self._saved_revision = revision
+
+    def holds(self, message: UIMessage) -> bool:
+        """Whether a partial save stored all that `message` shows (its parts, each perhaps
+        still in a streaming state)."""
+        stored = self._stored
+        return stored is not None and _shown(stored) == _shown(message)
+
+    async def save_final(self, message: UIMessage, status: str) -> Coded | None:
+        """The answer's last save (after the partial ones). None when stored; else, logged
+        with its traceback, what to tell the user when the answer is stored nowhere (a partial
+        save holding all of it is kept, as "streaming": Store.open marks it interrupted)."""
+        await self.stop()
+        try:
+            await self.threads.save_answer(self.thread_id, message, self.position, status)
+        except Exception as exc:
+            log.error("saving the answer failed", exc_info=exc)
+            lost = not self.holds(message)
+            return coded("stream.not_saved", error=type(exc).__name__) if lost else None
+        return None
+
+
+def _shown(message: UIMessage) -> list[dict[str, object]]:
+    return [{k: v for k, v in part.items() if k != "state"} for part in message.get("parts", ())]
 
 
 def has_content(message: UIMessage | None) -> bool:

@@ -21,13 +21,13 @@ from typing import Any
 
 import openai
 
-from ..base.error_codes import coded, message_of, stream_error_text
+from ..base.error_codes import coded, stream_error_text
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
 from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
-from ..provider.provider import Provider, ProviderError, describe_error
+from ..provider.provider import Provider, ProviderError
 from ..provider.provider_profiles import is_context_overflow, window_from_error
 from ..stream import ui_stream as ui
 from ..stream.stream_translate import StepTranslator, Usage, new_id
@@ -35,6 +35,7 @@ from ..stream.ui_assembler import MessageAssembler
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
 from ..tools.tool_registry import get_tool, server_tool_outputs
+from .failures import owned_error
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -444,14 +445,14 @@ async def chat_chunks(
                     yield emit(out)
                 outcome.limited = limited = True
                 break
-    except Exception as exc:
-        error = describe_error(exc, provider.settings, outcome.model, started)
-        outcome.error, outcome.error_kind = error.message, error.kind
+    except Exception as exc:  # (the provider's told as such; ours logged and called a bug)
+        said, outcome.error_kind = owned_error(exc, provider, outcome.model, started)
+        outcome.error = str(said)
         if (cleared := outcome.model_spoke()) is not None:
             yield cleared
         for out in translator.finish_partial():
             yield emit(out)
-        yield ui.Error(stream_error_text(message_of(error)))
+        yield ui.Error(stream_error_text(said))
         return
     finally:
         provider.active -= 1

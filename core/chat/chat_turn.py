@@ -8,7 +8,6 @@ ended."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import enum
 import logging
@@ -17,7 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from types import TracebackType
 
-from ..base.error_codes import Message, message_of
+from ..base.error_codes import Message, message_of, stream_error_text
 from ..context.context_engine import Assembled
 from ..context.system_prompt import user_context_block
 from ..files.attachments import with_thread_files
@@ -27,7 +26,7 @@ from ..files.run_images import run_picture
 from ..memory.recall_tool import look_back
 from ..memory.turn_recall import recall_for_turn
 from ..provider.budget import ContextBudgetError
-from ..provider.provider import Provider, describe_error
+from ..provider.provider import Provider
 from ..provider.provider_probes import sees_images
 from ..provider.slots import choose_slot
 from ..service import AssistantService
@@ -60,6 +59,7 @@ from .chat_stream import (
     response_message_id,
 )
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .failures import owned_error
 from .turn_setup import WINDOWS, set_up_turn, window_key
 
 log = logging.getLogger("comfyui_assistant")
@@ -119,6 +119,7 @@ class ChatTurn:
         self._calibrate: Assembled | None = None  # the first request, when the server counts
         self._state: ThreadState | None = None
         self._unsent: str | None = None  # the latest user message, sent for the first time
+        self._saved = False  # the answer's final save ran before the stream ended
 
     async def __aenter__(self) -> ChatTurn:
         req = self.req
@@ -225,8 +226,8 @@ class ChatTurn:
             self._calibrate = first if caps.counts else None
         except ContextBudgetError as exc:
             return message_of(exc)
-        except Exception as exc:
-            return message_of(describe_error(exc, provider.settings, provider.settings.model))
+        except Exception as exc:  # (the provider's told as such; ours logged and called a bug)
+            return owned_error(exc, provider, provider.settings.model)[0]
         self._context, self._state = context, state
         if DELEGATE in plan.server_tools:
             parent = Parent(
@@ -346,14 +347,21 @@ class ChatTurn:
         plan, provider, tools = self._plan, self._provider, self._tools
         assert plan is not None and provider is not None and tools is not None, "prepare first"
         assert self._threads is not None
-        self._saver = AnswerSaver(
+        saver = self._saver = AnswerSaver(
             self._threads, self.req.thread_id, self._position(), self.outcome,
             self.service.options.partial_save_seconds,
         )  # fmt: skip
-        self._saver.start()
-        hooks = self._hooks
-        async for chunk in chat_chunks(provider, self._model, plan, hooks, tools, self.outcome):
+        saver.start()
+        hooks, outcome = self._hooks, self.outcome
+        async for chunk in chat_chunks(provider, self._model, plan, hooks, tools, outcome):
             yield chunk
+            answer = outcome.message
+            if isinstance(chunk, ui.Finish) and answer is not None and has_content(answer):
+                # the answer is whole: stored before the stream ends, so a failure is told
+                lost = await saver.save_final(answer, "complete")
+                self._saved = True  # (not when cancelled: then `finish` saves it)
+                if lost is not None:
+                    yield ui.Error(stream_error_text(lost))
 
     async def finish(self, end: StreamEnd) -> None:
         """Store the answer, the report and the learned correction (even when cancelled)."""
@@ -370,7 +378,7 @@ class ChatTurn:
 
         async def save() -> None:
             assert threads is not None
-            if outcome.message is not None and has_content(outcome.message):
+            if outcome.message is not None and has_content(outcome.message) and not self._saved:
                 await threads.save_answer(thread_id, outcome.message, self._position(), status)
             report = outcome.report()
             if report is not None:
@@ -388,8 +396,10 @@ class ChatTurn:
                 store = await self.service.store()
                 await store.update_settings(WINDOWS, {key: {"tokens": told, "over": over}})
 
-        with contextlib.suppress(Exception):
+        try:
             await asyncio.shield(save())
+        except Exception:  # (the answer's own save, when in the stream, told the user)
+            log.exception("saving the turn's answer, report or learned figures failed")
         log_outcome(thread_id, outcome, note)
         self._compact_after(end)
 

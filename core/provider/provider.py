@@ -104,6 +104,27 @@ def describe_error(
     return ProviderError(coded("provider.unknown", name=name, error=error), "unknown")
 
 
+def is_provider_error(exc: BaseException) -> bool:
+    """Whether a failure is the provider's: the client's errors (HTTP, connection, timeout, an
+    error event in the stream), ours that say so (ProviderError, a request that cannot fit),
+    a probe's HTTP failure, or data the client could not decode (raised inside it). Anything
+    else is a bug of ours, never told as the provider's."""
+    owned = (ProviderError, ContextBudgetError, openai.APIError, aiohttp.ClientError)
+    if isinstance(exc, (*owned, asyncio.TimeoutError)):
+        return True
+    return isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) and _in_client(exc)
+
+
+def _in_client(exc: BaseException) -> bool:
+    """Raised inside the `openai` client (its SSE decoding of the provider's bytes)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("openai."):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _status_error(
     exc: openai.APIStatusError, settings: ProviderSettings, model: str | None
 ) -> ProviderError:

@@ -458,6 +458,8 @@ export const en = {
   "error.provider.no_model": "{name} at {url} lists no models and none is configured — set LLM_MODEL or choose a model in Settings.",
   "error.provider.empty": "{name} at {url} answered, but sent no completion (an empty stream, or a web page instead of events) — check that the base URL points at an OpenAI-compatible /v1 endpoint, and look at the server's log.",
   "error.context.message_too_long": "The latest message needs {needed} tokens but only {fit} fit in {model}'s context (window {window} from {source}, {reserve} reserved for the answer, {margin} margin, {tools} for tools) — shorten the message or raise the window (LLM_CONTEXT_WINDOW or Settings).",
+  "error.stream.bug": "The answer stopped on an error of ours ({error}) — this is a bug in the assistant: the log has the details.",
+  "error.stream.not_saved": "This answer could not be saved ({error}), so it is not in the thread: copy what you need from it before you reload; the log has the details.",
   "error.stream.failed": "The answer failed on the server (an internal error, logged there) — the part shown is kept; try again.",
   "error.attachment.too_large_for_window": "{name} is about {tokens} tokens, but {model}'s {window}-token window has room for about {room} in one message (after the instructions, the tools and the answer's reserve). Attach a smaller file or the part that matters, or use a model with a larger window.",
   "error.attachment.over_limit": "the file is larger than {limit}, the limit for an attachment",

@@ -487,6 +487,8 @@ const table: Translation = {
   "error.provider.no_model": "{name} en {url} no lista ningún modelo y no hay ninguno configurado — define LLM_MODEL o elige un modelo en Configuración.",
   "error.provider.empty": "{name} en {url} respondió, pero no envió ningún texto generado (un flujo vacío, o una página web en lugar de eventos) — comprueba que la URL base apunte a un endpoint /v1 compatible con OpenAI y revisa el registro del servidor.",
   "error.context.message_too_long": "El último mensaje necesita {needed} tokens, pero solo caben {fit} en el contexto del modelo {model} (ventana de {window} según {source}, {reserve} reservados para la respuesta, {margin} de margen, {tools} para las herramientas) — acorta el mensaje o amplía la ventana (LLM_CONTEXT_WINDOW o Configuración).",
+  "error.stream.bug": "La respuesta se detuvo por un error nuestro ({error}) — es un fallo del asistente: el registro tiene los detalles.",
+  "error.stream.not_saved": "No se pudo guardar esta respuesta ({error}), así que no está en el chat: copia lo que necesites antes de recargar; el registro tiene los detalles.",
   "error.stream.failed": "La respuesta falló en el servidor (un error interno, registrado allí) — la parte mostrada se conserva; inténtalo de nuevo.",
   "error.attachment.too_large_for_window": "{name} tiene unos {tokens} tokens, pero la ventana de {window} tokens del modelo {model} tiene espacio para unos {room} en un mensaje (descontando las instrucciones, las herramientas y la reserva para la respuesta). Adjunta un archivo más pequeño o solo la parte que importa, o usa un modelo con una ventana más grande.",
   "error.attachment.over_limit": "el archivo supera {limit}, el límite de un archivo adjunto",

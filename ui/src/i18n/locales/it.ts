@@ -487,6 +487,8 @@ const table: Translation = {
   "error.provider.no_model": "{name} su {url} non elenca alcun modello e nessuno è configurato — imposta LLM_MODEL o scegli un modello nelle Impostazioni.",
   "error.provider.empty": "{name} su {url} ha risposto, ma non ha inviato alcun testo generato (uno stream vuoto, o una pagina web invece degli eventi) — verifica che l’URL di base punti a un endpoint /v1 compatibile con OpenAI e controlla il log del server.",
   "error.context.message_too_long": "L’ultimo messaggio richiede {needed} token, ma nel contesto del modello {model} ne entrano solo {fit} (finestra di {window} secondo {source}, {reserve} riservati alla risposta, {margin} di margine, {tools} per gli strumenti) — accorcia il messaggio o amplia la finestra (LLM_CONTEXT_WINDOW o Impostazioni).",
+  "error.stream.bug": "La risposta si è interrotta per un errore nostro ({error}) — è un bug dell'assistente: i dettagli sono nel log.",
+  "error.stream.not_saved": "Non è stato possibile salvare questa risposta ({error}), quindi non è nella conversazione: copia ciò che ti serve prima di ricaricare; i dettagli sono nel log.",
   "error.stream.failed": "La risposta non è riuscita sul server (un errore interno, registrato lì) — la parte mostrata viene conservata; riprova.",
   "error.attachment.too_large_for_window": "{name} occupa circa {tokens} token, ma la finestra di {window} token del modello {model} ha spazio per circa {room} in un messaggio (al netto di istruzioni, strumenti e riserva per la risposta). Allega un file più piccolo o solo la parte che conta, oppure usa un modello con una finestra più grande.",
   "error.attachment.over_limit": "il file supera {limit}, il limite per un allegato",

@@ -430,6 +430,8 @@ const table: Translation = {
   "error.provider.no_model": "{name}（{url}）のモデル一覧は空で、モデルも設定されていません。LLM_MODEL を設定するか、設定でモデルを選んでください。",
   "error.provider.empty": "{name}（{url}）は応答しましたが、回答を送ってきませんでした（ストリームが空か、イベントの代わりに Web ページが返されました）。ベース URL が OpenAI 互換の /v1 エンドポイントを指しているか確認し、サーバーのログも確認してください。",
   "error.context.message_too_long": "最新のメッセージには {needed} トークンが必要ですが、{model} のコンテキストに収まるのは {fit} トークンまでです（ウィンドウ {window} は {source} から取得、回答用に確保 {reserve}、マージン {margin}、ツール用 {tools}）。メッセージを短くするか、コンテキストウィンドウを大きくしてください（LLM_CONTEXT_WINDOW または設定で）。",
+  "error.stream.bug": "こちら側のエラー（{error}）で回答が止まりました。これはアシスタントのバグです。詳細はログにあります。",
+  "error.stream.not_saved": "この回答を保存できなかったため（{error}）、スレッドには残っていません。再読み込みする前に必要な部分をコピーしてください。詳細はログにあります。",
   "error.stream.failed": "サーバーで回答の生成に失敗しました（内部エラー。サーバーのログに記録されています）。表示済みの部分は残ります。再試行してください。",
   "error.attachment.too_large_for_window": "{name} は約 {tokens} トークンですが、{model} の {window} トークンのウィンドウでは、1 件のメッセージに入るのは約 {room} トークンまでです（指示、ツール、回答用の確保枠を差し引いた後）。もっと小さいファイルか必要な部分だけを添付するか、ウィンドウの大きいモデルを使用してください。",
   "error.attachment.over_limit": "ファイルが添付の上限 {limit} を超えています",

@@ -431,6 +431,8 @@ const table: Translation = {
   "error.provider.no_model": "{name}({url})의 모델 목록이 비어 있고 설정된 모델도 없습니다. LLM_MODEL을 설정하거나 설정에서 모델을 선택하세요.",
   "error.provider.empty": "{name}({url})에서 응답은 했지만 답변 내용을 보내지 않았습니다(빈 스트림이거나, 이벤트 대신 웹 페이지를 반환했습니다). 기본 URL이 OpenAI 호환 /v1 엔드포인트를 가리키는지 확인하고 서버 로그도 확인하세요.",
   "error.context.message_too_long": "최신 메시지에 토큰 {needed}개가 필요하지만 {model}의 컨텍스트에는 {fit}개만 들어갑니다(윈도우 {window}, 출처 {source}, 답변용 예약분 {reserve}, 여유분 {margin}, 도구 {tools}). 메시지를 줄이거나 컨텍스트 윈도우를 늘리세요(LLM_CONTEXT_WINDOW 또는 설정).",
+  "error.stream.bug": "저희 쪽 오류({error})로 답변이 중단되었습니다. 어시스턴트의 버그입니다. 자세한 내용은 로그에 있습니다.",
+  "error.stream.not_saved": "이 답변을 저장하지 못했습니다({error}). 따라서 대화에 남아 있지 않으니 새로 고치기 전에 필요한 내용을 복사하세요. 자세한 내용은 로그에 있습니다.",
   "error.stream.failed": "서버에서 답변을 생성하지 못했습니다(내부 오류이며 서버 로그에 기록되었습니다). 표시된 부분은 유지됩니다. 다시 시도하세요.",
   "error.attachment.too_large_for_window": "{name} 파일은 약 {tokens}토큰이지만, {model}의 {window}토큰 윈도우에는 메시지 하나에 약 {room}토큰만 들어갈 수 있습니다(지시문, 도구, 답변용 예약분을 제외한 뒤). 더 작은 파일이나 필요한 부분만 첨부하거나, 윈도우가 더 큰 모델을 사용하세요.",
   "error.attachment.over_limit": "파일이 첨부 파일 한도인 {limit}보다 큽니다",

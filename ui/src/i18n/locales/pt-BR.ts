@@ -487,6 +487,8 @@ const table: Translation = {
   "error.provider.no_model": "{name} em {url} não lista nenhum modelo e nenhum está configurado — defina LLM_MODEL ou escolha um modelo nas Configurações.",
   "error.provider.empty": "{name} em {url} respondeu, mas não enviou nenhum texto gerado (um stream vazio, ou uma página da web em vez de eventos) — verifique se a URL base aponta para um endpoint /v1 compatível com OpenAI e veja o log do servidor.",
   "error.context.message_too_long": "A última mensagem precisa de {needed} tokens, mas só cabem {fit} no contexto do modelo {model} (janela de {window} segundo {source}, {reserve} reservados para a resposta, {margin} de margem, {tools} para as ferramentas) — encurte a mensagem ou aumente a janela (LLM_CONTEXT_WINDOW ou Configurações).",
+  "error.stream.bug": "A resposta parou por um erro nosso ({error}) — é um bug do assistente: o log tem os detalhes.",
+  "error.stream.not_saved": "Não foi possível salvar esta resposta ({error}), então ela não está na conversa: copie o que precisar antes de recarregar; o log tem os detalhes.",
   "error.stream.failed": "A resposta falhou no servidor (um erro interno, registrado lá) — a parte exibida é mantida; tente novamente.",
   "error.attachment.too_large_for_window": "{name} tem cerca de {tokens} tokens, mas a janela de {window} tokens do modelo {model} tem espaço para cerca de {room} em uma mensagem (descontadas as instruções, as ferramentas e a reserva para a resposta). Anexe um arquivo menor ou só a parte que importa, ou use um modelo com uma janela maior.",
   "error.attachment.over_limit": "o arquivo é maior que {limit}, o limite para um anexo",

@@ -454,6 +454,8 @@ const table: Translation = {
   "error.provider.no_model": "{name} ({url}) hiçbir model listelemiyor ve yapılandırılmış bir model de yok — LLM_MODEL değişkenini ayarlayın ya da Ayarlar'da bir model seçin.",
   "error.provider.empty": "{name} ({url}) yanıt verdi ama hiçbir tamamlama göndermedi (boş bir akış ya da olaylar yerine bir web sayfası) — temel URL'nin OpenAI uyumlu bir /v1 uç noktasını gösterdiğini kontrol edin ve sunucunun günlüğüne bakın.",
   "error.context.message_too_long": "Son mesaj {needed} token gerektiriyor, ancak {model} modelinin bağlamına yalnızca {fit} token sığıyor (pencere: {window}, kaynak: {source}; yanıta ayrılan: {reserve}; güvenlik payı: {margin}; araçlar: {tools}) — mesajı kısaltın ya da bağlam penceresini büyütün (LLM_CONTEXT_WINDOW veya Ayarlar).",
+  "error.stream.bug": "Yanıt bizim tarafımızdaki bir hatayla durdu ({error}) — bu asistanda bir hata: ayrıntılar günlükte.",
+  "error.stream.not_saved": "Bu yanıt kaydedilemedi ({error}), bu yüzden sohbette yok: yeniden yüklemeden önce ihtiyacınız olanı kopyalayın; ayrıntılar günlükte.",
   "error.stream.failed": "Yanıt sunucuda başarısız oldu (dahili bir hata; sunucu günlüğüne yazıldı) — gösterilen kısım korunuyor; yeniden deneyin.",
   "error.attachment.too_large_for_window": "{name} dosyası yaklaşık {tokens} token tutuyor, ancak {model} modelinin {window} tokenlık penceresinde tek bir mesaj için yalnızca yaklaşık {room} token yer var (talimatlar, araçlar ve yanıt payı düşüldükten sonra). Daha küçük bir dosya ya da yalnızca önemli kısmını ekleyin veya daha geniş pencereli bir model kullanın.",
   "error.attachment.over_limit": "dosya, bir ek için sınır olan {limit} boyutunu aşıyor",

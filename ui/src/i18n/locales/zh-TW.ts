@@ -430,6 +430,8 @@ const table: Translation = {
   "error.provider.no_model": "{name}（{url}）沒有列出任何模型，也未設定模型。請設定 LLM_MODEL，或在設定中選擇模型。",
   "error.provider.empty": "{name}（{url}）有回應，但沒有傳送任何回答內容（串流是空的，或傳回的是網頁而不是事件）。請確認基礎 URL 指向與 OpenAI 相容的 /v1 端點，並查看伺服器的記錄檔。",
   "error.context.message_too_long": "最新一則訊息需要 {needed} 個 token，但 {model} 的上下文只能容納 {fit} 個（視窗 {window}，來自 {source}；為回答保留 {reserve}，餘量 {margin}，工具佔用 {tools}）。請縮短訊息，或調高上下文視窗（LLM_CONTEXT_WINDOW 或設定）。",
+  "error.stream.bug": "回答因我們這邊的錯誤（{error}）而中止——這是助理的程式錯誤：詳細資訊在記錄檔中。",
+  "error.stream.not_saved": "這個回答無法儲存（{error}），所以不在對話中：重新載入前請先複製您需要的內容；詳細資訊在記錄檔中。",
   "error.stream.failed": "回答在伺服器上失敗（內部錯誤，已寫入伺服器記錄檔）。已顯示的部分會保留；請重試。",
   "error.attachment.too_large_for_window": "{name} 約有 {tokens} 個 token，但 {model} 的 {window} token 視窗在一則訊息中只能容納約 {room} 個（扣除指示、工具與為回答保留的部分後）。請附加較小的檔案或其中重要的部分，或改用視窗較大的模型。",
   "error.attachment.over_limit": "檔案大於附件的大小上限 {limit}",

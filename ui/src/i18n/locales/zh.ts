@@ -428,6 +428,8 @@ const table: Translation = {
   "error.provider.no_model": "{name}（{url}）没有列出任何模型，也没有配置模型 — 请设置 LLM_MODEL，或在设置中选择模型。",
   "error.provider.empty": "{name}（{url}）有响应，但没有发送任何回答内容（流是空的，或返回了网页而不是事件）— 请检查基础 URL 是否指向兼容 OpenAI 的 /v1 端点，并查看服务器日志。",
   "error.context.message_too_long": "最新一条消息需要 {needed} 个 token，但 {model} 的上下文只能容纳 {fit} 个（窗口 {window}，来自 {source}；为回答预留 {reserve}，余量 {margin}，工具占用 {tools}）— 请缩短消息，或调大窗口（LLM_CONTEXT_WINDOW 或设置）。",
+  "error.stream.bug": "回答因我们这边的错误（{error}）而中止——这是助手的程序错误：详细信息在日志中。",
+  "error.stream.not_saved": "这个回答无法保存（{error}），所以不在对话中：重新加载前请先复制您需要的内容；详细信息在日志中。",
   "error.stream.failed": "回答在服务器上失败（内部错误，已记入服务器日志）— 已显示的部分会保留；请重试。",
   "error.attachment.too_large_for_window": "{name} 约有 {tokens} 个 token，但 {model} 的 {window} token 窗口在一条消息中只剩约 {room} 个的空间（扣除指令、工具和为回答预留的部分后）。请附加更小的文件或其中关键的部分，或换用窗口更大的模型。",
   "error.attachment.over_limit": "文件大于 {limit}，超过了附件的大小上限",
