@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.error_codes import coded
+from ..core.base.error_codes import coded, message_of
 from ..core.base.errors import RequestError
 from ..core.chat.attachment_fit import message_room, tokens_of, too_large
 from ..core.files.attachment_files import FileReading, FileRefused, human_size, read_file
@@ -55,7 +55,7 @@ def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
     try:
         return data, read_file(name, data, max_bytes)
     except FileRefused as exc:
-        raise HTTPProblem(exc.status, exc.coded) from None
+        raise HTTPProblem(exc.status, message_of(exc)) from None
 
 
 _strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from ..core.base.error_codes import Message, coded, error_body, message_of
-from ..core.base.errors import CodedError, RequestError
+from ..core.base.errors import RequestError, StatusError
 from ..core.base.gc_pause import cyclic_gc_paused
 from ..core.base.json_text import NotStrictJSON, finite_float
 from ..core.base.memory_release import RELEASE
@@ -27,10 +27,8 @@ log = logging.getLogger("comfyui_assistant")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class HTTPProblem(CodedError):
-    def __init__(self, status: int, message: Message) -> None:
-        super().__init__(message)
-        self.status = status
+class HTTPProblem(StatusError):
+    """An error a route answers with its `status` and message."""
 
 
 def error_response(status: int, message: Message) -> web.Response:

@@ -15,6 +15,23 @@ class CodedError(Exception):
         self.coded: Coded | None = coded_of(message)
 
 
+class AlwaysCoded(CodedError):
+    """A CodedError whose message always has a code."""
+
+    coded: Coded
+
+    def __init__(self, message: Coded) -> None:
+        super().__init__(message)
+
+
+class StatusError(CodedError):
+    """A CodedError that carries the HTTP `status` a route answers it with."""
+
+    def __init__(self, status: int, message: Message) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class RequestError(CodedError, ValueError):
     """The client sent something we cannot use; the message is safe to show. `status`: the
     HTTP status a route answers with."""

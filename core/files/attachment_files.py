@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..base.error_codes import Coded, coded
-from ..base.errors import CodedError
+from ..base.error_codes import coded
+from ..base.errors import StatusError
 from ..base.json_text import NotStrictJSON, compact_json, strict_json
 from ..base.wire_types import UIPart
 from .image_files import BadImage, ImageInfo, image_format, inspect_image
@@ -37,14 +37,8 @@ _KNOWN_BINARY = {
 }
 
 
-class FileRefused(CodedError):
+class FileRefused(StatusError):
     """The file cannot be attached; `status` is the HTTP status, the message says why."""
-
-    coded: Coded
-
-    def __init__(self, status: int, message: Coded) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.error_codes import Message, coded
-from ..base.errors import CodedError
+from ..base.error_codes import coded
+from ..base.errors import StatusError
 from ..store import text_search
 from ..store.store import Store
 from ..tokens.passages import split_passages
@@ -32,12 +32,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-class ProjectError(CodedError):
+class ProjectError(StatusError):
     """A client mistake: `status` is the HTTP status to answer with."""
-
-    def __init__(self, status: int, message: Message) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 
 from yarl import URL
 
-from ..base.error_codes import Coded, coded
-from ..base.errors import CodedError
+from ..base.error_codes import coded
+from ..base.errors import AlwaysCoded
 from .model_folders import ModelFolders
 
 log = logging.getLogger("comfyui_assistant")
@@ -39,13 +39,8 @@ _USERINFO = re.compile(r"//[^/]*@")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\:*?\"<>|]")  # control characters, and what Windows refuses
 
 
-class DownloadError(CodedError):
+class DownloadError(AlwaysCoded):
     """A download refused or failed; `coded` says why, in words a user can act on."""
-
-    coded: Coded
-
-    def __init__(self, message: Coded) -> None:
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.error_codes import Coded, coded
-from ..base.errors import CodedError
+from ..base.error_codes import coded
+from ..base.errors import AlwaysCoded
 from ..base.json_text import compact_json
 from ..base.wire_types import UIMessage
 from ..tokens.tokens import TokenCounter, counter_for
@@ -36,13 +36,8 @@ from .threads import Threads, title_from, write_message
 PREVIEW_CHARS = 60
 
 
-class BranchError(CodedError):
+class BranchError(AlwaysCoded):
     """A rewind or a return that cannot be done now; the message says why and what to do."""
-
-    coded: Coded
-
-    def __init__(self, message: Coded) -> None:
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

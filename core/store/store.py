@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from ..base.error_codes import Coded, coded
-from ..base.errors import CodedError
+from ..base.error_codes import coded
+from ..base.errors import AlwaysCoded
 from .migrations import full_text_index, migrate
 
 log = logging.getLogger("comfyui_assistant")
@@ -46,10 +46,8 @@ class StoreUnavailable(Exception):
     """The database cannot be opened; the message is one line that says what to do."""
 
 
-class DiskFull(CodedError):
+class DiskFull(AlwaysCoded):
     """A write found the disk full and changed nothing (the transaction was rolled back)."""
-
-    coded: Coded
 
     def __init__(self) -> None:
         super().__init__(DISK_FULL_CODED)
