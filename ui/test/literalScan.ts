@@ -51,7 +51,7 @@ export function panelSources(srcRoot: string): string[] {
   const files: string[] = [];
   for (const folder of ["", "panel", "runtime", "commands"]) {
     for (const name of readdirSync(join(srcRoot, folder))) {
-      if (/\.tsx?$/.test(name) && !/\.test\.tsx?$|\.d\.ts$|^fakeServer\.ts$|^reactTestEnv\.ts$/.test(name)) files.push(join(srcRoot, folder, name));
+      if (/\.tsx?$/.test(name) && !/\.test\.tsx?$|\.d\.ts$/.test(name)) files.push(join(srcRoot, folder, name));
     }
   }
   return files;

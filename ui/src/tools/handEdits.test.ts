@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { LGraphNode } from "../comfy";
 import { graphShot, type GraphShot } from "./graphSnapshot";
 import { handEditsNote, isEditNote, NOTE_CHARS } from "./handEdits";
-import { buildTxt2Img, createTestApp, link, openSubgraph, place, useStringIds, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, link, openSubgraph, place, useStringIds, type TestSetup } from "../../test/testing";
 
 const HEAD = "[Since your last answer the user changed the workflow by hand (keep these changes unless asked): ";
 

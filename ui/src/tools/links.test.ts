@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { LGraph } from "../comfy";
 import { nodeLabel } from "./context";
 import { fromSubgraphInput, LinkIndex, nodeById, reaches, sameId, toSubgraphOutput, type LinkLike } from "./links";
-import { createTestApp, place, useStringIds } from "./testing";
+import { createTestApp, place, useStringIds } from "../../test/testing";
 
 describe("ids of both kinds", () => {
   it("compares a number with its string, and nothing with null or undefined", () => {
