@@ -2,8 +2,8 @@
 // real ComfyUI node types of data/object_info.json.gz, inside a minimal ComfyApp whose change
 // tracker, confirm dialog and api (fetchApi + events) each test scripts and inspects.
 import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyorg/litegraph";
-import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../src/comfy";
-import { keyGraphToLoad, watchWorkflows } from "../src/comfy";
+import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../src/host/comfy";
+import { keyGraphToLoad, watchWorkflows } from "../src/host/comfy";
 import { registerNodeDefs } from "../src/litegraph/register";
 import { registerSubgraphTypes } from "../src/litegraph/subgraphs";
 import { PlaygroundWorkflows } from "../src/playground/workflows";

@@ -411,7 +411,7 @@ export const en = {
   "command.debugTitle": "The exact request of the last step (debug)",
   "command.debugMore": { one: "… ({count} more character)", other: "… ({count} more characters)" },
 
-  // the panel's own errors talking to the server (runtime/api.ts)
+  // the panel's own errors talking to the server (server/api.ts)
   "chatError.unreachable": "The ComfyUI server is not reachable ({error}).",
   "chatError.requestFailed": "The request failed.",
 

@@ -4,7 +4,7 @@
 import { useAuiState, type ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useState, type FC } from "react";
 import { getLocale, t, useI18n, type MessageKey } from "../i18n";
-import { errorMessage, requestJson } from "../runtime/api";
+import { errorMessage, requestJson } from "../server/api";
 import { threadPath } from "../runtime/threadAdapter";
 import { useCurrentThread } from "./context";
 import type { DelegateProgress, DelegateResult, DelegateUsage, DelegationTrace, UIPart } from "./delegate.generated";

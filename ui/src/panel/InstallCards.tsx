@@ -3,7 +3,7 @@
 // and downloadModels' files (progress with a Cancel while they come, then each one's outcome).
 import { useEffect, useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
-import { localizedError } from "../runtime/api";
+import { localizedError } from "../server/api";
 import { byteText, isRunning } from "../tools/downloadModels";
 import { cancelDownload, knownScan, storedScan, type DownloadJob, type Scan, type ScanModel, type ScanPack } from "../tools/installScans";
 

@@ -3,7 +3,7 @@
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
 import { getLocale, translate, type MessageKey, type Params } from "../i18n";
-import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportWindow } from "./contextReport.generated";
+import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportWindow } from "../runtime/contextReport.generated";
 
 /**
  * A report as the gauge reads it: the server's (`ServerReport`, generated from

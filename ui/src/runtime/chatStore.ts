@@ -9,7 +9,7 @@ import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import { generateId, isToolUIPart, type UIMessage } from "ai";
 import { Approvals, awaitsOutput } from "./approvals";
 import { ServerAttachments } from "./attachments";
-import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "./api";
+import { apiUrl, requestJson, type ServerThread, type ServerToolSpec, type SkillInfo } from "../server/api";
 import { loadSettings, saveSettings, clampSteps, type PanelSettings } from "./panelSettings";
 import { settledForNewMessage } from "./pendingCalls";
 import { lastUserId, shouldResubmit } from "./steps";

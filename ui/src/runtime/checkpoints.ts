@@ -7,7 +7,7 @@
 // to here" (rewind.ts). Here: which messages of which thread have one, saving one, reading one.
 import { isToolUIPart, type UIMessage } from "ai";
 import { GRAPH_EDITING_TOOLS } from "../tools/schemas.generated";
-import { THREAD_KEY } from "../threadKeys";
+import { THREAD_KEY } from "../host/threadKeys";
 import { threadPath } from "./threadAdapter";
 
 export interface CheckpointInfo {

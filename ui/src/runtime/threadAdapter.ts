@@ -3,7 +3,7 @@
 // A thread's messages are loaded by the history adapter (see chatStore.ts), not here.
 import type { RemoteThreadListAdapter, ThreadMessage } from "@assistant-ui/react";
 import type { UIMessage } from "ai";
-import type { ServerThread } from "./api";
+import type { ServerThread } from "../server/api";
 
 type RemoteThreadMetadata = Awaited<ReturnType<RemoteThreadListAdapter["fetch"]>>;
 type TitleStream = Awaited<ReturnType<RemoteThreadListAdapter["generateTitle"]>>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { workflowKey, type LGraphNode } from "../comfy";
+import { workflowKey, type LGraphNode } from "../host/comfy";
 import type { PlaygroundWorkflows } from "../playground/workflows";
 import { openInNewTab, restoreWorkflow, serializeWorkflow } from "./checkpointGraph";
 import { createTestApp, fixtureJson, type TestSetup } from "../../test/testing";

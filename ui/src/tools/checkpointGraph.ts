@@ -19,9 +19,9 @@ import {
   type ChangeTracker,
   type ComfyApp,
   type ComfyWorkflow,
-} from "../comfy";
+} from "../host/comfy";
 import { sameGraph, type RestoreOutcome, type WorkflowAccess } from "../runtime/checkpoints";
-import { withKeyOf } from "../threadKeys";
+import { withKeyOf } from "../host/threadKeys";
 
 /** ComfyUI's ChangeTracker.MAX_HISTORY (both frontends). */
 const MAX_HISTORY = 50;

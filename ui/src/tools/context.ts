@@ -1,6 +1,6 @@
 // Shared plumbing of the graph tools: results, expected failures, undo recording, redraw, and
 // "did you mean" suggestions. Which graph and which node an id names: graphs.ts.
-import { changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+import { changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../host/comfy";
 
 /** What every panel tool returns: JSON-serialisable, never thrown. */
 export type ToolResult =

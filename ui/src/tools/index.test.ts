@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { graphTools, isPanelTool, PANEL_TOOL_NAMES, runTool, type ToolResult } from "./index";
 import { createTestApp, jsonResponse } from "../../test/testing";
 

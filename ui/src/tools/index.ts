@@ -10,7 +10,7 @@
 // `{ok: false, error, ...}`, and never rejects: invalid arguments, unknown ids or types, and
 // failures inside ComfyUI all come back as errors that say what went wrong and what to do.
 // Every edit is recorded by the active workflow's change tracker (one Ctrl+Z undoes it).
-import { liteGraph, type ComfyApp, type LiteGraphGlobal } from "../comfy";
+import { liteGraph, type ComfyApp, type LiteGraphGlobal } from "../host/comfy";
 import { addNode, type AddNodeArgs } from "./addNode";
 import { connectNodes, type ConnectNodesArgs } from "./connectNodes";
 import { errorMessage, ToolError, type ToolContext, type ToolResult } from "./context";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeBox, overlaps } from "./layout";
-import type { ComfyWorkflow } from "../comfy";
+import type { ComfyWorkflow } from "../host/comfy";
 import { buildTxt2Img, createTestApp, place, type TestSetup } from "../../test/testing";
 
 const EDIT = ["beforeChange", "afterChange"];

@@ -14,12 +14,12 @@ import {
   type ComfyWorkflow,
   type LGraphNode,
   type LiteGraphGlobal,
-} from "../comfy";
-import { keptAcrossReload } from "../reloadKeeps";
+} from "../host/comfy";
+import { keptAcrossReload } from "../host/reloadKeeps";
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
 import { graphLinks } from "./links";
-import { requestJson } from "../runtime/api";
+import { requestJson } from "../server/api";
 import {
   closest,
   errorMessage,
