@@ -6,7 +6,7 @@ import { errorMessage, type CompactResult } from "../server/api";
 import type { NewNotice } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
 import { threadPath } from "../runtime/threadAdapter";
-import { isContextReport, latestReport, type ContextReport } from "../panel/gauge";
+import { isContextReport, latestReport, type ContextReport } from "../runtime/contextReport";
 import { helpText, unknownCommandText, type ParsedInput } from "./parse";
 
 export interface CommandContext {

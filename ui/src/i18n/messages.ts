@@ -595,3 +595,6 @@ export const en = {
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;
+
+/** A language's table: every key's words. */
+export type Translation = Record<MessageKey, Message>;

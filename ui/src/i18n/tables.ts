@@ -2,7 +2,7 @@
 // ui/dist/locales/<tag>.json (vite.config.ts), beside the panel's module, and fetched the first
 // time its language is chosen (setLocale in index.ts). No React here: the unit tests' setup
 // (ui/test/vitest.setup.ts) registers every table through this module before React loads.
-import type { Translation } from ".";
+import type { Translation } from "./messages";
 import { SHIPPED_TAGS, type ShippedTag } from "./shipped";
 
 const SHIPPED = new Set<string>(SHIPPED_TAGS);

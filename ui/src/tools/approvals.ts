@@ -4,7 +4,7 @@
 // through `ToolContext.approve` (the chat store shows the AI SDK's own approval parts and waits
 // for Allow or Deny). Without an `approve` (a caller with no user to ask) the tool goes on.
 import type { ComfyPrompt, LiteGraphGlobal } from "../host/comfy";
-import { ToolError } from "./context";
+import { ToolError } from "./toolError";
 
 export type ApprovalKind = "graph-edit" | "paid-run" | "large-batch" | "server" | "install" | "download" | "restart";
 

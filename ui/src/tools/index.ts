@@ -22,13 +22,13 @@ import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
 import { removeNodes, type RemoveNodesArgs } from "./removeNodes";
 import { restartComfyUI, type RestartComfyUIArgs } from "./restartComfyUI";
-import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
-import type { PanelToolName } from "./schemas.generated";
+import { validateArgs } from "./schema";
+import { PANEL_TOOL_SCHEMAS, type PanelToolName } from "./schemas.generated";
 import { setWidgetValues, type SetWidgetValuesArgs } from "./setWidgetValues";
 
 export type { ToolResult } from "./context";
 import type { Approve } from "./approvals";
-export { PANEL_TOOL_SCHEMAS } from "./schema";
+export { PANEL_TOOL_SCHEMAS } from "./schemas.generated";
 
 export type ToolName = PanelToolName;
 /** How a call is run: `progress` hears a long call's progress (a run's node and step). */
