@@ -31,7 +31,7 @@ import {
   watchPage,
 } from "./support.mjs";
 
-const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "src", "tools", "fixtures", "subgraph-flux-dev.json"), "utf8"));
+const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "test", "fixtures", "subgraph-flux-dev.json"), "utf8"));
 
 const TARGETS = [
   { name: "playground", slug: "playground", comfyui: false },
