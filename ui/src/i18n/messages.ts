@@ -98,7 +98,7 @@ export const en = {
   "message.runNote": "How a run ended (added by the panel)",
   "message.editNote": "What you changed in the workflow by hand (added by the panel)",
 
-  // a tool call's card (Messages.tsx ToolCard)
+  // a tool call's card (ToolCard.tsx, toolCard.ts)
   "tool.summary": "Tool {name}: {state}",
   "tool.state.running": "running",
   "tool.state.done": "done",
