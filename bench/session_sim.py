@@ -21,7 +21,7 @@ what a server's prefix (KV) cache reuses, the rest it re-processes. Prefix share
 / the request's tokens. Facts present = literal text in the final request.
 "Provider invariants broken" = requests docs/DESIGN.md §7's validator rejects. `now` is fixed. Exit
 code 0 even when a target is missed. `--quick` (CI: 40 turns, seconds) takes its workflows from
-the two ComfyUI templates the panel's tests carry (ui/src/tools/fixtures, copied from that
+the two ComfyUI templates the panel's tests carry (ui/test/fixtures, copied from that
 package), so it needs nothing installed.
 """
 
@@ -116,7 +116,7 @@ def split(text: str) -> list[str]:
     return " ".join(text.split()).split(" | ")
 
 
-FIXTURES = Path(__file__).resolve().parent.parent / "ui" / "src" / "tools" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "ui" / "test" / "fixtures"
 
 
 def fixture_templates() -> list[dict[str, Any]]:
@@ -446,7 +446,7 @@ def main() -> None:
     )
     source = f"{len(flows)} templates"
     if args.quick:
-        source = f"the {source} in ui/src/tools/fixtures"
+        source = f"the {source} in ui/test/fixtures"
     print(f" (from {source}), {len(facts)} facts; model {MODEL}")
     how = f"llama-server {args.llama}" if args.llama else "ChatML tokenized with cl100k"
     print(f"prompts rendered and tokenized as a server sees them: {how}")

@@ -3,7 +3,7 @@
 
 - `ui/src/tools/schemas.generated.ts`: the panel tools' argument schemas from the tool
   registry (the browser validates a call against exactly what the model was offered);
-- `ui/src/panel/contextReport.generated.ts`: the context report's TypeScript type from
+- `ui/src/runtime/contextReport.generated.ts`: the context report's TypeScript type from
   `core/wire_types.ContextReport` (what the gauge draws);
 - `ui/src/panel/delegate.generated.ts`: a delegated task's progress, result and trace (what
   its card draws);
@@ -32,7 +32,7 @@ from comfyui_assistant.core.tools.tool_registry import tools_for
 
 UI = Path(__file__).resolve().parent.parent / "ui" / "src"
 SCHEMAS = UI / "tools" / "schemas.generated.ts"
-REPORT = UI / "panel" / "contextReport.generated.ts"
+REPORT = UI / "runtime" / "contextReport.generated.ts"
 DELEGATE = UI / "panel" / "delegate.generated.ts"
 DOCUMENTS = UI / "panel" / "documents.generated.ts"
 EGRESS = UI / "panel" / "egress.generated.ts"

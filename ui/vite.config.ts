@@ -99,7 +99,7 @@ export default defineConfig(({ mode }) => {
     test: {
       environment: "happy-dom",
       include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
-      setupFiles: ["src/i18n/vitest.setup.ts"],
+      setupFiles: ["test/vitest.setup.ts"],
     },
   };
 });

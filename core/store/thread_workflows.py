@@ -1,9 +1,9 @@
 """Which ComfyUI workflow a thread belongs to.
 
 A thread records the workflow it was started on by the workflow's key (the panel makes it:
-ui/src/comfy.ts `workflowKey`): a saved workflow's path under `workflows/` (e.g.
+ui/src/host/comfy.ts `workflowKey`): a saved workflow's path under `workflows/` (e.g.
 `portraits/flux.json`), or for an unsaved one `unsaved:` and the thread key its workflow JSON
-keeps (`extra.comfyui_assistant_thread_key`, ui/src/threadKeys.ts: `unsaved:0b5c…`) — never a
+keeps (`extra.comfyui_assistant_thread_key`, ui/src/host/threadKeys.ts: `unsaved:0b5c…`) — never a
 tab's name, which ComfyUI gives again to other new tabs ("Unsaved Workflow.json"), nor the
 workflow's `id`, which templates share — or none (NULL: unbound, as every thread made before this
 existed). Threads an earlier version bound to `unsaved:<workflow id>` are moved by the panel.

@@ -1556,8 +1556,8 @@ async function activeWorkflowKey(page) {
   return page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow?.key ?? null);
 }
 
-/** What a thread started on the active tab is bound to (ui/src/comfy.ts workflowKey): a saved
- * workflow's path, an unsaved one's thread key (ui/src/threadKeys.ts) — never the tab's name,
+/** What a thread started on the active tab is bound to (ui/src/host/comfy.ts workflowKey): a saved
+ * workflow's path, an unsaved one's thread key (ui/src/host/threadKeys.ts) — never the tab's name,
  * which ComfyUI gives again, nor its graph id, which templates share. */
 async function boundKey(page) {
   return page.evaluate(() => {

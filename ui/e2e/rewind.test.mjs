@@ -31,7 +31,7 @@ import {
   watchPage,
 } from "./support.mjs";
 
-const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "src", "tools", "fixtures", "subgraph-flux-dev.json"), "utf8"));
+const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "test", "fixtures", "subgraph-flux-dev.json"), "utf8"));
 
 const TARGETS = [
   { name: "playground", slug: "playground", comfyui: false },
@@ -44,7 +44,7 @@ function rootTypes(page) {
   return page.evaluate(() => (window.app.rootGraph ?? window.app.graph).nodes.map((n) => n.type).sort());
 }
 
-/** The active tab's key and the key a thread started there is bound to (ui/src/comfy.ts workflowKey). */
+/** The active tab's key and the key a thread started there is bound to (ui/src/host/comfy.ts workflowKey). */
 function activeTab(page) {
   return page.evaluate(() => {
     const workflow = window.app.extensionManager.workflow.activeWorkflow;

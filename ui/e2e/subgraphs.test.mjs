@@ -1,7 +1,7 @@
 // The graph tools inside subgraphs, in headless Chromium: in the playground (LiteGraph 0.17.2,
 // numeric node ids) and inside the real ComfyUI frontends (1.27.10: numeric ids; 1.58.1: string
 // ids, "-10"/"-20" for a subgraph's boundary), served by the stand-in. A real template with a
-// subgraph (ui/src/tools/fixtures/subgraph-flux-dev.json: SaveImage 9 and subgraph node 56 "Text
+// subgraph (ui/test/fixtures/subgraph-flux-dev.json: SaveImage 9 and subgraph node 56 "Text
 // to Image (Flux.1 Dev)", 8 nodes inside) is loaded; the scripted model calls the tools and the
 // test reads what each returned and what changed in the graph.
 import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ import {
   watchPage,
 } from "./support.mjs";
 
-const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "src", "tools", "fixtures", "subgraph-flux-dev.json"), "utf8"));
+const FLUX = JSON.parse(readFileSync(join(ROOT, "ui", "test", "fixtures", "subgraph-flux-dev.json"), "utf8"));
 
 const TARGETS = [
   { name: "playground", slug: "playground", comfyui: false },

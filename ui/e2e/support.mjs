@@ -574,7 +574,7 @@ export async function saveRealWorkflow(baseUrl) {
  * held there: SAVED_CHAT), the first one shown again and a chat held there, the browser closed.
  * The frontend keeps its tabs and its graphs in the profile's storage as after any session.
  * Returns the chat's question (of this run), the graph id of its tab and the tab's thread key
- * (ui/src/threadKeys.ts).
+ * (ui/src/host/threadKeys.ts).
  */
 export async function previousSession(baseUrl, provider, profile, { saved = SAVED_WORKFLOW, savedChat = false } = {}) {
   const browser = await launchBrowser(undefined, { profile });

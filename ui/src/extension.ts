@@ -1,7 +1,7 @@
 // ComfyUI loads this file (ui/dist/comfyui-assistant.js) as an extension script: the Assistant
 // tab in the bottom panel, a command that shows or hides it and a keybinding for the command.
 import { app } from "./app";
-import { keyGraphToLoad } from "./comfy";
+import { keyGraphToLoad } from "./host/comfy";
 import { OPEN_COMMAND, TAB_TITLE_KEY } from "./i18n/comfyLocales";
 import { en } from "./i18n/messages";
 import { mountPanel, panelStore } from "./panel";

@@ -2,11 +2,11 @@
 // the thread; they are never stored with it and never reach the model.
 import type { UIMessage } from "ai";
 import { t } from "../i18n";
-import { errorMessage, type CompactResult } from "../runtime/api";
+import { errorMessage, type CompactResult } from "../server/api";
 import type { NewNotice } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
 import { threadPath } from "../runtime/threadAdapter";
-import { isContextReport, latestReport, type ContextReport } from "../panel/gauge";
+import { isContextReport, latestReport, type ContextReport } from "../runtime/contextReport";
 import { helpText, unknownCommandText, type ParsedInput } from "./parse";
 
 export interface CommandContext {

@@ -1,7 +1,7 @@
 // The panel follows ComfyUI's language setting (`Comfy.Locale`) live. Both frontends (1.27.10,
 // 1.58.1) send every setting change as a `<id>.change` event on `app.ui.settings` (the settings
 // dialog, an EventTarget; `detail.value` the new value); the playground does the same.
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { setLocale } from ".";
 
 export const LOCALE_SETTING = "Comfy.Locale";

@@ -4,7 +4,7 @@ import { TABLES } from "./locales";
 import { SHIPPED_TAGS } from "./shipped";
 import { followComfyLocale } from "./comfyLocale";
 import { getLocale, setLocale } from ".";
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { en, type Message } from "./messages";
 
 const paramsOf = (message: Message): string[] => {

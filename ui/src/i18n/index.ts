@@ -5,11 +5,10 @@
 // that re-renders a component when the locale changes. A locale without a table shows English;
 // numbers, dates and plural forms still follow the locale itself (Intl).
 import { useSyncExternalStore } from "react";
-import { en, type Message, type MessageKey } from "./messages";
+import { en, type Message, type MessageKey, type Translation } from "./messages";
 import { isAtHand, load, tableOf, tableTag } from "./tables";
 
-export type { MessageKey };
-export type Translation = Record<MessageKey, Message>;
+export type { MessageKey, Translation };
 export { registerTable, tableUrl } from "./tables";
 export type Params = Record<string, string | number | Date>;
 

@@ -1,7 +1,7 @@
 // No English left in the panel's code: what a user sees comes from t() (literalScan.ts says what
 // the check reads and what it lets through).
 import { describe, expect, it } from "vitest";
-import { findUntranslated, panelSources } from "./literalScan";
+import { findUntranslated, panelSources } from "../../test/literalScan";
 
 const { mkdtempSync, writeFileSync } = process.getBuiltinModule("node:fs");
 const { tmpdir } = process.getBuiltinModule("node:os");

@@ -98,7 +98,7 @@ export const en = {
   "message.runNote": "How a run ended (added by the panel)",
   "message.editNote": "What you changed in the workflow by hand (added by the panel)",
 
-  // a tool call's card (Messages.tsx ToolCard)
+  // a tool call's card (ToolCard.tsx, toolCard.ts)
   "tool.summary": "Tool {name}: {state}",
   "tool.state.running": "running",
   "tool.state.done": "done",
@@ -411,7 +411,7 @@ export const en = {
   "command.debugTitle": "The exact request of the last step (debug)",
   "command.debugMore": { one: "… ({count} more character)", other: "… ({count} more characters)" },
 
-  // the panel's own errors talking to the server (runtime/api.ts)
+  // the panel's own errors talking to the server (server/api.ts)
   "chatError.unreachable": "The ComfyUI server is not reachable ({error}).",
   "chatError.requestFailed": "The request failed.",
 
@@ -597,3 +597,6 @@ export const en = {
 } satisfies Record<string, Message>;
 
 export type MessageKey = keyof typeof en;
+
+/** A language's table: every key's words. */
+export type Translation = Record<MessageKey, Message>;

@@ -1,12 +1,12 @@
 // The translation tables at hand, and how one is fetched: each locales/<tag>.ts is built into
 // ui/dist/locales/<tag>.json (vite.config.ts), beside the panel's module, and fetched the first
 // time its language is chosen (setLocale in index.ts). No React here: the unit tests' setup
-// (vitest.setup.ts) registers every table through this module before React loads.
-import type { Translation } from ".";
+// (ui/test/vitest.setup.ts) registers every table through this module before React loads.
+import type { Translation } from "./messages";
 import { SHIPPED_TAGS, type ShippedTag } from "./shipped";
 
 const SHIPPED = new Set<string>(SHIPPED_TAGS);
-/** The tables at hand, by tag: fetched ones, and in unit tests all (vitest.setup.ts). */
+/** The tables at hand, by tag: fetched ones, and in unit tests all (ui/test/vitest.setup.ts). */
 const tables = new Map<string, Translation>();
 /** Each table's fetch, started once; dropped when it fails, so a later choice tries again. */
 const loading = new Map<string, Promise<void>>();

@@ -5,7 +5,7 @@
 // INT default ?? 0, min ?? 0, max ?? 2048, rounded to `step` (offset by min % step);
 // FLOAT default ?? 0, step ?? 0.5, rounded to `round` or to the step's decimals;
 // COMBO default || first choice; seed-like INTs get a "control_after_generate" combo.
-import type { NodeDef } from "../comfy";
+import type { NodeDef } from "../host/comfy";
 
 export type InputOptions = Record<string, unknown>;
 /** One input spec: `[type, options?]`; type is a name ("INT", "MODEL") or a list of choices. */

@@ -1,6 +1,6 @@
 import { LGraph, LiteGraph, type LGraphNode } from "@comfyorg/litegraph";
 import { describe, expect, it } from "vitest";
-import { loadObjectInfo, realLiteGraph } from "../tools/testing";
+import { loadObjectInfo, realLiteGraph } from "../../test/testing";
 import { comboChoices, controlDefault, numberRule, orderedInputs, widgetDefault, widgetKind, type InputSpec } from "./defs";
 import { registerNodeDefs } from "./register";
 

@@ -20,7 +20,7 @@
 // Only `import type` from LiteGraph here: the caller passes the LiteGraph global in, so the
 // panel bundle never includes a second LiteGraph.
 import type { LGraphNode, LiteGraph } from "@comfyorg/litegraph";
-import type { NodeDef } from "../comfy";
+import type { NodeDef } from "../host/comfy";
 import {
   CONTROL_VALUES,
   CONTROL_WIDGET,

@@ -1,11 +1,11 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 // The approval card in the panel, through assistant-ui's runtime (issue 35, item 1): the user's
 // words go with Deny, and a denial the chat did not resubmit (one step allowed) is sent with the
 // next message as denied, not rewritten as cancelled by the runtime.
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { isToolUIPart } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { askingChat } from "../runtime/approvalTesting";
+import { askingChat } from "../../test/approvalTesting";
 import { Panel } from "./Panel";
 
 afterEach(() => {

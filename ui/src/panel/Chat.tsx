@@ -5,7 +5,7 @@ import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
 import { Fragment, type FC, type ReactNode } from "react";
 import { useI18n } from "../i18n";
-import { serverErrorText } from "../runtime/api";
+import { serverErrorText } from "../server/api";
 import { stepLimitReached } from "../runtime/steps";
 import { Composer } from "./Composer";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";

@@ -5,7 +5,7 @@ import { useEffect, useId, useRef, useState, type ClipboardEvent, type FC, type 
 import { completions, isLocal, parseInput } from "../commands/parse";
 import { runCommand, type CommandContext } from "../commands/run";
 import { useI18n } from "../i18n";
-import { requestJson } from "../runtime/api";
+import { requestJson } from "../server/api";
 import { attachPastedWorkflow } from "../runtime/pastedWorkflow";
 import { AttachButton, ComposerAttachments, useAttachmentsBlock } from "./Attachments";
 import { useComposerFocus } from "./composerFocus";

@@ -3,12 +3,12 @@
 // from the server. Stopping the answer stops the helper too (the server cancels it).
 import { useAuiState, type ToolCallMessagePartProps } from "@assistant-ui/react";
 import { useState, type FC } from "react";
-import { getLocale, t, useI18n, type MessageKey } from "../i18n";
-import { errorMessage, requestJson } from "../runtime/api";
+import { getLocale, t, useI18n } from "../i18n";
+import { errorMessage, requestJson } from "../server/api";
 import { threadPath } from "../runtime/threadAdapter";
 import { useCurrentThread } from "./context";
 import type { DelegateProgress, DelegateResult, DelegateUsage, DelegationTrace, UIPart } from "./delegate.generated";
-import type { ToolCardState } from "./Messages";
+import { TOOL_CARD_STATES, type ToolCardSpec, type ToolCardState } from "./toolCard";
 
 type Part = Pick<ToolCallMessagePartProps, "args" | "result" | "isError" | "status" | "toolCallId">;
 
@@ -54,16 +54,6 @@ export function usageText(usage: DelegateUsage | undefined): string {
   return [t("delegate.steps", { count: usage.steps }), t("delegate.tokens", { count: usage.tokens }), t("delegate.seconds", { seconds })].join(" · ");
 }
 
-const MARK: Record<ToolCardState, string> = { running: "…", done: "✓", failed: "✗", cancelled: "–", denied: "⊘" };
-
-const STATES: Record<ToolCardState, MessageKey> = {
-  running: "tool.state.running",
-  done: "tool.state.done",
-  failed: "tool.state.failed",
-  cancelled: "tool.state.cancelled",
-  denied: "tool.state.denied",
-};
-
 const Tools: FC<{ view: DelegateView }> = ({ view }) => {
   const { t } = useI18n();
   const running = view.progress?.tools ?? [];
@@ -75,7 +65,7 @@ const Tools: FC<{ view: DelegateView }> = ({ view }) => {
         ? done.map((line, i) => <li key={i}>{line}</li>)
         : running.map((tool, i) => (
             <li key={i} data-state={tool.state}>
-              {MARK[tool.state === "failed" ? "failed" : tool.state]} {tool.name}
+              {TOOL_CARD_STATES[tool.state === "failed" ? "failed" : tool.state].mark} {tool.name}
               {tool.args ? `: ${tool.args}` : ""}
             </li>
           ))}
@@ -173,13 +163,13 @@ export const DelegateDetails: FC<{ view: DelegateView; loadTrace: (() => Promise
   loadTrace,
 }) => {
   const { t } = useI18n();
-  const state = t(STATES[view.state]);
+  const state = t(TOOL_CARD_STATES[view.state].label);
   const steps = view.progress && view.state === "running" ? t("delegate.step", { step: view.progress.steps + 1 }) : state;
   return (
     <details className="cua-tool cua-delegate" data-state={view.state}>
       <summary aria-label={t("delegate.summary", { state })}>
         <span className="cua-tool-mark" aria-hidden="true">
-          {MARK[view.state]}
+          {TOOL_CARD_STATES[view.state].mark}
         </span>
         <span className="cua-tool-name">delegate</span>
         <span className="cua-tool-args">{view.task}</span>
@@ -189,3 +179,6 @@ export const DelegateDetails: FC<{ view: DelegateView; loadTrace: (() => Promise
     </details>
   );
 };
+
+/** The `delegate` tool's calls: this card, not the generic one. */
+export const delegateCard: ToolCardSpec = { tool: "delegate", Card: DelegateCard };

@@ -5,7 +5,7 @@
 // leaves. tests/test_egress.py checks the list: a whole session reaches exactly these addresses.
 import { Fragment, useEffect, useState, type FC, type ReactNode } from "react";
 import { useI18n, type MessageKey } from "../i18n";
-import { errorMessage, requestJson, type ProviderSettings } from "../runtime/api";
+import { errorMessage, requestJson, type ProviderSettings } from "../server/api";
 import { providerName } from "../runtime/providerForm";
 import type { EgressEntry, EgressStatement } from "./egress.generated";
 

@@ -3,7 +3,7 @@
 import { useChat } from "@ai-sdk/react";
 import { useEffect, useState, type FC } from "react";
 import { useI18n } from "../i18n";
-import { requestJson } from "../runtime/api";
+import { requestJson } from "../server/api";
 import { threadPath } from "../runtime/threadAdapter";
 import { useCurrentThread } from "./context";
 import { computeGauge, formatTokens, isContextReport, latestReport, type ContextReport } from "./gauge";

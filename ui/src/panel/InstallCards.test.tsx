@@ -10,7 +10,7 @@ const nodeEnv = vi.hoisted(() => {
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { setLocale } from "../i18n";
-import { sampleJob, sampleScan } from "../tools/installFixtures";
+import { sampleJob, sampleScan } from "../../test/installFixtures";
 import { DownloadCards, FindMissingCards } from "./InstallCards";
 
 const fetched: { method: string; path: string }[] = [];

@@ -3,9 +3,11 @@
 // and downloadModels' files (progress with a Cancel while they come, then each one's outcome).
 import { useEffect, useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
-import { localizedError } from "../runtime/api";
+import { localizedError } from "../server/api";
 import { byteText, isRunning } from "../tools/downloadModels";
 import { cancelDownload, knownScan, storedScan, type DownloadJob, type Scan, type ScanModel, type ScanPack } from "../tools/installScans";
+import { useStore } from "./context";
+import type { ToolCardSpec } from "./toolCard";
 
 const PackCard: FC<{ pack: ScanPack }> = ({ pack }) => {
   const { t } = useI18n();
@@ -183,4 +185,19 @@ export const DownloadCards: FC<{ progress: Record<string, unknown> | undefined; 
       ))}
     </ul>
   );
+};
+
+/** Under a `findMissing` call that is done: its scan in full. */
+export const findMissingCard: ToolCardSpec = {
+  tool: "findMissing",
+  Below: ({ part, state }) => (state === "done" ? <FindMissingCards result={part.result} /> : null),
+};
+
+/** Under a `downloadModels` call: its files, live while it runs. */
+export const downloadModelsCard: ToolCardSpec = {
+  tool: "downloadModels",
+  Below: function DownloadsBelow({ part, state }) {
+    const store = useStore();
+    return <DownloadCards progress={store.progressOf(part.toolCallId)} result={state === "running" ? undefined : part.result} />;
+  },
 };

@@ -1,8 +1,8 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer } from "../../test/fakeServer";
 import { setLocale } from "../i18n";
 import { loadsHere, MarkdownImage } from "./MarkdownImage";
 import { Panel } from "./Panel";

@@ -1,8 +1,8 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, openStream, sseResponse, textAnswer, toolCallAnswer, type FakeServer } from "../runtime/fakeServer";
+import { fakeServer, openStream, sseResponse, textAnswer, toolCallAnswer, type FakeServer } from "../../test/fakeServer";
 import { Panel } from "./Panel";
 
 afterEach(() => {

@@ -1,9 +1,9 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setLocale } from "../i18n";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer } from "../../test/fakeServer";
 import { StoreContext } from "./context";
 import { Projects } from "./Projects";
 

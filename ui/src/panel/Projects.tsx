@@ -4,7 +4,7 @@
 // match (core/files/project_documents.py); the gauge says which.
 import { useCallback, useEffect, useId, useState, type FC, type FormEvent } from "react";
 import { useI18n } from "../i18n";
-import { errorMessage, requestJson } from "../runtime/api";
+import { errorMessage, requestJson } from "../server/api";
 import { useStore } from "./context";
 
 const BASE = "/api/assistant/projects";

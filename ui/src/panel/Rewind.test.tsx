@@ -1,10 +1,10 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setLocale } from "../i18n";
 import { ChatStore } from "../runtime/chatStore";
 import type { RestoreOutcome } from "../runtime/checkpoints";
-import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../../test/fakeServer";
 import { Panel } from "./Panel";
 import { keepInView } from "./Rewind";
 import { rewoundNote } from "../runtime/rewindNotes";

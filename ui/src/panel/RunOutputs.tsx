@@ -5,6 +5,8 @@
 import type { FC } from "react";
 import { useI18n } from "../i18n";
 import { mediaKind, outputFiles, parseOutputName, type OutputFile } from "../tools/outputFiles";
+import { useStore } from "./context";
+import type { ToolCardSpec } from "./toolCard";
 
 /** Thumbnails shown at most; the rest are counted. */
 export const MAX_SHOWN = 8;
@@ -98,4 +100,14 @@ export const RunOutputs: FC<{ files: readonly RunFile[]; url: (file: OutputFile)
       ) : null}
     </div>
   );
+};
+
+/** Under a `queueWorkflow` call that is done (tools/queueWorkflow.ts): what the run made. */
+export const queueWorkflowCard: ToolCardSpec = {
+  tool: "queueWorkflow",
+  Below: function RunFilesBelow({ part, state }) {
+    const store = useStore();
+    const files = state === "done" ? runFiles(part.result) : [];
+    return files.length ? <RunOutputs files={files} url={(file) => store.fileUrl(file)} /> : null;
+  },
 };

@@ -3,7 +3,7 @@
 // here is required: with the provider configured by environment the chat just works.
 import { useEffect, useId, useState, type FC, type FormEvent } from "react";
 import { useI18n, type MessageKey } from "../i18n";
-import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../runtime/api";
+import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../server/api";
 import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
 import { fieldLabel, FormError, formFrom, providerName, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";

@@ -2,7 +2,7 @@
 // from its workflow (it is then listed under "Other threads" on every tab).
 import { useEffect, useRef, useState, type FC } from "react";
 import { useI18n } from "../i18n";
-import { errorMessage } from "../runtime/api";
+import { errorMessage } from "../server/api";
 import { NEW_THREAD } from "../runtime/chatStore";
 import { useStore } from "./context";
 

@@ -1,11 +1,11 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
-import { keyIn, THREAD_KEY } from "../threadKeys";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../../test/fakeServer";
+import { keyIn, THREAD_KEY } from "../host/threadKeys";
 import { Panel } from "./Panel";
 
 afterEach(() => {

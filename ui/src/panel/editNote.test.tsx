@@ -1,4 +1,4 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { PlainText } from "./Messages";

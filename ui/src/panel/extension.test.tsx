@@ -9,8 +9,8 @@ const nodeEnv = vi.hoisted(() => {
 
 import { act, waitFor } from "@testing-library/react";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ComfyExtension } from "../comfy";
-import { fakeServer, sseResponse, textAnswer } from "../runtime/fakeServer";
+import type { ComfyExtension } from "../host/comfy";
+import { fakeServer, sseResponse, textAnswer } from "../../test/fakeServer";
 
 const registered: ComfyExtension[] = [];
 const execute = vi.fn();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ContextReport as ServerReport } from "./contextReport.generated";
+import type { ContextReport as ServerReport } from "../runtime/contextReport.generated";
 import { computeGauge, formatTokens, isContextReport, latestReport, shorteningText } from "./gauge";
 
 // A whole report as the server sends it (its type is generated from core/base/wire_types.py).

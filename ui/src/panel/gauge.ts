@@ -3,18 +3,10 @@
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
 import { getLocale, translate, type MessageKey, type Params } from "../i18n";
-import type { ContextReport as ServerReport, ReportCounts, ReportTokens, ReportWindow } from "./contextReport.generated";
+import type { ContextReport } from "../runtime/contextReport";
+import type { ReportTokens } from "../runtime/contextReport.generated";
 
-/**
- * A report as the gauge reads it: the server's (`ServerReport`, generated from
- * core/base/wire_types.py), with only the window size and the sections required — a report stored
- * by an older version may lack the rest.
- */
-export type ContextReport = Partial<Omit<ServerReport, "window" | "tokens" | "counts">> & {
-  window: Partial<ReportWindow> & { tokens: number };
-  tokens: Partial<ReportTokens>;
-  counts?: Partial<ReportCounts>;
-};
+export { isContextReport, latestReport, type ContextReport } from "../runtime/contextReport";
 
 export type SectionKey = keyof ReportTokens;
 
@@ -177,27 +169,4 @@ export function computeGauge(report: ContextReport, tag = getLocale()): Gauge {
     marker: shortening ? { text: shortening } : null,
     lines: hoverLines(report, raw, window, prompt, tag),
   };
-}
-
-/** A value that looks like a context report (it comes over the wire, so check before drawing). */
-export function isContextReport(value: unknown): value is ContextReport {
-  if (!value || typeof value !== "object") return false;
-  const v = value as Record<string, unknown>;
-  const window = v.window as Record<string, unknown> | undefined;
-  return !!window && typeof window.tokens === "number" && !!v.tokens && typeof v.tokens === "object";
-}
-
-/** The newest context report in a list of AI SDK UI messages (its `data-context` parts). */
-export function latestReport(
-  messages: ReadonlyArray<{ role: string; parts: ReadonlyArray<{ type: string; data?: unknown }> }>,
-): ContextReport | null {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (!message || message.role !== "assistant") continue;
-    for (let j = message.parts.length - 1; j >= 0; j--) {
-      const part = message.parts[j];
-      if (part?.type === "data-context" && isContextReport(part.data)) return part.data;
-    }
-  }
-  return null;
 }

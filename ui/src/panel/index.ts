@@ -2,7 +2,7 @@
 // The chat state is the module-level store, so unmounting and mounting again loses nothing.
 import { createElement } from "react";
 import { createRoot } from "react-dom/client";
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";

@@ -1,11 +1,11 @@
-import "./reactTestEnv";
+import "../../test/reactTestEnv";
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "../runtime/chatStore";
-import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../runtime/fakeServer";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer } from "../../test/fakeServer";
 import type { OutputFile } from "../tools/outputFiles";
 import { comfyRuns } from "../tools/runHistory";
-import { comfyUIRunningP1, jsonResponse } from "../tools/testing";
+import { comfyUIRunningP1, jsonResponse } from "../../test/testing";
 import { PlainText } from "./Messages";
 import { Panel } from "./Panel";
 import { findingOf, RunOutputs, runFiles } from "./RunOutputs";

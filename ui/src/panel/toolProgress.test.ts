@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { progressText } from "./Messages";
+import { progressText } from "./ToolCard";
 
 describe("a running tool's progress on its card", () => {
   it("says the node, the step, what was cached and run", () => {

@@ -1,7 +1,7 @@
 // `app.api` for the playground: ComfyUI's ComfyApi surface (fetchApi under /api, events,
 // clientId, queuePrompt). The executor's routes are answered by the queue simulator; the user's
 // files (/userdata, /v2/userdata: saved workflows) by an empty folder: the playground saves none.
-import type { ComfyApi, ComfyPrompt } from "../comfy";
+import type { ComfyApi, ComfyPrompt } from "../host/comfy";
 import type { QueueSimulator } from "./simulator";
 
 type Listener = (event: CustomEvent) => void;

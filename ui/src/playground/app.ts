@@ -1,9 +1,9 @@
 // `window.app` for the playground: the subset of ComfyUI's app object the panel and its tools use
-// (see ../comfy.ts), over a real LiteGraph graph and canvas.
+// (see ../host/comfy.ts), over a real LiteGraph graph and canvas.
 import { LGraph, LGraphCanvas, LiteGraph, SubgraphNode } from "@comfyorg/litegraph";
-import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../comfy";
+import type { ComfyApp, ComfyExtension, ComfyPrompt } from "../host/comfy";
 import { registerSubgraphTypes } from "../litegraph/subgraphs";
-import { THREAD_KEY } from "../threadKeys";
+import { THREAD_KEY } from "../host/threadKeys";
 import { PlaygroundApi } from "./api";
 import { BottomPanel } from "./bottomPanel";
 import type { PlaygroundChangeTracker } from "./changeTracker";
@@ -24,7 +24,7 @@ export interface PlaygroundElements {
 /**
  * The first tab's graph id and thread key. ComfyUI gives a new graph a random id (LGraph starts
  * with zeros) and restores the graph it showed after a reload, id and `extra` (the panel's thread
- * key, ui/src/threadKeys.ts) included; the playground rebuilds the same default graph each time,
+ * key, ui/src/host/threadKeys.ts) included; the playground rebuilds the same default graph each time,
  * so it keeps those two across reloads (localStorage): the key as the page goes, while the first
  * graph is the one shown.
  */

@@ -1,7 +1,7 @@
 // The bottom panel, with ComfyUI's lifecycle: opening a tab calls render(el) on a fresh element;
 // closing it (or switching tabs) calls destroy() and drops the element. A tab's state must live
 // outside the element to survive, exactly as in ComfyUI.
-import type { BottomPanelTab } from "../comfy";
+import type { BottomPanelTab } from "../host/comfy";
 
 export class BottomPanel {
   private tabs: BottomPanelTab[] = [];

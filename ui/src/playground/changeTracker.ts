@@ -1,6 +1,6 @@
 // The active workflow's undo history, shaped like ComfyUI's ChangeTracker: snapshots of
 // graph.serialize(); checkState() records one when the graph changed, undo() restores the last.
-import type { ChangeTracker } from "../comfy";
+import type { ChangeTracker } from "../host/comfy";
 
 export interface TrackedGraph {
   serialize(): unknown;

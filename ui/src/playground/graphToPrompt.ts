@@ -2,7 +2,7 @@
 // [origin id, origin slot], widget values by input name. Muted nodes are left out; bypassed
 // nodes pass their matching input through, as in ComfyUI.
 import type { LGraph, LGraphNode } from "@comfyorg/litegraph";
-import type { ComfyPrompt, NodeDef } from "../comfy";
+import type { ComfyPrompt, NodeDef } from "../host/comfy";
 
 const MODE_NEVER = 2;
 const MODE_BYPASS = 4;

@@ -1,6 +1,6 @@
 // Node definitions for the playground: the environment's /api/object_info (the same data ComfyUI
 // serves), registered as LiteGraph node types by ../litegraph/register.
-import type { NodeDef } from "../comfy";
+import type { NodeDef } from "../host/comfy";
 
 export type NodeDefs = Record<string, NodeDef>;
 

@@ -1,6 +1,6 @@
 // Page wiring: keyboard shortcuts (as ComfyUI binds them), undo recording after canvas edits, and
 // the header's simulated-run button and status line.
-import type { ComfyKeybinding } from "../comfy";
+import type { ComfyKeybinding } from "../host/comfy";
 import type { PlaygroundApp } from "./app";
 
 const BUILTIN_KEYS: ComfyKeybinding[] = [

@@ -2,7 +2,7 @@
 // validated like ComfyUI does it and, when valid, "runs": the same websocket events ComfyUI
 // sends (executing, executed with a fake image for image outputs, execution_success), a short
 // delay apart. Nothing is generated; the page says so.
-import type { NodeDef } from "../comfy";
+import type { NodeDef } from "../host/comfy";
 import { validatePrompt, type ApiPrompt } from "./validate";
 
 export type Dispatch = (type: string, detail: unknown) => void;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadObjectInfo } from "../tools/testing";
+import { loadObjectInfo } from "../../test/testing";
 import { validatePrompt, type ApiPrompt } from "./validate";
 
 const defs = loadObjectInfo();

@@ -1,6 +1,6 @@
 // ComfyUI's prompt validation (execution.validate_prompt), for the playground's simulated queue:
 // the same error types, messages and response shape as POST /api/prompt on a real ComfyUI.
-import type { NodeDef } from "../comfy";
+import type { NodeDef } from "../host/comfy";
 import { comboChoices, orderedInputs, slotTypeOf, type InputSpec } from "../litegraph/defs";
 
 export interface PromptNode {

@@ -5,7 +5,7 @@
 // and Pinia's `$onAction` hook, which calls `after` once an action completed. Each tab keeps its
 // graph (serialized while another is shown) and its own undo history. A strip of tabs above the
 // canvas shows them; + opens a new blank workflow (Comfy.NewBlankWorkflow, as in ComfyUI).
-import type { ComfyActionContext, ComfyWorkflowStore } from "../comfy";
+import type { ComfyActionContext, ComfyWorkflowStore } from "../host/comfy";
 import { PlaygroundChangeTracker, type TrackedGraph } from "./changeTracker";
 
 const BASE = "workflows/";

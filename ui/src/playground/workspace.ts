@@ -1,7 +1,7 @@
 // `app.extensionManager` for the playground: toasts, a confirm dialog, settings kept in memory
 // (never persisted: a provider key typed here must not land in localStorage), a command registry,
 // and the workflow tabs (workflows.ts).
-import type { ComfyCommand, ComfyExtensionManager } from "../comfy";
+import type { ComfyCommand, ComfyExtensionManager } from "../host/comfy";
 import type { PlaygroundWorkflows } from "./workflows";
 
 export interface ToastMessage {

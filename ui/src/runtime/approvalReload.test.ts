@@ -4,8 +4,8 @@
 import { isToolUIPart, type UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, type ChatEntry } from "./chatStore";
-import { askingChat } from "./approvalTesting";
-import type { buildTxt2Img } from "../tools/testing";
+import { askingChat } from "../../test/approvalTesting";
+import type { buildTxt2Img } from "../../test/testing";
 
 type Args = (nodes: ReturnType<typeof buildTxt2Img>) => Record<string, unknown>;
 const removeDecode: Args = (n) => ({ nodeIds: [String(n.decode.id)] });

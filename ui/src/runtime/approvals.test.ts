@@ -4,8 +4,8 @@
 import { generateId, isToolUIPart, type UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "./chatStore";
-import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
-import { buildTxt2Img, createTestApp } from "../tools/testing";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "../../test/fakeServer";
+import { buildTxt2Img, createTestApp } from "../../test/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();

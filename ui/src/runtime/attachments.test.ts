@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { attachmentSrc, fileBase64, ServerAttachments, type ServerAttachment } from "./attachments";
-import { ApiError } from "./api";
+import { ApiError } from "../server/api";
 import { setLocale } from "../i18n";
 
 const STORED: ServerAttachment = {

@@ -5,7 +5,7 @@
 // every later request sends the file as it was (the server builds what the model reads).
 import type { Attachment, AttachmentAdapter, CompleteAttachment, PendingAttachment } from "@assistant-ui/react";
 import { t } from "../i18n";
-import { requestJson } from "./api";
+import { requestJson } from "../server/api";
 
 export const ATTACHMENTS_PATH = "/api/assistant/attachments";
 const SCHEME = "attachment:";

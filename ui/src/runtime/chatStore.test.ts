@@ -1,10 +1,10 @@
 import { generateId, isToolUIPart, type UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, NEW_THREAD } from "./chatStore";
-import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "./fakeServer";
+import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody } from "../../test/fakeServer";
 import { comfyRuns } from "../tools/runHistory";
 import { graphShot } from "../tools/graphSnapshot";
-import { buildTxt2Img, comfyUIRunningP1, createTestApp, DECODE_CAUSE } from "../tools/testing";
+import { buildTxt2Img, comfyUIRunningP1, createTestApp, DECODE_CAUSE } from "../../test/testing";
 
 afterEach(() => {
   vi.unstubAllGlobals();

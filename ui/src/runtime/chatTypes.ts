@@ -7,7 +7,7 @@ import type { ServerAttachments } from "./attachments";
 import type { WorkflowAccess } from "./checkpoints";
 import type { PanelSettings } from "./panelSettings";
 import type { ToolFunctions } from "./toolRunner";
-import type { ContextReport } from "../panel/gauge";
+import type { ContextReport } from "./contextReport";
 import type { GraphShot } from "../tools/graphSnapshot";
 import type { OutputFile } from "../tools/outputFiles";
 

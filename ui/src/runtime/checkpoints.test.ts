@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore } from "./chatStore";
 import { editsGraph } from "./checkpoints";
-import { fakeServer, sseResponse, textAnswer, type Chunk } from "./fakeServer";
+import { fakeServer, sseResponse, textAnswer, type Chunk } from "../../test/fakeServer";
 
 afterEach(() => {
   vi.unstubAllGlobals();

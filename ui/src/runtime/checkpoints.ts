@@ -7,8 +7,10 @@
 // to here" (rewind.ts). Here: which messages of which thread have one, saving one, reading one.
 import { isToolUIPart, type UIMessage } from "ai";
 import { GRAPH_EDITING_TOOLS } from "../tools/schemas.generated";
-import { THREAD_KEY } from "../threadKeys";
+import { sameGraph, type RestoreOutcome, type WorkflowAccess } from "../tools/checkpointGraph";
 import { threadPath } from "./threadAdapter";
+
+export { sameGraph, type RestoreOutcome, type WorkflowAccess };
 
 export interface CheckpointInfo {
   messageId: string;
@@ -19,33 +21,10 @@ export interface CheckpointInfo {
   createdAt: number;
 }
 
-/** How restoring a checkpoint went: restored (in tab `tab`, after switching to it), or its
- * workflow's tab is closed, or it failed. */
-export type RestoreOutcome =
-  | { ok: true; tab?: string; switched: boolean; unchanged?: boolean }
-  | { ok: false; closed: true }
-  | { ok: false; error: string };
-
-/** The workflow graph as checkpoints and rewinds use it (tools/checkpointGraph.ts binds it to ComfyUI). */
-export interface WorkflowAccess {
-  /** The whole workflow as ComfyUI saves it (`rootGraph.serialize()`: subgraphs included). */
-  serialize(): unknown;
-  /** Restores `graph` into the tab of workflow `key` (the active one for null), as one undo step. */
-  restore(key: string | null, graph: unknown): Promise<RestoreOutcome>;
-  /** Opens `graph` in a new tab; its name. */
-  openInNewTab(graph: unknown): Promise<string | undefined>;
-}
-
 export interface CheckpointDeps {
   request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
   /** Something changed that the panel shows. */
   changed: () => void;
-}
-
-/** Two graphs equal but for the view (pan and zoom): nothing to rewind between them. */
-export function sameGraph(a: unknown, b: unknown): boolean {
-  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" || key === THREAD_KEY ? undefined : v));
-  return text(a) === text(b);
 }
 
 /** Whether a panel tool changes the graph (its registry entry says so: `edits_graph`). */

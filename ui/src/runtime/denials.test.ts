@@ -5,7 +5,7 @@
 import { isToolUIPart, type UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatStore } from "./chatStore";
-import { askingChat } from "./approvalTesting";
+import { askingChat } from "../../test/approvalTesting";
 import { CANCELLED } from "./pendingCalls";
 
 afterEach(() => {

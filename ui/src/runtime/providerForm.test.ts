@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderSettings } from "./api";
+import type { ProviderSettings } from "../server/api";
 import { setLocale } from "../i18n";
 import { FormError, formFrom, providerName, providerUpdate, sourceLabel } from "./providerForm";
 

@@ -3,7 +3,7 @@
 // the environment's value (or the default). The API key is write-only: it is never read back,
 // and it is sent only when something was typed.
 import { t, type MessageKey } from "../i18n";
-import type { ProviderSettings } from "./api";
+import type { ProviderSettings } from "../server/api";
 
 export interface ProviderForm {
   baseUrl: string;

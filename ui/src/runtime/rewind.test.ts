@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { setLocale } from "../i18n";
 import { ChatStore } from "./chatStore";
 import type { RestoreOutcome } from "./checkpoints";
-import { fakeServer, sseResponse, textAnswer } from "./fakeServer";
+import { fakeServer, sseResponse, textAnswer } from "../../test/fakeServer";
 import { branchNote, isRewindNote, rewoundNote } from "./rewindNotes";
 
 afterEach(() => {

@@ -9,7 +9,7 @@ import type { UIMessage } from "ai";
 import { t } from "../i18n";
 import { sentences } from "../i18n/sentences";
 import { sameGraph, type Checkpoints, type WorkflowAccess } from "./checkpoints";
-import type { NewNotice } from "./chatStore";
+import type { NewNotice } from "./chatTypes";
 import { branchNote, rewoundNote } from "./rewindNotes";
 import { threadPath } from "./threadAdapter";
 

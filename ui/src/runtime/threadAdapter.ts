@@ -1,9 +1,9 @@
 // The thread list, backed by our threads endpoints through assistant-ui's remote thread list
 // adapter: list / initialize / rename / archive / unarchive / delete / fetch / generateTitle.
-// A thread's messages are loaded by the history adapter (see chatStore.ts), not here.
+// A thread's messages are loaded by the history adapter (threadHistory.ts), not here.
 import type { RemoteThreadListAdapter, ThreadMessage } from "@assistant-ui/react";
 import type { UIMessage } from "ai";
-import type { ServerThread } from "./api";
+import type { ServerThread } from "../server/api";
 
 type RemoteThreadMetadata = Awaited<ReturnType<RemoteThreadListAdapter["fetch"]>>;
 type TitleStream = Awaited<ReturnType<RemoteThreadListAdapter["generateTitle"]>>;

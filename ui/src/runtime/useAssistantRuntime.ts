@@ -10,7 +10,7 @@ import { useChat } from "@ai-sdk/react";
 import { useAuiState, useRemoteThreadListRuntime, type AssistantRuntime } from "@assistant-ui/react";
 import { useAISDKRuntime } from "@assistant-ui/react-ai-sdk";
 import { useCallback, useLayoutEffect, useMemo, useState } from "react";
-import { requestJson } from "./api";
+import { requestJson } from "../server/api";
 import type { ChatStore } from "./chatStore";
 import { createThreadListAdapter } from "./threadAdapter";
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { activeWorkflowKey, graphIdOf, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../comfy";
+import { activeWorkflowKey, graphIdOf, watchWorkflows, workflowKey, type ComfyApp, type ComfyWorkflowStore, type WorkflowChange } from "../host/comfy";
 import { PlaygroundWorkflows } from "../playground/workflows";
-import { THREAD_KEY } from "../threadKeys";
-import type { ServerThread } from "./api";
+import { THREAD_KEY } from "../host/threadKeys";
+import type { ServerThread } from "../server/api";
 import { staleKeys, threadsOf, workflowName, WorkflowThreads, type WorkflowThreadsDeps } from "./workflowThreads";
 
 afterEach(() => vi.useRealTimers());

@@ -17,9 +17,9 @@ import {
   watchWorkflows,
   type ComfyApp,
   type WorkflowChange,
-} from "../comfy";
+} from "../host/comfy";
 import { t } from "../i18n";
-import type { ServerThread } from "./api";
+import type { ServerThread } from "../server/api";
 import { THREADS, threadPath } from "./threadAdapter";
 
 export interface ThreadBinding {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { graphTools } from "./index";
 import { nodeBox, overlaps } from "./layout";
-import { buildTxt2Img, createTestApp, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, type TestSetup } from "../../test/testing";
 
 const EDIT = ["beforeChange", "afterChange"];
 

@@ -1,7 +1,7 @@
 // addNode: one node of a registered type, its widgets checked before anything changes, placed
 // next to a related node in free space (or exactly where asked), in the graph the user is
 // viewing (or the named subgraph, or nearNodeId's graph).
-import type { LGraphNode, LiteGraphGlobal } from "../comfy";
+import type { LGraphNode, LiteGraphGlobal } from "../host/comfy";
 import { closest, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { editedGraph, graphLabel, nodeRef, requireNodes, targetGraph, type GraphRef } from "./graphs";
 import { overlapping, placeNewNode, type Point } from "./layout";

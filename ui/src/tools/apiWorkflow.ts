@@ -1,7 +1,7 @@
 // Loading an API-format workflow (node id -> {class_type, inputs}): every node, link and widget
 // value is checked first (nothing changes on an error), then the graph is rebuilt in place,
 // laid out left to right, as one undo step.
-import { rootGraph, type LGraphNode } from "../comfy";
+import { rootGraph, type LGraphNode } from "../host/comfy";
 import { publicId, recordEdit, ToolError, type ToolContext } from "./context";
 import { layoutColumns, titleHeight, type Point } from "./layout";
 import { describeSlots, resolveInput, typeText, typesMatch } from "./slots";

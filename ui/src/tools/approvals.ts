@@ -3,8 +3,8 @@
 // nodes it found, the prompt it built), so it asks at that point, before changing anything,
 // through `ToolContext.approve` (the chat store shows the AI SDK's own approval parts and waits
 // for Allow or Deny). Without an `approve` (a caller with no user to ask) the tool goes on.
-import type { ComfyPrompt, LiteGraphGlobal } from "../comfy";
-import { ToolError } from "./context";
+import type { ComfyPrompt, LiteGraphGlobal } from "../host/comfy";
+import { ToolError } from "./toolError";
 
 export type ApprovalKind = "graph-edit" | "paid-run" | "large-batch" | "server" | "install" | "download" | "restart";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { workflowKey, type LGraphNode } from "../comfy";
+import { workflowKey, type LGraphNode } from "../host/comfy";
 import type { PlaygroundWorkflows } from "../playground/workflows";
 import { openInNewTab, restoreWorkflow, serializeWorkflow } from "./checkpointGraph";
-import { createTestApp, fixtureJson, type TestSetup } from "./testing";
+import { createTestApp, fixtureJson, type TestSetup } from "../../test/testing";
 
 /** A test app with workflow tabs, on a tab of its own holding `graph`. */
 async function withTabs(graph: unknown = { nodes: [], links: [], version: 0.4 }) {

@@ -19,9 +19,31 @@ import {
   type ChangeTracker,
   type ComfyApp,
   type ComfyWorkflow,
-} from "../comfy";
-import { sameGraph, type RestoreOutcome, type WorkflowAccess } from "../runtime/checkpoints";
-import { withKeyOf } from "../threadKeys";
+} from "../host/comfy";
+import { THREAD_KEY, withKeyOf } from "../host/threadKeys";
+
+/** How restoring a checkpoint went: restored (in tab `tab`, after switching to it), or its
+ * workflow's tab is closed, or it failed. */
+export type RestoreOutcome =
+  | { ok: true; tab?: string; switched: boolean; unchanged?: boolean }
+  | { ok: false; closed: true }
+  | { ok: false; error: string };
+
+/** The workflow graph as checkpoints and rewinds use it (workflowAccess below binds it to ComfyUI). */
+export interface WorkflowAccess {
+  /** The whole workflow as ComfyUI saves it (`rootGraph.serialize()`: subgraphs included). */
+  serialize(): unknown;
+  /** Restores `graph` into the tab of workflow `key` (the active one for null), as one undo step. */
+  restore(key: string | null, graph: unknown): Promise<RestoreOutcome>;
+  /** Opens `graph` in a new tab; its name. */
+  openInNewTab(graph: unknown): Promise<string | undefined>;
+}
+
+/** Two graphs equal but for the view (pan and zoom): nothing to rewind between them. */
+export function sameGraph(a: unknown, b: unknown): boolean {
+  const text = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === "ds" || key === THREAD_KEY ? undefined : v));
+  return text(a) === text(b);
+}
 
 /** ComfyUI's ChangeTracker.MAX_HISTORY (both frontends). */
 const MAX_HISTORY = 50;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTxt2Img, createTestApp, link, place, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, link, place, type TestSetup } from "../../test/testing";
 
 const EDIT = ["beforeChange", "afterChange"];
 

@@ -3,7 +3,7 @@
 // replaced (as on the canvas). Ends may be nodes at any depth or a subgraph's boundary ("12:in",
 // "12:out"); a link between a graph and a subgraph one level inside it goes through a subgraph
 // input or output (an existing one that already carries it, else a new one).
-import type { LGraphNode } from "../comfy";
+import type { LGraphNode } from "../host/comfy";
 import { nodeLabel, publicId, recordEdit, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { boundary, comesFrom, freeName, gateway, linkEnds, linkInto, requireEnds, type Endpoint } from "./endpoints";
 import { editedGraph, graphLabel, graphName, nodeRef, subgraphOf, type SubgraphLike } from "./graphs";

@@ -1,14 +1,14 @@
 // Shared plumbing of the graph tools: results, expected failures, undo recording, redraw, and
 // "did you mean" suggestions. Which graph and which node an id names: graphs.ts.
-import { changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+import { changeTracker, rootGraph, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../host/comfy";
+import type { Approve } from "./approvals";
+
+export { ToolError } from "./toolError";
 
 /** What every panel tool returns: JSON-serialisable, never thrown. */
 export type ToolResult =
   | ({ ok: true } & Record<string, unknown>)
   | ({ ok: false; error: string } & Record<string, unknown>);
-
-// (a type only: approvals.ts imports ToolError from here)
-import type { Approve } from "./approvals";
 
 export interface ToolContext {
   app: ComfyApp;
@@ -19,17 +19,6 @@ export interface ToolContext {
   detach?: AbortSignal;
   /** Asks the user before an action that destroys work or costs money (tools/approvals.ts). */
   approve?: Approve;
-}
-
-/** An expected failure: the tool wrapper turns it into `{ok: false, error, ...extra}`. */
-export class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = "ToolError";
-  }
 }
 
 export type NodeId = number | string;

@@ -7,7 +7,7 @@ const { join, relative, resolve } = process.getBuiltinModule("node:path");
 
 const SRC = [resolve(process.cwd(), "src"), resolve(process.cwd(), "ui/src")].find((p) => {
   try {
-    return statSync(join(p, "comfy.ts")).isFile();
+    return statSync(join(p, "host", "comfy.ts")).isFile();
   } catch {
     return false;
   }

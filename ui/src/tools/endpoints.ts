@@ -2,7 +2,7 @@
 // boundary seen from inside it — "12:in" (its outputs are subgraph 12's inputs) and "12:out"
 // (its inputs are subgraph 12's outputs). Linking two ends of one graph level is one LiteGraph
 // call; which call depends on the kinds of the ends.
-import type { ComfyApp, LGraphNode } from "../comfy";
+import type { ComfyApp, LGraphNode } from "../host/comfy";
 import { ToolError, type NodeId } from "./context";
 import { graphByPath, graphLabel, nodeRef, requireNodes, subgraphOf, type GraphRef, type SubgraphLike } from "./graphs";
 import { LinkIndex, nodeById, sameId, SUBGRAPH_INPUT_ID, SUBGRAPH_OUTPUT_ID, type LinkLike } from "./links";

@@ -1,7 +1,7 @@
 // Follows one prompt's execution through ComfyUI's api events (app.api), from before it is
 // queued (events can arrive before the POST answers) until it succeeds, fails, is interrupted
 // or the wait times out. Also: compact forms of node outputs and of validation errors.
-import type { ComfyApi } from "../comfy";
+import type { ComfyApi } from "../host/comfy";
 import { publicId, type NodeId } from "./context";
 import { annotatedName } from "./outputFiles";
 

@@ -1,9 +1,9 @@
 // findMissing and downloadModels against a scripted backend (fetch): what they send, what the
 // model reads back, and that a deny requests nothing (the real flow: ui/e2e/installs.test.mjs).
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { sampleJob, sampleScan } from "./installFixtures";
+import { sampleJob, sampleScan } from "../../test/installFixtures";
 import { NO_MODEL_LIST } from "./findMissing";
-import { createTestApp } from "./testing";
+import { createTestApp } from "../../test/testing";
 
 type Call = { method: string; path: string; body: unknown };
 

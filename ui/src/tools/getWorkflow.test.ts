@@ -1,6 +1,6 @@
 import { LGraphNode } from "@comfyorg/litegraph";
 import { describe, expect, it } from "vitest";
-import { buildTxt2Img, createTestApp, link, place } from "./testing";
+import { buildTxt2Img, createTestApp, link, place } from "../../test/testing";
 
 const TXT2IMG_LINKS = [
   [1, "CLIP", 2, "clip"],

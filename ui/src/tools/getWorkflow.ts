@@ -8,7 +8,7 @@
 //   full    — per node: every widget value, position, size, all slots with their types and links.
 // A subgraph node shows as a named block: its name, its slots (`in`, `out`) and how many nodes it
 // holds; its inside is read with `subgraph`. Ids follow graphs.ts ("12:5", "12:in", "12:out").
-import { lastRunErrors, type ComfyApp, type LGraphNode } from "../comfy";
+import { lastRunErrors, type ComfyApp, type LGraphNode } from "../host/comfy";
 import { findInput, nodeDefOf, widgetKind } from "../litegraph/defs";
 import { publicId, typeName, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { nodeErrorList } from "./execution";

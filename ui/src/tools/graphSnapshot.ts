@@ -3,7 +3,7 @@
 // of the graph, subgraphs included: per node its id path ("5", "12:5": graphs.ts), type, title,
 // mode and widget values by name, and every link by its ends' ids and slot names. Positions and
 // sizes are left out: moving or resizing a node is not an edit worth telling the model.
-import { activeWorkflowKey, rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
+import { activeWorkflowKey, rootGraph, type ComfyApp, type LGraphNode } from "../host/comfy";
 import { CONTROL_WIDGET } from "../litegraph/defs";
 import { allGraphs, executionId, subgraphOf, viewedRef, type GraphRef, type SubgraphLike } from "./graphs";
 import { fromSubgraphInput, graphLinks, nodeById, toSubgraphOutput, type LinkLike } from "./links";

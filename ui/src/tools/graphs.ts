@@ -11,7 +11,7 @@
 // tool's graph (`subgraph`, a path from the root) defaults to it, and a node id without a path
 // ("5") names a node of it; an id with a path ("12:5") names one from the root. While the user
 // views a subgraph, a root node is therefore named "root:5" (results name it so too).
-import { rootGraph, showToast, viewedGraph, type ComfyApp, type LGraph, type LGraphNode } from "../comfy";
+import { rootGraph, showToast, viewedGraph, type ComfyApp, type LGraph, type LGraphNode } from "../host/comfy";
 import { listText, nodeLabel, publicId, rememberId, ToolError, typeName, type NodeId } from "./context";
 import { nodeById } from "./links";
 

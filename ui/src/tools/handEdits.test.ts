@@ -3,10 +3,10 @@
 // 7 SaveImage) around edits made the way the canvas makes them; with the numeric node ids of
 // frontends up to 1.48 and the string ids of later ones.
 import { describe, expect, it } from "vitest";
-import type { LGraphNode } from "../comfy";
+import type { LGraphNode } from "../host/comfy";
 import { graphShot, type GraphShot } from "./graphSnapshot";
 import { handEditsNote, isEditNote, NOTE_CHARS } from "./handEdits";
-import { buildTxt2Img, createTestApp, link, openSubgraph, place, useStringIds, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, link, openSubgraph, place, useStringIds, type TestSetup } from "../../test/testing";
 
 const HEAD = "[Since your last answer the user changed the workflow by hand (keep these changes unless asked): ";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ComfyApp } from "../comfy";
+import type { ComfyApp } from "../host/comfy";
 import { graphTools, isPanelTool, PANEL_TOOL_NAMES, runTool, type ToolResult } from "./index";
-import { createTestApp, jsonResponse } from "./testing";
+import { createTestApp, jsonResponse } from "../../test/testing";
 
 // The graph tools (the install tools read ComfyUI-Manager, not the graph: manager.test.ts).
 const VALID_ARGS: Partial<Record<(typeof PANEL_TOOL_NAMES)[number], unknown>> = {

@@ -10,7 +10,7 @@
 // `{ok: false, error, ...}`, and never rejects: invalid arguments, unknown ids or types, and
 // failures inside ComfyUI all come back as errors that say what went wrong and what to do.
 // Every edit is recorded by the active workflow's change tracker (one Ctrl+Z undoes it).
-import { liteGraph, type ComfyApp, type LiteGraphGlobal } from "../comfy";
+import { liteGraph, type ComfyApp, type LiteGraphGlobal } from "../host/comfy";
 import { addNode, type AddNodeArgs } from "./addNode";
 import { connectNodes, type ConnectNodesArgs } from "./connectNodes";
 import { errorMessage, ToolError, type ToolContext, type ToolResult } from "./context";
@@ -22,13 +22,13 @@ import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
 import { removeNodes, type RemoveNodesArgs } from "./removeNodes";
 import { restartComfyUI, type RestartComfyUIArgs } from "./restartComfyUI";
-import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
-import type { PanelToolName } from "./schemas.generated";
+import { validateArgs } from "./schema";
+import { PANEL_TOOL_SCHEMAS, type PanelToolName } from "./schemas.generated";
 import { setWidgetValues, type SetWidgetValuesArgs } from "./setWidgetValues";
 
 export type { ToolResult } from "./context";
 import type { Approve } from "./approvals";
-export { PANEL_TOOL_SCHEMAS } from "./schema";
+export { PANEL_TOOL_SCHEMAS } from "./schemas.generated";
 
 export type ToolName = PanelToolName;
 /** How a call is run: `progress` hears a long call's progress (a run's node and step). */

@@ -1,7 +1,7 @@
 // installNodePacks and restartComfyUI where no Manager installs: nothing happens, the model gets the
 // steps to do it by hand (the flow with Manager: ui/e2e/installs.test.mjs).
 import { describe, expect, it } from "vitest";
-import { createTestApp, jsonResponse } from "./testing";
+import { createTestApp, jsonResponse } from "../../test/testing";
 
 describe("the install tools without ComfyUI-Manager", () => {
   it("installs nothing and gives the comfy-cli and git + pip steps per pack", async () => {

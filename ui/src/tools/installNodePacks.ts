@@ -5,7 +5,7 @@
 // Registry id), nothing is installed and the result says how to do it by hand. A pack Manager
 // does not list is explained with what the user can do. The packs load at ComfyUI's next start:
 // restartComfyUI.
-import { showToast } from "../comfy";
+import { showToast } from "../host/comfy";
 import { t } from "../i18n";
 import { Denied, type ApprovalRequest } from "./approvals";
 import { listText, type ToolContext, type ToolResult } from "./context";

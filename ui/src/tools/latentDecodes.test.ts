@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { afterDecode, decodedFiles, decodesLatents, historyPrompt } from "./latentDecodes";
-import { realLiteGraph } from "./testing";
+import { realLiteGraph } from "../../test/testing";
 
 describe("which outputs a latent decode made", () => {
   const lg = realLiteGraph();

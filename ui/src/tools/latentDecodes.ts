@@ -4,7 +4,7 @@
 // (VAEDecode, VAEDecodeTiled, a pack's decoder), or, where its definition is unknown, one whose
 // type is named like VAEDecode. Only for those files does the look at an all-black image name a
 // failed decode as its usual cause (routes/outputs.py); an EmptyImage is black by design.
-import type { LiteGraphGlobal, NodeDef } from "../comfy";
+import type { LiteGraphGlobal, NodeDef } from "../host/comfy";
 import { outputFiles } from "./outputFiles";
 
 export type ApiPrompt = Record<string, { class_type?: unknown; inputs?: Record<string, unknown> } | undefined>;

@@ -1,6 +1,6 @@
 // Where new nodes go: free space next to a related node (never on top of another node), and a
 // left-to-right layout for workflows built from scratch.
-import type { ComfyApp, LGraph, LGraphNode, LiteGraphGlobal } from "../comfy";
+import type { ComfyApp, LGraph, LGraphNode, LiteGraphGlobal } from "../host/comfy";
 
 /** x, y, width, height in graph space, title bar included. */
 export type Box = [number, number, number, number];

@@ -1,10 +1,10 @@
 // Node ids of both kinds: numbers (frontends up to about 1.48, LiteGraph 0.17.2) and strings
 // (later frontends: "5", a subgraph's boundary "-10"/"-20").
 import { describe, expect, it } from "vitest";
-import type { LGraph } from "../comfy";
+import type { LGraph } from "../host/comfy";
 import { nodeLabel } from "./context";
 import { fromSubgraphInput, LinkIndex, nodeById, reaches, sameId, toSubgraphOutput, type LinkLike } from "./links";
-import { createTestApp, place, useStringIds } from "./testing";
+import { createTestApp, place, useStringIds } from "../../test/testing";
 
 describe("ids of both kinds", () => {
   it("compares a number with its string, and nothing with null or undefined", () => {

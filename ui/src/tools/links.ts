@@ -1,7 +1,7 @@
 // Links, read from the graph's link map (`graph.links`, a Map on every frontend) rather than from
 // the slots' `input.link` / `output.links`, which newer frontends deprecate (and a subgraph node's
 // getInputLink() answers for the inside of the subgraph). One index per read: O(links).
-import type { LGraph, LGraphNode } from "../comfy";
+import type { LGraph, LGraphNode } from "../host/comfy";
 
 export interface LinkLike {
   id: unknown;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeBox, overlaps } from "./layout";
-import type { ComfyWorkflow } from "../comfy";
-import { buildTxt2Img, createTestApp, place, type TestSetup } from "./testing";
+import type { ComfyWorkflow } from "../host/comfy";
+import { buildTxt2Img, createTestApp, place, type TestSetup } from "../../test/testing";
 
 const EDIT = ["beforeChange", "afterChange"];
 

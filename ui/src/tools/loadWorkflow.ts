@@ -2,7 +2,7 @@
 // format (built node by node into a new blank workflow, see apiWorkflow.ts). Node types are
 // checked first. ComfyUI (1.27.10 to 1.58.1) opens what app.loadGraphData loads in a NEW tab and
 // leaves the one the user was on as it was: nothing is replaced, so nothing is asked; the result
-// says so, and the chat moves to the new tab with the user (runtime/chatStore.ts). A frontend
+// says so, and the chat moves to the new tab with the user (runtime/toolCalls.ts). A frontend
 // without workflow tabs replaces its one graph: only after the user confirms.
 import {
   captureState,
@@ -14,12 +14,12 @@ import {
   type ComfyWorkflow,
   type LGraphNode,
   type LiteGraphGlobal,
-} from "../comfy";
-import { keptAcrossReload } from "../reloadKeeps";
+} from "../host/comfy";
+import { keptAcrossReload } from "../host/reloadKeeps";
 import { isRegistered } from "./addNode";
 import { buildApiWorkflow, planApiWorkflow, type ApiNode } from "./apiWorkflow";
 import { graphLinks } from "./links";
-import { requestJson } from "../runtime/api";
+import { requestJson } from "../server/api";
 import {
   closest,
   errorMessage,

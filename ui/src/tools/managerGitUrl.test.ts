@@ -5,7 +5,7 @@
 // The whole flow against the recorded stand-in: ui/e2e/installs.test.mjs.
 import { describe, expect, it } from "vitest";
 import { asGitUrl, GIT_URL_REFUSED_NOTE, notListedNote, withNotListed } from "./managerGitUrl";
-import { createTestApp, jsonResponse } from "./testing";
+import { createTestApp, jsonResponse } from "../../test/testing";
 
 describe("asGitUrl", () => {
   it("turns the forms people paste into the https URL, and leaves Registry ids alone", () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { buildTxt2Img, createTestApp, jsonResponse, link, place, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, jsonResponse, link, place, type TestSetup } from "../../test/testing";
 
 const OK = { prompt_id: "p1", number: 3, node_errors: {} };
 

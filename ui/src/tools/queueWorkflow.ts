@@ -4,7 +4,7 @@
 // how a watched run ended is said as runOutcome.ts says it. A run that outlasts the wait (the
 // user stopped waiting, or the timeout) comes back `running: true`: the panel tells its end with
 // the user's next message (runHistory.ts).
-import { rootGraph, type ComfyApp, type LGraphNode } from "../comfy";
+import { rootGraph, type ComfyApp, type LGraphNode } from "../host/comfy";
 import { ask, runApproval } from "./approvals";
 import { errorMessage, nodeLabel, ToolError, type NodeId, type ToolContext, type ToolResult } from "./context";
 import { allGraphs, executionId, executionIdRef, requireNodes } from "./graphs";

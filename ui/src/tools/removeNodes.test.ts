@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTxt2Img, createTestApp } from "./testing";
+import { buildTxt2Img, createTestApp } from "../../test/testing";
 
 describe("removeNodes", () => {
   it("removes nodes with their links, as one undo step", async () => {

@@ -3,7 +3,7 @@
 // during one restart). The whole restart against the stand-in: ui/e2e/installs.test.mjs.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitForRestart } from "./restartComfyUI";
-import { TestApi } from "./testing";
+import { TestApi } from "../../test/testing";
 
 afterEach(() => vi.unstubAllGlobals());
 

@@ -4,7 +4,7 @@
 // registered. The tool result reaches the model in the next request, to the restarted server:
 // the turn goes on (the answer with this call was saved when its stream ended, before the
 // approval card asked).
-import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../comfy";
+import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from "../host/comfy";
 import { serializeWorkflow } from "./checkpointGraph";
 import { allGraphs, nodesOf, rootRef } from "./graphs";
 import { t } from "../i18n";

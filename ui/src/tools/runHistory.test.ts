@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { comfyRuns, finishedRun, historyRun, isRunNote, runNote } from "./runHistory";
-import { buildTxt2Img, createTestApp, DECODE_CAUSE, jsonResponse, type TestSetup } from "./testing";
+import { buildTxt2Img, createTestApp, DECODE_CAUSE, jsonResponse, type TestSetup } from "../../test/testing";
 
 const image = (filename: string, type = "output") => ({ filename, subfolder: "", type });
 const LOOKED = "ComfyUI_00001_.png [output]: PNG 512×512, all black (the usual sign of a failed VAE decode: NaN values)";

@@ -3,7 +3,7 @@
 // panel adds to the user's next message: "[Run … finished after you stopped waiting: success in
 // 41.2 s; outputs: 9: 2 images; looked: …]". Also the rest of what the chat store needs of
 // ComfyUI's runs (comfyRuns): interrupting one, and the URL of one of its files.
-import type { ComfyApp, LiteGraphGlobal } from "../comfy";
+import type { ComfyApp, LiteGraphGlobal } from "../host/comfy";
 import { publicId, type ToolResult } from "./context";
 import { summarizeOutput, type Outcome } from "./execution";
 import { historyPrompt } from "./latentDecodes";

@@ -2,7 +2,7 @@
 // assistant server's look at them (format, size, an all-black or blank image:
 // routes/outputs.py), or the error with its node, an interruption, a wait that ended first.
 // queueWorkflow says it when it watched the run; runHistory.ts when the run ended later.
-import type { ComfyApp, LiteGraphGlobal } from "../comfy";
+import type { ComfyApp, LiteGraphGlobal } from "../host/comfy";
 import { errorMessage, nodeLabel, publicId, type ToolResult } from "./context";
 import type { Outcome } from "./execution";
 import { executionIdRef, findNode } from "./graphs";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PANEL_TOOL_NAMES } from "./index";
-import { PANEL_TOOL_SCHEMAS, validateArgs } from "./schema";
+import { validateArgs } from "./schema";
+import { PANEL_TOOL_SCHEMAS } from "./schemas.generated";
 import { REGISTRY_PANEL_TOOLS } from "./schemas.generated";
 
 describe("panel tool schemas", () => {

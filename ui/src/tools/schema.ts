@@ -19,8 +19,6 @@ export interface Schema {
   maximum?: number;
 }
 
-export { PANEL_TOOL_SCHEMAS } from "./schemas.generated";
-
 function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";

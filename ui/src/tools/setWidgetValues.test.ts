@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTxt2Img, createTestApp, link, place } from "./testing";
+import { buildTxt2Img, createTestApp, link, place } from "../../test/testing";
 
 const EDIT = ["beforeChange", "afterChange"];
 

@@ -1,5 +1,5 @@
 // Slots: type compatibility (LiteGraph's rule), lookup by name or index, and descriptions.
-import type { LGraphNode } from "../comfy";
+import type { LGraphNode } from "../host/comfy";
 import { nodeLabel } from "./context";
 
 type Slot = { name: string; type: unknown; label?: string; localized_name?: string; widget?: { name: string } };

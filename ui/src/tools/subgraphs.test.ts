@@ -3,8 +3,8 @@
 // twice: with the numeric node ids of frontends up to about 1.48 and with the string ids of later
 // ones (a subgraph's boundary "-10"/"-20"). The browser suite runs them in the real frontends.
 import { describe, expect, it, vi } from "vitest";
-import type { LGraph, LGraphNode } from "../comfy";
-import { createTestApp, jsonResponse, loadFixture, openSubgraph, type TestSetup } from "./testing";
+import type { LGraph, LGraphNode } from "../host/comfy";
+import { createTestApp, jsonResponse, loadFixture, openSubgraph, type TestSetup } from "../../test/testing";
 
 const FLUX = "subgraph-flux-dev.json";
 const FLUX_ID = "e2a55522-bf16-4d9f-a222-5b8788ef2982";

@@ -1,7 +1,7 @@
 // Widget values: the rule each widget follows (from the node definition, else from the widget
 // itself), checking a proposed value against it, planning a set of changes all-or-nothing, and
 // applying them the way the canvas does (value, then the widget's callback).
-import type { ComfyApp, LGraph, LGraphNode } from "../comfy";
+import type { ComfyApp, LGraph, LGraphNode } from "../host/comfy";
 import {
   CONTROL_VALUES,
   CONTROL_WIDGET,

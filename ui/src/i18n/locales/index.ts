@@ -1,5 +1,5 @@
 // Every translation table by its tag: what the build writes as ui/dist/locales/<tag>.json
-// (vite.config.ts) and what the unit tests register up front (i18n/vitest.setup.ts). The panel's
+// (vite.config.ts) and what the unit tests register up front (ui/test/vitest.setup.ts). The panel's
 // own code never imports this file: it fetches a table when its language is chosen.
 import type { Translation } from "..";
 import type { ShippedTag } from "../shipped";

@@ -1,7 +1,7 @@
 // For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
 // write AI SDK UI message streams (docs/DESIGN.md §5) the way core/stream/ui_stream.py does.
 import type { UIMessage } from "ai";
-import type { EgressEntry, EgressStatement } from "../panel/egress.generated";
+import type { EgressEntry, EgressStatement } from "../src/panel/egress.generated";
 
 export type Chunk = Record<string, unknown>;
 

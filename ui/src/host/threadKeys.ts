@@ -8,7 +8,6 @@
 // holds (a duplicated tab, a file opened again) gets a fresh one. Writing it is not an edit:
 // ComfyUI's change tracker compares `extra` (all but `ds`), so the key goes into the tracker's
 // states as well as the graph — no undo step, the tab not marked modified.
-import type { ComfyWorkflow } from "./comfy";
 
 export const THREAD_KEY = "comfyui_assistant_thread_key";
 
@@ -61,7 +60,7 @@ function writeKey(state: unknown, key: string): void {
  * every state of the tab's tracker (as it was opened, as it is, its undo and redo steps), so
  * that comparing them finds no change. `others`: the other open tabs' keys.
  */
-export function ensureThreadKey(graph: unknown, workflow: ComfyWorkflow, others: ReadonlySet<string>): string | undefined {
+export function ensureThreadKey(graph: unknown, workflow: { changeTracker?: unknown }, others: ReadonlySet<string>): string | undefined {
   if (typeof graph !== "object" || graph === null) return undefined;
   const tracker = (workflow.changeTracker ?? null) as TrackerStates | null;
   const current = keyIn(graph) ?? keyIn(tracker?.activeState);

@@ -41,7 +41,7 @@ export const ALLOWED: { file: string; text?: string; why: string }[] = [
   { file: "panel/Chat.tsx", text: "/skill", why: "a command, typed as it is" },
   { file: "panel/Chat.tsx", text: "/help", why: "a command, typed as it is" },
   { file: "panel/DelegateCard.tsx", text: "delegate", why: "a tool's name, as every tool card shows it" },
-  { file: "comfy.ts", text: "LiteGraph is not loaded on this page", why: "a programming error, never shown" },
+  { file: "host/comfy.ts", text: "LiteGraph is not loaded on this page", why: "a programming error, never shown" },
   { file: "panel/context.ts", text: "the panel's store is missing", why: "a programming error, never shown" },
   { file: "panel/context.ts", text: "the panel's runtime is missing", why: "a programming error, never shown" },
 ];
@@ -49,9 +49,9 @@ export const ALLOWED: { file: string; text?: string; why: string }[] = [
 /** The panel's source files the check reads: components, runtime, commands, the entry modules. */
 export function panelSources(srcRoot: string): string[] {
   const files: string[] = [];
-  for (const folder of ["", "panel", "runtime", "commands"]) {
+  for (const folder of ["", "host", "server", "panel", "runtime", "commands"]) {
     for (const name of readdirSync(join(srcRoot, folder))) {
-      if (/\.tsx?$/.test(name) && !/\.test\.tsx?$|\.d\.ts$|^fakeServer\.ts$|^reactTestEnv\.ts$/.test(name)) files.push(join(srcRoot, folder, name));
+      if (/\.tsx?$/.test(name) && !/\.test\.tsx?$|\.d\.ts$/.test(name)) files.push(join(srcRoot, folder, name));
     }
   }
   return files;

@@ -2,9 +2,9 @@
 // over our server's routes answered in memory (fakeServer.ts).
 import { generateId, isToolUIPart } from "ai";
 import { vi } from "vitest";
-import { ChatStore } from "./chatStore";
+import { ChatStore } from "../src/runtime/chatStore";
 import { fakeServer, sseResponse, textAnswer, toolCallAnswer, type ChatRequestBody, type Chunk } from "./fakeServer";
-import { buildTxt2Img, createTestApp } from "../tools/testing";
+import { buildTxt2Img, createTestApp } from "./testing";
 
 /** What our server answers a resubmit that carries a denied call: the call ends denied, then the model. */
 export function deniedThenText(body: ChatRequestBody): Chunk[] {

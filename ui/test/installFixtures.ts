@@ -1,5 +1,5 @@
 // A scan as the server answers it (routes/installs.py), for the install tools' and cards' tests.
-import type { DownloadJob, Scan } from "./installScans";
+import type { DownloadJob, Scan } from "../src/tools/installScans";
 
 export function sampleScan(id = "scan_abc"): Scan {
   return {

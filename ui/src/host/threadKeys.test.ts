@@ -3,9 +3,9 @@
 // in the playground's copy of ComfyUI's workflow store and change tracker.
 import { describe, expect, it, vi } from "vitest";
 import { activeWorkflowKey, graphIdOf, keyGraphToLoad, watchWorkflows, type ComfyApp } from "./comfy";
-import { PlaygroundWorkflows } from "./playground/workflows";
-import type { ServerThread } from "./runtime/api";
-import { WorkflowThreads } from "./runtime/workflowThreads";
+import { PlaygroundWorkflows } from "../playground/workflows";
+import type { ServerThread } from "../server/api";
+import { WorkflowThreads } from "../runtime/workflowThreads";
 import { keyIn, THREAD_KEY, withKeyOf } from "./threadKeys";
 
 const DALLE = "api_openai_dall_e_2_t2i";

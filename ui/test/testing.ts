@@ -2,12 +2,12 @@
 // real ComfyUI node types of data/object_info.json.gz, inside a minimal ComfyApp whose change
 // tracker, confirm dialog and api (fetchApi + events) each test scripts and inspects.
 import { LGraph, LiteGraph, SubgraphNode, type ISerialisedGraph } from "@comfyorg/litegraph";
-import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../comfy";
-import { keyGraphToLoad, watchWorkflows } from "../comfy";
-import { registerNodeDefs } from "../litegraph/register";
-import { registerSubgraphTypes } from "../litegraph/subgraphs";
-import { PlaygroundWorkflows } from "../playground/workflows";
-import { graphTools, type PanelTools } from "./index";
+import type { ChangeTracker, ComfyApi, ComfyApp, ComfyPrompt, LGraphNode, LiteGraphGlobal, NodeDef } from "../src/host/comfy";
+import { keyGraphToLoad, watchWorkflows } from "../src/host/comfy";
+import { registerNodeDefs } from "../src/litegraph/register";
+import { registerSubgraphTypes } from "../src/litegraph/subgraphs";
+import { PlaygroundWorkflows } from "../src/playground/workflows";
+import { graphTools, type PanelTools } from "../src/tools/index";
 
 // Node's modules, fetched at run time: vitest's happy-dom environment transforms imports for
 // the browser and would stub "node:fs" and "node:zlib" out (and import.meta.url is not a file).
@@ -334,15 +334,15 @@ export function buildTxt2Img(t: TestSetup) {
   return { ckpt, positive, negative, latent, sampler, decode, save };
 }
 
-/** A workflow of ui/src/tools/fixtures (real ComfyUI templates with subgraphs), as its JSON. */
+/** A workflow of ui/test/fixtures (real ComfyUI templates with subgraphs), as its JSON. */
 export function fixtureJson(name: string): ISerialisedGraph {
-  const candidates = [resolve(process.cwd(), "src/tools/fixtures", name), resolve(process.cwd(), "ui/src/tools/fixtures", name)];
+  const candidates = [resolve(process.cwd(), "test/fixtures", name), resolve(process.cwd(), "ui/test/fixtures", name)];
   const found = candidates.find((path) => existsSync(path));
   if (!found) throw new Error(`fixture ${name} not found (looked at ${candidates.join(", ")})`);
   return JSON.parse(readFileSync(found, "utf8")) as ISerialisedGraph;
 }
 
-/** A workflow of ui/src/tools/fixtures, loaded into the graph. */
+/** A workflow of ui/test/fixtures, loaded into the graph. */
 export function loadFixture(t: TestSetup, name: string): void {
   t.graph.configure(fixtureJson(name));
   if (t.stringIds) useStringIds(t.graph);
