@@ -162,7 +162,7 @@ async def test_vectors_go_with_their_passages(store):
 async def test_the_tool_finds_a_paraphrase(assistant, provider, sdk, monkeypatch):
     monkeypatch.delenv(NO_EMBEDDINGS, raising=False)
     provider.enqueue(
-        calls_reply(call({"query": PUPPY}, "s1")),
+        calls_reply(call({"query": PUPPY, "limit": 1}, "s1")),
         text_reply("A beagle [1]."),
     )
     question = user("Remind me about our pet?", "u7")
@@ -170,8 +170,11 @@ async def test_the_tool_finds_a_paraphrase(assistant, provider, sdk, monkeypatch
     assert status == 200
     (part,) = searches(sdk.check(body)["message"])
     docs = part["output"]["documents"]
-    assert docs[0]["metadata"]["messageId"] == "u5"
-    assert docs[0]["contents"] == "The dog's name is Pixel and she is a beagle."
+    # the best match, with the messages around it
+    assert [(d["metadata"]["messageId"], d["metadata"]["matched"]) for d in docs] == [
+        ("a4", False), ("u5", True), ("a5", False)
+    ]  # fmt: skip
+    assert docs[1]["contents"] == "The dog's name is Pixel and she is a beagle."
 
 
 BROKEN_MODEL = """

@@ -488,11 +488,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         "shown to you, by words and/or time; or read around a result. Returns documents to "
         "cite.",
         parameters=_args(
-            query={"type": "string", "description": "Words to look for."},
+            query={
+                "type": "string",
+                "description": "Topic words, as said then (and synonyms); not names or dates "
+                "alone.",
+            },
             when={
                 "type": "string",
-                "description": 'A time: "yesterday", "last week", "in May", "3 days ago", '
-                '"2025-05-14", "2025-05-01..2025-05-20".',
+                "description": 'A time, preferred: "yesterday", "last week", "in May", '
+                '"3 days ago", "2025-05-14", "2025-05-01..2025-05-20".',
             },
             around={"type": "string", "description": "A result's messageId: read around it."},
             limit={
