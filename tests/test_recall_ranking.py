@@ -30,11 +30,8 @@ CAROLINE = [
     said("a4", "assistant", "See you soon, Caroline!"),
 ]
 # Other threads of the same store: painting said everywhere, Caroline nowhere.
-OTHERS = [
-    [said(f"o{i}", "user", f"Painting number {i}: oil painting of a harbour at dusk.")
-     for i in range(30)]  # fmt: skip
-    for _ in range(3)
-]
+HARBOUR = "Painting number {}: oil painting of a harbour at dusk."
+OTHERS = [[said(f"o{i}", "user", HARBOUR.format(i)) for i in range(30)] for _ in range(3)]
 
 
 @pytest.fixture(autouse=True)

@@ -126,7 +126,9 @@ async def search(
             return per_message(by_terms, excluded, n)
         depth = max(n, FUSED)
         nearest = await by_meaning(store, model, thread_id, query, within)
-        return fuse(per_message(by_terms, excluded, depth), per_message(nearest, excluded, depth))[:n]
+        return fuse(per_message(by_terms, excluded, depth), per_message(nearest, excluded, depth))[
+            :n
+        ]
 
     if prefer is None:
         return await _hits(store, await best(span, limit))

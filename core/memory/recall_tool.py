@@ -135,9 +135,7 @@ async def search_conversation(
     return _result(docs, note)
 
 
-def _period_note(
-    when: str, query: str, hits: list[recall.Hit], period: tuple[float, float]
-) -> str:
+def _period_note(when: str, query: str, hits: list[recall.Hit], period: tuple[float, float]) -> str:
     """What of the matches is from the period asked for (the others top them up)."""
     inside = sum(period[0] <= h.created_at < period[1] for h in hits)
     if inside == len(hits):

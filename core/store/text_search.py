@@ -33,7 +33,11 @@ def bm25(terms: Sequence[str], documents: Sequence[tuple[str, str]]) -> list[flo
         return []
     lengths = [sum(title.values()) * TITLE_WEIGHT + sum(text.values()) for title, text in fields]
     frequencies = [
-        {t: TITLE_WEIGHT * title[t] + text[t] for t in dict.fromkeys(terms) if t in title or t in text}
+        {
+            t: TITLE_WEIGHT * title[t] + text[t]
+            for t in dict.fromkeys(terms)
+            if t in title or t in text
+        }
         for title, text in fields
     ]
     return scores(frequencies, lengths, len(fields), sum(lengths) / len(fields))
