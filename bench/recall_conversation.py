@@ -206,6 +206,7 @@ async def run(count: int, weights: list[float], size: tuple[int, int]) -> None:
     asked = {(q.thread, q.turn.index): q for tid, c in convs.items()
              for q in questions(c, tid, topics)}  # fmt: skip
     pairs = sum(len(a.fact_messages) for a in asked.values())
+    product = f"fused {getattr(recall, 'SEMANTIC_WEIGHT', 1.0):g}"  # (before `ask` sets it)
     methods = ["words"]
     if await embeddings.embedder() is not None:
         methods += (
@@ -233,7 +234,6 @@ async def run(count: int, weights: list[float], size: tuple[int, int]) -> None:
     print(f"TARGET topic_recall@10={words['topic', 10]:.3f} (reported)")
     print(f"TARGET asked_recall@5={words['asked', 5]:.3f} (reported)")
     print(f"TARGET wrong_when_recall@5={words['topic, wrong when', 5]:.3f} (reported)")
-    product = f"fused {getattr(recall, 'SEMANTIC_WEIGHT', 1.0):g}"
     fused = results.get(product) or results.get("fused")
     value = f"{fused[0]['topic', 5] / pairs:.3f} ({product})" if fused else "not measured"
     print(f"TARGET fused_topic_recall@5={value} (reported)")
