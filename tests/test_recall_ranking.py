@@ -11,12 +11,11 @@ from datetime import datetime
 
 import pytest
 from comfyui_assistant.core.memory import neighbours, recall
-from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
 from comfyui_assistant.core.store.migrations import NO_FTS5
 from comfyui_assistant.core.store.store import Store
 from comfyui_assistant.core.store.threads import Threads
 
-from .test_recall import said
+from .test_recall import by_words_only, said  # noqa: F401 (by words only: an autouse fixture)
 
 # Caroline is named in most of the thread; the painting once.
 CAROLINE = [
@@ -34,13 +33,9 @@ HARBOUR = "Painting number {}: oil painting of a harbour at dusk."
 OTHERS = [[said(f"o{i}", "user", HARBOUR.format(i)) for i in range(30)] for _ in range(3)]
 
 
-@pytest.fixture(autouse=True)
-def by_words_only(monkeypatch) -> None:
-    monkeypatch.setenv(NO_EMBEDDINGS, "1")
-
-
 @pytest.fixture(params=["fts5", "no fts5"])
 async def store(request, monkeypatch, tmp_path) -> AsyncIterator[Store]:
+    """A store on this SQLite and as on one without FTS5, with CAROLINE as thread t1."""
     if request.param == "no fts5":
         monkeypatch.setenv(NO_FTS5, "1")
     opened = await Store.open(tmp_path)
