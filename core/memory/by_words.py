@@ -6,7 +6,8 @@ in no other thread, counted as rare and ranked the thread's small talk first (a 
 long-conversation benchmark, 10 conversations in one store: recall@5 0.507 alone, 0.438
 together). Here a word's weight is its rarity in the thread searched (the number of its
 passages that hold it, of all its passages), and a passage's length is compared with the
-thread's average, so a thread ranks the same whatever else the store holds.
+thread's average, so a thread ranks the same whatever else the store holds. With FTS5, a word
+weighs as FTS5 weighs it (`text_search.scores`); without, as core/store/text_search.py always did.
 
 With FTS5 (porter stemming): one match per query word, in one statement, gives the thread's
 passages that hold it (and how often, roughly: `_with_fts5`).
@@ -36,7 +37,8 @@ async def ranked(store: Store, thread_id: str, terms: Sequence[str]) -> list[Mat
     else:
         found = await _without_fts5(store, thread_id, terms)
     rows = list(found.values())
-    scores = text_search.scores([r[3] for r in rows], [r[2] for r in rows], total, average)
+    frequencies, lengths = [r[3] for r in rows], [r[2] for r in rows]
+    scores = text_search.scores(frequencies, lengths, total, average, fts5=store.full_text)
     out = [(r[0], r[1], score, r[4]) for r, score in zip(rows, scores, strict=True) if score > 0]
     out.sort(key=lambda m: (-m[2], m[0]))
     return out

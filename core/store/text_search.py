@@ -44,17 +44,28 @@ def bm25(terms: Sequence[str], documents: Sequence[tuple[str, str]]) -> list[flo
 
 
 def scores(
-    frequencies: Sequence[dict[str, float]], lengths: Sequence[float], total: int, average: float
+    frequencies: Sequence[dict[str, float]],
+    lengths: Sequence[float],
+    total: int,
+    average: float,
+    fts5: bool = False,
 ) -> list[float]:
     """BM25 for documents given as their terms' frequencies and their lengths, within a
     collection of `total` documents of `average` length (in the lengths' unit) that holds at
-    least these: the statistics are the collection's, whatever part of it was matched."""
+    least these: the statistics are the collection's, whatever part of it was matched. `fts5`:
+    FTS5's weight of a word, log((N - n + 0.5) / (n + 0.5)), almost none for a word in more than
+    half of the documents; else log(1 + that), always some."""
     having = Counter(t for frequency in frequencies for t in frequency)
     total = max(total, len(frequencies))
     average = average or 1.0
-    idf = {t: math.log((total - n + 0.5) / (n + 0.5) + 1) for t, n in having.items()}
+    idf = {t: _idf(total, n, fts5) for t, n in having.items()}
     out = []
     for frequency, length in zip(frequencies, lengths, strict=True):
         norm = K1 * (1 - B + B * length / average)
         out.append(sum(idf[t] * f * (K1 + 1) / (f + norm) for t, f in frequency.items() if f))
     return out
+
+
+def _idf(total: int, having: int, fts5: bool) -> float:
+    ratio = (total - having + 0.5) / (having + 0.5)
+    return max(math.log(ratio), 1e-6) if fts5 else math.log(ratio + 1)
