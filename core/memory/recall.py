@@ -15,11 +15,12 @@ SEMANTIC_WEIGHT of the one by words; one hit per message (its best passage), bes
 SEMANTIC_WEIGHT, measured (bench/recall_conversation.py, 6 prose threads in one store, topic
 queries, recall@5 / @10): words alone 0.671 / 0.823; fused at 0.25: 0.749 / 0.866, at 0.5:
 0.758 / 0.866, at 1: 0.749 / 0.861; questions as asked (no word shared with the fact) 0.052 /
-0.100, 0.074 / 0.130, 0.074 / 0.130, 0.104 / 0.221. At equal weight, on a public long-conversation benchmark
-whose questions name the speakers, fusion lost 0.507 -> 0.371 at @5: greetings, near in
-meaning to any question, ranked first. Below (RRF_K + 1) / (RRF_K + FUSED) (0.76), a message
-found by meaning alone never outranks one that holds the query's words: meaning reorders the
-word matches and fills in where they are too few, which is what it earned here.
+0.100, 0.074 / 0.130, 0.074 / 0.130, 0.104 / 0.221. At equal weight, on a public
+long-conversation benchmark whose questions name the speakers, fusion lost 0.507 -> 0.371 at
+@5: greetings, near in meaning to any question, ranked first. Below (RRF_K + 1) / (RRF_K +
+FUSED) (0.76), a message found by meaning alone never outranks one that holds the query's
+words: meaning reorders the word matches and fills in where they are too few, which is what
+it earned here; 0.5 earned the most.
 """
 
 from __future__ import annotations
