@@ -110,6 +110,13 @@ TARGETS: dict[str, list[str]] = {
         for name in ("search", "search_without_fts5", "search_fused", "search_fused_without_fts5")
         for stat in ("median", "p95")
     ],
+    "recall_conversation.py": [
+        "TARGET topic_recall@5=",
+        "TARGET topic_recall@10=",
+        "TARGET asked_recall@5=",
+        "TARGET wrong_when_recall@5=",
+        "TARGET fused_topic_recall@5=",
+    ],
     "recall_paraphrase.py": [
         f"TARGET {method}_{kind}_recall@5="
         for kind in ("paraphrase", "keyword")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from comfyui_assistant.core.chat.chat_plan import offered_names
 from comfyui_assistant.core.context.prompt_profile import MEDIUM, SMALL
-from comfyui_assistant.core.memory.recall_tool import title
+from comfyui_assistant.core.memory.recall_tool import AROUND_NOTE, title
 from comfyui_assistant.core.store.embeddings import NO_EMBEDDINGS
 
 from .helpers import assistant_message, chat_body, content_parts, sent, user
@@ -63,9 +63,13 @@ async def test_the_model_searches_the_thread_and_gets_documents_to_cite(assistan
     (part,) = searches(message)
     assert part["state"] == "output-available"
     docs = part["output"]["documents"]
-    # numbered on from the thread's documents ([1] is readDocumentation's)
-    assert [d["citation_id"] for d in docs] == [2]
-    (doc,) = docs
+    # numbered on from the thread's documents ([1] is readDocumentation's); the match with
+    # the message after it
+    assert [d["citation_id"] for d in docs] == [2, 3]
+    assert [(d["metadata"]["messageId"], d["metadata"]["matched"]) for d in docs] == [
+        ("u1", True), ("a1", False)
+    ]  # fmt: skip
+    doc = docs[0]
     assert doc["contents"] == "Which upscaler should I use for old family photos?"
     now = datetime.fromisoformat(doc["metadata"]["createdAt"]).timestamp()
     assert doc["title"] == title("user", now, now)
@@ -73,14 +77,43 @@ async def test_the_model_searches_the_thread_and_gets_documents_to_cite(assistan
     assert doc["metadata"]["source"] == "conversation"
     assert (doc["metadata"]["messageId"], doc["metadata"]["position"]) == ("u1", 0)
     assert doc["metadata"]["createdAt"][:4].isdigit()  # an ISO time
+    assert docs[1]["contents"] == (
+        'readDocumentation KSampler -> documents [1] "Doc 1" (recall: d1) Use 4x-UltraSharp [1].'
+    )
     assert part["output"]["cite"].endswith("like [2].")
-    assert "around" in part["output"]["note"]
+    assert part["output"]["note"] == AROUND_NOTE
     # the model got the same result as the tool message
     tool_message = sent(provider, 1)[-1]
     assert (
         tool_message["role"] == "tool" and json.loads(tool_message["content"]) == (part["output"])
     )
     assert content_parts(message)[-1]["text"] == "We chose 4x-UltraSharp [2]."
+
+
+async def test_a_time_is_preferred_and_the_result_says_when_nothing_then_matched(
+    assistant, provider, sdk
+):
+    provider.enqueue(
+        calls_reply(
+            call({"query": "painting", "when": "2024-03"}, "w1"),
+            call({"query": "painting", "when": "today"}, "w2", 1),
+        ),
+        text_reply("She paints [2]."),
+    )
+    status, body = await assistant.chat(chat_body(*HISTORY, user("What does she do?", "u3")))
+    assert status == 200
+    wrong, right = searches(sdk.check(body)["message"])
+    for part in (wrong, right):
+        docs = part["output"]["documents"]
+        assert [(d["metadata"]["messageId"], d["metadata"]["matched"]) for d in docs] == [
+            ("a1", False), ("u2", True), ("a2", False)
+        ]  # fmt: skip
+        assert docs[1]["contents"] == "My daughter started painting again."
+    assert wrong["output"]["note"] == (
+        "Nothing said in '2024-03' matches 'painting'; these matches are from other times. "
+        + AROUND_NOTE
+    )
+    assert right["output"]["note"] == AROUND_NOTE
 
 
 async def test_reading_around_a_result_and_a_time_it_cannot_read(assistant, provider, sdk):
@@ -105,8 +138,9 @@ async def test_reading_around_a_result_and_a_time_it_cannot_read(assistant, prov
     assert "when: 'next week' is not a time I can read" in unread["errorText"]
     assert 'Use forms like "today"' in unread["errorText"]
     found = today["output"]["documents"]
-    assert [d["metadata"]["messageId"] for d in found] == ["u2"]  # not the question (u3)
-    assert found[0]["citation_id"] == 7
+    # the match and the messages around it, not the question (u3)
+    assert [d["metadata"]["messageId"] for d in found] == ["a1", "u2", "a2"]
+    assert [d["citation_id"] for d in found] == [7, 8, 9]
     assert empty["state"] == "output-error" and "query (words)" in empty["errorText"]
 
 

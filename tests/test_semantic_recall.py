@@ -106,7 +106,8 @@ async def test_a_paraphrase_is_found_by_meaning_and_not_by_words_alone(store, mo
     # words still lead where they match: what both rankings put first comes first
     hits = await recall.search(store, "t1", "watercolours painting")
     assert hits[0].message_id == "u2"
-    assert hits[0].score == pytest.approx(2 / (recall.RRF_K + 1))  # first by words and meaning
+    # first by words and by meaning
+    assert hits[0].score == pytest.approx((1 + recall.SEMANTIC_WEIGHT) / (recall.RRF_K + 1))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert len({h.message_id for h in hits}) == len(hits) == 5  # one hit per message
     assert await found(store, "what did we say about it") == []  # common words name nothing
@@ -126,6 +127,18 @@ async def test_exclusions_and_time_ranges_hold_by_meaning(store):
     assert await found(store, PUPPY, limit=20, after=june) == ["u5", "a5"]
     assert await found(store, PUPPY, after=june, exclude_ids={"u5"}) == ["a5"]
     assert await found(store, PUPPY, before=may) == []  # nothing in the range
+    # preferred: May's matches by words first; by meaning every May message is near in some
+    # degree, and those would fill the result
+    may_range = (may - 3600, may + 3600)
+    assert (await found(store, "beagle Pixel", prefer=may_range))[0] == "u5"
+    words = await found(store, "upscaler beagle", prefer=may_range, limit=2)
+    assert words == ["u1", "u5"]  # the word match of May, then the thread's best
+
+
+async def test_at_weight_zero_meaning_is_not_used(store, monkeypatch):
+    monkeypatch.setattr(recall, "SEMANTIC_WEIGHT", 0.0)
+    assert await found(store, PUPPY) == []
+    assert await vectors(store) == 0  # nor computed
 
 
 async def test_vectors_are_computed_at_the_first_search_and_stored_once(store):
@@ -162,7 +175,7 @@ async def test_vectors_go_with_their_passages(store):
 async def test_the_tool_finds_a_paraphrase(assistant, provider, sdk, monkeypatch):
     monkeypatch.delenv(NO_EMBEDDINGS, raising=False)
     provider.enqueue(
-        calls_reply(call({"query": PUPPY}, "s1")),
+        calls_reply(call({"query": PUPPY, "limit": 1}, "s1")),
         text_reply("A beagle [1]."),
     )
     question = user("Remind me about our pet?", "u7")
@@ -170,8 +183,11 @@ async def test_the_tool_finds_a_paraphrase(assistant, provider, sdk, monkeypatch
     assert status == 200
     (part,) = searches(sdk.check(body)["message"])
     docs = part["output"]["documents"]
-    assert docs[0]["metadata"]["messageId"] == "u5"
-    assert docs[0]["contents"] == "The dog's name is Pixel and she is a beagle."
+    # the best match, with the messages around it
+    assert [(d["metadata"]["messageId"], d["metadata"]["matched"]) for d in docs] == [
+        ("a4", False), ("u5", True), ("a5", False)
+    ]  # fmt: skip
+    assert docs[1]["contents"] == "The dog's name is Pixel and she is a beagle."
 
 
 BROKEN_MODEL = """

@@ -1,7 +1,12 @@
 """`searchConversation`: the model looks back through its whole thread — what the context
 engine summarized or dropped included — by words, by time, or around an earlier result, and
 gets documents to cite (core/tools/documents.py), numbered thread-wide like any other: "You, Tue 14
-May" or "Assistant, …" with the message's words (for a search, the passage that matched).
+May" or "Assistant, …" with the message's words. A search returns each match (the passage that
+matched) with the message before and after it, merged where they touch (core/memory/neighbours.py).
+A time (`when`) with words is a preference, not a filter: the best matches of that time
+first, topped up from the rest of the thread, and the result says when none, or only some,
+are from that time (a wrong month hid the answer and returned that month's other messages as
+if they were it). A time alone lists what the user said then.
 
 The current turn (the latest user message and the answer being written) is left out: the model
 has it, and it would match its own question."""
@@ -17,6 +22,7 @@ from ..store.store import Store
 from ..tools.documents import Citations, cite_note, document
 from ..tools.server_tools import LookBack, ToolFailure
 from . import recall
+from .neighbours import cut, with_neighbours
 from .when import WhenError, time_range
 
 SOURCE = "conversation"  # metadata.source of these documents
@@ -24,7 +30,10 @@ READ_TOKENS = 700  # a stretch read around a message
 SPEAKERS = {"user": "You", "assistant": "Assistant"}
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-AROUND_NOTE = "To read what was said around one: searchConversation with around=its messageId."
+AROUND_NOTE = (
+    "Each match comes with the messages before and after it (matched: false). To read more "
+    "around one: searchConversation with around=its messageId."
+)
 
 
 class RecallFailure(ValueError):
@@ -44,16 +53,22 @@ def title(role: str, created_at: float, now: float) -> str:
 
 
 def _cited(
-    take: Callable[[], int], message: recall.Hit | recall.Said, text: str, now: float
+    take: Callable[[], int],
+    message: recall.Hit | recall.Said,
+    text: str,
+    now: float,
+    matched: bool | None = None,
 ) -> dict[str, Any]:
     when = datetime.fromtimestamp(message.created_at).astimezone()
-    metadata = {
+    metadata: dict[str, Any] = {
         "source": SOURCE,
         "messageId": message.message_id,
         "position": message.position,
         "role": message.role,
         "createdAt": when.isoformat(timespec="minutes"),
     }
+    if matched is not None:
+        metadata["matched"] = matched
     return dict(document(take(), title(message.role, message.created_at, now), text, metadata))
 
 
@@ -101,21 +116,33 @@ async def search_conversation(
         raise RecallFailure(
             "Say what to look for: query (words), when (a time), or around (a messageId)."
         )
-    span = _span(when, now) if when else (None, None)
+    period = _span(when, now) if when else None
     current = await _current_turn(store, thread_id)
     if not query:
         return await _period(store, thread_id, when, current, limit, citations, now)
     hits = await recall.search(
-        store, thread_id, query, after=span[0], before=span[1], exclude_ids=current, limit=limit
+        store, thread_id, query, prefer=period, exclude_ids=current, limit=limit
     )
     if not hits:
-        during = f" {when}" if when else ""
         raise RecallFailure(
-            f"Nothing said earlier{during} matches '{query}'. Try other or fewer words"
-            + (", or no time." if when else ".")
+            f"Nothing said earlier matches '{query}'. Try other or fewer words, about the topic."
         )
-    docs = [_cited(citations.take, hit, hit.text, now) for hit in hits]
-    return _result(docs, AROUND_NOTE)
+    shown = await with_neighbours(store, thread_id, hits, current)
+    docs = [_cited(citations.take, s.said, s.said.text, now, s.matched) for s in shown]
+    note = AROUND_NOTE
+    if period is not None:
+        note = _period_note(when, query, hits, period) + note
+    return _result(docs, note)
+
+
+def _period_note(when: str, query: str, hits: list[recall.Hit], period: tuple[float, float]) -> str:
+    """What of the matches is from the period asked for (the others top them up)."""
+    inside = sum(period[0] <= h.created_at < period[1] for h in hits)
+    if inside == len(hits):
+        return ""
+    if not inside:
+        return f"Nothing said in '{when}' matches '{query}'; these matches are from other times. "
+    return f"{inside} of the {len(hits)} matches are from '{when}'; the others from other times. "
 
 
 def _span(when: str, now: float) -> tuple[float, float]:
@@ -164,14 +191,10 @@ async def _period(
         raise RecallFailure(
             f"Nothing you said falls in '{when}'. Try another time, or search by words."
         )
-    docs = [_cited(citations.take, m, _short(m.text), now) for m in found[:limit]]
+    docs = [_cited(citations.take, m, cut(m.text, 600), now) for m in found[:limit]]
     more = len(found) - len(docs)
     note = f"{more} more of your messages then; search with words to find others. " if more else ""
     return _result(docs, note + AROUND_NOTE)
-
-
-def _short(text: str, chars: int = 600) -> str:
-    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
 
 
 def _result(docs: list[dict[str, Any]], note: str | None) -> dict[str, Any]:

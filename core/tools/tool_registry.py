@@ -480,19 +480,22 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="searchConversation",
-        brief="Search this conversation, also parts no longer shown, by words and/or when "
-        '("yesterday", "in May", "2025-05-14"); around=a messageId reads there.',
+        brief="Search this conversation, also parts no longer shown, by topic words (not "
+        'names or dates alone), when preferred ("in May"); around=a messageId reads there.',
         # (not at the smallest windows: its definition does not fit their prompt budget)
         tier="medium",
         description="Search all that was said in this conversation, also parts no longer "
-        "shown to you, by words and/or time; or read around a result. Returns documents to "
+        "shown to you; or read around a result. Returns matches with their neighbours, to "
         "cite.",
         parameters=_args(
-            query={"type": "string", "description": "Words to look for."},
+            query={
+                "type": "string",
+                "description": "Topic words (and synonyms); not names or dates alone.",
+            },
             when={
                 "type": "string",
-                "description": 'A time: "yesterday", "last week", "in May", "3 days ago", '
-                '"2025-05-14", "2025-05-01..2025-05-20".',
+                "description": 'A time to prefer: "yesterday", "last week", "in May", '
+                '"3 days ago", "2025-05-14", "2025-05-01..2025-05-20".',
             },
             around={"type": "string", "description": "A result's messageId: read around it."},
             limit={
