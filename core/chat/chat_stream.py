@@ -28,7 +28,8 @@ from ..context.context_engine import Assembled
 from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
 from ..provider.provider import Provider, ProviderError, describe_error
-from ..provider.provider_profiles import is_context_overflow, window_from_error
+from ..provider.provider_profiles import is_cache_full, is_context_overflow, window_from_error
+from ..provider.shared_cache import others_done
 from ..stream import ui_stream as ui
 from ..stream.stream_translate import StepTranslator, Usage, new_id
 from ..stream.ui_assembler import MessageAssembler
@@ -260,20 +261,50 @@ async def _open_step(
     last: bool,
     outcome: ChatOutcome,
 ) -> tuple[Any, Assembled]:
-    """Start one model call (the last allowed step offers no tools); on "context length
-    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
-    window is remembered for the next turns: `outcome.overflow_window`)."""
+    """Start one model call (the last allowed step offers no tools); when it does not fit,
+    try once more (`_retry_step`)."""
     assembled = hooks.assemble(answer, None)
     if plan.slot_note:
         assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
     try:
         return await _call(provider, model, plan, assembled, last), assembled
     except openai.APIStatusError as exc:
-        if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
+        if not _did_not_fit(exc.status_code, str(exc.message), _code(exc)):
             raise
+        return await _retry_step(
+            provider, model, plan, hooks, answer, last, outcome, assembled, exc
+        )
+
+
+def _did_not_fit(status: int | None, message: str, code: str | None) -> bool:
+    return is_cache_full(message) or is_context_overflow(status, message, code)
+
+
+async def _retry_step(
+    provider: Provider,
+    model: str,
+    plan: ChatPlan,
+    hooks: StepHooks,
+    answer: UIMessage,
+    last: bool,
+    outcome: ChatOutcome,
+    assembled: Assembled,
+    exc: openai.APIError,
+) -> tuple[Any, Assembled]:
+    """The step again after the provider said it did not fit. llama.cpp's shared cache filled
+    while decoding (several requests at once): the same request, once the others are done,
+    and the window stands (core/provider/shared_cache.py). Else it is rebuilt smaller."""
+    if not is_cache_full(str(exc.message)):
         return await _retry_smaller(
             provider, model, plan, hooks, answer, last, outcome, assembled, exc
         )
+    log.warning("the server's shared cache filled while decoding; retrying once it is free")
+    await others_done(provider.settings, model)
+    assembled.report["limits"] = [*assembled.report["limits"], CACHE_FULL_RETRY]
+    return await _call(provider, model, plan, assembled, last), assembled
+
+
+CACHE_FULL_RETRY = "retried: the server's shared cache was full (same window)"
 
 
 async def _retry_smaller(
@@ -309,11 +340,11 @@ async def _call(
 
 def _overflow_mid_stream(exc: Exception) -> bool:
     """An overflow reported inside a stream that already started (llama.cpp sends its prompt
-    progress first, then "Context size has been exceeded")."""
+    progress first, then "Context size has been exceeded" when its shared cache filled)."""
     return (
         isinstance(exc, openai.APIError)
         and not isinstance(exc, openai.APIStatusError)
-        and is_context_overflow(None, str(exc.message), None)
+        and _did_not_fit(None, str(exc.message), None)
     )
 
 
@@ -405,7 +436,7 @@ async def chat_chunks(
                         raise
                     retried = True
                     await stream.close()
-                    stream, assembled = await _retry_smaller(
+                    stream, assembled = await _retry_step(
                         provider,
                         model,
                         plan,

@@ -1,0 +1,142 @@
+"""llama-server's slots sharing one KV cache (its default), through the real app and the
+llama-server stand-in over sockets: the stand-in fails requests that fill the shared cache
+together as llama-server does; the app tells that failure of the moment from a prompt too
+long for the slot (retried with the same window, never learned as a smaller window), and never
+lets a summary made ahead decode beside an answer (core/provider/shared_cache.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from comfyui_assistant.core.chat.chat_stream import CACHE_FULL_RETRY
+from comfyui_assistant.core.provider import slots as slots_module
+from comfyui_assistant.core.provider.provider_config import resolve
+from comfyui_assistant.core.provider.provider_probes import provider_capabilities, provider_window
+from comfyui_assistant.core.provider.provider_profiles import (
+    is_cache_full,
+    is_context_overflow,
+    window_from_error,
+)
+
+from .conftest import start_app
+from .helpers import chat_body, context_report, sse_events, user
+from .llama_standin import ANSWER, CACHE_FULL, MODEL, LlamaStandin
+
+pytestmark = pytest.mark.usefixtures("fresh_probes")  # (conftest: no cached probe or count)
+
+WORDS = "the sampler seed steps cfg latent vae lora model node graph "
+
+
+def words(tokens: int) -> str:
+    """About `tokens` of the stand-in's tokens (one a word, with its space)."""
+    return " ".join((WORDS * (tokens // 12 + 1)).split()[:tokens])
+
+
+async def post(server: LlamaStandin, body: dict[str, Any]) -> tuple[int, str]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{server.url}/v1/chat/completions", json={"model": MODEL, **body}) as r,
+    ):
+        return r.status, await r.text()
+
+
+async def get(server: LlamaStandin, path: str) -> Any:
+    async with aiohttp.ClientSession() as session, session.get(server.url + path) as r:
+        return await r.json()
+
+
+async def until_busy(server: LlamaStandin) -> None:
+    for _ in range(400):
+        if any(s["is_processing"] for s in await get(server, "/slots")):
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the stand-in never got busy")
+
+
+@pytest.fixture
+async def shared() -> AsyncIterator[LlamaStandin]:
+    async with LlamaStandin(n_ctx=2048, slots=4, seconds_per_token=0.001) as server:
+        yield server
+
+
+async def test_requests_that_fill_the_shared_cache_together_all_fail(shared: LlamaStandin):
+    # as llama-server's defaults: /props says 4 slots of 2048 each, not that they share 2048
+    props = await get(shared, "/props")
+    assert props["default_generation_settings"]["n_ctx"] == 2048 and props["total_slots"] == 4
+    assert not any("unified" in key for key in props)
+    settings = resolve({}, {"LLM_BASE_URL": f"{shared.url}/v1", "LLM_MODEL": MODEL})
+    caps = await provider_capabilities(settings, MODEL)
+    assert (caps.slots, caps.slot_ctx, caps.shared) == (4, 2048, True)
+    window = await provider_window(settings, MODEL)
+    assert window is not None and window.tokens == 2048
+    # each fits its slot alone; 1,200 + 1,200 do not fit the 2,048 they share
+    first = asyncio.ensure_future(post(shared, {"messages": [user_msg(1200)], "id_slot": 0}))
+    await until_busy(shared)
+    streamed = {"messages": [user_msg(1200)], "id_slot": 1, "stream": True}
+    status, body = await post(shared, {**streamed, "return_progress": True})
+    # a stream that sent its progress gets an error event; a request that did not, HTTP 500
+    assert status == 200
+    events = [json.loads(e.removeprefix("data: ")) for e in body.split("\n\n") if e]
+    assert "prompt_progress" in events[0]
+    assert events[-1] == {"error": {"code": 500, "message": CACHE_FULL, "type": "server_error"}}
+    assert await first == (500, json.dumps(events[-1]))
+    assert shared.failures == 2 and [s.tokens for s in shared.slots] == [[]] * 4
+    # told apart from a prompt too long for the slot: a failure of the moment, no window in it
+    assert is_cache_full(CACHE_FULL) and not is_context_overflow(500, CACHE_FULL, None)
+    assert window_from_error(CACHE_FULL) is None
+    # one at a time, both fit
+    for slot in (0, 1):
+        status, _ = await post(shared, {"messages": [user_msg(1200)], "id_slot": slot})
+        assert status == 200
+    assert shared.failures == 2
+
+
+def user_msg(tokens: int) -> dict[str, str]:
+    return {"role": "user", "content": words(tokens)}
+
+
+async def test_a_full_shared_cache_is_retried_with_the_same_window(shared, tmp_path, sdk):
+    shared.seconds_per_token = 0.004  # (the other request decodes for seconds)
+    app = await start_app(tmp_path, {"LLM_BASE_URL": f"{shared.url}/v1", "LLM_MODEL": MODEL})
+    try:
+        # another client's long request decodes when the answer's starts: the cache fills
+        other = asyncio.ensure_future(post(shared, {"messages": [user_msg(1900)], "id_slot": 3}))
+        await until_busy(shared)
+        status, body = await app.chat(chat_body(user("Which sampler for portraits?")))
+        assert status == 200
+        result = sdk.check(body)
+        assert result["errors"] == [] and result["message"]["parts"][-1]["text"] == ANSWER
+        assert (await other)[0] == 500 and shared.failures == 2
+        report = context_report(body)
+        # sent again once the server was free, with the window it states
+        assert report["window"] == {
+            "tokens": 2048,
+            "source": "provider",
+            "detail": "llama.cpp /props n_ctx=2048",
+        }
+        assert CACHE_FULL_RETRY in report["limits"]
+        # the next turn plans with the same window: nothing was learned from it
+        thread = [
+            user("Which sampler for portraits?"),
+            {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": ANSWER}]},
+            user("And the scheduler?", "u2"),
+        ]
+        status, body = await app.chat(chat_body(*thread))
+        report = context_report(body)
+        assert (report["window"]["tokens"], report["window"]["source"]) == (2048, "provider")
+        assert not [x for x in report["limits"] if x.startswith("retried")]
+        assert shared.failures == 2
+    finally:
+        await app.close()
+
+
+def summaries(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == "data-status"]
+
+
+_ = (slots_module, sse_events, summaries)
