@@ -2,11 +2,17 @@
 llama.cpp `llama-server`, measured per turn from the server's own timings.
 
     .venv/bin/python bench/local_llm.py [--llama URL | --local-llm PATH] [--tools] [--turns 30]
-        [--ctx 8192] [--max-output 96] [--json FILE] [--quick]
+        [--servers defaults,one-slot,swa-full] [--ctx 8192] [--max-output 96] [--json FILE]
+        [--quick]
 
-With `--llama URL` it uses a running llama-server; else it starts one with the `local-llm`
-tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside the project;
-`--tools` serves a chat template that renders tools). Between our server and llama-server
+With `--llama URL` it uses a running llama-server; else it starts one per configuration with
+the `local-llm` tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside
+the project; `--tools` serves a chat template that renders tools), on a free port of 8080-8089:
+its defaults (`-np` unset: 4 slots sharing one cache of `-c` tokens), one slot (`-np 1`) and
+`--swa-full` (Gemma's sliding-window cache kept whole). Each session prints the turns that
+failed, were retried (the context report's "retried: ...") or planned with another window than
+the first turn's (TARGET: none; issue 36: the shared cache filled once and a 6,144 window was
+learned for good). Between our server and llama-server
 sits a recording proxy: for every model call it keeps what llama-server reported —
 `timings.prompt_n` (tokens it had to process: what the user waits for), `timings.cache_n`
 (tokens reused from its prefix cache), `usage.prompt_tokens` — and whether it was the
@@ -25,11 +31,11 @@ it added plus 40); a compaction turn never
 re-processes the system prompt and tools; the first byte of every response within 1 s; no
 stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
 
-`--quick` (what CI runs, a few seconds): 12 turns, and without `--llama` or `--local-llm` the
+`--quick` (what CI runs, about 15 s): 12 turns, and without `--llama` or `--local-llm` the
 llama-server stand-in (tests/llama_standin.py: no model, a short fixed answer, ChatML, a
-tokenizer of its own and a prefix cache per slot) in place of a real server; the output says
-so. Its re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a
-model's.
+tokenizer of its own and a prefix cache per slot; 4 slots sharing its cache, requests that take
+time and overlap, then one slot) in place of a real server; the output says so. Its
+re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a model's.
 """
 
 from __future__ import annotations

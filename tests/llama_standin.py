@@ -101,6 +101,14 @@ def overflow(tokens: int, n_ctx: int) -> dict[str, Any]:
     return {"error": {**error, "n_prompt_tokens": tokens, "n_ctx": n_ctx}}
 
 
+async def _first(*waits: Any) -> None:
+    """Wait until the first of `waits` is done (the others are cancelled)."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+
+
 def _text(content: Any) -> str:
     """A message's text (parts other than text, such as images, are not rendered)."""
     if isinstance(content, list):
@@ -126,6 +134,10 @@ class LlamaStandin:
         self.slots = [Slot(i) for i in range(slots)]
         self.decoding: dict[int, Job] = {}  # slot id -> the request it decodes
         self.failures = 0  # requests failed because the shared cache filled
+        # when set: a request not streamed (a summary) decodes until this is set, as a model
+        # writing a long answer does (tests make it be in flight when the next request comes)
+        self.hold: asyncio.Event | None = None
+        self.log: list[tuple[bool, int, int, bool]] = []  # streamed, slot, prompt, failed
         self.vocab: dict[str, int] = {}
         self.url = ""  # http://127.0.0.1:PORT, once started
         self._runner: web.AppRunner | None = None
@@ -256,7 +268,8 @@ class LlamaStandin:
         text, made = self._answer(body, len(prompt))
         job = Job(len(prompt) + made)
         # (the server finishes a prompt it started even when the client goes away)
-        work = asyncio.ensure_future(self._decode(slot, prompt, job))
+        streamed = bool(body.get("stream"))
+        work = asyncio.ensure_future(self._decode(slot, prompt, job, streamed))
         progress = bool(body.get("stream") and body.get("return_progress"))
         if progress:
             await job.started.wait()
@@ -287,7 +300,7 @@ class LlamaStandin:
             {"object": "chat.completion", "model": MODEL, "choices": [choice], **done}
         )
 
-    async def _decode(self, slot: Slot, prompt: list[int], job: Job) -> int:
+    async def _decode(self, slot: Slot, prompt: list[int], job: Job, streamed: bool) -> int:
         """The request in its slot (waiting while the slot serves another): the tokens it
         reused from the slot's cache. It fails, with every other request decoding, when they
         need more than the shared cache holds."""
@@ -305,8 +318,11 @@ class LlamaStandin:
                 if seconds and not job.failed.is_set():
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(job.failed.wait(), seconds)
+                if self.hold is not None and not streamed:
+                    await _first(job.failed.wait(), self.hold.wait())
             finally:
                 del self.decoding[slot.id]
+                self.log.append((streamed, slot.id, len(prompt), job.failed.is_set()))
             if job.failed.is_set():
                 slot.tokens = []
             slot.used = time.monotonic()

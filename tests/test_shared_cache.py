@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from comfyui_assistant.core.chat.chat_stream import CACHE_FULL_RETRY
+from comfyui_assistant.core.chat.turn_setup import RECHECK_TURNS
 from comfyui_assistant.core.provider import slots as slots_module
 from comfyui_assistant.core.provider.provider_config import resolve
 from comfyui_assistant.core.provider.provider_probes import provider_capabilities, provider_window
@@ -24,8 +25,9 @@ from comfyui_assistant.core.provider.provider_profiles import (
 )
 
 from .conftest import start_app
-from .helpers import chat_body, context_report, sse_events, user
+from .helpers import chat_body, context_report, user
 from .llama_standin import ANSWER, CACHE_FULL, MODEL, LlamaStandin
+from .scripted_provider import Status, error_body, text_reply
 
 pytestmark = pytest.mark.usefixtures("fresh_probes")  # (conftest: no cached probe or count)
 
@@ -135,8 +137,73 @@ async def test_a_full_shared_cache_is_retried_with_the_same_window(shared, tmp_p
         await app.close()
 
 
-def summaries(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e["type"] == "data-status"]
+def thread(pairs: int, tokens: int) -> list[dict[str, Any]]:
+    """`pairs` requests and answers of about `tokens` each."""
+    out: list[dict[str, Any]] = []
+    for i in range(pairs):
+        out.append(user(f"Request {i}: {words(tokens)}", f"u{i}"))
+        out.append(answer(f"Answer {i}: {words(tokens)}", f"a{i}"))
+    return out
 
 
-_ = (slots_module, sse_events, summaries)
+def answer(text: str, id: str) -> dict[str, Any]:
+    return {"id": id, "role": "assistant", "parts": [{"type": "text", "text": text}]}
+
+
+async def test_a_summary_made_ahead_never_decodes_beside_the_answer(tmp_path, sdk, monkeypatch):
+    # On llama-server's defaults the summary made after an answer and the next turn's request
+    # decoded at once (measured: 2,047 and 7,357 tokens in an 8K cache): both failed, and the
+    # thread planned with a quarter less window for good. The answer stops the summary and
+    # waits until the server has finished it; then it goes to its own slot, alone.
+    monkeypatch.setattr(slots_module, "BUSY_WAIT", 0.3)  # (3 s in use: moved on sooner)
+    async with LlamaStandin(n_ctx=4096, slots=4) as server:
+        server.hold = asyncio.Event()  # (the summary is being written until it is set)
+        app = await start_app(tmp_path, {"LLM_BASE_URL": f"{server.url}/v1", "LLM_MODEL": MODEL})
+        try:
+            first = [*thread(12, 100), user("Go on.", "u_last")]
+            status, _ = await app.chat(chat_body(*first))
+            assert status == 200
+            await until_busy(server)  # the summary made ahead decodes in the thread's slot
+            (own,) = {slot for streamed, slot, *_ in server.log}
+            second = [*first, answer(ANSWER, "a_last"), user("And now?", "u_next")]
+            turn = asyncio.ensure_future(app.chat(chat_body(*second)))
+            await asyncio.sleep(1.0)
+            assert not turn.done()  # (it waits for the summary it stopped)
+            server.hold.set()
+            status, body = await turn
+            assert status == 200
+            result = sdk.check(body)
+            assert result["errors"] == [] and result["message"]["parts"][-1]["text"] == ANSWER
+            # one at a time, each in the thread's own slot; nothing failed
+            assert [(streamed, slot, failed) for streamed, slot, _, failed in server.log] == [
+                (True, own, False),
+                (False, own, False),
+                (True, own, False),
+            ]
+            assert server.failures == 0
+            report = context_report(body)
+            assert (report["window"]["tokens"], report["window"]["source"]) == (4096, "provider")
+            assert not [x for x in report["limits"] if "retried" in x or "slot" in x]
+        finally:
+            await app.close()
+
+
+async def test_a_learned_window_is_checked_again_after_ten_turns(assistant, provider, sdk):
+    # a provider's overflow error that states its window: planned with for RECHECK_TURNS turns
+    # (no overflow each time), then the stated window is tried again
+    overflow = error_body("maximum context length is 4096 tokens", "context_length_exceeded")
+    provider.enqueue(Status(400, overflow), text_reply("fits now"))
+    history: list[dict[str, Any]] = []
+    windows = []
+    for turn in range(RECHECK_TURNS + 2):
+        history.append(user(f"Turn {turn}: set the seed to {turn}.", f"u{turn}"))
+        if turn:
+            provider.enqueue(text_reply(f"done {turn}"))
+        status, body = await assistant.chat(chat_body(*history))
+        assert status == 200 and sdk.check(body)["errors"] == []
+        report = context_report(body)
+        windows.append((report["window"]["tokens"], report["window"]["source"]))
+        history.append(answer(f"done {turn}", f"a{turn}"))
+    learned = (4096, "provider error")
+    assert windows == [learned] * (RECHECK_TURNS + 1) + [(32768, "environment")]
+    assert len(provider.requests) == RECHECK_TURNS + 3  # (one retried, no other overflow)
