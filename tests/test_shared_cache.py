@@ -25,7 +25,7 @@ from comfyui_assistant.core.provider.provider_profiles import (
 )
 
 from .conftest import start_app
-from .helpers import chat_body, context_report, user
+from .helpers import chat_body, context_report, sse_events, user
 from .llama_standin import ANSWER, CACHE_FULL, MODEL, LlamaStandin
 from .scripted_provider import Status, error_body, text_reply
 
@@ -184,6 +184,10 @@ async def test_a_summary_made_ahead_never_decodes_beside_the_answer(tmp_path, sd
             report = context_report(body)
             assert (report["window"]["tokens"], report["window"]["source"]) == (4096, "provider")
             assert not [x for x in report["limits"] if "retried" in x or "slot" in x]
+            # the wait is in the answer, which started at once (not before its first byte)
+            statuses = [e["data"] for e in sse_events(body) if e["type"] == "data-status"]
+            waiting = "Waiting for the model to finish the summary it was writing…"
+            assert statuses[:2] == [{"text": waiting, "done": False}, {"text": "", "done": True}]
         finally:
             await app.close()
 

@@ -208,7 +208,6 @@ class ChatTurn:
             slot = await choose_slot(
                 provider.settings, self._model, caps, req.thread_id, lease.draining()
             )
-            lease.settled()
             plan = self._plan = setup.plan(
                 req, sources, first_turn, skill, history=history, slot=slot, debug=self.debug
             )
@@ -266,6 +265,9 @@ class ChatTurn:
             yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
         if self._no_vision:
             yield ui.Data("status", {"text": NO_VISION, "done": True}, id="vision")
+        if self._lease is not None and self._provider is not None:
+            async for text in self._lease.settling(self._provider.settings, self._model):
+                yield ui.Data("status", {"text": text, "done": not text}, id="status")
         await self._calibrated()
         async for chunk in self._summary_first():
             yield chunk

@@ -13,9 +13,9 @@ beside one:
 
 - a background request waits while a chat turn is in flight on the server;
 - a chat turn that starts stops the background requests in flight (a summary made ahead is
-  made again after the answer) and `slots.choose_slot` waits, at most `SETTLE` seconds, until
-  the server reports their slots idle: a request the client dropped is finished by the server
-  up to the end of its current batch;
+  made again after the answer) and, before its first request, waits (at most `SETTLE` seconds,
+  a status line in the answer meanwhile) until the server reports their slots idle: a server
+  finishes the batch it was decoding for a client that went away;
 - chat turns beside each other are the user's (two tabs): when they fill the cache, the request
   is sent again with the same window once the others are done (`settle`; core/chat/chat_stream).
 
@@ -38,6 +38,7 @@ from .provider_config import ProviderSettings
 from .provider_probes import Lookup, provider_capabilities
 
 SETTLE = 60.0  # seconds a chat request waits for the server to finish what it stopped
+STATUS_EVERY = 5.0  # seconds between the status lines of that wait
 POLL = 0.25
 
 
@@ -109,9 +110,23 @@ class ChatLease:
         still be decoding (`None`: a slot the server chose)."""
         return set(self._server.draining) if self._server is not None else set()
 
-    def settled(self) -> None:
+    async def settling(self, settings: ProviderSettings, model: str) -> AsyncIterator[str]:
+        """Before the turn's first request: while the server still decodes what was stopped
+        for it, a status line every STATUS_EVERY seconds (at most SETTLE), then "" (done)."""
+        waited = self.draining()
+        if not waited:
+            return
+        started = time.monotonic()
+        text = "Waiting for the model to finish the summary it was writing…"
+        yield text
+        while not await settle(settings, model, waited, STATUS_EVERY):
+            took = time.monotonic() - started
+            if took >= SETTLE:
+                break
+            yield f"{text} ({took:.0f} s)"
         if self._server is not None:
             self._server.draining.clear()
+        yield ""
 
 
 @contextlib.asynccontextmanager

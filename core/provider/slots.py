@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..base.egress import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Capabilities, Lookup, thread_slot
-from .shared_cache import busy_slots, settle
+from .shared_cache import busy_slots
 
 BUSY_WAIT = 3.0  # seconds a busy slot is waited for before another is used
 POLL = 0.25
@@ -35,13 +35,11 @@ async def choose_slot(
     draining: set[int | None] | None = None,
 ) -> SlotChoice:
     """`draining`: the slots of background requests a chat turn just stopped on a shared
-    cache (shared_cache.ChatLease): waited for, up to shared_cache.SETTLE seconds, before
-    anything is sent beside them (they would fill the cache together)."""
+    cache (shared_cache.ChatLease): the turn waits for them before its first request (they
+    would fill the cache together), so its own slot is its slot, busy or not."""
     own = thread_slot(caps, thread_id)
-    if own is None:
-        return SlotChoice(None)
-    if draining:
-        await settle(settings, model, draining)
+    if own is None or draining:
+        return SlotChoice(own)
     async with client_session(PROVIDER) as session:
         lookup = Lookup(settings, model, session)
         deadline = time.monotonic() + BUSY_WAIT
