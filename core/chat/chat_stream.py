@@ -293,39 +293,22 @@ async def _retry_step(
 ) -> tuple[Any, Assembled]:
     """The step again after the provider said it did not fit. llama.cpp's shared cache filled
     while decoding (several requests at once): the same request, once the others are done,
-    and the window stands (core/provider/shared_cache.py). Else it is rebuilt smaller."""
-    if not is_cache_full(str(exc.message)):
-        return await _retry_smaller(
-            provider, model, plan, hooks, answer, last, outcome, assembled, exc
-        )
-    log.warning("the server's shared cache filled while decoding; retrying once it is free")
-    await others_done(provider.settings, model)
-    assembled.report["limits"] = [*assembled.report["limits"], CACHE_FULL_RETRY]
+    and the window stands (core/provider/shared_cache.py). Else for the window the overflow
+    error states (or 75% of ours), remembered for the next turns (`outcome.overflow_window`)."""
+    if is_cache_full(str(exc.message)):
+        log.warning("the server's shared cache filled while decoding; retrying once it is free")
+        await others_done(provider.settings, model)
+        retried = CACHE_FULL_RETRY
+    else:
+        window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
+        log.warning("the provider's window is smaller than ours; retrying with %d", window)
+        outcome.overflow_window = (window, assembled.budget.window.tokens)
+        assembled, retried = hooks.assemble(answer, window), "retried: overflow"
+    assembled.report["limits"] = [*assembled.report["limits"], retried]
     return await _call(provider, model, plan, assembled, last), assembled
 
 
 CACHE_FULL_RETRY = "retried: the server's shared cache was full (same window)"
-
-
-async def _retry_smaller(
-    provider: Provider,
-    model: str,
-    plan: ChatPlan,
-    hooks: StepHooks,
-    answer: UIMessage,
-    last: bool,
-    outcome: ChatOutcome,
-    assembled: Assembled,
-    exc: openai.APIError,
-) -> tuple[Any, Assembled]:
-    """The step again, for the window the provider's overflow error states (or 75% of ours);
-    the window is remembered for the next turns (`outcome.overflow_window`)."""
-    window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
-    log.warning("the provider's window is smaller than ours; retrying with %d", window)
-    outcome.overflow_window = (window, assembled.budget.window.tokens)
-    assembled = hooks.assemble(answer, window)
-    assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
-    return await _call(provider, model, plan, assembled, last), assembled
 
 
 async def _call(
