@@ -617,7 +617,7 @@ async def one_server(args: argparse.Namespace, name: str) -> list[Turn]:
         what = "llama-server"
         if standin is not None:
             what = "a llama-server STAND-IN (tests/llama_standin.py: no model, not a real server)"
-        given = " ".join(SERVERS.get(name, []) + args.server_arg) if args.llama is None else ""
+        given = " ".join(SERVERS.get(name, []) + (args.server_arg if args.llama is None else []))
         print(
             f"\n== server={name}: {what} {llama}, n_ctx {args.ctx}, args [{given}], "
             f"tools template: {args.tools}, mode {args.mode}"
@@ -643,7 +643,7 @@ async def main() -> None:
     parser.add_argument(
         "--servers", default="",
         help=f"the configurations to run, of {', '.join(SERVERS)} (default: all; --quick: "
-        f"{', '.join(STANDINS)}; with --llama: the one given)",
+        f"{', '.join(STANDINS)}; with --llama: `given`, or the one it runs)",
     )  # fmt: skip
     parser.add_argument(
         "--server-arg", action="append", default=[], metavar="ARG",
@@ -671,7 +671,8 @@ async def main() -> None:
     names = [n for n in args.servers.split(",") if n] or (
         ["given"] if args.llama else list(STANDINS if standin else SERVERS)
     )
-    known = {"given"} if args.llama else set(STANDINS if standin else SERVERS)
+    # (with --llama, one name of SERVERS may say what the given server runs)
+    known = {"given", *SERVERS} if args.llama else set(STANDINS if standin else SERVERS)
     if set(names) - known:
         raise SystemExit(f"--servers: one of {', '.join(sorted(known))}")
     runs = {name: await one_server(args, name) for name in names}
