@@ -19,10 +19,11 @@ beside one:
 - chat turns beside each other are the user's (two tabs): when they fill the cache, the request
   is sent again with the same window once the others are done (`settle`; core/chat/chat_stream).
 
-Waiting, rather than sharing n_ctx between both: on one CPU or GPU two requests decoding at once
-each go at about half speed, so the answer comes no sooner beside a summary, and a request's
-size is our estimate (a 3% margin), so a budget split to the token would fail at times just as
-before (bench/local_llm.py measures it on the real server)."""
+Waiting, rather than sharing n_ctx between both: two requests decoding at once share one CPU's
+or GPU's compute, so the answer comes no sooner beside a summary; a request's size is our
+estimate (a 3% margin), so a budget split to the token would still fail at times; and a summary
+made ahead is never urgent. (bench/local_llm.py prints, per server configuration, the turns
+that failed, were retried or planned with another window.)"""
 
 from __future__ import annotations
 
