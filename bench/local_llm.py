@@ -2,11 +2,17 @@
 llama.cpp `llama-server`, measured per turn from the server's own timings.
 
     .venv/bin/python bench/local_llm.py [--llama URL | --local-llm PATH] [--tools] [--turns 30]
-        [--ctx 8192] [--max-output 96] [--json FILE] [--quick]
+        [--servers defaults,one-slot,swa-full] [--ctx 8192] [--max-output 96] [--json FILE]
+        [--quick]
 
-With `--llama URL` it uses a running llama-server; else it starts one with the `local-llm`
-tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside the project;
-`--tools` serves a chat template that renders tools). Between our server and llama-server
+With `--llama URL` it uses a running llama-server; else it starts one per configuration with
+the `local-llm` tool (`--local-llm`, default `$LOCAL_LLM` or `../shared/tools/local-llm` beside
+the project; `--tools` serves a chat template that renders tools), on a free port of 8080-8089:
+its defaults (`-np` unset: 4 slots sharing one cache of `-c` tokens), one slot (`-np 1`) and
+`--swa-full` (Gemma's sliding-window cache kept whole). Each session prints the turns that
+failed, were retried (the context report's "retried: ...") or planned with another window than
+the first turn's (TARGET: none; issue 36: the shared cache filled once and a 6,144 window was
+learned for good). Between our server and llama-server
 sits a recording proxy: for every model call it keeps what llama-server reported —
 `timings.prompt_n` (tokens it had to process: what the user waits for), `timings.cache_n`
 (tokens reused from its prefix cache), `usage.prompt_tokens` — and whether it was the
@@ -25,11 +31,11 @@ it added plus 40); a compaction turn never
 re-processes the system prompt and tools; the first byte of every response within 1 s; no
 stretch over 15 s without a visible part. Exit code 0 even when a target is missed.
 
-`--quick` (what CI runs, a few seconds): 12 turns, and without `--llama` or `--local-llm` the
+`--quick` (what CI runs, about 15 s): 12 turns, and without `--llama` or `--local-llm` the
 llama-server stand-in (tests/llama_standin.py: no model, a short fixed answer, ChatML, a
-tokenizer of its own and a prefix cache per slot) in place of a real server; the output says
-so. Its re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a
-model's.
+tokenizer of its own and a prefix cache per slot; 4 slots sharing its cache, requests that take
+time and overlap, then one slot) in place of a real server; the output says so. Its
+re-processed and reused tokens are honest prefix-cache arithmetic, its times are not a model's.
 """
 
 from __future__ import annotations
@@ -99,6 +105,9 @@ class Turn:
     dropped: int = 0  # blocks the priority window left out (the context report)
     summarized: int = 0  # UI messages under the running summary (the context report)
     run: bool = False  # the panel's request after a run: the answer goes on with its result
+    window: int = 0  # the window the turn planned with (the context report) ...
+    window_source: str = ""  # ... and where it came from ("provider", "provider error", ...)
+    retried: list[str] = field(default_factory=list)  # the report's "retried: ..." limits
 
     @property
     def chat(self) -> Call | None:
@@ -279,8 +288,13 @@ async def one_turn(
                 elif chunk["type"] == "error":
                     error = chunk["errorText"]
                 elif chunk["type"] == "data-context":
-                    counts = chunk["data"]["counts"]
+                    report = chunk["data"]
+                    counts = report["counts"]
                     turn.dropped, turn.summarized = counts["dropped"], counts["summarized"]
+                    turn.window = report["window"]["tokens"]
+                    turn.window_source = report["window"]["source"]
+                    retried = [x for x in report["limits"] if x.startswith("retried")]
+                    turn.retried = sorted({*turn.retried, *retried})
     turn.ttfb_ms = ((first or time.monotonic()) - start) * 1000
     turn.ttft_ms = None if first_text is None else (first_text - start) * 1000
     turn.longest_silence_s, turn.error = silence, error
@@ -420,6 +434,10 @@ def row(t: Turn) -> str:
         notes.append(f"{len([x for x in t.calls if x.stream])} chat calls (retry)")
     if t.run:
         notes.append("run result (the answer goes on)")
+    if t.retried:
+        notes.append("; ".join(t.retried))
+    if t.window_source == "provider error":
+        notes.append(f"window {t.window} (learned from an error)")
     if t.error:
         notes.append(f"error: {t.error[:80]}")
     return (
@@ -435,7 +453,35 @@ def moved(turns: list[Turn], i: int) -> bool:
     return t.made_summary or t.summarized != before.summarized or t.dropped > before.dropped
 
 
-def verdicts(turns: list[Turn], slack: int) -> list[str]:
+def incidents(turns: list[Turn], server: str) -> list[str]:
+    """The turns that failed, were retried or planned with another window than the first
+    turn's (TARGET: none)."""
+    failed = [t.turn for t in turns if t.error]
+    retried = [t.turn for t in turns if t.retried or len([c for c in t.calls if c.stream]) > 1]
+    first = turns[0].window if turns else 0
+    changed = [f"{t.turn}: {t.window} ({t.window_source})" for t in turns if t.window != first]
+    ok = not (failed or retried or changed)
+    return [
+        f"turns that failed: {failed}; retried: {retried}; planned with another window than "
+        f"{first}: {changed}",
+        f"TARGET server={server} no_turn_failed_retried_or_changed_window: "
+        f"{'PASS' if ok else 'FAIL'} ({len(failed)} failed, {len(retried)} retried, "
+        f"{len(changed)} with another window)",
+    ]
+
+
+def verdicts(turns: list[Turn], slack: int, server: str = "given") -> list[str]:
+    """The session's figures and TARGET lines (named `server=<configuration>`)."""
+    lines = _verdicts(turns, slack) + incidents(turns, server)
+    return [
+        line.replace("TARGET ", f"TARGET server={server} ", 1)
+        if line.startswith("TARGET ") and not line.startswith("TARGET server=")
+        else line
+        for line in lines
+    ]
+
+
+def _verdicts(turns: list[Turn], slack: int) -> list[str]:
     steady = [
         t
         for i, t in enumerate(turns)
@@ -515,7 +561,33 @@ def session_lines(turns: list[Turn]) -> list[str]:
     ]
 
 
-def start_llama(args: argparse.Namespace) -> tuple[str, subprocess.Popen[bytes]]:
+# What a full run measures (issue 36): llama-server's defaults (`-np` unset: 4 slots sharing one
+# cache of n_ctx tokens, `kv_unified`), one slot, and Gemma's sliding-window cache kept whole
+# (its prompt checkpoints are not lost).
+SERVERS: dict[str, list[str]] = {
+    "defaults": [],
+    "one-slot": ["-np", "1"],
+    "swa-full": ["--swa-full"],
+}
+# The stand-in's (--quick): 4 slots sharing the cache, whose requests take time and overlap as a
+# real server's do (a summary still decoding when the next turn comes); one slot.
+STANDINS: dict[str, int] = {"defaults": 4, "one-slot": 1}
+STANDIN_SECONDS_PER_TOKEN = 0.00005
+PORTS = range(8080, 8090)  # where llama-server may listen on this machine
+
+
+def llama_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit(f"no free port for llama-server in {PORTS.start}-{PORTS.stop - 1}")
+
+
+def start_llama(args: argparse.Namespace, server: list[str]) -> tuple[str, subprocess.Popen[bytes]]:
     tool = (
         args.local_llm or os.environ.get("LOCAL_LLM") or str(ROOT.parent / "shared/tools/local-llm")
     )
@@ -523,11 +595,44 @@ def start_llama(args: argparse.Namespace) -> tuple[str, subprocess.Popen[bytes]]
         raise SystemExit(
             f"no llama-server: pass --llama URL or --local-llm PATH ({tool} is missing)"
         )
-    port = free_port()
-    extra = (["--tools"] if args.tools else []) + args.server_arg
+    port = llama_port()
+    extra = (["--tools"] if args.tools else []) + server + args.server_arg
     command = [tool, "serve", str(port), str(args.ctx)] + (["--", *extra] if extra else [])
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return f"http://127.0.0.1:{port}", process
+
+
+async def one_server(args: argparse.Namespace, name: str) -> list[Turn]:
+    """The session against one server configuration, with its figures and TARGET lines."""
+    process, standin, llama = None, None, args.llama
+    if llama is None and args.quick and not args.local_llm:
+        standin = await LlamaStandin(
+            args.ctx, STANDINS[name], args.tools, seconds_per_token=STANDIN_SECONDS_PER_TOKEN
+        ).start()
+        llama = standin.url
+    elif llama is None:
+        llama, process = start_llama(args, SERVERS[name])
+    try:
+        await wait_for(llama)
+        what = "llama-server"
+        if standin is not None:
+            what = "a llama-server STAND-IN (tests/llama_standin.py: no model, not a real server)"
+        given = " ".join(SERVERS.get(name, []) + (args.server_arg if args.llama is None else []))
+        print(
+            f"\n== server={name}: {what} {llama}, n_ctx {args.ctx}, args [{given}], "
+            f"tools template: {args.tools}, mode {args.mode}"
+        )
+        print(HEADER)
+        turns = await session_run(args, llama)
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+        if standin is not None:
+            await standin.stop()
+    for line in verdicts(turns, args.slack, name):
+        print(line, flush=True)
+    return turns
 
 
 async def main() -> None:
@@ -536,8 +641,13 @@ async def main() -> None:
     parser.add_argument("--local-llm", help="the local-llm tool that starts llama-server")
     parser.add_argument("--tools", action="store_true", help="serve a template that renders tools")
     parser.add_argument(
+        "--servers", default="",
+        help=f"the configurations to run, of {', '.join(SERVERS)} (default: all; --quick: "
+        f"{', '.join(STANDINS)}; with --llama: `given`, or the one it runs)",
+    )  # fmt: skip
+    parser.add_argument(
         "--server-arg", action="append", default=[], metavar="ARG",
-        help="pass ARG to the llama-server the bench starts (e.g. --server-arg=--swa-full)",
+        help="pass ARG to each llama-server the bench starts (e.g. --server-arg=-c)",
     )  # fmt: skip
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--paste-every", type=int, default=5)
@@ -557,32 +667,18 @@ async def main() -> None:
     args = parser.parse_args()
     if args.quick:  # (two pastes, and the compaction they cause on the turn after)
         args.turns = 12
-    process, standin, llama = None, None, args.llama
-    if llama is None and args.quick and not args.local_llm:
-        standin = await LlamaStandin(args.ctx, renders_tools=args.tools).start()
-        llama = standin.url
-    elif llama is None:
-        llama, process = start_llama(args)
-    try:
-        await wait_for(llama)
-        what = "llama-server"
-        if standin is not None:
-            what = "a llama-server STAND-IN (tests/llama_standin.py: no model, not a real server)"
-        print(f"{what} {llama}, n_ctx {args.ctx}, tools template: {args.tools}, mode {args.mode}")
-        print(HEADER)
-        turns = await session_run(args, llama)
-    finally:
-        if process is not None:
-            process.terminate()
-            process.wait(timeout=30)
-        if standin is not None:
-            await standin.stop()
-    for line in verdicts(turns, args.slack):
-        print(line)
+    standin = args.quick and not (args.llama or args.local_llm)
+    names = [n for n in args.servers.split(",") if n] or (
+        ["given"] if args.llama else list(STANDINS if standin else SERVERS)
+    )
+    # (with --llama, one name of SERVERS may say what the given server runs)
+    known = {"given", *SERVERS} if args.llama else set(STANDINS if standin else SERVERS)
+    if set(names) - known:
+        raise SystemExit(f"--servers: one of {', '.join(sorted(known))}")
+    runs = {name: await one_server(args, name) for name in names}
     if args.json:
-        await asyncio.to_thread(
-            Path(args.json).write_text, json.dumps([asdict(t) for t in turns], indent=1)
-        )
+        figures = {name: [asdict(t) for t in turns] for name, turns in runs.items()}
+        await asyncio.to_thread(Path(args.json).write_text, json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":

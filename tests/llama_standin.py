@@ -3,8 +3,10 @@ bench/count_accuracy.py run against when no real server is given (CI builds no l
 what tests can use. It has no model: every answer is the same short text. What it serves is what
 the benches and the app read of llama-server (docs/DESIGN.md §7):
 
-- `GET /health`, `GET /v1/models`, `GET /props`: `default_generation_settings.n_ctx` (per slot),
-  `total_slots`, `chat_template_caps.supports_tools`, `modalities`;
+- `GET /health`, `GET /v1/models`, `GET /props` with the fields llama-server reports
+  (`default_generation_settings.n_ctx`: a slot's context, `total_slots`,
+  `chat_template_caps.supports_tools`, `modalities`; nothing says whether the cache is shared),
+  `GET /slots` (`id`, `n_ctx`, `is_processing`);
 - `POST /apply-template`: the request as ChatML, with the tools in the system turn (Hermes
   style, as ../shared/tools/tools-chatml.jinja renders them) when `renders_tools`, else dropped
   silently, as llama-server drops them when its template cannot render tools;
@@ -19,8 +21,17 @@ the benches and the app read of llama-server (docs/DESIGN.md §7):
   all but one token: llama-server evaluates the last one again) and processes the rest
   (`timings.prompt_n`). The slot is `id_slot` when given, else the one whose cache shares the
   most of the prompt (over 10% of it, llama-server's `slot_prompt_similarity`), else the least
-  recently used; a request waits while its slot serves another. A prompt of `n_ctx` tokens or
-  more is refused as llama-server refuses it: HTTP 400, `exceed_context_size_error`.
+  recently used; a request waits while its slot serves another. A prompt of a slot's `n_ctx`
+  tokens or more is refused as llama-server refuses it: HTTP 400, `exceed_context_size_error`.
+
+Its slots share one cache of `n_ctx` tokens when `unified` (llama-server's default: `-np` unset
+starts 4 slots with `kv_unified`; each slot may hold `n_ctx`), else each has `n_ctx / slots`.
+With `seconds_per_token` a request takes that long per token it processes, and requests overlap:
+when those decoding at once need more than the shared cache holds (prompt and answer), every
+one of them fails as llama-server fails them, "Context size has been exceeded." (HTTP 500, or an
+error event when the stream has sent its progress), and their slots' caches are emptied. A
+client that goes away while its prompt is processed leaves it processed to the end (the server
+finishes its batch), its slot busy meanwhile.
 
 Its timings are its own arithmetic over these tokens, not a model's speed.
 """
@@ -28,6 +39,7 @@ Its timings are its own arithmetic over these tokens, not a model's speed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -52,6 +64,24 @@ class Slot:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
+@dataclass
+class Job:
+    """A request decoding: the cache cells it takes (prompt and answer), whether the cache
+    filled under it."""
+
+    cells: int
+    failed: asyncio.Event = field(default_factory=asyncio.Event)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+CACHE_FULL = "Context size has been exceeded."
+
+
+def cache_full() -> dict[str, Any]:
+    """llama-server's error when its cache filled while decoding (HTTP 500)."""
+    return {"error": {"code": 500, "message": CACHE_FULL, "type": "server_error"}}
+
+
 def common_prefix(a: list[int], b: list[int]) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
@@ -71,6 +101,14 @@ def overflow(tokens: int, n_ctx: int) -> dict[str, Any]:
     return {"error": {**error, "n_prompt_tokens": tokens, "n_ctx": n_ctx}}
 
 
+async def _first(*waits: Any) -> None:
+    """Wait until the first of `waits` is done (the others are cancelled)."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+
+
 def _text(content: Any) -> str:
     """A message's text (parts other than text, such as images, are not rendered)."""
     if isinstance(content, list):
@@ -79,9 +117,27 @@ def _text(content: Any) -> str:
 
 
 class LlamaStandin:
-    def __init__(self, n_ctx: int = 8192, slots: int = 1, renders_tools: bool = False) -> None:
+    def __init__(
+        self,
+        n_ctx: int = 8192,
+        slots: int = 1,
+        renders_tools: bool = False,
+        *,
+        unified: bool | None = None,
+        seconds_per_token: float = 0.0,
+    ) -> None:
         self.n_ctx, self.renders_tools = n_ctx, renders_tools
+        self.unified = slots > 1 if unified is None else unified
+        # (without a shared cache each slot has its share; llama.cpp rounds it up to 256)
+        self.slot_ctx = n_ctx if self.unified else n_ctx // slots
+        self.seconds_per_token = seconds_per_token
         self.slots = [Slot(i) for i in range(slots)]
+        self.decoding: dict[int, Job] = {}  # slot id -> the request it decodes
+        self.failures = 0  # requests failed because the shared cache filled
+        # when set: a request not streamed (a summary) decodes until this is set, as a model
+        # writing a long answer does (tests make it be in flight when the next request comes)
+        self.hold: asyncio.Event | None = None
+        self.log: list[tuple[bool, int, int, bool]] = []  # streamed, slot, prompt, failed
         self.vocab: dict[str, int] = {}
         self.url = ""  # http://127.0.0.1:PORT, once started
         self._runner: web.AppRunner | None = None
@@ -90,6 +146,7 @@ class LlamaStandin:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/health", self._health)
         app.router.add_get("/props", self._props)
+        app.router.add_get("/slots", self._slots)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/apply-template", self._apply_template)
         app.router.add_post("/tokenize", self._tokenize)
@@ -158,14 +215,28 @@ class LlamaStandin:
     async def _props(self, request: web.Request) -> web.Response:
         return web.json_response(
             {
-                "default_generation_settings": {"n_ctx": self.n_ctx, "params": {}},
+                "default_generation_settings": {"params": {}, "n_ctx": self.slot_ctx},
                 "total_slots": len(self.slots),
+                "model_alias": MODEL,
                 "model_path": MODEL,
+                "modalities": {"vision": False, "video": False, "audio": False},
+                "endpoint_slots": True,
+                "endpoint_props": False,
+                "endpoint_metrics": False,
                 "chat_template_caps": {"supports_tools": self.renders_tools},
-                "modalities": {"vision": False, "audio": False},
                 "build_info": "stand-in (tests/llama_standin.py)",
+                "is_sleeping": False,
             }
         )
+
+    async def _slots(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            [
+                {"id": s.id, "n_ctx": self.slot_ctx, "speculative": False,
+                 "is_processing": s.lock.locked()}
+                for s in self.slots
+            ]
+        )  # fmt: skip
 
     async def _models(self, request: web.Request) -> web.Response:
         entry = {"id": MODEL, "object": "model", "created": 0, "owned_by": "llamacpp"}
@@ -191,13 +262,21 @@ class LlamaStandin:
         body = await request.json()
         started = time.perf_counter()
         prompt = self.tokenize(self.render(body), add_special=True)
-        if len(prompt) >= self.n_ctx:
-            return web.json_response(overflow(len(prompt), self.n_ctx), status=400)
+        if len(prompt) >= self.slot_ctx:
+            return web.json_response(overflow(len(prompt), self.slot_ctx), status=400)
         slot = self._slot(body.get("id_slot"), prompt)
-        async with slot.lock:
-            cache_n = min(common_prefix(slot.tokens, prompt), len(prompt) - 1)
-            text, made = self._answer(body, len(prompt))
-            slot.tokens, slot.used = prompt + self.tokenize(text), time.monotonic()
+        text, made = self._answer(body, len(prompt))
+        job = Job(len(prompt) + made)
+        # (the server finishes a prompt it started even when the client goes away)
+        streamed = bool(body.get("stream"))
+        work = asyncio.ensure_future(self._decode(slot, prompt, job, streamed))
+        progress = bool(body.get("stream") and body.get("return_progress"))
+        if progress:
+            await job.started.wait()
+        cache_n = await asyncio.shield(work)
+        if job.failed.is_set() and not progress:
+            return web.json_response(cache_full(), status=500)
+        slot.tokens = [] if job.failed.is_set() else prompt + self.tokenize(text)
         done = {
             "usage": {
                 "prompt_tokens": len(prompt),
@@ -214,12 +293,40 @@ class LlamaStandin:
         }
         finish = "stop" if text == ANSWER else "length"
         if body.get("stream"):
-            return await self._stream(request, body, text, finish, done)
+            return await self._stream(request, body, text, finish, done, job.failed.is_set())
         message = {"role": "assistant", "content": text}
         choice = {"index": 0, "message": message, "finish_reason": finish}
         return web.json_response(
             {"object": "chat.completion", "model": MODEL, "choices": [choice], **done}
         )
+
+    async def _decode(self, slot: Slot, prompt: list[int], job: Job, streamed: bool) -> int:
+        """The request in its slot (waiting while the slot serves another): the tokens it
+        reused from the slot's cache. It fails, with every other request decoding, when they
+        need more than the shared cache holds."""
+        async with slot.lock:
+            job.started.set()
+            cache_n = min(common_prefix(slot.tokens, prompt), len(prompt) - 1)
+            taken = sum(j.cells for j in self.decoding.values())
+            if self.unified and taken + job.cells > self.n_ctx:
+                for other in [*self.decoding.values(), job]:
+                    other.failed.set()
+                    self.failures += 1
+            self.decoding[slot.id] = job
+            try:
+                seconds = (len(prompt) - cache_n) * self.seconds_per_token
+                if seconds and not job.failed.is_set():
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(job.failed.wait(), seconds)
+                if self.hold is not None and not streamed:
+                    await _first(job.failed.wait(), self.hold.wait())
+            finally:
+                del self.decoding[slot.id]
+                self.log.append((streamed, slot.id, len(prompt), job.failed.is_set()))
+            if job.failed.is_set():
+                slot.tokens = []
+            slot.used = time.monotonic()
+            return cache_n
 
     def _answer(self, body: dict[str, Any], prompt: int) -> tuple[str, int]:
         """ANSWER's words while they fit `max_tokens` and the context; the text and its
@@ -236,7 +343,13 @@ class LlamaStandin:
         return text, made
 
     async def _stream(
-        self, request: web.Request, body: dict[str, Any], text: str, finish: str, done: Any
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        text: str,
+        finish: str,
+        done: Any,
+        failed: bool = False,
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
@@ -253,6 +366,10 @@ class LlamaStandin:
             total, cached = timings["prompt_n"] + timings["cache_n"], timings["cache_n"]
             progress = {"total": total, "cache": cached, "processed": total, "time_ms": 0}
             await send([], prompt_progress=progress)
+        if failed:  # (after the progress: an error event, as llama-server sends it)
+            await response.write(f"data: {json.dumps(cache_full())}\n\n".encode())
+            await response.write_eof()
+            return response
         await send(delta({"role": "assistant", "content": None}))
         for word in re.findall(r"\S+\s*", text):
             await send(delta({"content": word}))

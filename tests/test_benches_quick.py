@@ -91,12 +91,17 @@ TARGETS: dict[str, list[str]] = {
     ],
     "image_costs.py": ["TARGET window=4096 image_leaves_half_or_words_only:"],
     "local_llm.py": [
-        "TARGET steady_reprocess_within_new_message_plus_40:",
-        "TARGET compaction_keeps_system_prompt_cached:",
-        "TARGET session_reprocessed_at_most_15%:",
-        "TARGET session_reread_at_most_15%:",
-        "TARGET first_byte_within_1s:",
-        "TARGET no_silence_over_15s:",
+        f"TARGET server={server} {name}:"
+        for server in ("defaults", "one-slot")  # (the stand-in's: 4 slots sharing a cache, 1)
+        for name in (
+            "steady_reprocess_within_new_message_plus_40",
+            "compaction_keeps_system_prompt_cached",
+            "session_reprocessed_at_most_15%",
+            "session_reread_at_most_15%",
+            "first_byte_within_1s",
+            "no_silence_over_15s",
+            "no_turn_failed_retried_or_changed_window",
+        )
     ],
     "memory_load.py": ["TARGET late_growth_mb=", "TARGET concurrent_left_mb="],
     "memory_prose.py": _memory_prose(),

@@ -729,6 +729,9 @@ def test_window_from_error(message: str, window: int | None) -> None:
         (401, "Incorrect API key provided: sk-wro****", "invalid_api_key", False),
         (404, "model 'qwen3:8b' not found, try pulling it first", None, False),
         (400, "Invalid parameter: messages with role 'tool' must be a response", None, False),
+        # llama.cpp's shared cache filled while decoding: not the window (test_shared_cache.py)
+        (500, "Context size has been exceeded.", "server_error", False),
+        (None, "Context size has been exceeded.", None, False),
     ],
 )
 def test_is_context_overflow(status: int | None, message: str, code: str | None, overflow: bool):

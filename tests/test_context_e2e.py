@@ -552,12 +552,14 @@ async def test_a_llama_cpp_template_without_tools_is_not_offered_any_and_the_use
 
 
 async def test_an_overflow_reported_mid_stream_is_retried_smaller(assistant, provider, sdk):
-    # llama-server streams its prompt progress, then "Context size has been exceeded." as an
-    # error event: nothing of the answer was shown, so the step is sent again, smaller, and
-    # the smaller window is remembered (measured on a real server: the turn failed before)
+    # a server that streams its prompt progress, then says the prompt overflowed as an error
+    # event: nothing of the answer was shown, so the step is sent again, smaller, and the
+    # smaller window is remembered. (llama-server's "Context size has been exceeded." there is
+    # its shared cache filling, not the window: tests/test_shared_cache.py)
     progress = {"choices": [], "prompt_progress": {"total": 9000, "processed": 2048, "cache": 0}}
+    overflow = b'data: {"error": {"message": "Context length exceeded.", "code": 400}}\n\n'
     error = b'data: {"error": {"message": "Context size has been exceeded.", "code": 500}}\n\n'
-    provider.enqueue(Stream([progress, Raw(error)], done=False), text_reply("fits now"))
+    provider.enqueue(Stream([progress, Raw(overflow)], done=False), text_reply("fits now"))
     thread = [*long_thread(40, 6), user("go on", "u_last")]
     status, body = await assistant.chat(chat_body(*thread))
     assert status == 200

@@ -206,7 +206,9 @@ async def compact(
     before = planned
     if recalled or asked is not thread:
         before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
-    new = await _summary_of(context, base, before, asked, fresh, provider, model, slot)
+    new = await _summary_of(
+        context, base, before, asked, fresh, provider, model, slot, ahead=not needed
+    )
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 
@@ -219,10 +221,13 @@ async def _summary_of(
     provider: Provider,
     model: str,
     slot: int | None,
+    *,
+    ahead: bool,
 ) -> Summary:
     """The summary of `fresh`, asked after `assembled` (the request for `thread`) when every
     one of them is in it whole and nothing was left out, else as a transcript of its own.
-    `base`: the summary it builds on."""
+    `base`: the summary it builds on; `ahead`: made in the background (not for a request
+    that waits for it)."""
     # the summary's share of the budget, as the engine will cut it
     room = summary_cap(assembled.budget.available, max(1.0, context.inputs.correction.messages))
     window = assembled.budget.window.tokens
@@ -232,8 +237,9 @@ async def _summary_of(
     if context.inputs.next_summary is None and whole and assembled.present.issuperset(fresh):
         prefix = in_place(prefix, assembled, thread, fresh[-1])
     return await summarize(
-        provider, model, base, thread, fresh, max_tokens=room, window=window, prefix=prefix
-    )
+        provider, model, base, thread, fresh, max_tokens=room, window=window, prefix=prefix,
+        ahead=ahead,
+    )  # fmt: skip
 
 
 IN_PLACE_INSTRUCTION = 320  # tokens the instruction after the chat's request may take

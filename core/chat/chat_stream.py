@@ -28,7 +28,8 @@ from ..context.context_engine import Assembled
 from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
 from ..provider.provider import Provider, ProviderError
-from ..provider.provider_profiles import is_context_overflow, window_from_error
+from ..provider.provider_profiles import is_cache_full, is_context_overflow, window_from_error
+from ..provider.shared_cache import others_done
 from ..stream import ui_stream as ui
 from ..stream.stream_translate import StepTranslator, Usage, new_id
 from ..stream.ui_assembler import MessageAssembler
@@ -261,23 +262,26 @@ async def _open_step(
     last: bool,
     outcome: ChatOutcome,
 ) -> tuple[Any, Assembled]:
-    """Start one model call (the last allowed step offers no tools); on "context length
-    exceeded" rebuild for the window the provider reported (or 75% of ours), retry once (the
-    window is remembered for the next turns: `outcome.overflow_window`)."""
+    """Start one model call (the last allowed step offers no tools); when it does not fit,
+    try once more (`_retry_step`)."""
     assembled = hooks.assemble(answer, None)
     if plan.slot_note:
         assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
     try:
         return await _call(provider, model, plan, assembled, last), assembled
     except openai.APIStatusError as exc:
-        if not is_context_overflow(exc.status_code, str(exc.message), _code(exc)):
+        if not _did_not_fit(exc.status_code, str(exc.message), _code(exc)):
             raise
-        return await _retry_smaller(
+        return await _retry_step(
             provider, model, plan, hooks, answer, last, outcome, assembled, exc
         )
 
 
-async def _retry_smaller(
+def _did_not_fit(status: int | None, message: str, code: str | None) -> bool:
+    return is_cache_full(message) or is_context_overflow(status, message, code)
+
+
+async def _retry_step(
     provider: Provider,
     model: str,
     plan: ChatPlan,
@@ -288,14 +292,24 @@ async def _retry_smaller(
     assembled: Assembled,
     exc: openai.APIError,
 ) -> tuple[Any, Assembled]:
-    """The step again, for the window the provider's overflow error states (or 75% of ours);
-    the window is remembered for the next turns (`outcome.overflow_window`)."""
-    window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
-    log.warning("the provider's window is smaller than ours; retrying with %d", window)
-    outcome.overflow_window = (window, assembled.budget.window.tokens)
-    assembled = hooks.assemble(answer, window)
-    assembled.report["limits"] = [*assembled.report["limits"], "retried: overflow"]
+    """The step again after the provider said it did not fit. llama.cpp's shared cache filled
+    while decoding (several requests at once): the same request, once the others are done,
+    and the window stands (core/provider/shared_cache.py). Else for the window the overflow
+    error states (or 75% of ours), remembered for the next turns (`outcome.overflow_window`)."""
+    if is_cache_full(str(exc.message)):
+        log.warning("the server's shared cache filled while decoding; retrying once it is free")
+        await others_done(provider.settings, model)
+        retried = CACHE_FULL_RETRY
+    else:
+        window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
+        log.warning("the provider's window is smaller than ours; retrying with %d", window)
+        outcome.overflow_window = (window, assembled.budget.window.tokens)
+        assembled, retried = hooks.assemble(answer, window), "retried: overflow"
+    assembled.report["limits"] = [*assembled.report["limits"], retried]
     return await _call(provider, model, plan, assembled, last), assembled
+
+
+CACHE_FULL_RETRY = "retried: the server's shared cache was full (same window)"
 
 
 async def _call(
@@ -310,11 +324,11 @@ async def _call(
 
 def _overflow_mid_stream(exc: Exception) -> bool:
     """An overflow reported inside a stream that already started (llama.cpp sends its prompt
-    progress first, then "Context size has been exceeded")."""
+    progress first, then "Context size has been exceeded" when its shared cache filled)."""
     return (
         isinstance(exc, openai.APIError)
         and not isinstance(exc, openai.APIStatusError)
-        and is_context_overflow(None, str(exc.message), None)
+        and _did_not_fit(None, str(exc.message), None)
     )
 
 
@@ -406,7 +420,7 @@ async def chat_chunks(
                         raise
                     retried = True
                     await stream.close()
-                    stream, assembled = await _retry_smaller(
+                    stream, assembled = await _retry_step(
                         provider,
                         model,
                         plan,

@@ -28,6 +28,7 @@ from ..memory.turn_recall import recall_for_turn
 from ..provider.budget import ContextBudgetError
 from ..provider.provider import Provider
 from ..provider.provider_probes import sees_images
+from ..provider.shared_cache import ChatLease
 from ..provider.slots import choose_slot
 from ..service import AssistantService
 from ..store.delegations import Delegations
@@ -60,7 +61,7 @@ from .chat_stream import (
 )
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .failures import owned_error
-from .turn_setup import WINDOWS, set_up_turn, window_key
+from .turn_setup import WINDOWS, set_up_turn, used_learned_window, window_key
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -120,6 +121,7 @@ class ChatTurn:
         self._state: ThreadState | None = None
         self._unsent: str | None = None  # the latest user message, sent for the first time
         self._saved = False  # the answer's final save ran before the stream ended
+        self._lease: ChatLease | None = None  # in flight on a server with a shared cache
 
     async def __aenter__(self) -> ChatTurn:
         req = self.req
@@ -136,6 +138,8 @@ class ChatTurn:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._hooks = None  # (its `before` is this turn's method: a cycle holding the body)
+        if self._lease is not None:  # (a summary made ahead may start now)
+            self._lease.end()
         stored = self._stored
         if stored is None:
             return
@@ -200,7 +204,11 @@ class ChatTurn:
             self._tools = replace(self._tools, search_limit=profile.search_results)
             if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
                 await service.compactor.cancel(req.thread_id)  # (made again after the answer)
-            slot = await choose_slot(provider.settings, self._model, caps, req.thread_id)
+            # (a shared cache: no background work decodes beside the answer; shared_cache.py)
+            self._lease = lease = await ChatLease.start(provider.settings, self._model)
+            slot = await choose_slot(
+                provider.settings, self._model, caps, req.thread_id, lease.draining()
+            )
             plan = self._plan = setup.plan(
                 req, sources, first_turn, skill, history=history, slot=slot, debug=self.debug
             )
@@ -258,6 +266,9 @@ class ChatTurn:
             yield ui.Data("status", {"text": NO_TOOLS, "done": True}, id="tools")
         if self._no_vision:
             yield ui.Data("status", {"text": NO_VISION, "done": True}, id="vision")
+        if self._lease is not None and self._provider is not None:
+            async for text in self._lease.settling(self._provider.settings, self._model):
+                yield ui.Data("status", {"text": text, "done": not text}, id="status")
         await self._calibrated()
         async for chunk in self._summary_first():
             yield chunk
@@ -395,6 +406,8 @@ class ChatTurn:
                 key = window_key(self._provider, self._model)
                 store = await self.service.store()
                 await store.update_settings(WINDOWS, {key: {"tokens": told, "over": over}})
+            elif self._provider is not None and self._learned():
+                await used_learned_window(self.service, self._provider, self._model)
 
         try:
             await asyncio.shield(save())
@@ -402,6 +415,10 @@ class ChatTurn:
             log.exception("saving the turn's answer, report or learned figures failed")
         log_outcome(thread_id, outcome, note)
         self._compact_after(end)
+
+    def _learned(self) -> bool:
+        """This turn planned with a window learned from an overflow error."""
+        return self._context is not None and self._context.inputs.window.source == "provider error"
 
     def _compact_after(self, end: StreamEnd) -> None:
         """A finished answer: summarize in the background if the next turn would need it."""

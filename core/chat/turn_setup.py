@@ -21,6 +21,13 @@ from .chat_request import ChatRequest
 from .chat_stream import ChatPlan
 
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
+# A learned window is planned with for this many turns, then the window the provider states is
+# tried again (an overflow then learns it again, at the cost of one retried request): a server
+# restarted with a larger context, or a window guessed from an error that stated none (75% of
+# ours), is not kept for good. It also applies only while the provider states the window it was
+# learned against (chat_context.turn_window): a new /props or /api/ps read that says otherwise
+# drops it at once.
+RECHECK_TURNS = 10
 
 
 @dataclass(frozen=True)
@@ -76,3 +83,15 @@ async def learned_window(
     we had planned with then), or None."""
     value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
     return value if isinstance(value, dict) else None
+
+
+async def used_learned_window(service: AssistantService, provider: Provider, model: str) -> None:
+    """A turn was planned with the learned window: counted, and dropped after RECHECK_TURNS."""
+    key = window_key(provider, model)
+    store = await service.store()
+    value = (await store.get_settings(WINDOWS)).get(key)
+    if not isinstance(value, dict):
+        return
+    turns = int(value.get("turns") or 0) + 1
+    kept = None if turns >= RECHECK_TURNS else {**value, "turns": turns}
+    await store.update_settings(WINDOWS, {key: kept})

@@ -232,6 +232,14 @@ class Capabilities:
     counts: bool = False  # counts tokens itself (llama.cpp /apply-template, /tokenize)
     vision: bool | None = None  # takes images (llama.cpp `modalities`, Ollama "vision")
     slots: int = 0  # llama.cpp's server slots (each keeps the cache of its last prompt)
+    slot_ctx: int = 0  # llama.cpp: the tokens a slot may hold (/props n_ctx)
+
+    @property
+    def shared(self) -> bool:
+        """llama.cpp slots that share one cache of `slot_ctx` tokens (core/provider/
+        shared_cache.py): its /props does not say whether the cache is unified, and several
+        slots are by default (`-np` unset: 4 slots, `kv_unified`)."""
+        return self.slots > 1
 
 
 _capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
@@ -287,9 +295,9 @@ async def _capabilities_of(lookup: Lookup, asks: tuple[Ask, ...]) -> Capabilitie
             modalities = props.get("modalities")
             vision = modalities.get("vision") if isinstance(modalities, dict) else None
             vision = vision if isinstance(vision, bool) else None
-            slots = props.get("total_slots")
-            slots = slots if isinstance(slots, int) and not isinstance(slots, bool) else 0
-            return Capabilities(tools, True, True, vision, max(slots, 0))
+            slots = _positive(props.get("total_slots")) or 0
+            n_ctx = _positive(props["default_generation_settings"].get("n_ctx")) or 0
+            return Capabilities(tools, True, True, vision, slots, n_ctx)
     if "show" in asks:  # Ollama
         show = await lookup.fetch(f"{lookup.root}/api/show", {"model": lookup.model})
         listed = show.get("capabilities") if isinstance(show, dict) else None

@@ -198,10 +198,14 @@ _OVERFLOW = re.compile(
     "context_length_exceeded|exceed_context_size|maximum context length|context length exceeded"
     "|exceeds the available context size|context length of only|context the overflows"
     "|maximum model length|prompt is too long|input is too long|reduce the length of the messages"
-    "|exceeds the maximum number of tokens|exceeds the context window|exceed context window"
-    "|context size has been exceeded",  # (llama.cpp, mid-stream)
+    "|exceeds the maximum number of tokens|exceeds the context window|exceed context window",
     re.I,
 )
+# llama.cpp's KV cache filled while decoding (its slots share one cache: several requests at
+# once needed more than it holds): every request decoding then fails with it, HTTP 500 or an
+# error event in a stream that started. A failure of that moment, not of the window: a prompt
+# too long for its slot is refused before decoding (`exceed_context_size_error`, above).
+_CACHE_FULL = re.compile(r"context size has been exceeded", re.I)
 
 
 def window_from_error(message: str) -> int | None:
@@ -214,9 +218,16 @@ def window_from_error(message: str) -> int | None:
     return None
 
 
+def is_cache_full(message: str) -> bool:
+    """Whether a provider error is llama.cpp's shared cache filling while decoding (transient:
+    the same request fits once the other requests are done; core/provider/shared_cache.py)."""
+    return bool(_CACHE_FULL.search(message))
+
+
 def is_context_overflow(status: int | None, message: str, code: str | None) -> bool:
     """Whether a provider error means the request did not fit the model's window."""
-    if status == 429:  # "Request too large ... tokens per min": a rate limit, not the window
+    # (429 "Request too large ... tokens per min": a rate limit, not the window)
+    if status == 429 or is_cache_full(message):
         return False
     if code in _OVERFLOW_CODES:
         return True

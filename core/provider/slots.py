@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..base.egress import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Capabilities, Lookup, thread_slot
+from .shared_cache import busy_slots
 
 BUSY_WAIT = 3.0  # seconds a busy slot is waited for before another is used
 POLL = 0.25
@@ -28,16 +28,23 @@ class SlotChoice:
 
 
 async def choose_slot(
-    settings: ProviderSettings, model: str, caps: Capabilities, thread_id: str
+    settings: ProviderSettings,
+    model: str,
+    caps: Capabilities,
+    thread_id: str,
+    draining: set[int | None] | None = None,
 ) -> SlotChoice:
+    """`draining`: the slots of background requests a chat turn just stopped on a shared
+    cache (shared_cache.ChatLease): the turn waits for them before its first request (they
+    would fill the cache together), so its own slot is its slot, busy or not."""
     own = thread_slot(caps, thread_id)
-    if own is None:
-        return SlotChoice(None)
+    if own is None or draining:
+        return SlotChoice(own)
     async with client_session(PROVIDER) as session:
         lookup = Lookup(settings, model, session)
         deadline = time.monotonic() + BUSY_WAIT
         while True:
-            busy = _busy(await lookup.fetch(f"{lookup.root}/slots"))
+            busy = busy_slots(await lookup.fetch(f"{lookup.root}/slots"))
             if busy is None or own not in busy:
                 return SlotChoice(own)
             if time.monotonic() >= deadline:
@@ -53,17 +60,3 @@ async def choose_slot(
     return SlotChoice(
         other, f"slot {own}, this thread's, busy for {BUSY_WAIT:g} s: sent to {where}"
     )
-
-
-def _busy(slots: Any) -> set[int] | None:
-    """The ids of the slots processing a task, from llama-server's /slots (`is_processing`, or
-    `state` 1 in older releases); None when it did not say."""
-    if not isinstance(slots, list):
-        return None
-    busy = set()
-    for slot in slots:
-        if not isinstance(slot, dict) or not isinstance(slot.get("id"), int):
-            return None
-        if slot.get("is_processing") is True or slot.get("state") == 1:
-            busy.add(slot["id"])
-    return busy

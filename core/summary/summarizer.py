@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..context.context_blocks import build_blocks, flatten
 from ..context.context_engine import Summary
 from ..context.context_steps import digest_rounds
 from ..provider.provider import Provider
+from ..provider.shared_cache import background
 from ..stream.think_tags import visible_text
 from ..tokens.tokens import counter_for
 from .fallback_summary import facts_block, fallback_summary, split_facts
@@ -226,12 +228,14 @@ async def summarize(
     max_tokens: int = DEFAULT_SUMMARY_TOKENS,
     window: int = DEFAULT_WINDOW,
     prefix: Prefix = NO_PREFIX,
+    ahead: bool = False,
 ) -> Summary:
     """Summarize the UI messages named in `ids` (oldest first) on top of `previous`. A model
     summary keeps the deterministic facts of the stretch beside it (what both speakers said
     that names, dates or counts something, the user's instructions first); the digest that
     stands in for a failed one fits `max_tokens` (the model's count, as the engine measures
-    the summary)."""
+    the summary). `ahead`: made ahead in the background, it waits for the chat turns on a
+    server whose slots share one cache, and they stop it (core/provider/shared_cache.py)."""
     wanted = set(ids)
     part = [m for m in ui_messages if str(m.get("id") or "") in wanted]
     digested = flatten(digest_rounds(build_blocks(part), keep_last=0, batch=1))
@@ -244,7 +248,9 @@ async def summarize(
             asked = in_place_summary(provider, model, prefix, part_text, prefix.answer_tokens)
         else:
             asked = model_summary(provider, model, _without_facts(before), digested, window, prefix)
-        text = await asyncio.wait_for(asked, timeout)
+        gate = background(provider.settings, model, prefix.slot) if ahead else nullcontext()
+        async with gate:
+            text = await asyncio.wait_for(asked, timeout)
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
