@@ -91,7 +91,7 @@ _FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 _INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user only)
     r"\b(?:always|never|from now on|going forward|remember|prefer|must|make sure|don'?t|do not"
-    r"|keep|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)|rename"
+    r"|keep(?! \w+ing\b)|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)|rename"
     r"|(?:is|are) (?:called|named))\b",
     re.IGNORECASE,
 )
@@ -369,9 +369,10 @@ def _heading(title: str, left_out: int | None) -> str:
 
 
 def _render(heading: str, lines: list[Line]) -> str:
-    """The heading and the lines still there, in conversation order ("" when none is)."""
+    """The heading and the lines still there, in conversation order ("" when none is and
+    the heading says nothing was left out)."""
     kept = [line.render() for line in lines if line.form != GONE]
-    return "\n".join([heading, *kept]) if kept else ""
+    return "\n".join([heading, *kept]) if kept or "left out" in heading else ""
 
 
 def _fit_lines(title: str, lines: list[Line], room: int, count: Count, left_out: int | None) -> str:
@@ -447,9 +448,69 @@ def fallback_summary(
 ) -> str:
     """A deterministic digest of a stretch of conversation (OpenAI messages) on top of the
     previous summary, in at most `max_tokens`: the previous digest's lines are ranked again
-    with the new ones; a previous model summary opens it as the Earlier block."""
+    with the new ones; a previous model summary opens it as the Earlier block. Only the lines
+    that earn their tokens (`earning`): the digest is as short as they are, and the room it
+    leaves goes to the newest messages."""
     before, lines = _ranked(messages, previous)
-    return _fit(DIGEST_TITLE, lines, max_tokens, count, before)
+    kept = earning(lines)
+    before.omitted += len(lines) - len(kept)
+    return _fit(DIGEST_TITLE, kept, max_tokens, count, before)
+
+
+# --- the lines that earn their tokens -----------------------------------------------------------
+# Measured on natural conversation (bench/memory_prose.py, bench/lib/prose_*): an everyday
+# statement kept as a digest line holds less of what later questions need than the same tokens
+# of the newest messages (a question asks about what was said recently more often than not, and
+# without a model the digest cannot tell which sentence a paraphrased question will need). What
+# the newest messages cannot stand in for: the user's explicit instructions, and the rare names,
+# numbers and files a line names (a seed, a preset, a file: asked for by description, any age).
+
+RARE_LINES = 2  # a name or number that more lines than this name is the thread's common talk
+_DATE = _FACT_PATTERNS[2]
+
+
+def earning(lines: list[Line]) -> list[Line]:
+    """The lines worth a place in the digest, in their order: no question; the user's
+    instructions, and lines that name, count or file something rare in the stretch
+    (`distinctive`)."""
+    rare = distinctive(lines)
+    return [
+        line
+        for line in lines
+        if not _REPEATS.sub("", line.text).rstrip().endswith("?")
+        and (line.tier == 3 or (line.tier == 2 and any(_norm(f) in rare for f in line.facts)))
+    ]
+
+
+def distinctive(lines: Sequence[Line]) -> set[str]:
+    """The facts (normalized) that name something particular: named by at most RARE_LINES
+    lines (a newer line repeating an older one counted once), not a date or a time (a session's
+    date is no answer), not a count in words or a one- or two-digit number alone, not a
+    capitalized word the thread also writes in lower case ("Definitely", "Each")."""
+    named: dict[str, int] = {}
+    lower: set[str] = set()
+    for line in lines:
+        lower.update(re.findall(r"\b[a-z][a-z']+\b", line.text))
+        if line.tier > 0:
+            for fact in {_norm(f) for f in line.facts}:
+                named[fact] = named.get(fact, 0) + 1
+    return {
+        fact
+        for fact, times in named.items()
+        if times <= RARE_LINES and fact and not _common(fact, lower)
+    }
+
+
+def _common(fact: str, lower: set[str]) -> bool:
+    return bool(
+        _DATE.fullmatch(fact)
+        or _COUNTED.match(fact)
+        or (fact.isdigit() and len(fact) <= 2)
+        or (" " not in fact and (len(fact) < 2 or fact in lower))
+    )
+
+
+_COUNTED = re.compile(rf"(?:{_COUNT_WORD}) ")  # a count in words: "two sentences", everyday talk
 
 
 def split_facts(summary: str) -> tuple[str, str]:
