@@ -484,16 +484,15 @@ def earning(lines: list[Line]) -> list[Line]:
 
 def distinctive(lines: Sequence[Line]) -> set[str]:
     """The facts (normalized) that name something particular: named by at most RARE_LINES
-    lines (a newer line repeating an older one counted once), not a date or a time (a session's
+    lines (the same words said again are one line), not a date or a time (a session's
     date is no answer), not a count in words or a one- or two-digit number alone, not a
     capitalized word the thread also writes in lower case ("Definitely", "Each")."""
     named: dict[str, int] = {}
     lower: set[str] = set()
     for line in lines:
         lower.update(re.findall(r"\b[a-z][a-z']+\b", line.text))
-        if line.tier > 0:
-            for fact in {_norm(f) for f in line.facts}:
-                named[fact] = named.get(fact, 0) + 1
+        for fact in {_norm(f) for f in line.facts}:
+            named[fact] = named.get(fact, 0) + 1
     return {
         fact
         for fact, times in named.items()
