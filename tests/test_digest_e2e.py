@@ -17,6 +17,7 @@ from .scripted_provider import Status, error_body, text_reply
 from .test_context_e2e import env_for, summaries_done
 
 INSTRUCTION = "Never use the Kalomi LoRA on portraits, it ruins faces."
+REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
 NAMED = "My cousin Wilhelmina lends me her old camera on weekends."
 
 
@@ -82,5 +83,5 @@ async def test_at_4k_the_digest_keeps_only_what_earns_and_the_newest_messages_ge
         p["text"] for m in [*thread, answer, user("More.", "u_more")] for p in m["parts"]
         if p.get("type") == "text"
     ]  # fmt: skip
-    said = [re.sub(r"\s*<system-reminder>.*?</system-reminder>\s*", "", t, flags=re.S) for t in sent]
+    said = [REMINDER.sub("", t) for t in sent]
     assert said == texts[-len(sent) :] and len(said) > 60

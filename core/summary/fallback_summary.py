@@ -91,7 +91,8 @@ _FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 _INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user only)
     r"\b(?:always|never|from now on|going forward|remember|prefer|must|make sure|don'?t|do not"
-    r"|keep(?! \w+ing\b)|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)|rename"
+    r"|keep(?! \w+ing\b)|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)"
+    r"|name (?:it|them)|rename"
     r"|(?:is|are) (?:called|named))\b",
     re.IGNORECASE,
 )
