@@ -12,9 +12,9 @@ from comfyui_assistant.core.context.context_steps import SUMMARY_CLOSE, SUMMARY_
 from comfyui_assistant.core.summary.fallback_summary import DIGEST_TITLE
 
 from .conftest import start_app
-from .helpers import chat_body, content_parts, context_report, user
+from .helpers import context_report, user
 from .scripted_provider import Status, error_body, text_reply
-from .test_context_e2e import env_for, summaries_done
+from .test_context_e2e import env_for, with_a_failing_summarizer
 
 INSTRUCTION = "Never use the Kalomi LoRA on portraits, it ruins faces."
 REMINDER = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.S)
@@ -50,20 +50,8 @@ async def test_at_4k_the_digest_keeps_only_what_earns_and_the_newest_messages_ge
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="4096"))
     thread = [*prose_thread(120), user("Continue.", "u_last")]
     # (the thread does not fit: its summary is asked before its request, and fails)
-    provider.enqueue(Status(500, error_body("summarizer down")), text_reply("ok"))
-    provider.enqueue(text_reply("ok again"))
-    try:
-        _, body = await app.chat(chat_body(*thread))
-        await summaries_done(app)
-        answer = {
-            "id": "a_last",
-            "role": "assistant",
-            "parts": content_parts(sdk.check(body)["message"]),
-        }
-        _, body = await app.chat(chat_body(*thread, answer, user("More.", "u_more")))
-    finally:
-        await app.close()
-    sdk.check(body)
+    failed = Status(500, error_body("summarizer down"))
+    body = await with_a_failing_summarizer(app, provider, sdk, thread, failed, text_reply("ok"))
     report = context_report(body)
     assert report["summary"] == {"covers": report["counts"]["summarized"], "fallback": True}
     request = provider.requests[-1]["messages"]
@@ -79,9 +67,7 @@ async def test_at_4k_the_digest_keeps_only_what_earns_and_the_newest_messages_ge
     # after it (the first merged into its message), the newest messages in order, through
     # the question
     sent = [first, *(m["content"] for m in request[2:])]
-    texts = [
-        p["text"] for m in [*thread, answer, user("More.", "u_more")] for p in m["parts"]
-        if p.get("type") == "text"
-    ]  # fmt: skip
+    written = [p["text"] for m in thread for p in m["parts"] if p.get("type") == "text"]
+    texts = [*written, "ok", "More."]  # (the answer to the thread, the new message)
     said = [REMINDER.sub("", t) for t in sent]
     assert said == texts[-len(sent) :] and len(said) > 60
