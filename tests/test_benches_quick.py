@@ -34,9 +34,8 @@ def _fidelity() -> list[str]:
 def _memory_prose() -> list[str]:
     out = []
     for variant in ("fallback", "model"):
-        for window in (4096, 8192):
+        for window in (4096, 8192, 32768):
             out.append(f"TARGET {variant} window={window} turn_by_turn_vs_same_tokens=")
-            out.append(f"TARGET {variant} window={window} turn_by_turn_vs_window_minus_reserve=")
         out.append(f"TARGET {variant} fits_turn_by_turn=")
         out.append(f"TARGET {variant} window=32768 turn_by_turn_vs_at_once=")
     return out

@@ -287,10 +287,11 @@ async def test_a_request_that_needs_a_summary_still_being_made_waits_and_says_so
         await app.close()
 
 
-async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provider, tmp_path, sdk):
-    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
-    thread = [*long_thread(), user("Continue.", "u_last")]
-    provider.enqueue(text_reply("ok"), Status(500, error_body("summarizer down")))
+async def with_a_failing_summarizer(app, provider, sdk, thread: list[dict], *first) -> str:
+    """`thread` sent (the provider answering `first` in turn: the chat's reply and the
+    summary's failure, in the order they are asked), its answer appended and "More." sent:
+    the second response's body (the app closed)."""
+    provider.enqueue(*first)
     provider.enqueue(text_reply("ok again"))
     try:
         _, body = await app.chat(chat_body(*thread))
@@ -304,6 +305,14 @@ async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provi
     finally:
         await app.close()
     sdk.check(body)
+    return body
+
+
+async def test_a_failing_summarizer_falls_back_to_the_deterministic_digest(provider, tmp_path, sdk):
+    app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW="8192"))
+    thread = [*long_thread(), user("Continue.", "u_last")]
+    failed = Status(500, error_body("summarizer down"))
+    body = await with_a_failing_summarizer(app, provider, sdk, thread, text_reply("ok"), failed)
     report = context_report(body)
     assert report["summary"]["fallback"] is True
     opening = provider.requests[-1]["messages"][1]["content"]

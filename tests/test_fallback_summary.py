@@ -72,19 +72,16 @@ def test_the_whole_digest_in_conversation_order_attributed() -> None:
         "Earlier:\n"
         "## Goals\n"
         "- a fox picture\n"
-        "Digest (oldest first):\n"
+        "Digest (oldest first) (3 weaker lines left out):\n"
         "- user: Build a txt2img workflow with dreamshaper_8.safetensors\n"
         "- user: Always use seed 123456789.\n"
-        "- assistant: Adding the loader and the sampler.\n"
         "- tool: addNode CheckpointLoaderSimple -> node 4 (recall: call_1)\n"
         "- tool: addNode KSampler -> node 12 (recall: call_2)\n"
         "- assistant: The sampler is node 12.\n"
         '- assistant: Prompt: "a red fox in the snow".\n'
-        "- user: Thanks, now run it\n"
         "- tool: queueWorkflow -> error: Required input is missing: clip (node 6)"
-        " (recall: call_3)\n"
-        "- assistant: The text encoder is not connected; shall I fix it?"
-    )
+        " (recall: call_3)"
+    )  # (left out, naming nothing: "Adding the loader…", "Thanks, now run it", a question)
 
 
 def test_what_a_line_names_dates_or_counts() -> None:
@@ -106,7 +103,7 @@ def test_what_a_line_names_dates_or_counts() -> None:
     assert facts_of("Thanks, looks good. I think so.") == ()
 
 
-def test_what_the_assistant_stated_survives_pressure_and_chatter_goes_first() -> None:
+def test_what_the_assistant_stated_survives_pressure_and_chatter_never_enters() -> None:
     messages = [
         user("Can you help me with the fox render?"),
         assistant("I set the seed to 4417 and saved it as renders/fox_v2.png."),
@@ -115,16 +112,11 @@ def test_what_the_assistant_stated_survives_pressure_and_chatter_goes_first() ->
         user("Thanks!"),
         assistant("Glad it works."),
     ]
-    chatter = ("help me", "ok great", "Thanks!", "Glad it works")
-    whole = digest(messages, 1000)
-    assert all(c in whole for c in chatter)
-    squeezed = digest(messages, COUNT(whole) - 10)
-    assert "help me" not in squeezed and "Glad it works" in squeezed  # the oldest first
-    for budget in range(COUNT(whole), 30, -1):  # the statements stay whole while chatter lasts
-        out = digest(messages, budget)
-        if any(c in out for c in chatter):
-            assert "- assistant: I set the seed to 4417 and saved it as renders/fox_v2.png." in out
-            assert "- assistant: Your deadline is March 3, so I queued" in out
+    assert digest(messages, 1000) == (  # chatter costs tokens and answers nothing later
+        "Digest (oldest first) (4 weaker lines left out):\n"
+        "- assistant: I set the seed to 4417 and saved it as renders/fox_v2.png.\n"
+        "- assistant: Your deadline is March 3, so I queued the final batch of 8 images."
+    )
     tight = digest(messages, 55)  # the statements shrink to what they name
     assert "4417" in tight and "renders/fox_v2.png" in tight and "March 3" in tight
     assert "(facts)" in tight and "help" not in tight
@@ -192,20 +184,19 @@ def test_tool_lines_go_whole_before_statements_and_never_shrink() -> None:
     messages: list[dict[str, Any]] = [
         {"role": "assistant", "content": None, "tool_calls": [call("c1", "getWorkflow", {})]},
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"nodes": [1, 2, 3]})},
-        assistant("Your graph has 3 nodes, the sampler is node 2."),
+        assistant("Your graph has the sampler on node 2."),
     ]
     whole = digest(messages, 200)
-    assert "- tool: getWorkflow" in whole and "(recall: c1)" in whole
+    assert "- tool: getWorkflow -> 3 nodes (recall: c1)" in whole
     out = digest(messages, COUNT(whole) - 3)
-    assert "getWorkflow" not in out and "- assistant: Your graph has 3 nodes" in out
+    assert "getWorkflow" not in out and "- assistant: Your graph has the sampler on node 2" in out
 
 
 def test_a_missing_result_says_not_run() -> None:
     messages = [{"role": "assistant", "tool_calls": [call("c9", "getWorkflow", {})]}]
-    assert (
-        digest(messages, 100)
-        == "Digest (oldest first):\n- tool: getWorkflow -> not run (recall: c9)"
-    )
+    assert digest(messages, 100) == "Digest (oldest first) (1 weaker lines left out):"
+    named = [{"role": "assistant", "tool_calls": [call("c9", "getImage", {"name": "fox_v2.png"})]}]
+    assert "- tool: getImage" in digest(named, 100) and "not run (recall: c9)" in digest(named, 100)
 
 
 def test_a_long_message_offers_its_strongest_sentences_only() -> None:
@@ -232,12 +223,12 @@ def test_repeats_go_first_and_the_newest_copy_stays() -> None:
     ]
     # the same words said again by the same speaker: one line, the newest, and how often
     assert digest(messages, 1000) == (
-        "Digest (oldest first):\n- user: Always use seed 777.\n"
-        "- user: Run it. (said 10 times)\n- assistant: Done: fox.png. (said 10 times)"
+        "Digest (oldest first) (1 weaker lines left out):\n- user: Always use seed 777.\n"
+        "- assistant: Done: fox.png. (said 10 times)"
     )
     # chained: a digest's counted line said again counts on
-    again = digest([user("Run it.")], 1000, digest(messages, 1000))
-    assert "- user: Run it. (said 11 times)" in again and again.count("Run it.") == 1
+    again = digest([assistant("Done: fox.png.")], 1000, digest(messages, 1000))
+    assert "- assistant: Done: fox.png. (said 11 times)" in again and again.count("fox.png") == 1
 
 
 def test_deterministic() -> None:
@@ -370,44 +361,47 @@ def test_template_tokens_our_reminders_and_pasted_json_are_never_lines() -> None
     "facts"."""
     echo = (
         "<system-reminder>\n- Current date and time: 2026-05-14 10:00 UTC (Thursday)\n"
-        "</system-reminder> We went hiking with the kids last weekend.<|im_end|>"
+        "</system-reminder> We went hiking with the kids at Loch Ness.<|im_end|>"
     )
     messages = [
         user(echo),
         assistant("- Current date and time: 2026-05-14 10:00 UTC (Thursday) <|im_end|>"),
-        assistant("Sure! <end_of_turn> She started painting again [/INST]"),
+        assistant("Sure! <end_of_turn> She started painting again at Kalomi Studio [/INST]"),
         user('Here is the node:\n{\n"id": 1,\n"type": "KSampler",\n"inputs": [],\n},'),
         user("Use 512 by 768, and set seed=42 please."),
     ]
     out = digest(messages, 1000)
-    assert out == (
-        "Digest (oldest first):\n"
-        "- user: We went hiking with the kids last weekend.\n"
-        "- assistant: Sure!\n"
-        "- assistant: She started painting again\n"
-        "- user: Here is the node:\n"
+    assert out == (  # ("Sure!", "Here is the node:" name nothing: left out)
+        "Digest (oldest first) (2 weaker lines left out):\n"
+        "- user: We went hiking with the kids at Loch Ness.\n"
+        "- assistant: She started painting again at Kalomi Studio\n"
         "- user: Use 512 by 768, and set seed=42 please."
     )
 
 
-def test_plain_prose_that_states_something_outlasts_questions_and_small_talk() -> None:
-    """A line's worth is what it could answer later, not its punctuation: "we went hiking with
-    the kids last weekend" names nothing the patterns know, and must outlast a question about a
-    node and small talk (bench/memory_prose.py: at 4K, 0.032 of the evidence turns kept turn by
-    turn before, 0.097 after)."""
+def test_only_lines_that_earn_their_tokens_enter_the_digest() -> None:
+    """What the newest messages cannot stand in for: the user's instructions, and lines that
+    name a thing rare in the thread. Everyday prose, small talk, questions, a session's date, a
+    count in words, a capitalized common word and a name the whole thread uses are left out
+    and counted (bench/memory_prose.py: such lines held less of what later questions needed
+    than the same tokens of the newest messages)."""
     messages = [
+        user("Session 5, Thursday 29 February"),
         user("We went hiking with the kids last weekend up by the lake."),
         assistant("That sounds lovely!"),
+        user("I'm learning Japanese on an app these days, mostly on the bus."),
+        user("Never use the Kalomi LoRA, it ruins faces."),
         user("What is the Save Image node for?"),
-        assistant("Thanks, great question."),
-        user("My sister started painting again after a long break."),
-        assistant("Nice."),
+        assistant("Around twenty steps is plenty for a first pass."),
+        assistant("Ah, Definitely, it definitely helps."),
+        *(user(f"Not ComfyUI related, but the {pet} is sick.") for pet in ("cat", "dog", "fish")),
+        user("I keep imagining a lighthouse at dusk."),
     ]
-    room = COUNT(
-        "Digest (oldest first) (4 weaker lines left out):\n"
-        "- user: We went hiking with the kids last weekend up by the lake.\n"
-        "- user: My sister started painting again after a long break."
+    assert digest(messages, 1000) == (
+        "Digest (oldest first) (10 weaker lines left out):\n"
+        "- user: I'm learning Japanese on an app these days, mostly on the bus.\n"
+        "- user: Never use the Kalomi LoRA, it ruins faces."
     )
-    out = digest(messages, room)
-    assert "hiking with the kids" in out and "started painting again" in out
-    assert "Save Image" not in out and "great question" not in out
+    # nothing that earns: the heading alone says what was left out
+    assert digest(messages[:3], 1000) == "Digest (oldest first) (3 weaker lines left out):"
+    assert digest([], 1000) == ""

@@ -4,9 +4,11 @@ block kept beside a model summary (which may paraphrase them away).
 Both are a digest of lines in conversation order: what each speaker said ("user: …",
 "assistant: …", verbatim where short) and what the tools did ("tool: …", the one-line tool
 digest). Every line is ranked by what it names, dates or counts (the user's explicit
-instructions first); lines a newer line repeats and chatter come last. Over the token budget
-the weakest lines go first: a line that names something first shrinks to what it names
-("user (facts): …"), then goes; ties go oldest first.
+instructions first); lines a newer line repeats and chatter come last. The digest that stands
+in for a summary keeps only the lines that earn their tokens (`earning`: the instructions and
+what names something rare; the rest is counted as left out), so the newest messages get the
+room. Over the token budget the weakest lines go first: a line that names something first
+shrinks to what it names ("user (facts): …"), then goes; ties go oldest first.
 
 Pure and deterministic, like the digests.
 """
@@ -21,6 +23,7 @@ from typing import Any
 from ..base.ui_messages import NOT_RUN
 from ..base.wire_types import OpenAIMessage
 from ..tools.digests import DIGEST_PREFIX, digest_tool_result, one_line
+from .line_facts import distinctive, facts_of, norm
 
 Count = Callable[[str], int]
 """Tokens of a text: the chat's counter (`TokenCounter.text`), so a digest sized here is the
@@ -33,65 +36,10 @@ FACTS_HEADER = f"{FACTS_TITLE}:"
 EARLIER_HEADER = "Earlier:"
 DIGEST_TITLE = "Digest (oldest first)"
 
-# --- what a line names, dates or counts ---------------------------------------------------------
-
-_PARAMS = (
-    r"(?:noise_)?seed|steps|cfg|width|height|denoise|batch[ _]size|strength(?:_model|_clip)?"
-    r"|guidance|shift|fps|frames"
-)
-_MONTH = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-)
-_COUNT_WORD = (
-    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty"
-    r"|fifty|hundred|thousand|dozen|a couple of|a pair of"
-)
-_NOT_UNITS = "a|an|and|as|at|but|by|for|from|if|in|is|it|of|on|or|so|the|to|with"  # after a number
-# Patterns for what a line names, dates or counts, most specific first: a stretch of text
-# taken by one is not matched again by the next (a file name is not also an identifier).
-_FACT_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(  # a file
-        r"(?<![\w./\\-])[\w./\\-]*\w\.(?:safetensors|ckpt|pth?|bin|gguf|sft|onnx|png|jpe?g"
-        r"|webp|gif|json|ya?ml|txt|mp4|webm|wav|mp3|flac|latent)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(  # a setting (not a count's unit: "49 frames at 16 fps" is two counts)
-        rf"(?<!\d )\b(?:{_PARAMS})\b\"?\s*(?:(?:[:=]|\b(?:is|of|to|at)\b)\s*)?-?\d+(?:\.\d+)?"
-        r"(?![\d.]*\w)",
-        re.IGNORECASE,
-    ),
-    re.compile(  # a date or a time
-        rf"\b{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"
-        r"|\b\d{4}-\d\d-\d\d\b|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
-        r"(?: the \d{1,2}(?:st|nd|rd|th))?\b|\bthe \d{1,2}(?:st|nd|rd|th)\b"
-        r"|\b\d{1,2}(?::\d\d)? ?(?:am|pm)\b|\b\d{1,2}:\d\d\b|\b(?:tomorrow|tonight)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"\bnodes?\s+(?:id\s+)?#?\d+\b|(?<![\w&#])#\d+\b", re.IGNORECASE),  # a node
-    re.compile(r"(?<![\w.])\d{2,5}\s?[x×]\s?\d{2,5}(?![\w.])"),  # a size
-    re.compile(r"\b[A-Z]{2,}[\w-]* \d[\w.]*"),  # a product and its number: "RTX 3060"
-    re.compile(r"\"[^\"\n]{2,80}\"|“[^”\n]{2,80}”"),  # a quoted name
-    re.compile(r"(?<![\w./-])[\w.-]*[^\W_](?:[_/]|-(?=\d))[\w./-]*[^\W_]"),  # an identifier
-    re.compile(  # a quantity named by a word before it: "quality 92", "version 2"
-        rf"\b(?!(?:{_NOT_UNITS}|from|with|than|into|over|about|after|before|until|under|every"
-        r"|each|only|just|then|that|this|these|those|have|were|will|take|takes|took)\b)"
-        r"[a-z]{3,} \d+(?:\.\d+)?\b(?![.,]?\d| ?[%A-Za-z])"
-    ),
-    re.compile(  # a number, with its unit when it has one; a count in words
-        rf"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%|\s?(?!(?:{_NOT_UNITS})\b)[A-Za-z]+\b)?"
-        rf"|\b(?:{_COUNT_WORD}) \w+",
-        re.IGNORECASE,
-    ),
-    # a name: CamelCase or a capital inside a word anywhere, a capitalized word (or a run of
-    # them) after the first word of the sentence; "I" is no name
-    re.compile(
-        r"\b[a-z]+[A-Z]\w*|\b[A-Z]\w*[A-Z]\w*|(?<=[^\s:.!?] )(?!I\b|I')[A-Z][\w'-]*(?: [A-Z]\w*)*"
-    ),
-)
 _INSTRUCTION = re.compile(  # the user's explicit instructions (said by the user only)
     r"\b(?:always|never|from now on|going forward|remember|prefer|must|make sure|don'?t|do not"
-    r"|keep|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)|name (?:it|them)|rename"
+    r"|keep(?! \w+ing\b)|avoid|stick (?:with|to)|every time|call (?:it|them|this|that)"
+    r"|name (?:it|them)|rename"
     r"|(?:is|are) (?:called|named))\b",
     re.IGNORECASE,
 )
@@ -106,18 +54,6 @@ _REMINDER_LINE = re.compile(r"^\W*current date and time:", re.IGNORECASE)
 # A fragment of pasted JSON or code ('"id": 1,', '},'): mostly punctuation, few words.
 _WORD_RUN = re.compile(r"[^\W\d_]{2,}")
 _RECALL_SUFFIX = re.compile(r" \(recall: [^)]*\)$")
-_WORDS = re.compile(r"\W+")
-
-
-def facts_of(text: str) -> tuple[str, ...]:
-    """What `text` names, dates or counts, in the order it says them, each once."""
-    taken: list[tuple[int, int]] = []
-    for pattern in _FACT_PATTERNS:
-        for m in pattern.finditer(text):
-            if not any(m.start() < end and start < m.end() for start, end in taken):
-                taken.append(m.span())
-    found = (text[start:end].strip() for start, end in sorted(taken))
-    return tuple(dict.fromkeys(f for f in found if f))
 
 
 # --- the lines ----------------------------------------------------------------------------------
@@ -303,10 +239,6 @@ def _parse_lines(texts: Iterable[str]) -> list[Line]:
     return [_parsed(m[1], m[3], facts_only=bool(m[2])) for m in parsed if m]
 
 
-def _norm(text: str) -> str:
-    return _WORDS.sub(" ", text.casefold()).strip()
-
-
 def _without_repeats(lines: list[Line]) -> list[Line]:
     """One line for the same words said again by the same speaker: the newest, with how often
     it was said ("(said 3 times)"); and tier 0 for a line whose every fact a newer line names
@@ -316,15 +248,15 @@ def _without_repeats(lines: list[Line]) -> list[Line]:
     named: set[str] = set()
     kept: list[Line] = []
     for line in reversed(lines):
-        key, facts = (line.speaker, _norm(_REPEATS.sub("", line.text))), line.facts
+        key, facts = (line.speaker, norm(_REPEATS.sub("", line.text))), line.facts
         newer = said.get(key)
         if newer is not None:
             times[id(newer)] = times.get(id(newer), 1) + _times(line.text)
             continue
-        if facts and line.tier < 3 and all(_norm(f) in named for f in facts):
+        if facts and line.tier < 3 and all(norm(f) in named for f in facts):
             line.tier = 0
         said[key] = line
-        named.update(_norm(f) for f in facts)
+        named.update(norm(f) for f in facts)
         kept.append(line)
     for line in kept:
         if id(line) in times:
@@ -369,9 +301,10 @@ def _heading(title: str, left_out: int | None) -> str:
 
 
 def _render(heading: str, lines: list[Line]) -> str:
-    """The heading and the lines still there, in conversation order ("" when none is)."""
+    """The heading and the lines still there, in conversation order ("" when none is and
+    the heading says nothing was left out)."""
     kept = [line.render() for line in lines if line.form != GONE]
-    return "\n".join([heading, *kept]) if kept else ""
+    return "\n".join([heading, *kept]) if kept or "left out" in heading else ""
 
 
 def _fit_lines(title: str, lines: list[Line], room: int, count: Count, left_out: int | None) -> str:
@@ -447,9 +380,35 @@ def fallback_summary(
 ) -> str:
     """A deterministic digest of a stretch of conversation (OpenAI messages) on top of the
     previous summary, in at most `max_tokens`: the previous digest's lines are ranked again
-    with the new ones; a previous model summary opens it as the Earlier block."""
+    with the new ones; a previous model summary opens it as the Earlier block. Only the lines
+    that earn their tokens (`earning`): the digest is as short as they are, and the room it
+    leaves goes to the newest messages."""
     before, lines = _ranked(messages, previous)
-    return _fit(DIGEST_TITLE, lines, max_tokens, count, before)
+    kept = earning(lines)
+    before.omitted += len(lines) - len(kept)
+    return _fit(DIGEST_TITLE, kept, max_tokens, count, before)
+
+
+# --- the lines that earn their tokens -----------------------------------------------------------
+# Measured on natural conversation (bench/memory_prose.py, bench/lib/prose_*): an everyday
+# statement kept as a digest line holds less of what later questions need than the same tokens
+# of the newest messages (a question asks about what was said recently more often than not, and
+# without a model the digest cannot tell which sentence a paraphrased question will need). What
+# the newest messages cannot stand in for: the user's explicit instructions, and the rare names,
+# numbers and files a line names (a seed, a preset, a file: asked for by description, any age).
+
+
+def earning(lines: list[Line]) -> list[Line]:
+    """The lines worth a place in the digest, in their order: no question; the user's
+    instructions, and lines that name, count or file something rare in the stretch
+    (`distinctive`)."""
+    rare = distinctive((line.text, line.facts) for line in lines)
+    return [
+        line
+        for line in lines
+        if not _REPEATS.sub("", line.text).rstrip().endswith("?")
+        and (line.tier == 3 or (line.tier == 2 and any(norm(f) in rare for f in line.facts)))
+    ]
 
 
 def split_facts(summary: str) -> tuple[str, str]:
