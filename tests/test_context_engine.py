@@ -23,6 +23,7 @@ from comfyui_assistant.core.context.context_engine import (
     build_context,
 )
 from comfyui_assistant.core.context.context_stages import (
+    SUMMARY_FLOOR,
     SUMMARY_LIMIT_SHARE,
     SUMMARY_SHARE,
     summary_cap,
@@ -359,12 +360,20 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     # the oldest messages, in order, up to just before a user message that is not the latest
     assert ids == [m["id"] for m in ui[: len(ids)]]
     assert ui[len(ids)]["role"] == "user" and ui[len(ids)]["id"] != "u17"
-    # down to the low watermark of the room beside the new summary (at its cap: the request
-    # fits once it is in), and no further than needed
+    # as few as free the margin (the thread fits: no overflow; 1 - 0.45 of the history's
+    # room) once the new summary (a quarter of what it covers, within its cap) is in
     cap = summary_cap(budget, 1.0)
-    assert _history_after(ui, ids) <= int(0.45 * (most - cap))
-    assert _history_after(ui, ids[:-2]) > int(0.45 * (least - cap))
-    assert ids == [f"{r}{i}" for i in range(10) for r in "ua"]
+    history = _history_after(ui, [])
+
+    def freed(ids: list[str]) -> int:
+        covered = history - _history_after(ui, ids)
+        return covered - min(cap, max(SUMMARY_FLOOR, covered // 4))
+
+    assert freed(ids) >= int(0.55 * least)
+    assert freed(ids[:-2]) < int(0.55 * most)
+    covered = history - _history_after(ui, ids)
+    assert assembled.summary_room == min(cap, max(SUMMARY_FLOOR, covered // 4))
+    assert ids == [f"{r}{i}" for i in range(15) for r in "ua"]
     # nothing is left out while the window still holds it all
     assert assembled.report["counts"]["dropped"] == 0
 
@@ -375,8 +384,8 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert again.compaction is None
     assert again.messages[0]["content"] == SYSTEM
     first = text_of(again.messages[1])
-    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 10: ")
-    assert again.report["counts"]["summarized"] == 20
+    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 15: ")
+    assert again.report["counts"]["summarized"] == 30
 
 
 def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():

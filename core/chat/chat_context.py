@@ -206,7 +206,10 @@ async def compact(
     before = planned
     if recalled or asked is not thread:
         before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
-    new = await _summary_of(context, base, before, asked, fresh, provider, model, slot)
+    room = planned.summary_room or summary_cap(
+        planned.budget.available, max(1.0, context.inputs.correction.messages)
+    )
+    new = await _summary_of(context, base, before, asked, fresh, room, provider, model, slot)
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
 
@@ -216,15 +219,14 @@ async def _summary_of(
     assembled: Assembled,
     thread: list[UIMessage],
     fresh: list[str],
+    room: int,
     provider: Provider,
     model: str,
     slot: int | None,
 ) -> Summary:
-    """The summary of `fresh`, asked after `assembled` (the request for `thread`) when every
-    one of them is in it whole and nothing was left out, else as a transcript of its own.
-    `base`: the summary it builds on."""
-    # the summary's share of the budget, as the engine will cut it
-    room = summary_cap(assembled.budget.available, max(1.0, context.inputs.correction.messages))
+    """The summary of `fresh` in `room` tokens (what the plan counted on), asked after
+    `assembled` (the request for `thread`) when every one of them is in it whole and nothing
+    was left out, else as a transcript of its own. `base`: the summary it builds on."""
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)
