@@ -58,9 +58,10 @@ class ChatContext:
         return built
 
     def overflows(self, answer: UIMessage) -> bool:
-        """The request leaves older messages out for want of room, and no summary made
-        ahead was there to take their place."""
-        return self.taken is None and self.assemble(answer).report["counts"]["dropped"] > 0
+        """The request leaves older messages out for want of room, even with the summary
+        made ahead (that one freed the margin it was planned for: a paste larger than that
+        needs a deeper one, made on top of it)."""
+        return self.assemble(answer).report["counts"]["dropped"] > 0
 
     def forget(self) -> None:
         """The inputs changed: build again on the next request."""
