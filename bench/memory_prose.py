@@ -135,7 +135,8 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
             c, t = report["counts"], report["tokens"]
             print(
                 f"{turn.index} kept={c['kept']} sum={c['summarized']} drop={c['dropped']} "
-                f"hist={t['history']} summ={t['summary']} rec={t['recalled']} rem={t['reminders']} sys={t['system']} tools={t['tools']} "
+                f"hist={t['history']} summ={t['summary']} rec={t['recalled']} "
+                f"rem={t['reminders']} sys={t['system']} tools={t['tools']} "
                 f"exact={report['exact']} budget={report['budget']}",
                 file=sys.stderr,
             )

@@ -197,7 +197,7 @@ async def test_a_thread_that_overflows_sent_at_once_has_about_the_overflow_freed
 
 
 @SUMMARIES
-async def test_grown_turn_by_turn_a_thread_that_fits_is_never_summarized_and_an_overflow_frees_about_itself(
+async def test_grown_turn_by_turn_what_fits_is_never_summarized_and_an_overflow_frees_about_itself(
     provider, tmp_path, summary
 ):
     app = await start_app(tmp_path, env_for(provider, LLM_CONTEXT_WINDOW=str(WINDOW)))

@@ -5,12 +5,13 @@ guidance and every tool they take about 3,400 tokens: nothing at 128K, 42% of an
 more than 80% of a 4K one (Ollama's default context on many installs), leaving no room for the
 conversation. So the window picks a profile:
 
-| profile | windows      | guidance                               | tools                     | tool budget |
-| ------- | ------------ | -------------------------------------- | ------------------------- | ----------- |
-| small   | up to 6,144  | `system_context/compact/`, skill names | tier small, brief         | 1,000       |
-| medium  | up to 12,288 | `system_context/compact/`, skill index | tiers small+medium, brief | 1,600       |
-| full    | above        | `system_context/`, skill index         | all, as written           | 3,200       |
+| profile | windows      | guidance                               | tools                     |
+| ------- | ------------ | -------------------------------------- | ------------------------- |
+| small   | up to 6,144  | `system_context/compact/`, skill names | tier small, brief         |
+| medium  | up to 12,288 | `system_context/compact/`, skill index | tiers small+medium, brief |
+| full    | above        | `system_context/`, skill index         | all, as written           |
 
+Each states a budget for its tool definitions (`tool_budget`: 1,000, 1,600 and 3,200 tokens).
 (1,189, 1,943 and 4,582 tokens with an empty user context: `bench/small_windows.py`; the
 medium and full ones offer `delegate`, which the small one cannot afford, and findMissing,
 installNodePacks and restartComfyUI, about 250 tokens brief. Which tools each window gets, in
