@@ -232,8 +232,9 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
     assert report["window"] == {"tokens": 32_000, "source": "settings", "detail": "Settings"}
     budget = assembled.budget
     tool_tokens = COUNTER.tools(tools)
-    assert (budget.reserve, budget.margin, budget.tools) == (6400, 960, tool_tokens)
-    assert report["budget"] == budget.available == 32_000 - 6400 - 960 - tool_tokens
+    # the reserve: 5% of the window (what answers use, with a floor: budget.py)
+    assert (budget.reserve, budget.margin, budget.tools) == (1600, 960, tool_tokens)
+    assert report["budget"] == budget.available == 32_000 - 1600 - 960 - tool_tokens
     sections = report["tokens"]
     assert set(sections) == {
         "system",
@@ -259,7 +260,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "reminders": COUNTER.text(REMINDER),
         "recalled": 0,
         "documents": 0,
-        "reserve": 6400,
+        "reserve": 1600,
     }
     assert report["recalled"] is None
     assert report["counts"] == {"kept": 4, "digested": 0, "summarized": 0, "dropped": 0, "cut": 0}
@@ -373,7 +374,7 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert freed(ids[:-2]) < int(0.55 * most)
     covered = history - _history_after(ui, ids)
     assert assembled.summary_room == min(cap, max(SUMMARY_FLOOR, covered // 4))
-    assert ids == [f"{r}{i}" for i in range(15) for r in "ua"]
+    assert ids == [f"{r}{i}" for i in range(len(ids) // 2) for r in "ua"]
     # nothing is left out while the window still holds it all
     assert assembled.report["counts"]["dropped"] == 0
 
@@ -384,8 +385,10 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert again.compaction is None
     assert again.messages[0]["content"] == SYSTEM
     first = text_of(again.messages[1])
-    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 15: ")
-    assert again.report["counts"]["summarized"] == 30
+    assert first.startswith(
+        f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion {len(ids) // 2}: "
+    )
+    assert again.report["counts"]["summarized"] == len(ids)
 
 
 def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():
@@ -631,13 +634,13 @@ def test_a_huge_result_in_the_newest_round_is_cut_to_its_share_and_stays_json():
 def test_the_large_results_of_a_finished_turn_are_digested_at_the_next_turn():
     # issue 14: a turn's lookups do not ride along in every later request, whatever became of
     # its answer; small ones stay whole (the prefix changes only when it pays)
-    big = _workflow(60)
-    ui = [user("Show me the workflow.", "u1"), tool_turn("a1", "c1", "60 samplers.", output=big)]
+    big = _workflow(80)
+    ui = [user("Show me the workflow.", "u1"), tool_turn("a1", "c1", "80 samplers.", output=big)]
     in_turn = build([*ui[:1], {"id": "a1", "role": "assistant", "parts": ui[1]["parts"][:2]}])
     assert json.loads(next(m for m in in_turn.messages if m["role"] == "tool")["content"]) == big
     later = build([*ui, user("Thanks. Make the image warmer.", "u2")])
     result = next(m for m in later.messages if m["role"] == "tool")
-    assert result["content"] == "[digest] getWorkflow compact -> 60 nodes, 59 links (recall: c1)"
+    assert result["content"] == "[digest] getWorkflow compact -> 80 nodes, 79 links (recall: c1)"
     assert later.report["counts"]["digested"] == 1
     assert any(
         line.startswith("the tool results of earlier turns digested: ")
