@@ -127,12 +127,13 @@ def resolve_window(
 # window in [512, 8192], never more than the window leaves after the request (output_limit.py).
 RESERVE_SHARE, RESERVE_MIN, RESERVE_MAX = 0.20, 512, 8192
 # The reserve (what the budget keeps free for the answer, whatever the request): sized to what
-# answers use, with a floor. Measured (issue 36): the benches' answers use at most a few
-# hundred tokens (bench/memory_prose.py prints them: natural chat, p95 under 200); a tool call
-# that writes a mid-size workflow takes about a thousand. So 5% of the window in [1024, 4096],
-# never more than the answer's limit: 1,638 at 32K instead of 6,553, 1,024 at 8K instead of
-# 1,638, 819 at 4K as before. History is no longer cut for an answer that is never written;
-# an answer still gets up to its limit whenever the request leaves the room.
+# answers use, with a floor. Measured (issue 36): the natural-chat answers of
+# bench/memory_prose.py take 27 tokens (median; p95 53, at most 72, printed by the bench); the
+# graph tools' calls (addNode, connectNodes, setWidgetValues) a few dozen each; a whole
+# workflow written into one loadWorkflow call 4,000-6,000 (ui/src/tools/fixtures), rare, and
+# written in full whenever the request leaves the room (the limit below). So 5% of the window
+# in [1024, 4096], never more than the answer's limit: 1,638 at 32K instead of 6,553, 1,024 at
+# 8K instead of 1,638, 819 at 4K as before. History is not cut for an answer never written.
 ANSWER_SHARE, ANSWER_FLOOR, ANSWER_MAX = 0.05, 1024, 4096
 MARGIN_SHARE, MARGIN_MIN = 0.03, 64
 
