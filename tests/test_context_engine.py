@@ -26,6 +26,8 @@ from comfyui_assistant.core.context.context_stages import (
     SUMMARY_FLOOR,
     SUMMARY_LIMIT_SHARE,
     SUMMARY_SHARE,
+    covered_needed,
+    summary_allowance,
     summary_cap,
 )
 from comfyui_assistant.core.context.context_steps import (
@@ -909,3 +911,19 @@ def test_recalled_passages_are_resent_until_another_summary_is_taken():
     (u4,) = [m for m in later.messages if str(m["content"]).startswith("Question 4")]
     assert block not in str(u4["content"]) and str(u4["content"]).endswith("</system-reminder>")
     assert later.report["tokens"]["recalled"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 60_000), st.integers(0, 6_000), st.integers(64, 8_000))
+def test_a_compaction_covers_the_fewest_tokens_that_free_what_is_needed(
+    free: int, now: int, cap: int
+):
+    # what a summary frees: what it covers less what it takes beyond the summary it replaces
+    # (a quarter of what it covers, at least the floor, at most its cap); the plan covers the
+    # fewest tokens that free `free` (the overflow and the margin), not ten times that
+    def freed(covered: int) -> int:
+        return covered - summary_allowance(covered, now, cap) + now
+
+    covered = covered_needed(free, now, cap)
+    assert freed(covered) >= free
+    assert covered <= 1 or freed(covered - 2) < free

@@ -355,9 +355,13 @@ def summary_allowance(covered: int, now: int, cap: int) -> int:
 
 def covered_needed(free: int, now: int, cap: int) -> int:
     """The fewest tokens of messages a new summary must cover so that it frees `free` tokens:
-    covered − (its allowance − now) ≥ free."""
-    covered = math.ceil(free / (1 - SUMMARY_RATIO))
-    return max(covered, free + summary_allowance(covered, now, cap) - now)
+    covered − (its allowance − now) ≥ free. (What it frees grows with what it covers, so the
+    least of the candidates that works: its allowance a share of it, at its floor, at its
+    cap.)"""
+    linear = math.ceil(free / (1 - SUMMARY_RATIO))
+    candidates = [max(0, c) for c in (linear, free + SUMMARY_FLOOR - now, free + cap - now)]
+    works = [c for c in candidates if c - summary_allowance(c, now, cap) + now >= free]
+    return min(works, default=max(candidates))
 
 
 def _planned(ids: list[str] | None, blocks: list[Block]) -> tuple[list[str], int] | None:
