@@ -97,6 +97,11 @@ class Run:
     asked: list[Asked] = field(default_factory=list)
     summary_calls: int = 0
     sent: list[int] = field(default_factory=list)  # tokens sent per turn, turn by turn
+    # each summary put to use turn by turn: (messages it covers, its tokens)
+    summaries: list[tuple[int, int]] = field(default_factory=list)
+    # at once, per question: (messages summarized, the summary's tokens); (0, 0): none
+    once: list[tuple[int, int]] = field(default_factory=list)
+    answers: list[int] = field(default_factory=list)  # the answers' tokens (completion)
 
     def share(self, column: str) -> float:
         needed = sum(len(a.needs) for a in self.asked)
@@ -125,11 +130,16 @@ async def turn_by_turn(server: ChatServer, conv: Conversation, run: Run) -> None
         assert report is not None, "no context report"
         received = drive.first_streamed(provider.requests)["messages"]
         run.sent.append(int(report["exact"]))
+        run.answers.append(counter.text(turn.reply))
+        used = (int(report["counts"]["summarized"]), int(report["tokens"]["summary"]))
+        if used[0] and (not run.summaries or run.summaries[-1] != used):
+            run.summaries.append(used)
         if DEBUG:  # (MEMORY_PROSE_DEBUG=1: each turn's report, on stderr)
             c, t = report["counts"], report["tokens"]
             print(
                 f"{turn.index} kept={c['kept']} sum={c['summarized']} drop={c['dropped']} "
                 f"hist={t['history']} summ={t['summary']} rec={t['recalled']} "
+                f"rem={t['reminders']} sys={t['system']} tools={t['tools']} "
                 f"exact={report['exact']} budget={report['budget']}",
                 file=sys.stderr,
             )
@@ -182,9 +192,14 @@ async def at_once(server: ChatServer, conv: Conversation, run: Run) -> None:
         if turn.asks:
             provider.requests.clear()
             provider.enqueue(text_reply(turn.reply))
-            await server.post(f"once-{conv.seed}-{turn.index}", conv.ui(upto=turn.index), None)
+            message = await server.post(
+                f"once-{conv.seed}-{turn.index}", conv.ui(upto=turn.index), None
+            )
             received = drive.first_streamed(provider.requests)["messages"]
             by_turn[turn.index].found["once"] = found(conv, turn, received)
+            report = drive.context_report(message) or {}
+            counts, tokens = report.get("counts", {}), report.get("tokens", {})
+            run.once.append((int(counts.get("summarized", 0)), int(tokens.get("summary", 0))))
 
 
 def check_system(conv: Conversation, system: Msg) -> None:
@@ -297,7 +312,34 @@ def table(runs: Sequence[Run], variant: str, windows: Sequence[int]) -> list[str
                 f"{r.share('turn'):.2f}/{r.share('same'):.2f}/{r.share('plain'):.2f}" for r in at
             )
         )
+    for w in windows:
+        lines.append(summaries_line([r for r in mine if r.window == w], w))
     return lines
+
+
+def summaries_line(at: Sequence[Run], window: int) -> str:
+    """The summaries each mode put to use, and their sizes; the answers' sizes."""
+    made = [s for r in at for s in r.summaries]
+    once = [s for r in at for s in r.once if s[0]]
+    asked = sum(len(r.once) for r in at)
+    answers = sorted(t for r in at for t in r.answers)
+
+    def sizes(found: Sequence[tuple[int, int]]) -> str:
+        if not found:
+            return "none"
+        covers, tokens = zip(*found, strict=True)
+        return (
+            f"{len(found)}, covering {statistics.median(covers):.0f} messages and "
+            f"{statistics.median(tokens):,.0f} tokens (median; at most {max(tokens):,})"
+        )
+
+    p95 = answers[int(0.95 * (len(answers) - 1))] if answers else 0
+    return (
+        f"  {k(window)}: summaries put to use turn by turn {sizes(made)}; at once, questions "
+        f"sent with a summary {len(once)} of {asked}: {sizes(once)}; answers "
+        f"{statistics.median(answers) if answers else 0:.0f} tokens (median; p95 {p95}, at most "
+        f"{max(answers, default=0)})"
+    )
 
 
 def verdict(ok: bool) -> str:

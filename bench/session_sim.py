@@ -323,7 +323,9 @@ class Ours:
             fresh = [i for i in got.compaction or [] if i not in covered] if new else []
             if fresh:  # the real summarizer, with no model: its deterministic fallback
                 # as chat_context does
-                room = summary_cap(got.budget.available, inputs.correction.messages)
+                room = got.summary_room or summary_cap(
+                    got.budget.available, inputs.correction.messages
+                )
                 self.summary = asyncio.run(
                     summarize(NO_MODEL, MODEL, self.summary, ui, fresh, 1.0, room)  # type: ignore[arg-type]
                 )

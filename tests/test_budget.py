@@ -594,22 +594,39 @@ LARGE = Window(200_000, "model table", "model table: claude → 200000")
 
 def test_budget_of_a_small_local_model() -> None:
     result = compute_budget(SMALL, None, 300)
-    assert result == Budget(SMALL, reserve=819, margin=122, tools=300)
+    assert result == Budget(SMALL, reserve=819, margin=122, tools=300, limit=819)
     assert result.available == 2855
 
 
 def test_budget_of_a_large_hosted_model() -> None:
     result = compute_budget(LARGE, None, 1500)
-    assert result == Budget(LARGE, reserve=8192, margin=6000, tools=1500)
-    assert result.available == 184_308
+    assert result == Budget(LARGE, reserve=4096, margin=6000, tools=1500, limit=8192)
+    assert result.available == 188_404
 
 
 def test_reserve_rule() -> None:
     def reserve(tokens: int, max_output: int | None) -> int:
         return compute_budget(Window(tokens, "default", ""), max_output, 0).reserve
 
-    got = [reserve(32_768, None), reserve(1024, None), reserve(8192, 1000), reserve(8192, 16_000)]
-    assert got == [6553, 512, 1000, 4096]  # 20% in [512, 8192]; explicit; at most half
+    got = [reserve(32_768, None), reserve(8192, None), reserve(4096, None), reserve(1024, None)]
+    # 5% in [1024, 4096], at most the answer's limit (20% in [512, 8192], at most half)
+    assert got == [1638, 1024, 819, 512]
+    assert [reserve(8192, 1000), reserve(8192, 16_000)] == [1000, 4096]  # explicit; at most half
+
+
+def test_the_answers_limit_is_what_the_window_leaves_within_its_limit_never_below_the_reserve():
+    # the reserve is what the budget keeps free; the model may write more when the request
+    # leaves room, up to the old 20% limit, and never past what the window holds
+    budget = compute_budget(Window(32_768, "settings", "S"), None, 4_000)
+    assert (budget.reserve, budget.limit, budget.margin) == (1638, 6553, 983)
+    assert budget.answer_limit(10_000) == 6553  # room: the limit
+    assert budget.answer_limit(28_000) == 32_768 - 983 - 28_000  # what the window leaves
+    full = budget.window.tokens - budget.reserve - budget.margin  # a request at the brim
+    assert budget.answer_limit(full) == budget.reserve
+    assert budget.answer_limit(full) + full + budget.margin <= 32_768
+    # the user's own setting is the limit and the reserve, as it was
+    mine = compute_budget(Window(32_768, "settings", "S"), 3000, 4_000)
+    assert (mine.reserve, mine.limit, mine.answer_limit(1_000)) == (3000, 3000, 3000)
 
 
 def test_available_may_be_negative() -> None:
@@ -620,12 +637,12 @@ def test_the_error_names_both_numbers_and_what_to_do() -> None:
     window = Window(8192, "provider", "Ollama /api/show num_ctx=8192")
     error = ContextBudgetError.for_message(9500, compute_budget(window, None, 209), "qwen3:8b")
     assert str(error) == (
-        "The latest message needs 9,500 tokens but only 6,100 fit in qwen3:8b's context "
-        "(window 8,192 from Ollama /api/show num_ctx=8192, 1,638 reserved for the answer, "
+        "The latest message needs 9,500 tokens but only 6,714 fit in qwen3:8b's context "
+        "(window 8,192 from Ollama /api/show num_ctx=8192, 1,024 reserved for the answer, "
         "245 margin, 209 for tools) — shorten the message or raise the window "
         "(LLM_CONTEXT_WINDOW or Settings)."
     )
-    assert (error.limit_name, error.limit, error.needed) == ("context budget", 6100, 9500)
+    assert (error.limit_name, error.limit, error.needed) == ("context budget", 6714, 9500)
 
 
 # --- the provider's overflow errors ---------------------------------------------------------

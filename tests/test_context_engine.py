@@ -23,8 +23,11 @@ from comfyui_assistant.core.context.context_engine import (
     build_context,
 )
 from comfyui_assistant.core.context.context_stages import (
+    SUMMARY_FLOOR,
     SUMMARY_LIMIT_SHARE,
     SUMMARY_SHARE,
+    covered_needed,
+    summary_allowance,
     summary_cap,
 )
 from comfyui_assistant.core.context.context_steps import (
@@ -231,8 +234,9 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
     assert report["window"] == {"tokens": 32_000, "source": "settings", "detail": "Settings"}
     budget = assembled.budget
     tool_tokens = COUNTER.tools(tools)
-    assert (budget.reserve, budget.margin, budget.tools) == (6400, 960, tool_tokens)
-    assert report["budget"] == budget.available == 32_000 - 6400 - 960 - tool_tokens
+    # the reserve: 5% of the window (what answers use, with a floor: budget.py)
+    assert (budget.reserve, budget.margin, budget.tools) == (1600, 960, tool_tokens)
+    assert report["budget"] == budget.available == 32_000 - 1600 - 960 - tool_tokens
     sections = report["tokens"]
     assert set(sections) == {
         "system",
@@ -258,7 +262,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "reminders": COUNTER.text(REMINDER),
         "recalled": 0,
         "documents": 0,
-        "reserve": 6400,
+        "reserve": 1600,
     }
     assert report["recalled"] is None
     assert report["counts"] == {"kept": 4, "digested": 0, "summarized": 0, "dropped": 0, "cut": 0}
@@ -359,12 +363,20 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     # the oldest messages, in order, up to just before a user message that is not the latest
     assert ids == [m["id"] for m in ui[: len(ids)]]
     assert ui[len(ids)]["role"] == "user" and ui[len(ids)]["id"] != "u17"
-    # down to the low watermark of the room beside the new summary (at its cap: the request
-    # fits once it is in), and no further than needed
+    # as few as free the margin (the thread fits: no overflow; 1 - 0.45 of the history's
+    # room) once the new summary (a quarter of what it covers, within its cap) is in
     cap = summary_cap(budget, 1.0)
-    assert _history_after(ui, ids) <= int(0.45 * (most - cap))
-    assert _history_after(ui, ids[:-2]) > int(0.45 * (least - cap))
-    assert ids == [f"{r}{i}" for i in range(10) for r in "ua"]
+    history = _history_after(ui, [])
+
+    def freed(ids: list[str]) -> int:
+        covered = history - _history_after(ui, ids)
+        return covered - min(cap, max(SUMMARY_FLOOR, covered // 4))
+
+    assert freed(ids) >= int(0.55 * least)
+    assert freed(ids[:-2]) < int(0.55 * most)
+    covered = history - _history_after(ui, ids)
+    assert assembled.summary_room == min(cap, max(SUMMARY_FLOOR, covered // 4))
+    assert ids == [f"{r}{i}" for i in range(len(ids) // 2) for r in "ua"]
     # nothing is left out while the window still holds it all
     assert assembled.report["counts"]["dropped"] == 0
 
@@ -375,8 +387,10 @@ def test_over_the_high_watermark_the_oldest_messages_are_named_for_compaction():
     assert again.compaction is None
     assert again.messages[0]["content"] == SYSTEM
     first = text_of(again.messages[1])
-    assert first.startswith(f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion 10: ")
-    assert again.report["counts"]["summarized"] == 20
+    assert first.startswith(
+        f"{SUMMARY_OPEN}{summary.text}{SUMMARY_CLOSE}\n\nQuestion {len(ids) // 2}: "
+    )
+    assert again.report["counts"]["summarized"] == len(ids)
 
 
 def test_below_the_watermark_or_with_summaries_off_nothing_is_compacted():
@@ -622,13 +636,13 @@ def test_a_huge_result_in_the_newest_round_is_cut_to_its_share_and_stays_json():
 def test_the_large_results_of_a_finished_turn_are_digested_at_the_next_turn():
     # issue 14: a turn's lookups do not ride along in every later request, whatever became of
     # its answer; small ones stay whole (the prefix changes only when it pays)
-    big = _workflow(60)
-    ui = [user("Show me the workflow.", "u1"), tool_turn("a1", "c1", "60 samplers.", output=big)]
+    big = _workflow(80)
+    ui = [user("Show me the workflow.", "u1"), tool_turn("a1", "c1", "80 samplers.", output=big)]
     in_turn = build([*ui[:1], {"id": "a1", "role": "assistant", "parts": ui[1]["parts"][:2]}])
     assert json.loads(next(m for m in in_turn.messages if m["role"] == "tool")["content"]) == big
     later = build([*ui, user("Thanks. Make the image warmer.", "u2")])
     result = next(m for m in later.messages if m["role"] == "tool")
-    assert result["content"] == "[digest] getWorkflow compact -> 60 nodes, 59 links (recall: c1)"
+    assert result["content"] == "[digest] getWorkflow compact -> 80 nodes, 79 links (recall: c1)"
     assert later.report["counts"]["digested"] == 1
     assert any(
         line.startswith("the tool results of earlier turns digested: ")
@@ -897,3 +911,19 @@ def test_recalled_passages_are_resent_until_another_summary_is_taken():
     (u4,) = [m for m in later.messages if str(m["content"]).startswith("Question 4")]
     assert block not in str(u4["content"]) and str(u4["content"]).endswith("</system-reminder>")
     assert later.report["tokens"]["recalled"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 60_000), st.integers(0, 6_000), st.integers(64, 8_000))
+def test_a_compaction_covers_the_fewest_tokens_that_free_what_is_needed(
+    free: int, now: int, cap: int
+):
+    # what a summary frees: what it covers less what it takes beyond the summary it replaces
+    # (a quarter of what it covers, at least the floor, at most its cap); the plan covers the
+    # fewest tokens that free `free` (the overflow and the margin), not ten times that
+    def freed(covered: int) -> int:
+        return covered - summary_allowance(covered, now, cap) + now
+
+    covered = covered_needed(free, now, cap)
+    assert freed(covered) >= free
+    assert covered <= 1 or freed(covered - 2) < free

@@ -15,6 +15,8 @@ from comfyui_assistant.core.chat.chat_plan import (
     build_plan,
     list_skills,
     load_context,
+    offered_names,
+    registry_tools,
 )
 from comfyui_assistant.core.chat.chat_request import parse_chat_request
 from comfyui_assistant.core.context.prompt_profile import FULL, MEDIUM, PROFILES, SMALL, profile_for
@@ -73,6 +75,19 @@ def test_system_prompt_and_tools_fit_the_targets_of_each_window_class():
     assert small <= 1200 and medium <= 2000
     assert small < medium < full
     assert full > 3000  # (what a 4K window paid before)
+
+
+def test_each_profiles_tool_definitions_keep_within_its_stated_budget():
+    # counted as the engine counts them (context_stages.fit_tools: the counter's `tools`),
+    # with every tool the profile may offer (the reader of left-out guidance included);
+    # a tool or description that passes the budget must make room first
+    for profile in PROFILES:
+        names = offered_names(profile, context_cut=True)
+        tools, _ = registry_tools(names, profile.compact)
+        tokens = counter_for("scripted-model").tools(list(tools))
+        assert tokens <= profile.tool_budget, (profile.name, tokens, profile.tool_budget)
+        assert len(tools) == len(names)  # (every offered tool counted)
+    assert [p.tool_budget for p in PROFILES] == [1000, 1600, 3200]  # as the README states
 
 
 def test_the_small_profile_offers_the_graph_and_lookup_tools_in_brief_form():

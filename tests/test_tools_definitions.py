@@ -474,5 +474,5 @@ def test_the_panel_schemas_are_generated_from_this_registry() -> None:
     assert ok.returncode == 0, ok.stderr
     generated = script.parent.parent / "ui" / "src" / "tools" / "schemas.generated.ts"
     assert all(f'"{spec.name}"' in generated.read_text() for spec in tools_for("panel"))
-    report = script.parent.parent / "ui" / "src" / "panel" / "contextReport.generated.ts"
+    report = script.parent.parent / "ui" / "src" / "runtime" / "contextReport.generated.ts"
     assert all(f"  {key}: " in report.read_text() for key in ContextReport.__annotations__)

@@ -57,7 +57,7 @@ class SummaryProvider(ScriptedProvider):
         return web.json_response({"id": "s", "object": "chat.completion", "choices": [choice]})
 
 
-KNOBS = ("LLM_HISTORY_", "LLM_RECALL_", "COMFY_ASSISTANT_NO_")
+KNOBS = ("LLM_HISTORY_", "LLM_RECALL_", "LLM_MAX_OUTPUT_TOKENS", "COMFY_ASSISTANT_NO_")
 
 
 class ChatServer:

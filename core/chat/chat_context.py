@@ -58,9 +58,10 @@ class ChatContext:
         return built
 
     def overflows(self, answer: UIMessage) -> bool:
-        """The request leaves older messages out for want of room, and no summary made
-        ahead was there to take their place."""
-        return self.taken is None and self.assemble(answer).report["counts"]["dropped"] > 0
+        """The request leaves older messages out for want of room, even with the summary
+        made ahead (that one freed the margin it was planned for: a paste larger than that
+        needs a deeper one, made on top of it)."""
+        return self.assemble(answer).report["counts"]["dropped"] > 0
 
     def forget(self) -> None:
         """The inputs changed: build again on the next request."""
@@ -206,8 +207,11 @@ async def compact(
     before = planned
     if recalled or asked is not thread:
         before = build_context(replace(inputs, ui_messages=asked), counter_for(model))
+    room = planned.summary_room or summary_cap(
+        planned.budget.available, max(1.0, context.inputs.correction.messages)
+    )
     new = await _summary_of(
-        context, base, before, asked, fresh, provider, model, slot, ahead=not needed
+        context, base, before, asked, fresh, room, provider, model, slot, ahead=not needed
     )
     await state.set_next_summary(thread_id, new.text, new.until, new.fallback)
 
@@ -218,18 +222,17 @@ async def _summary_of(
     assembled: Assembled,
     thread: list[UIMessage],
     fresh: list[str],
+    room: int,
     provider: Provider,
     model: str,
     slot: int | None,
     *,
     ahead: bool,
 ) -> Summary:
-    """The summary of `fresh`, asked after `assembled` (the request for `thread`) when every
-    one of them is in it whole and nothing was left out, else as a transcript of its own.
-    `base`: the summary it builds on; `ahead`: made in the background (not for a request
-    that waits for it)."""
-    # the summary's share of the budget, as the engine will cut it
-    room = summary_cap(assembled.budget.available, max(1.0, context.inputs.correction.messages))
+    """The summary of `fresh` in `room` tokens (what the plan counted on), asked after
+    `assembled` (the request for `thread`) when every one of them is in it whole and nothing
+    was left out, else as a transcript of its own. `base`: the summary it builds on; `ahead`:
+    made in the background (not for a request that waits for it)."""
     window = assembled.budget.window.tokens
     system = str(assembled.messages[0].get("content") or "")
     prefix = Prefix(system, tuple(assembled.tools), slot)  # (the chat's own: cache kept)

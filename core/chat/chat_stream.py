@@ -317,9 +317,8 @@ async def _call(
 ) -> Any:
     """The model call for `assembled` (the last allowed step offers no tools)."""
     tools = [] if last else assembled.tools
-    return await provider.stream(
-        model, assembled.messages, tools, assembled.budget.reserve, plan.progress, plan.slot
-    )
+    limit = assembled.budget.answer_limit(assembled.tokens)
+    return await provider.stream(model, assembled.messages, tools, limit, plan.progress, plan.slot)
 
 
 def _overflow_mid_stream(exc: Exception) -> bool:
@@ -399,7 +398,7 @@ async def chat_chunks(
             yield emit(ui.StartStep())
             retried = shown = cut = False
             while True:  # (once more, smaller, when the server says mid-stream it overflowed)
-                meter = OutputMeter(assembled.budget.reserve)
+                meter = OutputMeter(assembled.budget.answer_limit(assembled.tokens))
                 try:
                     async for chunk in stream:
                         started = True

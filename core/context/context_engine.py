@@ -83,5 +83,5 @@ def _assembled(a: Assembly) -> Assembled:
     present = frozenset(b.source_id for b in a.kept)
     return Assembled(
         a.messages, tokens, a.exact, a.budget, report(a), a.tools, a.plan, a.parts,
-        present=present,
+        present=present, allowance=a.allowance,
     )  # fmt: skip

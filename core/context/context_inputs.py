@@ -45,12 +45,13 @@ class ContextSettings:
     """LLM_HISTORY_HIGH_WATERMARK: past this share of the budget, the next summary is made
     ahead (in the background, after an answer); it is sent only once the thread no longer
     fits without it."""
-    low_watermark: float = 0.8
-    """LLM_HISTORY_LOW_WATERMARK: ...covering the oldest messages down to this share. Chosen by
-    measuring both costs side by side: at 0.8 instead of 0.6, evidence kept turn by turn at 8K
-    0.625/0.645 instead of 0.594/0.531 (bench/memory_prose.py, 3 conversations, fallback/model
-    summaries; 2.4 times the summaries, each asked in place), and a real llama-server's 30-turn
-    session re-read 3.6% of what was sent instead of 3.1% (bench/local_llm.py)."""
+    low_watermark: float = 0.9
+    """LLM_HISTORY_LOW_WATERMARK: a compaction frees the overflow and (1 − this) of the
+    history's room besides (the margin: a few more turns before the next one), no more: the
+    oldest messages it summarizes are about 4/3 of that (the new summary takes a quarter of
+    what it covers: context_stages.plan_compaction). (Until issue 36: down to 0.8 of the room
+    beside a summary at its full cap, whatever the overflow: a thread a thousand tokens over
+    had ten times that summarized.)"""
     max_history_messages: int | None = None
     """LLM_HISTORY_MAX_MESSAGES: an optional cap on messages sent (the budget governs)."""
     summarize: bool = True
@@ -67,7 +68,7 @@ class ContextSettings:
             finished_share=_env_float(environ, "LLM_TOOL_RESULT_FINISHED_SHARE", 0.1),
             max_result_share=_env_float(environ, "LLM_TOOL_RESULT_MAX_SHARE", 0.25),
             high_watermark=_env_float(environ, "LLM_HISTORY_HIGH_WATERMARK", 0.9),
-            low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.8),
+            low_watermark=_env_float(environ, "LLM_HISTORY_LOW_WATERMARK", 0.9),
             max_history_messages=_env_int(environ, "LLM_HISTORY_MAX_MESSAGES", None),
             summarize=environ.get("LLM_HISTORY_SUMMARIZE", "1") not in ("0", "false", "no"),
             recall_share=0.0
@@ -128,8 +129,11 @@ class Assembled:
     budget: Budget
     report: ContextReport
     tools: list[dict[str, Any]] = field(default_factory=list)  # the tool definitions to send
-    # Above the high watermark: works out the compaction plan (see `compaction`).
-    plan: Callable[[], list[str] | None] | None = field(default=None, repr=False, compare=False)
+    # Above the high watermark: works out the compaction plan (see `compaction`) and the
+    # tokens of the messages it names.
+    plan: Callable[[], tuple[list[str], int] | None] | None = field(
+        default=None, repr=False, compare=False
+    )
     parts: Parts = field(
         default_factory=Parts
     )  # `exact` by component: what the correction learns from
@@ -137,12 +141,27 @@ class Assembled:
     took_next: bool = False
     # the UI messages the request holds (whole, digested or cut): the rest are evicted
     present: frozenset[str] = frozenset()
+    # with a plan: the tokens a new summary may take, by the tokens of messages it covers
+    allowance: Callable[[int], int] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def compaction(self) -> list[str] | None:
         """UI message ids to summarize, oldest first; None below the high watermark. Worked
         out when first asked for: only a caller about to summarize needs it, and it walks the
         whole thread (the request itself never depends on it)."""
+        planned = self._planned
+        return None if planned is None else planned[0]
+
+    @cached_property
+    def summary_room(self) -> int | None:
+        """The tokens the summary of `compaction` may take (the plan counted on no more)."""
+        planned = self._planned
+        if planned is None or self.allowance is None:
+            return None
+        return self.allowance(planned[1])
+
+    @cached_property
+    def _planned(self) -> tuple[list[str], int] | None:
         return None if self.plan is None else self.plan()
 
 

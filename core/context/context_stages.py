@@ -87,7 +87,8 @@ class Assembly:
     documents_tokens: int = 0  # project_documents: its exact count (as its own message)
     documents_report: ReportDocuments | None = None  # project_documents
     documents_anchor: str | None = None  # project_documents: the user message it heads
-    plan: Callable[[], list[str] | None] | None = None  # plan_compaction
+    plan: Callable[[], tuple[list[str], int] | None] | None = None  # plan_compaction
+    allowance: Callable[[int], int] | None = None  # plan_compaction: a new summary's size
     kept: list[Block] = field(init=False)  # priority_window
     dropped: list[Block] = field(init=False)  # priority_window
     tally: Tally = field(init=False)  # priority_window
@@ -312,19 +313,63 @@ def project_documents(a: Assembly) -> None:
 
 
 def plan_compaction(a: Assembly) -> None:
-    """Above the high watermark, the plan names the oldest messages to summarize down to the
-    low watermark of the room the history will have beside the new summary (at its cap), so
-    the request fits once the summary is in (worked out only if the caller asks: it
-    summarizes, stores, builds again)."""
+    """Above the high watermark, the plan names the oldest messages to summarize: as few as
+    free what the history needs, the overflow (none while it still fits) and the margin
+    (`compaction_margin`: room for the next turns), once the new summary takes their place
+    (`summary_allowance`: its share of what it newly covers, on top of the summary it
+    replaces). A thread that fits is never summarized for the room a summary would make:
+    the plan is made ahead, and used only once the thread no longer fits (worked out only if
+    the caller asks: it summarizes, stores, builds again)."""
     settings = a.inputs.settings
     history = sum(b.tokens for b in a.blocks)
     if settings.summarize and history > settings.high_watermark * a.history_budget:
         ui, blocks = a.inputs.ui_messages, a.blocks
-        # (the watermark of the room the history will have beside the new summary)
         now = a.summary_block.tokens if a.summary_block else 0
-        room = a.history_budget + now - summary_cap(a.budget.available, a.fitting.messages)
-        low = int(settings.low_watermark * room)
-        a.plan = lambda: steps.compaction_plan(ui, blocks, low)
+        cap = summary_cap(a.budget.available, a.fitting.messages)
+        free = max(0, history - a.history_budget) + compaction_margin(a)
+        covered = covered_needed(free, now, cap)
+        a.plan = lambda: _planned(steps.compaction_plan(ui, blocks, history - covered), blocks)
+        a.allowance = lambda tokens: summary_allowance(tokens, now, cap)
+
+
+# A new summary may take this share of the messages it newly covers, on top of the summary it
+# replaces, within its cap (summary_cap), and at least SUMMARY_FLOOR: a compaction then frees
+# about three quarters of what it covers, so it covers about 4/3 of what it must free.
+SUMMARY_RATIO = 0.25
+SUMMARY_FLOOR = 256
+
+
+def compaction_margin(a: Assembly) -> int:
+    """What a compaction frees beyond the overflow: (1 − LLM_HISTORY_LOW_WATERMARK) of the
+    history's room (10% by default: a few more turns before the next one)."""
+    room = a.history_budget + (a.summary_block.tokens if a.summary_block else 0)
+    return max(0, int((1 - a.inputs.settings.low_watermark) * room))
+
+
+def summary_allowance(covered: int, now: int, cap: int) -> int:
+    """The tokens a new summary may take when it covers `covered` more tokens of messages than
+    the summary in use (`now` tokens) does: its share of them on top of `now`, at least
+    SUMMARY_FLOOR, at most `cap`."""
+    return min(cap, max(SUMMARY_FLOOR, now + int(SUMMARY_RATIO * covered)))
+
+
+def covered_needed(free: int, now: int, cap: int) -> int:
+    """The fewest tokens of messages a new summary must cover so that it frees `free` tokens:
+    covered − (its allowance − now) ≥ free. (What it frees grows with what it covers, so the
+    least of the candidates that works: its allowance a share of it, at its floor, at its
+    cap.)"""
+    linear = math.ceil(free / (1 - SUMMARY_RATIO))
+    candidates = [max(0, c) for c in (linear, free + SUMMARY_FLOOR - now, free + cap - now)]
+    works = [c for c in candidates if c - summary_allowance(c, now, cap) + now >= free]
+    return min(works, default=max(candidates))
+
+
+def _planned(ids: list[str] | None, blocks: list[Block]) -> tuple[list[str], int] | None:
+    """The plan's ids with the tokens of the messages they name (as sent)."""
+    if not ids:
+        return None
+    named = set(ids)
+    return ids, sum(b.tokens for b in blocks if b.source_id in named)
 
 
 def fit_turn(a: Assembly) -> None:

@@ -5,12 +5,13 @@ guidance and every tool they take about 3,400 tokens: nothing at 128K, 42% of an
 more than 80% of a 4K one (Ollama's default context on many installs), leaving no room for the
 conversation. So the window picks a profile:
 
-| profile | windows      | guidance                               | tools                      |
-| ------- | ------------ | -------------------------------------- | -------------------------- |
-| small   | up to 6,144  | `system_context/compact/`, skill names | tier small, brief          |
-| medium  | up to 12,288 | `system_context/compact/`, skill index | tiers small+medium, brief  |
-| full    | above        | `system_context/`, skill index         | all, as written            |
+| profile | windows      | guidance                               | tools                     |
+| ------- | ------------ | -------------------------------------- | ------------------------- |
+| small   | up to 6,144  | `system_context/compact/`, skill names | tier small, brief         |
+| medium  | up to 12,288 | `system_context/compact/`, skill index | tiers small+medium, brief |
+| full    | above        | `system_context/`, skill index         | all, as written           |
 
+Each states a budget for its tool definitions (`tool_budget`: 1,000, 1,600 and 3,200 tokens).
 (1,189, 1,943 and 4,582 tokens with an empty user context: `bench/small_windows.py`; the
 medium and full ones offer `delegate`, which the small one cannot afford, and findMissing,
 installNodePacks and restartComfyUI, about 250 tokens brief. Which tools each window gets, in
@@ -49,6 +50,10 @@ class PromptProfile:
     skill_names_only: bool  # the skill index as one line of slugs
     user_context_chars: int  # the cap of the user's rules, SOUL.md, goals.md, preferences
     search_results: int  # node search results when the model asks for no number
+    # The most tokens its tool definitions may take (the registry's tools it offers, the
+    # guidance reader included, counted as the engine counts them: cl100k): a new tool or a
+    # longer description that passes it must make room first (tests/test_prompt_profile.py).
+    tool_budget: int
 
     def offers(self, tier: Tier) -> bool:
         """Whether a tool of `tier` is offered in this profile."""
@@ -62,9 +67,11 @@ class PromptProfile:
         return UserContextLimits(total=total, soul_and_goals=min(1200, total // 2 or 1))
 
 
-SMALL = PromptProfile("small", 6144, True, True, 800, 5)
-MEDIUM = PromptProfile("medium", 12_288, True, False, 1600, 10)
-FULL = PromptProfile("full", None, False, False, 2500, 15)
+# Tool budgets (issue 36; the definitions took 949, 1,494 and 2,971 tokens then, after round
+# 3 added about a thousand to the full set): a little room for this round's tools, no more.
+SMALL = PromptProfile("small", 6144, True, True, 800, 5, tool_budget=1000)
+MEDIUM = PromptProfile("medium", 12_288, True, False, 1600, 10, tool_budget=1600)
+FULL = PromptProfile("full", None, False, False, 2500, 15, tool_budget=3200)
 PROFILES = (SMALL, MEDIUM, FULL)
 
 

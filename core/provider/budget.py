@@ -124,7 +124,18 @@ def resolve_window(
 
 # --- the budget -----------------------------------------------------------------------------
 
+# The answer's limit (what a model call may write at most, sent as `max_tokens`): 20% of the
+# window in [512, 8192], never more than the window leaves after the request (output_limit.py).
 RESERVE_SHARE, RESERVE_MIN, RESERVE_MAX = 0.20, 512, 8192
+# The reserve (what the budget keeps free for the answer, whatever the request): sized to what
+# answers use, with a floor. Measured (issue 36): the natural-chat answers of
+# bench/memory_prose.py take 27 tokens (median; p95 53, at most 72, printed by the bench); the
+# graph tools' calls (addNode, connectNodes, setWidgetValues) a few dozen each; a whole
+# workflow written into one loadWorkflow call 4,000-6,000 (ui/src/tools/fixtures), rare, and
+# written in full whenever the request leaves the room (the limit below). So 5% of the window
+# in [1024, 4096], never more than the answer's limit: 1,638 at 32K instead of 6,553, 1,024 at
+# 8K instead of 1,638, 819 at 4K as before. History is not cut for an answer never written.
+ANSWER_SHARE, ANSWER_FLOOR, ANSWER_MAX = 0.05, 1024, 4096
 MARGIN_SHARE, MARGIN_MIN = 0.03, 64
 
 
@@ -135,25 +146,42 @@ class Budget:
     window: Window
     """The model's context window and where it came from."""
     reserve: int
-    """Tokens kept free for the answer: LLM_MAX_OUTPUT_TOKENS when set, else 20% of the window
-    clamped to [512, 8192]; never more than half the window."""
+    """Tokens kept free for the answer: LLM_MAX_OUTPUT_TOKENS when set, else 5% of the window
+    in [1024, 4096] and at most the answer's limit; never more than half the window."""
     margin: int
     """Safety margin for what we cannot count (chat template tokens, tokenizer differences):
     3% of the window, at least 64."""
     tools: int
     """Tokens the tool definitions take, counted by the caller."""
+    limit: int = 0
+    """The answer's limit when the request leaves room for it (`answer_limit`):
+    LLM_MAX_OUTPUT_TOKENS when set (then equal to `reserve`), else 20% of the window in
+    [512, 8192]; 0: the reserve."""
 
     @property
     def available(self) -> int:
         """Tokens left for system prompt and messages (may be 0 or negative)."""
         return self.window.tokens - self.reserve - self.margin - self.tools
 
+    def answer_limit(self, prompt_tokens: int) -> int:
+        """`max_tokens` for a request of `prompt_tokens` (tools included, as the provider
+        counts them): what the window leaves after it and the margin, at most `limit`, at
+        least the reserve. A provider that honours max_tokens (and one that refuses a prompt
+        plus max_tokens over its window, as vLLM does) always gets a limit the window holds:
+        the request fits the budget, so the window leaves it at least the reserve."""
+        room = self.window.tokens - self.margin - prompt_tokens
+        return max(self.reserve, min(self.limit or self.reserve, room))
+
 
 def compute_budget(window: Window, max_output_tokens: int | None, tool_tokens: int) -> Budget:
     size = window.tokens
     wanted = max_output_tokens or min(max(int(size * RESERVE_SHARE), RESERVE_MIN), RESERVE_MAX)
+    limit = min(wanted, size // 2)
+    reserve = limit
+    if not max_output_tokens:  # (the user's own setting is kept as it is)
+        reserve = min(limit, max(ANSWER_FLOOR, min(int(size * ANSWER_SHARE), ANSWER_MAX)))
     margin = max(int(size * MARGIN_SHARE), MARGIN_MIN)
-    return Budget(window, min(wanted, size // 2), margin, tool_tokens)
+    return Budget(window, reserve, margin, tool_tokens, limit)
 
 
 class ContextBudgetError(CodedError):

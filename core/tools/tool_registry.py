@@ -481,7 +481,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="searchConversation",
         brief="Search this conversation, also parts no longer shown, by topic words (not "
-        'names or dates alone), when preferred ("in May"); around=a messageId reads there.',
+        "names or dates alone) and a time to prefer; around=a messageId reads there.",
         # (not at the smallest windows: its definition does not fit their prompt budget)
         tier="medium",
         description="Search all that was said in this conversation, also parts no longer "
