@@ -51,6 +51,7 @@ DESTINATIONS: tuple[Destination, ...] = (
             "provider/provider.py",
             "provider/provider_probes.py",
             "provider/slots.py",
+            "provider/shared_cache.py",
             "provider/server_counts.py",
         ),
         offline_off=False,
