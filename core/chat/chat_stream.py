@@ -22,6 +22,7 @@ from typing import Any
 import openai
 
 from ..base.error_codes import coded, stream_error_text
+from ..base.repair_notes import repairs_in
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import ContextReport, UIMessage
 from ..context.context_engine import Assembled
@@ -33,6 +34,7 @@ from ..provider.shared_cache import others_done
 from ..stream import ui_stream as ui
 from ..stream.stream_translate import StepTranslator, Usage, new_id
 from ..stream.ui_assembler import MessageAssembler
+from ..tools.call_repair import schemas_of
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
 from ..tools.tool_registry import get_tool, server_tool_outputs
@@ -154,6 +156,7 @@ class ChatOutcome:
         if self.last_usage is not None:
             report["reported"] = self.last_usage.prompt_tokens
             report["cachedTokens"] = self.last_usage.cached_tokens
+        report["repairs"] = repairs_in(self.message)
         return report
 
 
@@ -389,6 +392,7 @@ async def chat_chunks(
                 if last
                 else None,
                 not_offered=lambda name: not_offered_note(name, plan.profile),
+                schemas=schemas_of(assembled.tools),
             )
             outcome.assembled = assembled
             outcome.steps += 1

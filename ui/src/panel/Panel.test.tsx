@@ -32,6 +32,7 @@ const report = {
   exact: true,
   reported: null,
   cachedTokens: null,
+  repairs: 0,
   limits: [],
   documents: null,
   recalled: null,

@@ -18,6 +18,7 @@ const report: ServerReport = {
   calibration: null,
   reported: null,
   cachedTokens: null,
+  repairs: 0,
   limits: [],
   documents: null,
   recalled: null,
