@@ -103,6 +103,13 @@ TARGETS: dict[str, list[str]] = {
         )
     ],
     "memory_load.py": ["TARGET late_growth_mb=", "TARGET concurrent_left_mb="],
+    "text_calls.py": [
+        "TARGET calls_recovered>=95%:",
+        "TARGET call_text_shown=0:",
+        "TARGET prose_turned_into_calls=0:",
+        "TARGET prose_shown_as_written:",
+        "TARGET longest_hold_under_15s:",
+    ],
     "memory_prose.py": _memory_prose(),
     "projects.py": [
         "TARGET answer_in_top3=",

@@ -26,6 +26,7 @@ from ..tools.call_text import TAGS, Found, find_calls
 HOLD_NOTE_SECONDS = 8.0  # a hold this long shows "Writing a tool call…" (within the 15 s rule)
 _CALL_LANGS = ("json", "tool_call", "tool_code", "", "python", "javascript", "js")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
+_BRACKETED = re.compile(r"\[([\w.\-]*)\]?\s*(?:\n|$)")
 
 
 def _partial_tag(text: str) -> int:
@@ -69,6 +70,9 @@ def _line_could_be_call(line_on: str, names: frozenset[str]) -> bool:
         return True  # (nothing on the line yet)
     if head.startswith("```") or "```".startswith(head):
         return _fence_could_be_call(head)
+    bracketed = _BRACKETED.match(head)  # LM Studio's `[name]` line, then JSON
+    if bracketed and _may_name(bracketed.group(1), names):
+        return True
     if head[0] in "{[":
         end = _balanced_end(head, "{[", "}]")
         return end is None or not head[end:].strip()

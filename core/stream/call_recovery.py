@@ -20,6 +20,10 @@ FORMS = {
     "deepseek": "DeepSeek's tool-call markers",
     "json": "JSON",
     "prose-call": "name(…)",
+    "gemma": "<|tool_call>call:…",
+    "lfm": "<|tool_call_start|>",
+    "minimax": "[TOOL_CALL]",
+    "lmstudio": "[END_TOOL_REQUEST]",
 }
 
 

@@ -55,6 +55,14 @@ def loads_lenient(text: str, notes: list[str]) -> Any:
 
 
 def _fixed(text: str, notes: list[str]) -> Any:
+    if "\\n" in text:  # a literal \n between values (Qwen3.5: `"a": \n[1, 2]`)
+        try:
+            value = json.loads(text.replace("\\n", "\n"), strict=False)
+        except json.JSONDecodeError:
+            pass
+        else:
+            notes.append("read a literal \\n between values as a line break")
+            return value
     no_commas = _TRAILING_COMMA.sub(r"\1", text)
     if no_commas != text:
         try:

@@ -49,6 +49,10 @@ DS_BEGIN, DS_SEP, DS_END = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", 
 DS_ALL_BEGIN, DS_ALL_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 TAGS = (
     "<tool_call>",
+    "<|tool_call>",
+    "<|tool_call_start|>",
+    "[TOOL_CALL]",
+    "[TOOL_REQUEST]",
     "<|python_tag|>",
     "<|python_start|>",
     "[TOOL_CALLS]",
@@ -56,10 +60,13 @@ TAGS = (
     DS_BEGIN,
     "<function=",
 )
-_NAME_KEYS = ("name", "tool", "tool_name", "function")
-_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+_NAME_KEYS = ("name", "tool", "tool_name", "function", "method")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params")
 _FENCE_RE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)\n?[ \t]*```", re.S)
-_PARAM_RE = re.compile(r"<parameter=([^>\n]+)>\n?(.*?)\n?</parameter>", re.S)
+# (a parameter's closing tag is often left out: the next parameter or the function's end ends it)
+_PARAM_RE = re.compile(
+    r"<parameter=([^>\n]+)>\n?(.*?)\s*(?:</parameter>|(?=<parameter=)|(?=</function>)|$)", re.S
+)
 
 
 def call_of(value: Any, notes: list[str]) -> TextCall | None:
@@ -72,7 +79,7 @@ def call_of(value: Any, notes: list[str]) -> TextCall | None:
         return call_of(fn, notes)
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
     args_key = next((k for k in _ARG_KEYS if k in value), None)
-    extra = set(value) - {*_NAME_KEYS, *_ARG_KEYS, "type", "id"}
+    extra = set(value) - {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "jsonrpc"}
     if not name or args_key is None or extra:
         return None
     args = value[args_key]
@@ -158,7 +165,10 @@ def _python_calls(code: str) -> list[TextCall] | None:
     except (SyntaxError, ValueError, RecursionError):
         return None
     calls = []
-    for stmt in tree.body:
+    body = tree.body
+    if len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.List):
+        body = [ast.Expr(e) for e in body[0].value.elts]  # Llama 3.2, LFM: [f(a=1), g(b=2)]
+    for stmt in body:
         node = stmt.value if isinstance(stmt, ast.Expr) else None
         if isinstance(node, ast.Call) and _dotted(node.func) == "print" and len(node.args) == 1:
             node = node.args[0]
@@ -224,6 +234,8 @@ def _tagged(text: str) -> Found | None:
     before, body = text[:pos], text[pos:]
     if tag == "<tool_call>":
         return _hermes(before, body)
+    if tag in _WRAPPED:
+        return _wrapped(before, body, tag)
     if tag == "<function=":
         end = body.rfind("</function>")
         tail = body[end + len("</function>") :] if end >= 0 else ""
@@ -239,6 +251,62 @@ def _tagged(text: str) -> Found | None:
     tail = body[end + len(DS_ALL_END) :] if end >= 0 else ""
     calls = _deepseek(body)
     return Found(before, calls, tail, "deepseek") if calls else None
+
+
+_WRAPPED = {  # marker: (its end, the format)
+    "<|tool_call>": ("<tool_call|>", "gemma"),
+    "<|tool_call_start|>": ("<|tool_call_end|>", "lfm"),
+    "[TOOL_CALL]": ("[/TOOL_CALL]", "minimax"),
+    "[TOOL_REQUEST]": ("[END_TOOL_REQUEST]", "lmstudio"),
+}
+
+
+def _wrapped(before: str, body: str, tag: str) -> Found | None:
+    """Calls between a start and an end marker (the end may be missing at the text's end):
+    JSON, Python call syntax, or Gemma's `call:name{key:<|"|>v<|"|>}`."""
+    end, form = _WRAPPED[tag]
+    calls: list[TextCall] = []
+    rest = body
+    while rest.lstrip().startswith(tag):
+        inner, _, rest = rest.lstrip()[len(tag) :].partition(end)
+        found = _gemma(inner) if inner.lstrip().startswith("call:") else None
+        found = found or _json_calls(inner) or _python_calls(inner)
+        if not found:
+            return None
+        calls += found
+    return Found(before, calls, rest, form) if calls else None
+
+
+def _gemma(inner: str) -> list[TextCall] | None:
+    """Gemma 4: `call:name{key:<|"|>text<|"|>,n:42}` or `call:name(key="text")`."""
+    match = re.match(r"\s*call:([\w.\-]+)\s*([{(].*)$", inner, re.S)
+    if match is None:
+        return None
+    name, args = match.group(1), match.group(2).strip()
+    if args.startswith("("):
+        return _python_calls(name + args)
+    text = re.sub(r'<\|"\|>', '"', args)
+    text = re.sub(r"([{,]\s*)([A-Za-z_][\w\-]*)\s*:", r'\1"\2":', text)
+    notes: list[str] = []
+    try:
+        return [TextCall(name, loads_lenient(text, notes), notes)]
+    except ValueError:
+        return None
+
+
+def _bracketed(text: str) -> Found | None:
+    """LM Studio's own form for a model it has no parser for: `[name]` on a line, the
+    arguments as JSON, then `[END_TOOL_REQUEST]`."""
+    match = re.search(r"(?m)^\[([\w.\-]+)\]\s*\n(.*?)\n?\s*\[END_TOOL_REQUEST\]", text, re.S)
+    if match is None:
+        return None
+    notes: list[str] = []
+    try:
+        args = loads_lenient(match.group(2).strip(), notes)
+    except ValueError:
+        return None
+    tail = text[match.end() :]
+    return Found(text[: match.start()], [TextCall(match.group(1), args, notes)], tail, "lmstudio")
 
 
 def _hermes(before: str, body: str) -> Found | None:
@@ -320,7 +388,7 @@ def find_calls(text: str, tools: dict[str, Schema]) -> Found | None:
     """The complete calls written in `text` (a step's whole text), or None: it stays text."""
     if not tools or not text.strip():
         return None
-    found = _tagged(text)
+    found = _tagged(text) or (_bracketed(text) if "[END_TOOL_REQUEST]" in text else None)
     if found is not None:
         named = all(resolve_name(c.name, tools)[0] is not None for c in found.calls)
         return found if named else None
