@@ -157,17 +157,15 @@ def main() -> int:
         print(f"  missed: {source} -> {json.dumps(got, ensure_ascii=False)[:160]}")
     print(f"calls recovered with the right name and arguments: {r['right']}/{r['expected']}")
     print(f"outputs whose call text was shown as text: {r['leaked']}")
-    print(
-        f"prose answers turned into calls: {r['turned']}/{r['prose']}; shown otherwise: {r['changed']}"
-    )
+    turned, changed = r["turned"], r["changed"]
+    print(f"prose answers turned into calls: {turned}/{r['prose']}; shown otherwise: {changed}")
     print(f"longest hold at {args.tokens_per_second:g} tokens/s: {r['longest']:.2f} s")
     ok = lambda good: "ok" if good else "MISSED"  # noqa: E731
     print(f"TARGET calls_recovered>=95%: {share:.1%} {ok(share >= 0.95)}")
     print(f"TARGET call_text_shown=0: {r['leaked']} {ok(r['leaked'] == 0)}")
     print(f"TARGET prose_turned_into_calls=0: {r['turned']} {ok(r['turned'] == 0)}")
-    print(
-        f"TARGET prose_shown_as_written: {r['prose'] - r['changed']}/{r['prose']} {ok(not r['changed'])}"
-    )
+    as_written = r["prose"] - changed
+    print(f"TARGET prose_shown_as_written: {as_written}/{r['prose']} {ok(not changed)}")
     print(f"TARGET longest_hold_under_15s: {r['longest']:.2f} s {ok(r['longest'] < 15)}")
     return 0
 
