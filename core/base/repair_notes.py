@@ -8,6 +8,7 @@ reads it before the call's result on every later request, byte for byte the same
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 META_KEY = "comfyui_assistant"  # the key under callProviderMetadata
@@ -19,7 +20,7 @@ def notes_metadata(notes: list[str]) -> dict[str, Any] | None:
     return {META_KEY: {"repairs": list(notes)}} if notes else None
 
 
-def repair_notes_of(part: dict[str, Any]) -> list[str]:
+def repair_notes_of(part: Mapping[str, Any]) -> list[str]:
     """The repair notes a tool part carries (`notes_metadata`)."""
     meta = part.get("callProviderMetadata")
     mine = meta.get(META_KEY) if isinstance(meta, dict) else None

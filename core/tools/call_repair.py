@@ -206,8 +206,9 @@ def _scalar(value: Any, kind: Any, path: str, notes: list[str]) -> Any:
 def missing_or_unknown(args: dict[str, Any], schema: Schema) -> list[str]:
     """What makes `args` invalid for the schema at its top level (required keys missing,
     keys it does not know); empty when it fits."""
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    props, required = schema.get("properties"), schema.get("required")
+    props = props if isinstance(props, dict) else None
+    required = required if isinstance(required, list) else []
     wrong = [f"missing {k}" for k in required if k not in args]
     if props is not None:
         wrong += [f"unknown {k}" for k in args if k not in props]
