@@ -58,11 +58,18 @@ def _type_of(value: Any) -> dict[str, Any]:
     return {"type": "string"}
 
 
-def offered_for(entry: dict[str, Any]) -> dict[str, Any]:
-    """The tools offered with an output: the ones its source names (their schemas as the
-    source gives them, else inferred from the expected arguments), beside ours."""
+def load_calls() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tool sets the outputs' sources offered, and the outputs."""
+    doc = json.loads((CORPUS / "calls.json").read_text(encoding="utf-8"))
+    return doc["toolsets"], doc["outputs"]
+
+
+def offered_for(entry: dict[str, Any], toolsets: dict[str, Any]) -> dict[str, Any]:
+    """The tools offered with an output, beside ours: the source's tool set when it gives
+    one, the schemas it states, else schemas inferred from the expected arguments."""
     schemas = schemas_of(openai_tools())
-    given = entry.get("tools") or {}
+    schemas.update(toolsets.get(entry.get("toolset", ""), {}))
+    given = {**schemas, **(entry.get("tools") or {})}
     for call in entry["expect"]:
         args = call["arguments"]
         schemas[call["name"]] = given.get(call["name"]) or {
@@ -108,12 +115,12 @@ def shown_text(chunks: list[ui.Chunk]) -> str:
 
 
 def run(speed: float) -> dict[str, Any]:
-    calls = json.loads((CORPUS / "calls.json").read_text(encoding="utf-8"))
+    toolsets, calls = load_calls()
     prose = json.loads((CORPUS / "prose.json").read_text(encoding="utf-8"))
     clock, longest, expected, right, leaked, misses = Clock(), 0.0, 0, 0, 0, []
     for entry in calls:
         native = entry["expect"][0]["name"] if entry["kind"] == "arguments" else None
-        chunks, translator = stream(entry["text"], offered_for(entry), native, clock, speed)
+        chunks, translator = stream(entry["text"], offered_for(entry, toolsets), native, clock, speed)
         longest = max(longest, translator._hold.longest)
         got = calls_of(chunks)
         expected += len(entry["expect"])

@@ -18,7 +18,7 @@ assert _spec is not None and _spec.loader is not None
 bench: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
-CALLS = json.loads((CORPUS / "calls.json").read_text(encoding="utf-8"))
+TOOLSETS, CALLS = bench.load_calls()
 PROSE = json.loads((CORPUS / "prose.json").read_text(encoding="utf-8"))
 
 
@@ -30,7 +30,7 @@ def test_every_output_cites_its_source():
 def test_a_real_output_is_read_as_the_call_meant(entry):
     native = entry["expect"][0]["name"] if entry["kind"] == "arguments" else None
     chunks, translator = bench.stream(
-        entry["text"], bench.offered_for(entry), native, bench.Clock(), 20.0
+        entry["text"], bench.offered_for(entry, TOOLSETS), native, bench.Clock(), 20.0
     )
     assert bench.calls_of(chunks) == entry["expect"]
     assert bench.shown_text(chunks) == ""

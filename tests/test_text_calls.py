@@ -33,7 +33,7 @@ async def test_a_call_written_as_text_runs_and_the_model_is_told_how_it_was_read
     assert status == 200
     result = sdk.check(body)
     # What the user saw as text: the words before the call, never its markup.
-    assert shown(body) == "I'll look for an upscaler.\nUse ImageUpscaleWithModel."
+    assert shown(body) == "I'll look for an upscaler.Use ImageUpscaleWithModel."
     message = result["message"]
     assert [p["type"] for p in content_parts(message)] == [
         "step-start",
@@ -54,7 +54,7 @@ async def test_a_call_written_as_text_runs_and_the_model_is_told_how_it_was_read
     first, second = sent(provider, 0), sent(provider, 1)
     assert second[: len(first)] == first
     call_message, result_message = second[len(first) :]
-    assert call_message["content"] == "I'll look for an upscaler.\n"
+    assert call_message["content"] == "I'll look for an upscaler."
     assert call_message["tool_calls"][0]["function"] == {
         "name": "searchInstalledNodes",
         "arguments": '{"query":"upscale"}',

@@ -130,7 +130,10 @@ class CallHold:
         self.text += text
         if not self.tools:
             return self._show(len(self.text))
-        return self._show(self._hold_from())
+        start = self._hold_from()
+        if start < len(self.text):  # (the blank before a held call is held with it)
+            start = max(self.shown, len(self.text[:start].rstrip()))
+        return self._show(start)
 
     def _hold_from(self) -> int:
         """Where the held text begins (len(text): nothing held)."""
@@ -180,4 +183,5 @@ class CallHold:
         found = find_calls(held, self.tools) if self.tools and recover else None
         if found is None:
             return held, None, ""
-        return found.before, found, found.after
+        before, after = found.before.rstrip(), found.after.strip()
+        return before, found, after
