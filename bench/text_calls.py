@@ -120,7 +120,8 @@ def run(speed: float) -> dict[str, Any]:
     clock, longest, expected, right, leaked, misses = Clock(), 0.0, 0, 0, 0, []
     for entry in calls:
         native = entry["expect"][0]["name"] if entry["kind"] == "arguments" else None
-        chunks, translator = stream(entry["text"], offered_for(entry, toolsets), native, clock, speed)
+        offered = offered_for(entry, toolsets)
+        chunks, translator = stream(entry["text"], offered, native, clock, speed)
         longest = max(longest, translator._hold.longest)
         got = calls_of(chunks)
         expected += len(entry["expect"])
