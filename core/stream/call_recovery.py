@@ -24,6 +24,7 @@ FORMS = {
     "lfm": "<|tool_call_start|>",
     "minimax": "[TOOL_CALL]",
     "lmstudio": "[END_TOOL_REQUEST]",
+    "harmony": "<|channel|>commentary to=functions.…",
 }
 
 

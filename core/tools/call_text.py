@@ -59,6 +59,7 @@ TAGS = (
     DS_ALL_BEGIN,
     DS_BEGIN,
     "<function=",
+    "<|channel|>",
 )
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "method")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params")
@@ -247,6 +248,8 @@ def _tagged(text: str) -> Found | None:
         return Found(before, calls, "", "llama-python-tag") if calls else None
     if tag == "[TOOL_CALLS]":
         return _mistral(before, body[len(tag) :])
+    if tag == "<|channel|>":
+        return _harmony(before, body)
     end = body.find(DS_ALL_END)
     tail = body[end + len(DS_ALL_END) :] if end >= 0 else ""
     calls = _deepseek(body)
@@ -307,6 +310,26 @@ def _bracketed(text: str) -> Found | None:
         return None
     tail = text[match.end() :]
     return Found(text[: match.start()], [TextCall(match.group(1), args, notes)], tail, "lmstudio")
+
+
+_HARMONY = re.compile(r"<\|channel\|>commentary to=functions\.([\w.\-]+)[^<]*<\|message\|>")
+
+
+def _harmony(before: str, body: str) -> Found | None:
+    """gpt-oss (Harmony): `<|channel|>commentary to=functions.name json<|message|>{…}`; what
+    follows the arguments is channel markup, not words for the user."""
+    match = _HARMONY.search(body)
+    if match is None:
+        return None
+    head = body[: match.start()].removesuffix("<|start|>assistant")
+    name = match.group(1)
+    name = name.removesuffix("json") if name.endswith("json") and len(name) > 4 else name
+    try:
+        args, end = json.JSONDecoder().raw_decode(body, match.end())
+    except json.JSONDecodeError:
+        return None
+    rest = body[end:]
+    return Found(before + head, [TextCall(name, args)], "" if "<|" in rest else rest, "harmony")
 
 
 def _hermes(before: str, body: str) -> Found | None:
