@@ -12,6 +12,7 @@ native call's arguments as `tool_calls`. Reported:
 
 - calls recovered with the right name and arguments (each expected call; target >= 95%), and
   whether any of a call's text was shown to the user as text (target: none);
+- real outputs that call a tool that was not offered: left as text, none run (target: all);
 - prose answers turned into calls (target: 0) and prose shown other than as written;
 - the longest hold (text held back while it might be a call), in seconds at that speed
   (target: under the 15-second silence rule; a hold past 8 s shows a status line).
@@ -118,19 +119,24 @@ def run(speed: float) -> dict[str, Any]:
     toolsets, calls = load_calls()
     prose = json.loads((CORPUS / "prose.json").read_text(encoding="utf-8"))
     clock, longest, expected, right, leaked, misses = Clock(), 0.0, 0, 0, 0, []
+    unrunnable = kept = 0
     for entry in calls:
         native = entry["expect"][0]["name"] if entry["kind"] == "arguments" else None
         offered = offered_for(entry, toolsets)
         chunks, translator = stream(entry["text"], offered, native, clock, speed)
         longest = max(longest, translator._hold.longest)
         got = calls_of(chunks)
+        if not entry["expect"]:  # a call of a tool that was not offered: it stays text
+            unrunnable += 1
+            kept += not got and shown_text(chunks) == entry["text"]
+            continue
         expected += len(entry["expect"])
         hits = sum(1 for want in entry["expect"] if want in got)
         right += hits
         if hits < len(entry["expect"]):
             misses.append((entry["source"], got))
-        if native is None and shown_text(chunks).strip():
-            leaked += 1
+        if native is None and shown_text(chunks) != entry.get("shown", ""):
+            leaked += 1  # (only the words around the call may show)
     schemas = schemas_of(openai_tools())
     turned, changed = 0, 0
     for text in prose:
@@ -140,6 +146,8 @@ def run(speed: float) -> dict[str, Any]:
         changed += shown_text(chunks) != text
     return {
         "outputs": len(calls),
+        "unrunnable": unrunnable,
+        "kept": kept,
         "expected": expected,
         "right": right,
         "leaked": leaked,
@@ -165,6 +173,7 @@ def main() -> int:
         print(f"  missed: {source} -> {json.dumps(got, ensure_ascii=False)[:160]}")
     print(f"calls recovered with the right name and arguments: {r['right']}/{r['expected']}")
     print(f"outputs whose call text was shown as text: {r['leaked']}")
+    print(f"outputs calling a tool not offered, left as text: {r['kept']}/{r['unrunnable']}")
     turned, changed = r["turned"], r["changed"]
     print(f"prose answers turned into calls: {turned}/{r['prose']}; shown otherwise: {changed}")
     print(f"longest hold at {args.tokens_per_second:g} tokens/s: {r['longest']:.2f} s")
@@ -172,6 +181,8 @@ def main() -> int:
     print(f"TARGET calls_recovered>=95%: {share:.1%} {ok(share >= 0.95)}")
     print(f"TARGET call_text_shown=0: {r['leaked']} {ok(r['leaked'] == 0)}")
     print(f"TARGET prose_turned_into_calls=0: {r['turned']} {ok(r['turned'] == 0)}")
+    kept_all = r["kept"] == r["unrunnable"]
+    print(f"TARGET unoffered_calls_left_as_text: {r['kept']}/{r['unrunnable']} {ok(kept_all)}")
     as_written = r["prose"] - changed
     print(f"TARGET prose_shown_as_written: {as_written}/{r['prose']} {ok(not changed)}")
     print(f"TARGET longest_hold_under_15s: {r['longest']:.2f} s {ok(r['longest'] < 15)}")

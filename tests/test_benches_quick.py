@@ -107,6 +107,7 @@ TARGETS: dict[str, list[str]] = {
         "TARGET calls_recovered>=95%:",
         "TARGET call_text_shown=0:",
         "TARGET prose_turned_into_calls=0:",
+        "TARGET unoffered_calls_left_as_text:",
         "TARGET prose_shown_as_written:",
         "TARGET longest_hold_under_15s:",
     ],

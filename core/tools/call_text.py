@@ -151,7 +151,9 @@ def _xml_function(body: str) -> list[TextCall] | None:
 
 
 def _param_value(text: str) -> Any:
-    """A parameter's text: a JSON value when it is one, else the text itself."""
+    """A parameter's text: a JSON value when it is one, else the text itself (one line
+    trimmed; several lines keep their indentation)."""
+    text = text.strip() if "\n" not in text.strip("\n") else text.strip("\n")
     try:
         return json.loads(text)
     except json.JSONDecodeError:
