@@ -180,6 +180,7 @@ export const en = {
     other: "Recalled for this message: {count} passages from earlier in the chat ({tokens})",
   },
   "gauge.line.limit": "Limit: {limit}",
+  "gauge.line.repairs": "Tool calls read as meant: {count}",
 
   // Settings (Settings.tsx, runtime/providerForm.ts)
   "settings.provider": "Model provider",

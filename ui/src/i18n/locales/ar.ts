@@ -250,6 +250,7 @@ const table: Translation = {
     other: "استُعيد لهذه الرسالة {count} مقطع من سابق المحادثة ({tokens})",
   },
   "gauge.line.limit": "قيد: {limit}",
+  "gauge.line.repairs": "استدعاءات أدوات قُرئت كما قُصدت: {count}",
 
   "settings.provider": "مزوّد النموذج",
   "settings.providerHelp": "أي خادم متوافق مع OpenAI (Ollama وLM Studio وllama.cpp وvLLM وOpenAI وOpenRouter…). أفرغ حقلًا لتُستخدم القيمة المضبوطة في متغيرات البيئة.",

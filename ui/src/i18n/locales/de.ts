@@ -173,6 +173,7 @@ const table: Translation = {
     other: "Für diese Nachricht abgerufen: {count} Abschnitte aus früheren Teilen des Chats ({tokens})",
   },
   "gauge.line.limit": "Limit: {limit}",
+  "gauge.line.repairs": "Werkzeugaufrufe wie gemeint gelesen: {count}",
 
   "settings.provider": "Modellanbieter",
   "settings.providerHelp": "Jeder OpenAI-kompatible Server (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Leeren Sie ein Feld, um den Wert aus der Umgebung zu verwenden.",

@@ -159,6 +159,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "{passages} بازیابی‌شده از {count} سند" },
   "gauge.line.recalled": { other: "بازیابی‌شده برای این پیام: {count} قطعه از بخش‌های پیشین گفت‌وگو ({tokens})" },
   "gauge.line.limit": "محدودیت: {limit}",
+  "gauge.line.repairs": "فراخوانی‌های ابزار که همان‌طور که منظور بود خوانده شدند: {count}",
 
   "settings.provider": "ارائه‌دهندهٔ مدل",
   "settings.providerHelp": "هر سرور سازگار با OpenAI (Ollama، LM Studio، llama.cpp، vLLM، OpenAI، OpenRouter…). برای استفاده از مقدار محیط، فیلد را خالی کنید.",

@@ -194,6 +194,7 @@ const table: Translation = {
     other: "Retrouvés pour ce message : {count} passages antérieurs de la discussion ({tokens})",
   },
   "gauge.line.limit": "Limite : {limit}",
+  "gauge.line.repairs": "Appels d'outils lus comme voulu : {count}",
 
   "settings.provider": "Fournisseur du modèle",
   "settings.providerHelp": "N’importe quel serveur compatible OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Videz un champ pour utiliser la valeur définie dans l’environnement.",

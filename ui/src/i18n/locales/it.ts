@@ -194,6 +194,7 @@ const table: Translation = {
     other: "Recuperati per questo messaggio: {count} passaggi precedenti della chat ({tokens})",
   },
   "gauge.line.limit": "Limite: {limit}",
+  "gauge.line.repairs": "Chiamate agli strumenti lette come intese: {count}",
 
   "settings.provider": "Provider del modello",
   "settings.providerHelp": "Qualsiasi server compatibile con OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Svuota un campo per usare il valore dell’ambiente.",

@@ -159,6 +159,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "ドキュメント {count} 件から {passages}を取得" },
   "gauge.line.recalled": { other: "このメッセージのために呼び出し：チャットの以前の部分から {count} 箇所（{tokens}）" },
   "gauge.line.limit": "上限：{limit}",
+  "gauge.line.repairs": "意図どおりに読み取ったツール呼び出し：{count}",
 
   "settings.provider": "モデルプロバイダー",
   "settings.providerHelp": "OpenAI 互換のサーバーであれば使用できます（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。欄を空にすると環境変数の値を使用します。",

@@ -160,6 +160,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "문서 {count}개에서 검색한 {passages}" },
   "gauge.line.recalled": { other: "이 메시지를 위해 불러옴: 채팅 앞부분의 구절 {count}개 ({tokens})" },
   "gauge.line.limit": "한도: {limit}",
+  "gauge.line.repairs": "의도대로 읽은 도구 호출: {count}",
 
   "settings.provider": "모델 공급자",
   "settings.providerHelp": "OpenAI 호환 서버라면 무엇이든 사용할 수 있습니다(Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). 필드를 비우면 환경 변수의 값을 사용합니다.",

@@ -194,6 +194,7 @@ const table: Translation = {
     other: "Recuperados para esta mensagem: {count} trechos anteriores da conversa ({tokens})",
   },
   "gauge.line.limit": "Limite: {limit}",
+  "gauge.line.repairs": "Chamadas de ferramenta lidas como pretendido: {count}",
 
   "settings.provider": "Provedor do modelo",
   "settings.providerHelp": "Qualquer servidor compatível com OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Esvazie um campo para usar o valor do ambiente.",

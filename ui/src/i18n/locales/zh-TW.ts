@@ -159,6 +159,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "從 {count} 份文件中擷取 {passages}" },
   "gauge.line.recalled": { other: "為此訊息取回：對話先前的 {count} 個段落（{tokens}）" },
   "gauge.line.limit": "限制：{limit}",
+  "gauge.line.repairs": "依原意讀取的工具呼叫：{count}",
 
   "settings.provider": "模型供應商",
   "settings.providerHelp": "任何與 OpenAI 相容的伺服器（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。清空欄位即改用環境變數中的值。",

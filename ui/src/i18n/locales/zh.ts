@@ -157,6 +157,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "从 {count} 个文档中检索出 {passages}" },
   "gauge.line.recalled": { other: "为此消息召回：对话早先的 {count} 个段落（{tokens}）" },
   "gauge.line.limit": "限制：{limit}",
+  "gauge.line.repairs": "按原意读取的工具调用：{count}",
 
   "settings.provider": "模型提供商",
   "settings.providerHelp": "任何兼容 OpenAI 的服务器（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。清空某一项即改用环境变量中的值。",
