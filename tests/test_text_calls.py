@@ -112,3 +112,24 @@ async def test_a_nearly_right_native_call_is_read_by_the_schema(assistant, provi
     ]
     assert [p["type"] for p in content_parts(result["message"])] == ["step-start", "tool-addNode"]
     assert sse_events(body)[-1]["finishReason"] == "tool-calls"
+
+    # The panel runs addNode and resubmits: the model reads how its call was read, then the
+    # result, and sees its call as it was read.
+    add = content_parts(result["message"])[-1]
+    add.update(state="output-available", output={"nodeId": 4})
+    provider.enqueue(text_reply("Added."))
+    _, body = await assistant.chat(
+        chat_body(user("add a sampler"), result["message"], messageId="x")
+    )
+    sdk.check(body, result["message"])
+    call_message, result_message = sent(provider, 1)[-2:]
+    assert call_message["tool_calls"][0]["function"] == {
+        "name": "addNode",
+        "arguments": '{"nodeType":"KSampler","title":null}',
+    }
+    assert result_message == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": repair_line(notes) + '\n{"nodeId":4}',
+    }
+    assert context_report(body)["repairs"] == 3
