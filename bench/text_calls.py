@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,23 @@ def shown_text(chunks: list[ui.Chunk]) -> str:
     return "".join(c.delta for c in chunks if isinstance(c, ui.TextDelta))
 
 
+def cpu_ms(text: str, schemas: dict[str, Any]) -> float:
+    """The translator's time for one long answer, streamed in 4-character pieces."""
+    started = time.perf_counter()
+    stream(text, schemas, None, Clock(), 20.0)
+    return (time.perf_counter() - started) * 1000
+
+
+def long_answers() -> list[str]:
+    """Prose that holds long: a 20 KB workflow in a JSON block, 400 lines of JSON objects."""
+    workflow = {
+        str(i): {"class_type": "KSampler", "inputs": {"seed": i, "steps": 20}} for i in range(200)
+    }
+    block = "Here is the workflow:\n```json\n" + json.dumps(workflow, indent=2) + "\n```\nLoad it."
+    lines = "\n".join(json.dumps({"name": f"model{i}", "size": i}) for i in range(400))
+    return [block, "Models:\n" + lines + "\nPick one."]
+
+
 def run(speed: float) -> dict[str, Any]:
     toolsets, calls = load_calls()
     prose = json.loads((CORPUS / "prose.json").read_text(encoding="utf-8"))
@@ -139,12 +157,19 @@ def run(speed: float) -> dict[str, Any]:
             leaked += 1  # (only the words around the call may show)
     schemas = schemas_of(openai_tools())
     turned, changed = 0, 0
-    for text in prose:
+    for text in [*prose, *long_answers()]:  # (the long ones: for the longest hold)
         chunks, translator = stream(text, schemas, None, clock, speed)
         longest = max(longest, translator._hold.longest)
         turned += bool(calls_of(chunks))
         changed += shown_text(chunks) != text
+    ours = schemas_of(openai_tools())
+    held_ms = sum(cpu_ms(text, ours) for text in long_answers())
+    plain_ms = sum(cpu_ms(text, {}) for text in long_answers())
+    chars = sum(len(text) for text in long_answers())
     return {
+        "held_ms": held_ms,
+        "plain_ms": plain_ms,
+        "long_chars": chars,
         "outputs": len(calls),
         "unrunnable": unrunnable,
         "kept": kept,
@@ -152,7 +177,7 @@ def run(speed: float) -> dict[str, Any]:
         "right": right,
         "leaked": leaked,
         "misses": misses,
-        "prose": len(prose),
+        "prose": len(prose) + len(long_answers()),
         "turned": turned,
         "changed": changed,
         "longest": longest,
@@ -177,6 +202,10 @@ def main() -> int:
     turned, changed = r["turned"], r["changed"]
     print(f"prose answers turned into calls: {turned}/{r['prose']}; shown otherwise: {changed}")
     print(f"longest hold at {args.tokens_per_second:g} tokens/s: {r['longest']:.2f} s")
+    print(
+        f"translator time for {r['long_chars'] // 1000} KB of long JSON prose: "
+        f"{r['held_ms']:.0f} ms with the hold, {r['plain_ms']:.0f} ms without (no tools offered)"
+    )
     ok = lambda good: "ok" if good else "MISSED"  # noqa: E731
     print(f"TARGET calls_recovered>=95%: {share:.1%} {ok(share >= 0.95)}")
     print(f"TARGET call_text_shown=0: {r['leaked']} {ok(r['leaked'] == 0)}")

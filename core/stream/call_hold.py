@@ -18,23 +18,28 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 
 from ..tools.call_repair import Schema, normalized
-from ..tools.call_text import TAGS, Found, find_calls
+from ..tools.call_text import CALL_KEYS, TAGS, Found, find_calls
 
+RECHECK_FREE = 256  # held text up to this long is looked at again with every piece
 HOLD_NOTE_SECONDS = 8.0  # a hold this long shows "Writing a tool call…" (within the 15 s rule)
 _CALL_LANGS = ("json", "tool_call", "tool_code", "", "python", "javascript", "js")
+_LONGEST_TAG = max(len(t) for t in TAGS)
+_TAG_STARTS = frozenset(t[0] for t in TAGS)
+_FIRST_KEY = re.compile(r"""\[?\s*\{\s*["']?([\w$-]*)(["']?\s*:)?""")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
 _BRACKETED = re.compile(r"\[([\w.\-]*)\]?\s*(?:\n|$)")
 
 
 def _partial_tag(text: str) -> int:
     """Length of the longest suffix of `text` that begins a marker."""
-    for n in range(min(len(text), max(len(t) for t in TAGS) - 1), 0, -1):
-        tail = text[-n:]
-        if any(t.startswith(tail) for t in TAGS):
-            return n
+    window = text[-_LONGEST_TAG + 1 :]
+    for i, ch in enumerate(window):
+        if ch in _TAG_STARTS and any(t.startswith(window[i:]) for t in TAGS):
+            return len(window) - i
     return 0
 
 
@@ -69,11 +74,13 @@ def _line_could_be_call(line_on: str, names: frozenset[str]) -> bool:
     if not head:
         return True  # (nothing on the line yet)
     if head.startswith("```") or "```".startswith(head):
-        return _fence_could_be_call(head)
+        return _fence_could_be_call(head, names)
     bracketed = _BRACKETED.match(head)  # LM Studio's `[name]` line, then JSON
     if bracketed and _may_name(bracketed.group(1), names):
         return True
     if head[0] in "{[":
+        if not _json_opens_like_call(head):
+            return False
         end = _balanced_end(head, "{[", "}]")
         return end is None or not head[end:].strip()
     ident = _IDENT.match(head)
@@ -100,7 +107,17 @@ def resolve_hint(typed: str, names: frozenset[str]) -> bool:
     return len(typed) >= 5 and bool(difflib.get_close_matches(typed, names, n=1, cutoff=0.85))
 
 
-def _fence_could_be_call(head: str) -> bool:
+def _json_opens_like_call(head: str) -> bool:
+    """Whether JSON that begins `head` may still be a call (`call_text.call_of`): an object,
+    or a list of objects, whose first key is one a call has (a workflow's `{"3": …` is not)."""
+    match = _FIRST_KEY.match(head)
+    if match is None:  # ("[" or "{" and blanks so far, or a list of something else)
+        return not head.lstrip("[ \t\n")
+    key, done = match.group(1), match.group(2) is not None
+    return key in CALL_KEYS if done else any(k.startswith(key) for k in CALL_KEYS)
+
+
+def _fence_could_be_call(head: str, names: frozenset[str]) -> bool:
     if "\n" not in head:
         typed = head[3:].strip().lower()
         return any(lang.startswith(typed) for lang in _CALL_LANGS)
@@ -109,7 +126,13 @@ def _fence_could_be_call(head: str) -> bool:
         return False
     body = head[head.index("\n") + 1 :]
     close = body.find("```")
-    return close < 0 or not body[close + 3 :].strip()
+    if close >= 0 and body[close + 3 :].strip():
+        return False
+    opening = body.lstrip()
+    if not opening or opening[0] in "{[":
+        return _json_opens_like_call(opening)
+    ident = _IDENT.match(opening)
+    return ident is not None and _may_name(ident.group(), names)
 
 
 class CallHold:
@@ -121,19 +144,28 @@ class CallHold:
         self.text = ""  # the step's text so far
         self.shown = 0  # how much of it is shown
         self.clock = clock
-        self.held_since: float | None = None
-        self.longest = 0.0  # the longest hold so far, in seconds
+        self._arrived: deque[tuple[int, float]] = deque()  # (where a piece began, when)
+        self.longest = 0.0  # the longest any text was held, in seconds
         self.noted = False  # the long hold was announced
+        self._recheck_at = 0  # (held text this long is looked at again: `feed`)
 
     def feed(self, text: str) -> str:
-        """The text to show now, of all fed so far."""
+        """The text to show now, of all fed so far. A long held text is looked at again only
+        once it has grown by a quarter (each look reads it all: a 20 KB workflow in a JSON
+        block would take seconds), so prose after a long block shows a little later."""
+        self._arrived.append((len(self.text), self.clock()))
         self.text += text
         if not self.tools:
             return self._show(len(self.text))
+        held = len(self.text) - self.shown
+        if held > RECHECK_FREE and held < self._recheck_at:
+            return ""
         start = self._hold_from()
         if start < len(self.text):  # (the blank before a held call is held with it)
-            start = max(self.shown, len(self.text[:start].rstrip()))
-        return self._show(start)
+            start = self.shown + len(self.text[self.shown : start].rstrip())
+        shown = self._show(start)
+        self._recheck_at = (len(self.text) - self.shown) * 5 // 4
+        return shown
 
     def _hold_from(self) -> int:
         """Where the held text begins (len(text): nothing held)."""
@@ -150,26 +182,26 @@ class CallHold:
         return tagged
 
     def _show(self, upto: int) -> str:
-        out = self.text[self.shown : max(upto, self.shown)]
-        self.shown = max(upto, self.shown)
-        held = self.shown < len(self.text) and self.text[self.shown :].strip() != ""
-        now = self.clock()
-        if held and self.held_since is None:
-            self.held_since = now
-        elif not held and self.held_since is not None:
-            self._measured(now)
+        """Show the text up to `upto`; how long its oldest character waited is measured."""
+        if upto <= self.shown:
+            return ""
+        out = self.text[self.shown : upto]
+        if out.strip():
+            self.longest = max(self.longest, self.held_for())
+        self.shown = upto
+        while len(self._arrived) > 1 and self._arrived[1][0] <= self.shown:
+            self._arrived.popleft()
         return out
 
-    def _measured(self, now: float) -> None:
-        if self.held_since is not None:
-            self.longest = max(self.longest, now - self.held_since)
-        self.held_since = None
+    def held_for(self) -> float:
+        """How long the oldest text held now has waited (0: nothing held)."""
+        if not self._arrived or not self.text[self.shown :].strip():
+            return 0.0
+        return self.clock() - self._arrived[0][1]  # (the piece the first held character is in)
 
     def overdue(self) -> bool:
         """A hold has lasted HOLD_NOTE_SECONDS and was not announced yet (then it is)."""
-        if self.noted or self.held_since is None:
-            return False
-        if self.clock() - self.held_since < HOLD_NOTE_SECONDS:
+        if self.noted or self.held_for() < HOLD_NOTE_SECONDS:
             return False
         self.noted = True
         return True
@@ -178,8 +210,9 @@ class CallHold:
         """At the step's end: (text to show before the calls, the calls found, text to show
         after them); no calls found (or none to look for): all of it is text."""
         held = self.text[self.shown :]
+        if held.strip():
+            self.longest = max(self.longest, self.held_for())
         self.shown = len(self.text)
-        self._measured(self.clock())
         found = find_calls(held, self.tools) if self.tools and recover else None
         if found is None:
             return held, None, ""

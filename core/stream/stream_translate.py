@@ -32,7 +32,8 @@ from .think_tags import Kind, ThinkTagSplitter
 MAX_TOOL_CALLS_PER_STEP = 32
 PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
 PROGRESS_EVERY = 2.0  # seconds between progress updates
-WRITING_CALL = "The model is writing a tool call…"  # a long-held call (call_hold.py)
+# a long hold (call_hold.py): what it holds may still turn out to be words
+WRITING_CALL = "The model is writing what may be a tool call…"
 
 FINISH_REASONS: dict[str, ui.FinishReason] = {
     "stop": "stop",

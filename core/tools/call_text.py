@@ -63,6 +63,8 @@ TAGS = (
 )
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "method")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params")
+_OTHER_KEYS = ("type", "id", "jsonrpc")
+CALL_KEYS = frozenset((*_NAME_KEYS, *_ARG_KEYS, *_OTHER_KEYS))  # a call's JSON has only these
 _FENCE_RE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)\n?[ \t]*```", re.S)
 # (a parameter's closing tag is often left out: the next parameter or the function's end ends it)
 _PARAM_RE = re.compile(
@@ -80,7 +82,7 @@ def call_of(value: Any, notes: list[str]) -> TextCall | None:
         return call_of(fn, notes)
     name = next((value[k] for k in _NAME_KEYS if isinstance(value.get(k), str)), None)
     args_key = next((k for k in _ARG_KEYS if k in value), None)
-    extra = set(value) - {*_NAME_KEYS, *_ARG_KEYS, "type", "id", "jsonrpc"}
+    extra = set(value) - CALL_KEYS
     if not name or args_key is None or extra:
         return None
     args = value[args_key]
@@ -378,17 +380,22 @@ def _unmarked(text: str, tools: dict[str, Schema]) -> Found | None:
             if calls and _fits(calls, tools):
                 return Found(stripped[: last.start()], calls, "", f"fence-{lang or 'plain'}")
         return None
+    tries = 0
     for start in line_starts(stripped):
         piece = stripped[start:]
         lead = piece.lstrip()[:1]
         if lead not in "{[" and not _CALL_LINE.match(piece.lstrip()):
             continue
+        tries += 1
+        if tries > MAX_TRIES:  # (a long JSON document: its inner lines are no calls)
+            return None
         calls = _json_calls(piece) if lead in "{[" else _python_calls(piece)
         if calls and _fits(calls, tools):
             return Found(stripped[:start], calls, "", "json" if lead in "{[" else "prose-call")
     return None
 
 
+MAX_TRIES = 3  # lines that open like a call tried, from the first
 _CALL_LINE = re.compile(r"[A-Za-z_][\w.]*\(")
 
 
