@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..tools.call_repair import Schema, normalized
-from ..tools.call_text import CALL_KEYS, TAGS, Found, find_calls
+from ..tools.call_text import CALL_KEYS, TAGS, Found, find_calls, first_marker
 
 RECHECK_FREE = 256  # held text up to this long is looked at again with every piece
 HOLD_NOTE_SECONDS = 8.0  # a hold this long shows "Writing a tool call…" (within the 15 s rule)
@@ -170,8 +170,8 @@ class CallHold:
     def _hold_from(self) -> int:
         """Where the held text begins (len(text): nothing held)."""
         text, start = self.text, self.shown
-        marks = [i for t in TAGS if (i := text.find(t, start)) >= 0]
-        tagged = min(marks) if marks else len(text) - _partial_tag(text[start:])
+        mark = first_marker(text, start)  # (a marker in code is quoted, not a call)
+        tagged = mark[0] if mark else len(text) - _partial_tag(text[start:])
         first = text.rfind("\n", 0, start) + 1  # the line the unshown text starts in
         lines = [first, *(start + m.end() for m in re.finditer("\n", text[start:tagged]))]
         for line in lines:
@@ -213,7 +213,8 @@ class CallHold:
         if held.strip():
             self.longest = max(self.longest, self.held_for())
         self.shown = len(self.text)
-        found = find_calls(held, self.tools) if self.tools and recover else None
+        context = self.text[: len(self.text) - len(held)]
+        found = find_calls(held, self.tools, context) if self.tools and recover else None
         if found is None:
             return held, None, ""
         before, after = found.before.rstrip(), found.after.strip()

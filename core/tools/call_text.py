@@ -230,12 +230,35 @@ def _deepseek(body: str) -> list[TextCall] | None:
     return calls or None
 
 
-def _tagged(text: str) -> Found | None:
+def in_code(text: str, pos: int) -> bool:
+    """Whether `pos` is inside a fenced block or inline code: a marker there is quoted (an
+    answer showing what a call looks like), not a call."""
+    before = text[:pos]
+    if before.count("```") % 2:
+        return True
+    line = before[before.rfind("\n") + 1 :].replace("```", "")
+    return line.count("`") % 2 == 1
+
+
+def first_marker(text: str, start: int = 0, context: str = "") -> tuple[int, str] | None:
+    """The first marker in `text` from `start` on that is outside code (`context`: the text
+    before `text`, which may open a block), and where it is."""
+    found = []
+    for tag in TAGS:
+        pos = text.find(tag, start)
+        while pos >= 0 and in_code(context + text[:pos], len(context) + pos):
+            pos = text.find(tag, pos + 1)
+        if pos >= 0:
+            found.append((pos, tag))
+    return min(found) if found else None
+
+
+def _tagged(text: str, context: str) -> Found | None:
     """The first marker in the text and the calls it starts."""
-    starts = [(text.find(t), t) for t in TAGS if t in text]
-    if not starts:
+    first = first_marker(text, 0, context)
+    if first is None:
         return None
-    pos, tag = min(starts)
+    pos, tag = first
     before, body = text[:pos], text[pos:]
     if tag == "<tool_call>":
         return _hermes(before, body)
@@ -416,11 +439,12 @@ def _fits(calls: list[TextCall], tools: dict[str, Schema]) -> bool:
     return True
 
 
-def find_calls(text: str, tools: dict[str, Schema]) -> Found | None:
-    """The complete calls written in `text` (a step's whole text), or None: it stays text."""
+def find_calls(text: str, tools: dict[str, Schema], context: str = "") -> Found | None:
+    """The complete calls written in `text` (a step's text from where a call may begin; the
+    text before it is `context`), or None: it stays text."""
     if not tools or not text.strip():
         return None
-    found = _tagged(text) or (_bracketed(text) if "[END_TOOL_REQUEST]" in text else None)
+    found = _tagged(text, context) or (_bracketed(text) if "[END_TOOL_REQUEST]" in text else None)
     if found is not None:
         named = all(resolve_name(c.name, tools)[0] is not None for c in found.calls)
         return found if named else None
