@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from comfyui_assistant.core.stream import ui_stream as ui
+from comfyui_assistant.core.stream.call_repair import schemas_of
 from comfyui_assistant.core.stream.stream_translate import StepTranslator
-from comfyui_assistant.core.tools.call_repair import schemas_of
 from comfyui_assistant.core.tools.tool_registry import openai_tools
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "text_calls"

@@ -1,4 +1,4 @@
-"""Nearly-right calls read as meant (core/tools/call_repair.py) and the streaming hold
+"""Nearly-right calls read as meant (core/stream/call_repair.py) and the streaming hold
 (core/stream/call_hold.py): each reading, and what is never guessed."""
 
 from __future__ import annotations
@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from comfyui_assistant.core.stream import ui_stream as ui
 from comfyui_assistant.core.stream.call_hold import HOLD_NOTE_SECONDS
-from comfyui_assistant.core.stream.stream_translate import WRITING_CALL, StepTranslator
-from comfyui_assistant.core.tools.call_repair import (
+from comfyui_assistant.core.stream.call_repair import (
     coerce_object,
     loads_lenient,
     repair_arguments,
     resolve_name,
 )
+from comfyui_assistant.core.stream.stream_translate import WRITING_CALL, StepTranslator
 
 CLOSEST = "(the closest tool name)"
 TOOLS = {

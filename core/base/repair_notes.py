@@ -1,4 +1,4 @@
-"""The notes a repaired tool call carries (issue 40: `core/tools/call_repair.py`).
+"""The notes a repaired tool call carries (issue 40: `core/stream/call_repair.py`).
 
 A call the model wrote nearly right, or as text, is read as meant; what was read differently
 travels on the call's part as `callProviderMetadata` (the AI SDK client keeps the

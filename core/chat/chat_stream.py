@@ -32,9 +32,9 @@ from ..provider.provider import Provider, ProviderError
 from ..provider.provider_profiles import is_cache_full, is_context_overflow, window_from_error
 from ..provider.shared_cache import others_done
 from ..stream import ui_stream as ui
+from ..stream.call_repair import schemas_of
 from ..stream.stream_translate import StepTranslator, Usage, new_id
 from ..stream.ui_assembler import MessageAssembler
-from ..tools.call_repair import schemas_of
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
 from ..tools.tool_registry import get_tool, server_tool_outputs

@@ -21,8 +21,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from ..tools.call_repair import Schema, normalized
-from ..tools.call_text import CALL_KEYS, TAGS, Found, find_calls, first_marker
+from .call_repair import Schema, normalized
+from .call_text import CALL_KEYS, TAGS, Found, find_calls, first_marker
 
 RECHECK_FREE = 256  # held text up to this long is looked at again with every piece
 HOLD_NOTE_SECONDS = 8.0  # a hold this long shows "Writing a tool call…" (within the 15 s rule)

@@ -1,5 +1,5 @@
 """Tool calls read as the model meant them, for one step (issue 40): names and arguments
-repaired (`tools/call_repair.py`), calls written as text recovered (`tools/call_text.py`).
+repaired (`stream/call_repair.py`), calls written as text recovered (`stream/call_text.py`).
 Every reading is kept as a note on the call (`base/repair_notes.py`)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..base.json_text import compact_json
-from ..tools.call_repair import Schema, repair_arguments, resolve_name
-from ..tools.call_text import Found
+from .call_repair import Schema, repair_arguments, resolve_name
+from .call_text import Found
 
 FORMS = {
     "hermes": "<tool_call>",
