@@ -123,9 +123,10 @@ def test_a_long_hold_is_announced_and_a_broken_stream_shows_what_was_held():
     assert feed_text(translator, '_call>{"name": "addNode",') == []
     clock.now = HOLD_NOTE_SECONDS + 0.1
     assert feed_text(translator, ' "arguments"') == [
-        ui.Data("status", {"text": WRITING_CALL, "done": False})
+        ui.Data("status", {"text": WRITING_CALL, "done": False}, id="status")
     ]
     out = translator.finish_partial()  # the stream broke: no call, the held text as text
+    assert out[0] == ui.Data("status", {"text": "", "done": True}, id="status")
     assert "".join(c.delta for c in out if isinstance(c, ui.TextDelta)) == (
         '\n<tool_call>{"name": "addNode", "arguments"'
     )

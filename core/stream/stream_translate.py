@@ -244,7 +244,8 @@ class StepTranslator:
                     for kind, text in self._splitter.feed(self._content.feed(content)):
                         self._write(kind, self._hold.feed(text) if kind == "text" else text, out)
                     if self._hold.overdue():
-                        out.append(ui.Data("status", {"text": WRITING_CALL, "done": False}))
+                        note = {"text": WRITING_CALL, "done": False}
+                        out.append(ui.Data("status", note, id="status"))
                 for piece in delta.get("tool_calls") or ():
                     if isinstance(piece, dict):
                         self._tool_piece(piece, out)
@@ -287,6 +288,9 @@ class StepTranslator:
         for kind, text in [*self._splitter.feed(self._content.flush()), *self._splitter.flush()]:
             self._write(kind, self._hold.feed(text) if kind == "text" else text, out)
         before, found, after = self._hold.finish(recover and not self.tool_calls)
+        if self._hold.noted:  # (the long hold's note is done with)
+            out.append(ui.Data("status", {"text": "", "done": True}, id="status"))
+            self._hold.noted = False
         self._write("text", before, out)
         self._close(out)
         if found is not None:
