@@ -31,7 +31,9 @@ from typing import Any
 
 from comfyui_assistant.core.stream import ui_stream as ui
 from comfyui_assistant.core.stream.call_repair import schemas_of
+from comfyui_assistant.core.stream.call_text import find_calls
 from comfyui_assistant.core.stream.stream_translate import StepTranslator
+from comfyui_assistant.core.stream.think_tags import visible_text
 from comfyui_assistant.core.tools.tool_registry import openai_tools
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "text_calls"
@@ -133,11 +135,21 @@ def long_answers() -> list[str]:
     return [block, "Models:\n" + lines + "\nPick one."]
 
 
+def _form(entry: dict[str, Any], offered: dict[str, Any]) -> str:
+    """The format an output's call is written in (a native call's arguments: "arguments")."""
+    if entry["kind"] == "arguments":
+        return "arguments"
+    text = visible_text(entry["text"])
+    found = find_calls(text, offered)
+    return found.form if found else "none"
+
+
 def run(speed: float) -> dict[str, Any]:
     toolsets, calls = load_calls()
     prose = json.loads((CORPUS / "prose.json").read_text(encoding="utf-8"))
     clock, longest, expected, right, leaked, misses = Clock(), 0.0, 0, 0, 0, []
     unrunnable = kept = 0
+    by_form: dict[str, list[int]] = {}
     for entry in calls:
         native = entry["expect"][0]["name"] if entry["kind"] == "arguments" else None
         offered = offered_for(entry, toolsets)
@@ -151,6 +163,9 @@ def run(speed: float) -> dict[str, Any]:
         expected += len(entry["expect"])
         hits = sum(1 for want in entry["expect"] if want in got)
         right += hits
+        form = _form(entry, offered)
+        seen = by_form.setdefault(form, [0, 0])
+        seen[0], seen[1] = seen[0] + hits, seen[1] + len(entry["expect"])
         if hits < len(entry["expect"]):
             misses.append((entry["source"], got))
         if native is None and shown_text(chunks) != entry.get("shown", ""):
@@ -170,6 +185,7 @@ def run(speed: float) -> dict[str, Any]:
         "held_ms": held_ms,
         "plain_ms": plain_ms,
         "long_chars": chars,
+        "by_form": by_form,
         "outputs": len(calls),
         "unrunnable": unrunnable,
         "kept": kept,
@@ -197,6 +213,8 @@ def main() -> int:
     for source, got in r["misses"]:
         print(f"  missed: {source} -> {json.dumps(got, ensure_ascii=False)[:160]}")
     print(f"calls recovered with the right name and arguments: {r['right']}/{r['expected']}")
+    forms = sorted(r["by_form"].items(), key=lambda kv: -kv[1][1])
+    print("  by format: " + ", ".join(f"{form} {hit}/{n}" for form, (hit, n) in forms))
     print(f"outputs whose call text was shown as text: {r['leaked']}")
     print(f"outputs calling a tool not offered, left as text: {r['kept']}/{r['unrunnable']}")
     turned, changed = r["turned"], r["changed"]
