@@ -23,6 +23,7 @@ from ..provider.provider import Provider
 from ..provider.shared_cache import background
 from ..stream.think_tags import visible_text
 from ..tokens.tokens import counter_for
+from . import summary_trust as trust
 from .fallback_summary import facts_block, fallback_summary, split_facts
 from .summary_checks import problem
 
@@ -74,7 +75,15 @@ FACTS_SHARE = 0.75
 
 
 class UnusableSummary(ValueError):
-    """The model's summary failed a check (summary_checks); the digest stands in."""
+    """No summary to use; the digest stands in."""
+
+
+class RejectedSummary(UnusableSummary):
+    """The model's summary failed a check (summary_checks): `reason` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the summary was rejected: {reason}")
+        self.reason = reason
 
 
 def transcript_lines(messages: Sequence[OpenAIMessage]) -> list[str]:
@@ -166,7 +175,7 @@ async def _one_summary(
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)
     if reason is not None:
-        raise UnusableSummary(f"the summary was rejected: {reason}")
+        raise RejectedSummary(reason)
     return text
 
 
@@ -184,7 +193,7 @@ async def in_place_summary(
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)
     if reason is not None:
-        raise UnusableSummary(f"the summary was rejected: {reason}")
+        raise RejectedSummary(reason)
     return text
 
 
@@ -242,6 +251,11 @@ async def summarize(
     whole = to_openai_messages(part)  # (the digest reads the full results itself)
     before = previous.text if previous else None
     count = counter_for(model).text
+    resting = trust.skip_reason(provider, model)
+    if resting is not None:
+        log.warning("not asking for a summary (%s); using the deterministic digest", resting)
+        text = fallback_summary(whole, before, max_tokens, count)
+        return Summary(text, until=ids[-1], fallback=True)
     try:
         if prefix.messages:
             part_text = transcript(digested)
@@ -251,9 +265,12 @@ async def summarize(
         gate = background(provider.settings, model, prefix.slot) if ahead else nullcontext()
         async with gate:
             text = await asyncio.wait_for(asked, timeout)
+        trust.accepted(provider, model)
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
+        if isinstance(exc, RejectedSummary):
+            trust.rejected(provider, model, exc.reason)
         why = f"no summary within {timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
         log.warning("summarizing failed (%s); using the deterministic digest", why or repr(exc))
         text = fallback_summary(whole, before, max_tokens, count)
