@@ -114,13 +114,13 @@ async def test_a_model_whose_summaries_keep_being_rejected_rests_then_is_asked_a
         for _ in range(2):
             assert (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
         assert len(provider.requests) == 2
-        with caplog.at_level("WARNING", logger="comfyui_assistant"):
-            for _ in range(REST):
-                made = await summarize(client, "m", None, ui, ids, window=32_000)
-                assert made.fallback and "seed 1234" in made.text
+        caplog.set_level("WARNING", logger="comfyui_assistant")
+        for _ in range(REST):
+            made = await summarize(client, "m", None, ui, ids, window=32_000)
+            assert made.fallback and "seed 1234" in made.text
         assert len(provider.requests) == 2  # not asked while it rests
         assert (
-            "not asking for a summary (the model's last 2 summaries were rejected (it hit its"
+            "not asking for a summary (the model's last 2 summaries were not usable (it hit its"
             " token limit); not asking it this time, asking again after 7 more)" in caplog.text
         )
         assert "asking again the next one" in caplog.text
@@ -132,6 +132,12 @@ async def test_a_model_whose_summaries_keep_being_rejected_rests_then_is_asked_a
         assert (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
         assert not (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
         assert len(provider.requests) == 6  # one rejection after a good one: still asked
+        # a summary that takes longer than its timeout costs as much: two in a row, a rest
+        provider.enqueue(*(Completion(GOOD, delay=1.0) for _ in range(2)))
+        for _ in range(3):
+            assert (await summarize(client, "m", None, ui, ids, timeout=0.2)).fallback
+        assert len(provider.requests) == 8
+        assert "were not usable (no summary within 0.2 s)" in caplog.text
     finally:
         await client.close()
         await provider.stop()

@@ -269,9 +269,9 @@ async def summarize(
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
-        if isinstance(exc, RejectedSummary):
-            trust.rejected(provider, model, exc.reason)
         why = f"no summary within {timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        if isinstance(exc, RejectedSummary | TimeoutError):  # a model's, not a connection's
+            trust.rejected(provider, model, exc.reason if isinstance(exc, RejectedSummary) else why)
         log.warning("summarizing failed (%s); using the deterministic digest", why or repr(exc))
         text = fallback_summary(whole, before, max_tokens, count)
         return Summary(text, until=ids[-1], fallback=True)

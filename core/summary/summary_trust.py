@@ -1,8 +1,9 @@
 """Whether to ask the model for a summary at all. Each rejected summary costs its user the
 whole generation on a compaction turn, for the digest in the end: on a real llama-server with
 Gemma 3 270M at 8K every summary was cut at its token limit, and a turn with a paste waited
-about 60 s where reading the paste takes about 27 s (bench/local_llm.py). So after
-`REJECTIONS_TO_REST` rejections in a row the model is not asked for the next `REST` summaries
+about 60 s where reading the paste takes about 27 s (bench/local_llm.py); one that takes
+longer than the summary's timeout costs all of it. So after `REJECTIONS_TO_REST` rejections
+(or timeouts) in a row the model is not asked for the next `REST` summaries
 (the digest stands in, and the log says why); then it is asked once more, and a good summary
 trusts it again. The record belongs to one provider client (one settings snapshot: changing
 the model or the server starts afresh) and to the model named."""
@@ -41,7 +42,7 @@ def skip_reason(provider: Provider, model: str) -> str | None:
     record.resting -= 1
     again = "the next one" if record.resting == 0 else f"after {record.resting} more"
     return (
-        f"the model's last {record.rejected} summaries were rejected ({record.last_reason});"
+        f"the model's last {record.rejected} summaries were not usable ({record.last_reason});"
         f" not asking it this time, asking again {again}"
     )
 
