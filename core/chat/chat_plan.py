@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,9 @@ from ..knowledge.context_files import (
     skills_index,
 )
 from ..knowledge.skills import Skill, SkillError, closest
+from ..stream.stream_translate import new_id
 from ..tools.tool_registry import TOOLS
 from .chat_request import ChatRequest
-from .chat_stream import ChatPlan, response_message_id
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
@@ -207,6 +207,41 @@ def ui_history_of(ui: list[UIMessage]) -> list[UIMessage]:
     """The messages before the answer: all but a last assistant message (which the answer
     continues)."""
     return list(ui[:-1] if ui[-1].get("role") == "assistant" else ui)
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    """Everything one answer needs, decided before the model is called (built once, whole:
+    `build_plan`)."""
+
+    system: str
+    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
+    message_id: str
+    answer_base: UIMessage | None = None  # the assistant message a continuation extends
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    server_tools: frozenset[str] = frozenset()
+    max_steps: int = 8
+    local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
+    latest_user_id: str | None = None  # the message this answer replies to
+    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
+    model_source: str = "settings"
+    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
+    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
+    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
+    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
+    debug: bool = False  # ?debug=context: the exact request goes to the panel too
+
+    def answer_start(self) -> UIMessage:
+        """The assistant message this answer extends (a continuation), or a new empty one."""
+        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
+
+
+def response_message_id(messages: list[UIMessage]) -> str:
+    """A continuation (last message is the assistant's) must keep that message's id."""
+    last = messages[-1]
+    if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
+        return str(last["id"])
+    return new_id("msg")
 
 
 def build_plan(

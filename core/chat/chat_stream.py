@@ -36,6 +36,7 @@ from ..stream.ui_assembler import MessageAssembler
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
 from ..tools.tool_registry import get_tool, server_tool_outputs
+from .chat_plan import ChatPlan
 from .failures import owned_error
 
 log = logging.getLogger("comfyui_assistant")
@@ -44,33 +45,6 @@ log = logging.getLogger("comfyui_assistant")
 # Builds the exact request for the answer so far (the context engine); the optional window
 # overrides ours after a provider's "context length exceeded".
 Assemble = Callable[[UIMessage, int | None], Assembled]
-
-
-@dataclass(frozen=True)
-class ChatPlan:
-    """Everything one answer needs, decided before the model is called (built once, whole:
-    core/chat/chat_plan.py `build_plan`)."""
-
-    system: str
-    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
-    message_id: str
-    answer_base: UIMessage | None = None  # the assistant message a continuation extends
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    server_tools: frozenset[str] = frozenset()
-    max_steps: int = 8
-    local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
-    latest_user_id: str | None = None  # the message this answer replies to
-    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
-    model_source: str = "settings"
-    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
-    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
-    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
-    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
-    debug: bool = False  # ?debug=context: the exact request goes to the panel too
-
-    def answer_start(self) -> UIMessage:
-        """The assistant message this answer extends (a continuation), or a new empty one."""
-        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
 
 
 @dataclass(frozen=True)
@@ -155,14 +129,6 @@ class ChatOutcome:
             report["reported"] = self.last_usage.prompt_tokens
             report["cachedTokens"] = self.last_usage.cached_tokens
         return report
-
-
-def response_message_id(messages: list[UIMessage]) -> str:
-    """A continuation (last message is the assistant's) must keep that message's id."""
-    last = messages[-1]
-    if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
-        return str(last["id"])
-    return new_id("msg")
 
 
 async def _run_tools(

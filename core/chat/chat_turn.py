@@ -48,17 +48,10 @@ from .chat_context import (
     prepare_context,
     reload_summary,
 )
-from .chat_plan import build_plan, skill_use, ui_history_of
+from .chat_plan import ChatPlan, build_plan, response_message_id, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
-from .chat_stream import (
-    ChatOutcome,
-    ChatPlan,
-    StepHooks,
-    chat_chunks,
-    log_outcome,
-    response_message_id,
-)
+from .chat_stream import ChatOutcome, StepHooks, chat_chunks, log_outcome
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .failures import owned_error
 from .turn_setup import WINDOWS, set_up_turn, used_learned_window, window_key

@@ -40,8 +40,8 @@ from ..tokens.tokens import Correction
 from ..tools.server_tools import ToolContext, ToolOutput
 from ..tools.tool_registry import tools_for
 from .chat_context import ChatContext
-from .chat_plan import offered_names, registry_tools
-from .chat_stream import Assemble, ChatOutcome, ChatPlan, StepHooks, chat_chunks
+from .chat_plan import ChatPlan, offered_names, registry_tools
+from .chat_stream import Assemble, ChatOutcome, StepHooks, chat_chunks
 from .delegate_result import ChildRun
 
 log = logging.getLogger("comfyui_assistant")

@@ -16,9 +16,8 @@ from ..provider.provider_probes import Capabilities, provider_capabilities
 from ..provider.slots import SlotChoice
 from ..service import AssistantService
 from .chat_context import turn_window
-from .chat_plan import SkillUse, Sources, build_plan
+from .chat_plan import ChatPlan, SkillUse, Sources, build_plan
 from .chat_request import ChatRequest
-from .chat_stream import ChatPlan
 
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
 # A learned window is planned with for this many turns, then the window the provider states is
