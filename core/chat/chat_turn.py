@@ -36,7 +36,6 @@ from ..store.sent_turns import SentTurn, SentTurns, due_note
 from ..store.thread_state import ThreadState
 from ..store.threads import Threads
 from ..stream import ui_stream as ui
-from ..stream.stream_translate import Usage
 from ..tokens.image_costs import image_budget, image_cost_for
 from ..tokens.tokens import counter_for
 from ..tools.server_tools import ToolContext
@@ -51,9 +50,10 @@ from .chat_context import (
 from .chat_plan import ChatPlan, build_plan, response_message_id, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
-from .chat_stream import ChatOutcome, StepHooks, chat_chunks, log_outcome
+from .chat_stream import ChatOutcome, StepRunner, log_outcome
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .failures import owned_error
+from .step_calls import StepHooks
 from .turn_setup import WINDOWS, set_up_turn, used_learned_window, window_key
 
 log = logging.getLogger("comfyui_assistant")
@@ -96,13 +96,12 @@ class ChatTurn:
 
     def __init__(self, service: AssistantService, req: ChatRequest, *, debug: bool = False):
         self.service, self.req, self.debug = service, req, debug
-        self.outcome = ChatOutcome()
         self.message_id = ""
+        self._runner: StepRunner | None = None  # runs the answer (set by prepare)
         self.headers: dict[str, str] = {}  # the first request's size, for the response
         self._stored: asyncio.Future[None] | None = None
         self._threads: Threads | None = None
         self._plan: ChatPlan | None = None
-        self._hooks: StepHooks | None = None  # what the step loop calls back (set by prepare)
         self._provider: Provider | None = None
         self._model = ""
         self._tools: ToolContext | None = None
@@ -130,7 +129,8 @@ class ChatTurn:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._hooks = None  # (its `before` is this turn's method: a cycle holding the body)
+        if self._runner is not None:  # (its hooks' `before` is this turn's: a cycle)
+            self._runner.hooks = None
         if self._lease is not None:  # (a summary made ahead may start now)
             self._lease.end()
         stored = self._stored
@@ -169,6 +169,7 @@ class ChatTurn:
         if skill.reply is not None:  # answered here, without the model
             self._plan = build_plan(req, sources, first_turn, skill)
             self._model = provider.settings.model or ""
+            self._runner = StepRunner(provider, self._model, self._plan, None, self._tools)
             return None
         latest = skill.latest_id
         if latest is not None and latest not in sent:  # first sent now: recorded as sent
@@ -238,12 +239,6 @@ class ChatTurn:
                 DelegateBudget.from_env(service.options.environ),
             )  # fmt: skip
             self._tools = replace(self._tools, delegate=Delegator(parent).run)
-        model, correction = self._model, context.correction
-
-        def learn(assembled: Assembled, usage: Usage) -> None:
-            correction.observe(model, assembled.parts, usage.prompt_tokens)
-
-        self.outcome.on_usage, self.outcome.correction = learn, correction
         self.headers = {
             "X-Context-Budget": str(first.budget.available),
             "X-Context-Window": str(first.budget.window.tokens),
@@ -251,8 +246,17 @@ class ChatTurn:
         if not context.overflows(plan.answer_start()):
             self.headers["X-Context-Tokens"] = str(first.tokens)
         # (else the request is known once the summary is: the report says it)
-        self._hooks = StepHooks(context.assemble, self._before)
+        hooks = StepHooks(context.assemble, self._before)
+        self._runner = StepRunner(
+            provider, self._model, plan, hooks, self._tools, context.correction
+        )
         return None
+
+    @property
+    def outcome(self) -> ChatOutcome:
+        """What the answer's run returns (kept current as it streams)."""
+        assert self._runner is not None, "prepare first"
+        return self._runner.outcome
 
     async def _before(self) -> AsyncIterator[ui.Chunk]:
         if self._no_tools:
@@ -356,8 +360,9 @@ class ChatTurn:
             self.service.options.partial_save_seconds,
         )  # fmt: skip
         saver.start()
-        hooks, outcome = self._hooks, self.outcome
-        async for chunk in chat_chunks(provider, self._model, plan, hooks, tools, outcome):
+        outcome = self.outcome
+        assert self._runner is not None
+        async for chunk in self._runner.chat_chunks():
             yield chunk
             answer = outcome.message
             if isinstance(chunk, ui.Finish) and answer is not None and has_content(answer):
