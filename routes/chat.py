@@ -47,7 +47,7 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     async def chat(request: web.Request) -> web.StreamResponse:
         req: ChatRequest = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
         debug = request.query.get("debug") == "context"
-        async with ChatTurn(service, req, debug=debug) as turn:
+        async with ChatTurn(await service.turn_parts(), req, debug=debug) as turn:
             try:
                 error = await turn.prepare()
             except DiskFull as exc:  # (the request's messages could not be stored)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context.system_prompt import UserContext
-from ..service import AssistantService
 from ..store.user_data import sendable
 from .chat_plan import Sources, list_skills, load_context, role_override
+from .turn_parts import TurnParts
 
 
 @dataclass(frozen=True)
@@ -21,37 +21,37 @@ class UserSnapshot:
     preferences: dict[str, Any]
 
 
-async def user_snapshot(service: AssistantService) -> UserSnapshot:
+async def user_snapshot(parts: TurnParts) -> UserSnapshot:
     """What a chat reads of the user's context from the store, re-read only after a write."""
-    store = await service.store()
+    store = parts.store
     cached = store.cache.get("user")
     if cached is not None and cached[0] == store.user_generation:
         return cached[1]  # type: ignore[no-any-return]
     generation = store.user_generation
-    user = await service.user_data()
+    user = parts.user_data
     snapshot = UserSnapshot(
         custom=await user.setting("prompt", "system"),
         persona=await user.active_persona(),
         rules=[r["text"] for r in await user.rules.list() if r["enabled"]],
         reminders=[r["text"] for r in await user.reminders.list() if r["enabled"]],
-        preferences=await service.store_settings("preferences"),
+        preferences=await store.get_settings("preferences"),
     )
     store.cache["user"] = (generation, snapshot)
     return snapshot
 
 
-async def gather_sources(service: AssistantService, snap: UserSnapshot) -> Sources:
-    user = await service.user_data()
-    environ = service.options.environ
-    env = await service.environment.get()
+async def gather_sources(parts: TurnParts, snap: UserSnapshot) -> Sources:
+    user = parts.user_data
+    environ = parts.options.environ
+    env = await parts.environment.get()
     replaces = role_override(snap.persona, snap.custom) is not None
-    directory = service.options.system_context_dir
+    directory = parts.options.system_context_dir
     return Sources(
         system_context=load_context(directory, environ, replaces),
         compact_context=load_context(directory, environ, replaces, compact=True),
         custom_system_prompt=snap.custom,
-        system_skills=list_skills(service.system_skills),
-        user_skills=list_skills(service.user_skills),
+        system_skills=list_skills(parts.system_skills),
+        user_skills=list_skills(parts.user_skills),
         environment_line=env.summary_line(),
         user=UserContext(
             rules=snap.rules,

@@ -30,9 +30,9 @@ from ..provider.provider import Provider
 from ..provider.provider_probes import sees_images
 from ..provider.shared_cache import ChatLease
 from ..provider.slots import choose_slot
-from ..service import AssistantService
 from ..store.delegations import Delegations
 from ..store.sent_turns import SentTurn, SentTurns, due_note
+from ..store.store import Store
 from ..store.thread_state import ThreadState
 from ..store.threads import Threads
 from ..stream import ui_stream as ui
@@ -54,6 +54,7 @@ from .chat_stream import ChatOutcome, StepRunner, log_outcome
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .failures import owned_error
 from .step_calls import StepHooks
+from .turn_parts import TurnParts
 from .turn_setup import WINDOWS, set_up_turn, used_learned_window, window_key
 
 log = logging.getLogger("comfyui_assistant")
@@ -72,9 +73,8 @@ NO_VISION = (
 STATUS_EVERY = 5.0  # seconds between status updates while the user waits for a summary
 
 
-async def first_notice(service: AssistantService, key: str) -> bool:
+async def first_notice(store: Store, key: str) -> bool:
     """True the first time this is asked for `key` (then remembered)."""
-    store = await service.store()
     if (await store.get_settings(NOTICES)).get(key):
         return False
     await store.update_settings(NOTICES, {key: True})
@@ -90,12 +90,12 @@ class StreamEnd(enum.Enum):
 
 
 class ChatTurn:
-    """Use as `async with ChatTurn(service, req) as turn:`, which stores the request's
+    """Use as `async with ChatTurn(parts, req) as turn:`, which stores the request's
     messages (on the database's thread while the turn plans) and waits for that write on the
     way out, also after an early error answer."""
 
-    def __init__(self, service: AssistantService, req: ChatRequest, *, debug: bool = False):
-        self.service, self.req, self.debug = service, req, debug
+    def __init__(self, parts: TurnParts, req: ChatRequest, *, debug: bool = False):
+        self.parts, self.req, self.debug = parts, req, debug
         self.message_id = ""
         self._runner: StepRunner | None = None  # runs the answer (set by prepare)
         self.headers: dict[str, str] = {}  # the first request's size, for the response
@@ -117,7 +117,7 @@ class ChatTurn:
 
     async def __aenter__(self) -> ChatTurn:
         req = self.req
-        self._threads = threads = await self.service.threads()
+        self._threads = threads = self.parts.threads
         self._stored = asyncio.ensure_future(
             threads.sync(
                 req.thread_id, req.messages, replaces=req.message_id, workflow=req.workflow
@@ -143,11 +143,11 @@ class ChatTurn:
     async def prepare(self) -> Message | None:
         """Plan the answer and assemble its first request. Returns the message to answer
         with instead (the context cannot fit, the provider cannot be reached), or None."""
-        service, req = self.service, self.req
+        parts, req = self.parts, self.req
         self.message_id = response_message_id(req.messages)
-        snap = await user_snapshot(service)
-        sources = await gather_sources(service, snap)
-        provider = self._provider = await service.provider()
+        snap = await user_snapshot(parts)
+        sources = await gather_sources(parts, snap)
+        provider = self._provider = parts.provider
         assert self._stored is not None and self._threads is not None, "use `async with`"
         # the user's message is stored before the model is called (and the context then
         # knows a thread just created has no summary to read)
@@ -160,9 +160,9 @@ class ChatTurn:
         self._tools = ToolContext(
             thread_id=req.thread_id,
             threads=self._threads,
-            system_skills=service.system_skills,
-            user_skills=service.user_skills,
-            environment=service.environment,
+            system_skills=parts.system_skills,
+            user_skills=parts.user_skills,
+            environment=parts.environment,
             read_context_section=sources.system_context.section,
             look_back=look_back(store, req.thread_id),
         )  # (the search's size follows the profile, once the window is known)
@@ -179,7 +179,7 @@ class ChatTurn:
             sent[latest] = SentTurn(due_note(snap.reminders, now, earlier), skill.text)
             self._unsent = latest  # (recorded once its recalled passages are known)
         try:
-            setup = await set_up_turn(service, provider, sources)
+            setup = await set_up_turn(store, provider, sources)
             self._model, caps, window = setup.model, setup.caps, setup.window
             profile, vision = setup.profile, sees_images(caps, sources.environ)
             history, unseen = await with_thread_files(
@@ -189,15 +189,15 @@ class ChatTurn:
             if vision:  # the newest run's images, as the window affords
                 cost, budget = image_cost_for(self._model), image_budget(window.tokens)
                 shown = await run_picture(
-                    store, service.outputs, req.thread_id, req.messages, cost, budget
+                    store, parts.outputs, req.thread_id, req.messages, cost, budget
                 )
             if unseen:
                 self._no_vision = await first_notice(
-                    service, f"vision {window_key(provider, self._model)}"
+                    store, f"vision {window_key(provider, self._model)}"
                 )
             self._tools = replace(self._tools, search_limit=profile.search_results)
             if caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
-                await service.compactor.cancel(req.thread_id)  # (made again after the answer)
+                await parts.compactor.cancel(req.thread_id)  # (made again after the answer)
             # (a shared cache: no background work decodes beside the answer; shared_cache.py)
             self._lease = lease = await ChatLease.start(provider.settings, self._model)
             slot = await choose_slot(
@@ -207,7 +207,7 @@ class ChatTurn:
                 req, sources, first_turn, skill, history=history, slot=slot, debug=self.debug
             )
             if not setup.tools_usable:
-                self._no_tools = await first_notice(service, window_key(provider, self._model))
+                self._no_tools = await first_notice(store, window_key(provider, self._model))
             user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
             project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
             context = await prepare_context(
@@ -217,8 +217,8 @@ class ChatTurn:
                 window=window,
                 state=state,
                 thread_id=req.thread_id,
-                environ=service.options.environ,
-                stored_correction=await service.corrections(),
+                environ=parts.options.environ,
+                stored_correction=await parts.corrections(),
                 sent=sent,
                 user_context=user_context,
                 project=project,
@@ -233,10 +233,10 @@ class ChatTurn:
         self._context, self._state = context, state
         if DELEGATE in plan.server_tools:
             parent = Parent(
-                provider, self._model, window, profile, service.options.environ,
+                provider, self._model, window, profile, parts.options.environ,
                 sources.environment_line, user_context, context.inputs.correction,
                 req.thread_id, plan.message_id, Delegations(store),
-                DelegateBudget.from_env(service.options.environ),
+                DelegateBudget.from_env(parts.options.environ),
             )  # fmt: skip
             self._tools = replace(self._tools, delegate=Delegator(parent).run)
         self.headers = {
@@ -316,7 +316,7 @@ class ChatTurn:
             return
         answer = self._plan.answer_start()
         if await calibrate(context, provider, self._model, answer, first) is not None:
-            await self.service.save_corrections(context.correction.as_dict())
+            await self.parts.save_corrections(context.correction.as_dict())
 
     async def _summary_first(self) -> AsyncIterator[ui.Chunk]:
         """A thread that no longer fits, with no summary made ahead to take the place of its
@@ -328,7 +328,7 @@ class ChatTurn:
             return
         if not context.inputs.settings.summarize or not context.overflows(plan.answer_start()):
             return
-        compactor, thread_id = self.service.compactor, self.req.thread_id
+        compactor, thread_id = self.parts.compactor, self.req.thread_id
         if compactor.running(thread_id) is None:
             work = compact(
                 context, plan.ui_history, self._provider, self._model, state, thread_id,
@@ -357,7 +357,7 @@ class ChatTurn:
         assert self._threads is not None
         saver = self._saver = AnswerSaver(
             self._threads, self.req.thread_id, self._position(), self.outcome,
-            self.service.options.partial_save_seconds,
+            self.parts.options.partial_save_seconds,
         )  # fmt: skip
         saver.start()
         outcome = self.outcome
@@ -398,14 +398,14 @@ class ChatTurn:
                     thread_id, taken.text, taken.until, taken.fallback
                 )
             if outcome.correction is not None and outcome.last_usage is not None:
-                await self.service.save_corrections(outcome.correction.as_dict())
+                await self.parts.save_corrections(outcome.correction.as_dict())
             if outcome.overflow_window is not None and self._provider is not None:
                 told, over = outcome.overflow_window
                 key = window_key(self._provider, self._model)
-                store = await self.service.store()
+                store = self.parts.store
                 await store.update_settings(WINDOWS, {key: {"tokens": told, "over": over}})
             elif self._provider is not None and self._learned():
-                await used_learned_window(self.service, self._provider, self._model)
+                await used_learned_window(self.parts.store, self._provider, self._model)
 
         try:
             await asyncio.shield(save())
@@ -432,7 +432,7 @@ class ChatTurn:
             context, thread, self._provider, self._model, self._state, self.req.thread_id,
             plan.slot,
         )  # fmt: skip
-        self.service.compactor.start(self.req.thread_id, work)
+        self.parts.compactor.start(self.req.thread_id, work)
 
     def _position(self) -> int:
         """Where the answer goes in the thread: after the request's messages, or in place of

@@ -14,7 +14,7 @@ from ..provider.budget import Window
 from ..provider.provider import Provider
 from ..provider.provider_probes import Capabilities, provider_capabilities
 from ..provider.slots import SlotChoice
-from ..service import AssistantService
+from ..store.store import Store
 from .chat_context import turn_window
 from .chat_plan import ChatPlan, SkillUse, Sources, build_plan
 from .chat_request import ChatRequest
@@ -62,12 +62,12 @@ class TurnSetup:
         )  # fmt: skip
 
 
-async def set_up_turn(service: AssistantService, provider: Provider, sources: Sources) -> TurnSetup:
+async def set_up_turn(store: Store, provider: Provider, sources: Sources) -> TurnSetup:
     """The model the provider serves, what its server can do, the window and the profile it
     picks. Raises what the provider raises when it cannot say which model it serves."""
     model, model_source = await provider.choose_model()
     caps = await provider_capabilities(provider.settings, model)
-    window = await turn_window(provider, model, await learned_window(service, provider, model))
+    window = await turn_window(provider, model, await learned_window(store, provider, model))
     return TurnSetup(model, model_source, caps, window, profile_for(window.tokens, sources.environ))
 
 
@@ -75,19 +75,16 @@ def window_key(provider: Provider, model: str) -> str:
     return f"{provider.settings.base_url.rstrip('/')} {model}"
 
 
-async def learned_window(
-    service: AssistantService, provider: Provider, model: str
-) -> dict[str, int] | None:
+async def learned_window(store: Store, provider: Provider, model: str) -> dict[str, int] | None:
     """The window this provider said a model has when a request overflowed (and the window
     we had planned with then), or None."""
-    value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
+    value = (await store.get_settings(WINDOWS)).get(window_key(provider, model))
     return value if isinstance(value, dict) else None
 
 
-async def used_learned_window(service: AssistantService, provider: Provider, model: str) -> None:
+async def used_learned_window(store: Store, provider: Provider, model: str) -> None:
     """A turn was planned with the learned window: counted, and dropped after RECHECK_TURNS."""
     key = window_key(provider, model)
-    store = await service.store()
     value = (await store.get_settings(WINDOWS)).get(key)
     if not isinstance(value, dict):
         return
