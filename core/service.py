@@ -9,6 +9,7 @@ store opens on first use. One instance serves every request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
+from .memory.recall_tool import look_back
 from .provider.provider import Provider
 from .provider.provider_config import (
     ProviderSettings,
@@ -141,6 +143,7 @@ class AssistantService:
             ),
             corrections=self.corrections,
             save_corrections=self.save_corrections,
+            look_back=functools.partial(look_back, store),
         )
 
     async def store_settings(self, namespace: str) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from ..base.ui_messages import to_openai_messages
 from ..context.system_prompt import user_context_block
 from ..files.attachment_files import FileReading, model_parts
 from ..provider.budget import compute_budget
-from ..provider.provider_probes import sees_images
 from ..tokens.tokens import counter_for
 from .chat_plan import SkillUse
 from .chat_request import ChatRequest
@@ -52,7 +51,7 @@ async def message_room(parts: TurnParts, thread_id: str) -> Room | None:
     user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
     prompt = counter.messages([{"role": "system", "content": plan.system + user}])
     room = budget.available - prompt
-    return Room(setup.model, window.tokens, room, sees_images(setup.caps, sources.environ))
+    return Room(setup.model, window.tokens, room, setup.vision)
 
 
 def tokens_of(

@@ -17,6 +17,7 @@ from ..store.store import Store
 from ..store.threads import Threads
 from ..store.user_data import UserData
 from ..summary.compactor import Compactor
+from ..tools.server_tools import LookBack
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class TurnParts:
     # the learned per-model token corrections: read (kept current by the service), saved
     corrections: Callable[[], Awaitable[dict[str, Any]]]
     save_corrections: Callable[[dict[str, Any]], Awaitable[None]]
+    look_back: Callable[[str], LookBack]  # a thread's searchConversation (core/memory)
 
     @property
     def store(self) -> Store:

@@ -16,9 +16,7 @@ from ..files.attachments import with_thread_files
 from ..files.project_documents import for_turn
 from ..files.projects import Projects
 from ..files.run_images import Shown, run_picture
-from ..memory.recall_tool import look_back
 from ..provider.budget import ContextBudgetError
-from ..provider.provider_probes import sees_images
 from ..provider.shared_cache import ChatLease
 from ..provider.slots import choose_slot
 from ..store.delegations import Delegations
@@ -76,6 +74,7 @@ class _Read:
     sent: dict[str, SentTurn]  # what each user message was sent as
     skill: SkillUse
     first_turn: bool
+    history: list[UIMessage]  # the messages before the answer (`ui_history_of`)
 
 
 async def first_notice(store: Store, key: str) -> bool:
@@ -97,7 +96,8 @@ async def prepare_turn(
     await stored
     sent = await SentTurns(parts.store).of_thread(req.thread_id)
     first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
-    read = _Read(req, snap, sources, sent, skill_use(req, sources, sent), first_turn)
+    skill, history = skill_use(req, sources, sent), ui_history_of(req.messages)
+    read = _Read(req, snap, sources, sent, skill, first_turn, history)
     tools = ToolContext(
         thread_id=req.thread_id,
         threads=parts.threads,
@@ -105,7 +105,7 @@ async def prepare_turn(
         user_skills=parts.user_skills,
         environment=parts.environment,
         read_context_section=sources.system_context.section,
-        look_back=look_back(parts.store, req.thread_id),
+        look_back=parts.look_back(req.thread_id),
     )  # (the search's size follows the profile, once the window is known)
     if read.skill.reply is not None:  # answered here, without the model
         plan = build_plan(req, sources, first_turn, read.skill)
@@ -132,8 +132,9 @@ async def prepare_turn(
 
 @dataclass(frozen=True)
 class _Seen:
-    """The thread's messages as the model will see them: their attached files in place, the
-    newest run's picture (as the window affords), and the notice that it sees no images."""
+    """The thread's messages as the model will see them (their attached files in place, the
+    newest run's picture as the window affords), and whether to say once that it sees no
+    images."""
 
     history: list[UIMessage]
     shown: Shown | None
@@ -142,12 +143,9 @@ class _Seen:
 
 async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
     req, store, model = read.req, parts.store, setup.model
-    vision = sees_images(setup.caps, read.sources.environ)
-    history, unseen = await with_thread_files(
-        store, req.thread_id, ui_history_of(req.messages), vision
-    )
+    history, unseen = await with_thread_files(store, req.thread_id, read.history, setup.vision)
     shown = None
-    if vision:  # the newest run's images, as the window affords
+    if setup.vision:  # the newest run's images, as the window affords
         cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
         shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
     key = f"vision {window_key(parts.provider, model)}"
@@ -172,6 +170,7 @@ async def _model_turn(
         req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
     )
     no_tools = not setup.tools_usable and await first_notice(store, window_key(provider, model))
+    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
     user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
     project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
     state = ThreadState(store)
@@ -198,7 +197,6 @@ async def _model_turn(
             DelegateBudget.from_env(parts.options.environ),
         )  # fmt: skip
         tools = replace(tools, delegate=Delegator(parent).run)
-    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
     work = FirstWork(
         parts, req.thread_id, plan, model, context, state, notices, lease,
         first if setup.caps.counts else None, unsent,

@@ -12,7 +12,7 @@ from ..base.wire_types import UIMessage
 from ..context.prompt_profile import PromptProfile, profile_for
 from ..provider.budget import Window
 from ..provider.provider import Provider
-from ..provider.provider_probes import Capabilities, provider_capabilities
+from ..provider.provider_probes import Capabilities, provider_capabilities, sees_images
 from ..provider.slots import SlotChoice
 from ..store.store import Store
 from .chat_context import turn_window
@@ -36,6 +36,7 @@ class TurnSetup:
     caps: Capabilities
     window: Window
     profile: PromptProfile  # picked by the window: the same on every turn of a thread
+    vision: bool  # the model sees images (provider_probes.sees_images)
 
     @property
     def tools_usable(self) -> bool:
@@ -68,7 +69,8 @@ async def set_up_turn(store: Store, provider: Provider, sources: Sources) -> Tur
     model, model_source = await provider.choose_model()
     caps = await provider_capabilities(provider.settings, model)
     window = await turn_window(provider, model, await learned_window(store, provider, model))
-    return TurnSetup(model, model_source, caps, window, profile_for(window.tokens, sources.environ))
+    profile = profile_for(window.tokens, sources.environ)
+    return TurnSetup(model, model_source, caps, window, profile, sees_images(caps, sources.environ))
 
 
 def window_key(provider: Provider, model: str) -> str:
