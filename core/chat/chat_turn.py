@@ -18,9 +18,10 @@ from ..store.thread_state import ThreadState
 from ..stream import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .chat_context import compact
+from .chat_outcome import ChatOutcome, log_outcome
 from .chat_plan import response_message_id
 from .chat_request import ChatRequest
-from .chat_stream import ChatOutcome, StepRunner, log_outcome
+from .chat_stream import StepRunner
 from .turn_parts import TurnParts
 from .turn_prepare import PreparedTurn, prepare_turn
 from .turn_setup import WINDOWS, used_learned_window, window_key

@@ -40,8 +40,9 @@ from ..tokens.tokens import Correction
 from ..tools.server_tools import ToolContext, ToolOutput
 from ..tools.tool_registry import tools_for
 from .chat_context import ChatContext
+from .chat_outcome import ChatOutcome
 from .chat_plan import ChatPlan, offered_names, registry_tools
-from .chat_stream import ChatOutcome, StepRunner
+from .chat_stream import StepRunner
 from .delegate_result import ChildRun
 from .step_calls import Assemble, StepHooks
 
