@@ -26,9 +26,9 @@ from ..store.thread_state import ThreadState
 from ..tokens.image_costs import image_budget, image_cost_for
 from ..tools.server_tools import ToolContext
 from .chat_context import ChatContext, prepare_context
-from .chat_plan import ChatPlan, SkillUse, Sources, build_plan, skill_use, ui_history_of
+from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest
-from .chat_sources import UserSnapshot, gather_sources, user_snapshot
+from .chat_sources import Sources, UserSnapshot, gather_sources, user_snapshot
 from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
 from .failures import owned_error
 from .step_calls import StepHooks

@@ -16,8 +16,9 @@ from ..provider.provider_probes import Capabilities, provider_capabilities, sees
 from ..provider.slots import SlotChoice
 from ..store.store import Store
 from .chat_context import turn_window
-from .chat_plan import ChatPlan, SkillUse, Sources, build_plan
+from .chat_plan import ChatPlan, SkillUse, build_plan
 from .chat_request import ChatRequest
+from .chat_sources import Sources
 
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
 # A learned window is planned with for this many turns, then the window the provider states is
