@@ -192,7 +192,7 @@ class Delegator:
                         updates.put_nowait(run.progress())
                     if run.stopped:
                         break
-            except Exception as exc:  # (chat_chunks reports provider failures itself)
+            except Exception as exc:  # (the runner reports provider failures itself)
                 log.exception("a delegated task failed")
                 run.error = f"an internal error ({type(exc).__name__})"
             finally:
