@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +22,7 @@ from ..context.context_steps import digest_rounds
 from ..provider.provider import Provider
 from ..provider.shared_cache import background
 from ..stream.think_tags import visible_text
+from ..tokens.packing import pack, within
 from ..tokens.tokens import counter_for
 from . import summary_trust as trust
 from .fallback_summary import facts_block, fallback_summary, split_facts
@@ -114,23 +115,21 @@ def transcript(messages: Sequence[OpenAIMessage]) -> str:
 def chunks(lines: list[str], room: int, count: Callable[[str], int]) -> list[str]:
     """The transcript in pieces of at most `room` tokens, oldest first, cut between lines (a
     line longer than a piece keeps its start and its end)."""
-    out: list[str] = []
-    current: list[str] = []
-    used = 0
+    return [text for text, _ in pack(_fitted_lines(lines, room, count), "\n", within(room))]
+
+
+def _fitted_lines(
+    lines: list[str], room: int, count: Callable[[str], int]
+) -> Iterator[tuple[str, int]]:
+    """Each line with its tokens (and its line break); one longer than `room` (a paste) keeps
+    its start and its end."""
     for line in lines:
         size = count(line) + 1
-        if size > room:  # one huge line (a paste): its start and end
+        if size > room:
             keep = max(200, len(line) * room // size // 2 - 20)
             line = f"{line[:keep]} […] {line[-keep:]}"
             size = count(line) + 1
-        if current and used + size > room:
-            out.append("\n".join(current))
-            current, used = [], 0
-        current.append(line)
-        used += size
-    if current:
-        out.append("\n".join(current))
-    return out
+        yield line, size
 
 
 @dataclass(frozen=True)
