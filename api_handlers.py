@@ -34,6 +34,7 @@ from .routes.outputs import add_output_routes
 from .routes.projects import add_project_routes
 from .routes.provider import add_provider_routes
 from .routes.skills import add_skill_routes
+from .routes.thread_context import add_thread_context_routes
 from .routes.threads import add_thread_routes
 from .routes.user_context import add_user_context_routes
 
@@ -44,6 +45,7 @@ def add_routes(
     ours = web.RouteTableDef()
     for add in (
         add_chat_routes,
+        add_thread_context_routes,
         add_attachment_routes,
         add_provider_routes,
         add_thread_routes,

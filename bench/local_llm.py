@@ -151,19 +151,26 @@ class Proxy:
                 self.last_chat = (messages, sent.get("tools"))
             self.calls.append(call)
         async with self.session.request(request.method, url, data=body, headers=headers) as up:
-            response = web.StreamResponse(
-                status=up.status,
-                headers={"Content-Type": up.headers.get("Content-Type", "application/json")},
-            )
-            await response.prepare(request)
-            tail = b""
-            async for piece in up.content.iter_any():
-                await response.write(piece)
-                tail = (tail + piece)[-8192:]
-                if call is not None:
-                    _note_timings(call, tail)
-            await response.write_eof()
-            return response
+            with contextlib.suppress(ConnectionResetError):  # our server gave up on the call
+                return await self._relay(request, up, call)
+            return web.Response(status=499)
+
+    async def _relay(
+        self, request: web.Request, up: aiohttp.ClientResponse, call: Call | None
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=up.status,
+            headers={"Content-Type": up.headers.get("Content-Type", "application/json")},
+        )
+        await response.prepare(request)
+        tail = b""
+        async for piece in up.content.iter_any():
+            await response.write(piece)
+            tail = (tail + piece)[-8192:]
+            if call is not None:
+                _note_timings(call, tail)
+        await response.write_eof()
+        return response
 
 
 def _note_timings(call: Call, tail: bytes) -> None:

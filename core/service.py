@@ -1,5 +1,6 @@
-"""The long-lived state behind the routes: options, the store, the provider client, skills, the
-environment and where a run's outputs are read.
+"""The composition root above the wings: the long-lived state behind the routes (options, the
+store, the provider client, skills, the environment, where a run's outputs are read), and the
+parts of each chat turn handed to the chat wing, which never imports it.
 
 Created without I/O (inside ComfyUI it is built at import time, before any event loop); the
 store opens on first use. One instance serves every request.
@@ -8,6 +9,7 @@ store opens on first use. One instance serves every request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Mapping
@@ -17,6 +19,7 @@ from typing import Any
 
 from .base.egress import Addresses, offline, origin_of, statement
 from .base.wire_types import EgressStatement
+from .chat.turn_parts import TurnOptions, TurnParts
 from .files.attachment_files import MAX_BYTES
 from .files.run_outputs import OutputSource, standalone_outputs
 from .installs.download_checks import Origins
@@ -29,6 +32,7 @@ from .installs.scans import ScanStore
 from .knowledge.context_files import SYSTEM_CONTEXT_DIR
 from .knowledge.environment import EnvironmentService
 from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
+from .memory.recall_tool import look_back
 from .provider.provider import Provider
 from .provider.provider_config import (
     ProviderSettings,
@@ -120,6 +124,27 @@ class AssistantService:
 
     async def user_data(self) -> UserData:
         return UserData(await self.store(), self.options.data_dir)
+
+    async def turn_parts(self) -> TurnParts:
+        """What one chat turn is made of (core/chat/turn_parts.py): the store opened, the
+        provider client of the current settings."""
+        store, options = await self.store(), self.options
+        return TurnParts(
+            threads=Threads(store),
+            provider=await self.provider(),
+            user_data=UserData(store, options.data_dir),
+            system_skills=self.system_skills,
+            user_skills=self.user_skills,
+            environment=self.environment,
+            outputs=self.outputs,
+            compactor=self.compactor,
+            options=TurnOptions(
+                options.environ, options.system_context_dir, options.partial_save_seconds
+            ),
+            corrections=self.corrections,
+            save_corrections=self.save_corrections,
+            look_back=functools.partial(look_back, store),
+        )
 
     async def store_settings(self, namespace: str) -> dict[str, Any]:
         return await (await self.store()).get_settings(namespace)

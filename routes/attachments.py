@@ -98,7 +98,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
             raise too_big if exc.status == 413 else exc from None
         thread, name, encoded = _fields(body)
         data, reading = await asyncio.to_thread(_read, name, encoded, max_bytes)
-        room = await message_room(service, thread)
+        room = await message_room(await service.turn_parts(), thread)
         aid = new_id()
         vision = room.vision if room is not None else True
         model = room.model if room is not None else ""

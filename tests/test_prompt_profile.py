@@ -11,14 +11,12 @@ from typing import Any
 import pytest
 from comfyui_assistant.core.chat.chat_plan import (
     SkillUse,
-    Sources,
     build_plan,
-    list_skills,
-    load_context,
     offered_names,
     registry_tools,
 )
 from comfyui_assistant.core.chat.chat_request import parse_chat_request
+from comfyui_assistant.core.chat.chat_sources import Sources, list_skills, load_context
 from comfyui_assistant.core.context.prompt_profile import FULL, MEDIUM, PROFILES, SMALL, profile_for
 from comfyui_assistant.core.context.system_prompt import UserContext
 from comfyui_assistant.core.knowledge.context_files import SYSTEM_CONTEXT_DIR

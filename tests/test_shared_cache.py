@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from comfyui_assistant.core.chat.chat_stream import CACHE_FULL_RETRY
+from comfyui_assistant.core.chat.step_calls import CACHE_FULL_RETRY
 from comfyui_assistant.core.chat.turn_setup import RECHECK_TURNS
 from comfyui_assistant.core.provider import slots as slots_module
 from comfyui_assistant.core.provider.provider_config import resolve

@@ -93,3 +93,51 @@ async def test_a_summary_that_takes_too_long_is_replaced_and_the_log_says_why(ca
         await client.close()
     finally:
         await provider.stop()
+
+
+async def test_a_model_whose_summaries_keep_being_rejected_rests_then_is_asked_again(caplog):
+    """Each rejected summary costs a whole generation on a compaction turn (about 30 s of a
+    60 s wait on Gemma 3 270M at 8K): after two in a row the digest stands in without asking,
+    for REST summaries; then the model is asked again, and a good summary trusts it again.
+    Another model on the same server is asked meanwhile."""
+    from comfyui_assistant.core.provider.provider import Provider
+    from comfyui_assistant.core.provider.provider_config import resolve
+    from comfyui_assistant.core.summary.summary_trust import REST
+
+    provider = ScriptedProvider()
+    await provider.start()
+    client = Provider(resolve({}, {"LLM_BASE_URL": provider.base_url, "LLM_MODEL": "m"}))
+    ui = [user("Make it warm, seed 1234.", "u0"), assistant_message("Done.", "a0")]
+    ids = ["u0", "a0"]
+    try:
+        provider.enqueue(*(Completion(GOOD, finish_reason="length") for _ in range(2)))
+        for _ in range(2):
+            assert (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
+        assert len(provider.requests) == 2
+        caplog.set_level("WARNING", logger="comfyui_assistant")
+        for _ in range(REST):
+            made = await summarize(client, "m", None, ui, ids, window=32_000)
+            assert made.fallback and "seed 1234" in made.text
+        assert len(provider.requests) == 2  # not asked while it rests
+        assert (
+            "not asking for a summary (the model's last 2 summaries were not usable (it hit its"
+            " token limit); not asking it this time, asking again after 7 more)" in caplog.text
+        )
+        assert "asking again the next one" in caplog.text
+        provider.enqueue(Completion(GOOD), Completion(GOOD))
+        assert not (await summarize(client, "other", None, ui, ids, window=32_000)).fallback
+        assert not (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
+        assert len(provider.requests) == 4  # asked again after its rest; trusted again
+        provider.enqueue(Completion(GOOD, finish_reason="length"), Completion(GOOD))
+        assert (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
+        assert not (await summarize(client, "m", None, ui, ids, window=32_000)).fallback
+        assert len(provider.requests) == 6  # one rejection after a good one: still asked
+        # a summary that takes longer than its timeout costs as much: two in a row, a rest
+        provider.enqueue(*(Completion(GOOD, delay=1.0) for _ in range(2)))
+        for _ in range(3):
+            assert (await summarize(client, "m", None, ui, ids, timeout=0.2)).fallback
+        assert len(provider.requests) == 8
+        assert "were not usable (no summary within 0.2 s)" in caplog.text
+    finally:
+        await client.close()
+        await provider.stop()

@@ -20,7 +20,7 @@ from ..base.error_codes import Coded, coded
 from ..base.json_text import compact_json
 from ..base.wire_types import UIMessage
 from ..store.threads import Threads
-from .chat_stream import ChatOutcome
+from .chat_outcome import ChatOutcome
 
 log = logging.getLogger("comfyui_assistant")
 

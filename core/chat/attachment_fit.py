@@ -16,12 +16,11 @@ from ..base.ui_messages import to_openai_messages
 from ..context.system_prompt import user_context_block
 from ..files.attachment_files import FileReading, model_parts
 from ..provider.budget import compute_budget
-from ..provider.provider_probes import sees_images
-from ..service import AssistantService
 from ..tokens.tokens import counter_for
 from .chat_plan import SkillUse
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot
+from .turn_parts import TurnParts
 from .turn_setup import set_up_turn
 
 log = logging.getLogger("comfyui_assistant")
@@ -35,14 +34,14 @@ class Room:
     vision: bool
 
 
-async def message_room(service: AssistantService, thread_id: str) -> Room | None:
+async def message_room(parts: TurnParts, thread_id: str) -> Room | None:
     """The room for one message with the current provider and model; None when the provider
     cannot say which model it serves (the chat will say why)."""
-    provider = await service.provider()
-    sources = await gather_sources(service, await user_snapshot(service))
+    provider = parts.provider
+    sources = await gather_sources(parts, await user_snapshot(parts))
     probe = ChatRequest(thread_id, [{"id": "probe", "role": "user", "parts": []}])
     try:
-        setup = await set_up_turn(service, provider, sources)
+        setup = await set_up_turn(parts.store, provider, sources)
     except Exception as exc:  # (unreachable, no model: the chat reports it)
         log.info("attachment: the model is unknown, the file is not checked against it: %s", exc)
         return None
@@ -52,7 +51,7 @@ async def message_room(service: AssistantService, thread_id: str) -> Room | None
     user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
     prompt = counter.messages([{"role": "system", "content": plan.system + user}])
     room = budget.available - prompt
-    return Room(setup.model, window.tokens, room, sees_images(setup.caps, sources.environ))
+    return Room(setup.model, window.tokens, room, setup.vision)
 
 
 def tokens_of(

@@ -29,7 +29,7 @@ from ..store.sent_turns import SentTurn
 from ..store.thread_state import ThreadState
 from ..summary.summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
 from ..tokens.tokens import Correction, counter_for
-from .chat_stream import ChatPlan
+from .chat_plan import ChatPlan
 
 
 @dataclass

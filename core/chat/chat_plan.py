@@ -11,8 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.ui_messages import system_texts
@@ -20,76 +19,23 @@ from ..base.wire_types import UIMessage
 from ..context.prompt_profile import FULL, PromptProfile
 from ..context.system_prompt import (
     PromptParts,
-    UserContext,
     build_continuation_message,
     build_system_message,
 )
 from ..knowledge.context_files import (
-    COMPACT_DIR,
-    ROLE_FILE,
-    SYSTEM_CONTEXT_DIR,
-    SystemContext,
     env_int,
-    load_system_context,
-    max_chars_from_env,
     skill_names_line,
     skills_index,
 )
-from ..knowledge.skills import Skill, SkillError, closest
+from ..knowledge.skills import Skill, closest
+from ..stream.stream_translate import new_id
 from ..tools.tool_registry import TOOLS
 from .chat_request import ChatRequest
-from .chat_stream import ChatPlan, response_message_id
+from .chat_sources import Sources
 
 SKILL_COMMAND = re.compile(r"^\s*/skill(?:\s+(?P<rest>.*))?\s*$", re.DOTALL)
 CONTEXT_READER = "readSystemContext"  # offered when the shipped guidance was cut
 REGISTRY_NAMES = frozenset(spec.name for spec in TOOLS)
-
-
-def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str | None:
-    """A persona that says so replaces the role text; else the user's own system prompt."""
-    if persona and persona.get("replacesSystemPrompt"):
-        return str(persona["instructions"])
-    return custom
-
-
-@dataclass(frozen=True)
-class Sources:
-    """What the plan reads, already loaded (the route gathers it from the service)."""
-
-    system_context: SystemContext
-    compact_context: SystemContext  # the guidance of the compact profiles
-    custom_system_prompt: str | None
-    system_skills: Sequence[Skill]
-    user_skills: Sequence[Skill]
-    environment_line: str
-    user: UserContext
-    environ: Mapping[str, str]
-    persona: Mapping[str, Any] | None = None  # the active persona
-
-    @property
-    def role_override(self) -> str | None:
-        return role_override(self.persona, self.custom_system_prompt)
-
-    @property
-    def persona_prompt(self) -> tuple[str, str] | None:
-        """A persona that adds to the role (one that does not replace it): a section of the
-        system message, which changes only when the persona does."""
-        if self.persona and not self.persona.get("replacesSystemPrompt"):
-            return str(self.persona["name"]), str(self.persona["instructions"])
-        return None
-
-
-def load_context(
-    directory: Path, environ: Mapping[str, str], replace_role: bool, compact: bool = False
-) -> SystemContext:
-    """The shipped guidance, capped; without the role file when something replaces it.
-    `compact`: the compact profiles' guidance, from `compact/` in that directory (the shipped
-    one when a directory of the user's own has none)."""
-    if compact:
-        own = directory / COMPACT_DIR
-        directory = own if own.is_dir() else SYSTEM_CONTEXT_DIR / COMPACT_DIR
-    skip = (ROLE_FILE,) if replace_role else ()
-    return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
 
 
 def _last_user(messages: list[UIMessage]) -> int | None:
@@ -209,6 +155,41 @@ def ui_history_of(ui: list[UIMessage]) -> list[UIMessage]:
     return list(ui[:-1] if ui[-1].get("role") == "assistant" else ui)
 
 
+@dataclass(frozen=True)
+class ChatPlan:
+    """Everything one answer needs, decided before the model is called (built once, whole:
+    `build_plan`)."""
+
+    system: str
+    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
+    message_id: str
+    answer_base: UIMessage | None = None  # the assistant message a continuation extends
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    server_tools: frozenset[str] = frozenset()
+    max_steps: int = 8
+    local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
+    latest_user_id: str | None = None  # the message this answer replies to
+    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
+    model_source: str = "settings"
+    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
+    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
+    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
+    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
+    debug: bool = False  # ?debug=context: the exact request goes to the panel too
+
+    def answer_start(self) -> UIMessage:
+        """The assistant message this answer extends (a continuation), or a new empty one."""
+        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
+
+
+def response_message_id(messages: list[UIMessage]) -> str:
+    """A continuation (last message is the assistant's) must keep that message's id."""
+    last = messages[-1]
+    if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
+        return str(last["id"])
+    return new_id("msg")
+
+
 def build_plan(
     req: ChatRequest,
     sources: Sources,
@@ -276,11 +257,3 @@ def build_plan(
         slot_note=slot_note,
         debug=debug,
     )
-
-
-def list_skills(directory: Any) -> list[Skill]:
-    """The skills of a directory: a few stats when nothing changed (SkillDirectory caches)."""
-    try:
-        return list(directory.list())
-    except SkillError:
-        return []

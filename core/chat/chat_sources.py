@@ -1,15 +1,80 @@
 """What a chat turn reads before it plans: the user's context (a snapshot from the store,
-re-read only after a write) and every source of the system message."""
+re-read only after a write) and every source of the system message (`Sources`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..context.system_prompt import UserContext
-from ..service import AssistantService
+from ..knowledge.context_files import (
+    COMPACT_DIR,
+    ROLE_FILE,
+    SYSTEM_CONTEXT_DIR,
+    SystemContext,
+    load_system_context,
+    max_chars_from_env,
+)
+from ..knowledge.skills import Skill, SkillError
 from ..store.user_data import sendable
-from .chat_plan import Sources, list_skills, load_context, role_override
+from .turn_parts import TurnParts
+
+
+def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str | None:
+    """A persona that says so replaces the role text; else the user's own system prompt."""
+    if persona and persona.get("replacesSystemPrompt"):
+        return str(persona["instructions"])
+    return custom
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What the plan reads, already loaded (`gather_sources`)."""
+
+    system_context: SystemContext
+    compact_context: SystemContext  # the guidance of the compact profiles
+    custom_system_prompt: str | None
+    system_skills: Sequence[Skill]
+    user_skills: Sequence[Skill]
+    environment_line: str
+    user: UserContext
+    environ: Mapping[str, str]
+    persona: Mapping[str, Any] | None = None  # the active persona
+
+    @property
+    def role_override(self) -> str | None:
+        return role_override(self.persona, self.custom_system_prompt)
+
+    @property
+    def persona_prompt(self) -> tuple[str, str] | None:
+        """A persona that adds to the role (one that does not replace it): a section of the
+        system message, which changes only when the persona does."""
+        if self.persona and not self.persona.get("replacesSystemPrompt"):
+            return str(self.persona["name"]), str(self.persona["instructions"])
+        return None
+
+
+def load_context(
+    directory: Path, environ: Mapping[str, str], replace_role: bool, compact: bool = False
+) -> SystemContext:
+    """The shipped guidance, capped; without the role file when something replaces it.
+    `compact`: the compact profiles' guidance, from `compact/` in that directory (the shipped
+    one when a directory of the user's own has none)."""
+    if compact:
+        own = directory / COMPACT_DIR
+        directory = own if own.is_dir() else SYSTEM_CONTEXT_DIR / COMPACT_DIR
+    skip = (ROLE_FILE,) if replace_role else ()
+    return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
+
+
+def list_skills(directory: Any) -> list[Skill]:
+    """The skills of a directory: a few stats when nothing changed (SkillDirectory caches)."""
+    try:
+        return list(directory.list())
+    except SkillError:
+        return []
 
 
 @dataclass(frozen=True)
@@ -21,37 +86,37 @@ class UserSnapshot:
     preferences: dict[str, Any]
 
 
-async def user_snapshot(service: AssistantService) -> UserSnapshot:
+async def user_snapshot(parts: TurnParts) -> UserSnapshot:
     """What a chat reads of the user's context from the store, re-read only after a write."""
-    store = await service.store()
+    store = parts.store
     cached = store.cache.get("user")
     if cached is not None and cached[0] == store.user_generation:
         return cached[1]  # type: ignore[no-any-return]
     generation = store.user_generation
-    user = await service.user_data()
+    user = parts.user_data
     snapshot = UserSnapshot(
         custom=await user.setting("prompt", "system"),
         persona=await user.active_persona(),
         rules=[r["text"] for r in await user.rules.list() if r["enabled"]],
         reminders=[r["text"] for r in await user.reminders.list() if r["enabled"]],
-        preferences=await service.store_settings("preferences"),
+        preferences=await store.get_settings("preferences"),
     )
     store.cache["user"] = (generation, snapshot)
     return snapshot
 
 
-async def gather_sources(service: AssistantService, snap: UserSnapshot) -> Sources:
-    user = await service.user_data()
-    environ = service.options.environ
-    env = await service.environment.get()
+async def gather_sources(parts: TurnParts, snap: UserSnapshot) -> Sources:
+    user = parts.user_data
+    environ = parts.options.environ
+    env = await parts.environment.get()
     replaces = role_override(snap.persona, snap.custom) is not None
-    directory = service.options.system_context_dir
+    directory = parts.options.system_context_dir
     return Sources(
         system_context=load_context(directory, environ, replaces),
         compact_context=load_context(directory, environ, replaces, compact=True),
         custom_system_prompt=snap.custom,
-        system_skills=list_skills(service.system_skills),
-        user_skills=list_skills(service.user_skills),
+        system_skills=list_skills(parts.system_skills),
+        user_skills=list_skills(parts.user_skills),
         environment_line=env.summary_line(),
         user=UserContext(
             rules=snap.rules,

@@ -15,157 +15,32 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import openai
 
 from ..base.error_codes import coded, stream_error_text
-from ..base.repair_notes import repairs_in
 from ..base.ui_messages import tool_name_of
-from ..base.wire_types import ContextReport, UIMessage
+from ..base.wire_types import UIMessage
 from ..context.context_engine import Assembled
 from ..context.window_tools import not_offered_note
 from ..provider.output_limit import OutputMeter, cut_note
 from ..provider.provider import Provider, ProviderError
-from ..provider.provider_profiles import is_cache_full, is_context_overflow, window_from_error
-from ..provider.shared_cache import others_done
 from ..stream import ui_stream as ui
 from ..stream.call_repair import schemas_of
-from ..stream.stream_translate import StepTranslator, Usage, new_id
+from ..stream.stream_translate import StepTranslator, new_id
 from ..stream.ui_assembler import MessageAssembler
 from ..tools.documents import Citations, next_citation_id
 from ..tools.server_tools import ToolContext, ToolFailure
 from ..tools.tool_registry import get_tool, server_tool_outputs
+from .chat_outcome import ChatOutcome
+from .chat_plan import ChatPlan
 from .failures import owned_error
+from .step_calls import OpenStep, StepCall, StepHooks, open_step, overflowed_mid_stream, retry_step
 
 log = logging.getLogger("comfyui_assistant")
-
-
-# Builds the exact request for the answer so far (the context engine); the optional window
-# overrides ours after a provider's "context length exceeded".
-Assemble = Callable[[UIMessage, int | None], Assembled]
-
-
-@dataclass(frozen=True)
-class ChatPlan:
-    """Everything one answer needs, decided before the model is called (built once, whole:
-    core/chat/chat_plan.py `build_plan`)."""
-
-    system: str
-    ui_history: list[UIMessage]  # UI messages before the answer (a /skill applied)
-    message_id: str
-    answer_base: UIMessage | None = None  # the assistant message a continuation extends
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    server_tools: frozenset[str] = frozenset()
-    max_steps: int = 8
-    local_reply: str | None = None  # answer without the model (e.g. an unknown /skill)
-    latest_user_id: str | None = None  # the message this answer replies to
-    skill_text: str | None = None  # a /skill in it, expanded (sent in place of the typed text)
-    model_source: str = "settings"
-    profile: str = "full"  # the prompt profile (prompt_profile.py) the window chose
-    progress: bool = False  # the server streams its prompt progress when asked (llama.cpp)
-    slot: int | None = None  # the llama.cpp slot of this thread (slots.choose_slot)
-    slot_note: str | None = None  # why it is not the thread's own slot (in the report)
-    debug: bool = False  # ?debug=context: the exact request goes to the panel too
-
-    def answer_start(self) -> UIMessage:
-        """The assistant message this answer extends (a continuation), or a new empty one."""
-        return self.answer_base or {"id": self.message_id, "role": "assistant", "parts": []}
-
-
-@dataclass(frozen=True)
-class StepHooks:
-    """What the step loop calls back into, given by whoever runs the answer (the chat turn, a
-    delegated task)."""
-
-    assemble: Assemble
-    # Work the user sees before the first model call (a summary of the thread still being
-    # made): its chunks (`data-status` parts) come first in the answer.
-    before: Callable[[], AsyncIterator[ui.Chunk]] | None = None
-    # True when the next step must be the last, offering no tools (a delegated task's budget
-    # nearly spent): checked before each step.
-    wrap_up: Callable[[], bool] | None = None
-
-    def last_step(self, plan: ChatPlan, step: int) -> bool:
-        return step == plan.max_steps - 1 or (self.wrap_up is not None and self.wrap_up())
-
-
-@dataclass
-class ChatOutcome:
-    """What happened: for the log line, the stored answer and the context report."""
-
-    message: UIMessage | None = None  # the answer as it streams
-    model: str | None = None
-    finish_reason: str = "other"
-    usage: Usage | None = None
-    last_usage: Usage | None = None  # the last step's: its prompt is the largest one
-    assembled: Assembled | None = None
-    steps: int = 0
-    error: str | None = None
-    error_kind: str | None = None
-    started_at: float = field(default_factory=time.monotonic)
-    on_usage: Callable[[Assembled, Usage], None] | None = None
-    correction: Any = None  # the learned token correction, persisted after the answer
-    revision: int = 0  # chunks applied to `message` so far (the partial saver watches it)
-    # the window a provider's overflow error stated, and ours it replaced (to remember)
-    overflow_window: tuple[int, int] | None = None
-    limited: bool = False  # the last step still wanted tools, which did not run
-    assembler: MessageAssembler | None = None  # builds `message` from the chunks
-    waiting_since: float | None = None  # a model call is out and has shown nothing yet
-    waiting_shown: bool = False  # ... and the user was told we wait for it
-
-    def apply(self, chunk: ui.Chunk) -> ui.Chunk:
-        """A chunk of the answer, applied to `message` (the stored answer matches the stream)."""
-        if self.assembler is not None:
-            self.assembler.apply(chunk)
-        self.revision += 1
-        return chunk
-
-    def waiting_note(self) -> ui.Chunk | None:
-        """While a model call is silent (the pump asks, sse.py): how long it has been waited
-        for. A local model reading a long prompt can take a minute before its first token,
-        and only llama.cpp reports its progress."""
-        if self.waiting_since is None:
-            return None
-        took = time.monotonic() - self.waiting_since
-        self.waiting_shown = True
-        text = f"Waiting for the model… ({took:.0f} s)"
-        return self.apply(ui.Data("status", {"text": text, "done": False}, id="status"))
-
-    def model_spoke(self) -> ui.Chunk | None:
-        """The model answered: the waiting note, if shown, is cleared."""
-        self.waiting_since = None
-        if not self.waiting_shown:
-            return None
-        self.waiting_shown = False
-        return self.apply(ui.Data("status", {"text": "", "done": True}, id="status"))
-
-    def observe(self, assembled: Assembled, usage: Usage) -> None:
-        self.usage = _add_usage(self.usage, usage)
-        self.last_usage = usage
-        if self.on_usage is not None:
-            self.on_usage(assembled, usage)
-
-    def report(self) -> ContextReport | None:
-        """The last step's context report, with what the provider reported for it."""
-        if self.assembled is None:
-            return None
-        report = self.assembled.report.copy()
-        if self.last_usage is not None:
-            report["reported"] = self.last_usage.prompt_tokens
-            report["cachedTokens"] = self.last_usage.cached_tokens
-        report["repairs"] = repairs_in(self.message)
-        return report
-
-
-def response_message_id(messages: list[UIMessage]) -> str:
-    """A continuation (last message is the assistant's) must keep that message's id."""
-    last = messages[-1]
-    if last.get("role") == "assistant" and isinstance(last.get("id"), str) and last["id"]:
-        return str(last["id"])
-    return new_id("msg")
 
 
 async def _run_tools(
@@ -256,233 +131,190 @@ def _names(tools: list[dict[str, Any]]) -> frozenset[str]:
     return frozenset(t["function"]["name"] for t in tools)
 
 
-async def _open_step(
-    provider: Provider,
-    model: str,
-    plan: ChatPlan,
-    hooks: StepHooks,
-    answer: UIMessage,
-    last: bool,
-    outcome: ChatOutcome,
-) -> tuple[Any, Assembled]:
-    """Start one model call (the last allowed step offers no tools); when it does not fit,
-    try once more (`_retry_step`)."""
-    assembled = hooks.assemble(answer, None)
-    if plan.slot_note:
-        assembled.report["limits"] = [*assembled.report["limits"], plan.slot_note]
-    try:
-        return await _call(provider, model, plan, assembled, last), assembled
-    except openai.APIStatusError as exc:
-        if not _did_not_fit(exc.status_code, str(exc.message), _code(exc)):
-            raise
-        return await _retry_step(
-            provider, model, plan, hooks, answer, last, outcome, assembled, exc
-        )
+class StepRunner:
+    """Runs one answer (`chat_chunks`): `plan.local_reply` when it has one (then `hooks` may
+    be None), else the model's steps, each request built by `hooks.assemble`. What it returns
+    is `outcome`: kept current as the chunks stream (the partial saver watches it), whole once
+    they end. Besides it, only what a stream must keep changes: the step being read (its
+    translator, the open model call, whether it started, showed anything, was cut) and how the
+    answer ends."""
 
+    def __init__(
+        self,
+        provider: Provider,
+        model: str,
+        plan: ChatPlan,
+        hooks: StepHooks | None,
+        ctx: ToolContext,
+        correction: Any = None,
+    ) -> None:
+        self.provider, self.model, self.plan, self.hooks, self.ctx = (
+            provider, model, plan, hooks, ctx,
+        )  # fmt: skip
+        self.outcome = ChatOutcome(correction=correction)
+        self._translator = StepTranslator(frozenset())
+        self._stream: Any = None  # the model call being read (closed on the way out)
+        self._started = self._shown = False
+        self._cut: OutputMeter | None = None  # the step passed the answer's limit
+        self._ending: ui.FinishReason | None = None  # how the answer ends, once a step says
 
-def _did_not_fit(status: int | None, message: str, code: str | None) -> bool:
-    return is_cache_full(message) or is_context_overflow(status, message, code)
+    async def chat_chunks(self) -> AsyncGenerator[ui.Chunk, None]:
+        plan, outcome = self.plan, self.outcome
+        assembler = outcome.assembler = MessageAssembler(plan.answer_base)
+        outcome.message, outcome.model = assembler.message, self.model
+        yield outcome.apply(ui.Start(plan.message_id))
+        if plan.local_reply is not None:
+            for chunk in local_reply(plan.local_reply):
+                yield outcome.apply(chunk)
+            outcome.finish_reason = "stop"
+            return
+        if self.hooks is None:
+            raise RuntimeError("the answer has no context engine attached")
+        self.provider.active += 1
+        try:
+            async for chunk in self._steps(self.hooks):
+                yield chunk
+        except Exception as exc:  # (the provider's told as such; ours logged and called a bug)
+            for chunk in self._failed(exc):
+                yield chunk
+            return
+        finally:
+            self.provider.active -= 1
+            if self._stream is not None:
+                await self._stream.close()
+        for chunk in self._finished():
+            yield chunk
 
-
-async def _retry_step(
-    provider: Provider,
-    model: str,
-    plan: ChatPlan,
-    hooks: StepHooks,
-    answer: UIMessage,
-    last: bool,
-    outcome: ChatOutcome,
-    assembled: Assembled,
-    exc: openai.APIError,
-) -> tuple[Any, Assembled]:
-    """The step again after the provider said it did not fit. llama.cpp's shared cache filled
-    while decoding (several requests at once): the same request, once the others are done,
-    and the window stands (core/provider/shared_cache.py). Else for the window the overflow
-    error states (or 75% of ours), remembered for the next turns (`outcome.overflow_window`)."""
-    if is_cache_full(str(exc.message)):
-        log.warning("the server's shared cache filled while decoding; retrying once it is free")
-        await others_done(provider.settings, model)
-        retried = CACHE_FULL_RETRY
-    else:
-        window = window_from_error(str(exc.message)) or int(assembled.budget.window.tokens * 0.75)
-        log.warning("the provider's window is smaller than ours; retrying with %d", window)
-        outcome.overflow_window = (window, assembled.budget.window.tokens)
-        assembled, retried = hooks.assemble(answer, window), "retried: overflow"
-    assembled.report["limits"] = [*assembled.report["limits"], retried]
-    return await _call(provider, model, plan, assembled, last), assembled
-
-
-CACHE_FULL_RETRY = "retried: the server's shared cache was full (same window)"
-
-
-async def _call(
-    provider: Provider, model: str, plan: ChatPlan, assembled: Assembled, last: bool
-) -> Any:
-    """The model call for `assembled` (the last allowed step offers no tools)."""
-    tools = [] if last else assembled.tools
-    limit = assembled.budget.answer_limit(assembled.tokens)
-    return await provider.stream(model, assembled.messages, tools, limit, plan.progress, plan.slot)
-
-
-def _overflow_mid_stream(exc: Exception) -> bool:
-    """An overflow reported inside a stream that already started (llama.cpp sends its prompt
-    progress first, then "Context size has been exceeded" when its shared cache filled)."""
-    return (
-        isinstance(exc, openai.APIError)
-        and not isinstance(exc, openai.APIStatusError)
-        and _did_not_fit(None, str(exc.message), None)
-    )
-
-
-def _code(exc: openai.APIStatusError) -> str | None:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error", body)
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, str) else None
-
-
-async def chat_chunks(
-    provider: Provider,
-    model: str,
-    plan: ChatPlan,
-    hooks: StepHooks | None,
-    ctx: ToolContext,
-    outcome: ChatOutcome,
-) -> AsyncGenerator[ui.Chunk, None]:
-    """The answer's chunks: `plan.local_reply` when it has one (then `hooks` may be None),
-    else the model's steps, each request built by `hooks.assemble`."""
-    assembler = outcome.assembler = MessageAssembler(plan.answer_base)
-    outcome.message = assembler.message
-    outcome.model = model
-    emit = outcome.apply
-
-    yield emit(ui.Start(plan.message_id))
-    if plan.local_reply is not None:
-        for chunk in local_reply(plan.local_reply):
-            yield emit(chunk)
-        outcome.finish_reason = "stop"
-        return
-
-    if hooks is None:
-        raise RuntimeError("the answer has no context engine attached")
-    translator = StepTranslator(frozenset())
-    stream: Any = None
-    started = limited = cut = False
-    provider.active += 1
-    try:
-        yield emit(ui.MessageMetadata({"model": model, "modelSource": plan.model_source}))
+    async def _steps(self, hooks: StepHooks) -> AsyncIterator[ui.Chunk]:
+        plan, outcome, emit = self.plan, self.outcome, self.outcome.apply
+        yield emit(ui.MessageMetadata({"model": self.model, "modelSource": plan.model_source}))
         if hooks.before is not None:
             async for chunk in hooks.before():
                 yield emit(chunk)
-        async for chunk in _answered_approvals(plan, ctx, assembler.message):
+        answer = outcome.message
+        assert answer is not None  # (`chat_chunks` started it)
+        async for chunk in _answered_approvals(plan, self.ctx, answer):
             yield emit(chunk)
         for step in range(plan.max_steps):
             last = hooks.last_step(plan, step)
-            started = False
-            outcome.waiting_since = time.monotonic()
-            stream, assembled = await _open_step(
-                provider, model, plan, hooks, assembler.message, last, outcome
-            )
-            offered = frozenset() if last else _names(assembled.tools)
-            translator = StepTranslator(
-                offered,
-                plan.server_tools,
-                secrets=(provider.settings.api_key,),
-                unoffered=f"Not run: this answer reached its limit of {plan.max_steps} tool steps."
-                if last
-                else None,
-                not_offered=lambda name: not_offered_note(name, plan.profile),
-                schemas=schemas_of(assembled.tools),
-            )
-            outcome.assembled = assembled
-            outcome.steps += 1
-            yield emit(ui.Data("context", assembled.report, id="context"))
-            if plan.debug:
-                yield ui.Data("context-request", _request_of(assembled), transient=True)
-            yield emit(ui.StartStep())
-            retried = shown = cut = False
-            while True:  # (once more, smaller, when the server says mid-stream it overflowed)
-                meter = OutputMeter(assembled.budget.answer_limit(assembled.tokens))
-                try:
-                    async for chunk in stream:
-                        started = True
-                        for out in translator.feed(chunk):
-                            if not shown and not isinstance(out, ui.Data):
-                                shown, cleared = True, outcome.model_spoke()
-                                if cleared is not None:
-                                    yield cleared
-                            yield emit(out)
-                        if meter.over(chunk):
-                            cut = True
-                            break
-                    break
-                except Exception as exc:
-                    if retried or shown or not isinstance(exc, openai.APIError):
-                        raise
-                    if not _overflow_mid_stream(exc):
-                        raise
-                    retried = True
-                    await stream.close()
-                    stream, assembled = await _retry_step(
-                        provider,
-                        model,
-                        plan,
-                        hooks,
-                        assembler.message,
-                        last,
-                        outcome,
-                        assembled,
-                        exc,
-                    )
-                    outcome.assembled = assembled
-                    yield emit(ui.Data("context", assembled.report, id="context"))
-            await stream.close()
-            stream = None
-            if (cleared := outcome.model_spoke()) is not None:
-                yield cleared
-            if cut:  # a provider that ignored max_tokens: what it said so far, and why it ends
-                for out in [*translator.finish_partial(), ui.FinishStep()]:
-                    yield emit(out)
-                for out in text_step(cut_note(meter.limit)):
-                    yield emit(out)
+            call = StepCall(self.provider, self.model, plan, hooks, answer, last)
+            async for chunk in self._step(call):
+                yield chunk
+            if self._ending is not None:
+                return
+
+    async def _step(self, call: StepCall) -> AsyncIterator[ui.Chunk]:
+        """One model call, read to its end (once more, smaller, when the server says
+        mid-stream that it overflowed), then its tools; `_ending` says when it is the last."""
+        outcome, emit = self.outcome, self.outcome.apply
+        self._started = self._shown = False
+        self._cut = None
+        outcome.waiting_since = time.monotonic()
+        assembled = await self._open(open_step(call))
+        offered = frozenset() if call.last else _names(assembled.tools)
+        self._translator = StepTranslator(
+            offered,
+            self.plan.server_tools,
+            secrets=(self.provider.settings.api_key,),
+            unoffered=f"Not run: this answer reached its limit of {self.plan.max_steps} tool steps."
+            if call.last
+            else None,
+            not_offered=lambda name: not_offered_note(name, self.plan.profile),
+            schemas=schemas_of(assembled.tools),
+        )
+        outcome.steps += 1
+        yield emit(ui.Data("context", assembled.report, id="context"))
+        if self.plan.debug:
+            yield ui.Data("context-request", _request_of(assembled), transient=True)
+        yield emit(ui.StartStep())
+        retried = False
+        while True:
+            try:
+                async for chunk in self._read(assembled):
+                    yield chunk
                 break
-            if not started:
-                raise _empty_answer(provider)
-            for out in translator.finish():
-                yield emit(out)
-            if translator.usage is not None:
-                outcome.observe(assembled, translator.usage)
-            async for out in _run_tools(translator, plan, ctx, assembler.message):
-                yield emit(out)
-            yield emit(ui.FinishStep())
-            if not translator.tool_calls or _needs_user(translator, plan):
-                break
-            if last:  # the model still wants tools after the last step: say so, in words
-                for out in step_limit_note(plan.max_steps, translator):
-                    yield emit(out)
-                outcome.limited = limited = True
-                break
-    except Exception as exc:  # (the provider's told as such; ours logged and called a bug)
-        said, outcome.error_kind = owned_error(exc, provider, outcome.model, started)
-        outcome.error = str(said)
+            except openai.APIError as exc:
+                if retried or self._shown or not overflowed_mid_stream(exc):
+                    raise
+                retried = True
+                await self._stream.close()
+                assembled = await self._open(retry_step(call, assembled, exc))
+                yield emit(ui.Data("context", assembled.report, id="context"))
+        await self._stream.close()
+        self._stream = None
+        async for chunk in self._step_end(call, assembled):
+            yield chunk
+
+    async def _open(self, opening: Awaitable[OpenStep]) -> Assembled:
+        opened = await opening
+        self._stream, self.outcome.assembled = opened.stream, opened.assembled
+        if opened.overflow_window is not None:
+            self.outcome.overflow_window = opened.overflow_window
+        return opened.assembled
+
+    async def _read(self, assembled: Assembled) -> AsyncIterator[ui.Chunk]:
+        """The model's stream as it comes, translated; cut where it passes the answer's limit
+        (a provider that ignores max_tokens)."""
+        meter = OutputMeter(assembled.budget.answer_limit(assembled.tokens))
+        async for chunk in self._stream:
+            self._started = True
+            for out in self._translator.feed(chunk):
+                if not self._shown and not isinstance(out, ui.Data):
+                    self._shown, cleared = True, self.outcome.model_spoke()
+                    if cleared is not None:
+                        yield cleared
+                yield self.outcome.apply(out)
+            if meter.over(chunk):
+                self._cut = meter
+                return
+
+    async def _step_end(self, call: StepCall, assembled: Assembled) -> AsyncIterator[ui.Chunk]:
+        outcome, emit, translator = self.outcome, self.outcome.apply, self._translator
         if (cleared := outcome.model_spoke()) is not None:
             yield cleared
-        for out in translator.finish_partial():
+        if self._cut is not None:  # what it said so far, and why it ends
+            note = text_step(cut_note(self._cut.limit))
+            for out in [*translator.finish_partial(), ui.FinishStep(), *note]:
+                yield emit(out)
+            self._ending = "length"
+            return
+        if not self._started:
+            raise _empty_answer(self.provider)
+        for out in translator.finish():
             yield emit(out)
-        yield ui.Error(stream_error_text(said))
-        return
-    finally:
-        provider.active -= 1
-        if stream is not None:
-            await stream.close()
-    outcome.finish_reason = "length" if cut else "stop" if limited else translator.finish_reason
-    metadata: dict[str, Any] = {"model": outcome.model}
-    if outcome.usage is not None:
-        metadata["usage"] = outcome.usage.as_metadata()
-    report = outcome.report()
-    if report is not None:
-        yield emit(ui.Data("context", report, id="context"))
-    yield emit(ui.Finish(outcome.finish_reason, metadata))
+        if translator.usage is not None:
+            outcome.observe(assembled, translator.usage)
+        async for out in _run_tools(translator, self.plan, self.ctx, call.answer):
+            yield emit(out)
+        yield emit(ui.FinishStep())
+        if not translator.tool_calls or _needs_user(translator, self.plan):
+            self._ending = translator.finish_reason
+        elif call.last:  # the model still wants tools after the last step: say so, in words
+            for out in step_limit_note(self.plan.max_steps, translator):
+                yield emit(out)
+            outcome.limited, self._ending = True, "stop"
+
+    def _failed(self, exc: Exception) -> list[ui.Chunk]:
+        outcome = self.outcome
+        said, outcome.error_kind = owned_error(exc, self.provider, outcome.model, self._started)
+        outcome.error = str(said)
+        cleared = outcome.model_spoke()
+        partial = [outcome.apply(out) for out in self._translator.finish_partial()]
+        return [
+            *([] if cleared is None else [cleared]),
+            *partial,
+            ui.Error(stream_error_text(said)),
+        ]
+
+    def _finished(self) -> list[ui.Chunk]:
+        outcome = self.outcome
+        outcome.finish_reason = reason = self._ending or self._translator.finish_reason
+        metadata: dict[str, Any] = {"model": outcome.model}
+        if outcome.usage is not None:
+            metadata["usage"] = outcome.usage.as_metadata()
+        report = outcome.report()
+        context = [ui.Data("context", report, id="context")] if report is not None else []
+        return [outcome.apply(out) for out in [*context, ui.Finish(reason, metadata)]]
 
 
 def _empty_answer(provider: Provider) -> ProviderError:
@@ -515,45 +347,6 @@ def text_step(text: str) -> list[ui.Chunk]:
     ]
 
 
-def _add_usage(total: Usage | None, step: Usage) -> Usage:
-    if total is None:
-        return step
-    cached = (total.cached_tokens or 0) + (step.cached_tokens or 0)
-    return Usage(
-        total.prompt_tokens + step.prompt_tokens,
-        total.completion_tokens + step.completion_tokens,
-        total.total_tokens + step.total_tokens,
-        cached if total.cached_tokens is not None or step.cached_tokens is not None else None,
-    )
-
-
 def local_reply(text: str) -> list[ui.Chunk]:
     """An answer that needs no model (unknown commands and skills)."""
     return [*text_step(text), ui.Finish("stop")]
-
-
-def log_outcome(thread_id: str, outcome: ChatOutcome, status: str) -> None:
-    """One line per request, with the context report's figures."""
-    usage = outcome.usage
-    tokens = f"{usage.prompt_tokens}+{usage.completion_tokens}" if usage else "n/a"
-    report = outcome.report()
-    context = "context=n/a"
-    if report is not None:
-        counts = report["counts"]
-        context = (
-            f"context={report['estimated']}/{report['budget']} window={report['window']['tokens']}"
-            f"({report['window']['source']}) kept={counts['kept']} digested={counts['digested']}"
-            f" summarized={counts['summarized']} dropped={counts['dropped']}"
-        )
-    log.info(
-        "chat thread=%s message=%s model=%s finish=%s steps=%d tokens=%s %s %s in %.2fs",
-        thread_id,
-        outcome.message and outcome.message.get("id"),
-        outcome.model,
-        outcome.finish_reason if outcome.error is None else f"error:{outcome.error_kind}",
-        outcome.steps,
-        tokens,
-        context,
-        status,
-        time.monotonic() - outcome.started_at,
-    )

@@ -3,7 +3,7 @@
 The child starts afresh: its own short system prompt (`system_context/delegate/`, with the
 environment line and the user's context), then one user message with the task and what the
 parent chose to pass — never the parent's messages. It runs the same step loop as an answer
-(`chat_stream.chat_chunks`), through the same context engine (its requests fit the window)
+(`chat_stream.StepRunner`), through the same context engine (its requests fit the window)
 and the registry's read-only server tools; never the panel's graph tools, never `delegate`
 (one level deep). Its budget (`DelegateBudget`) bounds steps, tokens and time: near a limit its
 next step offers no tools, so it answers with what it found; past one it is stopped and its
@@ -40,9 +40,11 @@ from ..tokens.tokens import Correction
 from ..tools.server_tools import ToolContext, ToolOutput
 from ..tools.tool_registry import tools_for
 from .chat_context import ChatContext
-from .chat_plan import offered_names, registry_tools
-from .chat_stream import Assemble, ChatOutcome, ChatPlan, StepHooks, chat_chunks
+from .chat_outcome import ChatOutcome
+from .chat_plan import ChatPlan, offered_names, registry_tools
+from .chat_stream import StepRunner
 from .delegate_result import ChildRun
+from .step_calls import Assemble, StepHooks
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -168,7 +170,7 @@ class Delegator:
         task, context = str(args["task"]).strip(), str(args.get("context") or "").strip()
         system, message = child_system(parent), task_message(task, context)
         plan, assemble = child_plan(parent, system, message)
-        run, outcome = ChildRun(task), ChatOutcome()
+        run = ChildRun(task)
         hooks = StepHooks(
             assemble,
             wrap_up=lambda: (
@@ -176,18 +178,21 @@ class Delegator:
                 or time.monotonic() - run.started >= budget.seconds * budget.wrap_up
             ),
         )
-        child_ctx = replace(ctx, delegate=None, call_id="")
+        runner = StepRunner(
+            parent.provider, parent.model, plan, hooks, replace(ctx, delegate=None, call_id="")
+        )
+        outcome = runner.outcome
         updates: asyncio.Queue[Any] = asyncio.Queue()  # progress to show, then _END
 
         async def feed() -> None:  # (the child's task: `run` is up to date before each step)
-            steps = chat_chunks(parent.provider, parent.model, plan, hooks, child_ctx, outcome)
+            steps = runner.chat_chunks()
             try:
                 async for chunk in steps:
                     if follow(chunk, run, outcome, budget):
                         updates.put_nowait(run.progress())
                     if run.stopped:
                         break
-            except Exception as exc:  # (chat_chunks reports provider failures itself)
+            except Exception as exc:  # (the runner reports provider failures itself)
                 log.exception("a delegated task failed")
                 run.error = f"an internal error ({type(exc).__name__})"
             finally:

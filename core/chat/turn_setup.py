@@ -12,13 +12,13 @@ from ..base.wire_types import UIMessage
 from ..context.prompt_profile import PromptProfile, profile_for
 from ..provider.budget import Window
 from ..provider.provider import Provider
-from ..provider.provider_probes import Capabilities, provider_capabilities
+from ..provider.provider_probes import Capabilities, provider_capabilities, sees_images
 from ..provider.slots import SlotChoice
-from ..service import AssistantService
+from ..store.store import Store
 from .chat_context import turn_window
-from .chat_plan import SkillUse, Sources, build_plan
+from .chat_plan import ChatPlan, SkillUse, build_plan
 from .chat_request import ChatRequest
-from .chat_stream import ChatPlan
+from .chat_sources import Sources
 
 WINDOWS = "windows"  # store namespace: windows a provider's overflow error stated, per model
 # A learned window is planned with for this many turns, then the window the provider states is
@@ -37,6 +37,7 @@ class TurnSetup:
     caps: Capabilities
     window: Window
     profile: PromptProfile  # picked by the window: the same on every turn of a thread
+    vision: bool  # the model sees images (provider_probes.sees_images)
 
     @property
     def tools_usable(self) -> bool:
@@ -63,32 +64,30 @@ class TurnSetup:
         )  # fmt: skip
 
 
-async def set_up_turn(service: AssistantService, provider: Provider, sources: Sources) -> TurnSetup:
+async def set_up_turn(store: Store, provider: Provider, sources: Sources) -> TurnSetup:
     """The model the provider serves, what its server can do, the window and the profile it
     picks. Raises what the provider raises when it cannot say which model it serves."""
     model, model_source = await provider.choose_model()
     caps = await provider_capabilities(provider.settings, model)
-    window = await turn_window(provider, model, await learned_window(service, provider, model))
-    return TurnSetup(model, model_source, caps, window, profile_for(window.tokens, sources.environ))
+    window = await turn_window(provider, model, await learned_window(store, provider, model))
+    profile = profile_for(window.tokens, sources.environ)
+    return TurnSetup(model, model_source, caps, window, profile, sees_images(caps, sources.environ))
 
 
 def window_key(provider: Provider, model: str) -> str:
     return f"{provider.settings.base_url.rstrip('/')} {model}"
 
 
-async def learned_window(
-    service: AssistantService, provider: Provider, model: str
-) -> dict[str, int] | None:
+async def learned_window(store: Store, provider: Provider, model: str) -> dict[str, int] | None:
     """The window this provider said a model has when a request overflowed (and the window
     we had planned with then), or None."""
-    value = (await service.store_settings(WINDOWS)).get(window_key(provider, model))
+    value = (await store.get_settings(WINDOWS)).get(window_key(provider, model))
     return value if isinstance(value, dict) else None
 
 
-async def used_learned_window(service: AssistantService, provider: Provider, model: str) -> None:
+async def used_learned_window(store: Store, provider: Provider, model: str) -> None:
     """A turn was planned with the learned window: counted, and dropped after RECHECK_TURNS."""
     key = window_key(provider, model)
-    store = await service.store()
     value = (await store.get_settings(WINDOWS)).get(key)
     if not isinstance(value, dict):
         return

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from ..base.fingerprint import fingerprint
 from ..base.ui_messages import tool_name_of
 from ..base.wire_types import UIMessage, UIPart
+from ..tokens.packing import aiming, pack
 from ..tokens.passages import split_passages
 from ..tokens.token_estimate import estimate_tokens
 from ..tokens.tokens import TokenCounter
@@ -88,29 +89,28 @@ def _arguments(part: UIPart) -> dict[str, object]:
 def passages_of(message: UIMessage) -> list[str]:
     """The message's passages: its sentences grouped while a group has fewer than
     PASSAGE_TOKENS and stays within MAX_PASSAGE_TOKENS (estimated), up to MAX_INDEXED_CHARS."""
-    out: list[str] = []
-    group: list[str] = []
-    size = chars = 0
+    closes = aiming(PASSAGE_TOKENS, MAX_PASSAGE_TOKENS)
+    return [text for text, _ in pack(_sized_pieces(message), " ", closes)]
+
+
+def _sized_pieces(message: UIMessage) -> Iterator[tuple[str, int]]:
+    """The message's units, white space folded, each within MAX_PASSAGE_TOKENS (a longer
+    sentence cut), with their estimated tokens, until MAX_INDEXED_CHARS."""
+    chars = 0
     for unit in _units(message):
         unit = " ".join(unit.split())[: max(MAX_INDEXED_CHARS - chars, 0)]
         chars += len(unit) + 1
         if not unit:
             break
         tokens = estimate_tokens(unit)
-        if tokens > MAX_PASSAGE_TOKENS:  # a sentence longer than a passage: cut
-            pieces = [text for text, _ in split_passages(unit, _ESTIMATE)]
+        if tokens <= MAX_PASSAGE_TOKENS:
+            yield unit, tokens
+            continue
+        pieces = [text for text, _ in split_passages(unit, _ESTIMATE)]  # too long: cut
+        if len(pieces) == 1:
+            yield pieces[0], tokens
         else:
-            pieces = [unit]
-        for piece in pieces:
-            tokens = estimate_tokens(piece) if len(pieces) > 1 else tokens
-            if group and (size >= PASSAGE_TOKENS or size + tokens > MAX_PASSAGE_TOKENS):
-                out.append(" ".join(group))
-                group, size = [], 0
-            group.append(piece)
-            size += tokens
-    if group:
-        out.append(" ".join(group))
-    return out
+            yield from ((piece, estimate_tokens(piece)) for piece in pieces)
 
 
 def index_message(

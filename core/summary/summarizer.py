@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +22,9 @@ from ..context.context_steps import digest_rounds
 from ..provider.provider import Provider
 from ..provider.shared_cache import background
 from ..stream.think_tags import visible_text
+from ..tokens.packing import pack, within
 from ..tokens.tokens import counter_for
+from . import summary_trust as trust
 from .fallback_summary import facts_block, fallback_summary, split_facts
 from .summary_checks import problem
 
@@ -74,7 +76,15 @@ FACTS_SHARE = 0.75
 
 
 class UnusableSummary(ValueError):
-    """The model's summary failed a check (summary_checks); the digest stands in."""
+    """No summary to use; the digest stands in."""
+
+
+class RejectedSummary(UnusableSummary):
+    """The model's summary failed a check (summary_checks): `reason` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the summary was rejected: {reason}")
+        self.reason = reason
 
 
 def transcript_lines(messages: Sequence[OpenAIMessage]) -> list[str]:
@@ -105,23 +115,21 @@ def transcript(messages: Sequence[OpenAIMessage]) -> str:
 def chunks(lines: list[str], room: int, count: Callable[[str], int]) -> list[str]:
     """The transcript in pieces of at most `room` tokens, oldest first, cut between lines (a
     line longer than a piece keeps its start and its end)."""
-    out: list[str] = []
-    current: list[str] = []
-    used = 0
+    return [text for text, _ in pack(_fitted_lines(lines, room, count), "\n", within(room))]
+
+
+def _fitted_lines(
+    lines: list[str], room: int, count: Callable[[str], int]
+) -> Iterator[tuple[str, int]]:
+    """Each line with its tokens (and its line break); one longer than `room` (a paste) keeps
+    its start and its end."""
     for line in lines:
         size = count(line) + 1
-        if size > room:  # one huge line (a paste): its start and end
+        if size > room:
             keep = max(200, len(line) * room // size // 2 - 20)
             line = f"{line[:keep]} […] {line[-keep:]}"
             size = count(line) + 1
-        if current and used + size > room:
-            out.append("\n".join(current))
-            current, used = [], 0
-        current.append(line)
-        used += size
-    if current:
-        out.append("\n".join(current))
-    return out
+        yield line, size
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,7 @@ async def _one_summary(
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)
     if reason is not None:
-        raise UnusableSummary(f"the summary was rejected: {reason}")
+        raise RejectedSummary(reason)
     return text
 
 
@@ -184,7 +192,7 @@ async def in_place_summary(
     text = visible_text(completed.text).strip()
     reason = problem(text, completed.finish_reason, part)
     if reason is not None:
-        raise UnusableSummary(f"the summary was rejected: {reason}")
+        raise RejectedSummary(reason)
     return text
 
 
@@ -242,6 +250,11 @@ async def summarize(
     whole = to_openai_messages(part)  # (the digest reads the full results itself)
     before = previous.text if previous else None
     count = counter_for(model).text
+    resting = trust.skip_reason(provider, model)
+    if resting is not None:
+        log.warning("not asking for a summary (%s); using the deterministic digest", resting)
+        text = fallback_summary(whole, before, max_tokens, count)
+        return Summary(text, until=ids[-1], fallback=True)
     try:
         if prefix.messages:
             part_text = transcript(digested)
@@ -251,10 +264,13 @@ async def summarize(
         gate = background(provider.settings, model, prefix.slot) if ahead else nullcontext()
         async with gate:
             text = await asyncio.wait_for(asked, timeout)
+        trust.accepted(provider, model)
         facts = facts_block(whole, before, facts_room(text, max_tokens, count), count)
         return Summary(f"{text}\n\n{facts}" if facts else text, until=ids[-1], fallback=False)
     except Exception as exc:  # any failure: the deterministic digest stands in
         why = f"no summary within {timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        if isinstance(exc, RejectedSummary | TimeoutError):  # a model's, not a connection's
+            trust.rejected(provider, model, exc.reason if isinstance(exc, RejectedSummary) else why)
         log.warning("summarizing failed (%s); using the deterministic digest", why or repr(exc))
         text = fallback_summary(whole, before, max_tokens, count)
         return Summary(text, until=ids[-1], fallback=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .packing import aiming, pack, within
 from .tokens import TokenCounter
 
 # A passage aims at PASSAGE_TOKENS and never passes MAX_PASSAGE_TOKENS: short enough that BM25
@@ -27,37 +28,17 @@ def split_passages(text: str, count: TokenCounter) -> list[tuple[str, int]]:
         paragraph = paragraph.strip()
         if paragraph:
             pieces.extend(_fitted(paragraph, count))
-    out: list[tuple[str, int]] = []
-    passage, size = "", 0
-    for piece in pieces:  # each within MAX_PASSAGE_TOKENS
-        if passage:
-            joined = f"{passage}\n\n{piece}"
-            tokens = count.text(joined)  # counted whole: the sum of its pieces can be less
-            if size < PASSAGE_TOKENS and tokens <= MAX_PASSAGE_TOKENS:
-                passage, size = joined, tokens
-                continue
-            out.append((passage, size))
-        passage, size = piece, count.text(piece)
-    if passage:
-        out.append((passage, size))
-    return out
+    # each piece is within MAX_PASSAGE_TOKENS; a passage is counted whole
+    closes = aiming(PASSAGE_TOKENS, MAX_PASSAGE_TOKENS)
+    return pack(((p, count.text(p)) for p in pieces), "\n\n", closes, count.text)
 
 
 def _fitted(paragraph: str, count: TokenCounter) -> list[str]:
     if count.text(paragraph) <= MAX_PASSAGE_TOKENS:
         return [paragraph]
-    out: list[str] = []
-    line = ""
-    for unit in _units(paragraph, count):
-        joined = f"{line} {unit}" if line else unit
-        if line and count.text(joined) > PASSAGE_TOKENS:
-            out.append(line)
-            line = unit
-        else:
-            line = joined
-    if line:
-        out.append(line)
-    return out
+    # (a line's first unit is not counted: only what it grows to is compared)
+    units = ((unit, 0) for unit in _units(paragraph, count))
+    return [line for line, _ in pack(units, " ", within(PASSAGE_TOKENS), count.text)]
 
 
 def _units(paragraph: str, count: TokenCounter) -> list[str]:

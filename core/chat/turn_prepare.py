@@ -1,0 +1,232 @@
+"""A chat turn prepared: the request's messages stored, the sources read, the answer planned,
+the model chosen and the first request assembled, as one frozen `PreparedTurn`; or the message
+to answer with instead (the context cannot fit, the provider cannot be reached)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from dataclasses import dataclass, replace
+
+from ..base.error_codes import Message, message_of
+from ..base.wire_types import UIMessage
+from ..context.context_engine import Assembled
+from ..context.system_prompt import user_context_block
+from ..files.attachments import with_thread_files
+from ..files.project_documents import for_turn
+from ..files.projects import Projects
+from ..files.run_images import Shown, run_picture
+from ..provider.budget import ContextBudgetError
+from ..provider.shared_cache import ChatLease
+from ..provider.slots import choose_slot
+from ..store.delegations import Delegations
+from ..store.sent_turns import SentTurn, SentTurns, due_note
+from ..store.store import Store
+from ..store.thread_state import ThreadState
+from ..tokens.image_costs import image_budget, image_cost_for
+from ..tools.server_tools import ToolContext
+from .chat_context import ChatContext, prepare_context
+from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
+from .chat_request import ChatRequest
+from .chat_sources import Sources, UserSnapshot, gather_sources, user_snapshot
+from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .failures import owned_error
+from .step_calls import StepHooks
+from .turn_before import FirstWork
+from .turn_parts import TurnParts
+from .turn_setup import TurnSetup, set_up_turn, window_key
+
+NOTICES = "notices"  # store namespace: what the user was told once
+NO_TOOLS = (
+    "This model cannot use tools here: the server's chat template does not render them, so "
+    "I can answer but cannot read or change your workflow. For graph edits, use a model or "
+    "chat template with tool support (llama.cpp: --jinja with a tool-capable template)."
+)
+NO_VISION = (
+    "This model cannot see images: it gets a short note about each attached image (its name, "
+    "size and any ComfyUI workflow in it) instead. For a model that can, set LLM_VISION=1."
+)
+
+
+@dataclass(frozen=True)
+class PreparedTurn:
+    """A turn ready to stream: what the answer runs with (the plan, the model, the tools and,
+    unless it is answered without the model, the context and the step loop's hooks) and the
+    response's headers (the first request's size)."""
+
+    plan: ChatPlan
+    model: str
+    tools: ToolContext
+    context: ChatContext | None = None
+    state: ThreadState | None = None
+    hooks: StepHooks | None = None
+    headers: dict[str, str] | None = None
+    lease: ChatLease | None = None  # in flight on a server with a shared cache (to end)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What the turn read before it plans."""
+
+    req: ChatRequest
+    snap: UserSnapshot
+    sources: Sources
+    sent: dict[str, SentTurn]  # what each user message was sent as
+    skill: SkillUse
+    first_turn: bool
+    history: list[UIMessage]  # the messages before the answer (`ui_history_of`)
+
+
+async def first_notice(store: Store, key: str) -> bool:
+    """True the first time this is asked for `key` (then remembered)."""
+    if (await store.get_settings(NOTICES)).get(key):
+        return False
+    await store.update_settings(NOTICES, {key: True})
+    return True
+
+
+async def prepare_turn(
+    parts: TurnParts, req: ChatRequest, stored: asyncio.Future[None], debug: bool
+) -> PreparedTurn | Message:
+    """`stored`: the request's messages being written; the user's message is stored before
+    the model is called (and the context then knows a thread just created has no summary to
+    read)."""
+    snap = await user_snapshot(parts)
+    sources = await gather_sources(parts, snap)
+    await stored
+    sent = await SentTurns(parts.store).of_thread(req.thread_id)
+    first_turn = sum(m["role"] == "user" for m in req.messages) <= 1
+    skill, history = skill_use(req, sources, sent), ui_history_of(req.messages)
+    read = _Read(req, snap, sources, sent, skill, first_turn, history)
+    tools = ToolContext(
+        thread_id=req.thread_id,
+        threads=parts.threads,
+        system_skills=parts.system_skills,
+        user_skills=parts.user_skills,
+        environment=parts.environment,
+        read_context_section=sources.system_context.section,
+        look_back=parts.look_back(req.thread_id),
+    )  # (the search's size follows the profile, once the window is known)
+    if read.skill.reply is not None:  # answered here, without the model
+        plan = build_plan(req, sources, first_turn, read.skill)
+        return PreparedTurn(plan, parts.provider.settings.model or "", tools)
+    unsent = _first_sent(read)
+    provider, lease = parts.provider, None
+    try:
+        setup = await set_up_turn(parts.store, provider, sources)
+        seen = await _seen(parts, read, setup)
+        if setup.caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
+            await parts.compactor.cancel(req.thread_id)  # (made again after the answer)
+        # (a shared cache: no background work decodes beside the answer; shared_cache.py)
+        lease = await ChatLease.start(provider.settings, setup.model)
+        tools = replace(tools, search_limit=setup.profile.search_results)
+        return await _model_turn(parts, read, setup, seen, tools, unsent, lease, debug)
+    except ContextBudgetError as exc:
+        said = message_of(exc)
+    except Exception as exc:  # (the provider's told as such; ours logged and called a bug)
+        said = owned_error(exc, provider, provider.settings.model)[0]
+    if lease is not None:  # (a summary made ahead may start now)
+        lease.end()
+    return said
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """The thread's messages as the model will see them (their attached files in place, the
+    newest run's picture as the window affords), and whether to say once that it sees no
+    images."""
+
+    history: list[UIMessage]
+    shown: Shown | None
+    no_vision: bool
+
+
+async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
+    req, store, model = read.req, parts.store, setup.model
+    history, unseen = await with_thread_files(store, req.thread_id, read.history, setup.vision)
+    shown = None
+    if setup.vision:  # the newest run's images, as the window affords
+        cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
+        shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
+    key = f"vision {window_key(parts.provider, model)}"
+    return _Seen(history, shown, bool(unseen) and await first_notice(store, key))
+
+
+async def _model_turn(
+    parts: TurnParts,
+    read: _Read,
+    setup: TurnSetup,
+    seen: _Seen,
+    tools: ToolContext,
+    unsent: str | None,
+    lease: ChatLease,
+    debug: bool,
+) -> PreparedTurn:
+    """The turn the model answers: the slot, the plan, the context and its first request."""
+    req, sources, provider, store = read.req, read.sources, parts.provider, parts.store
+    model, window, profile = setup.model, setup.window, setup.profile
+    slot = await choose_slot(provider.settings, model, setup.caps, req.thread_id, lease.draining())
+    plan = setup.plan(
+        req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
+    )
+    no_tools = not setup.tools_usable and await first_notice(store, window_key(provider, model))
+    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
+    user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
+    project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
+    state = ThreadState(store)
+    context = await prepare_context(
+        plan=plan,
+        provider=provider,
+        model=model,
+        window=window,
+        state=state,
+        thread_id=req.thread_id,
+        environ=parts.options.environ,
+        stored_correction=await parts.corrections(),
+        sent=read.sent,
+        user_context=user_context,
+        project=project,
+        shown=seen.shown,
+    )
+    first = context.assemble(plan.answer_start(), None)
+    if DELEGATE in plan.server_tools:
+        parent = Parent(
+            provider, model, window, profile, parts.options.environ,
+            sources.environment_line, user_context, context.inputs.correction,
+            req.thread_id, plan.message_id, Delegations(store),
+            DelegateBudget.from_env(parts.options.environ),
+        )  # fmt: skip
+        tools = replace(tools, delegate=Delegator(parent).run)
+    work = FirstWork(
+        parts, req.thread_id, plan, model, context, state, notices, lease,
+        first if setup.caps.counts else None, unsent,
+    )  # fmt: skip
+    return PreparedTurn(
+        plan, model, tools, context, state, StepHooks(context.assemble, work.chunks),
+        _headers(context, plan, first), lease,
+    )  # fmt: skip
+
+
+def _headers(context: ChatContext, plan: ChatPlan, first: Assembled) -> dict[str, str]:
+    """The first request's size, for the response (its tokens only when it fits: else the
+    request is known once the summary is, and the report says it)."""
+    headers = {
+        "X-Context-Budget": str(first.budget.available),
+        "X-Context-Window": str(first.budget.window.tokens),
+    }
+    if not context.overflows(plan.answer_start()):
+        headers["X-Context-Tokens"] = str(first.tokens)
+    return headers
+
+
+def _first_sent(read: _Read) -> str | None:
+    """The latest user message, when it is sent for the first time: recorded as sent (once
+    its recalled passages are known: turn_before.py)."""
+    latest, sent = read.skill.latest_id, read.sent
+    if latest is None or latest in sent:
+        return None
+    users = [str(m.get("id")) for m in read.req.messages if m["role"] == "user"]
+    earlier = [sent.get(i) for i in users[: users.index(latest)]] if latest in users else []
+    now = datetime.datetime.now().astimezone()
+    sent[latest] = SentTurn(due_note(read.snap.reminders, now, earlier), read.skill.text)
+    return latest
