@@ -89,7 +89,7 @@ async def twin_turns(provider: Any, whole: Panel, new: Panel, step: Any, *replie
         got = provider.requests[before:]
         if panel is whole:
             expected = got
-    assert got == expected  # noqa: F821 (whole ran first)
+    assert got == expected
     assert len(got) == len(replies)
 
 
@@ -114,7 +114,8 @@ async def test_what_is_new_gives_the_provider_exactly_what_the_whole_thread_give
     carried = [[m["id"] for m in b["messages"]] for b in new.bodies]
     answer = new.messages[1]["id"]
     assert carried == [["u1"], [answer], ["u2"], [], ["u3"]]
-    assert [b.get("parentId") for b in new.bodies] == [None, "u1", answer, "u2", new.messages[3]["id"]]
+    parents = [None, "u1", answer, "u2", new.messages[3]["id"]]
+    assert [b.get("parentId") for b in new.bodies] == parents
     # the tool's full result went up once, with the resubmit
     assert ['"nodeId":7' in json.dumps(b, separators=(",", ":")) for b in new.bodies] == [
         False, True, False, False, False,
@@ -137,13 +138,20 @@ async def test_a_stale_parent_is_a_409_that_changes_nothing(assistant, provider,
     def body(**extra: Any) -> dict[str, Any]:
         return {"id": "t-stale", "messages": [user("third", "u3")], **extra}
 
+    follows = "the request follows message"
     cases = [
-        (body(parentId="nope"), "has no such message: the request follows message 'nope'"),
-        (body(parentId=a2, parentIndex=2), f"holds that message at 3, not at 2: the request follows message '{a2}'"),
-        (body(parentId=a1), f"has message 'u2' after it that the request does not carry: the request follows message '{a1}'"),
-        (body(parentId=a2, messages=[user("again", "u1")]), "already holds a message the request carries before its parent"),
+        (body(parentId="nope"), f"has no such message: {follows} 'nope'"),
+        (body(parentId=a2, parentIndex=2), f"holds that message at 3, not at 2: {follows} '{a2}'"),
+        (
+            body(parentId=a1),
+            f"has message 'u2' after it that the request does not carry: {follows}",
+        ),
+        (
+            body(parentId=a2, messages=[user("again", "u1")]),
+            "already holds a message the request carries before its parent",
+        ),
         ({"id": "t-other", "messages": [user("x", "u1")], "parentId": "u0"}, "has no such message"),
-    ]  # fmt: skip
+    ]
     for sent, says in cases:
         status, answer = await call(assistant, "POST", "/api/assistant/chat", sent)
         assert status == 409, answer
@@ -166,7 +174,8 @@ async def test_bad_parent_fields_are_400s(assistant):
         sent = {"id": "t-bad", "messages": [user("x", "u2")], **extra}
         status, answer = await call(assistant, "POST", "/api/assistant/chat", sent)
         assert (status, says in answer["error"]) == (400, True), answer
-    status, answer = await call(assistant, "POST", "/api/assistant/chat", {"id": "t", "messages": []})
+    empty = {"id": "t", "messages": []}
+    status, answer = await call(assistant, "POST", "/api/assistant/chat", empty)
     assert (status, answer["error"]) == (
         400,
         "'messages' must be a non-empty list (or a list of what follows 'parentId')",
@@ -200,7 +209,8 @@ async def seed(app: Any, thread: str, turns: int) -> list[dict[str, Any]]:
     """A thread of `turns` short turns, stored as a whole-thread request would store it."""
     messages = []
     for n in range(turns):
-        messages += [user(f"question {n}", f"u{n:05d}"), assistant_message(f"answer {n}", f"a{n:05d}")]
+        messages.append(user(f"question {n}", f"u{n:05d}"))
+        messages.append(assistant_message(f"answer {n}", f"a{n:05d}"))
     threads = await app.app[SERVICE].threads()
     await threads.sync(thread, messages)
     return messages
@@ -226,7 +236,8 @@ async def test_the_request_stays_the_same_size_at_10_and_3000_turns(provider, tm
             assert status == 200 and '"text-delta"' in raw, raw[-300:]
             sent = provider.requests[-1]["messages"]
             assert len(sent) == 1 + 2 * turns + 1  # system, the whole thread, the new message
-            assert sent[1]["content"] == "question 0" and sent[-2]["content"] == f"answer {turns - 1}"
+            assert sent[1]["content"] == "question 0"
+            assert sent[-2]["content"] == f"answer {turns - 1}"
             assert "one more question" in json.dumps(sent[-1])
             thread_now = await get_thread(app, thread)
             assert thread_now["messageCount"] == 2 * turns + 2
@@ -248,7 +259,8 @@ async def test_a_thread_longer_than_a_request_may_hold_goes_on(provider, tmp_pat
         )  # fmt: skip
         assert (status, "more than the limit of 10,000" in answer["error"]) == (413, True)
         provider.enqueue(text_reply("still here"))
-        new = {"id": "t-long", "messages": [user("more", "u-next")], "parentId": f"a{turns - 1:05d}"}
+        last = f"a{turns - 1:05d}"
+        new = {"id": "t-long", "messages": [user("more", "u-next")], "parentId": last}
         status, raw = await app.chat(new)
         assert status == 200 and "still here" in raw
         assert (await get_thread(app, "t-long"))["messageCount"] == 2 * turns + 2
