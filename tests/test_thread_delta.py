@@ -75,9 +75,10 @@ class Panel:
         return await self.send(message_id=answer["id"])
 
     async def regenerate(self) -> Any:
-        answer = self.messages.pop()
+        """ "Answer again" as assistant-ui asks it: the answer dropped, no message named."""
+        self.messages.pop()
         self.synced = min(self.synced, len(self.messages))
-        return await self.send("regenerate-message", answer["id"])
+        return await self.send("regenerate-message")
 
 
 async def twin_turns(provider: Any, whole: Panel, new: Panel, step: Any, *replies: Any) -> None:
@@ -124,6 +125,9 @@ async def test_what_is_new_gives_the_provider_exactly_what_the_whole_thread_give
     kept = [await get_thread(assistant, t) for t in ("t-whole", "t-new")]
     shapes = [[(m["role"], m["parts"]) for m in t["messages"]] for t in kept]
     assert shapes[0] == shapes[1] and len(shapes[0]) == 6
+    # the answer asked again replaced the first one (also for the whole thread)
+    said = [[p.get("text") for p in m["parts"] if p["type"] == "text"] for m in kept[1]["messages"]]
+    assert said[3:] == [["Done again."], ["thanks"], ["Welcome."]]
 
 
 async def test_a_stale_parent_is_a_409_that_changes_nothing(assistant, provider, sdk):

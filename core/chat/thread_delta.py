@@ -14,6 +14,10 @@ clients). A parent the thread does not have where the panel says, or stored mess
 that the request neither carries nor replaces (`messageId`: an answer asked again, a resubmit),
 mean the panel's thread is not the stored one: 409 `StaleThread`, and the panel sends the whole
 thread instead (ui/src/runtime/sentMessages.ts); never a history the panel does not show.
+
+"Answer again" (trigger `regenerate-message`) names no message when assistant-ui sends it: the
+stored answer after the request's messages is the one asked again, and goes, from either kind of
+request (it used to stay beside the new answer, and both came back after a reload).
 """
 
 from __future__ import annotations
@@ -53,11 +57,27 @@ async def with_stored_history(threads: Threads, req: ChatRequest) -> ChatRequest
     sent = [m["id"] for m in req.messages]
     if any(at.get(mid, parent + 1) <= parent for mid in sent):
         raise _stale(req, "already holds a message the request carries before its parent")
-    # what an answer asked again (or continued) replaces goes: from that message on
-    cut = at.get(req.message_id, len(ids)) if req.message_id is not None else len(ids)
     carried = set(sent)
-    for i in range(parent + 1, len(ids)):
-        if ids[i] not in carried and i < cut:
-            raise _stale(req, f"has message {ids[i]!r} after it that the request does not carry")
+    extra = [i for i in range(parent + 1, len(ids)) if ids[i] not in carried]
+    replaces = req.message_id
+    if replaces is None and extra and req.trigger == "regenerate-message":
+        replaces = ids[extra[0]]
+    # what an answer asked again (or continued) replaces goes: from that message on
+    cut = at.get(replaces, len(ids)) if replaces is not None else len(ids)
+    if extra and extra[0] < cut:
+        raise _stale(req, f"has message {ids[extra[0]]!r} after it that the request does not carry")
     history = [m.as_ui() for m in stored[: parent + 1]]
-    return dataclasses.replace(req, messages=[*history, *req.messages], parent=None)
+    messages = [*history, *req.messages]
+    return dataclasses.replace(req, messages=messages, parent=None, message_id=replaces)
+
+
+async def with_answer_replaced(threads: Threads, req: ChatRequest) -> ChatRequest:
+    """A whole-thread "Answer again" that names no message: it replaces what the thread stores
+    after the request's messages (when the thread stores those first)."""
+    if req.trigger != "regenerate-message" or req.message_id is not None:
+        return req
+    ids = [m.id for m in await threads.messages(req.thread_id)]
+    sent = [m["id"] for m in req.messages]
+    if len(ids) <= len(sent) or ids[: len(sent)] != sent:
+        return req
+    return dataclasses.replace(req, message_id=ids[len(sent)])

@@ -7,6 +7,7 @@ import { requestJson, type ServerThread } from "../server/api";
 import type { ChatEntry } from "./chatTypes";
 import type { Checkpoints } from "./checkpoints";
 import type { Rewinds } from "./rewind";
+import { recorded } from "./sentMessages";
 import { threadPath, toRepository } from "./threadAdapter";
 
 export interface HistoryDeps {
@@ -22,6 +23,7 @@ export function threadHistory(entry: ChatEntry, deps: HistoryDeps): ThreadHistor
     void deps.checkpoints.load(entry.serverId);
     void deps.rewinds.loadBranches(entry.serverId);
     const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
+    entry.sent.have(recorded(thread.messages ?? []));
     const rerun = (name: string, toolCallId: string, input: unknown) => deps.rerun(entry, name, toolCallId, input);
     return toRepository(entry.approvals.restore(thread.messages ?? [], rerun));
   };
