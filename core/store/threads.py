@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.fingerprint import fingerprint
+from ..base.gc_pause import cyclic_gc_paused
 from ..base.json_text import compact_json
 from ..base.ui_messages import to_openai_messages, tool_name_of, tool_result_text
 from ..base.wire_types import Role, UIMessage, UIPart
@@ -293,17 +294,18 @@ class Threads:
             "WHERE thread_id = ? ORDER BY position, seq",
             (thread_id,),
         )
-        return [
-            StoredMessage(
-                r["id"],
-                r["role"],
-                json.loads(r["parts"]),
-                json.loads(r["metadata"]) if r["metadata"] else None,
-                r["status"],
-                r["created_at"],
-            )
-            for r in rows
-        ]
+        with cyclic_gc_paused():  # (a long thread's parts: tens of thousands of objects)
+            return [
+                StoredMessage(
+                    r["id"],
+                    r["role"],
+                    json.loads(r["parts"]),
+                    json.loads(r["metadata"]) if r["metadata"] else None,
+                    r["status"],
+                    r["created_at"],
+                )
+                for r in rows
+            ]
 
     async def list(
         self, include_archived: bool = True, workflow: str | None = None
