@@ -422,7 +422,15 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
         if (body && "project" in body) thread.project = (body.project as number | null) ?? null;
         return json(meta(thread));
       }
-      return json({ ...meta(thread), messages: thread.messages });
+      // a page: the last N messages (before message `before`), and where they start (routes/threads.py)
+      const query = new URL(url, "http://panel").searchParams;
+      const last = query.get("last");
+      if (last === null) return json({ ...meta(thread), messages: thread.messages });
+      const before = query.get("before");
+      const end = before === null ? thread.messages.length : thread.messages.findIndex((m) => m.id === before);
+      if (end < 0) return json({ error: `message ${before} in thread ${id} does not exist` }, 404);
+      const start = Math.max(0, end - Number(last));
+      return json({ ...meta(thread), firstIndex: start, messages: thread.messages.slice(start, end) });
     }
     return json({ error: `no route ${method} ${path}` }, 404);
   }) as typeof globalThis.fetch;

@@ -99,4 +99,55 @@ describe("a turn sends what is new", () => {
     expect(ids(server.chatRequests[0])).toEqual(["u1", "a1", u2]);
     expect(entry.chat.error).toBeUndefined();
   });
+
+  it("opens a long thread with its last page, reads earlier pages on demand, and sends where the parent is in the whole thread", async () => {
+    const { server, store } = chatting(() => textAnswer("ok", "a-new"));
+    const stored: UIMessage[] = Array.from({ length: 250 }, (_, i) => ({
+      id: `m${i}`,
+      role: i % 2 ? "assistant" : "user",
+      parts: [{ type: "text", text: `message ${i}` }],
+    }));
+    server.threads.set("t1", { id: "t1", title: "", archived: false, messages: stored, updatedAt: 1 });
+    const entry = store.entryFor("__LOCALID_t1", "t1");
+    const loaded = await store.historyAdapter(entry).withFormat!<UIMessage, Record<string, unknown>>({} as never).load();
+    entry.chat.messages = loaded.messages.map((item) => item.message);
+    expect(entry.chat.messages.map((m) => m.id)).toEqual(stored.slice(150).map((m) => m.id));
+    expect(server.calls.filter((c) => /\/threads\/t1(\?|$)/.test(c))).toEqual(["GET /api/assistant/threads/t1?last=100"]);
+
+    await store.sendMessage(entry, { text: "next" });
+    await settled(entry, server, 1);
+    expect(wire(server.sentBodies[0])).toMatchObject({ parentId: "m249", parentIndex: 249 });
+    expect(server.chatRequests[0]!.messages).toHaveLength(251);
+
+    await store.loadEarlier(entry);
+    expect(entry.chat.messages.map((m) => m.id).slice(0, 2)).toEqual(["m50", "m51"]);
+    expect(entry.chat.messages).toHaveLength(202);
+    expect(entry.pages.hasEarlier(entry.chat.messages)).toBe(true);
+    await store.loadEarlier(entry);
+    expect(entry.chat.messages).toHaveLength(252);
+    expect(entry.pages.hasEarlier(entry.chat.messages)).toBe(false);
+  });
+
+  it("a stale request of a thread opened at its last page is sent again as the whole thread", async () => {
+    const { server, store } = chatting(() => textAnswer("ok", "a-new"));
+    const stored: UIMessage[] = Array.from({ length: 150 }, (_, i) => ({
+      id: `m${i}`,
+      role: i % 2 ? "assistant" : "user",
+      parts: [{ type: "text", text: `message ${i}` }],
+    }));
+    server.threads.set("t1", { id: "t1", title: "", archived: false, messages: stored, updatedAt: 1 });
+    const entry = store.entryFor("__LOCALID_t1", "t1");
+    const loaded = await store.historyAdapter(entry).withFormat!<UIMessage, Record<string, unknown>>({} as never).load();
+    entry.chat.messages = loaded.messages.map((item) => item.message);
+    server.threads.get("t1")!.messages = stored.slice(0, 149); // (m149 gone there)
+
+    await store.sendMessage(entry, { text: "next" });
+    await settled(entry, server, 1);
+    expect(server.sentBodies.map((b) => [b.messages.length, b.parentId, b.parentIndex])).toEqual([
+      [1, "m149", 149],
+      [151, undefined, undefined],
+    ]);
+    expect(ids(server.chatRequests[0])!.slice(0, 3)).toEqual(["m0", "m1", "m2"]);
+    expect(server.chatRequests[0]!.messages).toHaveLength(151);
+  });
 });

@@ -93,24 +93,38 @@ export class SentMessages {
  * instead if it refuses it as stale. */
 interface Sending {
   sent: Recorded;
-  whole: readonly UIMessage[] | null;
+  whole: (() => Promise<readonly UIMessage[]>) | null;
 }
 
-/** The chat request's body fields for `messages` (the thread as the SDK sends it): what is new
+/** Where the chat's messages start in the thread, when it holds only its last pages. */
+export interface LoadedPart {
+  offset: (messages: readonly UIMessage[]) => number;
+  /** The thread's messages before the chat's first one. */
+  allBefore: (messages: readonly UIMessage[]) => Promise<UIMessage[]>;
+}
+
+type Body = { messages: readonly UIMessage[]; parentId?: string; parentIndex?: number };
+
+/** The chat request's body fields for `messages` (the chat's, as the SDK sends them): what is new
  * and the message it follows, or the whole thread; and the fetch that sends it (the AI SDK
  * transport's `fetch`), which records what the server accepted and sends a stale request again
  * whole. One request at a time per chat (the SDK's), so one `Sending` at a time. */
-export function newOnlyTransport(sent: SentMessages): {
-  body: (messages: readonly UIMessage[]) => { messages: readonly UIMessage[]; parentId?: string; parentIndex?: number };
+export function newOnlyTransport(sent: SentMessages, loaded: LoadedPart): {
+  body: (messages: readonly UIMessage[]) => Promise<Body>;
   fetch: typeof globalThis.fetch;
 } {
   let sending: Sending | null = null;
+  const whole = async (messages: readonly UIMessage[]) => [...(await loaded.allBefore(messages)), ...messages];
   return {
-    body: (messages) => {
+    body: async (messages) => {
       const part = sent.newPart(messages);
-      sending = { sent: recorded(part ? part.messages : messages), whole: part ? messages : null };
-      if (!part) return { messages };
-      return { messages: part.messages, parentId: part.parentId, parentIndex: part.parentIndex };
+      if (!part) {
+        const all = await whole(messages);
+        sending = { sent: recorded(all), whole: null };
+        return { messages: all };
+      }
+      sending = { sent: recorded(part.messages), whole: () => whole(messages) };
+      return { messages: part.messages, parentId: part.parentId, parentIndex: part.parentIndex + loaded.offset(messages) };
     },
     fetch: async (input, init) => {
       const now = sending;
@@ -119,8 +133,9 @@ export function newOnlyTransport(sent: SentMessages): {
       let accepted = now?.sent ?? [];
       if (response.status === 409 && now?.whole && typeof init?.body === "string") {
         const { parentId: _p, parentIndex: _i, ...body } = JSON.parse(init.body) as Record<string, unknown>;
-        response = await globalThis.fetch(input, { ...init, body: JSON.stringify({ ...body, messages: now.whole }) });
-        accepted = recorded(now.whole);
+        const all = await now.whole();
+        response = await globalThis.fetch(input, { ...init, body: JSON.stringify({ ...body, messages: all }) });
+        accepted = recorded(all);
       }
       if (response.ok) sent.have(accepted);
       return response;
