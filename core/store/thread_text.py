@@ -57,7 +57,7 @@ async def page_json(
             "SELECT COUNT(*) FROM messages WHERE thread_id = ? AND (position, seq) < (?, ?)",
             (thread_id, rows[0]["position"], rows[0]["seq"]),
         )
-        first = int(row[0])
+        first = int(row[0]) if row is not None else 0
     pieces = [f",{text}" for text in map(_message_json, rows)]
     if pieces:
         pieces[0] = pieces[0][1:]
