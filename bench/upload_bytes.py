@@ -30,6 +30,7 @@ from typing import Any
 import aiohttp
 from comfyui_assistant.core.service import ServiceOptions
 from comfyui_assistant.standalone import SERVICE, create_app
+from comfyui_assistant.tests.helpers import serve_app
 from comfyui_assistant.tests.scripted_provider import ScriptedProvider, text_reply
 
 TARGET_KB = 64
@@ -122,11 +123,7 @@ async def run(sizes: list[int]) -> list[dict[str, Any]]:
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app(ServiceOptions(data_dir=Path(tmp), environ=env))
-        runner = aiohttp.web.AppRunner(app)
-        await runner.setup()
-        site = aiohttp.web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        runner, base = await serve_app(app)
         try:
             await measure(1, app, base, provider)  # (warm: the first turn loads what all use)
             return [await measure(n, app, base, provider) for n in sizes]

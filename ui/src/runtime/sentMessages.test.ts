@@ -27,6 +27,21 @@ async function settled(entry: ChatEntry, server: ReturnType<typeof fakeServer>, 
   await vi.waitFor(() => expect(entry.chat.status).toBe("ready"));
 }
 
+/** A stored thread of `length` messages, opened as the panel opens it (its last page). */
+async function opened(length: number) {
+  const { server, store } = chatting(() => textAnswer("ok", "a-new"));
+  const stored: UIMessage[] = Array.from({ length }, (_, i) => ({
+    id: `m${i}`,
+    role: i % 2 ? "assistant" : "user",
+    parts: [{ type: "text", text: `message ${i}` }],
+  }));
+  server.threads.set("t1", { id: "t1", title: "", archived: false, messages: stored, updatedAt: 1 });
+  const entry = store.entryFor("__LOCALID_t1", "t1");
+  const loaded = await store.historyAdapter(entry).withFormat!<UIMessage, Record<string, unknown>>({} as never).load();
+  entry.chat.messages = loaded.messages.map((item) => item.message); // (as assistant-ui sets them)
+  return { server, store, entry, stored };
+}
+
 describe("a turn sends what is new", () => {
   it("sends a tool's result once, and then only the next message; the server has the whole thread", async () => {
     let n = 0;
@@ -101,16 +116,7 @@ describe("a turn sends what is new", () => {
   });
 
   it("opens a long thread with its last page, reads earlier pages on demand, and sends where the parent is in the whole thread", async () => {
-    const { server, store } = chatting(() => textAnswer("ok", "a-new"));
-    const stored: UIMessage[] = Array.from({ length: 250 }, (_, i) => ({
-      id: `m${i}`,
-      role: i % 2 ? "assistant" : "user",
-      parts: [{ type: "text", text: `message ${i}` }],
-    }));
-    server.threads.set("t1", { id: "t1", title: "", archived: false, messages: stored, updatedAt: 1 });
-    const entry = store.entryFor("__LOCALID_t1", "t1");
-    const loaded = await store.historyAdapter(entry).withFormat!<UIMessage, Record<string, unknown>>({} as never).load();
-    entry.chat.messages = loaded.messages.map((item) => item.message);
+    const { server, store, entry, stored } = await opened(250);
     expect(entry.chat.messages.map((m) => m.id)).toEqual(stored.slice(150).map((m) => m.id));
     expect(server.calls.filter((c) => /\/threads\/t1(\?|$)/.test(c))).toEqual(["GET /api/assistant/threads/t1?last=100"]);
 
@@ -129,16 +135,7 @@ describe("a turn sends what is new", () => {
   });
 
   it("a stale request of a thread opened at its last page is sent again as the whole thread", async () => {
-    const { server, store } = chatting(() => textAnswer("ok", "a-new"));
-    const stored: UIMessage[] = Array.from({ length: 150 }, (_, i) => ({
-      id: `m${i}`,
-      role: i % 2 ? "assistant" : "user",
-      parts: [{ type: "text", text: `message ${i}` }],
-    }));
-    server.threads.set("t1", { id: "t1", title: "", archived: false, messages: stored, updatedAt: 1 });
-    const entry = store.entryFor("__LOCALID_t1", "t1");
-    const loaded = await store.historyAdapter(entry).withFormat!<UIMessage, Record<string, unknown>>({} as never).load();
-    entry.chat.messages = loaded.messages.map((item) => item.message);
+    const { server, store, entry, stored } = await opened(150);
     server.threads.get("t1")!.messages = stored.slice(0, 149); // (m149 gone there)
 
     await store.sendMessage(entry, { text: "next" });
