@@ -9,6 +9,7 @@ from aiohttp import web
 from ..core.base.error_codes import Message, message_of, stream_error_text
 from ..core.chat.chat_request import ChatRequest, parse_chat_request
 from ..core.chat.chat_turn import ChatTurn, StreamEnd
+from ..core.chat.thread_delta import with_answer_replaced, with_stored_history
 from ..core.service import AssistantService
 from ..core.store.store import DiskFull
 from ..core.stream import ui_stream as ui
@@ -37,6 +38,9 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
         req: ChatRequest = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
+        if req.parent is not None:  # what is new: the rest of the thread is stored
+            req = await with_stored_history(await service.threads(), req)
+        req = await with_answer_replaced(await service.threads(), req)
         debug = request.query.get("debug") == "context"
         async with ChatTurn(await service.turn_parts(), req, debug=debug) as turn:
             try:

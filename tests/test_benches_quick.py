@@ -146,6 +146,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stream_overhead.py": ["TARGET ttfb_added_median_ms="],
     "tokens_bench.py": ["TARGET warm_speedup=", "TARGET estimate_error="],
+    "upload_bytes.py": ["TARGET upload_kb_per_message="],
     "window_fill.py": [
         "TARGET trusted_requests_over_the_room=",
         "TARGET trusted_fill_gain_min_language=",

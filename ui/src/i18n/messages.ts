@@ -84,6 +84,8 @@ export const en = {
   },
   "chat.waitingForYou": "Waiting for your answer above…",
   "chat.runningTools": "Running tools in the panel…",
+  "chat.earlier": "Show earlier messages",
+  "chat.loadingEarlier": "Loading earlier messages…",
 
   // a message (Messages.tsx)
   "message.codeText": "text",

@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "في انتظار ردّك أعلاه…",
   "chat.runningTools": "جارٍ تشغيل الأدوات في اللوحة…",
+  "chat.earlier": "عرض الرسائل السابقة",
+  "chat.loadingEarlier": "جارٍ تحميل الرسائل السابقة…",
 
   "message.codeText": "نص",
   "message.copyCode": "نسخ الشيفرة",

@@ -81,6 +81,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Wartet auf Ihre Antwort oben…",
   "chat.runningTools": "Tools werden im Panel ausgeführt…",
+  "chat.earlier": "Frühere Nachrichten anzeigen",
+  "chat.loadingEarlier": "Frühere Nachrichten werden geladen…",
 
   "message.codeText": "Text",
   "message.copyCode": "Code kopieren",

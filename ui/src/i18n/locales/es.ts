@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Esperando tu respuesta arriba…",
   "chat.runningTools": "Ejecutando herramientas en el panel…",
+  "chat.earlier": "Mostrar mensajes anteriores",
+  "chat.loadingEarlier": "Cargando mensajes anteriores…",
 
   "message.codeText": "texto",
   "message.copyCode": "Copiar el código",

@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "پس از {count} مرحله متوقف شد (سقف مراحل هر پیام، در تنظیمات). برای ادامه، «ادامه» را ارسال کنید." },
   "chat.waitingForYou": "در انتظار پاسخ شما در بالا…",
   "chat.runningTools": "در حال اجرای ابزارها در پنل…",
+  "chat.earlier": "نمایش پیام\u200cهای قبلی",
+  "chat.loadingEarlier": "در حال بارگیری پیام\u200cهای قبلی…",
 
   "message.codeText": "متن",
   "message.copyCode": "کپی کد",

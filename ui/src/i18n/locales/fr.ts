@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "En attente de votre réponse ci-dessus…",
   "chat.runningTools": "Exécution des outils dans le panneau…",
+  "chat.earlier": "Afficher les messages précédents",
+  "chat.loadingEarlier": "Chargement des messages précédents…",
 
   "message.codeText": "texte",
   "message.copyCode": "Copier le code",

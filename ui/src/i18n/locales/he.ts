@@ -87,6 +87,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "ממתין לתשובתכם למעלה…",
   "chat.runningTools": "מריץ כלים בחלונית…",
+  "chat.earlier": "הצגת הודעות קודמות",
+  "chat.loadingEarlier": "טוען הודעות קודמות…",
 
   "message.codeText": "טקסט",
   "message.copyCode": "העתקת הקוד",

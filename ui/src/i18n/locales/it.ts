@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "In attesa della tua risposta qui sopra…",
   "chat.runningTools": "Esecuzione degli strumenti nel pannello…",
+  "chat.earlier": "Mostra i messaggi precedenti",
+  "chat.loadingEarlier": "Caricamento dei messaggi precedenti…",
 
   "message.codeText": "testo",
   "message.copyCode": "Copia il codice",

@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "{count} ステップで停止しました（メッセージごとの上限で、設定で変更できます）。続けるには「続けて」と送信してください。" },
   "chat.waitingForYou": "上の質問への回答を待っています…",
   "chat.runningTools": "パネルでツールを実行中…",
+  "chat.earlier": "以前のメッセージを表示",
+  "chat.loadingEarlier": "以前のメッセージを読み込み中…",
 
   "message.codeText": "テキスト",
   "message.copyCode": "コードをコピー",

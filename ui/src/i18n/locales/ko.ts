@@ -74,6 +74,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "{count}단계 후 중지했습니다(메시지당 한도이며 설정에서 바꿀 수 있습니다). 계속하려면 “계속”을 보내세요." },
   "chat.waitingForYou": "위에서 사용자의 답변을 기다리는 중…",
   "chat.runningTools": "패널에서 도구 실행 중…",
+  "chat.earlier": "이전 메시지 보기",
+  "chat.loadingEarlier": "이전 메시지를 불러오는 중…",
 
   "message.codeText": "텍스트",
   "message.copyCode": "코드 복사",

@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Aguardando sua resposta acima…",
   "chat.runningTools": "Executando ferramentas no painel…",
+  "chat.earlier": "Mostrar mensagens anteriores",
+  "chat.loadingEarlier": "Carregando mensagens anteriores…",
 
   "message.codeText": "texto",
   "message.copyCode": "Copiar o código",

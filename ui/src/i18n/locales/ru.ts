@@ -90,6 +90,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Ожидание вашего ответа выше…",
   "chat.runningTools": "Выполнение инструментов в панели…",
+  "chat.earlier": "Показать предыдущие сообщения",
+  "chat.loadingEarlier": "Загрузка предыдущих сообщений…",
 
   "message.codeText": "текст",
   "message.copyCode": "Копировать код",

@@ -79,6 +79,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Yukarıdaki yanıtınız bekleniyor…",
   "chat.runningTools": "Araçlar panelde çalıştırılıyor…",
+  "chat.earlier": "Önceki mesajları göster",
+  "chat.loadingEarlier": "Önceki mesajlar yükleniyor…",
 
   "message.codeText": "metin",
   "message.copyCode": "Kodu kopyala",

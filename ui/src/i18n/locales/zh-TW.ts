@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "已在 {count} 個步驟後停止（每則訊息的步驟上限，可在設定中變更）。傳送「繼續」即可接著執行。" },
   "chat.waitingForYou": "正在等待您回覆上方的問題…",
   "chat.runningTools": "正在面板中執行工具…",
+  "chat.earlier": "顯示較早的訊息",
+  "chat.loadingEarlier": "正在載入較早的訊息…",
 
   "message.codeText": "文字",
   "message.copyCode": "複製程式碼",

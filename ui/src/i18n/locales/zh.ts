@@ -71,6 +71,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "已在 {count} 步后停止（每条消息的步数上限，可在设置中修改）。发送“继续”即可接着执行。" },
   "chat.waitingForYou": "正在等待你在上方的答复…",
   "chat.runningTools": "正在面板中运行工具…",
+  "chat.earlier": "显示更早的消息",
+  "chat.loadingEarlier": "正在加载更早的消息…",
 
   "message.codeText": "文本",
   "message.copyCode": "复制代码",
