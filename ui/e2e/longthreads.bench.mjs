@@ -16,6 +16,7 @@
 // built panel and playground.
 import { performance } from "node:perf_hooks";
 import { launchBrowser, openAssistant, openTarget, panel, reply, startHarness, stopButton, sendButton } from "./support.mjs";
+import { buildThread, roomyWindow, VOCAB } from "./threads.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -28,68 +29,6 @@ const SIZES = option("--turns", QUICK ? "200" : "10,1000,3000").split(",").map(N
 const RUNS = Number(option("--runs", QUICK ? "1" : "3"));
 const WORDS = Number(option("--words", QUICK ? "300" : "5000"));
 const CHAT = "/api/assistant/chat";
-
-// ---- the threads: deterministic text of a person iterating on a workflow ----
-
-function random(seed) {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s ^ (s >>> 15), 2246822507) + 0x9e3779b9) >>> 0) / 2 ** 32);
-}
-const VOCAB = ("the a sampler steps cfg seed latent image model checkpoint lora strength denoise scheduler karras euler " +
-  "upscale node workflow prompt negative positive clip vae decode encode batch size width height preview save " +
-  "why does this look washed out try lower more detail face hands background lighting portrait style").split(" ");
-const words = (rand, n) => Array.from({ length: n }, () => VOCAB[Math.floor(rand() * VOCAB.length)]).join(" ");
-
-function userMessage(rand, i, text = null) {
-  return { id: `u${i}`, role: "user", parts: [{ type: "text", text: text ?? `${words(rand, 20 + Math.floor(rand() * 180))}?` }] };
-}
-
-function assistantMessage(rand, i) {
-  const parts = [{ type: "step-start" }];
-  if (i % 10 === 9) {
-    // a tool call every 10 turns, as the panel stores one (a client tool with its output)
-    parts.push({
-      type: "tool-getWorkflow",
-      toolCallId: `call_${i}`,
-      state: "output-available",
-      input: {},
-      output: { nodes: Array.from({ length: 8 }, (_, n) => ({ id: n + 1, type: "KSampler", widgets: { seed: n, steps: 20 } })) },
-    });
-    parts.push({ type: "step-start" });
-  }
-  const body = [
-    words(rand, 30 + Math.floor(rand() * 120)) + ".",
-    `- **${words(rand, 2)}**: ${words(rand, 12)}\n- ${words(rand, 10)}`,
-    i % 5 === 0 ? "```json\n{\"steps\": 20, \"cfg\": 7.5}\n```" : words(rand, 20) + ".",
-  ].join("\n\n");
-  parts.push({ type: "text", text: body, state: "done" });
-  return { id: `a${i}`, role: "assistant", parts };
-}
-
-/** A thread of `turns` turns, built through POST /api/assistant/chat; returns its last answer's text. */
-async function buildThread(harness, id, turns) {
-  const rand = random(turns);
-  const messages = [];
-  for (let i = 0; i < turns - 1; i++) messages.push(userMessage(rand, i), assistantMessage(rand, i));
-  messages.push(userMessage(rand, turns - 1));
-  const last = `End of the ${turns}-turn thread.`;
-  await harness.provider.reset();
-  await harness.provider.script(reply.text(last));
-  const res = await fetch(harness.app + CHAT, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ id, messages, trigger: "submit-message" }),
-  });
-  const text = await res.text();
-  if (!res.ok || !text.includes("[DONE]") || text.includes('"type":"error"')) throw new Error(`building ${id}: ${res.status} ${text.slice(0, 400)}`);
-  const titled = await fetch(`${harness.app}/api/assistant/threads/${id}`, {
-    method: "PATCH",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ title: `Bench ${turns} turns` }),
-  });
-  if (!titled.ok) throw new Error(`naming ${id}: ${titled.status}`);
-  return last;
-}
 
 // ---- what the page records (installed before the page's own scripts) ----
 
@@ -305,6 +244,7 @@ function summary(results) {
 
 async function main() {
   const harness = await startHarness();
+  await roomyWindow(harness);
   const browser = await launchBrowser({ width: 1400, height: 900 });
   const rows = [];
   try {

@@ -3,13 +3,14 @@
 import { ThreadPrimitive } from "@assistant-ui/react";
 import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
-import { Fragment, type FC, type ReactNode } from "react";
+import { Fragment, useRef, type FC, type ReactNode } from "react";
 import { useI18n } from "../i18n";
 import { serverErrorText } from "../server/api";
 import { stepLimitReached } from "../runtime/steps";
+import { ThreadDocuments } from "./Citations";
 import { Composer } from "./Composer";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
-import { messageComponents } from "./Messages";
+import { MessageList } from "./MessageList";
 import { LeftoverNotices, Notices } from "./Notices";
 
 /** A message whose `{name}` parameters are elements (a link, code), in the message's order. */
@@ -78,19 +79,24 @@ const RunningTools: FC = () => {
   );
 };
 
-export const Chat: FC = () => (
-  <ThreadPrimitive.Root className="cua-chat">
-    <ThreadPrimitive.Viewport className="cua-viewport">
-      <ThreadPrimitive.Empty>
-        <Welcome />
-      </ThreadPrimitive.Empty>
-      <Notices after={null} />
-      <ThreadPrimitive.Messages components={messageComponents} />
-      <RunningTools />
-      <StepLimit />
-      <ErrorBanner />
-      <LeftoverNotices />
-    </ThreadPrimitive.Viewport>
-    <Composer />
-  </ThreadPrimitive.Root>
-);
+export const Chat: FC = () => {
+  const viewport = useRef<HTMLDivElement>(null);
+  return (
+    <ThreadPrimitive.Root className="cua-chat">
+      <ThreadPrimitive.Viewport ref={viewport} className="cua-viewport">
+        <ThreadPrimitive.Empty>
+          <Welcome />
+        </ThreadPrimitive.Empty>
+        <Notices after={null} />
+        <ThreadDocuments>
+          <MessageList viewport={viewport} />
+        </ThreadDocuments>
+        <RunningTools />
+        <StepLimit />
+        <ErrorBanner />
+        <LeftoverNotices />
+      </ThreadPrimitive.Viewport>
+      <Composer />
+    </ThreadPrimitive.Root>
+  );
+};
