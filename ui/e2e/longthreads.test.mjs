@@ -1,7 +1,7 @@
 // A long thread in the panel (issue 38), in the playground: a 300-turn thread stored through the
 // real routes opens at its last answer with only the messages near the view in the page; scrolling
 // to the top brings its first question; an answer streaming while the user reads above keeps what
-// they read where it was; the panel follows the answer again once scrolled back to the bottom.
+// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import { launchBrowser, openAssistant, openTarget, panel, reply, screenshot, sendButton, startHarness, stopButton, watchPage } from "./support.mjs";
@@ -19,20 +19,22 @@ function shown(page, text) {
   }, text);
 }
 
-/** Scroll the viewport to `top` (a number, or "bottom"), a frame at a time as a wheel does. */
+/** Scroll the viewport to `top` (a number, or "bottom"), a frame at a time, until it stays there
+ * (rows measured on the way move the scroll position to keep what is shown in place). */
 async function scrollTo(page, top) {
   await page.evaluate(async (to) => {
     const el = document.querySelector(".cua-root .cua-viewport");
-    for (let i = 0; i < 60; i++) {
-      const target = to === "bottom" ? el.scrollHeight : to;
-      if (Math.abs(el.scrollTop - Math.min(target, el.scrollHeight - el.clientHeight)) < 2) break;
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let i = 0, still = 0; i < 400 && still < 3; i++) {
+      const target = to === "bottom" ? el.scrollHeight - el.clientHeight : to;
+      still = Math.abs(el.scrollTop - target) < 2 ? still + 1 : 0;
       el.scrollTop = target;
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      await frame();
     }
   }, top);
 }
 
-describe("a long thread (playground)", () => {
+describe("a long thread in the playground", () => {
   let harness;
   let browser;
   let page;
@@ -73,6 +75,7 @@ describe("a long thread (playground)", () => {
     await screenshot(page, "long thread", "top");
     assert.ok(top.visible, "the first question is in view at the top");
     assert.ok(top.count < 60, `still only the messages near the view (${top.count})`);
+    assert.ok(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible(), "away from the end, the jump to the latest message is offered");
     assert.deepEqual(problems, []);
   });
 
@@ -88,11 +91,13 @@ describe("a long thread (playground)", () => {
     await stopButton(page).waitFor();
     await page.waitForFunction(() => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes("word20"));
     // the user scrolls up to read an older answer while this one streams
-    await page.evaluate(() => {
-      const el = document.querySelector(".cua-root .cua-viewport");
-      el.scrollTop -= 3000;
-    });
-    await page.waitForTimeout(200);
+    const view = await root.locator(".cua-viewport").boundingBox();
+    await page.mouse.move(view.x + view.width / 2, view.y + view.height / 2);
+    for (let i = 0; i < 10; i++) {
+      await page.mouse.wheel(0, -300);
+      await page.waitForTimeout(50);
+    }
+    await page.waitForTimeout(300);
     const anchor = await page.evaluate(() => {
       const view = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
       const msg = [...document.querySelectorAll(".cua-root .cua-msg")].find((m) => m.getBoundingClientRect().top > view.top + 20);
@@ -101,7 +106,10 @@ describe("a long thread (playground)", () => {
     await page.waitForTimeout(1500); // more of the answer streams in below
     const later = await page.evaluate((id) => document.querySelector(`.cua-root .cua-msg[data-message-id="${id}"]`)?.getBoundingClientRect().top, anchor.id);
     assert.ok(later !== undefined && Math.abs(later - anchor.top) <= 2, `the message being read stayed in place (${anchor.top} → ${later})`);
-    await scrollTo(page, "bottom");
+    // "Jump to the latest message" brings the answer back, and the panel follows it again
+    await root.getByRole("button", { name: "Jump to the latest message" }).click();
+    await page.waitForTimeout(500);
+    assert.ok((await shown(page, "word0 ")).visible, "the streaming answer is in view after the jump");
     await sendButton(page).waitFor({ timeout: 60_000 });
     await page.waitForTimeout(300);
     const end = await shown(page, "The streamed answer ends.");

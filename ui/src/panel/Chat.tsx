@@ -79,6 +79,17 @@ const RunningTools: FC = () => {
   );
 };
 
+/** Shown while the view is above the thread's end: back to the latest message (assistant-ui's
+ * ScrollToBottom, disabled, and hidden by panel.css, at the bottom). */
+const JumpToLatest: FC = () => {
+  const { t } = useI18n();
+  return (
+    <ThreadPrimitive.ScrollToBottom className="cua-jump" aria-label={t("chat.jumpToLatest")} title={t("chat.jumpToLatest")}>
+      ↓
+    </ThreadPrimitive.ScrollToBottom>
+  );
+};
+
 export const Chat: FC = () => {
   const viewport = useRef<HTMLDivElement>(null);
   return (
@@ -95,6 +106,7 @@ export const Chat: FC = () => {
         <StepLimit />
         <ErrorBanner />
         <LeftoverNotices />
+        <JumpToLatest />
       </ThreadPrimitive.Viewport>
       <Composer />
     </ThreadPrimitive.Root>
