@@ -2,7 +2,8 @@
 (the real panel in the playground, headless Chromium, our server and the scripted provider; each
 thread built through POST /api/assistant/chat) and prints what it prints.
 
-    .venv/bin/python bench/panel_threads.py [--quick] [--turns 10,1000,3000] [--runs 3] [--words 5000]
+    .venv/bin/python bench/panel_threads.py [--quick] [--turns 10,1000,3000] [--runs 3]
+                                            [--words 5000]
 
 Per size: opening the thread (to its last message shown) and the longest task meanwhile, the JS
 heap, the panel's DOM nodes, keystroke input-to-paint (median, p95), 20 characters typed, the

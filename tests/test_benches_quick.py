@@ -54,7 +54,15 @@ TARGETS: dict[str, list[str]] = {
     "passage_split.py": ["TARGET largest_passage_tokens="],
     "panel_threads.py": [
         f"TARGET {name} turns=200"
-        for name in ("keystroke", "open", "memory", "stream", "hover+scroll", "enter_to_request", "upload")
+        for name in (
+            "keystroke",
+            "open",
+            "memory",
+            "stream",
+            "hover+scroll",
+            "enter_to_request",
+            "upload",
+        )
     ],
     "disk_full.py": [
         "TARGET full_disk_writes_507:",
