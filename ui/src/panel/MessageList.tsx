@@ -11,8 +11,10 @@ import { useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
 import { useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
 import { messageComponents } from "./Messages";
 
-/** A guess for a row not measured yet (a short question or answer with its action bar). */
-const ESTIMATE = 120;
+/** A guess for a row not measured yet: no taller than any row (a one-line question), so a row
+ * measured above the view moves the scroll position down, never up (which assistant-ui's auto-scroll
+ * would take for the user scrolling away from the answer it follows). */
+const ESTIMATE = 48;
 /** Rows rendered beyond each edge of the view (a short thread is in the page whole). */
 const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
