@@ -3,7 +3,7 @@
 import { ThreadPrimitive } from "@assistant-ui/react";
 import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
-import { Fragment, useRef, type FC, type ReactNode } from "react";
+import { Fragment, useState, type FC, type ReactNode } from "react";
 import { useI18n } from "../i18n";
 import { serverErrorText } from "../server/api";
 import { stepLimitReached } from "../runtime/steps";
@@ -91,10 +91,11 @@ const JumpToLatest: FC = () => {
 };
 
 export const Chat: FC = () => {
-  const viewport = useRef<HTMLDivElement>(null);
+  // (state, not a ref: the list needs the element once it exists, and children mount before it is attached)
+  const [viewport, setViewport] = useState<HTMLDivElement | null>(null);
   return (
     <ThreadPrimitive.Root className="cua-chat">
-      <ThreadPrimitive.Viewport ref={viewport} className="cua-viewport">
+      <ThreadPrimitive.Viewport ref={setViewport} className="cua-viewport">
         <ThreadPrimitive.Empty>
           <Welcome />
         </ThreadPrimitive.Empty>

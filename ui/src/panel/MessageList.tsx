@@ -30,15 +30,16 @@ function useScrollMargin(list: RefObject<HTMLDivElement | null>): number {
   return margin;
 }
 
-/** Open on the last message; come back to it when another thread is shown. */
-function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count: number): void {
+/** Open on the last message; come back to it when another thread is shown (once the viewport
+ * has a size: before, there is nowhere to scroll). */
+function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count: number, measured: boolean): void {
   const threadId = useAuiState((s) => s.threadListItem.id);
   const shown = useRef<string | null>(null);
   useLayoutEffect(() => {
-    if (count === 0 || shown.current === threadId) return;
+    if (count === 0 || !measured || shown.current === threadId) return;
     shown.current = threadId;
     virtualizer.scrollToIndex(count - 1, { align: "end" });
-  }, [virtualizer, count, threadId]);
+  }, [virtualizer, count, measured, threadId]);
 }
 
 /** Before the viewport has a size (not laid out yet, or hidden): the last messages, in flow. */
@@ -52,20 +53,20 @@ const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
   </div>
 );
 
-export const MessageList: FC<{ viewport: RefObject<HTMLElement | null> }> = ({ viewport }) => {
+export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
   const ids = unstable_useThreadMessageIds() as readonly string[];
   const list = useRef<HTMLDivElement>(null);
   const scrollMargin = useScrollMargin(list);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
     count: ids.length,
-    getScrollElement: () => viewport.current,
+    getScrollElement: () => viewport,
     estimateSize: () => ESTIMATE,
     overscan: OVERSCAN,
     getItemKey: (index) => ids[index] ?? index,
     scrollMargin,
   });
-  useStartAtBottom(virtualizer, ids.length);
   const rows = virtualizer.getVirtualItems();
+  useStartAtBottom(virtualizer, ids.length, rows.length > 0);
   if (rows.length === 0 && ids.length > 0) return <Unmeasured ids={ids} />;
   return (
     <div ref={list} className="cua-messages" style={{ height: virtualizer.getTotalSize() }}>
