@@ -138,11 +138,11 @@ export const Composer: FC = () => {
   const busy = isRunning || entry.pendingTools > 0;
   const onSubmit = (e: FormEvent) => {
     e.preventDefault(); // (sent here, not by ComposerPrimitive.Root's own submit)
-    if (blocked || busy) return; // a file still attaching, or one refused: its chip says
+    if (blocked) return; // a file still attaching, or one refused: its chip says
     if (handleLocally(text)) return;
     aui.composer.setText(text);
-    aui.composer.send();
-    setLocalText("");
+    aui.composer.send(); // (assistant-ui decides, as for its own Send: not while an answer runs)
+    if (!runtime.thread.composer.getState().text) setLocalText("");
   };
   const stop = () => {
     if (isRunning) runtime.thread.cancelRun();
