@@ -218,7 +218,8 @@ class ControlledProvider(ScriptedProvider):
         self.host, self.port = host, port
 
     async def start(self) -> ControlledProvider:
-        app = web.Application()
+        # (a long thread's request is megabytes: a real provider takes it, as ScriptedProvider does)
+        app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/_script", self._script)

@@ -52,6 +52,18 @@ TARGETS: dict[str, list[str]] = {
     ],
     "checkpoints.py": ["TARGET stored_mb=", "TARGET save_ms_p95="],
     "passage_split.py": ["TARGET largest_passage_tokens="],
+    "panel_threads.py": [
+        f"TARGET {name} turns=200"
+        for name in (
+            "keystroke",
+            "open",
+            "memory",
+            "stream",
+            "hover+scroll",
+            "enter_to_request",
+            "upload",
+        )
+    ],
     "disk_full.py": [
         "TARGET full_disk_writes_507:",
         "TARGET delete_goes_through:",

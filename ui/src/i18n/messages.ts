@@ -95,6 +95,7 @@ export const en = {
   "message.thinking": "Thinking…",
   "message.reasoning": "Reasoning",
   "message.copyAnswer": "Copy the answer",
+  "chat.jumpToLatest": "Jump to the latest message",
   "message.answerAgain": "Answer again",
   "message.retry": "retry",
   "message.runNote": "How a run ended (added by the panel)",

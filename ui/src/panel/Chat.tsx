@@ -3,14 +3,15 @@
 import { ThreadPrimitive } from "@assistant-ui/react";
 import { useAISDKError } from "@assistant-ui/react-ai-sdk";
 import { useChat } from "@ai-sdk/react";
-import { Fragment, type FC, type ReactNode } from "react";
+import { Fragment, useState, type FC, type ReactNode } from "react";
 import { useI18n } from "../i18n";
 import { serverErrorText } from "../server/api";
 import { stepLimitReached } from "../runtime/steps";
+import { ThreadDocuments } from "./Citations";
 import { Composer } from "./Composer";
 import { EarlierMessages } from "./EarlierMessages";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
-import { messageComponents } from "./Messages";
+import { MessageList } from "./MessageList";
 import { LeftoverNotices, Notices } from "./Notices";
 
 /** A message whose `{name}` parameters are elements (a link, code), in the message's order. */
@@ -79,20 +80,38 @@ const RunningTools: FC = () => {
   );
 };
 
-export const Chat: FC = () => (
-  <ThreadPrimitive.Root className="cua-chat">
-    <ThreadPrimitive.Viewport className="cua-viewport">
-      <ThreadPrimitive.Empty>
-        <Welcome />
-      </ThreadPrimitive.Empty>
-      <EarlierMessages />
-      <Notices after={null} />
-      <ThreadPrimitive.Messages components={messageComponents} />
-      <RunningTools />
-      <StepLimit />
-      <ErrorBanner />
-      <LeftoverNotices />
-    </ThreadPrimitive.Viewport>
-    <Composer />
-  </ThreadPrimitive.Root>
-);
+/** Shown while the view is above the thread's end: back to the latest message (assistant-ui's
+ * ScrollToBottom, disabled, and hidden by panel.css, at the bottom). */
+const JumpToLatest: FC = () => {
+  const { t } = useI18n();
+  return (
+    <ThreadPrimitive.ScrollToBottom className="cua-jump" aria-label={t("chat.jumpToLatest")} title={t("chat.jumpToLatest")}>
+      ↓
+    </ThreadPrimitive.ScrollToBottom>
+  );
+};
+
+export const Chat: FC = () => {
+  // (state, not a ref: the list needs the element once it exists, and children mount before it is attached)
+  const [viewport, setViewport] = useState<HTMLDivElement | null>(null);
+  return (
+    <ThreadPrimitive.Root className="cua-chat">
+      <ThreadPrimitive.Viewport ref={setViewport} className="cua-viewport">
+        <ThreadPrimitive.Empty>
+          <Welcome />
+        </ThreadPrimitive.Empty>
+        <EarlierMessages />
+        <Notices after={null} />
+        <ThreadDocuments>
+          <MessageList viewport={viewport} />
+        </ThreadDocuments>
+        <RunningTools />
+        <StepLimit />
+        <ErrorBanner />
+        <LeftoverNotices />
+        <JumpToLatest />
+      </ThreadPrimitive.Viewport>
+      <Composer />
+    </ThreadPrimitive.Root>
+  );
+};

@@ -3,7 +3,7 @@
 // document of the thread has that id, and the chip opens the source in a popover. Ids no
 // document has stay plain text; code (inline or fenced) and link texts are never touched.
 import { useAuiState } from "@assistant-ui/react";
-import { createContext, useContext, useEffect, useId, useMemo, useState, type FC, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useId, useMemo, useRef, useState, type FC, type ReactNode } from "react";
 import { formatDate, t, useI18n } from "../i18n";
 import type { CitedDocument } from "./documents.generated";
 
@@ -30,25 +30,49 @@ export function documentsOf(result: unknown): CitedDocument[] {
 type PartLike = { type?: unknown; result?: unknown };
 type MessageLike = { content?: readonly unknown[] };
 
+const OF_MESSAGE = new WeakMap<object, readonly CitedDocument[]>();
+
+/** The documents of one message's tool outputs, read once per message object (a message that did
+ * not change keeps its object while another streams in). */
+function documentsOfMessage(message: MessageLike): readonly CitedDocument[] {
+  const cached = OF_MESSAGE.get(message);
+  if (cached) return cached;
+  const found: CitedDocument[] = [];
+  for (const part of message.content ?? []) {
+    const p = part as PartLike;
+    if (p?.type === "tool-call") found.push(...documentsOf(p.result));
+  }
+  OF_MESSAGE.set(message, found);
+  return found;
+}
+
 /** Citation id -> document, over the tool outputs of `messages` (the first holder of an id wins). */
 export function documentsIn(messages: readonly MessageLike[]): Map<number, CitedDocument> {
   const found = new Map<number, CitedDocument>();
   for (const message of messages) {
-    for (const part of message.content ?? []) {
-      const p = part as PartLike;
-      if (p?.type !== "tool-call") continue;
-      for (const doc of documentsOf(p.result)) if (!found.has(doc.citation_id)) found.set(doc.citation_id, doc);
-    }
+    for (const doc of documentsOfMessage(message)) if (!found.has(doc.citation_id)) found.set(doc.citation_id, doc);
   }
   return found;
 }
 
+function sameDocuments(a: ReadonlyMap<number, CitedDocument>, b: ReadonlyMap<number, CitedDocument>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, doc] of a) if (b.get(id) !== doc) return false;
+  return true;
+}
+
 export const DocumentsContext = createContext<ReadonlyMap<number, CitedDocument>>(new Map());
 
-/** The documents of the thread the message belongs to, for the chips inside it. */
+/** The thread's documents, for the chips of every message: one lookup table for the whole thread,
+ * kept (the same object) while no document comes or goes, so a streamed chunk re-renders no chip. */
 export const ThreadDocuments: FC<{ children: ReactNode }> = ({ children }) => {
   const messages = useAuiState((s) => s.thread.messages);
-  const documents = useMemo(() => documentsIn(messages as readonly MessageLike[]), [messages]);
+  const last = useRef<ReadonlyMap<number, CitedDocument>>(new Map());
+  const documents = useMemo(() => {
+    const next = documentsIn(messages as readonly MessageLike[]);
+    if (!sameDocuments(next, last.current)) last.current = next;
+    return last.current;
+  }, [messages]);
   return <DocumentsContext.Provider value={documents}>{children}</DocumentsContext.Provider>;
 };
 

@@ -20,7 +20,20 @@ export const Composer: FC = () => {
   const aui = useAui();
   const { t } = useI18n();
   const { entry, key, remoteId } = useCurrentThread();
-  const text = useAuiState((s) => s.composer.text);
+  // The box's text is this component's own: assistant-ui's composer gets it when it is sent (or set
+  // from elsewhere), not at every keystroke, where its store updated every message of the thread.
+  // (kept with the thread it was typed in: another thread shows its own draft at once)
+  const composerText = useAuiState((s) => s.composer.text);
+  const [local, setLocal] = useState({ key, text: composerText || store.draft(key) });
+  const text = local.key === key ? local.text : composerText || store.draft(key);
+  const setLocalText = (value: string) => setLocal({ key, text: value });
+  // set from elsewhere (a rewind puts a question back, a message is sent): the box shows it
+  useEffect(() => setLocal({ key, text: composerText }), [composerText]); // (key: the current one)
+  const setText = (value: string) => {
+    setLocalText(value);
+    aui.composer.setText(value);
+  };
+  const attachments = useAuiState((s) => s.composer.attachments.length);
   const isRunning = useAuiState((s) => s.thread.isRunning);
   const [active, setActive] = useState(0);
   const [dismissed, setDismissed] = useState<string | null>(null);
@@ -66,12 +79,12 @@ export const Composer: FC = () => {
     if (parsed.kind === "text") {
       if (parsed.text === input) return false;
       // `//text`: send it with one slash
-      aui.composer.setText("");
+      setText("");
       runtime.thread.append({ role: "user", content: [{ type: "text", text: parsed.text }] });
       return true;
     }
     if (!isLocal(parsed)) return false; // /skill goes to the server
-    aui.composer.setText("");
+    setText("");
     void runCommand(parsed, context());
     return true;
   };
@@ -79,7 +92,7 @@ export const Composer: FC = () => {
   const accept = (index: number) => {
     const item = items[index];
     if (!item) return;
-    aui.composer.setText(item.text);
+    setText(item.text);
     setActive(0);
   };
 
@@ -122,12 +135,15 @@ export const Composer: FC = () => {
   };
 
   const blocked = useAttachmentsBlock();
-  const onSubmit = (e: FormEvent) => {
-    if (blocked) e.preventDefault(); // a file still attaching, or one refused: its chip says
-    else if (handleLocally(aui.composer.getState().text)) e.preventDefault();
-  };
-
   const busy = isRunning || entry.pendingTools > 0;
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault(); // (sent here, not by ComposerPrimitive.Root's own submit)
+    if (blocked) return; // a file still attaching, or one refused: its chip says
+    if (handleLocally(text)) return;
+    aui.composer.setText(text);
+    aui.composer.send(); // (assistant-ui decides, as for its own Send: not while an answer runs)
+    if (!runtime.thread.composer.getState().text) setLocalText("");
+  };
   const stop = () => {
     if (isRunning) runtime.thread.cancelRun();
     void store.halt(entry).catch(() => {});
@@ -167,6 +183,12 @@ export const Composer: FC = () => {
         aria-activedescendant={open ? `${listId}-${current}` : undefined}
         rows={1}
         ref={input}
+        value={text}
+        onChange={(e) => {
+          e.preventDefault(); // (assistant-ui's own handler, which would set the composer's text, is skipped)
+          setLocalText(e.target.value);
+        }}
+        onBlur={() => aui.composer.setText(text)} // (what reads the composer meanwhile, a rewind, sees the draft)
         onKeyDown={onKeyDown}
         onPaste={onPaste}
       />
@@ -176,14 +198,15 @@ export const Composer: FC = () => {
           ■
         </button>
       ) : (
-        <ComposerPrimitive.Send
+        <button
+          type="submit"
           className="cua-btn cua-send"
           aria-label={t("composer.send")}
           title={blocked === "refused" ? t("composer.removeRefused") : blocked ? t("composer.attaching") : t("composer.sendEnter")}
-          disabled={blocked !== null}
+          disabled={blocked !== null || (!text.trim() && attachments === 0)}
         >
           ➤
-        </ComposerPrimitive.Send>
+        </button>
       )}
     </ComposerPrimitive.Root>
     </ComposerPrimitive.AttachmentDropzone>

@@ -10,13 +10,13 @@ import {
 } from "@assistant-ui/react";
 import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
-import { useState, type FC } from "react";
+import { useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
 import { isRewindNote } from "../runtime/rewindNotes";
 import { MessageAttachments } from "./Attachments";
-import { Cite, remarkCitations, ThreadDocuments } from "./Citations";
+import { Cite, remarkCitations } from "./Citations";
 import { MarkdownImage } from "./MarkdownImage";
 import { Notices } from "./Notices";
 import { RewindControl } from "./Rewind";
@@ -114,15 +114,25 @@ const NoticesAfterMessage: FC = () => {
   return <Notices after={id} />;
 };
 
+/** A message's box. Not assistant-ui's MessagePrimitive.Root: that one tracks the pointer over each
+ * message in the thread's state, which made every mouse move over the thread re-render it; the
+ * action bar of an older answer shows on hover through CSS instead (panel.css, `.cua-row`). */
+const MessageBox: FC<{ role: "user" | "assistant"; children: ReactNode }> = ({ role, children }) => {
+  const id = useAuiState((s) => s.message.id);
+  return (
+    <div className={`cua-msg cua-msg-${role}`} data-message-id={id}>
+      {children}
+    </div>
+  );
+};
+
 export const AssistantMessage: FC = () => {
   const { t } = useI18n();
   return (
     <>
-      <MessagePrimitive.Root className="cua-msg cua-msg-assistant">
-        <ThreadDocuments>
-          <MessagePrimitive.Parts components={assistantComponents} />
-        </ThreadDocuments>
-        <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="not-last">
+      <MessageBox role="assistant">
+        <MessagePrimitive.Parts components={assistantComponents} />
+        <ActionBarPrimitive.Root className="cua-actions" hideWhenRunning autohide="never">
           <ActionBarPrimitive.Copy className="cua-link" aria-label={t("message.copyAnswer")} title={t("message.copyAnswer")}>
             {t("message.copy")}
           </ActionBarPrimitive.Copy>
@@ -131,7 +141,7 @@ export const AssistantMessage: FC = () => {
           </ActionBarPrimitive.Reload>
         </ActionBarPrimitive.Root>
         <RewindControl />
-      </MessagePrimitive.Root>
+      </MessageBox>
       <NoticesAfterMessage />
     </>
   );
@@ -141,10 +151,10 @@ const userComponents = { Text: PlainText };
 
 export const UserMessage: FC = () => (
   <>
-    <MessagePrimitive.Root className="cua-msg cua-msg-user">
+    <MessageBox role="user">
       <MessageAttachments />
       <MessagePrimitive.Parts components={userComponents} />
-    </MessagePrimitive.Root>
+    </MessageBox>
     <NoticesAfterMessage />
   </>
 );

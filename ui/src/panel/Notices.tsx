@@ -76,6 +76,8 @@ export const LeftoverNotices: FC = () => {
   useStoreVersion(store);
   const { key, entry } = useCurrentThread();
   const { messages } = useChat({ chat: entry.chat });
+  const notices = store.noticesOf(key);
+  if (notices.length === 0) return null; // (no set of every message id per streamed chunk for nothing)
   const ids = new Set(messages.map((m) => m.id));
-  return <NoticeCards notices={store.noticesOf(key).filter((n) => noticePlace(n, ids) === "end")} />;
+  return <NoticeCards notices={notices.filter((n) => noticePlace(n, ids) === "end")} />;
 };

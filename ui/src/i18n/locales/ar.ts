@@ -98,6 +98,7 @@ const table: Translation = {
   "message.thinking": "جارٍ التفكير…",
   "message.reasoning": "الاستدلال",
   "message.copyAnswer": "نسخ الإجابة",
+  "chat.jumpToLatest": "الانتقال إلى أحدث رسالة",
   "message.answerAgain": "أعد الإجابة",
   "message.retry": "إعادة",
   "message.runNote": "كيف انتهى التشغيل (أضافته اللوحة)",

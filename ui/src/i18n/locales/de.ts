@@ -91,6 +91,7 @@ const table: Translation = {
   "message.thinking": "Denkt nach…",
   "message.reasoning": "Gedankengang",
   "message.copyAnswer": "Antwort kopieren",
+  "chat.jumpToLatest": "Zur neuesten Nachricht springen",
   "message.answerAgain": "Erneut antworten",
   "message.retry": "wiederholen",
   "message.runNote": "Wie eine Ausführung endete (vom Panel hinzugefügt)",

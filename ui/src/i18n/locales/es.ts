@@ -98,6 +98,7 @@ const table: Translation = {
   "message.thinking": "Pensando…",
   "message.reasoning": "Razonamiento",
   "message.copyAnswer": "Copiar la respuesta",
+  "chat.jumpToLatest": "Ir al último mensaje",
   "message.answerAgain": "Volver a responder",
   "message.retry": "reintentar",
   "message.runNote": "Cómo terminó una ejecución (añadido por el panel)",

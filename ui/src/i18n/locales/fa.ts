@@ -83,6 +83,7 @@ const table: Translation = {
   "message.thinking": "در حال فکر کردن…",
   "message.reasoning": "روند استدلال",
   "message.copyAnswer": "کپی پاسخ",
+  "chat.jumpToLatest": "رفتن به آخرین پیام",
   "message.answerAgain": "پاسخ دوباره",
   "message.retry": "تلاش مجدد",
   "message.runNote": "اجرا چگونه پایان یافت (افزودهٔ پنل)",

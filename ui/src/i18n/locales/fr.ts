@@ -98,6 +98,7 @@ const table: Translation = {
   "message.thinking": "Réflexion…",
   "message.reasoning": "Raisonnement",
   "message.copyAnswer": "Copier la réponse",
+  "chat.jumpToLatest": "Aller au dernier message",
   "message.answerAgain": "Répondre à nouveau",
   "message.retry": "réessayer",
   "message.runNote": "Comment l’exécution s’est terminée (ajouté par le panneau)",

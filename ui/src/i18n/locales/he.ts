@@ -97,6 +97,7 @@ const table: Translation = {
   "message.thinking": "חושב…",
   "message.reasoning": "תהליך החשיבה",
   "message.copyAnswer": "העתקת התשובה",
+  "chat.jumpToLatest": "מעבר להודעה האחרונה",
   "message.answerAgain": "מענה מחדש",
   "message.retry": "ניסיון חוזר",
   "message.runNote": "איך הסתיימה ההרצה (נוסף על ידי החלונית)",

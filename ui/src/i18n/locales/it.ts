@@ -98,6 +98,7 @@ const table: Translation = {
   "message.thinking": "Ragionamento in corso…",
   "message.reasoning": "Ragionamento",
   "message.copyAnswer": "Copia la risposta",
+  "chat.jumpToLatest": "Vai all'ultimo messaggio",
   "message.answerAgain": "Rispondi di nuovo",
   "message.retry": "riprova",
   "message.runNote": "Com’è terminata un’esecuzione (aggiunto dal pannello)",

@@ -83,6 +83,7 @@ const table: Translation = {
   "message.thinking": "考え中…",
   "message.reasoning": "思考過程",
   "message.copyAnswer": "回答をコピー",
+  "chat.jumpToLatest": "最新のメッセージへ移動",
   "message.answerAgain": "もう一度回答",
   "message.retry": "再試行",
   "message.runNote": "実行の終了結果（パネルが追加）",

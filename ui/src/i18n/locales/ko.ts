@@ -84,6 +84,7 @@ const table: Translation = {
   "message.thinking": "생각 중…",
   "message.reasoning": "추론 과정",
   "message.copyAnswer": "답변 복사",
+  "chat.jumpToLatest": "최신 메시지로 이동",
   "message.answerAgain": "다시 답변",
   "message.retry": "다시 시도",
   "message.runNote": "실행 종료 상태(패널에서 추가)",

@@ -98,6 +98,7 @@ const table: Translation = {
   "message.thinking": "Pensando…",
   "message.reasoning": "Raciocínio",
   "message.copyAnswer": "Copiar a resposta",
+  "chat.jumpToLatest": "Ir para a mensagem mais recente",
   "message.answerAgain": "Responder novamente",
   "message.retry": "tentar novamente",
   "message.runNote": "Como uma execução terminou (adicionado pelo painel)",

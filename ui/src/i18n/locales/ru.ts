@@ -100,6 +100,7 @@ const table: Translation = {
   "message.thinking": "Думаю…",
   "message.reasoning": "Рассуждения",
   "message.copyAnswer": "Копировать ответ",
+  "chat.jumpToLatest": "К последнему сообщению",
   "message.answerAgain": "Ответить заново",
   "message.retry": "повторить",
   "message.runNote": "Чем закончился запуск (добавлено панелью)",

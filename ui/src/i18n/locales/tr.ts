@@ -89,6 +89,7 @@ const table: Translation = {
   "message.thinking": "Düşünüyor…",
   "message.reasoning": "Akıl yürütme",
   "message.copyAnswer": "Yanıtı kopyala",
+  "chat.jumpToLatest": "En son mesaja git",
   "message.answerAgain": "Yeniden yanıtla",
   "message.retry": "yeniden dene",
   "message.runNote": "Çalıştırmanın nasıl bittiği (panel tarafından eklendi)",

@@ -83,6 +83,7 @@ const table: Translation = {
   "message.thinking": "思考中…",
   "message.reasoning": "推理過程",
   "message.copyAnswer": "複製回答",
+  "chat.jumpToLatest": "跳至最新訊息",
   "message.answerAgain": "重新回答",
   "message.retry": "重試",
   "message.runNote": "執行的結束狀態（由面板加入）",

@@ -81,6 +81,7 @@ const table: Translation = {
   "message.thinking": "思考中…",
   "message.reasoning": "推理过程",
   "message.copyAnswer": "复制回答",
+  "chat.jumpToLatest": "跳到最新消息",
   "message.answerAgain": "重新回答",
   "message.retry": "重试",
   "message.runNote": "运行结果（由面板添加）",

@@ -1,0 +1,119 @@
+// A long thread in the panel (issue 38), in the playground: a 300-turn thread stored through the
+// real routes opens at its last answer with only the messages near the view in the page; scrolling
+// to the top brings its first question; an answer streaming while the user reads above keeps what
+// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
+import { launchBrowser, openAssistant, openTarget, panel, reply, screenshot, sendButton, startHarness, stopButton, watchPage } from "./support.mjs";
+import { buildThread, roomyWindow } from "./threads.mjs";
+
+const TURNS = 300;
+
+/** The messages in the page, and whether the one whose text has `text` is in the viewport. */
+function shown(page, text) {
+  return page.evaluate((t) => {
+    const view = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
+    const all = [...document.querySelectorAll(".cua-root .cua-msg")];
+    const box = all.find((m) => m.textContent.includes(t))?.getBoundingClientRect();
+    return { count: all.length, visible: Boolean(box && box.bottom > view.top && box.top < view.bottom) };
+  }, text);
+}
+
+/** Scroll the viewport to `top` (a number, or "bottom"), a frame at a time, until it stays there
+ * (rows measured on the way move the scroll position to keep what is shown in place). */
+async function scrollTo(page, top) {
+  await page.evaluate(async (to) => {
+    const el = document.querySelector(".cua-root .cua-viewport");
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let i = 0, still = 0; i < 400 && still < 3; i++) {
+      const target = to === "bottom" ? el.scrollHeight - el.clientHeight : to;
+      still = Math.abs(el.scrollTop - target) < 2 ? still + 1 : 0;
+      el.scrollTop = target;
+      await frame();
+    }
+  }, top);
+}
+
+describe("a long thread in the playground", () => {
+  let harness;
+  let browser;
+  let page;
+  let problems;
+  let last;
+
+  before(async () => {
+    harness = await startHarness();
+    await roomyWindow(harness);
+    last = await buildThread(harness, `long-${Date.now()}`, TURNS);
+    browser = await launchBrowser({ width: 1400, height: 900 });
+    page = await browser.context.newPage();
+    problems = watchPage(page);
+    await openTarget(page, harness.app);
+    await openAssistant(page);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  test("opens at its last answer with only the messages near the view in the page, and scrolls to its first question", async () => {
+    const root = panel(page);
+    await root.getByRole("button", { name: "Show the threads" }).click();
+    await root.locator(".cua-thread-trigger", { hasText: `Bench ${TURNS} turns` }).click();
+    await root.getByRole("button", { name: "Hide the threads" }).click();
+    await page.waitForFunction((t) => {
+      const all = document.querySelectorAll(".cua-root .cua-msg-assistant");
+      return all.length > 0 && all[all.length - 1].textContent.includes(t);
+    }, last);
+    await page.waitForTimeout(300);
+    const end = await shown(page, last);
+    assert.ok(end.visible, "the last answer is in view");
+    assert.ok(end.count > 4 && end.count < 60, `only the messages near the view are in the page (${end.count} of ${2 * TURNS})`);
+    await scrollTo(page, 0);
+    const top = await shown(page, "Q1. ");
+    await screenshot(page, "long thread", "top");
+    assert.ok(top.visible, "the first question is in view at the top");
+    assert.ok(top.count < 60, `still only the messages near the view (${top.count})`);
+    assert.ok(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible(), "away from the end, the jump to the latest message is offered");
+    assert.deepEqual(problems, []);
+  });
+
+  test("a streaming answer keeps the message being read in place, and is followed again from the bottom", async () => {
+    const root = panel(page);
+    await scrollTo(page, "bottom");
+    const words = Array.from({ length: 400 }, (_, i) => [{ content: `word${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
+    await harness.provider.reset();
+    await harness.provider.script(reply.stream(...words, { content: "The streamed answer ends." }, { finish_reason: "stop" }));
+    const box = root.getByRole("textbox", { name: "Message" });
+    await box.fill("one more question");
+    await box.press("Enter");
+    await stopButton(page).waitFor();
+    await page.waitForFunction(() => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes("word20"));
+    // the user scrolls up to read an older answer while this one streams
+    const view = await root.locator(".cua-viewport").boundingBox();
+    await page.mouse.move(view.x + view.width / 2, view.y + view.height / 2);
+    for (let i = 0; i < 10; i++) {
+      await page.mouse.wheel(0, -300);
+      await page.waitForTimeout(50);
+    }
+    await page.waitForTimeout(300);
+    const anchor = await page.evaluate(() => {
+      const view = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
+      const msg = [...document.querySelectorAll(".cua-root .cua-msg")].find((m) => m.getBoundingClientRect().top > view.top + 20);
+      return { id: msg.dataset.messageId, top: msg.getBoundingClientRect().top };
+    });
+    await page.waitForTimeout(1500); // more of the answer streams in below
+    const later = await page.evaluate((id) => document.querySelector(`.cua-root .cua-msg[data-message-id="${id}"]`)?.getBoundingClientRect().top, anchor.id);
+    assert.ok(later !== undefined && Math.abs(later - anchor.top) <= 2, `the message being read stayed in place (${anchor.top} → ${later})`);
+    // "Jump to the latest message" brings the answer back, and the panel follows it again
+    await root.getByRole("button", { name: "Jump to the latest message" }).click();
+    await page.waitForTimeout(500);
+    assert.ok((await shown(page, "word0 ")).visible, "the streaming answer is in view after the jump");
+    await sendButton(page).waitFor({ timeout: 60_000 });
+    await page.waitForTimeout(300);
+    const end = await shown(page, "The streamed answer ends.");
+    assert.ok(end.visible, "the end of the answer is in view once followed from the bottom");
+    assert.deepEqual(problems, []);
+  });
+});

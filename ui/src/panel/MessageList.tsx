@@ -1,0 +1,87 @@
+// The thread's messages, windowed: only the messages in and near the view are in the page
+// (@tanstack/react-virtual over assistant-ui's message ids), so a thread of thousands of turns
+// costs what its visible messages cost. Each row is one message and the notes after it, keyed by
+// the message's id (ThreadPrimitive.Unstable_MessageById): a message that did not change does not
+// re-render when another streams in. Heights are measured as rows render and re-measured when
+// they change (a tool card opening, an answer streaming); a row above the view that changes height
+// moves the scroll position with it, so what the user reads stays put. The viewport's own
+// auto-scroll (assistant-ui) keeps following the bottom while an answer streams.
+import { ThreadPrimitive, unstable_useThreadMessageIds, useAuiState } from "@assistant-ui/react";
+import { useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
+import { useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
+import { messageComponents } from "./Messages";
+
+/** A guess for a row not measured yet: no taller than any row (a one-line question), so a row
+ * measured above the view moves the scroll position down, never up (which assistant-ui's auto-scroll
+ * would take for the user scrolling away from the answer it follows). */
+const ESTIMATE = 48;
+/** Rows rendered beyond each edge of the view (a short thread is in the page whole). */
+const OVERSCAN = 10;
+/** The messages shown while the viewport has no size yet. */
+const UNMEASURED = 30;
+
+/** The list's distance from the top of the scrolled content (notes can stand above it). */
+function useScrollMargin(list: RefObject<HTMLDivElement | null>): number {
+  const [margin, setMargin] = useState(0);
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (el && el.offsetTop !== margin) setMargin(el.offsetTop);
+  });
+  return margin;
+}
+
+/** Open on the last message; come back to it when another thread is shown (once the viewport
+ * has a size: before, there is nowhere to scroll). */
+function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count: number, measured: boolean): void {
+  const threadId = useAuiState((s) => s.threadListItem.id);
+  const shown = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    if (count === 0 || !measured || shown.current === threadId) return;
+    shown.current = threadId;
+    virtualizer.scrollToIndex(count - 1, { align: "end" });
+  }, [virtualizer, count, measured, threadId]);
+}
+
+/** Before the viewport has a size (not laid out yet, or hidden): the last messages, in flow. */
+const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
+  <div className="cua-messages" data-flow="">
+    {ids.slice(-UNMEASURED).map((id, i, shown) => (
+      <div key={id} className="cua-row" data-last={i === shown.length - 1 || undefined}>
+        <ThreadPrimitive.Unstable_MessageById messageId={id} components={messageComponents} />
+      </div>
+    ))}
+  </div>
+);
+
+export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
+  const ids = unstable_useThreadMessageIds() as readonly string[];
+  const list = useRef<HTMLDivElement>(null);
+  const scrollMargin = useScrollMargin(list);
+  const virtualizer = useVirtualizer<HTMLElement, Element>({
+    count: ids.length,
+    getScrollElement: () => viewport,
+    estimateSize: () => ESTIMATE,
+    overscan: OVERSCAN,
+    getItemKey: (index) => ids[index] ?? index,
+    scrollMargin,
+  });
+  const rows = virtualizer.getVirtualItems();
+  useStartAtBottom(virtualizer, ids.length, rows.length > 0);
+  if (rows.length === 0 && ids.length > 0) return <Unmeasured ids={ids} />;
+  return (
+    <div ref={list} className="cua-messages" style={{ height: virtualizer.getTotalSize() }}>
+      {rows.map((row) => (
+        <div
+          key={row.key}
+          ref={virtualizer.measureElement}
+          data-index={row.index}
+          data-last={row.index === ids.length - 1 || undefined}
+          className="cua-row"
+          style={{ transform: `translateY(${row.start - scrollMargin}px)` }}
+        >
+          <ThreadPrimitive.Unstable_MessageById messageId={ids[row.index] ?? ""} components={messageComponents} />
+        </div>
+      ))}
+    </div>
+  );
+};
