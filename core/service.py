@@ -17,24 +17,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base.egress import Addresses, offline, origin_of, statement
-from .base.wire_types import EgressStatement
-from .chat.turn_parts import TurnOptions, TurnParts
-from .files.attachment_files import MAX_BYTES
-from .files.run_outputs import OutputSource, standalone_outputs
-from .installs.download_checks import Origins
-from .installs.downloads import Downloads
-from .installs.lookups import LookupProvider, standalone_lookups
-from .installs.model_folders import ModelFolders
-from .installs.model_sizes import ModelSizes
-from .installs.registry_client import registry_from_environ, registry_origin
-from .installs.scans import ScanStore
-from .knowledge.context_files import SYSTEM_CONTEXT_DIR
-from .knowledge.environment import EnvironmentService
-from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
-from .memory.recall_tool import look_back
-from .provider.provider import Provider
-from .provider.provider_config import (
+from .base import Addresses, EgressStatement, offline, origin_of, statement
+from .chat import TurnOptions, TurnParts
+from .files import MAX_BYTES, OutputSource, standalone_outputs
+from .installs import (
+    Downloads,
+    LookupProvider,
+    ModelFolders,
+    ModelSizes,
+    Origins,
+    ScanStore,
+    registry_from_environ,
+    registry_origin,
+    standalone_lookups,
+)
+from .knowledge import (
+    SYSTEM_CONTEXT_DIR,
+    SYSTEM_SKILLS_DIR,
+    EnvironmentService,
+    SkillDirectory,
+    user_skills_dir,
+)
+from .memory import look_back
+from .provider import (
+    Provider,
     ProviderSettings,
     apply_update,
     environment_problems,
@@ -44,13 +50,10 @@ from .provider.provider_config import (
     with_key_bound,
     with_overrides,
 )
-from .store.store import Store, StoreUnavailable
-from .store.threads import Threads
-from .store.user_data import UserData, install_defaults
-from .stream.redact import install_log_filter
-from .stream.sse import PumpOptions
-from .summary.compactor import Compactor
-from .tokens.tokens import counter_for
+from .store import Store, StoreUnavailable, Threads, UserData, install_defaults
+from .stream import PumpOptions, install_log_filter
+from .summary import Compactor
+from .tokens import counter_for
 
 log = logging.getLogger("comfyui_assistant")
 

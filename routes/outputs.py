@@ -13,10 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.files.image_files import BadImage
-from ..core.files.output_checks import look_at
-from ..core.files.run_outputs import OutputRef, OutputRefused, output_ref, parse_annotated
+from ..core.base import RequestError
+from ..core.files import BadImage, OutputRef, OutputRefused, look_at, output_ref, parse_annotated
 from ..core.service import AssistantService
 from .common import guarded, read_json
 

@@ -8,17 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..context.system_prompt import UserContext
-from ..knowledge.context_files import (
+from ..context import UserContext
+from ..knowledge import (
     COMPACT_DIR,
     ROLE_FILE,
     SYSTEM_CONTEXT_DIR,
+    Skill,
+    SkillError,
     SystemContext,
     load_system_context,
     max_chars_from_env,
 )
-from ..knowledge.skills import Skill, SkillError
-from ..store.user_data import sendable
+from ..store import sendable
 from .turn_parts import TurnParts
 
 

@@ -22,8 +22,7 @@ from typing import Protocol
 
 import aiohttp
 
-from ..base.capped_read import read_capped
-from ..base.egress import COMFYUI, client_session
+from ..base import COMFYUI, client_session, read_capped
 
 FOLDER_TYPES = ("output", "temp")
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "webp", "gif"})

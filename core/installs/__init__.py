@@ -7,3 +7,35 @@ downloaded into ComfyUI's folders (`downloads`).
 
 May import: base, knowledge, store.
 """
+
+from .download_checks import DownloadError, Origins, plan
+from .downloads import Downloads, Job
+from .lookups import ComfyUIAddress, LookupProvider, manager_lookups, standalone_lookups
+from .manager_client import comfyui_loopback_url
+from .model_folders import ModelFolders
+from .model_sizes import ModelSizes
+from .registry_client import registry_from_environ, registry_origin
+from .registry_lookups import scan_with_registry
+from .scan_downloads import download_specs, requested_names
+from .scans import ScanStore
+
+__all__ = [
+    "ComfyUIAddress",
+    "DownloadError",
+    "Downloads",
+    "Job",
+    "LookupProvider",
+    "ModelFolders",
+    "ModelSizes",
+    "Origins",
+    "ScanStore",
+    "comfyui_loopback_url",
+    "download_specs",
+    "manager_lookups",
+    "plan",
+    "registry_from_environ",
+    "registry_origin",
+    "requested_names",
+    "scan_with_registry",
+    "standalone_lookups",
+]

@@ -3,3 +3,59 @@ environment index), skills as files, and the shipped system context.
 
 May import: base.
 """
+
+from .context_files import (
+    COMPACT_DIR,
+    ROLE_FILE,
+    SYSTEM_CONTEXT_DIR,
+    SystemContext,
+    env_int,
+    load_system_context,
+    max_chars_from_env,
+    skill_names_line,
+    skills_index,
+)
+from .environment import (
+    COMFYUI_SOURCE,
+    Environment,
+    EnvironmentService,
+    Input,
+    UnknownModelCategory,
+    from_object_info,
+)
+from .skills import (
+    SYSTEM_SKILLS_DIR,
+    Skill,
+    SkillDirectory,
+    SkillError,
+    SkillNotFound,
+    check_slug,
+    closest,
+    user_skills_dir,
+)
+
+__all__ = [
+    "COMFYUI_SOURCE",
+    "COMPACT_DIR",
+    "ROLE_FILE",
+    "SYSTEM_CONTEXT_DIR",
+    "SYSTEM_SKILLS_DIR",
+    "Environment",
+    "EnvironmentService",
+    "Input",
+    "Skill",
+    "SkillDirectory",
+    "SkillError",
+    "SkillNotFound",
+    "SystemContext",
+    "UnknownModelCategory",
+    "check_slug",
+    "closest",
+    "env_int",
+    "from_object_info",
+    "load_system_context",
+    "max_chars_from_env",
+    "skill_names_line",
+    "skills_index",
+    "user_skills_dir",
+]

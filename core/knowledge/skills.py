@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from ..base.atomic_file import write_atomic
+from ..base import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 

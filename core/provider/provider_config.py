@@ -16,9 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import RequestError
-from ..base.http_client import URL, InvalidURL
+from ..base import URL, InvalidURL, RequestError, coded
 from .provider_profiles import ProviderProfile, profile_for, retries_for
 
 log = logging.getLogger("comfyui_assistant")

@@ -4,3 +4,26 @@ parts.
 
 May import: base.
 """
+
+from . import ui_stream
+from .redact import install_log_filter, redact, remember_secret
+from .sse import ClientGone, PumpOptions, StreamFailed, pump
+from .stream_translate import StepTranslator, Usage, new_id
+from .think_tags import visible_text
+from .ui_assembler import MessageAssembler
+
+__all__ = [
+    "ClientGone",
+    "MessageAssembler",
+    "PumpOptions",
+    "StepTranslator",
+    "StreamFailed",
+    "Usage",
+    "install_log_filter",
+    "new_id",
+    "pump",
+    "redact",
+    "remember_secret",
+    "ui_stream",
+    "visible_text",
+]
