@@ -5,13 +5,11 @@ May import: base.
 """
 
 from .context_files import (
-    COMPACT_DIR,
-    ROLE_FILE,
     SYSTEM_CONTEXT_DIR,
     SystemContext,
     env_int,
+    load_context,
     load_system_context,
-    max_chars_from_env,
     skill_names_line,
     skills_index,
 )
@@ -31,13 +29,12 @@ from .skills import (
     SkillNotFound,
     check_slug,
     closest,
+    list_skills,
     user_skills_dir,
 )
 
 __all__ = [
     "COMFYUI_SOURCE",
-    "COMPACT_DIR",
-    "ROLE_FILE",
     "SYSTEM_CONTEXT_DIR",
     "SYSTEM_SKILLS_DIR",
     "Environment",
@@ -53,8 +50,9 @@ __all__ = [
     "closest",
     "env_int",
     "from_object_info",
+    "list_skills",
+    "load_context",
     "load_system_context",
-    "max_chars_from_env",
     "skill_names_line",
     "skills_index",
     "user_skills_dir",
