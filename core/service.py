@@ -20,17 +20,7 @@ from typing import Any
 from .base import Addresses, EgressStatement, offline, origin_of, statement
 from .chat import TurnOptions, TurnParts
 from .files import MAX_BYTES, OutputSource, standalone_outputs
-from .installs import (
-    Downloads,
-    LookupProvider,
-    ModelFolders,
-    ModelSizes,
-    Origins,
-    ScanStore,
-    registry_from_environ,
-    registry_origin,
-    standalone_lookups,
-)
+from .installs import InstallParts, LookupProvider, ModelFolders, registry_origin
 from .knowledge import (
     SYSTEM_CONTEXT_DIR,
     SYSTEM_SKILLS_DIR,
@@ -87,14 +77,14 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
-        self.install_lookups = options.install_lookups or standalone_lookups(options.environ)
-        self.registry = registry_from_environ(options.environ)  # or why it is not asked
-        self.install_scans = ScanStore()
-        self.downloads = Downloads(
-            options.model_folders or ModelFolders.standalone(options.data_dir),
-            Origins.from_environ(options.environ),
+        installs = InstallParts.build(
+            options.environ, options.data_dir, options.install_lookups, options.model_folders
         )
-        self.model_sizes = ModelSizes(self.downloads.origins, offline(options.environ))
+        self.install_lookups = installs.lookups
+        self.registry = installs.registry  # or why it is not asked
+        self.install_scans = installs.scans
+        self.downloads = installs.downloads
+        self.model_sizes = installs.model_sizes
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None
