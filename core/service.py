@@ -35,10 +35,8 @@ from .provider import (
     apply_update,
     environment_problems,
     origin,
-    resolve,
-    still_valid,
-    with_key_bound,
-    with_overrides,
+    settings_of,
+    stored_bound,
 )
 from .store import Store, StoreUnavailable, Threads, UserData, install_defaults
 from .stream import PumpOptions, install_log_filter
@@ -158,19 +156,14 @@ class AssistantService:
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None
     ) -> ProviderSettings:
-        stored = await self._provider_values()
-        if overrides:
-            return resolve(
-                with_overrides(stored, overrides, self.options.environ), self.options.environ
-            )
-        return resolve(stored, self.options.environ)
+        return settings_of(await self._provider_values(), self.options.environ, overrides)
 
     async def _provider_values(self) -> dict[str, Any]:
         """The stored provider settings (read once; update_provider keeps them current). A key
         stored before keys were bound to an origin is bound to where it was being sent."""
         if self._stored_provider is None:
             stored = await self.store_settings(PROVIDER_NAMESPACE)
-            bound = with_key_bound(still_valid(stored), self.options.environ)
+            bound = stored_bound(stored, self.options.environ)
             if bound != stored:
                 await (await self.store()).update_settings(PROVIDER_NAMESPACE, bound)
             self._stored_provider = {k: v for k, v in bound.items() if v is not None}

@@ -21,11 +21,9 @@ from .provider_config import (
     apply_update,
     environment_problems,
     origin,
-    resolve,
-    still_valid,
+    settings_of,
+    stored_bound,
     validate_update,
-    with_key_bound,
-    with_overrides,
 )
 from .provider_probes import Capabilities, provider_capabilities, provider_window, sees_images
 from .provider_profiles import is_cache_full, is_context_overflow, window_from_error
@@ -62,13 +60,11 @@ __all__ = [
     "provider_capabilities",
     "provider_window",
     "reported_window",
-    "resolve",
     "resolve_window",
     "sees_images",
     "server_parts",
-    "still_valid",
+    "settings_of",
+    "stored_bound",
     "validate_update",
     "window_from_error",
-    "with_key_bound",
-    "with_overrides",
 ]
