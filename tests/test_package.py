@@ -232,18 +232,14 @@ def _relative_imports(root: Path, folder: str) -> list[tuple[str, str]]:
 
 def _relative_imports_at(root: Path, folder: str) -> list[tuple[str, int, str, list[str]]]:
     """(file, line, the package path it imports from, the names) for every relative import of
-    the Python files under `folder`."""
-    import ast
+    the Python files under `folder` (as scripts/border_names.py, which counts them, reads them)."""
+    import importlib.util
 
-    found = []
-    for path in sorted((root / folder).rglob("*.py")):
-        package = path.relative_to(root).parent.parts
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join([*base, *(node.module or "").split(".")]).strip(".")
-                names = [alias.name for alias in node.names]
-                found.append((str(path.relative_to(root)), node.lineno, target, names))
+    spec = importlib.util.spec_from_file_location("border_names", root / "scripts/border_names.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: list[tuple[str, int, str, list[str]]] = module.imports(folder)
     return found
 
 
