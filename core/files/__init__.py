@@ -15,8 +15,7 @@ from .attachment_files import (
     read_file,
 )
 from .attachments import Attachment, Attachments, new_id, with_thread_files
-from .image_files import BadImage
-from .output_checks import look_at
+from .output_checks import look_output
 from .project_documents import for_turn
 from .projects import (
     MAX_DOCUMENT_BYTES,
@@ -33,8 +32,7 @@ from .run_outputs import (
     OutputRef,
     OutputRefused,
     OutputSource,
-    output_ref,
-    parse_annotated,
+    ref_of,
     standalone_outputs,
 )
 
@@ -43,7 +41,6 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "Attachment",
     "Attachments",
-    "BadImage",
     "FileReading",
     "FileRefused",
     "FolderOutputs",
@@ -59,13 +56,12 @@ __all__ = [
     "check_title",
     "for_turn",
     "human_size",
-    "look_at",
+    "look_output",
     "model_parts",
     "new_id",
-    "output_ref",
-    "parse_annotated",
     "project_documents",
     "read_file",
+    "ref_of",
     "run_picture",
     "standalone_outputs",
     "with_shown",
