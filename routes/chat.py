@@ -7,7 +7,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..core.base import Message, message_of, stream_error_text
-from ..core.chat import ChatRequest, ChatTurn, StreamEnd, parse_chat_request
+from ..core.chat import (
+    ChatRequest,
+    ChatTurn,
+    StreamEnd,
+    parse_chat_request,
+    with_answer_replaced,
+    with_stored_history,
+)
 from ..core.service import AssistantService
 from ..core.store import DiskFull
 from ..core.stream import ClientGone, StreamFailed, pump
@@ -36,6 +43,9 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
         req: ChatRequest = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
+        if req.parent is not None:  # what is new: the rest of the thread is stored
+            req = await with_stored_history(await service.threads(), req)
+        req = await with_answer_replaced(await service.threads(), req)
         debug = request.query.get("debug") == "context"
         async with ChatTurn(await service.turn_parts(), req, debug=debug) as turn:
             try:

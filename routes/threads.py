@@ -11,11 +11,12 @@ from ..core.base import RequestError
 from ..core.chat import check_workflow, workflow_key
 from ..core.files import Projects
 from ..core.service import AssistantService
-from ..core.store import bind, messages_json, rebind
+from ..core.store import bind, messages_json, page_json, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"
 SLICE_BYTES = 1 << 20  # a thread's messages are written this much at a time
+PAGE_MAX = 1000  # messages in one page of a thread (`?last=`)
 
 
 def thread_id_of(request: web.Request) -> str:
@@ -30,6 +31,15 @@ def message_id_of(value: object, name: str = "'messageId'") -> str:
     if not isinstance(value, str) or not 0 < len(value) <= 200:
         raise RequestError(f"{name} must be a message's id: a string of 1 to 200 characters")
     return value
+
+
+def page_size(value: str | None) -> int | None:
+    """`?last=`: how many messages a page of a thread holds (1 to PAGE_MAX), or None: all."""
+    if value is None:
+        return None
+    if not value.isdigit() or not 0 < int(value) <= PAGE_MAX:
+        raise RequestError(f"'last' must be a number of messages from 1 to {PAGE_MAX}")
+    return int(value)
 
 
 def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> None:
@@ -70,11 +80,22 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         if thread is None:
             raise not_found("thread", thread=thread_id)
         # The stored messages' text as it is, a slice at a time: a thread of a million parts
-        # is never parsed, and other requests are answered between its slices.
-        pieces = await messages_json(threads.store, thread_id)
+        # is never parsed, and other requests are answered between its slices. `?last=N`: its
+        # last N messages (before message `before`), and where they start (`firstIndex`).
+        head = json.dumps(thread)[:-1]
+        last = page_size(request.query.get("last"))
+        before = request.query.get("before")
+        if last is None:
+            pieces = await messages_json(threads.store, thread_id)
+        else:
+            page = await page_json(threads.store, thread_id, last, before)
+            if page is None:
+                raise not_found("message", message=str(before), thread=thread_id)
+            pieces, first = page
+            head += f',"firstIndex":{first}'
         response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
         await response.prepare(request)
-        for piece in [json.dumps(thread)[:-1] + ',"messages":', *pieces, "}"]:
+        for piece in [head + ',"messages":', *pieces, "}"]:
             data = memoryview(piece.encode())
             for start in range(0, len(data), SLICE_BYTES):
                 await response.write(data[start : start + SLICE_BYTES])

@@ -11,6 +11,8 @@ from .conftest import start_app
 from .helpers import chat_body, sent, sse_events, user
 from .scripted_provider import text_reply
 
+MESSAGES = "'messages' must be a non-empty list (or a list of what follows 'parentId')"
+
 
 @pytest.mark.parametrize(
     ("data", "status", "message"),
@@ -24,8 +26,8 @@ from .scripted_provider import text_reply
         (b"", 400, "the body is empty; send a JSON object"),
         (b"\xff\xfe", 400, "the body is not UTF-8 text"),
         (b"[1, 2]", 400, "the body must be a JSON object with 'id' and 'messages'"),
-        (b'{"id": "t"}', 400, "'messages' must be a non-empty list"),
-        (b'{"id": "t", "messages": "hi"}', 400, "'messages' must be a non-empty list"),
+        (b'{"id": "t"}', 400, MESSAGES),
+        (b'{"id": "t", "messages": "hi"}', 400, MESSAGES),
         (
             b'{"id": 5, "messages": []}',
             400,

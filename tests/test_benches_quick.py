@@ -103,6 +103,14 @@ TARGETS: dict[str, list[str]] = {
         )
     ],
     "memory_load.py": ["TARGET late_growth_mb=", "TARGET concurrent_left_mb="],
+    "text_calls.py": [
+        "TARGET calls_recovered>=95%:",
+        "TARGET call_text_shown=0:",
+        "TARGET prose_turned_into_calls=0:",
+        "TARGET unoffered_calls_left_as_text:",
+        "TARGET prose_shown_as_written:",
+        "TARGET longest_hold_under_15s:",
+    ],
     "memory_prose.py": _memory_prose(),
     "projects.py": [
         "TARGET answer_in_top3=",
@@ -138,6 +146,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stream_overhead.py": ["TARGET ttfb_added_median_ms="],
     "tokens_bench.py": ["TARGET warm_speedup=", "TARGET estimate_error="],
+    "upload_bytes.py": ["TARGET upload_kb_per_message="],
     "window_fill.py": [
         "TARGET trusted_requests_over_the_room=",
         "TARGET trusted_fill_gain_min_language=",

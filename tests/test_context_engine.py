@@ -229,6 +229,7 @@ def test_the_report_has_every_section_and_its_arithmetic_holds():
         "estimated",
         "exact",
         "limits",
+        "repairs",
     }
     assert report["model"] == MODEL
     assert report["window"] == {"tokens": 32_000, "source": "settings", "detail": "Settings"}

@@ -29,6 +29,7 @@ from .gc_pause import cyclic_gc_paused
 from .http_client import URL, InvalidURL, Request
 from .json_text import NotStrictJSON, compact_json, finite_float, strict_json
 from .memory_release import RELEASE
+from .repair_notes import notes_metadata, repairs_in
 from .step_limits import OVER_LIMIT
 from .ui_messages import (
     AWAITING,
@@ -121,9 +122,11 @@ __all__ = [
     "key_of",
     "message_of",
     "named",
+    "notes_metadata",
     "offline",
     "origin_of",
     "read_capped",
+    "repairs_in",
     "statement",
     "stream_error_text",
     "strict_json",

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from .json_text import compact_json
+from .repair_notes import repair_line, repair_notes_of
 from .wire_types import (
     Content,
     FunctionCall,
@@ -64,7 +65,14 @@ def text_of(message: UIMessage) -> str:
 
 
 def tool_result_text(part: UIPart) -> str:
-    """What the model reads as the result of one tool part, whatever state it ended in."""
+    """What the model reads as the result of one tool part, whatever state it ended in (after
+    what was read differently in the call, when it was repaired: repair_notes.py)."""
+    text = _result_text(part)
+    notes = repair_notes_of(part)
+    return f"{repair_line(notes)}\n{text}" if notes else text
+
+
+def _result_text(part: UIPart) -> str:
     state = part.get("state")
     if state == "output-available" and part.get("preliminary"):  # an interim output only
         return UNFINISHED
@@ -110,7 +118,7 @@ def tool_result_content(part: UIPart) -> Content:
     """`tool_result_text`, followed by the image the result shows (if any) and its label."""
     text = tool_result_text(part)
     shown = part.get(SHOWN)
-    if not isinstance(shown, dict) or text in (UNFINISHED, NOT_RUN):
+    if not isinstance(shown, dict) or _result_text(part) in (UNFINISHED, NOT_RUN):
         return text
     return [
         {"type": "text", "text": text},

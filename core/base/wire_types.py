@@ -175,6 +175,9 @@ class ContextReport(TypedDict):
     estimated: int  # our count, corrected
     exact: int  # our exact count, before the correction
     limits: list[str]  # what the engine left out or shortened, in words
+    # what the answer's tool calls were read as meant (repaired or recovered from text: issue
+    # 40); counted in the answer's last report, 0 in the reports before its calls settle
+    repairs: int
 
 
 # --- a delegated task (the `delegate` tool: core/chat/delegation.py) ----------------------------

@@ -9,6 +9,7 @@ summary.
 from .attachment_fit import message_room, tokens_of, too_large
 from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
 from .chat_turn import ChatTurn, StreamEnd
+from .thread_delta import with_answer_replaced, with_stored_history
 from .turn_parts import TurnOptions, TurnParts
 
 __all__ = [
@@ -22,5 +23,7 @@ __all__ = [
     "parse_chat_request",
     "tokens_of",
     "too_large",
+    "with_answer_replaced",
+    "with_stored_history",
     "workflow_key",
 ]

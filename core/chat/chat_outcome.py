@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import ContextReport, UIMessage
+from ..base import ContextReport, UIMessage, repairs_in
 from ..context import Assembled
 from ..stream import MessageAssembler, Usage
 from ..stream import ui_stream as ui
@@ -79,6 +79,7 @@ class ChatOutcome:
         if self.last_usage is not None:
             report["reported"] = self.last_usage.prompt_tokens
             report["cachedTokens"] = self.last_usage.cached_tokens
+        report["repairs"] = repairs_in(self.message)
         return report
 
 

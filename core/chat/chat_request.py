@@ -46,6 +46,10 @@ class ChatRequest:
     metadata: dict[str, Any] = field(default_factory=dict)
     # The ComfyUI workflow the panel shows (its key): a thread this request creates belongs to it.
     workflow: str | None = None
+    # A request of what is new (core/chat/thread_delta.py): the stored message its messages
+    # follow, and where the panel has it; None: the messages are the whole thread.
+    parent: str | None = None
+    parent_index: int | None = None
 
 
 def _expect(cond: bool, message: str) -> None:
@@ -178,8 +182,12 @@ def parse_chat_request(body: Any) -> ChatRequest:
         isinstance(thread_id, str) and 0 < len(thread_id) <= ID_CHARS,
         f"'id' (the thread id) must be a string of 1 to {ID_CHARS} characters",
     )
+    parent, parent_index = _parent(body)
     messages = body.get("messages")
-    _expect(isinstance(messages, list) and len(messages) > 0, "'messages' must be a non-empty list")
+    _expect(
+        isinstance(messages, list) and (len(messages) > 0 or parent is not None),
+        "'messages' must be a non-empty list (or a list of what follows 'parentId')",
+    )
     if len(messages) > MAX_MESSAGES:
         raise TooMuch(
             f"'messages' holds {len(messages):,} messages, more than the limit of "
@@ -202,4 +210,22 @@ def parse_chat_request(body: Any) -> ChatRequest:
         tools=_client_tools(body.get("tools")),
         metadata=metadata or {},
         workflow=check_workflow(body.get("workflow")),
+        parent=parent,
+        parent_index=parent_index,
     )
+
+
+def _parent(body: dict[str, Any]) -> tuple[str | None, int | None]:
+    """`parentId` and `parentIndex` of a request of what is new (both absent or null: the
+    request carries the whole thread)."""
+    parent, index = body.get("parentId"), body.get("parentIndex")
+    _expect(
+        parent is None or (isinstance(parent, str) and 0 < len(parent) <= ID_CHARS),
+        f"'parentId' must be the id of the message the request follows (1 to {ID_CHARS} "
+        "characters), or null when 'messages' hold the whole thread",
+    )
+    _expect(
+        index is None or (type(index) is int and index >= 0 and parent is not None),
+        "'parentIndex' must be the parent's index in the thread (a number from 0), with 'parentId'",
+    )
+    return parent, index

@@ -24,7 +24,7 @@ import openai
 from ..base import UIMessage, coded, stream_error_text, tool_name_of
 from ..context import Assembled, not_offered_note
 from ..provider import OutputMeter, Provider, ProviderError, cut_note
-from ..stream import MessageAssembler, StepTranslator, new_id
+from ..stream import MessageAssembler, StepTranslator, new_id, schemas_of
 from ..stream import ui_stream as ui
 from ..tools import (
     Citations,
@@ -219,6 +219,7 @@ class StepRunner:
             if call.last
             else None,
             not_offered=lambda name: not_offered_note(name, self.plan.profile),
+            schemas=schemas_of(assembled.tools),
         )
         outcome.steps += 1
         yield emit(ui.Data("context", assembled.report, id="context"))

@@ -67,6 +67,7 @@ def report(a: Assembly) -> ContextReport:
         "estimated": estimated,
         "exact": a.exact,
         "limits": a.limits,
+        "repairs": 0,
     }
 
 

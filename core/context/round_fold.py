@@ -83,13 +83,18 @@ def folded(block: Block) -> Block:
     return block.with_messages([call, *kept], digested=True)
 
 
+def terse_digest(text: str) -> str:
+    """A digest's lines without the items each lists (its count and recall id kept)."""
+    return _LISTED.sub(r"\1\2", text)
+
+
 def terse(block: Block) -> Block:
     """The round with each digest's listed items left out (its count and recall id kept)."""
     call, *results = block.messages
     out = []
     for result in results:
         content = result.get("content")
-        shorter = _LISTED.sub(r"\1\2", content) if isinstance(content, str) else content
+        shorter = terse_digest(content) if isinstance(content, str) else content
         out.append(result if shorter == content else with_content(result, shorter))
     return block.with_messages([call, *out], digested=True) if out != results else block
 

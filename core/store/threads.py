@@ -1,9 +1,11 @@
 """Threads and their messages in the store.
 
-The panel sends the whole visible thread with every request; storing it is append-and-update:
+Every request's thread is stored (the whole thread, as sent or as rebuilt from the store around
+what is new: core/chat/thread_delta.py); storing it is append-and-update:
 a message is written when it is new or its parts changed (the assistant message that received
 tool outputs), and stored messages are removed only where the client said so — a regenerate
-or an edit names the message it replaces (`messageId`), and everything from there on goes.
+or an edit names the message it replaces (`messageId`; a regenerate naming none replaces what
+follows its messages: thread_delta.py), and everything from there on goes.
 Concurrent requests on one thread therefore never lose each other's messages.
 """
 
@@ -22,6 +24,7 @@ from ..base import (
     UIMessage,
     UIPart,
     compact_json,
+    cyclic_gc_paused,
     fingerprint,
     to_openai_messages,
     tool_name_of,
@@ -299,17 +302,18 @@ class Threads:
             "WHERE thread_id = ? ORDER BY position, seq",
             (thread_id,),
         )
-        return [
-            StoredMessage(
-                r["id"],
-                r["role"],
-                json.loads(r["parts"]),
-                json.loads(r["metadata"]) if r["metadata"] else None,
-                r["status"],
-                r["created_at"],
-            )
-            for r in rows
-        ]
+        with cyclic_gc_paused():  # (a long thread's parts: tens of thousands of objects)
+            return [
+                StoredMessage(
+                    r["id"],
+                    r["role"],
+                    json.loads(r["parts"]),
+                    json.loads(r["metadata"]) if r["metadata"] else None,
+                    r["status"],
+                    r["created_at"],
+                )
+                for r in rows
+            ]
 
     async def list(
         self, include_archived: bool = True, workflow: str | None = None

@@ -1,11 +1,12 @@
 """The answer's stream to the panel: the AI SDK UI message stream (SSE), the translation of the
-provider's chunks into it, think tags, redaction of secrets, and the answer assembled from the
-parts.
+provider's chunks into it, think tags, redaction of secrets, tool calls a model wrote as text or
+nearly right (read as meant), and the answer assembled from the parts.
 
 May import: base.
 """
 
 from . import ui_stream
+from .call_repair import schemas_of
 from .redact import install_log_filter, redact, remember_secret
 from .sse import ClientGone, PumpOptions, StreamFailed, pump
 from .stream_translate import StepTranslator, Usage, new_id
@@ -24,6 +25,7 @@ __all__ = [
     "pump",
     "redact",
     "remember_secret",
+    "schemas_of",
     "ui_stream",
     "visible_text",
 ]

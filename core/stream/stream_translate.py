@@ -18,8 +18,10 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import OVER_LIMIT
+from ..base import OVER_LIMIT, notes_metadata
 from . import ui_stream as ui
+from .call_hold import CallHold
+from .call_recovery import Recovery, recovered_calls, settle_arguments
 from .redact import StreamCleaner
 from .think_tags import Kind, ThinkTagSplitter
 
@@ -29,6 +31,8 @@ from .think_tags import Kind, ThinkTagSplitter
 MAX_TOOL_CALLS_PER_STEP = 32
 PROGRESS_AFTER = 2.0  # seconds of reading the prompt before its progress is shown
 PROGRESS_EVERY = 2.0  # seconds between progress updates
+# a long hold (call_hold.py): what it holds may still turn out to be words
+WRITING_CALL = "The model is writing what may be a tool call…"
 
 FINISH_REASONS: dict[str, ui.FinishReason] = {
     "stop": "stop",
@@ -71,6 +75,7 @@ class ToolCall:
     input: dict[str, Any] | None = None
     error: str | None = None
     clean: StreamCleaner = field(default_factory=StreamCleaner)
+    notes: list[str] = field(default_factory=list)  # what was read as meant (call_repair.py)
 
     @property
     def arguments_text(self) -> str:
@@ -101,8 +106,13 @@ class StepTranslator:
         unoffered: str | None = None,
         max_calls: int = MAX_TOOL_CALLS_PER_STEP,
         not_offered: Callable[[str], str | None] | None = None,
+        schemas: dict[str, Any] | None = None,
     ) -> None:
         self.tool_names = tool_names
+        # the offered tools' parameter schemas: nearly-right calls are read by them, and calls
+        # written as text are recovered (text_calls.py)
+        self.recovery = Recovery({k: v for k, v in (schemas or {}).items() if k in tool_names})
+        self._hold = CallHold(self.recovery.schemas)
         self.unoffered = unoffered  # why a call of a tool not offered did not run, if known
         self.not_offered = not_offered  # a known tool this window lacks: which windows have it
         self.max_calls = max_calls
@@ -181,6 +191,7 @@ class StepTranslator:
             call.arguments.append(args)
         if not call.started and call.name:
             self._close(out)
+            self.recovery.name(call)
             call.id = call.id or new_id("call")
             call.started = True
             out.append(ui.ToolInputStart(call.id, call.name, self._server(call)))
@@ -230,7 +241,10 @@ class StepTranslator:
                 content = delta.get("content")
                 if isinstance(content, str) and content:
                     for kind, text in self._splitter.feed(self._content.feed(content)):
-                        self._write(kind, text, out)
+                        self._write(kind, self._hold.feed(text) if kind == "text" else text, out)
+                    if self._hold.overdue():
+                        note = {"text": WRITING_CALL, "done": False}
+                        out.append(ui.Data("status", note, id="status"))
                 for piece in delta.get("tool_calls") or ():
                     if isinstance(piece, dict):
                         self._tool_piece(piece, out)
@@ -252,50 +266,48 @@ class StepTranslator:
                 f"Available tools: {', '.join(sorted(self.tool_names)) or 'none'}."
             )
         else:
-            try:
-                value = json.loads(raw or "{}")
-            except json.JSONDecodeError as exc:
-                call.error = (
-                    f"The answer reached the output token limit before the arguments of "
-                    f"{call.name} were complete. Call the tool again with shorter arguments."
-                    if self.provider_finish == "length"
-                    else f"The arguments for {call.name} are not valid JSON ({exc.msg} at "
-                    f"character {exc.pos}). Call the tool again with one JSON object matching "
-                    f"its schema."
-                )
-            else:
-                if isinstance(value, dict):
-                    call.input = value
-                else:
-                    call.error = (
-                        f"The arguments for {call.name} must be a JSON object, "
-                        f"not {type(value).__name__}. Call the tool again with an object."
-                    )
+            cut = self.provider_finish == "length"
+            schema = self.recovery.schemas.get(call.name)
+            call.input, call.error = settle_arguments(call, raw, schema, cut)
         server = self._server(call)
         if call.input is not None:
-            return ui.ToolInputAvailable(call.id, call.name, call.input, server)
+            meta = notes_metadata(call.notes)
+            return ui.ToolInputAvailable(call.id, call.name, call.input, server, meta)
         return ui.ToolInputError(call.id, call.name, call.arguments_text, call.error or "", server)
 
     def _server(self, call: ToolCall) -> bool | None:
         """Server tools are marked provider-executed, so the panel never tries to run them."""
         return True if call.name in self.server_tools else None
 
-    def _flush_text(self, out: list[ui.Chunk]) -> None:
-        """The text the cleaners and the think-tag splitter still hold, then close the part."""
+    def _flush_text(self, out: list[ui.Chunk], recover: bool = False) -> str:
+        """The text the cleaners, the think-tag splitter and the call hold still hold, then
+        close the part. `recover`: calls written in the held text become the step's tool calls
+        (when the provider sent none); the text after them is returned, to follow them."""
         self._write("reasoning", self._reasoning.flush(), out)
         for kind, text in [*self._splitter.feed(self._content.flush()), *self._splitter.flush()]:
-            self._write(kind, text, out)
+            self._write(kind, self._hold.feed(text) if kind == "text" else text, out)
+        before, found, after = self._hold.finish(recover and not self.tool_calls)
+        if self._hold.noted:  # (the long hold's note is done with)
+            out.append(ui.Data("status", {"text": "", "done": True}, id="status"))
+            self._hold.noted = False
+        self._write("text", before, out)
         self._close(out)
+        if found is not None:
+            self.tool_calls = [
+                ToolCall(i, name=p.name, arguments=[p.arguments], notes=p.notes)
+                for i, p in enumerate(recovered_calls(found, self.recovery))
+            ]
         for call in self.tool_calls:
             rest = call.clean.flush()
             if rest:
                 call.arguments.append(rest)
                 if call.started and call.id is not None:
                     out.append(ui.ToolInputDelta(call.id, rest))
+        return after
 
     def finish(self) -> list[ui.Chunk]:
         out: list[ui.Chunk] = []
-        self._flush_text(out)
+        after = self._flush_text(out, recover=True)
         for position, call in enumerate(self.tool_calls):
             if not call.started:  # arguments arrived but never a name
                 call.id = call.id or new_id("call")
@@ -303,6 +315,8 @@ class StepTranslator:
                 call.started = True
                 out.append(ui.ToolInputStart(call.id, call.name, self._server(call)))
             out.append(self._settle(call, position))
+        self._write("text", after, out)
+        self._close(out)
         return out
 
     def finish_partial(self) -> list[ui.Chunk]:

@@ -74,7 +74,12 @@ class MessageAssembler:
         elif isinstance(chunk, ui.ToolInputStart):
             self._tool(chunk, state="input-streaming", input=None)
         elif isinstance(chunk, ui.ToolInputAvailable):
-            self._tool(chunk, state="input-available", input=chunk.input)
+            self._tool(
+                chunk,
+                state="input-available",
+                input=chunk.input,
+                callProviderMetadata=chunk.provider_metadata,
+            )
         elif isinstance(chunk, ui.ToolInputError):
             self._tool(chunk, state="output-error", input=chunk.input, errorText=chunk.error_text)
         elif isinstance(chunk, (ui.ToolOutputAvailable, ui.ToolOutputError)):

@@ -135,6 +135,7 @@ class ToolInputAvailable(Chunk):
     tool_name: str
     input: dict[str, Any]
     provider_executed: bool | None = None
+    provider_metadata: dict[str, Any] | None = None  # a repaired call's notes (repair_notes.py)
 
 
 @dataclass(frozen=True)

@@ -335,6 +335,26 @@ for (const target of TARGETS) {
       await screenshot(page, step("reload"), "thread-restored");
     });
 
+    test("after a reload, a new message sends only what is new; the model still gets the whole thread", { timeout: 60_000 }, async () => {
+      await settle(page);
+      await harness.provider.reset();
+      await harness.provider.script(reply.text("It was a KSampler."));
+      const chat = page.waitForRequest((r) => r.url().includes("/api/assistant/chat") && r.method() === "POST");
+      await send(page, "what did you add?");
+      const body = JSON.parse((await chat).postData() ?? "{}");
+      await panel(page).getByText("It was a KSampler.").waitFor({ timeout: 30_000 });
+      assert.deepEqual(body.messages.map((m) => m.role), ["user"], "only the new message");
+      assert.ok(body.messages[0].parts.some((p) => p.type === "text" && p.text === "what did you add?"));
+      // it follows the last message the server holds, where the server holds it
+      const thread = await page.evaluate(async (id) => (await fetch(`/api/assistant/threads/${encodeURIComponent(id)}`)).json(), body.id);
+      const ids = thread.messages.map((m) => m.id);
+      assert.equal(ids[body.parentIndex], body.parentId);
+      assert.equal(ids[body.parentIndex + 1], body.messages[0].id);
+      const sent = JSON.stringify((await harness.provider.requests())[0].messages);
+      assert.ok(sent.includes(ASK), "the model got the thread from before the reload");
+      assert.ok(lastUserText((await harness.provider.requests())[0]).includes("what did you add?"));
+    });
+
     test("stop aborts a slow answer", { timeout: 60_000 }, async () => {
       await settle(page);
       await harness.provider.reset();

@@ -1,6 +1,6 @@
 // For tests only: our backend's routes answered in memory (fetch stubbed), and helpers that
 // write AI SDK UI message streams (docs/DESIGN.md §5) the way core/stream/ui_stream.py does.
-import type { UIMessage } from "ai";
+import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage, type UIMessageChunk } from "ai";
 import type { EgressEntry, EgressStatement } from "../src/panel/egress.generated";
 
 export type Chunk = Record<string, unknown>;
@@ -70,6 +70,27 @@ export interface ChatRequestBody {
   trigger: string;
   messageId?: string;
   workflow?: string;
+  /** A request of what is new: the stored message its messages follow (core/chat/thread_delta.py). */
+  parentId?: string;
+  parentIndex?: number;
+}
+
+/** The answer a chat response streams, as the server stores it: assembled by the AI SDK. */
+async function answerOf(body: ReadableStream<Uint8Array>, base: UIMessage | undefined): Promise<UIMessage | undefined> {
+  const chunks = parseJsonEventStream({ stream: body, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream<{ success: boolean; value?: unknown }, UIMessageChunk>({
+      transform(part, controller) {
+        if (part.success) controller.enqueue(part.value as UIMessageChunk);
+      },
+    }),
+  );
+  let answer: UIMessage | undefined;
+  try {
+    for await (const message of readUIMessageStream({ message: base ? structuredClone(base) : undefined, stream: chunks })) answer = message;
+  } catch {
+    // (an error chunk: what came before it is kept)
+  }
+  return answer;
 }
 
 export interface FakeThread {
@@ -91,7 +112,10 @@ export interface FakeServer {
   /** What `/api/assistant/egress` answers (the provider's origin follows `provider`). */
   egress: EgressStatement;
   threads: Map<string, FakeThread>;
+  /** What each chat request was once the server rebuilt it from the thread it keeps. */
   chatRequests: ChatRequestBody[];
+  /** Each chat request's body as the panel sent it. */
+  sentBodies: ChatRequestBody[];
   calls: string[];
   /** Each thread's checkpoints by message id (routes/checkpoints.py): the first save kept. */
   checkpoints: Map<string, Map<string, { workflow: string | null; graph: unknown; createdAt: number }>>;
@@ -138,6 +162,8 @@ function insideComfyUI(): EgressStatement {
 export function fakeServer(chat: (body: ChatRequestBody, url: string) => Response | Promise<Response>): FakeServer {
   const threads: FakeServer["threads"] = new Map();
   const chatRequests: ChatRequestBody[] = [];
+  const sentBodies: ChatRequestBody[] = [];
+  const answers = new Map<string, Promise<void>>(); // each thread's last answer, being stored
   const calls: string[] = [];
   const providerPuts: Record<string, unknown>[] = [];
   const checkpoints: FakeServer["checkpoints"] = new Map();
@@ -264,13 +290,33 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
     calls.push(`${method} ${url}`);
     const path = url.split("?")[0] ?? url;
     if (path === "/api/assistant/chat" && method === "POST") {
-      const request = body as unknown as ChatRequestBody;
+      const sent = body as unknown as ChatRequestBody;
+      sentBodies.push(sent);
+      await answers.get(sent.id);
+      const thread = threads.get(sent.id) ?? fresh(sent.id, sent.workflow);
+      // like the server (core/chat/thread_delta.py): what is new follows the stored thread
+      const { parentId, parentIndex, ...request } = sent;
+      if (parentId !== undefined) {
+        const at = thread.messages.findIndex((m) => m.id === parentId);
+        if (at < 0 || (parentIndex !== undefined && parentIndex !== at)) return json({ error: `thread ${sent.id} is stale` }, 409);
+        request.messages = [...thread.messages.slice(0, at + 1), ...sent.messages];
+      }
       chatRequests.push(request);
-      const thread = threads.get(request.id) ?? fresh(request.id, request.workflow);
       thread.messages = request.messages;
       thread.updatedAt = Date.now() / 1000;
       threads.set(request.id, thread);
-      return chat(request, url);
+      const response = await chat(request, url);
+      if (!response.ok || !response.body) return response;
+      // the server stores the answer it streams
+      const [mine, theirs] = response.body.tee();
+      const last = request.messages.at(-1);
+      const stored = answerOf(mine, last?.role === "assistant" ? last : undefined).then((answer) => {
+        if (!answer) return;
+        const at = thread.messages.findIndex((m) => m.id === answer.id);
+        thread.messages = at < 0 ? [...thread.messages, answer] : thread.messages.map((m, i) => (i === at ? answer : m));
+      });
+      answers.set(request.id, stored);
+      return new Response(theirs, { status: response.status, headers: response.headers });
     }
     if (path === "/api/assistant/provider") {
       let notice: string | null = null;
@@ -376,10 +422,18 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
         if (body && "project" in body) thread.project = (body.project as number | null) ?? null;
         return json(meta(thread));
       }
-      return json({ ...meta(thread), messages: thread.messages });
+      // a page: the last N messages (before message `before`), and where they start (routes/threads.py)
+      const query = new URL(url, "http://panel").searchParams;
+      const last = query.get("last");
+      if (last === null) return json({ ...meta(thread), messages: thread.messages });
+      const before = query.get("before");
+      const end = before === null ? thread.messages.length : thread.messages.findIndex((m) => m.id === before);
+      if (end < 0) return json({ error: `message ${before} in thread ${id} does not exist` }, 404);
+      const start = Math.max(0, end - Number(last));
+      return json({ ...meta(thread), firstIndex: start, messages: thread.messages.slice(start, end) });
     }
     return json({ error: `no route ${method} ${path}` }, 404);
   }) as typeof globalThis.fetch;
 
-  return { fetch, threads, chatRequests, calls, provider, providerPuts, egress, checkpoints, branches };
+  return { fetch, threads, chatRequests, sentBodies, calls, provider, providerPuts, egress, checkpoints, branches };
 }

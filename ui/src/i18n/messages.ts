@@ -84,6 +84,8 @@ export const en = {
   },
   "chat.waitingForYou": "Waiting for your answer above…",
   "chat.runningTools": "Running tools in the panel…",
+  "chat.earlier": "Show earlier messages",
+  "chat.loadingEarlier": "Loading earlier messages…",
 
   // a message (Messages.tsx)
   "message.codeText": "text",
@@ -180,6 +182,7 @@ export const en = {
     other: "Recalled for this message: {count} passages from earlier in the chat ({tokens})",
   },
   "gauge.line.limit": "Limit: {limit}",
+  "gauge.line.repairs": "Tool calls read as meant: {count}",
 
   // Settings (Settings.tsx, runtime/providerForm.ts)
   "settings.provider": "Model provider",

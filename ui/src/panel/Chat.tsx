@@ -8,6 +8,7 @@ import { useI18n } from "../i18n";
 import { serverErrorText } from "../server/api";
 import { stepLimitReached } from "../runtime/steps";
 import { Composer } from "./Composer";
+import { EarlierMessages } from "./EarlierMessages";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { messageComponents } from "./Messages";
 import { LeftoverNotices, Notices } from "./Notices";
@@ -84,6 +85,7 @@ export const Chat: FC = () => (
       <ThreadPrimitive.Empty>
         <Welcome />
       </ThreadPrimitive.Empty>
+      <EarlierMessages />
       <Notices after={null} />
       <ThreadPrimitive.Messages components={messageComponents} />
       <RunningTools />

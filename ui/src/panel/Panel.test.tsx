@@ -32,6 +32,7 @@ const report = {
   exact: true,
   reported: null,
   cachedTokens: null,
+  repairs: 0,
   limits: [],
   documents: null,
   recalled: null,
@@ -233,6 +234,25 @@ describe("the panel", () => {
     );
     expect(order).toEqual(["first question", "The first answer.", expect.stringMatching(/^Commands/), "Context of the last answer", "second question", "The second answer."]);
   });
+
+  it("opens a long thread at its last page; 'Show earlier messages' reads the pages before", async () => {
+    const { store, server } = setup(() => sseResponse(textAnswer("no")));
+    const messages = Array.from({ length: 110 }, (_, i) => ({
+      id: `m${i}`,
+      role: (i % 2 ? "assistant" : "user") as "assistant" | "user",
+      parts: [{ type: "text" as const, text: `message number ${i}` }],
+    }));
+    server.threads.set("th_long", { id: "th_long", title: "A long chat", archived: false, updatedAt: 1, messages });
+    render(<Panel store={store} />);
+    fireEvent.click(screen.getByRole("button", { name: "Show the threads" }));
+    fireEvent.click(await screen.findByText("A long chat"));
+    await screen.findByText("message number 109");
+    expect(screen.getByText("message number 10")).toBeTruthy();
+    expect(screen.queryByText("message number 9")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Show earlier messages" }));
+    await screen.findByText("message number 0");
+    expect(screen.queryByRole("button", { name: "Show earlier messages" })).toBeNull();
+  }, 20_000); // (110 messages rendered: slow in jsdom on a busy machine)
 
   it("renames and deletes threads through the list", async () => {
     const { store, server } = setup(() => sseResponse(textAnswer("no")));

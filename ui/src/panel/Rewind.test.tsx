@@ -108,8 +108,8 @@ describe("Rewind to here", () => {
     await talk(["say hello", "Answer 1."], ["add a sampler", "Added node 2."], ["thanks", "Answer 3."]);
 
     await rewind("Added node 2.", /^Both/);
-    // (the fake server keeps what requests sent: the last answer is the panel's only)
-    await screen.findByText(/The conversation is back to before that answer\. The 3 messages from “add a sampler” on are kept as branch 1 \(the branches in the header return to it\)\. The graph is as it was then too/);
+    // (the fake server stores the answers it streams, as ours does)
+    await screen.findByText(/The conversation is back to before that answer\. The 4 messages from “add a sampler” on are kept as branch 1 \(the branches in the header return to it\)\. The graph is as it was then too/);
     expect(screen.getAllByText(/The conversation is back to before that answer/)).toHaveLength(1);
     expect(graph.restore).toHaveBeenCalledWith(null, { nodes: [{ id: 1, type: "EmptyImage" }] });
     expect(screen.queryByText("Added node 2.")).toBeNull();

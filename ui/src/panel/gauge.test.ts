@@ -18,12 +18,18 @@ const report: ServerReport = {
   calibration: null,
   reported: null,
   cachedTokens: null,
+  repairs: 0,
   limits: [],
   documents: null,
   recalled: null,
 };
 
 describe("computeGauge", () => {
+  it("counts the tool calls read as meant, and says nothing when there were none", () => {
+    expect(computeGauge({ ...report, repairs: 3 }, "en").lines).toContain("Tool calls read as meant: 3");
+    expect(computeGauge(report, "en").lines.some((l) => l.startsWith("Tool calls read as meant"))).toBe(false);
+  });
+
   it("draws what was recalled from earlier in the chat and says how much", () => {
     const passage = { messageId: "m1", role: "user", at: 1_700_000_000, tokens: 40 };
     const recalled = { tokens: 90, passages: [passage, { ...passage, messageId: "m2" }] };

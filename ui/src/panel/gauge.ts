@@ -143,6 +143,8 @@ function hoverLines(report: ContextReport, raw: Array<{ label: string; tokens: n
     lines.push(say("gauge.line.recalled", { count: recalled.passages.length, tokens: say("gauge.tokens", { count: count(recalled.tokens) }) }));
   }
   for (const limit of report.limits ?? []) lines.push(say("gauge.line.limit", { limit }));
+  // calls the model wrote nearly right or as text, read as meant (issue 40)
+  if (report.repairs) lines.push(say("gauge.line.repairs", { count: report.repairs }));
   return lines;
 }
 

@@ -4,11 +4,13 @@
 import { Chat } from "@ai-sdk/react";
 import { AssistantChatTransport } from "@assistant-ui/react-ai-sdk";
 import type { UIMessage } from "ai";
-import { apiUrl } from "../server/api";
+import { apiUrl, requestJson } from "../server/api";
 import { Approvals } from "./approvals";
 import { ServerAttachments } from "./attachments";
 import type { ChatEntry } from "./chatTypes";
 import type { PanelSettings } from "./panelSettings";
+import { newOnlyTransport, SentMessages } from "./sentMessages";
+import { ThreadPages } from "./threadPages";
 import { lastUserId, shouldResubmit } from "./steps";
 import type { WorkflowThreads } from "./workflowThreads";
 
@@ -39,13 +41,18 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
     debugRequest: undefined,
     attachments: new ServerAttachments(() => serverId),
     approvals: new Approvals(() => entry.chat, deps.changed, deps.settings().askBeforeEdits !== false),
+    sent: new SentMessages(),
+    pages: new ThreadPages(serverId, requestJson),
     chat: undefined as unknown as Chat<UIMessage>,
   };
+  // A turn sends what the server does not have (runtime/sentMessages.ts).
+  const newOnly = newOnlyTransport(entry.sent, entry.pages);
   const transport = new AssistantChatTransport<UIMessage>({
     api: apiUrl(CHAT_PATH),
+    fetch: newOnly.fetch,
     // No runtime is wired into the transport on purpose: the request id is the chat id,
     // which is the server's thread id, so a resubmit works while the tab is closed.
-    prepareSendMessagesRequest: (request) => {
+    prepareSendMessagesRequest: async (request) => {
       // "Answer again" after a Stop: the new answer may run its tools to the end.
       if (request.trigger === "regenerate-message") entry.haltedAfter = null;
       deps.workflows.touched(request.id);
@@ -54,7 +61,7 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
         body: {
           ...request.body,
           id: request.id,
-          messages: request.messages,
+          ...(await newOnly.body(request.messages)),
           trigger: request.trigger,
           messageId: request.messageId,
           metadata: request.requestMetadata,
@@ -73,8 +80,9 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
       // Never await here: the SDK awaits this callback inside its stream loop.
       deps.runTool(entry, toolCall.toolName, toolCall.toolCallId, toolCall.input);
     },
-    onFinish: ({ isAbort, messages }) => {
+    onFinish: ({ isAbort, isDisconnect, isError, message, messages }) => {
       if (isAbort) entry.haltedAfter = lastUserId(messages);
+      else if (!isDisconnect && !isError) entry.sent.finished(message);
       entry.approvals.finished();
       deps.keepGraph(entry);
       deps.changed();

@@ -19,6 +19,7 @@ import { PanelTools } from "./panelTools";
 import { settledForNewMessage } from "./pendingCalls";
 import { rememberedThread, rememberThread } from "./rememberedThread";
 import { Rewinds } from "./rewind";
+import { recorded } from "./sentMessages";
 import { canCarryNote, endedRunsNote, withNote, type Outgoing, type SendOptions } from "./runNotes";
 import { fetchSkills } from "./skills";
 import { lastUserId } from "./steps";
@@ -261,6 +262,22 @@ export class ChatStore extends Changes {
     return () => {
       if (entry) entry.openingTabs--;
     };
+  }
+
+  /** The page of the thread before the messages its chat holds (it opened with its last page). */
+  async loadEarlier(entry: ChatEntry): Promise<void> {
+    const { pages, chat } = entry;
+    if (pages.loading || chat.status !== "ready" || !pages.hasEarlier(chat.messages)) return;
+    pages.loading = true;
+    this.emit();
+    try {
+      const page = await pages.earlier(chat.messages);
+      entry.sent.have(recorded(page));
+      chat.messages = [...page, ...chat.messages];
+    } finally {
+      pages.loading = false;
+      this.emit();
+    }
   }
 
   /** Loads a thread's stored messages (GET /api/assistant/threads/{id}) into its chat. */

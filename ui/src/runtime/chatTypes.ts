@@ -6,6 +6,8 @@ import type { Approvals } from "./approvals";
 import type { ServerAttachments } from "./attachments";
 import type { WorkflowAccess } from "./checkpoints";
 import type { PanelSettings } from "./panelSettings";
+import type { SentMessages } from "./sentMessages";
+import type { ThreadPages } from "./threadPages";
 import type { ToolFunctions } from "./toolRunner";
 import type { ContextReport } from "./contextReport";
 import type { GraphShot } from "../tools/graphSnapshot";
@@ -42,6 +44,10 @@ export interface ChatEntry {
   readonly attachments: ServerAttachments;
   /** Tool calls waiting for the user's Allow or Deny, and whether graph edits need one. */
   readonly approvals: Approvals;
+  /** What the server has of the thread's messages: a turn sends the rest (sentMessages.ts). */
+  readonly sent: SentMessages;
+  /** Where its messages start in the thread: it opens with the last page (threadPages.ts). */
+  readonly pages: ThreadPages;
 }
 
 export interface Notice {

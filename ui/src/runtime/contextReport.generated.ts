@@ -20,6 +20,7 @@ export interface ContextReport {
   estimated: number;
   exact: number;
   limits: string[];
+  repairs: number;
 }
 
 export interface ReportWindow {

@@ -3,11 +3,11 @@
 // reloaded waits again (runtime/approvals.ts). The server stores every turn itself.
 import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import type { UIMessage } from "ai";
-import { requestJson, type ServerThread } from "../server/api";
 import type { ChatEntry } from "./chatTypes";
 import type { Checkpoints } from "./checkpoints";
 import type { Rewinds } from "./rewind";
-import { threadPath, toRepository } from "./threadAdapter";
+import { recorded } from "./sentMessages";
+import { toRepository } from "./threadAdapter";
 
 export interface HistoryDeps {
   checkpoints: Checkpoints;
@@ -21,7 +21,8 @@ export function threadHistory(entry: ChatEntry, deps: HistoryDeps): ThreadHistor
     if (!entry.known) return { headId: null, messages: [] };
     void deps.checkpoints.load(entry.serverId);
     void deps.rewinds.loadBranches(entry.serverId);
-    const thread = await requestJson<ServerThread & { messages: UIMessage[] }>(threadPath(entry.serverId));
+    const thread = await entry.pages.last(); // (its last page: earlier ones on demand)
+    entry.sent.have(recorded(thread.messages ?? []));
     const rerun = (name: string, toolCallId: string, input: unknown) => deps.rerun(entry, name, toolCallId, input);
     return toRepository(entry.approvals.restore(thread.messages ?? [], rerun));
   };

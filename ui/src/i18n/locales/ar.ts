@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "في انتظار ردّك أعلاه…",
   "chat.runningTools": "جارٍ تشغيل الأدوات في اللوحة…",
+  "chat.earlier": "عرض الرسائل السابقة",
+  "chat.loadingEarlier": "جارٍ تحميل الرسائل السابقة…",
 
   "message.codeText": "نص",
   "message.copyCode": "نسخ الشيفرة",
@@ -250,6 +252,7 @@ const table: Translation = {
     other: "استُعيد لهذه الرسالة {count} مقطع من سابق المحادثة ({tokens})",
   },
   "gauge.line.limit": "قيد: {limit}",
+  "gauge.line.repairs": "استدعاءات أدوات قُرئت كما قُصدت: {count}",
 
   "settings.provider": "مزوّد النموذج",
   "settings.providerHelp": "أي خادم متوافق مع OpenAI (Ollama وLM Studio وllama.cpp وvLLM وOpenAI وOpenRouter…). أفرغ حقلًا لتُستخدم القيمة المضبوطة في متغيرات البيئة.",

@@ -81,6 +81,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Wartet auf Ihre Antwort oben…",
   "chat.runningTools": "Tools werden im Panel ausgeführt…",
+  "chat.earlier": "Frühere Nachrichten anzeigen",
+  "chat.loadingEarlier": "Frühere Nachrichten werden geladen…",
 
   "message.codeText": "Text",
   "message.copyCode": "Code kopieren",
@@ -173,6 +175,7 @@ const table: Translation = {
     other: "Für diese Nachricht abgerufen: {count} Abschnitte aus früheren Teilen des Chats ({tokens})",
   },
   "gauge.line.limit": "Limit: {limit}",
+  "gauge.line.repairs": "Werkzeugaufrufe wie gemeint gelesen: {count}",
 
   "settings.provider": "Modellanbieter",
   "settings.providerHelp": "Jeder OpenAI-kompatible Server (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Leeren Sie ein Feld, um den Wert aus der Umgebung zu verwenden.",

@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Esperando tu respuesta arriba…",
   "chat.runningTools": "Ejecutando herramientas en el panel…",
+  "chat.earlier": "Mostrar mensajes anteriores",
+  "chat.loadingEarlier": "Cargando mensajes anteriores…",
 
   "message.codeText": "texto",
   "message.copyCode": "Copiar el código",
@@ -194,6 +196,7 @@ const table: Translation = {
     other: "Recuperados para este mensaje: {count} fragmentos anteriores del chat ({tokens})",
   },
   "gauge.line.limit": "Límite: {limit}",
+  "gauge.line.repairs": "Llamadas a herramientas leídas como se pretendía: {count}",
 
   "settings.provider": "Proveedor del modelo",
   "settings.providerHelp": "Cualquier servidor compatible con OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Vacía un campo para usar el valor del entorno.",

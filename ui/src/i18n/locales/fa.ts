@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "پس از {count} مرحله متوقف شد (سقف مراحل هر پیام، در تنظیمات). برای ادامه، «ادامه» را ارسال کنید." },
   "chat.waitingForYou": "در انتظار پاسخ شما در بالا…",
   "chat.runningTools": "در حال اجرای ابزارها در پنل…",
+  "chat.earlier": "نمایش پیام\u200cهای قبلی",
+  "chat.loadingEarlier": "در حال بارگیری پیام\u200cهای قبلی…",
 
   "message.codeText": "متن",
   "message.copyCode": "کپی کد",
@@ -159,6 +161,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "{passages} بازیابی‌شده از {count} سند" },
   "gauge.line.recalled": { other: "بازیابی‌شده برای این پیام: {count} قطعه از بخش‌های پیشین گفت‌وگو ({tokens})" },
   "gauge.line.limit": "محدودیت: {limit}",
+  "gauge.line.repairs": "فراخوانی‌های ابزار که همان‌طور که منظور بود خوانده شدند: {count}",
 
   "settings.provider": "ارائه‌دهندهٔ مدل",
   "settings.providerHelp": "هر سرور سازگار با OpenAI (Ollama، LM Studio، llama.cpp، vLLM، OpenAI، OpenRouter…). برای استفاده از مقدار محیط، فیلد را خالی کنید.",

@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "En attente de votre réponse ci-dessus…",
   "chat.runningTools": "Exécution des outils dans le panneau…",
+  "chat.earlier": "Afficher les messages précédents",
+  "chat.loadingEarlier": "Chargement des messages précédents…",
 
   "message.codeText": "texte",
   "message.copyCode": "Copier le code",
@@ -194,6 +196,7 @@ const table: Translation = {
     other: "Retrouvés pour ce message : {count} passages antérieurs de la discussion ({tokens})",
   },
   "gauge.line.limit": "Limite : {limit}",
+  "gauge.line.repairs": "Appels d'outils lus comme voulu : {count}",
 
   "settings.provider": "Fournisseur du modèle",
   "settings.providerHelp": "N’importe quel serveur compatible OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Videz un champ pour utiliser la valeur définie dans l’environnement.",

@@ -87,6 +87,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "ממתין לתשובתכם למעלה…",
   "chat.runningTools": "מריץ כלים בחלונית…",
+  "chat.earlier": "הצגת הודעות קודמות",
+  "chat.loadingEarlier": "טוען הודעות קודמות…",
 
   "message.codeText": "טקסט",
   "message.copyCode": "העתקת הקוד",
@@ -189,6 +191,7 @@ const table: Translation = {
     other: "אוחזרו עבור ההודעה הזו: {count} קטעים מקודם בצ'אט ({tokens})",
   },
   "gauge.line.limit": "מגבלה: {limit}",
+  "gauge.line.repairs": "קריאות לכלים שנקראו כפי שהתכוונו: {count}",
 
   "settings.provider": "ספק המודל",
   "settings.providerHelp": "כל שרת תואם OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). רוקנו שדה כדי להשתמש בערך מהסביבה.",

@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "In attesa della tua risposta qui sopra…",
   "chat.runningTools": "Esecuzione degli strumenti nel pannello…",
+  "chat.earlier": "Mostra i messaggi precedenti",
+  "chat.loadingEarlier": "Caricamento dei messaggi precedenti…",
 
   "message.codeText": "testo",
   "message.copyCode": "Copia il codice",
@@ -194,6 +196,7 @@ const table: Translation = {
     other: "Recuperati per questo messaggio: {count} passaggi precedenti della chat ({tokens})",
   },
   "gauge.line.limit": "Limite: {limit}",
+  "gauge.line.repairs": "Chiamate agli strumenti lette come intese: {count}",
 
   "settings.provider": "Provider del modello",
   "settings.providerHelp": "Qualsiasi server compatibile con OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Svuota un campo per usare il valore dell’ambiente.",

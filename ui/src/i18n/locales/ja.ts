@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "{count} ステップで停止しました（メッセージごとの上限で、設定で変更できます）。続けるには「続けて」と送信してください。" },
   "chat.waitingForYou": "上の質問への回答を待っています…",
   "chat.runningTools": "パネルでツールを実行中…",
+  "chat.earlier": "以前のメッセージを表示",
+  "chat.loadingEarlier": "以前のメッセージを読み込み中…",
 
   "message.codeText": "テキスト",
   "message.copyCode": "コードをコピー",
@@ -159,6 +161,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "ドキュメント {count} 件から {passages}を取得" },
   "gauge.line.recalled": { other: "このメッセージのために呼び出し：チャットの以前の部分から {count} 箇所（{tokens}）" },
   "gauge.line.limit": "上限：{limit}",
+  "gauge.line.repairs": "意図どおりに読み取ったツール呼び出し：{count}",
 
   "settings.provider": "モデルプロバイダー",
   "settings.providerHelp": "OpenAI 互換のサーバーであれば使用できます（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。欄を空にすると環境変数の値を使用します。",

@@ -74,6 +74,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "{count}단계 후 중지했습니다(메시지당 한도이며 설정에서 바꿀 수 있습니다). 계속하려면 “계속”을 보내세요." },
   "chat.waitingForYou": "위에서 사용자의 답변을 기다리는 중…",
   "chat.runningTools": "패널에서 도구 실행 중…",
+  "chat.earlier": "이전 메시지 보기",
+  "chat.loadingEarlier": "이전 메시지를 불러오는 중…",
 
   "message.codeText": "텍스트",
   "message.copyCode": "코드 복사",
@@ -160,6 +162,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "문서 {count}개에서 검색한 {passages}" },
   "gauge.line.recalled": { other: "이 메시지를 위해 불러옴: 채팅 앞부분의 구절 {count}개 ({tokens})" },
   "gauge.line.limit": "한도: {limit}",
+  "gauge.line.repairs": "의도대로 읽은 도구 호출: {count}",
 
   "settings.provider": "모델 공급자",
   "settings.providerHelp": "OpenAI 호환 서버라면 무엇이든 사용할 수 있습니다(Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). 필드를 비우면 환경 변수의 값을 사용합니다.",

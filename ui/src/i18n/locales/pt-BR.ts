@@ -88,6 +88,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Aguardando sua resposta acima…",
   "chat.runningTools": "Executando ferramentas no painel…",
+  "chat.earlier": "Mostrar mensagens anteriores",
+  "chat.loadingEarlier": "Carregando mensagens anteriores…",
 
   "message.codeText": "texto",
   "message.copyCode": "Copiar o código",
@@ -194,6 +196,7 @@ const table: Translation = {
     other: "Recuperados para esta mensagem: {count} trechos anteriores da conversa ({tokens})",
   },
   "gauge.line.limit": "Limite: {limit}",
+  "gauge.line.repairs": "Chamadas de ferramenta lidas como pretendido: {count}",
 
   "settings.provider": "Provedor do modelo",
   "settings.providerHelp": "Qualquer servidor compatível com OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Esvazie um campo para usar o valor do ambiente.",

@@ -90,6 +90,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Ожидание вашего ответа выше…",
   "chat.runningTools": "Выполнение инструментов в панели…",
+  "chat.earlier": "Показать предыдущие сообщения",
+  "chat.loadingEarlier": "Загрузка предыдущих сообщений…",
 
   "message.codeText": "текст",
   "message.copyCode": "Копировать код",
@@ -221,6 +223,7 @@ const table: Translation = {
     other: "Извлечено для этого сообщения: {count} фрагмента из ранней части чата ({tokens})",
   },
   "gauge.line.limit": "Ограничение: {limit}",
+  "gauge.line.repairs": "Вызовы инструментов, прочитанные так, как задумано: {count}",
 
   "settings.provider": "Провайдер модели",
   "settings.providerHelp": "Любой сервер, совместимый с OpenAI (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Очистите поле, чтобы использовать значение из окружения.",

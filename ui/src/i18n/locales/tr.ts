@@ -79,6 +79,8 @@ const table: Translation = {
   },
   "chat.waitingForYou": "Yukarıdaki yanıtınız bekleniyor…",
   "chat.runningTools": "Araçlar panelde çalıştırılıyor…",
+  "chat.earlier": "Önceki mesajları göster",
+  "chat.loadingEarlier": "Önceki mesajlar yükleniyor…",
 
   "message.codeText": "metin",
   "message.copyCode": "Kodu kopyala",
@@ -171,6 +173,7 @@ const table: Translation = {
     other: "Bu mesaj için getirilen: sohbetin önceki kısmından {count} parça ({tokens})",
   },
   "gauge.line.limit": "Sınır: {limit}",
+  "gauge.line.repairs": "Amaçlandığı gibi okunan araç çağrıları: {count}",
 
   "settings.provider": "Model sağlayıcısı",
   "settings.providerHelp": "OpenAI uyumlu herhangi bir sunucu (Ollama, LM Studio, llama.cpp, vLLM, OpenAI, OpenRouter…). Ortamdaki değeri kullanmak için alanı boşaltın.",

@@ -73,6 +73,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "已在 {count} 個步驟後停止（每則訊息的步驟上限，可在設定中變更）。傳送「繼續」即可接著執行。" },
   "chat.waitingForYou": "正在等待您回覆上方的問題…",
   "chat.runningTools": "正在面板中執行工具…",
+  "chat.earlier": "顯示較早的訊息",
+  "chat.loadingEarlier": "正在載入較早的訊息…",
 
   "message.codeText": "文字",
   "message.copyCode": "複製程式碼",
@@ -159,6 +161,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "從 {count} 份文件中擷取 {passages}" },
   "gauge.line.recalled": { other: "為此訊息取回：對話先前的 {count} 個段落（{tokens}）" },
   "gauge.line.limit": "限制：{limit}",
+  "gauge.line.repairs": "依原意讀取的工具呼叫：{count}",
 
   "settings.provider": "模型供應商",
   "settings.providerHelp": "任何與 OpenAI 相容的伺服器（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。清空欄位即改用環境變數中的值。",

@@ -71,6 +71,8 @@ const table: Translation = {
   "chat.stepLimit": { other: "已在 {count} 步后停止（每条消息的步数上限，可在设置中修改）。发送“继续”即可接着执行。" },
   "chat.waitingForYou": "正在等待你在上方的答复…",
   "chat.runningTools": "正在面板中运行工具…",
+  "chat.earlier": "显示更早的消息",
+  "chat.loadingEarlier": "正在加载更早的消息…",
 
   "message.codeText": "文本",
   "message.copyCode": "复制代码",
@@ -157,6 +159,7 @@ const table: Translation = {
   "gauge.documentsRetrieved": { other: "从 {count} 个文档中检索出 {passages}" },
   "gauge.line.recalled": { other: "为此消息召回：对话早先的 {count} 个段落（{tokens}）" },
   "gauge.line.limit": "限制：{limit}",
+  "gauge.line.repairs": "按原意读取的工具调用：{count}",
 
   "settings.provider": "模型提供商",
   "settings.providerHelp": "任何兼容 OpenAI 的服务器（Ollama、LM Studio、llama.cpp、vLLM、OpenAI、OpenRouter…）。清空某一项即改用环境变量中的值。",
