@@ -54,10 +54,10 @@ def _mount_in_comfyui() -> None:
         comfyui_outputs,
         scan_comfyui,
     )
-    from .core.installs.lookups import manager_lookups
-    from .core.knowledge.environment import COMFYUI_SOURCE, EnvironmentService
+    from .core.installs import manager_lookups
+    from .core.knowledge import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
-    from .core.store.store import StoreUnavailable
+    from .core.store import StoreUnavailable
     from .routes.guard import policy_for_comfyui
 
     data_dir = _comfyui_data_dir()

@@ -15,7 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .core.service import ServiceOptions
-from .core.store.store import StoreUnavailable
+from .core.store import StoreUnavailable
 from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 

@@ -1,7 +1,7 @@
 """Builds the system message from its sections (the design card's name for it); it lives in
 `core/context/system_prompt.py`, so the core uses it without importing from above itself."""
 
-from .core.context.system_prompt import (
+from .core.context import (
     PromptParts,
     UserContext,
     UserContextLimits,

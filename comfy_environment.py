@@ -14,11 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .core.files.run_outputs import FolderOutputs
-from .core.installs.lookups import ComfyUIAddress
-from .core.installs.manager_client import comfyui_loopback_url
-from .core.installs.model_folders import ModelFolders
-from .core.knowledge.environment import COMFYUI_SOURCE, Environment, from_object_info
+from .core.files import FolderOutputs
+from .core.installs import ComfyUIAddress, ModelFolders, comfyui_loopback_url
+from .core.knowledge import COMFYUI_SOURCE, Environment, from_object_info
 
 log = logging.getLogger("comfyui_assistant")
 

@@ -28,7 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from .api_handlers import add_routes
-from .core.provider.provider_config import origin
+from .core.provider import origin
 from .core.service import AssistantService, ServiceOptions
 from .routes.guard import LOOPBACK, HostPolicy, refusal
 

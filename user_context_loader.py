@@ -2,7 +2,7 @@
 lives in `core/knowledge/context_files.py`, so the core uses it without importing from above
 itself."""
 
-from .core.knowledge.context_files import (
+from .core.knowledge import (
     SYSTEM_CONTEXT_DIR,
     SystemContext,
     load_system_context,

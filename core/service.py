@@ -17,40 +17,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base.egress import Addresses, offline, origin_of, statement
-from .base.wire_types import EgressStatement
-from .chat.turn_parts import TurnOptions, TurnParts
-from .files.attachment_files import MAX_BYTES
-from .files.run_outputs import OutputSource, standalone_outputs
-from .installs.download_checks import Origins
-from .installs.downloads import Downloads
-from .installs.lookups import LookupProvider, standalone_lookups
-from .installs.model_folders import ModelFolders
-from .installs.model_sizes import ModelSizes
-from .installs.registry_client import registry_from_environ, registry_origin
-from .installs.scans import ScanStore
-from .knowledge.context_files import SYSTEM_CONTEXT_DIR
-from .knowledge.environment import EnvironmentService
-from .knowledge.skills import SYSTEM_SKILLS_DIR, SkillDirectory, user_skills_dir
-from .memory.recall_tool import look_back
-from .provider.provider import Provider
-from .provider.provider_config import (
+from .base import Addresses, EgressStatement, offline, origin_of, statement
+from .chat import TurnOptions, TurnParts
+from .files import MAX_BYTES, OutputSource, standalone_outputs
+from .installs import InstallParts, LookupProvider, ModelFolders, registry_origin
+from .knowledge import (
+    SYSTEM_CONTEXT_DIR,
+    SYSTEM_SKILLS_DIR,
+    EnvironmentService,
+    SkillDirectory,
+    user_skills_dir,
+)
+from .memory import look_back
+from .provider import (
+    Provider,
     ProviderSettings,
     apply_update,
     environment_problems,
     origin,
-    resolve,
-    still_valid,
-    with_key_bound,
-    with_overrides,
+    settings_of,
+    stored_bound,
 )
-from .store.store import Store, StoreUnavailable
-from .store.threads import Threads
-from .store.user_data import UserData, install_defaults
-from .stream.redact import install_log_filter
-from .stream.sse import PumpOptions
-from .summary.compactor import Compactor
-from .tokens.tokens import counter_for
+from .store import Store, StoreUnavailable, Threads, UserData, install_defaults
+from .stream import PumpOptions, install_log_filter
+from .summary import Compactor
+from .tokens import counter_for
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -84,14 +75,14 @@ class AssistantService:
             log.warning("%s", problem)
         self.environment = options.environment or EnvironmentService.standalone(options.data_dir)
         self.outputs = options.outputs or standalone_outputs(options.environ)
-        self.install_lookups = options.install_lookups or standalone_lookups(options.environ)
-        self.registry = registry_from_environ(options.environ)  # or why it is not asked
-        self.install_scans = ScanStore()
-        self.downloads = Downloads(
-            options.model_folders or ModelFolders.standalone(options.data_dir),
-            Origins.from_environ(options.environ),
+        installs = InstallParts.build(
+            options.environ, options.data_dir, options.install_lookups, options.model_folders
         )
-        self.model_sizes = ModelSizes(self.downloads.origins, offline(options.environ))
+        self.install_lookups = installs.lookups
+        self.registry = installs.registry  # or why it is not asked
+        self.install_scans = installs.scans
+        self.downloads = installs.downloads
+        self.model_sizes = installs.model_sizes
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
         self._store: Store | None = None
@@ -165,19 +156,14 @@ class AssistantService:
     async def provider_settings(
         self, overrides: Mapping[str, Any] | None = None
     ) -> ProviderSettings:
-        stored = await self._provider_values()
-        if overrides:
-            return resolve(
-                with_overrides(stored, overrides, self.options.environ), self.options.environ
-            )
-        return resolve(stored, self.options.environ)
+        return settings_of(await self._provider_values(), self.options.environ, overrides)
 
     async def _provider_values(self) -> dict[str, Any]:
         """The stored provider settings (read once; update_provider keeps them current). A key
         stored before keys were bound to an origin is bound to where it was being sent."""
         if self._stored_provider is None:
             stored = await self.store_settings(PROVIDER_NAMESPACE)
-            bound = with_key_bound(still_valid(stored), self.options.environ)
+            bound = stored_bound(stored, self.options.environ)
             if bound != stored:
                 await (await self.store()).update_settings(PROVIDER_NAMESPACE, bound)
             self._stored_provider = {k: v for k, v in bound.items() if v is not None}

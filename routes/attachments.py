@@ -16,11 +16,17 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.error_codes import coded, message_of
-from ..core.base.errors import RequestError
-from ..core.chat.attachment_fit import message_room, tokens_of, too_large
-from ..core.files.attachment_files import FileReading, FileRefused, human_size, read_file
-from ..core.files.attachments import Attachment, Attachments, new_id
+from ..core.base import RequestError, coded, message_of
+from ..core.chat import message_room, tokens_of, too_large
+from ..core.files import (
+    Attachment,
+    Attachments,
+    FileReading,
+    FileRefused,
+    human_size,
+    new_id,
+    read_file,
+)
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, not_found, read_json
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.error_codes import message_of
-from ..core.base.errors import RequestError
+from ..core.base import RequestError, message_of
 from ..core.service import AssistantService
-from ..core.store.branches import BranchError, Branches, Moved
+from ..core.store import BranchError, Branches, Moved
 from .common import HTTPProblem, guarded, int_param, not_found, read_json
 from .threads import BASE, message_id_of, thread_id_of
 

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.error_codes import Message, message_of, stream_error_text
-from ..core.chat.chat_request import ChatRequest, parse_chat_request
-from ..core.chat.chat_turn import ChatTurn, StreamEnd
-from ..core.chat.thread_delta import with_answer_replaced, with_stored_history
+from ..core.base import Message, message_of, stream_error_text
+from ..core.chat import (
+    ChatRequest,
+    ChatTurn,
+    StreamEnd,
+    parse_chat_request,
+    with_answer_replaced,
+    with_stored_history,
+)
 from ..core.service import AssistantService
-from ..core.store.store import DiskFull
+from ..core.store import DiskFull
+from ..core.stream import ClientGone, StreamFailed, pump
 from ..core.stream import ui_stream as ui
-from ..core.stream.sse import ClientGone, StreamFailed, pump
 from .common import guarded, read_json
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.chat.chat_request import check_workflow
+from ..core.base import RequestError
+from ..core.chat import check_workflow
 from ..core.service import AssistantService
-from ..core.store.checkpoints import MAX_CHECKPOINTS, MAX_THREAD_BYTES, Checkpoints
+from ..core.store import MAX_CHECKPOINTS, MAX_THREAD_BYTES, Checkpoints
 from .common import guarded, not_found, read_json
 from .threads import BASE, message_id_of, thread_id_of
 

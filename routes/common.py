@@ -14,13 +14,20 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from ..core.base.error_codes import Message, coded, error_body, message_of
-from ..core.base.errors import RequestError, StatusError
-from ..core.base.gc_pause import cyclic_gc_paused
-from ..core.base.json_text import NotStrictJSON, finite_float
-from ..core.base.memory_release import RELEASE
-from ..core.files.projects import ProjectError
-from ..core.store.store import StoreUnavailable, is_disk_full
+from ..core.base import (
+    RELEASE,
+    Message,
+    NotStrictJSON,
+    RequestError,
+    StatusError,
+    coded,
+    cyclic_gc_paused,
+    error_body,
+    finite_float,
+    message_of,
+)
+from ..core.files import ProjectError
+from ..core.store import StoreUnavailable, is_disk_full
 
 log = logging.getLogger("comfyui_assistant")
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.installs.download_checks import DownloadError, plan
-from ..core.installs.downloads import Job
-from ..core.installs.scan_downloads import download_specs, requested_names
+from ..core.base import RequestError
+from ..core.installs import DownloadError, Job, download_specs, plan, requested_names
 from ..core.service import AssistantService
 from .common import guarded, not_found, query_int, read_json
 

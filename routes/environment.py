@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.knowledge.environment import UnknownModelCategory
+from ..core.base import RequestError
+from ..core.knowledge import UnknownModelCategory
 from ..core.service import AssistantService
 from .common import guarded, query_int
 

@@ -8,10 +8,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.error_codes import coded
-from ..core.base.errors import RequestError
-from ..core.files.attachments import Attachments
-from ..core.installs.registry_lookups import scan_with_registry
+from ..core.base import RequestError, coded
+from ..core.files import Attachments
+from ..core.installs import scan_with_registry
 from ..core.service import AssistantService
 from .attachments import workflow_of
 from .common import guarded, not_found, read_json

@@ -8,15 +8,12 @@ prompt's links): only for those is an all-black image said to be a failed decode
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.files.image_files import BadImage
-from ..core.files.output_checks import look_at
-from ..core.files.run_outputs import OutputRef, OutputRefused, output_ref, parse_annotated
+from ..core.base import RequestError
+from ..core.files import OutputRef, OutputRefused, look_output, ref_of
 from ..core.service import AssistantService
 from .common import guarded, read_json
 
@@ -34,21 +31,11 @@ def add_output_routes(table: web.RouteTableDef, service: AssistantService) -> No
         refs = _refs(body.get("outputs"))
         expected = _expected(body.get("expected"))
         decoded = {ref.annotated() for ref in _refs(body.get("decoded") or [], "decoded")}
-        looks = [await _look(service, ref, expected, ref.annotated() in decoded) for ref in refs]
+        looks = [
+            await look_output(service.outputs, ref, expected, ref.annotated() in decoded)
+            for ref in refs
+        ]
         return web.json_response({"outputs": looks})
-
-
-async def _look(
-    service: AssistantService, ref: OutputRef, expected: tuple[int, int] | None, decoded: bool
-) -> dict[str, Any]:
-    """One file's facts, or why it was not read (the others are still answered)."""
-    try:
-        data = await service.outputs.read(ref)
-        return (await asyncio.to_thread(look_at, ref, data, expected, decoded)).as_json()
-    except OutputRefused as exc:
-        return {"name": ref.annotated(), "error": str(exc), "status": exc.status}
-    except BadImage as exc:
-        return {"name": ref.annotated(), "error": f"{ref.annotated()} is not a whole image: {exc}"}
 
 
 def _refs(value: Any, field: str = "outputs") -> list[OutputRef]:
@@ -59,19 +46,9 @@ def _refs(value: Any, field: str = "outputs") -> list[OutputRef]:
     if len(value) > MAX_LOOKED:
         raise RequestError(f"{field} has {len(value)} files; send at most {MAX_LOOKED} at a time")
     try:
-        return [_ref(item) for item in value]
+        return [ref_of(item) for item in value]
     except OutputRefused as exc:
         raise RequestError(str(exc)) from None
-
-
-def _ref(item: Any) -> OutputRef:
-    """One output as the panel names it ("x.png [output]") or as ComfyUI's events do."""
-    if isinstance(item, str):
-        return parse_annotated(item)
-    if isinstance(item, dict):
-        kind = item.get("type", "output")
-        return output_ref(item.get("filename"), item.get("subfolder", ""), kind)
-    raise OutputRefused(f"an output is a file name or {{filename, subfolder, type}}, not {item!r}")
 
 
 def _expected(value: Any) -> tuple[int, int] | None:

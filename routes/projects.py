@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.files.projects import MAX_DOCUMENT_BYTES, Projects, check_name, check_text, check_title
+from ..core.base import RequestError
+from ..core.files import MAX_DOCUMENT_BYTES, Projects, check_name, check_text, check_title
 from ..core.service import AssistantService
 from .common import guarded, int_param, not_found, read_json
 

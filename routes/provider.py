@@ -7,11 +7,9 @@ import logging
 
 from aiohttp import web
 
-from ..core.provider.provider import Provider
-from ..core.provider.provider_check import check_provider
-from ..core.provider.provider_config import validate_update
+from ..core.provider import Provider, check_provider, validate_update
 from ..core.service import AssistantService
-from ..core.tools.tool_registry import TOOLS
+from ..core.tools import TOOLS
 from .common import guarded, read_json
 
 log = logging.getLogger("comfyui_assistant")

@@ -8,8 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.knowledge.skills import Skill, SkillError, SkillNotFound, check_slug
+from ..core.base import RequestError
+from ..core.knowledge import Skill, SkillError, SkillNotFound, check_slug
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, read_json
 

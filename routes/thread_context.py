@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base.error_codes import message_of
-from ..core.base.errors import RequestError
+from ..core.base import RequestError, message_of
 from ..core.service import AssistantService
-from ..core.store.delegations import Delegations
-from ..core.store.thread_state import ThreadState
-from ..core.summary.compact_now import ProviderUnreachable, compact_now
+from ..core.store import Delegations, ThreadState
+from ..core.summary import ProviderUnreachable, compact_now
 from .common import HTTPProblem, guarded, not_found
 
 

@@ -7,12 +7,11 @@ import json
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
-from ..core.chat.chat_request import check_workflow, workflow_key
-from ..core.files.projects import Projects
+from ..core.base import RequestError
+from ..core.chat import check_workflow, workflow_key
+from ..core.files import Projects
 from ..core.service import AssistantService
-from ..core.store.thread_text import messages_json, page_json
-from ..core.store.thread_workflows import bind, rebind
+from ..core.store import bind, messages_json, page_json, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"

@@ -7,9 +7,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base.errors import RequestError
+from ..core.base import RequestError
 from ..core.service import AssistantService
-from ..core.store.user_data import FILES, TEXT_LIMIT, ListTable, UserData
+from ..core.store import FILES, TEXT_LIMIT, ListTable, UserData
 from .common import HTTPProblem, guarded, int_param, read_json
 
 BASE = "/api/assistant/user-context"

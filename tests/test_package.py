@@ -227,16 +227,19 @@ async def test_tools_endpoint_serves_the_registry(assistant):
 def _relative_imports(root: Path, folder: str) -> list[tuple[str, str]]:
     """(file, the package path it imports from, from the repository's root: "core.base.json_text")
     for every relative import of the Python files under `folder`."""
-    import ast
+    return [(path, target) for path, _line, target, _names in _relative_imports_at(root, folder)]
 
-    found = []
-    for path in sorted((root / folder).rglob("*.py")):
-        package = path.relative_to(root).parent.parts
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join([*base, *(node.module or "").split(".")]).strip(".")
-                found.append((str(path.relative_to(root)), target))
+
+def _relative_imports_at(root: Path, folder: str) -> list[tuple[str, int, str, list[str]]]:
+    """(file, line, the package path it imports from, the names) for every relative import of
+    the Python files under `folder` (as scripts/border_names.py, which counts them, reads them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("border_names", root / "scripts/border_names.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: list[tuple[str, int, str, list[str]]] = module.imports(folder)
     return found
 
 
@@ -287,6 +290,38 @@ def test_wings_import_only_what_their_docstring_allows():
         if other not in (wing, *allowed[wing]):
             wrong.append(f"{path}: from {target}")
     assert wrong == []
+
+
+def test_other_wings_and_routes_come_in_through_a_wings_door():
+    """Each wing's `__init__` names its public face (`__all__`); service.py, the other wings and
+    routes/ import a wing only through it (`from ..provider import Provider`), and the modules
+    inside a wing import their siblings directly, never their own door (it imports them)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    wings = {init.parent.name for init in (root / "core").glob("*/__init__.py")}
+    wrong = []
+    for folder in ("core", "routes"):
+        for path, line, target, names in _relative_imports_at(root, folder):
+            parts, here = target.split("."), Path(path).parts
+            own = here[1] if here[0] == "core" and len(here) == 3 else None
+            if parts[0] != "core" or len(parts) < 2 or parts[1] not in wings:
+                continue
+            if parts[1] != own and len(parts) > 2:
+                wrong.append(f"{path}:{line}: from {target} (import from core.{parts[1]})")
+            siblings = {p.stem for p in (root / "core" / parts[1]).glob("*.py")}
+            if parts[1] == own and len(parts) == 2 and not set(names) <= siblings:
+                wrong.append(f"{path}:{line}: from {target} (its own door: import the module)")
+    assert wrong == []
+    for wing in sorted(wings):
+        init = root / "core" / wing / "__init__.py"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        names = [
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["__all__"]
+        ]
+        assert names, f"{init}: names its public face in __all__"
 
 
 def test_requirements_txt_and_pyproject_pin_the_same_dependencies():

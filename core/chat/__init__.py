@@ -5,3 +5,25 @@ its tool steps, the answer saved as it streams, and delegation. It is handed the
 May import: base, tokens, stream, knowledge, tools, store, memory, files, provider, context,
 summary.
 """
+
+from .attachment_fit import message_room, tokens_of, too_large
+from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
+from .chat_turn import ChatTurn, StreamEnd
+from .thread_delta import with_answer_replaced, with_stored_history
+from .turn_parts import TurnOptions, TurnParts
+
+__all__ = [
+    "ChatRequest",
+    "ChatTurn",
+    "StreamEnd",
+    "TurnOptions",
+    "TurnParts",
+    "check_workflow",
+    "message_room",
+    "parse_chat_request",
+    "tokens_of",
+    "too_large",
+    "with_answer_replaced",
+    "with_stored_history",
+    "workflow_key",
+]

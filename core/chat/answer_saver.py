@@ -16,10 +16,8 @@ import contextlib
 import json
 import logging
 
-from ..base.error_codes import Coded, coded
-from ..base.json_text import compact_json
-from ..base.wire_types import UIMessage
-from ..store.threads import Threads
+from ..base import Coded, UIMessage, coded, compact_json
+from ..store import Threads
 from .chat_outcome import ChatOutcome
 
 log = logging.getLogger("comfyui_assistant")

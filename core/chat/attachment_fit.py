@@ -11,12 +11,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..base.error_codes import Coded, coded
-from ..base.ui_messages import to_openai_messages
-from ..context.system_prompt import user_context_block
-from ..files.attachment_files import FileReading, model_parts
-from ..provider.budget import compute_budget
-from ..tokens.tokens import counter_for
+from ..base import Coded, coded, to_openai_messages
+from ..context import user_context_block
+from ..files import FileReading, model_parts
+from ..provider import compute_budget
+from ..tokens import counter_for
 from .chat_plan import SkillUse
 from .chat_request import ChatRequest
 from .chat_sources import gather_sources, user_snapshot

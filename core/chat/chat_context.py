@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..base.wire_types import UIMessage
-from ..context.context_engine import (
+from ..base import UIMessage
+from ..context import (
     Assembled,
     ContextInputs,
     ContextSettings,
@@ -19,16 +19,20 @@ from ..context.context_engine import (
     covered_ids,
     summary_cap,
 )
-from ..files.projects import ProjectContext
-from ..files.run_images import Shown, with_shown
-from ..provider.budget import Window, reported_window, resolve_window
-from ..provider.provider import Provider
-from ..provider.provider_probes import provider_window
-from ..provider.server_counts import SOURCE, calibration_due, server_parts
-from ..store.sent_turns import SentTurn
-from ..store.thread_state import ThreadState
-from ..summary.summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
-from ..tokens.tokens import Correction, counter_for
+from ..files import ProjectContext, Shown, with_shown
+from ..provider import (
+    SOURCE,
+    Provider,
+    Window,
+    calibration_due,
+    provider_window,
+    reported_window,
+    resolve_window,
+    server_parts,
+)
+from ..store import SentTurn, ThreadState
+from ..summary import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
+from ..tokens import Correction, counter_for
 from .chat_plan import ChatPlan
 
 

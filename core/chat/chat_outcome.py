@@ -8,12 +8,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.repair_notes import repairs_in
-from ..base.wire_types import ContextReport, UIMessage
-from ..context.context_engine import Assembled
+from ..base import ContextReport, UIMessage, repairs_in
+from ..context import Assembled
+from ..stream import MessageAssembler, Usage
 from ..stream import ui_stream as ui
-from ..stream.stream_translate import Usage
-from ..stream.ui_assembler import MessageAssembler
 
 log = logging.getLogger("comfyui_assistant")
 

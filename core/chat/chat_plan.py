@@ -14,22 +14,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.ui_messages import system_texts
-from ..base.wire_types import UIMessage
-from ..context.prompt_profile import FULL, PromptProfile
-from ..context.system_prompt import (
+from ..base import UIMessage, system_texts
+from ..context import (
+    FULL,
     PromptParts,
+    PromptProfile,
     build_continuation_message,
     build_system_message,
 )
-from ..knowledge.context_files import (
+from ..knowledge import (
+    Skill,
+    closest,
     env_int,
     skill_names_line,
     skills_index,
 )
-from ..knowledge.skills import Skill, closest
-from ..stream.stream_translate import new_id
-from ..tools.tool_registry import TOOLS
+from ..stream import new_id
+from ..tools import TOOLS
 from .chat_request import ChatRequest
 from .chat_sources import Sources
 

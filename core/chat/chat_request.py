@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.errors import RequestError, TooMuch
-from ..base.wire_types import UIMessage
+from ..base import RequestError, TooMuch, UIMessage
 
 ROLES = ("system", "user", "assistant")
 TRIGGERS = ("submit-message", "regenerate-message")

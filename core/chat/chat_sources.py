@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..context.system_prompt import UserContext
-from ..knowledge.context_files import (
-    COMPACT_DIR,
-    ROLE_FILE,
-    SYSTEM_CONTEXT_DIR,
-    SystemContext,
-    load_system_context,
-    max_chars_from_env,
-)
-from ..knowledge.skills import Skill, SkillError
-from ..store.user_data import sendable
+from ..context import UserContext
+from ..knowledge import Skill, SystemContext, list_skills, load_context
+from ..store import sendable
 from .turn_parts import TurnParts
 
 
@@ -54,27 +45,6 @@ class Sources:
         if self.persona and not self.persona.get("replacesSystemPrompt"):
             return str(self.persona["name"]), str(self.persona["instructions"])
         return None
-
-
-def load_context(
-    directory: Path, environ: Mapping[str, str], replace_role: bool, compact: bool = False
-) -> SystemContext:
-    """The shipped guidance, capped; without the role file when something replaces it.
-    `compact`: the compact profiles' guidance, from `compact/` in that directory (the shipped
-    one when a directory of the user's own has none)."""
-    if compact:
-        own = directory / COMPACT_DIR
-        directory = own if own.is_dir() else SYSTEM_CONTEXT_DIR / COMPACT_DIR
-    skip = (ROLE_FILE,) if replace_role else ()
-    return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)
-
-
-def list_skills(directory: Any) -> list[Skill]:
-    """The skills of a directory: a few stats when nothing changed (SkillDirectory caches)."""
-    try:
-        return list(directory.list())
-    except SkillError:
-        return []
 
 
 @dataclass(frozen=True)

@@ -21,20 +21,19 @@ from typing import Any
 
 import openai
 
-from ..base.error_codes import coded, stream_error_text
-from ..base.ui_messages import tool_name_of
-from ..base.wire_types import UIMessage
-from ..context.context_engine import Assembled
-from ..context.window_tools import not_offered_note
-from ..provider.output_limit import OutputMeter, cut_note
-from ..provider.provider import Provider, ProviderError
+from ..base import UIMessage, coded, stream_error_text, tool_name_of
+from ..context import Assembled, not_offered_note
+from ..provider import OutputMeter, Provider, ProviderError, cut_note
+from ..stream import MessageAssembler, StepTranslator, new_id, schemas_of
 from ..stream import ui_stream as ui
-from ..stream.call_repair import schemas_of
-from ..stream.stream_translate import StepTranslator, new_id
-from ..stream.ui_assembler import MessageAssembler
-from ..tools.documents import Citations, next_citation_id
-from ..tools.server_tools import ToolContext, ToolFailure
-from ..tools.tool_registry import get_tool, server_tool_outputs
+from ..tools import (
+    Citations,
+    ToolContext,
+    ToolFailure,
+    get_tool,
+    next_citation_id,
+    server_tool_outputs,
+)
 from .chat_outcome import ChatOutcome
 from .chat_plan import ChatPlan
 from .failures import owned_error

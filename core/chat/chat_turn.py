@@ -13,8 +13,8 @@ import logging
 from collections.abc import AsyncIterator
 from types import TracebackType
 
-from ..base.error_codes import Message, stream_error_text
-from ..store.thread_state import ThreadState
+from ..base import Message, stream_error_text
+from ..store import ThreadState
 from ..stream import ui_stream as ui
 from .answer_saver import AnswerSaver, has_content
 from .chat_context import compact

@@ -15,16 +15,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..base.wire_types import (
+from ..base import (
     CitedDocument,
     DelegateProgress,
     DelegateResult,
     DelegateTool,
     DelegateUsage,
 )
+from ..stream import Usage
 from ..stream import ui_stream as ui
-from ..stream.stream_translate import Usage
-from ..tools.documents import Citations, documents_of
+from ..tools import Citations, documents_of
 
 ANSWER_CHARS = 3000  # the longest answer passed back (about 700 tokens)
 FACTS = 12  # the most facts passed back

@@ -26,19 +26,15 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..base.wire_types import DelegationTrace, UIMessage
-from ..context.context_engine import ContextInputs, ContextSettings
-from ..context.prompt_profile import PromptProfile
-from ..knowledge.context_files import SYSTEM_CONTEXT_DIR, env_int
-from ..provider.budget import Window
-from ..provider.provider import Provider
-from ..store.delegations import Delegations
+from ..base import DelegationTrace, UIMessage
+from ..context import ContextInputs, ContextSettings, PromptProfile
+from ..knowledge import SYSTEM_CONTEXT_DIR, env_int
+from ..provider import Provider, Window
+from ..store import Delegations
+from ..stream import new_id
 from ..stream import ui_stream as ui
-from ..stream.stream_translate import new_id
-from ..tokens.token_correction import Factors
-from ..tokens.tokens import Correction
-from ..tools.server_tools import ToolContext, ToolOutput
-from ..tools.tool_registry import tools_for
+from ..tokens import Correction, Factors
+from ..tools import ToolContext, ToolOutput, tools_for
 from .chat_context import ChatContext
 from .chat_outcome import ChatOutcome
 from .chat_plan import ChatPlan, offered_names, registry_tools

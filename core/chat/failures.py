@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 
-from ..base.error_codes import Message, coded, message_of
-from ..provider.provider import Provider, describe_error, is_provider_error
+from ..base import Message, coded, message_of
+from ..provider import Provider, describe_error, is_provider_error
 
 log = logging.getLogger("comfyui_assistant")
 

@@ -12,11 +12,9 @@ from typing import Any
 
 import openai
 
-from ..base.wire_types import UIMessage
-from ..context.context_engine import Assembled
-from ..provider.provider import Provider
-from ..provider.provider_profiles import is_cache_full, is_context_overflow, window_from_error
-from ..provider.shared_cache import others_done
+from ..base import UIMessage
+from ..context import Assembled
+from ..provider import Provider, is_cache_full, is_context_overflow, others_done, window_from_error
 from ..stream import ui_stream as ui
 from .chat_plan import ChatPlan
 

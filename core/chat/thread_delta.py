@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..base.errors import RequestError
-from ..store.threads import Threads
+from ..base import RequestError
+from ..store import Threads
 from .chat_request import ChatRequest
 
 

@@ -10,14 +10,12 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
-from ..context.context_engine import Assembled
-from ..memory.turn_recall import recall_for_turn
-from ..provider.budget import ContextBudgetError
-from ..provider.shared_cache import ChatLease
-from ..store.sent_turns import SentTurns
-from ..store.thread_state import ThreadState
+from ..context import Assembled
+from ..memory import recall_for_turn
+from ..provider import ChatLease, ContextBudgetError
+from ..store import SentTurns, ThreadState
 from ..stream import ui_stream as ui
-from ..tokens.tokens import counter_for
+from ..tokens import counter_for
 from .chat_context import ChatContext, calibrate, compact, reload_summary
 from .chat_plan import ChatPlan
 from .turn_parts import TurnParts

@@ -9,15 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..files.run_outputs import OutputSource
-from ..knowledge.environment import EnvironmentService
-from ..knowledge.skills import SkillDirectory
-from ..provider.provider import Provider
-from ..store.store import Store
-from ..store.threads import Threads
-from ..store.user_data import UserData
-from ..summary.compactor import Compactor
-from ..tools.server_tools import LookBack
+from ..files import OutputSource
+from ..knowledge import EnvironmentService, SkillDirectory
+from ..provider import Provider
+from ..store import Store, Threads, UserData
+from ..summary import Compactor
+from ..tools import LookBack
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,13 @@ import asyncio
 import datetime
 from dataclasses import dataclass, replace
 
-from ..base.error_codes import Message, message_of
-from ..base.wire_types import UIMessage
-from ..context.context_engine import Assembled
-from ..context.system_prompt import user_context_block
-from ..files.attachments import with_thread_files
-from ..files.project_documents import for_turn
-from ..files.projects import Projects
-from ..files.run_images import Shown, run_picture
-from ..provider.budget import ContextBudgetError
-from ..provider.shared_cache import ChatLease
-from ..provider.slots import choose_slot
-from ..store.delegations import Delegations
-from ..store.sent_turns import SentTurn, SentTurns, due_note
-from ..store.store import Store
-from ..store.thread_state import ThreadState
-from ..tokens.image_costs import image_budget, image_cost_for
-from ..tools.server_tools import ToolContext
+from ..base import Message, UIMessage, message_of
+from ..context import Assembled, user_context_block
+from ..files import Projects, Shown, for_turn, run_picture, with_thread_files
+from ..provider import ChatLease, ContextBudgetError, choose_slot
+from ..store import Delegations, SentTurn, SentTurns, Store, ThreadState, due_note
+from ..tokens import image_budget, image_cost_for
+from ..tools import ToolContext
 from .chat_context import ChatContext, prepare_context
 from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base.wire_types import UIMessage
-from ..context.prompt_profile import PromptProfile, profile_for
-from ..provider.budget import Window
-from ..provider.provider import Provider
-from ..provider.provider_probes import Capabilities, provider_capabilities, sees_images
-from ..provider.slots import SlotChoice
-from ..store.store import Store
+from ..base import UIMessage
+from ..context import PromptProfile, profile_for
+from ..provider import (
+    Capabilities,
+    Provider,
+    SlotChoice,
+    Window,
+    provider_capabilities,
+    sees_images,
+)
+from ..store import Store
 from .chat_context import turn_window
 from .chat_plan import ChatPlan, SkillUse, build_plan
 from .chat_request import ChatRequest

@@ -21,9 +21,16 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..base.ui_messages import to_openai_messages, tool_name_of, tool_result_content
-from ..base.wire_types import OpenAIMessage, UIMessage, UIPart, with_content
-from ..tools.digests import digest_tool_part
+from ..base import (
+    OpenAIMessage,
+    UIMessage,
+    UIPart,
+    to_openai_messages,
+    tool_name_of,
+    tool_result_content,
+    with_content,
+)
+from ..tools import digest_tool_part
 
 Kind = Literal["user", "assistant", "round"]
 Message = OpenAIMessage

@@ -18,10 +18,8 @@ from collections.abc import Callable, Hashable, Sequence
 from itertools import count
 from typing import Any
 
-from ..base.fingerprint import key_of
-from ..base.ui_messages import SHOWN
-from ..base.wire_types import UIMessage, UIPart
-from ..tokens.tokens import TokenCounter
+from ..base import SHOWN, UIMessage, UIPart, key_of
+from ..tokens import TokenCounter
 from . import context_steps as steps
 from .context_blocks import Block, blocks_of, render_results
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..base.gc_pause import cyclic_gc_paused
-from ..provider.budget import ContextBudgetError
-from ..tokens.tokens import TokenCounter
+from ..base import cyclic_gc_paused
+from ..provider import ContextBudgetError
+from ..tokens import TokenCounter
 from . import context_stages as stage
 from .context_cache import SHARED, BlockCache
 from .context_inputs import Assembled, ContextInputs, ContextSettings, Summary, covered_ids

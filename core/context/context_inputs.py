@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..base.wire_types import ContextReport, OpenAIMessage, UIMessage
-from ..files.projects import ProjectContext
-from ..provider.budget import Budget, Window
-from ..store.sent_turns import SentTurn
-from ..tokens.token_correction import Factors, Parts
+from ..base import ContextReport, OpenAIMessage, UIMessage
+from ..files import ProjectContext
+from ..provider import Budget, Window
+from ..store import SentTurn
+from ..tokens import Factors, Parts
 
 Message = OpenAIMessage
 

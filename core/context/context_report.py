@@ -5,7 +5,7 @@ core/base/wire_types.py)."""
 
 from __future__ import annotations
 
-from ..base.wire_types import ContextReport, ReportRecalled
+from ..base import ContextReport, ReportRecalled
 from .context_blocks import latest_user_index
 from .context_stages import Assembly, sent_turn
 

@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Literal
 
-from ..base.ui_messages import content_text, images_after_results
-from ..base.wire_types import (
+from ..base import (
     ReportDocuments,
     UIMessage,
     UIPart,
+    content_text,
+    images_after_results,
     with_content,
 )
 from ..files import project_documents as docs
-from ..provider.budget import Budget, ContextBudgetError, compute_budget
-from ..store.sent_turns import SentTurn
-from ..tokens.token_correction import Factors, Parts
-from ..tokens.tokens import REPLY_PRIMING, TokenCounter
+from ..provider import Budget, ContextBudgetError, compute_budget
+from ..store import SentTurn
+from ..tokens import REPLY_PRIMING, Factors, Parts, TokenCounter
 from . import context_steps as steps
 from . import round_fold
 from .context_blocks import Block, Message, flatten, latest_user_index, own_parts, tool_parts

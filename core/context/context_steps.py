@@ -14,11 +14,9 @@ from itertools import accumulate, compress
 from operator import not_
 from typing import Any
 
-from ..base.ui_messages import content_text
-from ..base.wire_types import Content, UIMessage, with_content
-from ..store.sent_turns import SentTurn
-from ..tools.digests import digest_tool_result
-from ..tools.json_cut import cut_json
+from ..base import Content, UIMessage, content_text, with_content
+from ..store import SentTurn
+from ..tools import cut_json, digest_tool_result
 from .context_blocks import Block, Message, latest_user_index
 
 TRUNCATED_SYSTEM = "[System prompt truncated to fit context]"

@@ -12,7 +12,7 @@ import logging
 import os
 from typing import Any
 
-from ..base.wire_types import OpenAIMessage
+from ..base import OpenAIMessage
 
 Message = OpenAIMessage
 log = logging.getLogger("comfyui_assistant")

@@ -33,8 +33,8 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..knowledge.context_files import env_int
-from ..tools.tool_spec import TIERS, Tier
+from ..knowledge import env_int
+from ..tools import TIERS, Tier
 from .system_prompt import UserContextLimits
 
 log = logging.getLogger("comfyui_assistant")

@@ -23,9 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..base.step_limits import OVER_LIMIT
-from ..base.ui_messages import content_text
-from ..base.wire_types import with_content
+from ..base import OVER_LIMIT, content_text, with_content
 from .context_blocks import Block, Message
 
 SHORT_NOTE = "Not run: over the limit of {limit} tool calls in one step."

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.tool_registry import TOOLS
-from ..tools.tool_spec import GROUPS
+from ..tools import GROUPS, TOOLS
 
 FALLBACK_PROMPT = (
     "You are ComfyUI Assistant, an assistant inside ComfyUI. Help the user build, edit and run "

@@ -4,3 +4,66 @@ the newest run's images drawn as one picture for a model that sees).
 
 May import: base, tokens, store.
 """
+
+from . import project_documents
+from .attachment_files import (
+    MAX_BYTES,
+    FileReading,
+    FileRefused,
+    human_size,
+    model_parts,
+    read_file,
+)
+from .attachments import Attachment, Attachments, new_id, with_thread_files
+from .output_checks import look_output
+from .project_documents import for_turn
+from .projects import (
+    MAX_DOCUMENT_BYTES,
+    ProjectContext,
+    ProjectError,
+    Projects,
+    check_name,
+    check_text,
+    check_title,
+)
+from .run_images import Shown, run_picture, with_shown
+from .run_outputs import (
+    FolderOutputs,
+    OutputRef,
+    OutputRefused,
+    OutputSource,
+    ref_of,
+    standalone_outputs,
+)
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DOCUMENT_BYTES",
+    "Attachment",
+    "Attachments",
+    "FileReading",
+    "FileRefused",
+    "FolderOutputs",
+    "OutputRef",
+    "OutputRefused",
+    "OutputSource",
+    "ProjectContext",
+    "ProjectError",
+    "Projects",
+    "Shown",
+    "check_name",
+    "check_text",
+    "check_title",
+    "for_turn",
+    "human_size",
+    "look_output",
+    "model_parts",
+    "new_id",
+    "project_documents",
+    "read_file",
+    "ref_of",
+    "run_picture",
+    "standalone_outputs",
+    "with_shown",
+    "with_thread_files",
+]

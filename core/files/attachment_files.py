@@ -13,10 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import StatusError
-from ..base.json_text import NotStrictJSON, compact_json, strict_json
-from ..base.wire_types import UIPart
+from ..base import NotStrictJSON, StatusError, UIPart, coded, compact_json, strict_json
 from .image_files import BadImage, ImageInfo, image_format, inspect_image
 from .workflow_text import node_count, workflow_format, workflow_lines
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.wire_types import UIMessage, UIPart
-from ..store.store import Store
+from ..base import UIMessage, UIPart
+from ..store import Store
 from .attachment_files import FileReading, model_parts
 from .image_files import ImageInfo
 

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..tokens.token_images import sniff_size
+from ..tokens import sniff_size
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MEDIA_TYPES = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}

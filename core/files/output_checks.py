@@ -13,12 +13,13 @@ the pixels were not checked.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from dataclasses import dataclass
 from typing import Any
 
 from .image_files import BadImage, inspect_image
-from .run_outputs import OutputRef
+from .run_outputs import OutputRef, OutputRefused, OutputSource
 
 CHECK_PIXELS = 4096 * 4096  # decoded for the checks at most (48 MB of RGB)
 BLACK = 8  # no channel brighter than this (of 255): all black
@@ -103,3 +104,16 @@ def _pixels(data: bytes, pixels: int, decoded: bool) -> tuple[bool, int, list[st
         colour = ",".join(str((low + high) // 2) for low, high in zip(lows, highs, strict=True))
         return True, frames, [f"blank: one flat colour (RGB {colour}), no picture"]
     return True, frames, []
+
+
+async def look_output(
+    outputs: OutputSource, ref: OutputRef, expected: tuple[int, int] | None, decoded: bool
+) -> dict[str, Any]:
+    """One file's facts, or why it was not read (the others are still answered)."""
+    try:
+        data = await outputs.read(ref)
+        return (await asyncio.to_thread(look_at, ref, data, expected, decoded)).as_json()
+    except OutputRefused as exc:
+        return {"name": ref.annotated(), "error": str(exc), "status": exc.status}
+    except BadImage as exc:
+        return {"name": ref.annotated(), "error": f"{ref.annotated()} is not a whole image: {exc}"}

@@ -38,8 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..base.json_text import compact_json
-from ..base.wire_types import UIMessage
+from ..base import UIMessage, compact_json
 from .projects import DocumentText, Passage, ProjectContext, Projects
 
 DOCUMENTS_SHARE = 0.2

@@ -15,12 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import StatusError
-from ..store import text_search
-from ..store.store import Store
-from ..tokens.passages import split_passages
-from ..tokens.tokens import TokenCounter, counter_for
+from ..base import StatusError, coded
+from ..store import Store, text_search
+from ..tokens import TokenCounter, counter_for, split_passages
 
 MAX_DOCUMENT_BYTES = 512 * 1024  # UTF-8 bytes of one document's text
 MAX_DOCUMENTS = 200  # per project

@@ -21,10 +21,9 @@ import hashlib
 import sqlite3
 from collections.abc import Sequence
 
-from ..base.ui_messages import tool_name_of
-from ..base.wire_types import UIMessage, UIPart
-from ..store.store import Store
-from ..tokens.image_costs import ImageCost
+from ..base import UIMessage, UIPart, tool_name_of
+from ..store import Store
+from ..tokens import ImageCost
 from .attachment_files import FileReading
 from .attachments import Attachments
 from .image_files import ImageInfo

@@ -18,12 +18,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 
-from ..base.capped_read import read_capped
-from ..base.egress import COMFYUI, client_session
+from ..base import COMFYUI, client_session, read_capped
 
 FOLDER_TYPES = ("output", "temp")
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "webp", "gif"})
@@ -104,6 +103,16 @@ def parse_annotated(text: str) -> OutputRef:
     path, kind = (found["path"], found["type"]) if found else (text.strip(), "output")
     folder, _, name = path.replace("\\", "/").rpartition("/")
     return output_ref(name, folder, kind)
+
+
+def ref_of(item: Any) -> OutputRef:
+    """One output as the panel names it ("x.png [output]") or as ComfyUI's events do."""
+    if isinstance(item, str):
+        return parse_annotated(item)
+    if isinstance(item, dict):
+        kind = item.get("type", "output")
+        return output_ref(item.get("filename"), item.get("subfolder", ""), kind)
+    raise OutputRefused(f"an output is a file name or {{filename, subfolder, type}}, not {item!r}")
 
 
 class OutputSource(Protocol):

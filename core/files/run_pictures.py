@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..tokens.image_costs import ImageCost, fit
+from ..tokens import ImageCost, fit
 from .image_files import BadImage, inspect_image
 
 if TYPE_CHECKING:

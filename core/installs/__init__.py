@@ -3,7 +3,34 @@ they come from: ComfyUI-Manager read over HTTP (`manager_client`), its answers p
 (`node_map`: node map and installed packs; `model_refs`: model list; `pack_list`: pack list)
 and handed to the scan (`lookups`); the Comfy Registry, when online (`registry_client`, its
 packs in `registry_pack`), asked for what Manager leaves open (`registry_lookups`); models
-downloaded into ComfyUI's folders (`downloads`).
+downloaded into ComfyUI's folders (`downloads`); all of it built for the service in one
+place (`install_parts`).
 
 May import: base, knowledge, store.
 """
+
+from .download_checks import DownloadError, plan
+from .downloads import Job
+from .install_parts import InstallParts
+from .lookups import ComfyUIAddress, LookupProvider, manager_lookups
+from .manager_client import comfyui_loopback_url
+from .model_folders import ModelFolders
+from .registry_client import registry_origin
+from .registry_lookups import scan_with_registry
+from .scan_downloads import download_specs, requested_names
+
+__all__ = [
+    "ComfyUIAddress",
+    "DownloadError",
+    "InstallParts",
+    "Job",
+    "LookupProvider",
+    "ModelFolders",
+    "comfyui_loopback_url",
+    "download_specs",
+    "manager_lookups",
+    "plan",
+    "registry_origin",
+    "requested_names",
+    "scan_with_registry",
+]

@@ -18,8 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from yarl import URL
 
-from ..base.error_codes import coded
-from ..base.errors import AlwaysCoded
+from ..base import AlwaysCoded, coded
 from .model_folders import ModelFolders
 
 log = logging.getLogger("comfyui_assistant")

@@ -20,8 +20,8 @@ from typing import IO
 import aiohttp
 from yarl import URL
 
-from ..base.error_codes import Coded, coded
-from ..store.store import is_disk_full
+from ..base import Coded, coded
+from ..store import is_disk_full
 from .download_checks import DownloadError, Origins, Plan
 from .download_progress import Progress, human_size
 

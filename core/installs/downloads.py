@@ -20,8 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from ..base.egress import DOWNLOADS, client_session
-from ..base.error_codes import Coded, coded
+from ..base import DOWNLOADS, Coded, client_session, coded
 from .download_checks import DownloadError, DownloadSpec, Origins, Plan, plan
 from .download_progress import Progress
 from .download_transfer import TIMEOUT, Versions, download

@@ -31,8 +31,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from ..base.capped_read import read_capped
-from ..base.egress import MANAGER, client_session
+from ..base import MANAGER, client_session, read_capped
 from .model_refs import ModelEntry, parse_model_list
 from .node_map import InstalledPacks, NodeMap, parse_installed, parse_node_map
 from .pack_list import PackInfo, parse_pack_list

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..knowledge.environment import Environment, Input
+from ..knowledge import Environment, Input
 from .download_checks import PICKLE_SUFFIXES
 from .model_refs import (
     ModelEntry,

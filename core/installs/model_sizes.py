@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from ..base.egress import MODEL_SIZES, client_session
+from ..base import MODEL_SIZES, client_session
 from .download_checks import DownloadError, Origins
 from .download_transfer import HEADERS, MAX_REDIRECTS, REDIRECTS
 from .scan import ScanResult

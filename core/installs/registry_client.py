@@ -23,8 +23,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 from yarl import URL
 
-from ..base.capped_read import read_capped
-from ..base.egress import OFFLINE_ENV, REGISTRY, client_session, offline, origin_of
+from ..base import OFFLINE_ENV, REGISTRY, client_session, offline, origin_of, read_capped
 from .manager_client import Unavailable
 from .registry_pack import RegistryPack, parse_registry_pack
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..knowledge.environment import Environment
+from ..knowledge import Environment
 from .manager_client import Unavailable
 from .model_sizes import ModelSizes, with_sizes
 from .registry_client import RegistryClient

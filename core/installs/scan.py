@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..knowledge.environment import Environment
+from ..knowledge import Environment
 from .model_refs import COMFYUI_FOLDERS, ModelEntry, entries, folder_name
 from .model_scan import ModelScan
 from .node_map import REGISTRY_MAP, InstalledPacks, NodeMap, Pack, recorded_pack

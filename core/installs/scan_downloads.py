@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import RequestError
+from ..base import RequestError, coded
 from .download_checks import DownloadSpec
 from .scan import ScanResult
 

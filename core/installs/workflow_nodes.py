@@ -13,8 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import RequestError
+from ..base import RequestError, coded
 
 # Node types the frontend itself provides: never in object_info, never missing.
 FRONTEND_NODES = frozenset({"Note", "MarkdownNote", "Reroute", "PrimitiveNode"})

@@ -3,3 +3,57 @@ environment index), skills as files, and the shipped system context.
 
 May import: base.
 """
+
+from .context_files import (
+    SYSTEM_CONTEXT_DIR,
+    SystemContext,
+    env_int,
+    load_context,
+    load_system_context,
+    skill_names_line,
+    skills_index,
+)
+from .environment import (
+    COMFYUI_SOURCE,
+    Environment,
+    EnvironmentService,
+    Input,
+    UnknownModelCategory,
+    from_object_info,
+)
+from .skills import (
+    SYSTEM_SKILLS_DIR,
+    Skill,
+    SkillDirectory,
+    SkillError,
+    SkillNotFound,
+    check_slug,
+    closest,
+    list_skills,
+    user_skills_dir,
+)
+
+__all__ = [
+    "COMFYUI_SOURCE",
+    "SYSTEM_CONTEXT_DIR",
+    "SYSTEM_SKILLS_DIR",
+    "Environment",
+    "EnvironmentService",
+    "Input",
+    "Skill",
+    "SkillDirectory",
+    "SkillError",
+    "SkillNotFound",
+    "SystemContext",
+    "UnknownModelCategory",
+    "check_slug",
+    "closest",
+    "env_int",
+    "from_object_info",
+    "list_skills",
+    "load_context",
+    "load_system_context",
+    "skill_names_line",
+    "skills_index",
+    "user_skills_dir",
+]

@@ -243,3 +243,16 @@ def skill_names_line(system: Iterable[Skill], user: Iterable[Skill]) -> str:
         more = f" and {len(users) - len(shown)} more" if len(users) > len(shown) else ""
         lines.append(f"User skills (getUserSkill): {', '.join(shown)}{more}.")
     return "\n".join(lines)
+
+
+def load_context(
+    directory: Path, environ: Mapping[str, str], replace_role: bool, compact: bool = False
+) -> SystemContext:
+    """The shipped guidance, capped; without the role file when something replaces it.
+    `compact`: the compact profiles' guidance, from `compact/` in that directory (the shipped
+    one when a directory of the user's own has none)."""
+    if compact:
+        own = directory / COMPACT_DIR
+        directory = own if own.is_dir() else SYSTEM_CONTEXT_DIR / COMPACT_DIR
+    skip = (ROLE_FILE,) if replace_role else ()
+    return load_system_context(directory, max_chars_from_env(environ), skip_files=skip)

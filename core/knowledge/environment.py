@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..base.atomic_file import write_atomic
+from ..base import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 

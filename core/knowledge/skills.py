@@ -20,10 +20,11 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from ..base.atomic_file import write_atomic
+from ..base import write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -291,3 +292,11 @@ class SkillDirectory:
 def _check_fields(name: str, description: str) -> None:
     if not name.strip() or not description.strip():
         raise SkillError("a skill needs a non-empty name and a one-line description")
+
+
+def list_skills(directory: Any) -> list[Skill]:
+    """The skills of a directory: a few stats when nothing changed (SkillDirectory caches)."""
+    try:
+        return list(directory.list())
+    except SkillError:
+        return []

@@ -20,9 +20,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 
-from ..store import text_search
-from ..store.conversation_index import thread_term
-from ..store.store import Store
+from ..store import Store, text_search, thread_term
 
 Matched = tuple[int, str, float, float]  # (passage id, message id, score, message created_at)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
-from ..store.store import Store
-from ..tokens.token_estimate import estimate_tokens
+from ..store import Store
+from ..tokens import estimate_tokens
 from . import recall
 
 NEIGHBOUR_CHARS = 500  # of a message shown beside a hit (about 125 tokens)

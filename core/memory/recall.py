@@ -31,10 +31,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import embeddings, text_search
-from ..store.conversation_index import ensure_indexed, vectors_of
-from ..store.store import Store
-from ..tokens.token_estimate import estimate_tokens
+from ..store import Store, embeddings, ensure_indexed, text_search, vectors_of
+from ..tokens import estimate_tokens
 from . import by_words
 
 QUERY_TERMS = 32  # the most words of a query that are searched for

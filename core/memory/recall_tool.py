@@ -18,9 +18,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..store.store import Store
-from ..tools.documents import Citations, cite_note, document
-from ..tools.server_tools import LookBack, ToolFailure
+from ..store import Store
+from ..tools import Citations, LookBack, ToolFailure, cite_note, document
 from . import recall
 from .neighbours import cut, with_neighbours
 from .when import WhenError, time_range

@@ -29,11 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from ..base.ui_messages import text_of
-from ..base.wire_types import UIMessage
-from ..store import text_search
-from ..store.sent_turns import Recall, Recalled
-from ..store.store import Store
+from ..base import UIMessage, text_of
+from ..store import Recall, Recalled, Store, text_search
 from . import recall
 from .recall_tool import day_text
 

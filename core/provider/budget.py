@@ -12,8 +12,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from ..base.error_codes import Message, coded
-from ..base.errors import CodedError
+from ..base import CodedError, Message, coded
 from .provider_config import ProviderSettings
 
 log = logging.getLogger("comfyui_assistant")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..tokens.token_estimate import estimate_tokens
+from ..tokens import estimate_tokens
 
 OVERRUN = 2.0  # cut at this multiple of the limit (plus SLACK tokens)
 SLACK = 64

@@ -14,12 +14,8 @@ from typing import Any
 import aiohttp
 import openai
 
-from ..base.egress import PROVIDER, named
-from ..base.error_codes import Message, coded, message_of
-from ..base.errors import CodedError
-from ..base.http_client import Request
-from ..base.wire_types import OpenAIMessage
-from ..stream.redact import redact, remember_secret
+from ..base import PROVIDER, CodedError, Message, OpenAIMessage, Request, coded, message_of, named
+from ..stream import redact, remember_secret
 from .budget import ContextBudgetError
 from .provider_config import ProviderSettings, origin
 

@@ -16,9 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import RequestError
-from ..base.http_client import URL, InvalidURL
+from ..base import URL, InvalidURL, RequestError, coded
 from .provider_profiles import ProviderProfile, profile_for, retries_for
 
 log = logging.getLogger("comfyui_assistant")
@@ -364,3 +362,17 @@ def with_overrides(
     if "apiKey" in overrides:
         merged[KEY_ORIGIN] = None
     return with_key_bound(merged, environ)
+
+
+def settings_of(
+    stored: Mapping[str, Any],
+    environ: Mapping[str, str],
+    overrides: Mapping[str, Any] | None = None,
+) -> ProviderSettings:
+    """The settings in force: the stored ones (with a Test button's form on top, if given)."""
+    return resolve(with_overrides(stored, overrides, environ) if overrides else stored, environ)
+
+
+def stored_bound(stored: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """Stored settings that today's checks accept, a key bound to where it was being sent."""
+    return with_key_bound(still_valid(stored), environ)

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from ..base.egress import PROVIDER, client_session
+from ..base import PROVIDER, client_session
 from .budget import Window
 from .provider_config import ProviderSettings
 from .provider_profiles import Ask, ProviderProfile

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
 
-from ..base.error_codes import WORDS
+from ..base import WORDS
 
 
 class ProviderKind(str, Enum):

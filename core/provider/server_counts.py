@@ -23,9 +23,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..base.egress import PROVIDER, client_session
-from ..base.wire_types import OpenAIMessage
-from ..tokens.token_correction import Parts
+from ..base import PROVIDER, OpenAIMessage, client_session
+from ..tokens import Parts
 from .provider_config import ProviderSettings
 from .provider_probes import Lookup
 

@@ -34,7 +34,7 @@ import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from ..base.egress import PROVIDER, client_session
+from ..base import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Lookup, provider_capabilities
 

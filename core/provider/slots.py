@@ -12,7 +12,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from ..base.egress import PROVIDER, client_session
+from ..base import PROVIDER, client_session
 from .provider_config import ProviderSettings
 from .provider_probes import Capabilities, Lookup, thread_slot
 from .shared_cache import busy_slots

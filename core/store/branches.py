@@ -24,11 +24,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.error_codes import coded
-from ..base.errors import AlwaysCoded
-from ..base.json_text import compact_json
-from ..base.wire_types import UIMessage
-from ..tokens.tokens import TokenCounter, counter_for
+from ..base import AlwaysCoded, UIMessage, coded, compact_json
+from ..tokens import TokenCounter, counter_for
 from . import conversation_index
 from .store import Store
 from .threads import Threads, title_from, write_message

@@ -25,7 +25,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.json_text import compact_json
+from ..base import compact_json
 from .store import Store
 
 MAX_CHECKPOINTS = 100  # per thread: a rewind reaches back this many graph-changing turns

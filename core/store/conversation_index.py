@@ -33,14 +33,9 @@ import re
 import sqlite3
 from collections.abc import Iterator
 
-from ..base.fingerprint import fingerprint
-from ..base.ui_messages import tool_name_of
-from ..base.wire_types import UIMessage, UIPart
-from ..tokens.packing import aiming, pack
-from ..tokens.passages import split_passages
-from ..tokens.token_estimate import estimate_tokens
-from ..tokens.tokens import TokenCounter
-from ..tools.digests import DIGEST_PREFIX, digest_tool_part
+from ..base import UIMessage, UIPart, fingerprint, tool_name_of
+from ..tokens import TokenCounter, aiming, estimate_tokens, pack, split_passages
+from ..tools import DIGEST_PREFIX, digest_tool_part
 from .embeddings import Embedder
 from .store import DiskFull, Store
 

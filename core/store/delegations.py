@@ -8,8 +8,7 @@ import sqlite3
 import time
 from typing import cast
 
-from ..base.json_text import compact_json
-from ..base.wire_types import DelegationTrace
+from ..base import DelegationTrace, compact_json
 from .store import Store
 
 

@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from ..base.error_codes import coded
-from ..base.errors import AlwaysCoded
+from ..base import AlwaysCoded, coded
 from .migrations import full_text_index, migrate
 
 log = logging.getLogger("comfyui_assistant")

@@ -8,8 +8,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from ..base.json_text import compact_json
-from ..base.wire_types import ContextReport
+from ..base import ContextReport, compact_json
 from .store import Store
 
 KNOWN_THREADS = 64  # threads whose state (and fingerprints: threads.py) are kept in memory

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..base.json_text import compact_json
+from ..base import compact_json
 from .store import Store
 
 

@@ -19,12 +19,18 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.fingerprint import fingerprint
-from ..base.gc_pause import cyclic_gc_paused
-from ..base.json_text import compact_json
-from ..base.ui_messages import to_openai_messages, tool_name_of, tool_result_text
-from ..base.wire_types import Role, UIMessage, UIPart
-from ..tokens.tokens import TokenCounter, counter_for
+from ..base import (
+    Role,
+    UIMessage,
+    UIPart,
+    compact_json,
+    cyclic_gc_paused,
+    fingerprint,
+    to_openai_messages,
+    tool_name_of,
+    tool_result_text,
+)
+from ..tokens import TokenCounter, counter_for
 from . import conversation_index
 from .store import Store
 from .thread_state import KNOWN_THREADS, ThreadState

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..base.atomic_file import write_atomic
-from ..base.errors import RequestError
+from ..base import RequestError, write_atomic
 from .store import Store
 
 TEXT_LIMIT = 20_000

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..base.json_text import compact_json
+from ..base import compact_json
 from .call_repair import Schema, repair_arguments, resolve_name
 from .call_text import Found
 

@@ -18,7 +18,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from ..base.error_codes import coded, stream_error_text
+from ..base import coded, stream_error_text
 from . import ui_stream as ui
 
 log = logging.getLogger("comfyui_assistant")

@@ -18,8 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.repair_notes import notes_metadata
-from ..base.step_limits import OVER_LIMIT
+from ..base import OVER_LIMIT, notes_metadata
 from . import ui_stream as ui
 from .call_hold import CallHold
 from .call_recovery import Recovery, recovered_calls, settle_arguments

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-from ..base.wire_types import UIMessage
+from ..base import UIMessage
 from . import ui_stream as ui
 
 

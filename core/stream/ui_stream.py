@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
-from ..base.json_text import compact_json
+from ..base import compact_json
 
 SSE_HEADERS = {
     "Content-Type": "text/event-stream",

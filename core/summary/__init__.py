@@ -3,3 +3,17 @@ background compactor, and /compact (summarize now).
 
 May import: base, tokens, stream, tools, store, provider, context.
 """
+
+from .compact_now import ProviderUnreachable, compact_now
+from .compactor import Compactor
+from .summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
+
+__all__ = [
+    "SUMMARY_MAX_TOKENS",
+    "Compactor",
+    "Prefix",
+    "ProviderUnreachable",
+    "boundary_of",
+    "compact_now",
+    "summarize",
+]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.errors import CodedError
-from ..context.context_engine import Summary, covered_ids
-from ..provider.provider import Provider, ProviderError, describe_error
-from ..store.thread_state import ThreadState
-from ..store.threads import Threads
+from ..base import CodedError
+from ..context import Summary, covered_ids
+from ..provider import Provider, ProviderError, describe_error
+from ..store import Threads, ThreadState
 from .summarizer import summarize
 
 

@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..base.ui_messages import NOT_RUN
-from ..base.wire_types import OpenAIMessage
-from ..tools.digests import DIGEST_PREFIX, digest_tool_result, one_line
+from ..base import NOT_RUN, OpenAIMessage
+from ..tools import DIGEST_PREFIX, digest_tool_result, one_line
 from .line_facts import distinctive, facts_of, norm
 
 Count = Callable[[str], int]

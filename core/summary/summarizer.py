@@ -14,16 +14,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.ui_messages import text_of, to_openai_messages
-from ..base.wire_types import OpenAIMessage, UIMessage
-from ..context.context_blocks import build_blocks, flatten
-from ..context.context_engine import Summary
-from ..context.context_steps import digest_rounds
-from ..provider.provider import Provider
-from ..provider.shared_cache import background
-from ..stream.think_tags import visible_text
-from ..tokens.packing import pack, within
-from ..tokens.tokens import counter_for
+from ..base import OpenAIMessage, UIMessage, text_of, to_openai_messages
+from ..context import Summary, build_blocks, digest_rounds, flatten
+from ..provider import Provider, background
+from ..stream import visible_text
+from ..tokens import counter_for, pack, within
 from . import summary_trust as trust
 from .fallback_summary import facts_block, fallback_summary, split_facts
 from .summary_checks import problem

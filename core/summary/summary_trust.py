@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from ..provider.provider import Provider
+from ..provider import Provider
 
 REJECTIONS_TO_REST = 2
 REST = 8  # summaries made by the digest alone before the model is asked again

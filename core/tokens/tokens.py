@@ -33,8 +33,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..base.fingerprint import key_of
-from ..base.json_text import compact_json
+from ..base import compact_json, key_of
 from .image_costs import OPENAI_TILES, ImageCost, image_cost_for
 from .token_correction import Correction
 from .token_encoding import _load, encoding_for_model

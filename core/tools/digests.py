@@ -13,9 +13,15 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..base.json_text import compact_json
-from ..base.ui_messages import AWAITING, DENIED, INPUT_INCOMPLETE, NOT_RUN, tool_result_text
-from ..base.wire_types import UIPart
+from ..base import (
+    AWAITING,
+    DENIED,
+    INPUT_INCOMPLETE,
+    NOT_RUN,
+    UIPart,
+    compact_json,
+    tool_result_text,
+)
 from .documents import DOCUMENTS, documents_of
 from .tool_registry import get_tool
 from .tool_spec import ToolSpec

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.wire_types import CitedDocument, DocumentsResult, UIMessage
+from ..base import CitedDocument, DocumentsResult, UIMessage
 
 DOCUMENTS = "documents"
 NODE_DOCS = "node docs"

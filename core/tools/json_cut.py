@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..base.json_text import compact_json
+from ..base import compact_json
 from .digests import INVALID, RECALL_HINT, loads_or
 
 

@@ -12,8 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..knowledge.environment import Environment, EnvironmentService
-from ..knowledge.skills import Skill, SkillDirectory, SkillError
+from ..knowledge import Environment, EnvironmentService, Skill, SkillDirectory, SkillError
 from .documents import NODE_DOCS, Citations, document, documents_result
 
 
