@@ -211,6 +211,7 @@ class StepRunner:
         outcome.waiting_since = time.monotonic()
         assembled = await self._open(open_step(call))
         offered = frozenset() if call.last else _names(assembled.tools)
+        profile = self.plan.profile  # (the note below must not hold `self`: no cycle via it)
         self._translator = StepTranslator(
             offered,
             self.plan.server_tools,
@@ -218,7 +219,7 @@ class StepRunner:
             unoffered=f"Not run: this answer reached its limit of {self.plan.max_steps} tool steps."
             if call.last
             else None,
-            not_offered=lambda name: not_offered_note(name, self.plan.profile),
+            not_offered=lambda name: not_offered_note(name, profile),
             schemas=schemas_of(assembled.tools),
         )
         outcome.steps += 1
