@@ -71,6 +71,16 @@ describe("a long thread in the playground", () => {
     assert.ok(end.visible, "the last answer is in view");
     assert.ok(end.count > 4 && end.count < 60, `only the messages near the view are in the page (${end.count} of ${2 * TURNS})`);
     await scrollTo(page, 0);
+    // The thread opened with its last page: the pages before come one click at a time.
+    const earlier = root.getByRole("button", { name: "Show earlier messages" });
+    let pages = 0;
+    while (await earlier.isVisible()) {
+      assert.ok(++pages <= Math.ceil((2 * TURNS) / 100), "the earlier pages come to an end");
+      await earlier.click();
+      await page.waitForFunction(() => !document.querySelector(".cua-root .cua-earlier[disabled]"));
+      await scrollTo(page, 0);
+    }
+    assert.ok(pages > 0, "a long thread opens with its last page only");
     const top = await shown(page, "Q1. ");
     await screenshot(page, "long thread", "top");
     assert.ok(top.visible, "the first question is in view at the top");
