@@ -19,6 +19,11 @@ const ESTIMATE = 48;
 const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
+/** Up to this many messages the list is not windowed: all of them, in flow. (The browser suite
+ * found a windowed list that did not render a new answer after a sequence of tab switches in
+ * ComfyUI frontend 1.58.1; until that is understood, windowing is kept to long threads, where
+ * rendering every message was the problem: issue 38.) */
+const IN_FLOW = 60;
 
 /** The list's distance from the top of the scrolled content (notes can stand above it). */
 function useScrollMargin(list: RefObject<HTMLDivElement | null>): number {
@@ -42,10 +47,11 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
   }, [virtualizer, count, measured, threadId]);
 }
 
-/** Before the viewport has a size (not laid out yet, or hidden): the last messages, in flow. */
-const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
+/** Messages in flow: a short thread whole, or the last ones of a long thread before the
+ * viewport has a size (not laid out yet, or hidden). */
+const InFlow: FC<{ ids: readonly string[] }> = ({ ids }) => (
   <div className="cua-messages" data-flow="">
-    {ids.slice(-UNMEASURED).map((id, i, shown) => (
+    {ids.map((id, i, shown) => (
       <div key={id} className="cua-row" data-last={i === shown.length - 1 || undefined}>
         <ThreadPrimitive.Unstable_MessageById messageId={id} components={messageComponents} />
       </div>
@@ -55,6 +61,10 @@ const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
 
 export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
   const ids = unstable_useThreadMessageIds() as readonly string[];
+  return ids.length <= IN_FLOW ? <InFlow ids={ids} /> : <Windowed ids={ids} viewport={viewport} />;
+};
+
+const Windowed: FC<{ ids: readonly string[]; viewport: HTMLElement | null }> = ({ ids, viewport }) => {
   const list = useRef<HTMLDivElement>(null);
   const scrollMargin = useScrollMargin(list);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
@@ -67,7 +77,7 @@ export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) 
   });
   const rows = virtualizer.getVirtualItems();
   useStartAtBottom(virtualizer, ids.length, rows.length > 0);
-  if (rows.length === 0 && ids.length > 0) return <Unmeasured ids={ids} />;
+  if (rows.length === 0 && ids.length > 0) return <InFlow ids={ids.slice(-UNMEASURED)} />;
   return (
     <div ref={list} className="cua-messages" style={{ height: virtualizer.getTotalSize() }}>
       {rows.map((row) => (
