@@ -21,6 +21,7 @@ from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
 from .core.service import AssistantService
+from .mcp_server.routes import add_mcp_routes
 from .routes.attachments import add_attachment_routes
 from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
@@ -58,6 +59,7 @@ def add_routes(
         add_output_routes,
         add_install_routes,
         add_download_routes,
+        add_mcp_routes,
     ):
         add(ours, service)
     for route in ours:

@@ -12,7 +12,7 @@ import asyncio
 import functools
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,8 @@ class AssistantService:
         self._stored_provider: dict[str, Any] | None = None
         self._corrections: dict[str, Any] | None = None
         self.compactor = Compactor()  # summaries made after answers, in the background
+        # what routes started and the service's close ends (the MCP endpoint's sessions)
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
 
     async def store(self) -> Store:
         if self._store is None:
@@ -219,6 +221,8 @@ class AssistantService:
             log.debug("warming up failed: %r", exc)
 
     async def close(self) -> None:
+        for closer in self.on_close:
+            await closer()
         await self.compactor.close()
         await self.downloads.close()
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:

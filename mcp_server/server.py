@@ -1,0 +1,68 @@
+"""The MCP server itself (the SDK's low-level `Server`): tools/list and tools/call over the
+registry's tools (`tools.py`), for the caller the transport resolved (`access.py`), each call
+counted against the rate limit (`limits.py`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from .access import LOCAL_USER, Caller
+from .limits import CallRate, over_limit_message
+from .tools import ServerParts, failure, mcp_tools, offered, run_tool
+
+SERVER_NAME = "comfyui-assistant"
+CALLER_KEY = "comfyui_assistant.mcp.caller"  # in the ASGI scope's state (endpoint.py)
+INSTRUCTIONS = (
+    "ComfyUI Assistant's tools: look up the node types, models and skills of the ComfyUI this "
+    "server runs in, with the same tools its own chat model uses. Trust them over your memory: "
+    "they answer from what is installed."
+)
+
+
+def caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    """The caller the HTTP endpoint resolved for this message (the local user elsewhere)."""
+    request = ctx.request
+    scope = getattr(request, "scope", None)
+    state = scope.get("state") if isinstance(scope, dict) else None
+    caller = state.get(CALLER_KEY) if isinstance(state, dict) else None
+    return caller if isinstance(caller, Caller) else Caller(LOCAL_USER, "local")
+
+
+class McpServer:
+    """The server and what it keeps across connections: the call rates per user."""
+
+    def __init__(self, parts_for: Callable[[Caller], ServerParts], version: str) -> None:
+        self._parts_for = parts_for
+        self._rates: dict[str, CallRate] = {}
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=version,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=mcp_tools())
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        spec = offered(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"There is no tool '{params.name[:100]}'.")
+        caller = caller_of_request(ctx)
+        wait = self._rates.setdefault(caller.user, CallRate()).take()
+        if wait is not None:
+            return failure(over_limit_message(wait))
+        args = params.arguments or {}
+        return await run_tool(spec, args, self._parts_for(caller), f"mcp_{uuid.uuid4().hex}")

@@ -1,0 +1,119 @@
+"""The MCP server over Streamable HTTP: the official `mcp` client (Python SDK) against our
+standalone server on a real socket."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from comfyui_assistant.core.base import compact_json
+from comfyui_assistant.core.chat.chat_plan import offered_names
+from comfyui_assistant.core.context import FULL
+from comfyui_assistant.core.tools import TOOLS
+from comfyui_assistant.mcp_server.tools import NOT_OFFERED, PANEL_NOT_RELAYED
+from comfyui_assistant.standalone import SERVICE
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
+
+from .conftest import App, start_app
+
+MCP = "/api/assistant/mcp"
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    started = await start_app(tmp_path / "data", {})
+    yield started
+    await started.close()
+
+
+def registry_tools() -> list[dict[str, Any]]:
+    """The tools the chat model gets at the full profile, in the OpenAI form, less the ones
+    an MCP client is not offered (each with its reason in NOT_OFFERED)."""
+    names = offered_names(FULL, context_cut=False)
+    return [
+        spec.openai_tool()["function"]
+        for spec in TOOLS
+        if spec.name in names and spec.name not in NOT_OFFERED
+    ]
+
+
+def as_openai(tool: types.Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_initialize_and_list_tools_equal_to_the_registry(app: App, mode: str) -> None:
+    """Both protocol eras the SDK speaks: the initialize handshake (2025-11-25) and the
+    2026-07-28 per-request era ("auto" discovers it)."""
+    async with Client(app.base + MCP, mode=mode) as client:
+        assert client.server_info is not None
+        assert client.server_info.name == "comfyui-assistant"
+        expected = LATEST_HANDSHAKE_VERSION if mode == "legacy" else LATEST_MODERN_VERSION
+        assert client.protocol_version == expected
+        listed = await client.list_tools()
+    assert [as_openai(t) for t in listed.tools] == registry_tools()
+    # (every registry tool is either offered or left out for a stated reason)
+    assert {t.name for t in listed.tools} | set(NOT_OFFERED) >= offered_names(FULL, False)
+
+
+async def test_a_server_tool_runs_as_in_a_chat(app: App) -> None:
+    async with Client(app.base + MCP, mode="legacy") as client:
+        result = await client.call_tool("searchInstalledNodes", {"query": "ksampler", "limit": 2})
+    assert result.is_error is False
+    env = await app.app[SERVICE].environment.get()
+    expected = {"query": "ksampler", "results": env.search_nodes("ksampler", 2)}
+    assert len(expected["results"]) == 2
+    assert result.content == [types.TextContent(text=compact_json(expected))]
+
+
+async def test_a_tool_failure_is_a_tool_error_the_model_can_act_on(app: App) -> None:
+    async with Client(app.base + MCP, mode="legacy") as client:
+        result = await client.call_tool("getNodeDefinition", {"nodeType": "KSamplr"})
+    assert result.is_error is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("Error: There is no installed node type 'KSamplr'. Did you mean: ")
+    assert "KSampler" in text
+
+
+async def test_a_panel_tool_says_it_did_not_run(app: App) -> None:
+    async with Client(app.base + MCP, mode="legacy") as client:
+        result = await client.call_tool("addNode", {"nodeType": "KSampler"})
+    assert result.is_error is True
+    assert result.content == [
+        types.TextContent(text="Error: " + PANEL_NOT_RELAYED.format(name="addNode"))
+    ]
+
+
+async def test_an_unknown_tool_is_a_protocol_error(app: App) -> None:
+    async with Client(app.base + MCP, mode="legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("searchConversation", {"query": "my key"})
+    assert caught.value.code == types.INVALID_PARAMS
+    assert "There is no tool 'searchConversation'" in str(caught.value)
+
+
+async def test_a_wrong_origin_is_refused(app: App) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST_HANDSHAKE_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "page", "version": "1"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with await app.post(MCP, init, headers={**headers, "Origin": "http://evil.test"}) as r:
+        assert r.status == 403
+        assert json.loads(await r.text()) == {
+            "error": "requests from another site (http://evil.test) are not accepted"
+        }
+    async with await app.post(MCP, init, headers={**headers, "Origin": app.base}) as r:
+        assert r.status == 200  # (the page's own origin is fine)
