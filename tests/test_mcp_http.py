@@ -117,3 +117,25 @@ async def test_a_wrong_origin_is_refused(app: App) -> None:
         }
     async with await app.post(MCP, init, headers={**headers, "Origin": app.base}) as r:
         assert r.status == 200  # (the page's own origin is fine)
+
+
+BAD_ARGUMENTS: list[dict[str, Any]] = [
+    {},
+    {"query": 5, "limit": "lots"},
+    {"nodeType": None, "category": [], "slug": {"a": 1}},
+    {"name": "", "description": 7, "body": None, "detail": "x" * 5000},
+    {"query": "\u00e9" * 300, "nodeIds": [None], "limit": -(2**70)},
+]
+
+
+async def test_no_arguments_crash_a_tool(app: App) -> None:
+    """Every offered tool, with arguments of the wrong shape: a result for each (an error the
+    model can act on, or what the tool made of them), never a protocol error."""
+    async with Client(app.base + MCP, mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+        for tool in tools:
+            for args in BAD_ARGUMENTS:
+                result = await client.call_tool(tool.name, args)
+                assert result.content, (tool.name, args)
+                if result.is_error:
+                    assert result.content[0].text.startswith("Error: "), (tool.name, args)  # type: ignore[union-attr]
