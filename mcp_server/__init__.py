@@ -9,10 +9,13 @@ uses the assistant's tools, while the user stays in charge.
 | `tools.py` | the registry's tools as MCP tools, and how a call runs |
 | `access.py` | who may connect (loopback, or a token from Settings) and as which user |
 | `limits.py` | at most 32 tool calls a minute |
+| `panel_relay.py` | panel tools relayed to the user's open panel: the design, the server's half |
+| `panel_routes.py` | the panel's routes of the relay: its stream of calls, its answers, its state |
 | `stdio.py` | `python -m comfyui_assistant mcp`: stdio, relayed to a running ComfyUI's endpoint |
 
 Built so far: both transports, the registry's tools (the server tools run here, as in a chat),
-the access rules and the rate limit. Not built yet: relaying panel tools to the open panel
-(and with it approvals, undo and checkpoints), resources and prompts. Until then a panel tool,
-or a tool that asks the user first, answers with a tool error that says it did not run.
+the access rules, the rate limit, and the server's half of the relay to the panel. Not built
+yet: the panel's half of the relay (and with it approvals, undo and checkpoints for an MCP
+call, the "external agent" line), resources and prompts. Until then a panel tool answers that
+no panel is connected, and a server tool that asks the user first that it did not run.
 """

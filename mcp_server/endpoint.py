@@ -28,6 +28,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from ..core.service import AssistantService
 from .access import Caller, McpTokens, caller_of
 from .asgi import Receive, Send, serve_asgi
+from .panel_relay import PanelRelay
 from .server import CALLER_KEY, McpServer
 from .tools import ServerParts
 
@@ -47,7 +48,8 @@ class McpEndpoint:
     def __init__(self, service: AssistantService) -> None:
         self.service = service
         self.tokens = McpTokens(service.store)
-        self.mcp = McpServer(self._parts_for, _version())
+        self.relay = PanelRelay()
+        self.mcp = McpServer(self._parts_for, self.relay, _version())
         self._manager: StreamableHTTPSessionManager | None = None
         self._running: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()

@@ -1,5 +1,6 @@
-"""The MCP endpoint (`mcp_server/endpoint.py`) and the tokens that let an MCP client on
-another machine use it (Settings: create, shown once; list; revoke)."""
+"""The MCP endpoint (`mcp_server/endpoint.py`), the tokens that let an MCP client on another
+machine use it (Settings: create, shown once; list; revoke), and the panel's side of the relay
+(`panel_routes.py`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..core.service import AssistantService
 from ..routes.common import HTTPProblem, guarded, read_json
 from .access import TokenError
 from .endpoint import MCP_PATH, add_mcp_endpoint
+from .panel_routes import add_panel_routes
 
 TOKENS_PATH = MCP_PATH + "/tokens"
 NO_STORE = {"Cache-Control": "no-store"}
@@ -25,8 +27,10 @@ def _name(body: Any) -> str:
 
 
 def add_mcp_routes(table: web.RouteTableDef, service: AssistantService) -> None:
-    tokens = add_mcp_endpoint(table, service).tokens
+    endpoint = add_mcp_endpoint(table, service)
+    tokens = endpoint.tokens
     limit = service.options.json_body_limit
+    add_panel_routes(table, endpoint.relay, limit)
 
     @table.get(TOKENS_PATH)
     @guarded

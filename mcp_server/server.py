@@ -15,7 +15,8 @@ from mcp.shared.exceptions import MCPError
 
 from .access import LOCAL_USER, Caller
 from .limits import CallRate, over_limit_message
-from .tools import ServerParts, failure, mcp_tools, offered, run_tool
+from .panel_relay import NO_PANEL, PANEL_META, PanelRelay, RelayError
+from .tools import ServerParts, failure, mcp_tools, offered, run_tool, text_result
 
 SERVER_NAME = "comfyui-assistant"
 CALLER_KEY = "comfyui_assistant.mcp.caller"  # in the ASGI scope's state (endpoint.py)
@@ -38,8 +39,11 @@ def caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
 class McpServer:
     """The server and what it keeps across connections: the call rates per user."""
 
-    def __init__(self, parts_for: Callable[[Caller], ServerParts], version: str) -> None:
+    def __init__(
+        self, parts_for: Callable[[Caller], ServerParts], relay: PanelRelay, version: str
+    ) -> None:
         self._parts_for = parts_for
+        self.relay = relay
         self._rates: dict[str, CallRate] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -65,4 +69,32 @@ class McpServer:
         if wait is not None:
             return failure(over_limit_message(wait))
         args = params.arguments or {}
+        if spec.runs == "panel":
+            return await self._relayed(ctx, spec.name, args, caller)
         return await run_tool(spec, args, self._parts_for(caller), f"mcp_{uuid.uuid4().hex}")
+
+    async def _relayed(
+        self, ctx: ServerRequestContext[Any, Any], name: str, args: dict[str, Any], caller: Caller
+    ) -> types.CallToolResult:
+        wanted = (ctx.meta or {}).get(PANEL_META)
+
+        async def waiting(seconds: float) -> None:
+            await ctx.session.report_progress(seconds, None, "waiting for the user's panel")
+
+        try:
+            panel = self.relay.pick(caller.user, wanted if isinstance(wanted, str) else None)
+            if panel is None:
+                return failure(NO_PANEL.format(name=name))
+            text, failed = await self.relay.call(panel, name, args, client_of(ctx), waiting)
+        except RelayError as exc:
+            return failure(str(exc))
+        return text_result(text, failed)
+
+
+def client_of(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    """The MCP client's name and version, as it gave them in `initialize`."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None:
+        return {"name": "an MCP client", "version": ""}
+    return {"name": info.name[:100], "version": (info.version or "")[:40]}

@@ -3,11 +3,11 @@ descriptions and JSON schemas, generated: a new tool in `core/tools/tool_registr
 here with no extra code), less the few that only make sense inside the user's own chat
 (`NOT_OFFERED`, each with its reason).
 
-A call runs as in a chat: a server tool by its handler, here, with the same context the chat
-gives it (the installed nodes and models, the skills) and its result as the text the model
-would read (`tool_result_text`). What needs the user's open panel (panel tools, and every tool
-that asks the user first) answers with a tool error that says what is missing, until the relay
-to the panel is built (the package's docstring).
+A server tool runs as in a chat: by its handler, here, with the same context the chat gives it
+(the installed nodes and models, the skills), its result the text the model would read
+(`tool_result_text`). A panel tool is relayed to the user's panel (panel_relay.py). A server
+tool that asks the user first answers with a tool error that says it did not run, until the
+panel can show an MCP client's question.
 """
 
 from __future__ import annotations
@@ -37,10 +37,6 @@ NOT_OFFERED: Mapping[str, str] = MappingProxyType(
     }
 )
 
-PANEL_NOT_RELAYED = (
-    "{name} runs in the ComfyUI panel in the user's browser, and this version of the MCP server "
-    "cannot relay a call to the panel yet: only the lookup and skill tools run over MCP for now."
-)
 ASKS_FIRST = (
     "{name} changes what the user keeps, so it asks the user first in the ComfyUI panel; this "
     "version of the MCP server cannot show that question in the panel yet, so it did not run."
@@ -118,9 +114,7 @@ def failure(message: str) -> types.CallToolResult:
 async def run_tool(
     spec: ToolSpec, args: dict[str, Any], parts: ServerParts, call_id: str
 ) -> types.CallToolResult:
-    """Run one offered tool for an MCP client; its result as the model would read it."""
-    if spec.runs == "panel":
-        return failure(PANEL_NOT_RELAYED.format(name=spec.name))
+    """Run one offered server tool for an MCP client; its result as the model would read it."""
     if spec.asks is not None:
         return failure(ASKS_FIRST.format(name=spec.name))
     value: Any = None

@@ -14,7 +14,8 @@ from comfyui_assistant.core.base import compact_json
 from comfyui_assistant.core.chat.chat_plan import offered_names
 from comfyui_assistant.core.context import FULL
 from comfyui_assistant.core.tools import TOOLS
-from comfyui_assistant.mcp_server.tools import NOT_OFFERED, PANEL_NOT_RELAYED
+from comfyui_assistant.mcp_server.panel_relay import NO_PANEL
+from comfyui_assistant.mcp_server.tools import NOT_OFFERED
 from comfyui_assistant.standalone import SERVICE
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -81,13 +82,11 @@ async def test_a_tool_failure_is_a_tool_error_the_model_can_act_on(app: App) -> 
     assert "KSampler" in text
 
 
-async def test_a_panel_tool_says_it_did_not_run(app: App) -> None:
+async def test_a_panel_tool_without_a_panel_says_it_did_not_run(app: App) -> None:
     async with Client(app.base + MCP, mode="legacy") as client:
         result = await client.call_tool("addNode", {"nodeType": "KSampler"})
     assert result.is_error is True
-    assert result.content == [
-        types.TextContent(text="Error: " + PANEL_NOT_RELAYED.format(name="addNode"))
-    ]
+    assert result.content == [types.TextContent(text="Error: " + NO_PANEL.format(name="addNode"))]
 
 
 async def test_an_unknown_tool_is_a_protocol_error(app: App) -> None:
