@@ -72,11 +72,9 @@ def add_panel_routes(table: web.RouteTableDef, relay: PanelRelay, limit: int) ->
     @table.post(PANEL_PATH + "/results")
     @guarded
     async def results(request: web.Request) -> web.StreamResponse:
-        body = await read_json(request, limit)
-        if not isinstance(body, dict) or not isinstance(body.get("callId"), str):
-            raise RequestError("send an object with 'panel', 'callId' and the call's outcome")
+        panel_id, call_id, outcome = await read_json(request, limit, check=_answer)
         try:
-            taken = relay.answer(_panel_id(body.get("panel")), body["callId"], body)
+            taken = relay.answer(panel_id, call_id, outcome)
         except ValueError as exc:
             raise RequestError(str(exc)) from None
         if not taken:
@@ -86,10 +84,18 @@ def add_panel_routes(table: web.RouteTableDef, relay: PanelRelay, limit: int) ->
     @table.post(PANEL_PATH + "/state")
     @guarded
     async def state(request: web.Request) -> web.StreamResponse:
-        body = await read_json(request, limit)
-        if not isinstance(body, dict) or not isinstance(body.get("active"), bool):
-            raise RequestError("send an object with 'panel', 'workflow' and 'active' (a boolean)")
-        workflow = _text(body.get("workflow", ""), "workflow")
-        if not relay.update(_panel_id(body.get("panel")), workflow, body["active"]):
+        if not relay.update(*await read_json(request, limit, check=_state)):
             raise HTTPProblem(404, "this panel is not connected: open its stream first")
         return web.json_response({"updated": True})
+
+
+def _answer(body: Any) -> tuple[str, str, dict[str, Any]]:
+    if not isinstance(body, dict) or not isinstance(body.get("callId"), str):
+        raise RequestError("send an object with 'panel', 'callId' and the call's outcome")
+    return _panel_id(body.get("panel")), body["callId"], body
+
+
+def _state(body: Any) -> tuple[str, str, bool]:
+    if not isinstance(body, dict) or not isinstance(body.get("active"), bool):
+        raise RequestError("send an object with 'panel', 'workflow' and 'active' (a boolean)")
+    return _panel_id(body.get("panel")), _text(body.get("workflow", ""), "workflow"), body["active"]

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from .test_fuzz_routes import (
-    EXAMPLES,
+    FUZZING,
     Reply,
     ServerThread,
     assert_served_well,
@@ -120,13 +120,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpFuzz]:
     print(f"\nMCP fuzz: answers by status {dict(sorted(fuzz.statuses.items()))}")
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZING
 @given(data=st.data())
 def test_no_mcp_message_yields_a_server_error(fuzz: McpFuzz, data: st.DataObject) -> None:
     # (GET: only without a session, which answers at once; one with a session is a stream

@@ -40,6 +40,14 @@ from .fuzz_shapes import (
 from .scripted_provider import ScriptedProvider, text_reply
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+# bounded and deterministic; the app is shared by the examples (a module fixture)
+FUZZING = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # Every field name a route reads, so generated objects reach the checks past "unknown key".
 FIELDS = (
@@ -240,13 +248,7 @@ def test_the_routes_are_all_found(server: ServerThread) -> None:
     assert len(routes) >= 40
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZING
 @given(data=st.data())
 def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObject) -> None:
     method, template = data.draw(st.sampled_from(server.routes()), label="route")
@@ -265,13 +267,7 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
     assert_served_well(reply, (method, path, body[:200]))
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZING
 @given(body=mutated(chat_bodies()))
 def test_no_changed_chat_body_yields_a_server_error(server: ServerThread, body: Any) -> None:
     """A valid /api/assistant/chat body with one to three fields left out or mistyped; the thread it
@@ -312,13 +308,7 @@ def seeded(server: ServerThread) -> ServerThread:
     return server
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZING
 @given(data=st.data())
 def test_no_changed_route_body_yields_a_server_error(
     seeded: ServerThread, data: st.DataObject
@@ -504,13 +494,7 @@ def _strict(name: str) -> Any:
     raise AssertionError(f"{name} in a response: a browser's JSON.parse refuses it")
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZING
 @given(file=attached_files)
 def test_no_attached_file_yields_a_server_error(server: ServerThread, file: tuple[str, bytes]):
     import base64

@@ -23,20 +23,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from .conftest import App, start_app
+from .test_mcp_http import ACCEPT, INIT
 
 MCP = "/api/assistant/mcp"
 TOKENS = MCP + "/tokens"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LATEST_HANDSHAKE_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "remote", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 def network_address() -> str:

@@ -97,18 +97,21 @@ async def test_an_unknown_tool_is_a_protocol_error(app: App) -> None:
     assert "There is no tool 'searchConversation'" in str(caught.value)
 
 
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
 async def test_a_wrong_origin_is_refused(app: App) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "page", "version": "1"},
-        },
-    }
-    headers = {"Accept": "application/json, text/event-stream"}
+    init, headers = INIT, ACCEPT
     async with await app.post(MCP, init, headers={**headers, "Origin": "http://evil.test"}) as r:
         assert r.status == 403
         assert json.loads(await r.text()) == {
