@@ -88,7 +88,16 @@ class Relay:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.remote().call_tool(params.name, params.arguments or {})
+        """Passed on with its `_meta` (which panel, panel_relay.py); the endpoint's progress
+        notifications (a call waiting on the user) come back as this call's."""
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        args, meta = params.arguments or {}, params.meta
+        return await self.remote().call_tool(
+            params.name, args, progress_callback=progress, meta=meta
+        )
 
 
 def relay_server(relay: Relay) -> Server[Any]:

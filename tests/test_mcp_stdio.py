@@ -11,6 +11,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from comfyui_assistant.core.base import compact_json
+from comfyui_assistant.mcp_server.panel_relay import NO_SUCH_PANEL, PANEL_META
 from comfyui_assistant.mcp_server.stdio import endpoint_url
 from comfyui_assistant.mcp_server.tools import mcp_tools
 from comfyui_assistant.standalone import SERVICE
@@ -41,12 +42,16 @@ async def test_stdio_relays_the_tools_and_their_calls(app: App) -> None:
         listed = await client.list_tools()
         result = await client.call_tool("getAvailableModels", {})
         failed = await client.call_tool("getSystemSkill", {"slug": "no-such-skill"})
+        named = await client.call_tool("getWorkflow", {}, meta={PANEL_META: "tab-9"})
     assert listed.tools == mcp_tools()
     env = await app.app[SERVICE].environment.get()
     assert result.is_error is False
     assert result.content == [types.TextContent(text=compact_json(env.models_in(None)))]
     assert failed.is_error is True
     assert failed.content[0].text.startswith("Error: ")  # type: ignore[union-attr]
+    # (the call's _meta went on to the endpoint: it looked for the panel it names)
+    said = "Error: " + NO_SUCH_PANEL.format(wanted="tab-9", listed="none")
+    assert (named.is_error, named.content[0].text) == (True, said)  # type: ignore[union-attr]
 
 
 async def test_stdio_says_what_to_do_when_comfyui_is_not_there(unused_tcp_port: int) -> None:
