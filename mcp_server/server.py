@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 from .access import LOCAL_USER, Caller
 from .limits import CallRate, over_limit_message
 from .panel_relay import NO_PANEL, PANEL_META, PanelRelay, RelayError
+from .prompts import get_prompt, prompt_of, skills
 from .tools import ServerParts, failure, mcp_tools, offered, run_tool, text_result
 
 SERVER_NAME = "comfyui-assistant"
@@ -51,12 +52,26 @@ class McpServer:
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
         )
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        found = await skills(self._parts_for(caller_of_request(ctx)))
+        return types.ListPromptsResult(prompts=[prompt_of(s) for s in found])
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        parts = self._parts_for(caller_of_request(ctx))
+        return await get_prompt(parts, params.name, params.arguments)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -3,7 +3,7 @@ for clients that start their servers as commands (Claude Desktop, Claude Code, C
 
 It is a relay, not a second server: it connects, with the SDK's own client, to the Streamable
 HTTP endpoint of the ComfyUI that runs the assistant (`/api/assistant/mcp`), and passes each
-tools/list and tools/call on as it is, so the tools, their results, the access rules and the
+tools and prompts request on as it is, so the tools, their results, the access rules and the
 rate limit are the endpoint's. It connects once, at start; if ComfyUI cannot be reached then,
 it still starts (the client sees it) and every request answers what to do.
 
@@ -83,7 +83,8 @@ class Relay:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return await self.remote().list_tools(cursor=params.cursor if params else None)
+        cursor = params.cursor if params else None
+        return await self.remote().list_tools(cursor=cursor, cache_mode="bypass")
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -99,6 +100,18 @@ class Relay:
             params.name, args, progress_callback=progress, meta=meta
         )
 
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        # (the relay keeps nothing: the user's skills change, the client asks again)
+        cursor = params.cursor if params else None
+        return await self.remote().list_prompts(cursor=cursor, cache_mode="bypass")
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await self.remote().get_prompt(params.name, params.arguments)
+
 
 def relay_server(relay: Relay) -> Server[Any]:
     return Server(
@@ -106,6 +119,8 @@ def relay_server(relay: Relay) -> Server[Any]:
         lifespan=relay.connected,
         on_list_tools=relay.list_tools,
         on_call_tool=relay.call_tool,
+        on_list_prompts=relay.list_prompts,
+        on_get_prompt=relay.get_prompt,
     )
 
 

@@ -15,6 +15,7 @@ from comfyui_assistant.core.chat.chat_plan import offered_names
 from comfyui_assistant.core.context import FULL
 from comfyui_assistant.core.tools import TOOLS
 from comfyui_assistant.mcp_server.panel_relay import NO_PANEL
+from comfyui_assistant.mcp_server.prompts import skill_prompt
 from comfyui_assistant.mcp_server.tools import NOT_OFFERED
 from comfyui_assistant.standalone import SERVICE
 from mcp import Client
@@ -141,3 +142,36 @@ async def test_no_arguments_crash_a_tool(app: App) -> None:
                 assert result.content, (tool.name, args)
                 if result.is_error:
                     assert result.content[0].text.startswith("Error: "), (tool.name, args)  # type: ignore[union-attr]
+
+
+async def test_skills_are_prompts(app: App) -> None:
+    body = {"name": "Portrait light", "description": "Soft key light.", "body": "Use a softbox."}
+    async with await app.post("/api/assistant/user-context/skills", body) as response:
+        assert response.status == 201
+        slug = (await response.json())["slug"]
+    service = app.app[SERVICE]
+    shipped = service.system_skills.list()
+    async with Client(app.base + MCP, mode="legacy") as client:
+        listed = await client.list_prompts()
+        got = await client.get_prompt(slug, {"request": "light the face"})
+        plain = await client.get_prompt(shipped[0].slug)
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("no-such-skill")
+    assert [(p.name, p.description) for p in listed.prompts] == [
+        *((s.slug, s.description) for s in shipped),
+        (slug, "Soft key light."),
+    ]
+    mine = service.user_skills.get(slug)
+    assert got.messages == [
+        types.PromptMessage(
+            role="user", content=types.TextContent(text=skill_prompt(mine, "light the face"))
+        )
+    ]
+    assert got.messages[0].content.text.endswith(  # type: ignore[union-attr]
+        '<skill name="portrait-light">\nUse a softbox.\n</skill>\n\n'
+        "The user's request: light the face"
+    )
+    assert plain.messages[0].content.text.endswith(  # type: ignore[union-attr]
+        "The user's request: Apply this skill to the current workflow."
+    )
+    assert str(caught.value) == "There is no skill 'no-such-skill'."

@@ -12,6 +12,7 @@ import mcp_types as types
 import pytest
 from comfyui_assistant.core.base import compact_json
 from comfyui_assistant.mcp_server.panel_relay import NO_SUCH_PANEL, PANEL_META
+from comfyui_assistant.mcp_server.prompts import skill_prompt
 from comfyui_assistant.mcp_server.stdio import endpoint_url
 from comfyui_assistant.mcp_server.tools import mcp_tools
 from comfyui_assistant.standalone import SERVICE
@@ -43,6 +44,8 @@ async def test_stdio_relays_the_tools_and_their_calls(app: App) -> None:
         result = await client.call_tool("getAvailableModels", {})
         failed = await client.call_tool("getSystemSkill", {"slug": "no-such-skill"})
         named = await client.call_tool("getWorkflow", {}, meta={PANEL_META: "tab-9"})
+        prompts = await client.list_prompts()
+        prompt = await client.get_prompt("txt2img", {"request": "a cat"})
     assert listed.tools == mcp_tools()
     env = await app.app[SERVICE].environment.get()
     assert result.is_error is False
@@ -52,6 +55,12 @@ async def test_stdio_relays_the_tools_and_their_calls(app: App) -> None:
     # (the call's _meta went on to the endpoint: it looked for the panel it names)
     said = "Error: " + NO_SUCH_PANEL.format(wanted="tab-9", listed="none")
     assert (named.is_error, named.content[0].text) == (True, said)  # type: ignore[union-attr]
+    skills = app.app[SERVICE].system_skills
+    assert [p.name for p in prompts.prompts] == [s.slug for s in skills.list()]
+    text = skill_prompt(skills.get("txt2img"), "a cat")
+    assert prompt.messages == [
+        types.PromptMessage(role="user", content=types.TextContent(text=text))
+    ]
 
 
 async def test_stdio_says_what_to_do_when_comfyui_is_not_there(unused_tcp_port: int) -> None:
