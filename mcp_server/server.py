@@ -1,6 +1,7 @@
 """The MCP server itself (the SDK's low-level `Server`): tools/list and tools/call over the
 registry's tools (`tools.py`), for the caller the transport resolved (`access.py`), each call
-counted against the rate limit (`limits.py`)."""
+counted against the rate limit (`limits.py`); skills as prompts (`prompts.py`); resources
+(`resources.py`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from . import resources
 from .access import LOCAL_USER, Caller
 from .limits import CallRate, over_limit_message
 from .panel_relay import NO_PANEL, PANEL_META, PanelRelay, RelayError
@@ -37,6 +39,22 @@ def caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
     return caller if isinstance(caller, Caller) else Caller(LOCAL_USER, "local")
 
 
+def sdk_server(handlers: Any, **options: Any) -> Server[Any]:
+    """The SDK's server, its requests answered by `handlers`' methods of the same names (this
+    server's, or the stdio relay's)."""
+    return Server(
+        SERVER_NAME,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        **options,
+    )
+
+
 class McpServer:
     """The server and what it keeps across connections: the call rates per user."""
 
@@ -46,34 +64,43 @@ class McpServer:
         self._parts_for = parts_for
         self.relay = relay
         self._rates: dict[str, CallRate] = {}
-        self.server: Server[Any] = Server(
-            SERVER_NAME,
-            version=version,
-            instructions=INSTRUCTIONS,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-        )
+        self.server = sdk_server(self, version=version, instructions=INSTRUCTIONS)
 
-    async def _list_tools(
+    async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
 
-    async def _list_prompts(
+    async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         found = await skills(self._parts_for(caller_of_request(ctx)))
         return types.ListPromptsResult(prompts=[prompt_of(s) for s in found])
 
-    async def _get_prompt(
+    async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         parts = self._parts_for(caller_of_request(ctx))
         return await get_prompt(parts, params.name, params.arguments)
 
-    async def _call_tool(
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources.listed())
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=resources.templates())
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        caller = caller_of_request(ctx)
+        parts = self._parts_for(caller)
+        return await resources.read(str(params.uri), parts, self.relay, caller.user)
+
+    async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = offered(params.name)

@@ -3,9 +3,9 @@ for clients that start their servers as commands (Claude Desktop, Claude Code, C
 
 It is a relay, not a second server: it connects, with the SDK's own client, to the Streamable
 HTTP endpoint of the ComfyUI that runs the assistant (`/api/assistant/mcp`), and passes each
-tools and prompts request on as it is, so the tools, their results, the access rules and the
-rate limit are the endpoint's. It connects once, at start; if ComfyUI cannot be reached then,
-it still starts (the client sees it) and every request answers what to do.
+request (tools, prompts, resources) on as it is, so the tools, their results, the access rules
+and the rate limit are the endpoint's. It connects once, at start; if ComfyUI cannot be
+reached then, it still starts (the client sees it) and every request answers what to do.
 
 `--token` (or `COMFY_ASSISTANT_MCP_TOKEN`): the token for a ComfyUI on another machine.
 """
@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from .endpoint import MCP_PATH
-from .server import SERVER_NAME
+from .server import INSTRUCTIONS, sdk_server
 
 TOKEN_ENV = "COMFY_ASSISTANT_MCP_TOKEN"
 CONNECT_SECONDS = 10.0
@@ -112,16 +112,26 @@ class Relay:
     ) -> types.GetPromptResult:
         return await self.remote().get_prompt(params.name, params.arguments)
 
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        cursor = params.cursor if params else None
+        return await self.remote().list_resources(cursor=cursor, cache_mode="bypass")
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        cursor = params.cursor if params else None
+        return await self.remote().list_resource_templates(cursor=cursor, cache_mode="bypass")
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await self.remote().read_resource(str(params.uri), cache_mode="bypass")
+
 
 def relay_server(relay: Relay) -> Server[Any]:
-    return Server(
-        SERVER_NAME,
-        lifespan=relay.connected,
-        on_list_tools=relay.list_tools,
-        on_call_tool=relay.call_tool,
-        on_list_prompts=relay.list_prompts,
-        on_get_prompt=relay.get_prompt,
-    )
+    return sdk_server(relay, lifespan=relay.connected, instructions=INSTRUCTIONS)
 
 
 async def serve_stdio(comfyui: str, token: str | None) -> None:

@@ -16,6 +16,7 @@ from comfyui_assistant.core.context import FULL
 from comfyui_assistant.core.tools import TOOLS
 from comfyui_assistant.mcp_server.panel_relay import NO_PANEL
 from comfyui_assistant.mcp_server.prompts import skill_prompt
+from comfyui_assistant.mcp_server.resources import MODELS, PANELS, node_uri
 from comfyui_assistant.mcp_server.tools import NOT_OFFERED
 from comfyui_assistant.standalone import SERVICE
 from mcp import Client
@@ -175,3 +176,38 @@ async def test_skills_are_prompts(app: App) -> None:
         "The user's request: Apply this skill to the current workflow."
     )
     assert str(caught.value) == "There is no skill 'no-such-skill'."
+
+
+async def test_resources_are_what_the_lookup_tools_read(app: App) -> None:
+    env = await app.app[SERVICE].environment.get()
+    assert env.model_categories() == []  # (the shipped environment lists no model files)
+    async with Client(app.base + MCP, mode="legacy") as client:
+        listed = await client.list_resources()
+        templates = await client.list_resource_templates()
+        panels = await client.read_resource(PANELS)
+        models = await client.read_resource(MODELS)
+        with pytest.raises(MCPError) as no_folder:
+            await client.read_resource(f"{MODELS}/checkpoints")
+        node = await client.read_resource(node_uri("KSampler"))
+        with pytest.raises(MCPError) as unknown_node:
+            await client.read_resource(node_uri("KSamplr"))
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("comfyui-assistant://threads")
+    assert [r.uri for r in listed.resources] == [PANELS, MODELS]
+    assert [t.uri_template for t in templates.resource_templates] == [
+        MODELS + "/{folder}",
+        "comfyui-assistant://node/{type}",
+    ]
+
+    def text(result: types.ReadResourceResult) -> str:
+        return result.contents[0].text  # type: ignore[union-attr]
+
+    assert json.loads(text(panels)) == {"panels": []}
+    assert text(models) == compact_json(env.models_in(None))
+    assert str(no_folder.value) == (
+        "comfyui-assistant://models/checkpoints: There is no model folder type 'checkpoints'. "
+        "Known: ."
+    )
+    assert text(node) == compact_json(env.node_definition("KSampler"))
+    assert "There is no installed node type 'KSamplr'." in str(unknown_node.value)
+    assert str(unknown.value) == "There is no resource 'comfyui-assistant://threads'."

@@ -13,6 +13,7 @@ import pytest
 from comfyui_assistant.core.base import compact_json
 from comfyui_assistant.mcp_server.panel_relay import NO_SUCH_PANEL, PANEL_META
 from comfyui_assistant.mcp_server.prompts import skill_prompt
+from comfyui_assistant.mcp_server.resources import node_uri
 from comfyui_assistant.mcp_server.stdio import endpoint_url
 from comfyui_assistant.mcp_server.tools import mcp_tools
 from comfyui_assistant.standalone import SERVICE
@@ -46,6 +47,7 @@ async def test_stdio_relays_the_tools_and_their_calls(app: App) -> None:
         named = await client.call_tool("getWorkflow", {}, meta={PANEL_META: "tab-9"})
         prompts = await client.list_prompts()
         prompt = await client.get_prompt("txt2img", {"request": "a cat"})
+        node = await client.read_resource(node_uri("KSampler"))
     assert listed.tools == mcp_tools()
     env = await app.app[SERVICE].environment.get()
     assert result.is_error is False
@@ -55,6 +57,8 @@ async def test_stdio_relays_the_tools_and_their_calls(app: App) -> None:
     # (the call's _meta went on to the endpoint: it looked for the panel it names)
     said = "Error: " + NO_SUCH_PANEL.format(wanted="tab-9", listed="none")
     assert (named.is_error, named.content[0].text) == (True, said)  # type: ignore[union-attr]
+    definition = env.node_definition("KSampler")
+    assert node.contents[0].text == compact_json(definition)  # type: ignore[union-attr]
     skills = app.app[SERVICE].system_skills
     assert [p.name for p in prompts.prompts] == [s.slug for s in skills.list()]
     text = skill_prompt(skills.get("txt2img"), "a cat")
