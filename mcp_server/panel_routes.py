@@ -35,10 +35,7 @@ def _text(value: Any, name: str) -> str:
     return value[:WORKFLOW_LIMIT]
 
 
-async def _stream(request: web.Request, panel: Panel) -> None:
-    response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
+async def _stream(request: web.Request, response: web.StreamResponse, panel: Panel) -> None:
     await response.prepare(request)
     await response.write(b": connected\n\n")
     quiet = 0.0
@@ -62,12 +59,15 @@ def add_panel_routes(table: web.RouteTableDef, relay: PanelRelay, limit: int) ->
         panel_id = _panel_id(request.query.get("panel"))
         workflow = _text(request.query.get("workflow", ""), "workflow")
         panel = relay.connect(panel_id, LOCAL_USER, workflow)  # (per-user: access.py)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         try:
             with contextlib.suppress(ConnectionError):
-                await _stream(request, panel)
+                await _stream(request, response, panel)
         finally:
             relay.disconnect(panel)
-        return web.Response()  # (never sent: the stream was)
+        return response
 
     @table.post(PANEL_PATH + "/results")
     @guarded
