@@ -212,3 +212,28 @@ async def test_a_client_that_leaves_mid_call_ends_the_panels_call(app: App) -> N
         await client.__aexit__(None, None, None)
         assert await panel.event() == ("cancel", {"callId": event["callId"]})
         assert (await panel.answer(event["callId"], output={"ok": True}))[0] == 404
+
+
+async def test_two_clients_at_once_each_get_their_own_answer(app: App) -> None:
+    one = types.Implementation(name="agent-one", version="1")
+    two = types.Implementation(name="agent-two", version="2")
+    async with (
+        FakePanel(app, "tab-1", "a.json") as panel,
+        Client(app.base + MCP, mode="legacy", client_info=one) as first,
+        Client(app.base + MCP, mode="legacy", client_info=two) as second,
+    ):
+        calls = [
+            asyncio.ensure_future(first.call_tool("getWorkflow", {"detail": "summary"})),
+            asyncio.ensure_future(second.call_tool("getWorkflow", {"detail": "full"})),
+        ]
+        events = [(await panel.event())[1], (await panel.event())[1]]
+        by_client = {e["client"]["name"]: e for e in events}
+        # answered in the other order than asked
+        for name in ("agent-two", "agent-one"):
+            event = by_client[name]
+            await panel.answer(event["callId"], output={"for": name, **event["input"]})
+        results = await asyncio.gather(*calls)
+    assert [r.content[0].text for r in results] == [  # type: ignore[union-attr]
+        compact_json({"for": "agent-one", "detail": "summary"}),
+        compact_json({"for": "agent-two", "detail": "full"}),
+    ]
