@@ -64,7 +64,7 @@ PROVIDER_NAMESPACE = "provider"
 CORRECTION_NAMESPACE = "token_correction"
 SHARED_PARTS = (
     "environment", "outputs", "install_lookups", "registry", "all_downloads", "model_sizes",
-    "system_skills", "compactor",
+    "system_skills",
 )  # fmt: skip
 
 
@@ -91,7 +91,7 @@ class AssistantService:
     """One user's assistant. The default user's is built from the options; another user's
     (`for_user`) has its own data directory, store and skills, and shares with the default
     user's what is the whole ComfyUI's: the environment, a run's files, installs and the
-    downloader, the system skills, the summarizer, and the provider unless it has its own."""
+    downloader, the system skills, and the provider unless it has its own."""
 
     def __init__(self, options: ServiceOptions, shared: AssistantService | None = None) -> None:
         self.options = options
@@ -101,6 +101,7 @@ class AssistantService:
         else:
             for name in SHARED_PARTS:
                 setattr(self, name, getattr(shared, name))
+        self.compactor = Compactor()  # summaries made after answers (by thread id: a user's)
         self.install_scans = ScanStore()  # a user's scans and downloads are theirs
         self.downloads = UserDownloads(self.all_downloads)
         self.user_skills = SkillDirectory(user_skills_dir(options.data_dir), writable=True)
@@ -126,7 +127,6 @@ class AssistantService:
         self.all_downloads = installs.downloads
         self.model_sizes = installs.model_sizes
         self.system_skills = SkillDirectory(options.system_skills_dir, writable=False)
-        self.compactor = Compactor()  # summaries made after answers, in the background
 
     def of_user(self, user: str) -> AssistantService:
         """The assistant of a user the resolver accepted: the default user's is this one,
@@ -315,8 +315,8 @@ class AssistantService:
         for other in self._users.values():
             await other.close()
         self._users.clear()
+        await self.compactor.close()
         if self.shared is None:  # (the shared parts are the default user's to close)
-            await self.compactor.close()
             await self.all_downloads.close()
         for provider in [*self._retired, *([self._provider] if self._provider else [])]:
             await provider.close()
