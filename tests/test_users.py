@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from comfyui_assistant.core.users import USERS_FOLDER, UsersFile, user_dir_name
 
 from .conftest import start_app

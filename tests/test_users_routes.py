@@ -23,6 +23,7 @@ from .team import Team, provider_env
 MARK = "alice-private-7f3a"  # in everything Alice stores
 BASE = "/api/assistant"
 T = "t-alice"
+CHECKPOINT = ROUTE_BODIES[("POST", f"{BASE}/threads/fuzz-t/checkpoints")]
 
 
 @pytest.fixture
@@ -105,8 +106,7 @@ def bob_tries(ids: dict[str, str]) -> list[tuple[str, str, Any]]:
         ("GET", f"{t}/context", None), ("GET", f"{t}/summary", None),
         ("POST", f"{t}/compact", {}), ("GET", f"{t}/delegations/c1", None),
         ("GET", f"{t}/checkpoints", None), ("GET", f"{t}/checkpoints/{ids['answer']}", None),
-        ("POST", f"{t}/checkpoints", {**ROUTE_BODIES[("POST", f"{BASE}/threads/fuzz-t/checkpoints")],
-                                      "messageId": ids["answer"]}),
+        ("POST", f"{t}/checkpoints", {**CHECKPOINT, "messageId": ids["answer"]}),
         ("POST", f"{t}/rewind", {"messageId": ids["answer"]}),
         ("GET", f"{t}/branches", None), ("POST", f"{t}/branches/1/restore", {}),
         ("GET", f"{BASE}/attachments/{ids['attachment']}", None),

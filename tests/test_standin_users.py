@@ -1,0 +1,84 @@
+"""The ComfyUI stand-in in multi-user mode (as ComfyUI's --multi-user, app/user_manager.py):
+users made with `POST /api/users`, each request naming its user with the `comfy-user` header as
+the frontend sends it; ComfyUI's settings and files and the assistant's data kept per user."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from comfyui_assistant.core.service import ServiceOptions
+from comfyui_assistant.tests.comfy_standin import (
+    create_standin,
+    frontend_versions,
+    multi_user_standin,
+)
+
+from .helpers import serve_app
+
+VERSION = frontend_versions()[-1]
+
+
+class Users:
+    def __init__(self, base: str, session: aiohttp.ClientSession) -> None:
+        self.base, self.session = base, session
+
+    async def call(self, who: str | None, method: str, path: str, body: Any = None) -> Any:
+        headers = {} if who is None else {"comfy-user": who}
+        kwargs: dict[str, Any] = (
+            {"headers": headers, "json": body} if body is not None else {"headers": headers}
+        )
+        async with self.session.request(method, self.base + path, **kwargs) as resp:
+            text = await resp.text()
+            try:
+                return resp.status, json.loads(text)
+            except ValueError:
+                return resp.status, text
+
+
+@pytest.fixture
+async def standin(tmp_path: Path) -> AsyncIterator[Users]:
+    environ = {"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+    options = ServiceOptions(data_dir=tmp_path, environ=environ, users=multi_user_standin(tmp_path))
+    runner, url = await serve_app(create_standin(VERSION, options))
+    async with aiohttp.ClientSession() as session:
+        yield Users(url, session)
+    await runner.cleanup()
+
+
+async def test_users_are_made_and_listed_as_comfyui_does_it(standin: Users) -> None:
+    assert await standin.call(None, "GET", "/api/users") == (
+        200,
+        {"storage": "server", "users": {}},
+    )
+    status, alice = await standin.call(None, "POST", "/api/users", {"username": "alice"})
+    assert status == 200 and alice.startswith("alice_") and len(alice) == len("alice_") + 36
+    assert await standin.call(None, "POST", "/api/users", {"username": "alice"}) == (
+        400,
+        {"error": "Duplicate username."},
+    )
+    assert await standin.call(None, "GET", "/api/users") == (
+        200,
+        {"storage": "server", "users": {alice: "alice"}},
+    )
+
+
+async def test_each_users_settings_files_and_threads_are_their_own(standin: Users) -> None:
+    _, alice = await standin.call(None, "POST", "/api/users", {"username": "alice"})
+    _, bob = await standin.call(None, "POST", "/api/users", {"username": "bob"})
+    assert (await standin.call(alice, "POST", "/api/settings", {"Comfy.Locale": "de"}))[0] == 200
+    assert await standin.call(alice, "GET", "/api/settings") == (200, {"Comfy.Locale": "de"})
+    assert await standin.call(bob, "GET", "/api/settings") == (200, {})
+    name = "/api/userdata/workflows%2Fmine.json"
+    assert (await standin.call(alice, "POST", name, {"a": 1}))[0] == 200
+    assert (await standin.call(bob, "GET", name))[0] == 404
+    thread = {"id": "t1", "title": "Alice's", "workflow": "w"}
+    assert (await standin.call(alice, "POST", "/api/assistant/threads", thread))[0] == 201
+    assert (await standin.call(bob, "GET", "/api/assistant/threads")) == (200, {"threads": []})
+    for who in ("mallory", None):  # unknown, or none named: refused as ComfyUI refuses them
+        assert (await standin.call(who, "GET", "/api/settings"))[0] == 403
+        assert (await standin.call(who, "GET", "/api/assistant/threads"))[0] == 403
