@@ -23,6 +23,7 @@ from typing import Any, cast
 from aiohttp import web
 
 from ..core.service import SHARED_PARTS, AssistantService
+from ..core.users import USER_HEADER
 from .common import HTTPProblem
 
 _SERVING: ContextVar[AssistantService] = ContextVar("comfyui_assistant_user_service")
@@ -38,12 +39,16 @@ def request_user(request: web.Request, service: AssistantService) -> str:
     try:
         return service.options.users.resolve(request)
     except KeyError:
-        named = request.headers.get("comfy-user")
-        who = "no comfy-user header" if named is None else f"the user {named[:60]!r}"
+        named = request.headers.get(USER_HEADER)
+        who = (
+            "this request names no user (no comfy-user header)"
+            if named is None
+            else f"knows no user {named[:60]!r}"
+        )
         raise UnknownUser(
             403,
-            f"ComfyUI runs with --multi-user and does not know {who}: choose or create a user "
-            "in ComfyUI (its frontend sends the comfy-user header with each request)",
+            f"ComfyUI runs with --multi-user and {who}: choose or create a user in ComfyUI "
+            "(its frontend sends the comfy-user header with each request)",
         ) from None
 
 

@@ -80,5 +80,6 @@ async def test_each_users_settings_files_and_threads_are_their_own(standin: User
     assert (await standin.call(alice, "POST", "/api/assistant/threads", thread))[0] == 201
     assert (await standin.call(bob, "GET", "/api/assistant/threads")) == (200, {"threads": []})
     for who in ("mallory", None):  # unknown, or none named: refused as ComfyUI refuses them
-        assert (await standin.call(who, "GET", "/api/settings"))[0] == 403
+        assert (await standin.call(who, "GET", "/api/settings"))[0] == 401  # (as 0.3.64, 0.33)
+        assert (await standin.call(who, "GET", "/api/userdata?dir=workflows"))[0] == 403
         assert (await standin.call(who, "GET", "/api/assistant/threads"))[0] == 403

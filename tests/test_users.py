@@ -19,7 +19,7 @@ from .scripted_provider import ScriptedProvider, text_reply
 from .team import Team, provider_env
 
 BASE = "/api/assistant"
-UNKNOWN = "does not know"
+UNKNOWN = "ComfyUI runs with --multi-user and "
 
 
 async def test_unknown_users_are_refused_as_comfyui_refuses_them_and_nothing_is_written(
@@ -41,8 +41,8 @@ async def test_unknown_users_are_refused_as_comfyui_refuses_them_and_nothing_is_
                 assert UNKNOWN in json.loads(text)["error"], text
         _, said = await team.call("mallory", "GET", BASE + "/threads")
         assert json.loads(said) == {
-            "error": "ComfyUI runs with --multi-user and does not know the user 'mallory': choose "
-            "or create a user in ComfyUI (its frontend sends the comfy-user header with each "
+            "error": "ComfyUI runs with --multi-user and knows no user 'mallory': choose or "
+            "create a user in ComfyUI (its frontend sends the comfy-user header with each "
             "request)"
         }
         assert provider.requests == []

@@ -89,12 +89,17 @@ class StandinUsers:
         self.default, self.users_file = default, users_file
         self._folders: dict[str, UserData] = {}
 
-    def of(self, request: web.Request) -> UserData:
+    def of(self, request: web.Request, settings: bool = False) -> UserData:
+        """The user's files; an unknown user refused as ComfyUI 0.3.64 and 0.33 refuse one:
+        401 on the settings routes (AppSettings), 403 here (where a real 0.3.64 answers some
+        routes with a 500, its KeyError unhandled)."""
         if self.users_file is None:
             return self.default
         try:
             user = self.users_file(request)
         except KeyError:
+            if settings:
+                raise web.HTTPUnauthorized() from None
             raise web.HTTPForbidden(text="Invalid user specified in request") from None
         folder = (self.default.root.parent / user).resolve()
         if not folder.is_relative_to(self.default.root.parent):  # (as ComfyUI's commonpath)
@@ -123,12 +128,12 @@ def add_user_routes(routes: web.RouteTableDef, users: StandinUsers) -> None:
 
     @routes.get("/api/settings")
     async def all_settings(request: web.Request) -> web.Response:
-        data = users.of(request)
+        data = users.of(request, settings=True)
         return web.json_response(data.settings())
 
     @routes.post("/api/settings")
     async def post_settings(request: web.Request) -> web.Response:
-        data = users.of(request)
+        data = users.of(request, settings=True)
         changes = await json_body(request)
         if not isinstance(changes, dict):
             raise web.HTTPBadRequest(text="send a JSON object of settings")
@@ -137,12 +142,12 @@ def add_user_routes(routes: web.RouteTableDef, users: StandinUsers) -> None:
 
     @routes.get("/api/settings/{id}")
     async def one_setting(request: web.Request) -> web.Response:
-        data = users.of(request)
+        data = users.of(request, settings=True)
         return web.json_response(data.settings().get(request.match_info["id"]))
 
     @routes.post("/api/settings/{id}")
     async def post_one_setting(request: web.Request) -> web.Response:
-        data = users.of(request)
+        data = users.of(request, settings=True)
         data.save_settings({request.match_info["id"]: await json_body(request)})
         return web.Response(status=200)
 
