@@ -54,11 +54,11 @@ def _mount_in_comfyui() -> None:
         comfyui_outputs,
         scan_comfyui,
     )
+    from .core.base import comfyui_users
     from .core.installs import manager_lookups
     from .core.knowledge import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
     from .core.store import StoreUnavailable
-    from .core.users import comfyui_users
     from .routes.guard import policy_for_comfyui
 
     data_dir = _comfyui_data_dir()

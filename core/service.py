@@ -17,7 +17,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .base import Addresses, EgressStatement, RequestError, offline, origin_of, statement
+from .base import (
+    DEFAULT_USER,
+    SINGLE_USER,
+    Addresses,
+    EgressStatement,
+    RequestError,
+    Users,
+    offline,
+    origin_of,
+    statement,
+    user_data_dir,
+)
 from .chat import TurnOptions, TurnParts
 from .files import MAX_BYTES, OutputSource, standalone_outputs
 from .installs import (
@@ -49,7 +60,6 @@ from .store import Store, StoreUnavailable, Threads, UserData, install_defaults
 from .stream import PumpOptions, install_log_filter
 from .summary import Compactor
 from .tokens import counter_for
-from .users import DEFAULT_USER, SINGLE_USER, Users, user_data_dir
 
 log = logging.getLogger("comfyui_assistant")
 

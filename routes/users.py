@@ -3,7 +3,7 @@
 `request_user(request)` is the one function that says who a request is from: ComfyUI's own
 resolver inside ComfyUI (`UserManager.get_request_user_id`: the `comfy-user` header under
 `--multi-user`, else "default"), the same rule on a users file standalone and in the stand-in
-(core/users.py). A user it does not know is refused with 403, as ComfyUI refuses one on its own
+(core/base/users.py). A user it does not know is refused with 403, as ComfyUI refuses one on its own
 routes, before any data is read or written.
 
 The routes are written against one `AssistantService`; `RequestsAssistant` stands in for it and
@@ -22,8 +22,8 @@ from typing import Any, cast
 
 from aiohttp import web
 
+from ..core.base import USER_HEADER
 from ..core.service import SHARED_PARTS, AssistantService
-from ..core.users import USER_HEADER
 from .common import HTTPProblem
 
 _SERVING: ContextVar[AssistantService] = ContextVar("comfyui_assistant_user_service")

@@ -1,5 +1,5 @@
 """Two users on one assistant, as ComfyUI's --multi-user serves them: users made as ComfyUI's
-`POST /api/users` makes them (a users file, core/users.py `UsersFile`), each request naming its
+`POST /api/users` makes them (a users file, core/base/users.py `UsersFile`), each request naming its
 user with the `comfy-user` header as ComfyUI's frontend sends it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.core.users import UsersFile
+from comfyui_assistant.core.base import UsersFile
 
 from .conftest import App, start_app
 from .scripted_provider import ScriptedProvider

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
-from comfyui_assistant.core.users import UsersFile
+from comfyui_assistant.core.base import UsersFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from comfyui_assistant.core.users import USERS_FOLDER, UsersFile, user_dir_name
+from comfyui_assistant.core.base import USERS_FOLDER, UsersFile, user_dir_name
 
 from .conftest import start_app
 from .helpers import chat_body, sent, user

@@ -43,9 +43,9 @@ from typing import Any
 from aiohttp import web
 
 from ...api_handlers import add_routes
+from ...core.base import Users, UsersFile
 from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
-from ...core.users import Users, UsersFile
 from ...routes.guard import LOOPBACK
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
 from ..manager_standin import ManagerStandin

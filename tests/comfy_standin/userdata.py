@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from ...core.users import UsersFile
+from ...core.base import UsersFile
 
 SETTINGS_FILE = "comfy.settings.json"
 
