@@ -38,9 +38,18 @@ class Standin:
     def __init__(self, base: str, session: aiohttp.ClientSession) -> None:
         self.base, self.session = base, session
 
-    async def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         kwargs: dict[str, Any] = {"json": body} if body is not None else {"data": raw}
-        async with self.session.request(method, self.base + path, **kwargs) as resp:
+        async with self.session.request(
+            method, self.base + path, headers=headers, **kwargs
+        ) as resp:
             text = await resp.text()
             try:
                 return resp.status, json.loads(text)

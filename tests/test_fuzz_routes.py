@@ -41,6 +41,13 @@ from .fuzz_shapes import (
 from .scripted_provider import ScriptedProvider, text_reply
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # Every field name a route reads, so generated objects reach the checks past "unknown key".
 FIELDS = (
@@ -249,13 +256,7 @@ def test_the_routes_are_all_found(server: ServerThread) -> None:
     assert len(routes) >= 40
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(data=st.data())
 def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObject) -> None:
     method, path, body, content_type = _draw_request(server, data)
@@ -294,18 +295,13 @@ def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThre
 header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=80)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(data=st.data())
 def test_no_user_header_yields_a_server_error(
     team_server: ServerThread, data: st.DataObject
 ) -> None:
-    """Any route, any input, from a known user, an unknown one, a system user or none."""
+    """Any route, any input, from a known user, an unknown one, a system user or none; a user
+    ComfyUI does not know is served nothing."""
     users = team_server.users  # type: ignore[attr-defined]
     who = data.draw(
         st.one_of(st.none(), st.sampled_from(users), st.just("__system"), header_text),
@@ -319,13 +315,7 @@ def test_no_user_header_yields_a_server_error(
         assert reply.status >= 400, (who, method, path, reply.status)  # nothing served
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(body=mutated(chat_bodies()))
 def test_no_changed_chat_body_yields_a_server_error(server: ServerThread, body: Any) -> None:
     """A valid /api/assistant/chat body with one to three fields left out or mistyped; the thread it
@@ -366,13 +356,7 @@ def seeded(server: ServerThread) -> ServerThread:
     return server
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(data=st.data())
 def test_no_changed_route_body_yields_a_server_error(
     seeded: ServerThread, data: st.DataObject
@@ -558,13 +542,7 @@ def _strict(name: str) -> Any:
     raise AssertionError(f"{name} in a response: a browser's JSON.parse refuses it")
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@FUZZ
 @given(file=attached_files)
 def test_no_attached_file_yields_a_server_error(server: ServerThread, file: tuple[str, bytes]):
     import base64

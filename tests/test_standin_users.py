@@ -4,7 +4,6 @@ the frontend sends it; ComfyUI's settings and files and the assistant's data kep
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,25 +18,18 @@ from comfyui_assistant.tests.comfy_standin import (
 )
 
 from .helpers import serve_app
+from .test_comfy_standin import Standin
 
 VERSION = frontend_versions()[-1]
 
 
-class Users:
-    def __init__(self, base: str, session: aiohttp.ClientSession) -> None:
-        self.base, self.session = base, session
+class Users(Standin):
+    """The stand-in, asked as one user or another (None: no comfy-user header)."""
 
-    async def call(self, who: str | None, method: str, path: str, body: Any = None) -> Any:
-        headers = {} if who is None else {"comfy-user": who}
-        kwargs: dict[str, Any] = (
-            {"headers": headers, "json": body} if body is not None else {"headers": headers}
+    async def as_user(self, who: str | None, method: str, path: str, body: Any = None) -> Any:
+        return await self.call(
+            method, path, body, headers={} if who is None else {"comfy-user": who}
         )
-        async with self.session.request(method, self.base + path, **kwargs) as resp:
-            text = await resp.text()
-            try:
-                return resp.status, json.loads(text)
-            except ValueError:
-                return resp.status, text
 
 
 @pytest.fixture
@@ -51,35 +43,35 @@ async def standin(tmp_path: Path) -> AsyncIterator[Users]:
 
 
 async def test_users_are_made_and_listed_as_comfyui_does_it(standin: Users) -> None:
-    assert await standin.call(None, "GET", "/api/users") == (
+    assert await standin.as_user(None, "GET", "/api/users") == (
         200,
         {"storage": "server", "users": {}},
     )
-    status, alice = await standin.call(None, "POST", "/api/users", {"username": "alice"})
+    status, alice = await standin.as_user(None, "POST", "/api/users", {"username": "alice"})
     assert status == 200 and alice.startswith("alice_") and len(alice) == len("alice_") + 36
-    assert await standin.call(None, "POST", "/api/users", {"username": "alice"}) == (
+    assert await standin.as_user(None, "POST", "/api/users", {"username": "alice"}) == (
         400,
         {"error": "Duplicate username."},
     )
-    assert await standin.call(None, "GET", "/api/users") == (
+    assert await standin.as_user(None, "GET", "/api/users") == (
         200,
         {"storage": "server", "users": {alice: "alice"}},
     )
 
 
 async def test_each_users_settings_files_and_threads_are_their_own(standin: Users) -> None:
-    _, alice = await standin.call(None, "POST", "/api/users", {"username": "alice"})
-    _, bob = await standin.call(None, "POST", "/api/users", {"username": "bob"})
-    assert (await standin.call(alice, "POST", "/api/settings", {"Comfy.Locale": "de"}))[0] == 200
-    assert await standin.call(alice, "GET", "/api/settings") == (200, {"Comfy.Locale": "de"})
-    assert await standin.call(bob, "GET", "/api/settings") == (200, {})
+    _, alice = await standin.as_user(None, "POST", "/api/users", {"username": "alice"})
+    _, bob = await standin.as_user(None, "POST", "/api/users", {"username": "bob"})
+    assert (await standin.as_user(alice, "POST", "/api/settings", {"Comfy.Locale": "de"}))[0] == 200
+    assert await standin.as_user(alice, "GET", "/api/settings") == (200, {"Comfy.Locale": "de"})
+    assert await standin.as_user(bob, "GET", "/api/settings") == (200, {})
     name = "/api/userdata/workflows%2Fmine.json"
-    assert (await standin.call(alice, "POST", name, {"a": 1}))[0] == 200
-    assert (await standin.call(bob, "GET", name))[0] == 404
+    assert (await standin.as_user(alice, "POST", name, {"a": 1}))[0] == 200
+    assert (await standin.as_user(bob, "GET", name))[0] == 404
     thread = {"id": "t1", "title": "Alice's", "workflow": "w"}
-    assert (await standin.call(alice, "POST", "/api/assistant/threads", thread))[0] == 201
-    assert (await standin.call(bob, "GET", "/api/assistant/threads")) == (200, {"threads": []})
+    assert (await standin.as_user(alice, "POST", "/api/assistant/threads", thread))[0] == 201
+    assert (await standin.as_user(bob, "GET", "/api/assistant/threads")) == (200, {"threads": []})
     for who in ("mallory", None):  # unknown, or none named: refused as ComfyUI refuses them
-        assert (await standin.call(who, "GET", "/api/settings"))[0] == 401  # (as 0.3.64, 0.33)
-        assert (await standin.call(who, "GET", "/api/userdata?dir=workflows"))[0] == 403
-        assert (await standin.call(who, "GET", "/api/assistant/threads"))[0] == 403
+        assert (await standin.as_user(who, "GET", "/api/settings"))[0] == 401  # (as 0.3.64, 0.33)
+        assert (await standin.as_user(who, "GET", "/api/userdata?dir=workflows"))[0] == 403
+        assert (await standin.as_user(who, "GET", "/api/assistant/threads"))[0] == 403
