@@ -11,6 +11,10 @@ hands each request the requesting user's own (`AssistantService.of_user`): anoth
 threads, rules, skills, attachments and settings are not in that assistant's store or folders
 at all, so no route can return, change or delete them, and another user's thread id answers
 404 like any id that does not exist.
+
+The seam for MCP (issue 41): a client that is not a browser names no `comfy-user`; its token is
+to be issued for one user (kept in that user's store) and resolved to that user's id, after
+which it is served as above (`serving(service.of_user(user))`), never as "default".
 """
 
 from __future__ import annotations
