@@ -4,6 +4,7 @@ a used data folder taken into multi-user mode as the default user's, unmoved."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -12,9 +13,12 @@ from pathlib import Path
 
 import pytest
 from comfyui_assistant.core.base import USERS_FOLDER, UsersFile, user_dir_name
+from comfyui_assistant.core.installs.download_checks import DownloadSpec
+from comfyui_assistant.standalone import SERVICE
 
 from .conftest import start_app
 from .helpers import chat_body, sent, user
+from .model_server import ModelServer, host_and_app
 from .scripted_provider import ScriptedProvider, text_reply
 from .team import Team, provider_env
 
@@ -236,3 +240,28 @@ async def test_a_used_data_folder_becomes_the_default_users_unmoved(
         }
     finally:
         await shared.stop()
+
+
+host, _ = host_and_app(1 << 20)  # (a model host on 127.0.0.1: tests/model_server.py)
+
+
+async def test_a_download_is_its_starters_and_its_file_everybodys(
+    host: ModelServer, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    team = await Team.start(data, {"COMFY_ASSISTANT_MODEL_ORIGINS": host.origin})
+    try:
+        service = team.app.app[SERVICE]
+        model = DownloadSpec(host.url(), "checkpoints", "m.safetensors", sha256=host.sha256)
+        job = service.of_user(team.alice).downloads.start(model)
+        assert job.task is not None
+        await asyncio.wait_for(asyncio.shield(job.task), 30)
+        path = f"{BASE}/installs/downloads"
+        assert await team.json(team.bob, "GET", path) == {"jobs": []}
+        for method in ("GET", "DELETE"):
+            assert (await team.call(team.bob, method, f"{path}/{job.id}"))[0] == 404
+        alices = await team.json(team.alice, "GET", path)
+        assert [(j["id"], j["state"]) for j in alices["jobs"]] == [(job.id, "done")]
+        assert (data / "models" / "checkpoints" / "m.safetensors").stat().st_size == 1 << 20
+    finally:
+        await team.close()
