@@ -3,7 +3,9 @@ store, the provider client, skills, the environment, where a run's outputs are r
 parts of each chat turn handed to the chat wing, which never imports it.
 
 Created without I/O (inside ComfyUI it is built at import time, before any event loop); the
-store opens on first use. One instance serves every request.
+store opens on first use. One instance per user serves that user's requests: the default
+user's, built at start, and, with ComfyUI's --multi-user, each other user's, built on first use
+(`of_user`; routes/users.py picks it for each request).
 """
 
 from __future__ import annotations
