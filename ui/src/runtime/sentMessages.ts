@@ -12,6 +12,7 @@
 // answer (tool results, approvals, calls settled by a new message) and adds new messages; a
 // rewind takes the thread from the server. So a long thread costs nothing per message here.
 import { isToolUIPart, type UIMessage } from "ai";
+import { apiFetch } from "../server/api";
 
 type Part = UIMessage["parts"][number];
 
@@ -129,12 +130,12 @@ export function newOnlyTransport(sent: SentMessages, loaded: LoadedPart): {
     fetch: async (input, init) => {
       const now = sending;
       sending = null;
-      let response = await globalThis.fetch(input, init);
+      let response = await apiFetch(input, init);
       let accepted = now?.sent ?? [];
       if (response.status === 409 && now?.whole && typeof init?.body === "string") {
         const { parentId: _p, parentIndex: _i, ...body } = JSON.parse(init.body) as Record<string, unknown>;
         const all = await now.whole();
-        response = await globalThis.fetch(input, { ...init, body: JSON.stringify({ ...body, messages: all }) });
+        response = await apiFetch(input, { ...init, body: JSON.stringify({ ...body, messages: all }) });
         accepted = recorded(all);
       }
       if (response.ok) sent.have(accepted);
