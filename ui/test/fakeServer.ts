@@ -299,6 +299,10 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       if (parentId !== undefined) {
         const at = thread.messages.findIndex((m) => m.id === parentId);
         if (at < 0 || (parentIndex !== undefined && parentIndex !== at)) return json({ error: `thread ${sent.id} is stale` }, 409);
+        const after = thread.messages[at + 1];
+        if (after && !sent.messageId && sent.trigger !== "regenerate-message" && !sent.messages.some((m) => m.id === after.id)) {
+          return json({ error: "This thread has new messages from another tab…", code: "chat.thread_moved_on", params: {} }, 409);
+        } // (another tab's turn: core/chat/thread_delta.py)
         request.messages = [...thread.messages.slice(0, at + 1), ...sent.messages];
       }
       chatRequests.push(request);

@@ -56,7 +56,11 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
-  return () => root.unmount();
+  const stopFollowing = store.followOtherTabs(); // the same thread in another tab (threadSync.ts)
+  return () => {
+    stopFollowing();
+    root.unmount();
+  };
 }
 
 export { ChatStore, Panel };
