@@ -55,12 +55,19 @@ export function withdrawUnsent(entry: ChatEntry): string {
 
 type Request = <T>(path: string) => Promise<T>;
 
-/** Whether the chat holds the thread's last stored message where the server has it. */
+/** A stored message's status where it is not complete (an answer being written: "streaming"). */
+function statusOf(message: UIMessage | undefined): unknown {
+  return (message?.metadata as { status?: unknown } | undefined)?.status;
+}
+
+/** Whether the chat holds the thread's last stored message where the server has it, and as far
+ * along (one loaded while the other tab's answer was being written is loaded again once done). */
 function holdsLast(entry: ChatEntry, page: ThreadPage): boolean {
   const last = page.messages.at(-1);
   if (!last) return true; // (nothing stored yet: nothing to catch up with)
   const messages = entry.chat.messages;
-  return messages[page.messageCount - 1 - entry.pages.offset(messages)]?.id === last.id;
+  const held = messages[page.messageCount - 1 - entry.pages.offset(messages)];
+  return held?.id === last.id && statusOf(held) === statusOf(last);
 }
 
 /**
