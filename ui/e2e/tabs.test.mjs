@@ -5,7 +5,7 @@
 // message sent again reaches the model after A's whole turn; A then shows B's turn.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { composer, launchBrowser, openAssistant, openTarget, panel, reply, screenshot, send, sendButton, startHarness, watchPage } from "./support.mjs";
+import { RETURNING_USER_SETTINGS, composer, frontendVersions, launchBrowser, openAssistant, openTarget, panel, reply, screenshot, send, sendButton, standinSkip, startHarness, storeSettings, watchPage } from "./support.mjs";
 
 /** The user's texts the model received in a request (the reminders after them cut off). */
 function userTexts(request) {
@@ -86,3 +86,47 @@ describe("one thread in two tabs of the playground", () => {
     assert.deepEqual(problems, []);
   });
 });
+
+// The panel's requests name ComfyUI's user as ComfyUI's own do (`Comfy-User: api.user`, which
+// ComfyUI's user store sets on a multi-user server once the user is chosen), in the real frontends.
+for (const version of frontendVersions()) {
+  describe(`the Comfy-User header in ComfyUI frontend ${version} (stand-in)`, { skip: standinSkip(version) }, () => {
+    let harness;
+    let browser;
+    let page;
+
+    before(async () => {
+      harness = await startHarness({ comfyFrontend: version, returningUser: true });
+      await storeSettings(harness.app, RETURNING_USER_SETTINGS);
+      browser = await launchBrowser();
+      page = await browser.context.newPage();
+      await openTarget(page, harness.app, { comfyui: true });
+    });
+
+    after(async () => {
+      await browser?.close();
+      await harness?.stop();
+    });
+
+    test("every request of the panel, the chat's stream too, carries the user ComfyUI's fetchApi sends", async () => {
+      const seen = [];
+      page.on("request", (request) => {
+        const path = new URL(request.url()).pathname;
+        if (path.startsWith("/api/assistant/") || path === "/api/settings") seen.push([request.method(), path, request.headers()["comfy-user"]]);
+      });
+      await page.evaluate(() => {
+        window.app.api.user = "alice_1f3e"; // what ComfyUI's user store does after a multi-user login
+      });
+      await openAssistant(page);
+      await harness.provider.script(reply.text("Hello, Alice."));
+      await send(page, "hello");
+      await panel(page).getByText("Hello, Alice.").waitFor();
+      await page.evaluate(() => window.app.api.fetchApi("/settings")); // one of ComfyUI's own
+      const chat = seen.filter(([method, path]) => method === "POST" && path === "/api/assistant/chat");
+      assert.equal(chat.length, 1);
+      const ours = seen.filter(([, path]) => path.startsWith("/api/assistant/"));
+      assert.ok(ours.length > 3, JSON.stringify(seen));
+      assert.deepEqual(new Set(seen.map(([, , user]) => user)), new Set(["alice_1f3e"]), JSON.stringify(seen));
+    });
+  });
+}
