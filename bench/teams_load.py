@@ -80,11 +80,14 @@ def free_port() -> int:
 async def turn(
     session: aiohttp.ClientSession, base: str, user: str, body: dict[str, Any], said: str
 ) -> tuple[Turn, str | None]:
-    """One turn, read as the browser reads it; the answer's message id (for the next turn)."""
+    """One turn, read as the browser reads it (to the end of the body, which comes once the
+    server has saved the turn: the AI SDK reads to it, not to `[DONE]`); the answer's message id
+    (for the next turn)."""
     t0 = time.perf_counter()
     first: float | None = None
     text: list[str] = []
     answer_id = None
+    ended: Turn | None = None
     headers = {"Content-Type": "application/json", "comfy-user": user}
     try:
         async with session.post(
@@ -98,8 +101,8 @@ async def turn(
                     total = (time.perf_counter() - t0) * 1000
                     if first is None or "".join(text) != expected_answer(said):
                         return Turn(0, 0, f"wrong answer: {''.join(text)[:80]!r}"), None
-                    return Turn(first, total), answer_id
-                if not line.startswith("data: "):
+                    ended = Turn(first, total)
+                if ended is not None or not line.startswith("data: "):
                     continue
                 event = json.loads(line[6:])
                 kind = event.get("type")
@@ -112,7 +115,7 @@ async def turn(
                     text.append(event["delta"])
     except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
         return Turn(0, 0, f"{type(exc).__name__}: {exc}"), None
-    return Turn(0, 0, "stream ended without [DONE]"), None
+    return (ended, answer_id) if ended else (Turn(0, 0, "stream ended without [DONE]"), None)
 
 
 async def tab(
