@@ -315,7 +315,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       const [mine, theirs] = response.body.tee();
       const last = request.messages.at(-1);
       const stored = answerOf(mine, last?.role === "assistant" ? last : undefined).then((answer) => {
-        if (!answer) return;
+        if (!answer || answer.parts.length === 0) return; // (as the server: one with content)
         const at = thread.messages.findIndex((m) => m.id === answer.id);
         thread.messages = at < 0 ? [...thread.messages, answer] : thread.messages.map((m, i) => (i === at ? answer : m));
       });

@@ -60,16 +60,16 @@ describe("the same thread in two tabs", () => {
   it("a turn refused as busy leaves the chat as the server has it, its words for the composer", async () => {
     const busy = { error: "Another answer is being written in this thread…", code: "chat.thread_busy", params: {} };
     let refuse = true;
-    const server = serverWith(() =>
-      refuse ? sseResponse([{ type: "start", messageId: "r1" }, { type: "error", errorText: JSON.stringify(busy) }]) : sseResponse(textAnswer("later", "a2")),
-    );
+    const server = serverWith((body) => {
+      if (!refuse) return sseResponse(textAnswer("later", "a2"));
+      server.threads.get(body.id)!.messages.splice(2); // (the real server stores none of a refused turn)
+      return sseResponse([{ type: "start", messageId: "r1" }, { type: "error", errorText: JSON.stringify(busy) }]);
+    });
     const b = await tab(server);
     await b.store.sendMessage(b.entry, { text: "while A answers" });
     await idle(b.entry);
     expect(said(b.entry.chat.messages)).toEqual(["user: hello", "assistant: hi"]);
     expect(b.entry.putBack).toBe("while A answers");
-    // (the fake stores what it was sent; the real server stored nothing: as it has it now)
-    server.threads.get("t1")!.messages.splice(2);
     refuse = false;
     await b.store.sendMessage(b.entry, { text: "while A answers" });
     await idle(b.entry);

@@ -79,8 +79,9 @@ export async function catchUp(entry: ChatEntry, request: Request, restore: (mess
   if (!idle()) return false;
   const probe = await request<ThreadPage>(threadPath(entry.serverId, "?last=1"));
   if (!idle() || holdsLast(entry, probe)) return false;
-  const page = await entry.pages.last();
-  if (!idle()) return false;
+  const page = await request<ThreadPage>(entry.pages.lastPath);
+  if (!idle()) return false; // (a turn began meanwhile: the chat stays as it is, its pages too)
+  entry.pages.took(page);
   entry.sent.have(recorded(page.messages ?? []));
   entry.chat.messages = restore(page.messages ?? []);
   return true;
