@@ -31,7 +31,7 @@ from .base import (
     statement,
     user_data_dir,
 )
-from .chat import TurnOptions, TurnParts
+from .chat import TURN_WAIT_SECONDS, TurnOptions, TurnParts
 from .files import MAX_BYTES, OutputSource, standalone_outputs
 from .installs import (
     InstallParts,
@@ -89,6 +89,7 @@ class ServiceOptions:
     json_body_limit: int = 1024 * 1024
     attachment_max_bytes: int = MAX_BYTES  # one attached file
     partial_save_seconds: float = 0.25  # a streaming answer is written at most this often
+    turn_wait: float = TURN_WAIT_SECONDS  # a turn waits this long for its busy thread
     environment: EnvironmentService | None = None  # default: the shipped object_info.json
     outputs: OutputSource | None = None  # a run's files; default: COMFYUI_URL's /view, if set
     install_lookups: LookupProvider | None = None  # default: COMFYUI_URL's Manager, if set

@@ -32,6 +32,8 @@ export interface NodeDef {
 
 export interface ComfyApi {
   clientId?: string;
+  /** The user `fetchApi` names in its `Comfy-User` header ("" until a multi-user login). */
+  user?: string;
   fetchApi(route: string, init?: RequestInit): Promise<Response>;
   /** The URL of an api route under the frontend's base path ("/view?…" -> "/api/view?…"). */
   apiURL(route: string): string;

@@ -38,6 +38,9 @@ export interface ChatEntry {
   /** The note for the next message after the conversation moved without the graph (a
    * conversation-only rewind, a branch return: runtime/rewindNotes.ts), until it is sent. */
   graphNote: string | null;
+  /** The words of a message the server refused (another tab's answer was being written, or the
+   * thread moved on there: threadSync.ts), for the composer to take back; null when none. */
+  putBack: string | null;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */
