@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from . import server_tools
+from . import server_tools, template_tools
 from .tool_spec import ToolRunner, ToolSpec
 
 
@@ -44,7 +44,7 @@ _EXACT = "Exact node type (class name), e.g. KSampler."
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
-        brief="Read the graph the user is viewing (detail: summary, compact (default) or full).",
+        brief="Read the graph the user views (detail: summary, compact or full).",
         tier="small",
         description="Read the graph the user views (every tool works there: id 5 is its node "
         '5); again before editing if it may have changed. "12:5": node 5 inside subgraph node '
@@ -72,7 +72,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="addNode",
-        brief="Add one node by exact class name (e.g. KSampler); returns its id.",
+        brief="Add a node by exact class name (e.g. KSampler); returns its id.",
         tier="small",
         description="Add one node; returns its id. nodeType must be an exact registered class "
         "name (e.g. KSampler); if unsure it exists, search the node types first.",
@@ -147,7 +147,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="setWidgetValues",
-        brief="Set widget values on one node; an invalid value fails with the valid choices.",
+        brief="Set widget values on one node; a wrong value fails with the choices.",
         tier="small",
         description="Set widget values on one node. Values are checked against the node "
         "definition (combo choices, number min/max); an invalid value fails with the valid "
@@ -213,6 +213,26 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="panel",
         group="graph",
         edits_graph=True,
+    ),
+    # Templates (issue 40): the cheapest way for a small model to a working graph is a known-good
+    # one. About 110 cl100k tokens brief for both (tests/test_prompt_profile.py).
+    ToolSpec(
+        name="loadTemplate",
+        brief="Open a template in a new tab; lists missing models.",
+        tier="small",
+        description="Open one of ComfyUI's official workflow templates by its name (from "
+        "searchTemplates) in a new tab, as ComfyUI's template browser does; the chat and tools "
+        "follow it. Returns its nodes and each model file it lacks, with the scan id for "
+        "downloadModels.",
+        parameters=_args(
+            ["name"],
+            name={"type": "string", "description": "Template name, e.g. flux_schnell."},
+        ),
+        runs="panel",
+        group="graph",
+        edits_graph=True,
+        digest_args=("name",),
+        digest_files=False,
     ),
     # Installs (issue 28): in the browser, through ComfyUI-Manager's own API, each after the
     # user's Allow. Finding, installing packs and restarting from 8K windows (issue 35: about
@@ -323,6 +343,29 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="server",
         group="lookup",
         handler=server_tools.search_nodes,
+        digest_args=("query",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="searchTemplates",
+        brief="Find official workflow templates.",
+        tier="small",
+        description="Search ComfyUI's official workflow templates by what they make, model "
+        '(e.g. "flux text to image", "upscale", "sdxl refiner"). One line each: name, what it '
+        "makes, its model files (installed or missing), API nodes flagged.",
+        parameters=_args(
+            ["query"],
+            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            tags={
+                "type": "array",
+                "items": {"type": "string"},
+                "description": 'Only templates with one of these tags, e.g. ["Text to Image"].',
+            },
+            limit={"type": "integer", "maximum": 20, "default": 5, "description": "Most results."},
+        ),
+        runs="server",
+        group="lookup",
+        handler=template_tools.search_templates,
         digest_args=("query",),
         digest_files=False,
     ),
