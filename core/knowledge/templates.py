@@ -211,7 +211,7 @@ class TemplateLibrary:
             if score <= 0:
                 continue
             if template.api and "api" not in query_words:
-                score -= 1.5  # a local model first, unless the user asks for a service
+                score *= 0.6  # a local model first, unless the user asks for a service
             scored.append((template, score))
         scored.sort(key=lambda ts: (-ts[1], -ts[0].usage, ts[0].name))
         return scored[: max(1, limit)]
