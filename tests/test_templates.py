@@ -148,5 +148,5 @@ async def test_search_templates_over_http_says_what_is_installed(provider, sdk, 
         ],
         "note": "loadTemplate(name) opens one in a new tab and says which models are missing.",
     }
-    tool_message = [m for m in sent(provider, 1) if m["role"] == "tool"][0]
+    tool_message = next(m for m in sent(provider, 1) if m["role"] == "tool")
     assert json.loads(tool_message["content"]) == part["output"]
