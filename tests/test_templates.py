@@ -75,9 +75,7 @@ def test_tags_keep_only_templates_with_one_of_them():
 def test_model_files_come_from_the_workflow_nodes_and_their_subgraphs():
     lib = library()
     files = lib.model_files("flux_schnell")
-    assert [(f.name, f.folder) for f in files] == [
-        ("flux1-schnell-fp8.safetensors", "checkpoints")
-    ]
+    assert [(f.name, f.folder) for f in files] == [("flux1-schnell-fp8.safetensors", "checkpoints")]
     assert files[0].url.startswith("https://huggingface.co/Comfy-Org/flux1-schnell/")
     assert lib.workflow("../index") is None and lib.model_files("nope") == []
 
