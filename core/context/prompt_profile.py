@@ -12,7 +12,7 @@ conversation. So the window picks a profile:
 | full    | above        | `system_context/`, skill index         | all, as written           |
 
 Each states a budget for its tool definitions (`tool_budget`: 1,050, 1,600 and 3,300 tokens).
-(1,198, 1,967 and 4,870 tokens with an empty user context: `bench/small_windows.py`; the
+(1,198, 1,959 and 4,932 tokens with an empty user context: `bench/small_windows.py`; the
 medium and full ones offer `delegate`, which the small one cannot afford, and findMissing,
 installNodePacks and restartComfyUI, about 250 tokens brief. Which tools each window gets, in
 the README's table and in what a model calling a tool its window lacks is told:
