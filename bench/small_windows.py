@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from comfyui_assistant.bench.lib.template_plans import PLANS, calls, loaded_template
+from comfyui_assistant.bench.lib.template_plans import PLANS, loaded_template, n_calls
 from comfyui_assistant.core.knowledge.environment import EnvironmentService, load_object_info_file
 from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tests.conftest import start_app
@@ -310,11 +310,13 @@ async def main() -> None:
             f"{out.ok_steps}/{out.steps} | {out.refused} / {out.missing_tools} / {out.blind} | "
             f"{out.recall}"
         )
-    print("\nrequest | way | tool calls | model requests | done at " + ", ".join(
-        str(w) for w in results))
+    print(
+        "\nrequest | way | tool calls | model requests | done at "
+        + ", ".join(str(w) for w in results)
+    )
     for task, way in PLAN_TASKS:
-        done = ", ".join("yes" if task.name in out.plans_ok else "no" for out, _ in results.values())
-        print(f"{task.request} | {way} | {calls(task.steps)} | {len(task.steps) + 1} | {done}")
+        done = ", ".join("yes" if task.name in o.plans_ok else "no" for o, _ in results.values())
+        print(f"{task.request} | {way} | {n_calls(task.steps)} | {len(task.steps) + 1} | {done}")
     targets = {4096: 1200, 8192: 2000}
     for window, limit in targets.items():
         if window in results:

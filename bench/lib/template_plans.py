@@ -118,5 +118,5 @@ def loaded_template(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def calls(steps: list[list[Call]]) -> int:
+def n_calls(steps: list[list[Call]]) -> int:
     return sum(len(step) for step in steps)
