@@ -38,6 +38,7 @@ _GRAPH: dict[str, Any] = {
 _WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 _SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
 _EXACT = "Exact node type (class name), e.g. KSampler."
+_QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "description": "Words to search for."}
 
 # The seven graph tools cost about 1,300 cl100k tokens as json.dumps(openai_tools()); the two
 # install tools about 300 more (tests/test_tools_definitions.py).
@@ -331,7 +332,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "and outputs.",
         parameters=_args(
             ["query"],
-            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            query=_QUERY,
             limit={
                 "type": "integer",
                 "minimum": 1,
@@ -355,7 +356,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "makes, its model files (installed or missing), API nodes flagged.",
         parameters=_args(
             ["query"],
-            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            query=_QUERY,
             tags={
                 "type": "array",
                 "items": {"type": "string"},
