@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..knowledge import Environment
-from ..knowledge.templates import Template, TemplateLibrary, installed_library
+from ..knowledge import Environment, Template, TemplateLibrary, installed_library
 from .server_tools import ToolContext, ToolFailure
 
 NOT_AVAILABLE = (
