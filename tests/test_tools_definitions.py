@@ -461,14 +461,14 @@ def test_tool_definitions_fit_the_token_budget() -> None:
     # medium profile, above 6K, but downloadModels, above 12K: 246 tokens brief without
     # downloadModels (issue 35), 357 with it; 1,677 before
     # findMissing and downloadModels)
-    # (2,101 with loadTemplate, issue 40: 122)
-    assert cost(tools_for("panel")) < 2120  # (1,328 before queueWorkflow's outputNodeIds, a
+    # (2,065 with loadTemplate, issue 40: 86)
+    assert cost(tools_for("panel")) < 2080  # (1,328 before queueWorkflow's outputNodeIds, a
     # partial run; 1,295 before loadWorkflow took an attachment;
     # 1,312 before getWorkflow said that every tool works in the graph the user views; 1,325
     # before loadWorkflow said that it opens a new tab and the chat follows)
     # (1,277 before `delegate`, which costs about 140 and is not offered at the smallest windows)
-    # (1,833 with searchTemplates, issue 40: 177)
-    assert cost(tools_for("server")) < 1850  # (1,417 before searchConversation: 210)
+    # (1,786 with searchTemplates, issue 40: 130)
+    assert cost(tools_for("server")) < 1800  # (1,417 before searchConversation: 210)
 
 
 def test_the_panel_schemas_are_generated_from_this_registry() -> None:

@@ -216,19 +216,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         edits_graph=True,
     ),
     # Templates (issue 40): the cheapest way for a small model to a working graph is a known-good
-    # one. About 110 cl100k tokens brief for both (tests/test_prompt_profile.py).
+    # one. About 110 cl100k tokens brief for both, 200 in full (tests/test_prompt_profile.py).
     ToolSpec(
         name="loadTemplate",
         brief="Open a template in a new tab; lists missing models.",
         tier="small",
-        description="Open one of ComfyUI's official workflow templates by its name (from "
-        "searchTemplates) in a new tab, as ComfyUI's template browser does; the chat and tools "
-        "follow it. Returns its nodes and each model file it lacks, with the scan id for "
-        "downloadModels.",
-        parameters=_args(
-            ["name"],
-            name={"type": "string", "description": "Template name, e.g. flux_schnell."},
-        ),
+        description="Open an official template in a new tab (the chat follows); returns "
+        "missing models and a scan id for downloadModels.",
+        parameters=_args(["name"], name={"type": "string", "description": "e.g. flux_schnell"}),
         runs="panel",
         group="graph",
         edits_graph=True,
@@ -351,17 +346,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="searchTemplates",
         brief="Find official workflow templates.",
         tier="small",
-        description="Search ComfyUI's official workflow templates by what they make, model "
-        '(e.g. "flux text to image", "upscale", "sdxl refiner"). One line each: name, what it '
-        "makes, its model files (installed or missing), API nodes flagged.",
+        description="Search ComfyUI's official templates: each one's name, use, model files "
+        "(installed or missing), API nodes.",
         parameters=_args(
             ["query"],
             query=_QUERY,
-            tags={
-                "type": "array",
-                "items": {"type": "string"},
-                "description": 'Only templates with one of these tags, e.g. ["Text to Image"].',
-            },
+            tags={"type": "array", "items": {"type": "string"}, "description": "Any of these."},
             limit={"type": "integer", "maximum": 20, "default": 5, "description": "Most results."},
         ),
         runs="server",

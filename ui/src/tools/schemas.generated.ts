@@ -239,7 +239,7 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
     "properties": {
       "name": {
         "type": "string",
-        "description": "Template name, e.g. flux_schnell."
+        "description": "e.g. flux_schnell"
       }
     },
     "required": [
