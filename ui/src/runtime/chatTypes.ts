@@ -23,7 +23,7 @@ export interface ChatEntry {
   haltedAfter: string | null;
   /** Panel tool calls running now. */
   pendingTools: number;
-  /** Of those, calls that open a workflow tab (loadWorkflow). */
+  /** Of those, calls that open a workflow tab (loadWorkflow, loadTemplate). */
   openingTabs: number;
   /** Where each running call is, by its tool call id, when it says (a run: its node, step). */
   readonly progress: Map<string, Record<string, unknown>>;
