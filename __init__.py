@@ -54,6 +54,7 @@ def _mount_in_comfyui() -> None:
         comfyui_outputs,
         scan_comfyui,
     )
+    from .core.base import comfyui_users
     from .core.installs import manager_lookups
     from .core.knowledge import COMFYUI_SOURCE, EnvironmentService
     from .core.service import AssistantService, ServiceOptions
@@ -69,6 +70,7 @@ def _mount_in_comfyui() -> None:
         model_folders=comfyui_model_folders(),
         install_lookups=manager_lookups(comfyui_address(instance)),  # Manager is on its server
         inside_comfyui=True,
+        users=comfyui_users(instance),  # ComfyUI's own resolver; --multi-user or not
     )
     service = AssistantService(options)
     add_routes(instance.routes, service, policy_for_comfyui())

@@ -3,7 +3,8 @@
 `add_routes(table, service, hosts)` registers every route on a RouteTableDef: the standalone
 server's own, or ComfyUI's `PromptServer.instance.routes`. Every handler is wrapped by the
 request guard (`routes/guard.py`: host names, cross-site origins, JSON-only bodies), so the
-checks hold inside ComfyUI too. Nothing is registered at import time.
+checks hold inside ComfyUI too, and then served by the requesting user's own assistant
+(`routes/users.py`: ComfyUI's multi-user mode). Nothing is registered at import time.
 
 Every route is under `/api/assistant/`: ComfyUI's route table is shared by every extension, and a
 second route with the same method and path stops ComfyUI at start (aiohttp's RuntimeError).
@@ -20,13 +21,14 @@ import logging
 from aiohttp import web
 from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
+from .core.base import message_of
 from .core.service import AssistantService
 from .mcp_server.routes import add_mcp_routes
 from .routes.attachments import add_attachment_routes
 from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
 from .routes.checkpoints import add_checkpoint_routes
-from .routes.common import Handler
+from .routes.common import Handler, error_response
 from .routes.downloads import add_download_routes
 from .routes.environment import add_environment_routes
 from .routes.guard import LOOPBACK, HostPolicy, check
@@ -38,12 +40,13 @@ from .routes.skills import add_skill_routes
 from .routes.thread_context import add_thread_context_routes
 from .routes.threads import add_thread_routes
 from .routes.user_context import add_user_context_routes
+from .routes.users import UnknownUser, for_routes, request_user, serving
 
 
 def add_routes(
     table: web.RouteTableDef, service: AssistantService, hosts: HostPolicy = LOOPBACK
 ) -> None:
-    ours = web.RouteTableDef()
+    ours, scoped = web.RouteTableDef(), for_routes(service)
     for add in (
         add_chat_routes,
         add_thread_context_routes,
@@ -59,12 +62,12 @@ def add_routes(
         add_output_routes,
         add_install_routes,
         add_download_routes,
-        add_mcp_routes,
     ):
-        add(ours, service)
+        add(ours, scoped)
+    add_mcp_routes(ours, service)  # (its own: it serves each connection as the user it acts for)
     for route in ours:
         assert isinstance(route, web.RouteDef)
-        guarded = _guarded(route.handler, hosts)
+        guarded = _guarded(route.handler, hosts, service)
         table.route(route.method, route.path, **route.kwargs)(guarded)
         if (route.method, route.path) == ("POST", CHAT_PATH):
             table._items.append(ChatAlias(table, guarded))  # (RouteTableDef has no add())
@@ -114,9 +117,20 @@ def _claims(route: web.AbstractRouteDef) -> bool:
 log = logging.getLogger("comfyui_assistant")
 
 
-def _guarded(handler: Handler, hosts: HostPolicy) -> Handler:
+def _guarded(handler: Handler, hosts: HostPolicy, service: AssistantService) -> Handler:
+    """The request guard, then the handler served by the requesting user's assistant (a user
+    ComfyUI does not know: 403, nothing read or written)."""
+
     @functools.wraps(handler)
     async def wrapper(request: web.Request) -> web.StreamResponse:
-        return check(request, hosts) or await handler(request)
+        refused = check(request, hosts)
+        if refused is not None:
+            return refused
+        try:
+            user = request_user(request, service)
+        except UnknownUser as exc:
+            return error_response(exc.status, message_of(exc))
+        with serving(service.of_user(user)):
+            return await handler(request)
 
     return wrapper

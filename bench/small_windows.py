@@ -20,7 +20,9 @@ tool the step calls, and sent what the step relies on: the user's request and ev
 result of the task, verbatim or as a digest naming the id to recall it by (counted apart: the
 model needs one more call); a result cut to fit, or left out, is a step the model takes blind.
 A task succeeds when all its steps do. Also printed: the system message and tool definitions
-(our count, cl100k) and the history budget the server reported. The whole run takes seconds:
+(our count, cl100k) and the history budget the server reported. Then requests a template fits
+(bench/lib/template_plans.py), each played from a template and node by node: the tool calls and
+model requests each needs, and whether every step had what it needs. The whole run takes seconds:
 `--quick` (what CI runs) is the same run.
 """
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from comfyui_assistant.bench.lib.template_plans import PLANS, loaded_template, n_calls
 from comfyui_assistant.core.knowledge.environment import EnvironmentService, load_object_info_file
 from comfyui_assistant.core.tokens.tokens import counter_for
 from comfyui_assistant.tests.conftest import start_app
@@ -80,6 +83,7 @@ PANEL = {  # the panel's answers
     "connectNodes": lambda args: {"ok": True, "graph": "root", "link": list(args.values())},
     "setWidgetValues": lambda args: {"ok": True, "nodeId": args["nodeId"], "set": args["values"]},
     "queueWorkflow": lambda args: {"ok": True, "outputs": {"9": ["ComfyUI_00001_.png"]}},
+    "loadTemplate": loaded_template,
 }
 MODELS = {
     "checkpoints": ["v1-5-pruned-emaonly.safetensors", "sd_xl_base_1.0.safetensors",
@@ -147,6 +151,7 @@ class Outcome:
     blind: int = 0  # steps where something the step relies on was cut or left out
     recall: int = 0  # steps where an earlier result was digested: the model must recall it
     tasks_ok: list[str] = field(default_factory=list)
+    plans_ok: list[str] = field(default_factory=list)  # PLAN_TASKS done
 
 
 def _reply(calls: list[Call], step: int) -> Stream:
@@ -233,6 +238,16 @@ def _kept(sent: Any, output: Any, call_id: str) -> str:
         return ""
 
 
+# Requests a template fits, each played from a template and node by node (bench/lib/
+# template_plans.py): the tool calls and model requests each needs, and whether every step had
+# what it needs at the window.
+PLAN_TASKS = [
+    (Task(f"{name} ({way})", request, steps), way)
+    for name, request, template, by_hand in PLANS
+    for steps, way in ((template, "template"), (by_hand, "node by node"))
+]
+
+
 async def measure(window: int) -> tuple[Outcome, dict[str, int]]:
     logging.getLogger("comfyui_assistant").setLevel(logging.ERROR)
     provider = await ScriptedProvider().start()
@@ -252,6 +267,9 @@ async def measure(window: int) -> tuple[Outcome, dict[str, int]]:
                 for key in ("steps", "ok_steps", "refused", "missing_tools", "blind", "recall"):
                     setattr(total, key, getattr(total, key) + getattr(got, key))
                 total.tasks_ok += got.tasks_ok
+            for n, (task, _) in enumerate(PLAN_TASKS):
+                got = await run_task(app, provider, task, f"plan-{n}")
+                total.plans_ok += got.tasks_ok
             provider.enqueue(text_reply("hi"))
             async with await app.post(
                 "/api/assistant/chat", chat_body(user("hi", "s"), id="size")
@@ -292,6 +310,13 @@ async def main() -> None:
             f"{out.ok_steps}/{out.steps} | {out.refused} / {out.missing_tools} / {out.blind} | "
             f"{out.recall}"
         )
+    print(
+        "\nrequest | way | tool calls | model requests | done at "
+        + ", ".join(str(w) for w in results)
+    )
+    for task, way in PLAN_TASKS:
+        done = ", ".join("yes" if task.name in o.plans_ok else "no" for o, _ in results.values())
+        print(f"{task.request} | {way} | {n_calls(task.steps)} | {len(task.steps) + 1} | {done}")
     targets = {4096: 1200, 8192: 2000}
     for window, limit in targets.items():
         if window in results:

@@ -13,10 +13,11 @@ on every request; the SDK binds a session to the caller that opened it (a reques
 from another caller is answered as if the session did not exist), so a connection acts for the
 one user it connected as.
 
-Per-user stores (`--multi-user`): `Caller.user` is the seam. Today every caller is
-`LOCAL_USER`; once stores are per ComfyUI user, the loopback caller's user is the `comfy-user`
-header of the opening request (as the panel sends it) and a token's user is the user who made
-it (tokens are then kept in that user's store), and the tools read that user's store.
+Per user (`--multi-user`): a caller is the user ComfyUI resolves for the request (its
+`comfy-user` header, as the panel sends it: an MCP client sends it too, or the request guard
+refuses it); a user's tokens are kept in that user's store, so a token works only for the
+user who made it, and a user lists and revokes only their own. The tools and resources read
+that user's assistant (`service.of_user`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from ..core.store import Store
 
 TOKEN_NAMESPACE = "mcp_tokens"
 TOKEN_PREFIX = "cuamcp_"
-LOCAL_USER = "default"  # ComfyUI's user when it runs for one user
 NAME_LIMIT = 80
 
 
@@ -68,39 +68,40 @@ class TokenError(ValueError):
 class McpTokens:
     """The tokens for MCP connections from other machines, in the store (hashed)."""
 
-    def __init__(self, store: Callable[[], Awaitable[Store]]) -> None:
-        self._store = store
+    def __init__(self, store_of: Callable[[str], Awaitable[Store]]) -> None:
+        self._store_of = store_of  # a user's store
 
-    async def create(self, name: str) -> tuple[dict[str, Any], str]:
-        """A new token: its listing, and the token itself (never stored, never shown again)."""
+    async def create(self, name: str, user: str) -> tuple[dict[str, Any], str]:
+        """A new token of `user`: its listing, and the token itself (never stored, never
+        shown again)."""
         name = name.strip()
         if not name or len(name) > NAME_LIMIT:
             raise TokenError(f"give the token a name of 1 to {NAME_LIMIT} characters")
         token_id = secrets.token_hex(6)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         entry = {"name": name, "sha256": _digest(secret), "created": _now()}
-        await (await self._store()).update_settings(TOKEN_NAMESPACE, {token_id: entry})
+        await (await self._store_of(user)).update_settings(TOKEN_NAMESPACE, {token_id: entry})
         return _listing(token_id, entry), secret
 
-    async def listed(self) -> list[dict[str, Any]]:
-        stored = await (await self._store()).get_settings(TOKEN_NAMESPACE)
+    async def listed(self, user: str) -> list[dict[str, Any]]:
+        stored = await (await self._store_of(user)).get_settings(TOKEN_NAMESPACE)
         return sorted((_listing(k, v) for k, v in stored.items()), key=lambda t: t["created"])
 
-    async def revoke(self, token_id: str) -> bool:
-        store = await self._store()
+    async def revoke(self, token_id: str, user: str) -> bool:
+        store = await self._store_of(user)
         if token_id not in await store.get_settings(TOKEN_NAMESPACE):
             return False
         await store.update_settings(TOKEN_NAMESPACE, {token_id: None})
         return True
 
-    async def holder(self, secret: str) -> str | None:
-        """The id of the token `secret` is, or None."""
+    async def holder(self, secret: str, user: str) -> Caller | None:
+        """The caller the token `secret` of `user` makes, or None."""
         digest = _digest(secret)
-        stored = await (await self._store()).get_settings(TOKEN_NAMESPACE)
+        stored = await (await self._store_of(user)).get_settings(TOKEN_NAMESPACE)
         found = None
         for token_id, entry in stored.items():  # (every one compared: no early exit)
             if hmac.compare_digest(str(entry.get("sha256", "")), digest):
-                found = token_id
+                found = Caller(user, f"token {token_id}")
         return found
 
 
@@ -118,13 +119,15 @@ BAD_TOKEN = (
 )
 
 
-async def caller_of(remote: str | None, authorization: str, tokens: McpTokens) -> Caller | str:
-    """The caller of a request from `remote` with this Authorization header, or why it is
-    refused."""
+async def caller_of(
+    remote: str | None, authorization: str, tokens: McpTokens, user: str
+) -> Caller | str:
+    """The caller of a request from `remote` with this Authorization header (`user`: the user
+    ComfyUI resolved for the request), or why it is refused."""
     if is_loopback(remote):
-        return Caller(LOCAL_USER, "loopback")
+        return Caller(user, "loopback")
     scheme, _, secret = authorization.strip().partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         return NEEDS_TOKEN
-    token_id = await tokens.holder(secret.strip())
-    return BAD_TOKEN if token_id is None else Caller(LOCAL_USER, f"token {token_id}")
+    caller = await tokens.holder(secret.strip(), user)
+    return BAD_TOKEN if caller is None else caller

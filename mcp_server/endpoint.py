@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib.metadata
 from collections.abc import MutableMapping
 from typing import Any
@@ -26,6 +27,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from ..core.service import AssistantService
+from ..routes.users import request_user
 from .access import Caller, McpTokens, caller_of
 from .asgi import Receive, Send, serve_asgi
 from .panel_relay import PanelRelay
@@ -47,7 +49,7 @@ def _version() -> str:
 class McpEndpoint:
     def __init__(self, service: AssistantService) -> None:
         self.service = service
-        self.tokens = McpTokens(service.store)
+        self.tokens = McpTokens(lambda user: service.of_user(user).store())
         self.relay = PanelRelay()
         self.mcp = McpServer(self._parts_for, self.relay, _version())
         self._manager: StreamableHTTPSessionManager | None = None
@@ -56,8 +58,7 @@ class McpEndpoint:
         self._lock = asyncio.Lock()
 
     def _parts_for(self, caller: Caller) -> ServerParts:
-        # (one user's today: per-user stores bind here, by caller.user: access.py)
-        service = self.service
+        service = self.service.of_user(caller.user)
         return ServerParts(service.environment, service.system_skills, service.user_skills)
 
     async def _started(self) -> StreamableHTTPSessionManager:
@@ -69,7 +70,9 @@ class McpEndpoint:
                     session_idle_timeout=IDLE_SECONDS,
                 )
                 ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                self._running = asyncio.ensure_future(self._run(manager, ready))
+                # (in a context of its own: not the first request's, whose user it would keep)
+                run = self._run(manager, ready)
+                self._running = contextvars.Context().run(asyncio.ensure_future, run)
                 await ready
                 self._manager = manager
             return self._manager
@@ -93,9 +96,9 @@ class McpEndpoint:
                 await self._running
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        caller = await caller_of(
-            request.remote, request.headers.get("Authorization", ""), self.tokens
-        )
+        user = request_user(request, self.service)  # (the guard refused an unknown one)
+        authorization = request.headers.get("Authorization", "")
+        caller = await caller_of(request.remote, authorization, self.tokens, user)
         if isinstance(caller, str):
             return web.json_response(
                 {"error": caller}, status=401, headers={"WWW-Authenticate": "Bearer"}

@@ -7,13 +7,13 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from ..core.base import RequestError
 from ..routes.common import HTTPProblem, guarded, read_json
-from .access import LOCAL_USER
 from .endpoint import MCP_PATH
 from .panel_relay import KEEPALIVE_SECONDS, Panel, PanelRelay
 
@@ -52,13 +52,15 @@ async def _stream(request: web.Request, response: web.StreamResponse, panel: Pan
         await response.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
 
 
-def add_panel_routes(table: web.RouteTableDef, relay: PanelRelay, limit: int) -> None:
+def add_panel_routes(
+    table: web.RouteTableDef, relay: PanelRelay, limit: int, user_of: Callable[[web.Request], str]
+) -> None:
     @table.get(PANEL_PATH)
     @guarded
     async def calls(request: web.Request) -> web.StreamResponse:
         panel_id = _panel_id(request.query.get("panel"))
         workflow = _text(request.query.get("workflow", ""), "workflow")
-        panel = relay.connect(panel_id, LOCAL_USER, workflow)  # (per-user: access.py)
+        panel = relay.connect(panel_id, user_of(request), workflow)  # (its user's calls only)
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

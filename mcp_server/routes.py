@@ -11,6 +11,7 @@ from aiohttp import web
 from ..core.base import RequestError
 from ..core.service import AssistantService
 from ..routes.common import HTTPProblem, guarded, read_json
+from ..routes.users import request_user
 from .access import TokenError
 from .endpoint import MCP_PATH, add_mcp_endpoint
 from .panel_routes import add_panel_routes
@@ -30,19 +31,19 @@ def add_mcp_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     endpoint = add_mcp_endpoint(table, service)
     tokens = endpoint.tokens
     limit = service.options.json_body_limit
-    add_panel_routes(table, endpoint.relay, limit)
+    add_panel_routes(table, endpoint.relay, limit, lambda request: request_user(request, service))
 
     @table.get(TOKENS_PATH)
     @guarded
     async def list_tokens(request: web.Request) -> web.StreamResponse:
-        return web.json_response({"tokens": await tokens.listed()})
+        return web.json_response({"tokens": await tokens.listed(request_user(request, service))})
 
     @table.post(TOKENS_PATH)
     @guarded
     async def create_token(request: web.Request) -> web.StreamResponse:
         name = _name(await read_json(request, limit))
         try:
-            listing, secret = await tokens.create(name)
+            listing, secret = await tokens.create(name, request_user(request, service))
         except TokenError as exc:
             raise RequestError(str(exc)) from None
         # (the only time the token is ever sent: it is not kept, only its hash)
@@ -52,6 +53,6 @@ def add_mcp_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     @guarded
     async def revoke_token(request: web.Request) -> web.StreamResponse:
         token_id = request.match_info["token_id"]
-        if not await tokens.revoke(token_id):
+        if not await tokens.revoke(token_id, request_user(request, service)):
             raise HTTPProblem(404, f"there is no MCP token {token_id[:40]!r} (revoked already?)")
         return web.json_response({"revoked": token_id})

@@ -14,8 +14,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from ..core.base.users import DEFAULT_USER
 from . import resources
-from .access import LOCAL_USER, Caller
+from .access import Caller
 from .limits import CallRate, over_limit_message
 from .panel_relay import NO_PANEL, PANEL_META, PanelRelay, RelayError
 from .prompts import get_prompt, prompt_of, skills
@@ -36,7 +37,7 @@ def caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
     scope = getattr(request, "scope", None)
     state = scope.get("state") if isinstance(scope, dict) else None
     caller = state.get(CALLER_KEY) if isinstance(state, dict) else None
-    return caller if isinstance(caller, Caller) else Caller(LOCAL_USER, "local")
+    return caller if isinstance(caller, Caller) else Caller(DEFAULT_USER, "local")
 
 
 def sdk_server(handlers: Any, **options: Any) -> Server[Any]:

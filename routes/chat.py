@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base import Message, message_of, stream_error_text
+from ..core.base import Message, coded, message_of, stream_error_text
 from ..core.chat import (
     ChatRequest,
     ChatTurn,
     StreamEnd,
     parse_chat_request,
+    response_message_id,
+    turn_holds,
     with_answer_replaced,
     with_stored_history,
 )
@@ -43,6 +45,15 @@ def add_chat_routes(table: web.RouteTableDef, service: AssistantService) -> None
     @guarded
     async def chat(request: web.Request) -> web.StreamResponse:
         req: ChatRequest = await read_json(request, opts.chat_body_limit, check=parse_chat_request)
+        # one turn at a time in a thread, from reading its history to saving the answer
+        holds = turn_holds((await service.threads()).store)
+        async with holds.hold(req.thread_id, opts.turn_wait) as held:
+            if not held:
+                busy = coded("chat.thread_busy")
+                return await _error_stream(request, response_message_id(req.messages), busy)
+            return await _answer(request, req)
+
+    async def _answer(request: web.Request, req: ChatRequest) -> web.StreamResponse:
         if req.parent is not None:  # what is new: the rest of the thread is stored
             req = await with_stored_history(await service.threads(), req)
         req = await with_answer_replaced(await service.threads(), req)

@@ -20,11 +20,9 @@ BODY_LIMIT = 256 * 1024
 
 
 def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> None:
-    downloads = service.downloads
-
     def job_of(request: web.Request) -> Job:
         job_id = request.match_info["id"]
-        job = downloads.get(job_id)
+        job = service.downloads.get(job_id)
         if job is None:
             raise not_found("download", id=job_id[:40])
         return job
@@ -39,16 +37,16 @@ def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> 
         specs = download_specs(scan_id, result, names)
         try:
             for spec in specs:  # all checked before the first starts
-                plan(spec, downloads.origins, downloads.folders)
+                plan(spec, service.downloads.origins, service.downloads.folders)
         except DownloadError as exc:
             raise RequestError(exc.coded) from None
-        jobs = [downloads.start(spec) for spec in specs]
+        jobs = [service.downloads.start(spec) for spec in specs]
         return web.json_response({"scan": scan_id, "jobs": [job.as_json() for job in jobs]})
 
     @table.get(BASE)
     @guarded
     async def every_job(request: web.Request) -> web.StreamResponse:
-        return web.json_response({"jobs": [job.as_json() for job in downloads.jobs()]})
+        return web.json_response({"jobs": [job.as_json() for job in service.downloads.jobs()]})
 
     @table.get(BASE + "/{id}")
     @guarded
@@ -60,4 +58,4 @@ def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> 
     async def cancel(request: web.Request) -> web.StreamResponse:
         job = job_of(request)
         discard = query_int(request, "discard", 0, 0, 1) == 1
-        return web.json_response((await downloads.cancel(job, discard)).as_json())
+        return web.json_response((await service.downloads.cancel(job, discard)).as_json())

@@ -8,7 +8,7 @@ import logging
 from aiohttp import web
 
 from ..core.provider import Provider, check_provider, validate_update
-from ..core.service import AssistantService
+from ..core.service import AssistantService, ProviderLocked
 from ..core.tools import TOOLS
 from .common import guarded, read_json
 
@@ -46,6 +46,9 @@ def add_provider_routes(table: web.RouteTableDef, service: AssistantService) -> 
     async def test_provider(request: web.Request) -> web.StreamResponse:
         body = await read_json(request, limit, empty={})
         overrides = validate_update(body) if body else {}
+        locked = service.provider_locked() if overrides else None
+        if locked is not None:  # (no form to test: the settings in force may be tested)
+            raise ProviderLocked(locked)
         provider = Provider(await service.provider_settings(overrides))
         try:
             return web.json_response(await check_provider(provider))

@@ -64,12 +64,14 @@ def _fields(body: Any, required: bool) -> dict[str, str]:
 
 def add_skill_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     limit = service.options.json_body_limit
-    user, system = service.user_skills, service.system_skills
+    system = service.system_skills  # (the user's skills: the requesting user's, per request)
 
     @table.get("/api/assistant/user-context/skills")
     @guarded
     async def list_user(request: web.Request) -> web.StreamResponse:
-        return web.json_response({"skills": [skill_json(s) for s in await run(user.list)]})
+        return web.json_response(
+            {"skills": [skill_json(s) for s in await run(service.user_skills.list)]}
+        )
 
     @table.post("/api/assistant/user-context/skills")
     @guarded
@@ -79,26 +81,32 @@ def add_skill_routes(table: web.RouteTableDef, service: AssistantService) -> Non
         slug = body.get("slug")
         if slug is not None and not isinstance(slug, str):
             raise RequestError("'slug' must be a string")
-        skill = await run(user.create, fields["name"], fields["description"], fields["body"], slug)
+        skill = await run(
+            service.user_skills.create, fields["name"], fields["description"], fields["body"], slug
+        )
         return web.json_response(skill_json(skill, full=True), status=201)
 
     @table.get("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def get_user(request: web.Request) -> web.StreamResponse:
-        return web.json_response(skill_json(await run(user.get, _slug(request)), full=True))
+        return web.json_response(
+            skill_json(await run(service.user_skills.get, _slug(request)), full=True)
+        )
 
     @table.put("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def update_user(request: web.Request) -> web.StreamResponse:
         slug = _slug(request)
         fields = _fields(await read_json(request, limit), required=False)
-        return web.json_response(skill_json(await run(user.update, slug, **fields), full=True))
+        return web.json_response(
+            skill_json(await run(service.user_skills.update, slug, **fields), full=True)
+        )
 
     @table.delete("/api/assistant/user-context/skills/{slug}")
     @guarded
     async def delete_user(request: web.Request) -> web.StreamResponse:
         slug = _slug(request)
-        await run(user.delete, slug)
+        await run(service.user_skills.delete, slug)
         return web.json_response({"deleted": slug})
 
     @table.get("/api/assistant/system-context/skills")

@@ -47,6 +47,7 @@ import signal
 import sys
 import tempfile
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ if __package__ in (None, ""):  # run as a file: import the installed package ins
     from comfyui_assistant.core.installs.lookups import manager_lookups
     from comfyui_assistant.core.service import ServiceOptions
     from comfyui_assistant.standalone import create_app
-    from comfyui_assistant.tests.comfy_standin import create_standin
+    from comfyui_assistant.tests.comfy_standin import create_standin, multi_user_standin
     from comfyui_assistant.tests.comfy_standin.returning import seed_returning_user
     from comfyui_assistant.tests.manager_standin import ManagerStandin
     from comfyui_assistant.tests.model_server import Knobs, ModelServer, model_bytes
@@ -86,7 +87,7 @@ else:
     from ..core.installs.lookups import manager_lookups
     from ..core.service import ServiceOptions
     from ..standalone import create_app
-    from .comfy_standin import create_standin
+    from .comfy_standin import create_standin, multi_user_standin
     from .comfy_standin.returning import seed_returning_user
     from .manager_standin import ManagerStandin
     from .model_server import Knobs, ModelServer, model_bytes
@@ -282,9 +283,12 @@ async def start_app(
     returning_user: bool = False,
     manager: ManagerStandin | None = None,
     model_origin: str | None = None,
+    multi_user: bool = False,
 ) -> Any:
     """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend (with
-    `returning_user`, on a data directory that earlier sessions used)."""
+    `returning_user`, on a data directory that earlier sessions used; with `multi_user`, as
+    ComfyUI's --multi-user: users made with `POST /api/users`, named by the `comfy-user`
+    header)."""
     environ = {
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
@@ -296,6 +300,8 @@ async def start_app(
     address: dict[str, str] = {}  # the stand-in's own, once it listens (Manager is on it)
     lookups = manager_lookups(lambda: address.get("url")) if manager else None
     options = ServiceOptions(data_dir=data_dir, environ=environ, install_lookups=lookups)
+    if multi_user:
+        options = replace(options, users=multi_user_standin(data_dir))
     if returning_user:
         await seed_returning_user(options)
     app = create_standin(frontend, options, manager) if frontend else create_app(options)
@@ -360,6 +366,7 @@ async def main(args: argparse.Namespace) -> None:
                     args.returning_user,
                     manager,
                     models.origin if models else None,
+                    args.multi_user,
                 )
             printed: dict[str, Any] = {"app": app_url, "provider": provider.origin}
             if models is not None:
@@ -394,6 +401,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--returning-user",
         action="store_true",
         help="a data directory that earlier sessions used (tests/comfy_standin/returning.py)",
+    )
+    parser.add_argument(
+        "--multi-user",
+        action="store_true",
+        help="as ComfyUI's --multi-user: users from POST /api/users, the comfy-user header",
     )
     parser.add_argument(
         "--manager",

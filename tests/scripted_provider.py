@@ -28,6 +28,16 @@ class Pause:
 
 
 @dataclass
+class Gate:
+    """Wait until the test opens this gate (`gate.open.set()`): an answer held open for as
+    long as a test needs another request to overlap it. `reached` is set when the stream
+    gets here."""
+
+    open: asyncio.Event = field(default_factory=asyncio.Event)
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
 class Raw:
     """Bytes written as they are (a malformed chunk)."""
 
@@ -342,6 +352,9 @@ class ScriptedProvider:
             for item in reply.chunks:
                 if isinstance(item, Pause):
                     await asyncio.sleep(item.seconds)
+                elif isinstance(item, Gate):
+                    item.reached.set()
+                    await item.open.wait()
                 elif isinstance(item, Raw):
                     await response.write(item.data)
                 elif isinstance(item, Cut):

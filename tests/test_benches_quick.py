@@ -157,6 +157,12 @@ TARGETS: dict[str, list[str]] = {
         *(f"TARGET every task succeeds at {w}:" for w in (4096, 8192, 32768)),
     ],
     "stream_overhead.py": ["TARGET ttfb_added_median_ms="],
+    "teams_load.py": [
+        "TARGET p95_first_byte_ms=",
+        "TARGET errors=",
+        "TARGET sqlite_busy=",
+        "TARGET threads_whole=",
+    ],
     "tokens_bench.py": ["TARGET warm_speedup=", "TARGET estimate_error="],
     "upload_bytes.py": ["TARGET upload_kb_per_message="],
     "window_fill.py": [

@@ -23,7 +23,11 @@ from comfyui_assistant.tests.comfy_standin import (
 )
 from comfyui_assistant.tests.comfy_standin.locales import translations
 from comfyui_assistant.tests.comfy_standin.returning import PORTRAIT, seed_returning_user
-from comfyui_assistant.tests.comfy_standin.userdata import UserData, add_user_routes
+from comfyui_assistant.tests.comfy_standin.userdata import (
+    StandinUsers,
+    UserData,
+    add_user_routes,
+)
 
 from .helpers import serve_app, serve_routes
 
@@ -34,9 +38,18 @@ class Standin:
     def __init__(self, base: str, session: aiohttp.ClientSession) -> None:
         self.base, self.session = base, session
 
-    async def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
         kwargs: dict[str, Any] = {"json": body} if body is not None else {"data": raw}
-        async with self.session.request(method, self.base + path, **kwargs) as resp:
+        async with self.session.request(
+            method, self.base + path, headers=headers, **kwargs
+        ) as resp:
             text = await resp.text()
             try:
                 return resp.status, json.loads(text)
@@ -188,7 +201,7 @@ async def new_user(tmp_path: Path) -> AsyncIterator[Standin]:
     """The stand-in's user routes over a new user's folder (the stand-in itself serves a
     returning user's, whose workflows folder exists)."""
     routes = web.RouteTableDef()
-    add_user_routes(routes, UserData(tmp_path / "user"))
+    add_user_routes(routes, StandinUsers(UserData(tmp_path / "user")))
     runner, url = await serve_routes(routes)
     try:
         async with aiohttp.ClientSession() as session:

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .test_fuzz_routes import (
-    FUZZING,
+    FUZZ,
     Reply,
     ServerThread,
     assert_served_well,
@@ -120,7 +120,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpFuzz]:
     print(f"\nMCP fuzz: answers by status {dict(sorted(fuzz.statuses.items()))}")
 
 
-@FUZZING
+@FUZZ
 @given(data=st.data())
 def test_no_mcp_message_yields_a_server_error(fuzz: McpFuzz, data: st.DataObject) -> None:
     # (GET: only without a session, which answers at once; one with a session is a stream

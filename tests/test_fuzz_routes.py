@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
+from comfyui_assistant.core.base import UsersFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,8 +41,7 @@ from .fuzz_shapes import (
 from .scripted_provider import ScriptedProvider, text_reply
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
-# bounded and deterministic; the app is shared by the examples (a module fixture)
-FUZZING = settings(
+FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     derandomize=True,
@@ -168,7 +168,7 @@ def assert_served_well(reply: Reply, request: Any) -> None:
 class ServerThread:
     """The standalone app and a scripted provider on their own event loop."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -179,7 +179,7 @@ class ServerThread:
             "LLM_MODEL": "scripted-model",
             "LLM_CONTEXT_WINDOW": "32768",
         }
-        self.app: App = self.run(start_app(data_dir, env))
+        self.app: App = self.run(start_app(data_dir, env, **options))
         self.port = int(self.app.base.rsplit(":", 1)[1])
         self.sent = self.server_errors = 0  # printed at the end (`pytest -s`)
 
@@ -203,9 +203,17 @@ class ServerThread:
         reply = self.send(method, path, body, content_type)
         return reply.status, reply.body
 
-    def send(self, method: str, path: str, body: bytes, content_type: str | None) -> Reply:
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        content_type: str | None,
+        extra: dict[str, str] | None = None,
+    ) -> Reply:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         headers = {"Content-Type": content_type} if content_type else {}
+        headers.update(extra or {})
         try:
             conn.request(method, path, body=body or None, headers=headers)
             response = conn.getresponse()
@@ -248,9 +256,15 @@ def test_the_routes_are_all_found(server: ServerThread) -> None:
     assert len(routes) >= 40
 
 
-@FUZZING
+@FUZZ
 @given(data=st.data())
 def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObject) -> None:
+    method, path, body, content_type = _draw_request(server, data)
+    reply = server.send(method, path, body, content_type)
+    assert_served_well(reply, (method, path, body[:200]))
+
+
+def _draw_request(server: ServerThread, data: st.DataObject) -> tuple[str, str, bytes, str | None]:
     method, template = data.draw(st.sampled_from(server.routes()), label="route")
     path = _fill(template, data.draw(st.lists(path_values, max_size=2), label="params"))
     query = data.draw(
@@ -262,12 +276,46 @@ def test_no_input_yields_a_server_error(server: ServerThread, data: st.DataObjec
             {k: v.encode("utf-8", "surrogatepass") for k, v in query.items()}, safe=""
         )
     body = data.draw(bodies, label="body") if method != "GET" else b""
-    content_type = data.draw(content_types, label="content type")
-    reply = server.send(method, path, body, content_type)
-    assert_served_well(reply, (method, path, body[:200]))
+    return method, path, body, data.draw(content_types, label="content type")
 
 
-@FUZZING
+@pytest.fixture(scope="module")
+def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    """The same, as ComfyUI's --multi-user serves it: two users in its users file."""
+    folder = tmp_path_factory.mktemp("fuzz-team")
+    users = UsersFile(folder / "users.json")
+    running = ServerThread(folder / "data", users=users.as_users())
+    running.users = [users.add("alice"), users.add("bob")]  # type: ignore[attr-defined]
+    yield running
+    running.close()
+    print(f"\nfuzz (users): {running.sent} requests, {running.server_errors} answered 5xx")
+
+
+# What a comfy-user header may hold (http.client sends latin-1, no line breaks)
+header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=80)
+
+
+@FUZZ
+@given(data=st.data())
+def test_no_user_header_yields_a_server_error(
+    team_server: ServerThread, data: st.DataObject
+) -> None:
+    """Any route, any input, from a known user, an unknown one, a system user or none; a user
+    ComfyUI does not know is served nothing."""
+    users = team_server.users  # type: ignore[attr-defined]
+    who = data.draw(
+        st.one_of(st.none(), st.sampled_from(users), st.just("__system"), header_text),
+        label="comfy-user",
+    )
+    method, path, body, content_type = _draw_request(team_server, data)
+    extra = {} if who is None else {"comfy-user": who}
+    reply = team_server.send(method, path, body, content_type, extra)
+    assert_served_well(reply, (who, method, path, body[:200]))
+    if path.startswith("/api/assistant/") and who not in users:
+        assert reply.status >= 400, (who, method, path, reply.status)  # nothing served
+
+
+@FUZZ
 @given(body=mutated(chat_bodies()))
 def test_no_changed_chat_body_yields_a_server_error(server: ServerThread, body: Any) -> None:
     """A valid /api/assistant/chat body with one to three fields left out or mistyped; the thread it
@@ -308,7 +356,7 @@ def seeded(server: ServerThread) -> ServerThread:
     return server
 
 
-@FUZZING
+@FUZZ
 @given(data=st.data())
 def test_no_changed_route_body_yields_a_server_error(
     seeded: ServerThread, data: st.DataObject
@@ -494,7 +542,7 @@ def _strict(name: str) -> Any:
     raise AssertionError(f"{name} in a response: a browser's JSON.parse refuses it")
 
 
-@FUZZING
+@FUZZ
 @given(file=attached_files)
 def test_no_attached_file_yields_a_server_error(server: ServerThread, file: tuple[str, bytes]):
     import base64

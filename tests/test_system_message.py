@@ -44,6 +44,7 @@ async def test_the_default_system_message_has_every_section(assistant, provider)
         "## Style",
         "## Reporting",
         "# Tools",
+        "## Start from a template",
         "## Read first",
         "## Adding nodes",
         "## Widgets",

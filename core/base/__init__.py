@@ -1,6 +1,6 @@
 """The ground floor: the wire types (UI messages, OpenAI messages, the context report), the errors
-the routes turn into 4xx, atomic files, fingerprints, compact JSON, and the UI-to-OpenAI message
-conversion.
+the routes turn into 4xx, atomic files, fingerprints, compact JSON, the UI-to-OpenAI message
+conversion, and who a request is from (`users`: ComfyUI's multi-user rule, each user's folder).
 
 May import: nothing of core.
 """
@@ -46,6 +46,17 @@ from .ui_messages import (
     tool_result_content,
     tool_result_text,
 )
+from .users import (
+    DEFAULT_USER,
+    SINGLE_USER,
+    USER_HEADER,
+    USERS_FOLDER,
+    Users,
+    UsersFile,
+    comfyui_users,
+    user_data_dir,
+    user_dir_name,
+)
 from .wire_types import (
     CitedDocument,
     Content,
@@ -69,6 +80,7 @@ from .wire_types import (
 __all__ = [
     "AWAITING",
     "COMFYUI",
+    "DEFAULT_USER",
     "DENIED",
     "DOWNLOADS",
     "INPUT_INCOMPLETE",
@@ -81,7 +93,10 @@ __all__ = [
     "REGISTRY",
     "RELEASE",
     "SHOWN",
+    "SINGLE_USER",
     "URL",
+    "USERS_FOLDER",
+    "USER_HEADER",
     "WORDS",
     "Addresses",
     "AlwaysCoded",
@@ -110,8 +125,11 @@ __all__ = [
     "TooMuch",
     "UIMessage",
     "UIPart",
+    "Users",
+    "UsersFile",
     "client_session",
     "coded",
+    "comfyui_users",
     "compact_json",
     "content_text",
     "cyclic_gc_paused",
@@ -136,6 +154,8 @@ __all__ = [
     "tool_name_of",
     "tool_result_content",
     "tool_result_text",
+    "user_data_dir",
+    "user_dir_name",
     "with_content",
     "write_atomic",
 ]

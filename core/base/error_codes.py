@@ -86,6 +86,15 @@ ERRORS: dict[str, str] = {
         "{tools} for tools) — shorten the message or raise the window (LLM_CONTEXT_WINDOW or "
         "Settings)."
     ),
+    # one turn at a time in a thread (core/chat/turn_lock.py, core/chat/thread_delta.py)
+    "chat.thread_busy": (
+        "Another answer is being written in this thread (in another tab or window): your "
+        "message was not sent. Wait for that answer, then send it again."
+    ),
+    "chat.thread_moved_on": (
+        "This thread has new messages from another tab or window that this one did not show: "
+        "your message was not sent. They are loaded now; send it again."
+    ),
     # the answer's stream (core/stream/sse.py)
     "stream.bug": (
         "The answer stopped on an error of ours ({error}) — this is a bug in the assistant: the "

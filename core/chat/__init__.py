@@ -7,22 +7,28 @@ summary.
 """
 
 from .attachment_fit import message_room, tokens_of, too_large
+from .chat_plan import response_message_id
 from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
 from .chat_turn import ChatTurn, StreamEnd
 from .thread_delta import with_answer_replaced, with_stored_history
+from .turn_lock import TURN_WAIT_SECONDS, TurnHolds, turn_holds
 from .turn_parts import TurnOptions, TurnParts
 
 __all__ = [
+    "TURN_WAIT_SECONDS",
     "ChatRequest",
     "ChatTurn",
     "StreamEnd",
+    "TurnHolds",
     "TurnOptions",
     "TurnParts",
     "check_workflow",
     "message_room",
     "parse_chat_request",
+    "response_message_id",
     "tokens_of",
     "too_large",
+    "turn_holds",
     "with_answer_replaced",
     "with_stored_history",
     "workflow_key",

@@ -103,10 +103,20 @@ def registry_tools(
     return tuple(spec.openai_tool(brief) for spec in specs), server
 
 
-def offered_names(profile: PromptProfile, context_cut: bool) -> frozenset[str]:
+# Offered at the smallest windows only to a user who has skills: the skill list names them
+# (issue 40 made room so for the template tools at 4K).
+USER_SKILL_READER = "getUserSkill"
+
+
+def offered_names(
+    profile: PromptProfile, context_cut: bool, user_skills: bool = True
+) -> frozenset[str]:
     """The registry tools a profile offers; the reader of left-out guidance only when the
-    guidance sent was cut."""
+    guidance sent was cut; in the skill-names-only profile, the reader of the user's skills
+    only when they have some."""
     names = {spec.name for spec in TOOLS if profile.offers(spec.tier)} - {CONTEXT_READER}
+    if profile.skill_names_only and not user_skills:
+        names.discard(USER_SKILL_READER)
     return frozenset(names | ({CONTEXT_READER} if context_cut else set()))
 
 
@@ -216,7 +226,7 @@ def build_plan(
     tools: list[dict[str, Any]] = []
     server: frozenset[str] = frozenset()
     if tools_usable:
-        names = offered_names(profile, bool(guidance.omitted))
+        names = offered_names(profile, bool(guidance.omitted), bool(sources.user_skills))
         tools, server = _offered_tools(req, names, brief=profile.compact)
     index = (
         skill_names_line(sources.system_skills, sources.user_skills)

@@ -13,7 +13,11 @@ A request without `parentId` carries the whole thread, as before (older panels, 
 clients). A parent the thread does not have where the panel says, or stored messages after it
 that the request neither carries nor replaces (`messageId`: an answer asked again, a resubmit),
 mean the panel's thread is not the stored one: 409 `StaleThread`, and the panel sends the whole
-thread instead (ui/src/runtime/sentMessages.ts); never a history the panel does not show.
+thread instead (ui/src/runtime/sentMessages.ts); never a history the panel does not show. Stored
+messages after the parent are another tab's turn (or an answer the panel never received): then
+the 409 is coded `chat.thread_moved_on` and the panel does not send its own thread over them
+(that would store two messages at one place and answer on a history without that turn): it
+loads the thread and gives the user the message back to send again.
 
 "Answer again" (trigger `regenerate-message`) names no message when assistant-ui sends it: the
 stored answer after the request's messages is the one asked again, and goes, from either kind of
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..base import RequestError
+from ..base import RequestError, coded
 from ..store import Threads
 from .chat_request import ChatRequest
 
@@ -64,8 +68,8 @@ async def with_stored_history(threads: Threads, req: ChatRequest) -> ChatRequest
         replaces = ids[extra[0]]
     # what an answer asked again (or continued) replaces goes: from that message on
     cut = at.get(replaces, len(ids)) if replaces is not None else len(ids)
-    if extra and extra[0] < cut:
-        raise _stale(req, f"has message {ids[extra[0]]!r} after it that the request does not carry")
+    if extra and extra[0] < cut:  # (another tab's turn, or an answer this panel never got)
+        raise StaleThread(coded("chat.thread_moved_on"))
     history = [m.as_ui() for m in stored[: parent + 1]]
     messages = [*history, *req.messages]
     return dataclasses.replace(req, messages=messages, parent=None, message_id=replaces)

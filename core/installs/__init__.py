@@ -18,6 +18,8 @@ from .model_folders import ModelFolders
 from .registry_client import registry_origin
 from .registry_lookups import scan_with_registry
 from .scan_downloads import download_specs, requested_names
+from .scans import ScanStore
+from .user_downloads import UserDownloads
 
 __all__ = [
     "ComfyUIAddress",
@@ -26,6 +28,8 @@ __all__ = [
     "Job",
     "LookupProvider",
     "ModelFolders",
+    "ScanStore",
+    "UserDownloads",
     "comfyui_loopback_url",
     "download_specs",
     "manager_lookups",

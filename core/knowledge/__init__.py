@@ -1,5 +1,5 @@
 """What the assistant can look up on this machine: ComfyUI's installed nodes and models (the
-environment index), skills as files, and the shipped system context.
+environment index), its workflow templates, skills as files, and the shipped system context.
 
 May import: base.
 """
@@ -32,6 +32,7 @@ from .skills import (
     list_skills,
     user_skills_dir,
 )
+from .templates import Template, TemplateLibrary, installed_library
 
 __all__ = [
     "COMFYUI_SOURCE",
@@ -45,11 +46,14 @@ __all__ = [
     "SkillError",
     "SkillNotFound",
     "SystemContext",
+    "Template",
+    "TemplateLibrary",
     "UnknownModelCategory",
     "check_slug",
     "closest",
     "env_int",
     "from_object_info",
+    "installed_library",
     "list_skills",
     "load_context",
     "load_system_context",

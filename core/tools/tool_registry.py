@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from . import server_tools
+from . import server_tools, template_tools
 from .tool_spec import ToolRunner, ToolSpec
 
 
@@ -38,13 +38,14 @@ _GRAPH: dict[str, Any] = {
 _WIDGET_VALUE: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 _SLUG: dict[str, Any] = {"type": "string", "description": "Skill slug, e.g. txt2img."}
 _EXACT = "Exact node type (class name), e.g. KSampler."
+_QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "description": "Words to search for."}
 
 # The seven graph tools cost about 1,300 cl100k tokens as json.dumps(openai_tools()); the two
 # install tools about 300 more (tests/test_tools_definitions.py).
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="getWorkflow",
-        brief="Read the graph the user is viewing (detail: summary, compact (default) or full).",
+        brief="Read the graph the user views (detail: summary, compact or full).",
         tier="small",
         description="Read the graph the user views (every tool works there: id 5 is its node "
         '5); again before editing if it may have changed. "12:5": node 5 inside subgraph node '
@@ -72,7 +73,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="addNode",
-        brief="Add one node by exact class name (e.g. KSampler); returns its id.",
+        brief="Add a node by exact class name (e.g. KSampler); returns its id.",
         tier="small",
         description="Add one node; returns its id. nodeType must be an exact registered class "
         "name (e.g. KSampler); if unsure it exists, search the node types first.",
@@ -147,7 +148,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="setWidgetValues",
-        brief="Set widget values on one node; an invalid value fails with the valid choices.",
+        brief="Set widget values on one node; a wrong value fails with the choices.",
         tier="small",
         description="Set widget values on one node. Values are checked against the node "
         "definition (combo choices, number min/max); an invalid value fails with the valid "
@@ -213,6 +214,21 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="panel",
         group="graph",
         edits_graph=True,
+    ),
+    # Templates (issue 40): the cheapest way for a small model to a working graph is a known-good
+    # one. About 110 cl100k tokens brief for both, 200 in full (tests/test_prompt_profile.py).
+    ToolSpec(
+        name="loadTemplate",
+        brief="Open a template in a new tab; lists missing models.",
+        tier="small",
+        description="Open an official template in a new tab (the chat follows); returns "
+        "missing models and a scan id for downloadModels.",
+        parameters=_args(["name"], name={"type": "string", "description": "e.g. flux_schnell"}),
+        runs="panel",
+        group="graph",
+        edits_graph=True,
+        digest_args=("name",),
+        digest_files=False,
     ),
     # Installs (issue 28): in the browser, through ComfyUI-Manager's own API, each after the
     # user's Allow. Finding, installing packs and restarting from 8K windows (issue 35: about
@@ -311,7 +327,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "and outputs.",
         parameters=_args(
             ["query"],
-            query={"type": "string", "minLength": 1, "description": "Words to search for."},
+            query=_QUERY,
             limit={
                 "type": "integer",
                 "minimum": 1,
@@ -323,6 +339,24 @@ TOOLS: tuple[ToolSpec, ...] = (
         runs="server",
         group="lookup",
         handler=server_tools.search_nodes,
+        digest_args=("query",),
+        digest_files=False,
+    ),
+    ToolSpec(
+        name="searchTemplates",
+        brief="Find official workflow templates.",
+        tier="small",
+        description="Search ComfyUI's official templates: each one's name, use, model files "
+        "(installed or missing), API nodes.",
+        parameters=_args(
+            ["query"],
+            query=_QUERY,
+            tags={"type": "array", "items": {"type": "string"}, "description": "Any of these."},
+            limit={"type": "integer", "maximum": 20, "default": 5, "description": "Most results."},
+        ),
+        runs="server",
+        group="lookup",
+        handler=template_tools.search_templates,
         digest_args=("query",),
         digest_files=False,
     ),

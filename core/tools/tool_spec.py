@@ -74,15 +74,22 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+# Left out of the compact form: words for the model, and lower bounds on lengths and counts that
+# a model rarely breaks (a call that does gets the full schema's error: the panel and the server
+# check the full one). Issue 40 made room so for the template tools at 4K.
+_BRIEF_DROPS = frozenset({"description", "default", "minLength", "minItems", "minProperties"})
+
+
 def _brief_schema(schema: Any) -> Any:
-    """A JSON Schema in its compact form: without "description" texts, defaults,
-    `"additionalProperties": false` and empty "required" lists (the shapes, types, choices and
-    ranges stay; a default may differ by profile, e.g. the number of search results)."""
+    """A JSON Schema in its compact form: without "description" texts, defaults, lower bounds
+    on lengths and counts, `"additionalProperties": false` and empty "required" lists (the
+    shapes, types, choices and numeric ranges stay; a default may differ by profile, e.g. the
+    number of search results)."""
     if not isinstance(schema, Mapping):
         return schema
     out = {}
     for key, value in schema.items():
-        if key == "description" or (key, value) in (
+        if key in _BRIEF_DROPS or (key, value) in (
             ("additionalProperties", False),
             ("required", ()),
         ):

@@ -12,7 +12,7 @@ the real frontend without ComfyUI, torch or models:
 | `GET /api/extensions` | the web root's `extensions/**/*.js`, then ours, as ComfyUI lists them |
 | `GET /api/object_info` | our shipped node definitions (`data/object_info.json.gz`)(*) |
 | `GET /api/object_info/{type}` | that one type(*), `{}` when it is not registered |
-| `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py` |
+| `/api/users`, `/api/settings`, `/api/userdata`, `/api/v2/userdata` | `userdata.py`(**) |
 | `/ws`, `/api/prompt`, `/api/queue`, `/api/history`, `/api/jobs` | `queue.py`, `validation.py` |
 | `/view` (and `/api/view`) | a run's files from the stand-in's folders: `view.py` |
 | `GET /api/i18n` | the `locales/` of the custom nodes it hosts (ours): `locales.py` |
@@ -23,6 +23,9 @@ the real frontend without ComfyUI, torch or models:
 
 (*) with `manager=`, also a bare definition of each node type of the packs Manager's stand-in
 loaded (its `registered`, which a reboot updates).
+(**) multi-user mode, as ComfyUI's `--multi-user`: `ServiceOptions(users=multi_user_standin(dir))`
+(users in `<data dir>/comfy-user/users.json`; `POST /api/users` adds one, every request names
+its user with the `comfy-user` header, as the frontend sends it).
 
 Every request the frontend makes that nothing answers is logged (`missing`), so a newer
 frontend that asks for something new shows up in the suite's output. `returning.py` fills a data
@@ -40,6 +43,7 @@ from typing import Any
 from aiohttp import web
 
 from ...api_handlers import add_routes
+from ...core.base import Users, UsersFile
 from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
 from ...routes.guard import LOOPBACK
@@ -49,7 +53,7 @@ from .locales import add_i18n_route
 from .queue import Queue, add_queue_routes
 from .returning import user_folder
 from .templates import add_template_routes
-from .userdata import UserData, add_user_routes
+from .userdata import StandinUsers, UserData, add_user_routes
 from .view import add_view_route, standin_folders
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +70,11 @@ STATIC_ANSWERS: dict[str, Any] = {
     "/api/global_subgraphs": {},
     "/templates/index_logo.json": {},
 }
+
+
+def multi_user_standin(data_dir: Path) -> Users:
+    """The users of a stand-in in multi-user mode: `<data dir>/comfy-user/users.json`."""
+    return UsersFile(user_folder(data_dir).parent / "users.json").as_users()
 
 
 def frontend_versions() -> list[str]:
@@ -138,7 +147,9 @@ def create_standin(
     )
     routes = web.RouteTableDef()
     add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
-    add_user_routes(routes, UserData.returning_user(user_folder(options.data_dir)))
+    users_file = options.users.resolve if isinstance(options.users.resolve, UsersFile) else None
+    default_user = UserData.returning_user(user_folder(options.data_dir))
+    add_user_routes(routes, StandinUsers(default_user, users_file))
     add_queue_routes(routes, queue)
     add_view_route(routes, folders)
     add_i18n_route(routes, [ROOT])  # the one custom node it hosts: this repository

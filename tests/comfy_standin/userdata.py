@@ -1,8 +1,14 @@
-"""ComfyUI's user routes (`app/user_manager.py`, single-user mode) on a directory of real files:
+"""ComfyUI's user routes (`app/user_manager.py`) on a directory of real files:
 `/api/users`, `/api/settings[/{id}]` (kept in `comfy.settings.json`, as ComfyUI keeps them),
 `/api/userdata` (list), `/api/userdata/{file}` (get, post, delete, move; `file` is one
 URL-encoded path such as `workflows%2Fa.json`) and `/api/v2/userdata` (a folder's entries).
 A path that leaves the user's directory is refused with 400; nothing here raises on bad input.
+
+Multi-user mode (`StandinUsers` with a users file, as ComfyUI's `--multi-user`): `GET /api/users`
+lists `{"storage": "server", "users": {id: name}}`, `POST /api/users {"username"}` adds a user
+and answers its id (400 "Duplicate username."), and every other route serves the files of the
+user the `comfy-user` header names (`<root>/<id>/`, as ComfyUI's `user/<id>/`); a user missing
+from the file, or none named, is refused with 403 as ComfyUI refuses one.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
+
+from ...core.base import UsersFile
 
 SETTINGS_FILE = "comfy.settings.json"
 
@@ -74,17 +82,58 @@ class UserData:
         )
 
 
-def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
+class StandinUsers:
+    """Whose files a request reads: the one user's, or with a users file the named user's."""
+
+    def __init__(self, default: UserData, users_file: UsersFile | None = None) -> None:
+        self.default, self.users_file = default, users_file
+        self._folders: dict[str, UserData] = {}
+
+    def of(self, request: web.Request, settings: bool = False) -> UserData:
+        """The user's files; an unknown user refused as ComfyUI 0.3.64 and 0.33 refuse one:
+        401 on the settings routes (AppSettings), 403 here (where a real 0.3.64 answers some
+        routes with a 500, its KeyError unhandled)."""
+        if self.users_file is None:
+            return self.default
+        try:
+            user = self.users_file(request)
+        except KeyError:
+            if settings:
+                raise web.HTTPUnauthorized() from None
+            raise web.HTTPForbidden(text="Invalid user specified in request") from None
+        folder = (self.default.root.parent / user).resolve()
+        if not folder.is_relative_to(self.default.root.parent):  # (as ComfyUI's commonpath)
+            raise web.HTTPForbidden(text="Invalid user specified in request")
+        if user not in self._folders:
+            self._folders[user] = UserData.returning_user(folder)
+        return self._folders[user]
+
+
+def add_user_routes(routes: web.RouteTableDef, users: StandinUsers) -> None:
     @routes.get("/api/users")
-    async def users(request: web.Request) -> web.Response:
-        return web.json_response({"storage": "server", "migrated": True})
+    async def list_users(request: web.Request) -> web.Response:
+        if users.users_file is None:
+            return web.json_response({"storage": "server", "migrated": True})
+        return web.json_response({"storage": "server", "users": users.users_file.users()})
+
+    @routes.post("/api/users")
+    async def add_user(request: web.Request) -> web.Response:
+        body = await json_body(request)
+        name = body.get("username") if isinstance(body, dict) else None
+        if users.users_file is None or not isinstance(name, str) or not name.strip():
+            raise web.HTTPBadRequest(text='send {"username": NAME} (multi-user mode only)')
+        if name in users.users_file.users().values():
+            return web.json_response({"error": "Duplicate username."}, status=400)
+        return web.json_response(users.users_file.add(name))
 
     @routes.get("/api/settings")
     async def all_settings(request: web.Request) -> web.Response:
+        data = users.of(request, settings=True)
         return web.json_response(data.settings())
 
     @routes.post("/api/settings")
     async def post_settings(request: web.Request) -> web.Response:
+        data = users.of(request, settings=True)
         changes = await json_body(request)
         if not isinstance(changes, dict):
             raise web.HTTPBadRequest(text="send a JSON object of settings")
@@ -93,15 +142,18 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.get("/api/settings/{id}")
     async def one_setting(request: web.Request) -> web.Response:
+        data = users.of(request, settings=True)
         return web.json_response(data.settings().get(request.match_info["id"]))
 
     @routes.post("/api/settings/{id}")
     async def post_one_setting(request: web.Request) -> web.Response:
+        data = users.of(request, settings=True)
         data.save_settings({request.match_info["id"]: await json_body(request)})
         return web.Response(status=200)
 
     @routes.get("/api/userdata")
     async def list_userdata(request: web.Request) -> web.Response:
+        data = users.of(request)
         folder = request.query.get("dir", "")
         if not folder:
             raise web.HTTPBadRequest(text="Directory not provided")
@@ -124,6 +176,7 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
         """As 0.3.64's: the folder walked whole (os.walk), directories first, each sorted by
         name; paths from the user's folder; `modified` in seconds. The user's folder itself
         answers [] even before it exists; a missing folder under it 404."""
+        data = users.of(request)
         relative = request.query.get("path", "")
         base = data.path(relative) if relative else data.root
         if not base.exists():
@@ -145,6 +198,7 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.get("/api/userdata/{file}")
     async def get_file(request: web.Request) -> web.StreamResponse:
+        data = users.of(request)
         path = data.path(request.match_info["file"])
         if not path.is_file():
             raise web.HTTPNotFound()
@@ -152,6 +206,7 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.post("/api/userdata/{file}")
     async def post_file(request: web.Request) -> web.Response:
+        data = users.of(request)
         path = data.path(request.match_info["file"])
         overwrite = request.query.get("overwrite", "true").lower() != "false"
         if path.is_dir() or (path.exists() and not overwrite):
@@ -163,6 +218,7 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.delete("/api/userdata/{file}")
     async def delete_file(request: web.Request) -> web.Response:
+        data = users.of(request)
         path = data.path(request.match_info["file"])
         if not path.is_file():
             raise web.HTTPNotFound()
@@ -171,6 +227,7 @@ def add_user_routes(routes: web.RouteTableDef, data: UserData) -> None:
 
     @routes.post("/api/userdata/{file}/move/{dest}")
     async def move_file(request: web.Request) -> web.Response:
+        data = users.of(request)
         source = data.path(request.match_info["file"])
         dest = data.path(request.match_info["dest"])
         if not source.is_file():

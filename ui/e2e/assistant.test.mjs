@@ -901,6 +901,54 @@ for (const target of TARGETS) {
       await screenshot(page, step("load"), "2-back-on-the-users-tab");
     });
 
+    // loadTemplate (issue 40): the frontend's own template, fetched and opened as its template
+    // browser does, in a new tab named by the template's title, bound to a thread key of ours;
+    // the model reads each missing model in one line. (The playground serves no templates.)
+    test("loadTemplate opens a template in a new tab named by its title; the chat follows; missing models in one line each", { timeout: 120_000, skip: !target.comfyui && "the playground serves no /templates" }, async () => {
+      await openAssistant(page);
+      await settle(page);
+      await page.evaluate(() => window.app.extensionManager.command.execute("Comfy.NewBlankWorkflow"));
+      await panel(page).getByText(/Ask about your workflow/).waitFor({ timeout: 10_000 });
+      const from = await tabFacts(page);
+      // (0.33.0's templates package has no "default": a real ComfyUI opens one it has)
+      const name = target.real ? "flux_dev_checkpoint_example" : "default";
+      await harness.provider.reset();
+      await harness.provider.script(
+        reply.toolCalls({ id: "call_template", name: "loadTemplate", arguments: { name } }),
+        reply.text("Opened the template."),
+      );
+      const ask = `open the ${name} template ${Date.now()}`;
+      await send(page, ask);
+      await panel(page).getByText("Opened the template.").waitFor({ timeout: 30_000 });
+      const [, second] = await harness.provider.requests();
+      const result = JSON.parse(second.messages.find((m) => m.tool_call_id === "call_template").content);
+      const tab = await tabFacts(page);
+      const title = await page.evaluate(() => window.app.extensionManager.workflow.activeWorkflow.filename);
+      const indexTitle = await page.evaluate(async (name) => {
+        const index = await (await fetch("templates/index.json")).json();
+        return index.flatMap((g) => g.templates).find((t) => t.name === name)?.title ?? name;
+      }, name);
+      if (!target.real) assert.equal(indexTitle, "Image Generation");
+      assert.notEqual(tab.key, from.key, "a new tab is active");
+      assert.equal(title, indexTitle);
+      assert.deepEqual([result.ok, result.template, result.tab], [true, name, title], JSON.stringify(result));
+      assert.match(result.note, new RegExp(`^ComfyUI opened it in a new tab, “${title}”, which the user now sees`));
+      // its own thread key, not the template's workflow id (templates share theirs)
+      assert.match(tab.bound, /^unsaved:[0-9a-f-]{36}$/);
+      assert.notEqual(tab.bound, `unsaved:${tab.graphId}`);
+      assert.ok(Array.isArray(result.missing), JSON.stringify(result));
+      for (const line of result.missing) assert.match(line, /^missing (model \S+ \(models\/|node type )/);
+      const checkpoint = result.missing.find((l) => l.startsWith("missing model v1-5-pruned-emaonly-fp16.safetensors"));
+      if (!target.real) {
+        assert.equal(checkpoint, "missing model v1-5-pruned-emaonly-fp16.safetensors (models/checkpoints, huggingface.co)");
+        assert.match(result.next, new RegExp(`^downloadModels \\{"scan": "${result.scan}", "models": \\["v1-5-pruned-emaonly-fp16.safetensors"\\]\\}`));
+      }
+      const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
+      await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === tab.bound, "the chat bound to the template's tab");
+      await screenshot(page, step("template"), "1-template-tab");
+      await showWorkflow(page, from.key);
+    });
+
     test("saving an unsaved tab under a name keeps its thread with it", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       await settle(page);

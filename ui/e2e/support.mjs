@@ -139,7 +139,7 @@ export function python() {
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
  * on the ComfyUI one, "v4" etc., at `managerSecurity` (`managerGitUrl`: allow_git_url_install); `modelHost`: a
  * model host downloads may use, on `modelHostPort` if given). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0 } = {}) {
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0, multiUser = false } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -150,6 +150,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(managerGitUrl ? ["--manager-git-url"] : []),
     ...(modelHost ? ["--model-host"] : []),
     ...(modelHostPort ? ["--model-host-port", String(modelHostPort)] : []),
+    ...(multiUser ? ["--multi-user"] : []), // as ComfyUI's --multi-user (tests/comfy_standin/userdata.py)
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";

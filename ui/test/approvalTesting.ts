@@ -21,7 +21,7 @@ export function askingChat(name: string, args: (nodes: ReturnType<typeof buildTx
   const nodes = buildTxt2Img(t);
   const server = fakeServer((body) =>
     sseResponse(
-      body.messages.length === 1 ? toolCallAnswer(name, args(nodes), "call_1") : deniedThenText(body),
+      body.messages.length === 1 ? toolCallAnswer(name, args(nodes), "call_1", "a1") : deniedThenText(body),
     ),
   );
   vi.stubGlobal("fetch", server.fetch);

@@ -299,6 +299,10 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       if (parentId !== undefined) {
         const at = thread.messages.findIndex((m) => m.id === parentId);
         if (at < 0 || (parentIndex !== undefined && parentIndex !== at)) return json({ error: `thread ${sent.id} is stale` }, 409);
+        const after = thread.messages[at + 1];
+        if (after && !sent.messageId && sent.trigger !== "regenerate-message" && !sent.messages.some((m) => m.id === after.id)) {
+          return json({ error: "This thread has new messages from another tab…", code: "chat.thread_moved_on", params: {} }, 409);
+        } // (another tab's turn: core/chat/thread_delta.py)
         request.messages = [...thread.messages.slice(0, at + 1), ...sent.messages];
       }
       chatRequests.push(request);
@@ -311,7 +315,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       const [mine, theirs] = response.body.tee();
       const last = request.messages.at(-1);
       const stored = answerOf(mine, last?.role === "assistant" ? last : undefined).then((answer) => {
-        if (!answer) return;
+        if (!answer || answer.parts.length === 0) return; // (as the server: one with content)
         const at = thread.messages.findIndex((m) => m.id === answer.id);
         thread.messages = at < 0 ? [...thread.messages, answer] : thread.messages.map((m, i) => (i === at ? answer : m));
       });

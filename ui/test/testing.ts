@@ -287,7 +287,7 @@ export function createTestApp(options: { legacy?: boolean; stringIds?: boolean; 
       const copy = data === undefined || data === null ? data : structuredClone(data);
       keyGraphToLoad(app, copy);
       const tab = workflows.openWorkflows.find((w) => w === workflow);
-      return tab ? workflows.loadInto(tab, copy) : workflows.openNew(copy);
+      return tab ? workflows.loadInto(tab, copy) : workflows.openNew(copy, typeof workflow === "string" && workflow ? workflow : undefined);
     };
     watchWorkflows(app, () => {});
   }

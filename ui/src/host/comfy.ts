@@ -32,9 +32,13 @@ export interface NodeDef {
 
 export interface ComfyApi {
   clientId?: string;
+  /** The user `fetchApi` names in its `Comfy-User` header ("" until a multi-user login). */
+  user?: string;
   fetchApi(route: string, init?: RequestInit): Promise<Response>;
   /** The URL of an api route under the frontend's base path ("/view?…" -> "/api/view?…"). */
   apiURL(route: string): string;
+  /** The URL of a file ComfyUI serves under the frontend's base path ("/templates/x.json"). */
+  fileURL?(route: string): string;
   addEventListener(type: string, listener: (event: CustomEvent) => void): void;
   removeEventListener(type: string, listener: (event: CustomEvent) => void): void;
 }

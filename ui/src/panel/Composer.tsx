@@ -43,6 +43,14 @@ export const Composer: FC = () => {
   const form = useRef<HTMLFormElement>(null);
   useClearOfHostDialogs(form); // ComfyUI's own bottom dialogs must not cover the message box
 
+  // A message the server refused over another tab's turn comes back here (runtime/threadSync.ts).
+  const putBack = entry.putBack;
+  useEffect(() => {
+    if (putBack === null) return;
+    entry.putBack = null;
+    if (!aui.composer.getState().text) aui.composer.setText(putBack);
+  }, [entry, aui, putBack]);
+
   // The draft survives closing the tab and switching threads: keep it in the store.
   useEffect(() => {
     const saved = store.draft(key);

@@ -4,6 +4,7 @@ import { createElement } from "react";
 import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../host/comfy";
 import { followComfyLocale } from "../i18n/comfyLocale";
+import { followUser } from "../server/api";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
 import { graphShot } from "../tools/graphSnapshot";
@@ -40,6 +41,7 @@ export function panelStore(app: ComfyApp): ChatStore {
     }
     store.workflows.follow(app); // for the page's life, panel open or not
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
+    followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
     shared = store;
   }
   return shared;
@@ -54,7 +56,11 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
-  return () => root.unmount();
+  const stopFollowing = store.followOtherTabs(); // the same thread in another tab (threadSync.ts)
+  return () => {
+    stopFollowing();
+    root.unmount();
+  };
 }
 
 export { ChatStore, Panel };

@@ -24,6 +24,8 @@ export interface ChatEntryDeps {
   runTool: (entry: ChatEntry, name: string, toolCallId: string, input: unknown) => void;
   /** Keeps the graph as the assistant's turn left it, for the user's next message. */
   keepGraph: (entry: ChatEntry) => void;
+  /** A turn failed (runtime/threadSync.ts takes back one another tab's turn refused). */
+  failed: (entry: ChatEntry, error: Error) => void;
 }
 
 export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDeps): ChatEntry {
@@ -38,6 +40,7 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
     unfinishedRuns: new Set(),
     shot: null,
     graphNote: null,
+    putBack: null,
     debugRequest: undefined,
     attachments: new ServerAttachments(() => serverId),
     approvals: new Approvals(() => entry.chat, deps.changed, deps.settings().askBeforeEdits !== false),
@@ -87,6 +90,7 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
       deps.keepGraph(entry);
       deps.changed();
     },
+    onError: (error) => deps.failed(entry, error),
     onData: (part) => {
       if (part.type === "data-context-request") {
         entry.debugRequest = part.data;

@@ -24,6 +24,7 @@ import { canCarryNote, endedRunsNote, withNote, type Outgoing, type SendOptions 
 import { fetchSkills } from "./skills";
 import { lastUserId } from "./steps";
 import { threadHistory } from "./threadHistory";
+import { catchUp, refusedTurn, withdrawUnsent } from "./threadSync";
 import { ToolCalls } from "./toolCalls";
 import type { ToolKinds } from "./toolRunner";
 import { WorkflowThreads } from "./workflowThreads";
@@ -194,6 +195,7 @@ export class ChatStore extends Changes {
       changed: () => this.emit(),
       runTool: (entry, name, toolCallId, input) => void this.calls.run(entry, name, toolCallId, input),
       keepGraph: (entry) => this.keepGraph(entry),
+      failed: (entry, error) => this.failed(entry, error),
     });
     this.entries.set(listId, entry);
     if (remoteId) this.entries.set(remoteId, entry);
@@ -278,6 +280,58 @@ export class ChatStore extends Changes {
       pages.loading = false;
       this.emit();
     }
+  }
+
+  // ---- the same thread in another tab (threadSync.ts) ----
+
+  /** A turn the server refused over another tab's: taken back, the words to the composer. */
+  private failed(entry: ChatEntry, error: Error): void {
+    if (!refusedTurn(error)) return;
+    const words = withdrawUnsent(entry);
+    if (words) entry.putBack = words;
+    this.emit();
+    // (once the chat has settled on the error: the SDK calls this just before)
+    void Promise.resolve()
+      .then(() => this.catchUp(entry))
+      .catch(() => {}); // (the server is away: the next look tries again)
+  }
+
+  /** Loads the thread as the server has it when another tab's turns moved it on. */
+  async catchUp(entry: ChatEntry): Promise<boolean> {
+    const rerun = (name: string, toolCallId: string, input: unknown) => void this.calls.run(entry, name, toolCallId, input);
+    const moved = await catchUp(entry, requestJson, (messages) => entry.approvals.restore(messages, rerun));
+    if (moved) this.emit();
+    return moved;
+  }
+
+  /**
+   * While the panel is shown: the shown thread catches up with other tabs when the page becomes
+   * visible or gets the focus, and every `everyMs` while it is visible (after a failed look, less
+   * often: a request to a server that is down logs an error in the console). Returns the stop.
+   */
+  followOtherTabs(everyMs = 4000): () => void {
+    let waitUntil = 0;
+    let misses = 0;
+    const look = async () => {
+      const entry = this.currentThreadId ? this.entries.get(this.currentThreadId) : undefined;
+      if (!entry || document.visibilityState !== "visible" || Date.now() < waitUntil) return;
+      try {
+        await this.catchUp(entry);
+        misses = 0;
+      } catch {
+        misses++;
+        waitUntil = Date.now() + everyMs * Math.min(2 ** misses, 16);
+      }
+    };
+    const now = () => void look();
+    document.addEventListener("visibilitychange", now);
+    window.addEventListener("focus", now);
+    const timer = setInterval(now, everyMs);
+    return () => {
+      document.removeEventListener("visibilitychange", now);
+      window.removeEventListener("focus", now);
+      clearInterval(timer);
+    };
   }
 
   /** Loads a thread's stored messages (GET /api/assistant/threads/{id}) into its chat. */

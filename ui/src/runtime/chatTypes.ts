@@ -23,7 +23,7 @@ export interface ChatEntry {
   haltedAfter: string | null;
   /** Panel tool calls running now. */
   pendingTools: number;
-  /** Of those, calls that open a workflow tab (loadWorkflow). */
+  /** Of those, calls that open a workflow tab (loadWorkflow, loadTemplate). */
   openingTabs: number;
   /** Where each running call is, by its tool call id, when it says (a run: its node, step). */
   readonly progress: Map<string, Record<string, unknown>>;
@@ -38,6 +38,9 @@ export interface ChatEntry {
   /** The note for the next message after the conversation moved without the graph (a
    * conversation-only rewind, a branch return: runtime/rewindNotes.ts), until it is sent. */
   graphNote: string | null;
+  /** The words of a message the server refused (another tab's answer was being written, or the
+   * thread moved on there: threadSync.ts), for the composer to take back; null when none. */
+  putBack: string | null;
   /** The last `data-context-request` (with ?debug=context). */
   debugRequest: unknown;
   /** Files attached in this thread's composer (sent to the server as they are attached). */

@@ -5,13 +5,15 @@
 // `parentId`/`parentIndex`: the message they follow and where it is. The server has a message as
 // the panel has it when the panel loaded it (GET the thread), sent it (an accepted request), or
 // received it whole (an answer that finished; unless the panel added to it meanwhile). A request
-// the server refuses as stale (409: the thread changed elsewhere, a message the server lost) is
-// sent again whole, once: the server then stores what the panel shows, as for an older panel.
+// the server refuses as stale (409: a message the server lost) is sent again whole, once: the
+// server then stores what the panel shows, as for an older panel. Not when the thread has another
+// tab's messages after it (409 `chat.thread_moved_on`): the chat loads them (threadSync.ts).
 //
 // Only messages after the last one the server has are compared: the panel changes only its last
 // answer (tool results, approvals, calls settled by a new message) and adds new messages; a
 // rewind takes the thread from the server. So a long thread costs nothing per message here.
 import { isToolUIPart, type UIMessage } from "ai";
+import { apiFetch, parseServerError } from "../server/api";
 
 type Part = UIMessage["parts"][number];
 
@@ -59,12 +61,31 @@ export class SentMessages {
   /** The panel's results each message carried when it was sent. */
   private readonly sentStates = new Map<string, Set<string>>();
 
+  /** The messages of the last request the server accepted. */
+  private last: Recorded = [];
+
   /** The server has these messages as they were (loaded from it, or sent and accepted). */
   have(messages: Recorded): void {
     for (const [id, key, states] of messages) {
       this.keys.set(id, key);
       this.sentStates.set(id, new Set(states));
     }
+  }
+
+  /** A request the server answered (2xx): it has its messages, unless it refuses the turn in
+   * its stream (another answer in the thread: threadSync.ts), which `forgetLast` undoes. */
+  accepted(messages: Recorded): void {
+    this.have(messages);
+    this.last = messages;
+  }
+
+  /** The last accepted request's turn was refused after all: the server did not store it. */
+  forgetLast(): void {
+    for (const [id] of this.last) {
+      this.keys.delete(id);
+      this.sentStates.delete(id);
+    }
+    this.last = [];
   }
 
   /** An answer streamed to its end: the server stored it, but not what the panel added to it
@@ -129,16 +150,22 @@ export function newOnlyTransport(sent: SentMessages, loaded: LoadedPart): {
     fetch: async (input, init) => {
       const now = sending;
       sending = null;
-      let response = await globalThis.fetch(input, init);
+      let response = await apiFetch(input, init);
       let accepted = now?.sent ?? [];
-      if (response.status === 409 && now?.whole && typeof init?.body === "string") {
+      // (not over another tab's turn: the chat loads the thread instead, threadSync.ts)
+      if (response.status === 409 && now?.whole && typeof init?.body === "string" && !(await movedOn(response))) {
         const { parentId: _p, parentIndex: _i, ...body } = JSON.parse(init.body) as Record<string, unknown>;
         const all = await now.whole();
-        response = await globalThis.fetch(input, { ...init, body: JSON.stringify({ ...body, messages: all }) });
+        response = await apiFetch(input, { ...init, body: JSON.stringify({ ...body, messages: all }) });
         accepted = recorded(all);
       }
-      if (response.ok) sent.have(accepted);
+      if (response.ok) sent.accepted(accepted);
       return response;
     },
   };
+}
+
+/** A 409 that says the thread has another tab's messages after the request's parent. */
+async function movedOn(response: Response): Promise<boolean> {
+  return parseServerError(await response.clone().text()).coded?.code === "chat.thread_moved_on";
 }

@@ -32,6 +32,11 @@ export class ThreadPages {
     return page;
   }
 
+  /** The path of the thread's last page, for one read before the chat takes it (`took`). */
+  get lastPath(): string {
+    return threadPath(this.threadId, `?last=${PAGE}`);
+  }
+
   /** How many messages the thread has before `messages` (the chat's, from its start). */
   offset(messages: readonly UIMessage[]): number {
     return this.before > 0 && messages[0]?.id === this.firstId ? this.before : 0;
@@ -60,7 +65,8 @@ export class ThreadPages {
     return whole.slice(0, at < 0 ? offset : at);
   }
 
-  private took(page: ThreadPage): void {
+  /** The chat now starts with `page` (read from `lastPath`). */
+  took(page: ThreadPage): void {
     this.before = page.firstIndex ?? 0;
     this.firstId = page.messages[0]?.id ?? null;
   }

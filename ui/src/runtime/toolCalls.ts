@@ -24,8 +24,8 @@ export interface ToolCallDeps {
   keepGraph: (entry: ChatEntry) => void;
 }
 
-/** The panel tool that opens a workflow tab (tools/loadWorkflow.ts). */
-const TAB_OPENING_TOOL = "loadWorkflow";
+/** The panel tools that open a workflow tab (tools/loadWorkflow.ts, tools/loadTemplate.ts). */
+const TAB_OPENING_TOOLS: ReadonlySet<string> = new Set(["loadWorkflow", "loadTemplate"]);
 
 /** Whether a tool's output says it opened a tab (`{ok: true, tab: "<its name>"}`). */
 function openedTab(output: unknown): boolean {
@@ -98,7 +98,7 @@ export class ToolCalls {
   /** Runs a panel tool call of `entry`'s chat and adds its output (never throws). */
   async run(entry: ChatEntry, name: string, toolCallId: string, input: unknown): Promise<void> {
     const { deps } = this;
-    const opensTab = name === TAB_OPENING_TOOL;
+    const opensTab = TAB_OPENING_TOOLS.has(name);
     entry.pendingTools++;
     if (opensTab) entry.openingTabs++;
     deps.changed();

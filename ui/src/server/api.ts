@@ -11,6 +11,40 @@ export function apiUrl(path: string): string {
 }
 
 /**
+ * The ComfyUI user our requests are made for. ComfyUI's `api.fetchApi` sends `Comfy-User: api.user`
+ * with every request (1.27.10 and 1.58.1 alike: `api.user` is "" until a multi-user server's user
+ * logs in, then that user's id, kept in localStorage as `Comfy.userId`); with `--multi-user` the
+ * server keys each user's data by it. Our requests do not go through fetchApi (it would prefix a
+ * second /api), so they send it themselves: the host's `api.user` once the panel is given the app,
+ * `Comfy.userId` before that (the standalone page and the playground have neither: no header).
+ */
+let currentUser: () => string | null | undefined = () => storedUser();
+
+export function followUser(user: () => string | null | undefined): void {
+  currentUser = () => user() ?? storedUser();
+}
+
+function storedUser(): string | null {
+  try {
+    return globalThis.localStorage?.getItem("Comfy.userId") ?? null;
+  } catch {
+    return null; // (storage refused: a sandboxed page)
+  }
+}
+
+/** `init` with the `Comfy-User` header (see followUser), when there is a user to name. */
+export function withUser(init: RequestInit = {}): RequestInit {
+  const user = currentUser();
+  if (user === null || user === undefined) return init;
+  const headers = new Headers(init.headers);
+  headers.set("Comfy-User", user);
+  return { ...init, headers };
+}
+
+/** fetch for our routes: every request carries the user (the chat's stream too). */
+export const apiFetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, withUser(init));
+
+/**
  * A coded error's code and parameters, which the server sends beside its English text
  * (core/base/error_codes.py): the panel shows the `error.<code>` message in the user's language.
  */
@@ -115,7 +149,7 @@ type Fetch = typeof globalThis.fetch;
 export async function requestJson<T>(
   path: string,
   init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
-  fetchImpl: Fetch = (input, opts) => globalThis.fetch(input, opts),
+  fetchImpl: Fetch = apiFetch,
 ): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   const options: RequestInit = { method: init.method ?? "GET", headers };

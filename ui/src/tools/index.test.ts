@@ -19,10 +19,10 @@ afterEach(() => {
 });
 
 describe("panel tools", () => {
-  it("exposes the eleven tools by name", () => {
+  it("exposes the twelve tools by name", () => {
     const t = createTestApp();
     expect(Object.keys(t.tools)).toEqual([...PANEL_TOOL_NAMES]);
-    expect(PANEL_TOOL_NAMES).toEqual(["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "findMissing", "installNodePacks", "downloadModels", "restartComfyUI"]);
+    expect(PANEL_TOOL_NAMES).toEqual(["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "loadTemplate", "findMissing", "installNodePacks", "downloadModels", "restartComfyUI"]);
     expect(isPanelTool("addNode")).toBe(true);
     expect(isPanelTool("searchInstalledNodes")).toBe(false);
   });
@@ -32,7 +32,7 @@ describe("panel tools", () => {
     expect(await runTool(t.app, "addNode", '{"nodeType": "VAEDecode"}', t.lg)).toMatchObject({ ok: true, nodeId: 1 });
     expect(await runTool(t.app, "deleteEverything", {}, t.lg)).toEqual({
       ok: false,
-      error: 'Unknown panel tool "deleteEverything". Panel tools: getWorkflow, addNode, removeNodes, connectNodes, setWidgetValues, queueWorkflow, loadWorkflow, findMissing, installNodePacks, downloadModels, restartComfyUI.',
+      error: 'Unknown panel tool "deleteEverything". Panel tools: getWorkflow, addNode, removeNodes, connectNodes, setWidgetValues, queueWorkflow, loadWorkflow, loadTemplate, findMissing, installNodePacks, downloadModels, restartComfyUI.',
     });
   });
 

@@ -18,6 +18,7 @@ import { getWorkflow, type GetWorkflowArgs } from "./getWorkflow";
 import { downloadModels, type DownloadModelsArgs } from "./downloadModels";
 import { findMissing, type FindMissingArgs } from "./findMissing";
 import { installNodePacks, type InstallNodePacksArgs } from "./installNodePacks";
+import { loadTemplate, type LoadTemplateArgs } from "./loadTemplate";
 import { loadWorkflow, type LoadWorkflowArgs } from "./loadWorkflow";
 import { queueWorkflow, type QueueWorkflowArgs } from "./queueWorkflow";
 import { removeNodes, type RemoveNodesArgs } from "./removeNodes";
@@ -50,6 +51,7 @@ interface ArgsByTool {
   setWidgetValues: SetWidgetValuesArgs;
   queueWorkflow: QueueWorkflowArgs;
   loadWorkflow: LoadWorkflowArgs;
+  loadTemplate: LoadTemplateArgs;
   findMissing: FindMissingArgs;
   installNodePacks: InstallNodePacksArgs;
   downloadModels: DownloadModelsArgs;
@@ -64,6 +66,7 @@ const IMPLEMENTATIONS: { [K in ToolName]: (ctx: ToolContext, args: ArgsByTool[K]
   setWidgetValues,
   queueWorkflow,
   loadWorkflow,
+  loadTemplate,
   findMissing,
   installNodePacks,
   downloadModels,

@@ -2,7 +2,7 @@
 // routes/downloads.py): a scan of a workflow, a stored scan by id, downloads started by a scan's
 // model names, a download's state and its cancel. Failures throw ToolError with the server's
 // English text (it goes to the model) and its code (the cards translate it).
-import { apiUrl, parseServerError } from "../server/api";
+import { apiFetch, apiUrl, parseServerError } from "../server/api";
 import { ToolError } from "./context";
 
 export type PackState = "not-installed" | "disabled" | "not-loaded" | "loaded";
@@ -92,7 +92,7 @@ async function call<T>(path: string, method = "GET", body?: unknown): Promise<T>
   }
   let response: Response;
   try {
-    response = await fetch(apiUrl(path), init);
+    response = await apiFetch(apiUrl(path), init);
   } catch (error) {
     throw new ToolError(`The assistant's server is not reachable (${String(error)}); try again.`);
   }

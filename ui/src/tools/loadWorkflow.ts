@@ -95,7 +95,7 @@ function keptNote(app: ComfyApp, tab: ComfyWorkflow, title: string): string {
  * Runs `load` where it goes: with workflow tabs into the new tab the frontend opens (the user's
  * tab stays as it is), else over the one graph once the user confirmed. What the result says.
  */
-async function openOrReplace(app: ComfyApp, incoming: number, load: () => Promise<void>): Promise<Obj> {
+export async function openOrReplace(app: ComfyApp, incoming: number, load: () => Promise<void>): Promise<Obj> {
   const before = activeTab(app);
   if (before === undefined) {
     await confirmReplace(app, incoming);
@@ -120,7 +120,7 @@ async function openOrReplace(app: ComfyApp, incoming: number, load: () => Promis
 /** An empty workflow, for the API format's nodes to be built in (its own tab where there are tabs). */
 const BLANK = { last_node_id: 0, last_link_id: 0, nodes: [], links: [], groups: [], config: {}, extra: {}, version: 0.4 };
 
-function summary(app: ComfyApp): Obj {
+export function summary(app: ComfyApp): Obj {
   const nodes: Record<string, string> = {};
   for (const node of rootNodes(app)) nodes[String(publicId(node.id))] = typeName(node);
   const links = graphLinks(rootGraph(app)).length;

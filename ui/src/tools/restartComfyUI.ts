@@ -8,6 +8,7 @@ import { showToast, type ComfyApp, type LGraphNode, type LiteGraphGlobal } from 
 import { serializeWorkflow } from "./checkpointGraph";
 import { allGraphs, nodesOf, rootRef } from "./graphs";
 import { t } from "../i18n";
+import { apiFetch } from "../server/api";
 import { Denied, type ApprovalRequest } from "./approvals";
 import { type ToolContext, type ToolResult } from "./context";
 import { detectManager, reboot, type ManagerApi } from "./manager";
@@ -41,7 +42,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function backendUp(): Promise<boolean> {
   try {
-    const response = await fetch(BACKEND_PROBE, { cache: "no-store" });
+    const response = await apiFetch(BACKEND_PROBE, { cache: "no-store" });
     return response.ok;
   } catch {
     return false;

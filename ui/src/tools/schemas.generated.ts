@@ -2,12 +2,12 @@
 // The panel tools' argument schemas, as the model is offered them.
 import type { Schema } from "./schema";
 
-export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "findMissing", "installNodePacks", "downloadModels", "restartComfyUI"] as const;
+export const REGISTRY_PANEL_TOOLS = ["getWorkflow", "addNode", "removeNodes", "connectNodes", "setWidgetValues", "queueWorkflow", "loadWorkflow", "loadTemplate", "findMissing", "installNodePacks", "downloadModels", "restartComfyUI"] as const;
 
 export type PanelToolName = (typeof REGISTRY_PANEL_TOOLS)[number];
 
 // The tools that change the graph: a checkpoint is saved before a turn's first call.
-export const GRAPH_EDITING_TOOLS: readonly PanelToolName[] = ["addNode", "removeNodes", "connectNodes", "setWidgetValues", "loadWorkflow"];
+export const GRAPH_EDITING_TOOLS: readonly PanelToolName[] = ["addNode", "removeNodes", "connectNodes", "setWidgetValues", "loadWorkflow", "loadTemplate"];
 
 export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
   "getWorkflow": {
@@ -232,6 +232,19 @@ export const PANEL_TOOL_SCHEMAS: Record<PanelToolName, Schema> = {
       }
     },
     "required": [],
+    "additionalProperties": false
+  },
+  "loadTemplate": {
+    "type": "object",
+    "properties": {
+      "name": {
+        "type": "string",
+        "description": "e.g. flux_schnell"
+      }
+    },
+    "required": [
+      "name"
+    ],
     "additionalProperties": false
   },
   "findMissing": {

@@ -600,6 +600,8 @@ const table: Translation = {
   "error.not_found.document": "المستند {document} غير موجود في المشروع {project}",
   "error.not_found.delegation": "المهمة المفوَّضة {call} غير موجودة في المحادثة {thread}",
   "error.not_found.checkpoint": "لا توجد نقطة استعادة للرسالة {message} في المحادثة {thread}",
+  "error.chat.thread_busy": "تُكتب إجابة أخرى في هذه المحادثة (في علامة تبويب أو نافذة أخرى): لم تُرسَل رسالتك. انتظر تلك الإجابة، ثم أرسلها مرة أخرى.",
+  "error.chat.thread_moved_on": "في هذه المحادثة رسائل جديدة من علامة تبويب أو نافذة أخرى لم تظهر هنا: لم تُرسَل رسالتك. حُمِّلت الآن؛ أرسلها مرة أخرى.",
   "error.branch.answer_running": "تُكتب إجابة الآن في هذه المحادثة: أوقفها أولًا، ثم ارجع",
   "error.branch.after_set_aside": "جاء الفرع {number} بعد رسالة نُحّيت هي أيضًا جانبًا: عُد أولًا إلى الفرع الذي يضم تلك الرسالة",
   "error.branch.overlaps": "يضم الفرع {number} رسائل عادت إلى المحادثة من جديد",

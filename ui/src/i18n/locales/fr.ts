@@ -517,6 +517,8 @@ const table: Translation = {
   "error.not_found.document": "le document {document} du projet {project} n’existe pas",
   "error.not_found.delegation": "la tâche déléguée {call} de la discussion {thread} n’existe pas",
   "error.not_found.checkpoint": "aucun point de restauration du message {message} n’existe dans la discussion {thread}",
+  "error.chat.thread_busy": "Une autre réponse est en cours d’écriture dans ce fil (dans un autre onglet ou une autre fenêtre) : votre message n’a pas été envoyé. Attendez cette réponse, puis renvoyez-le.",
+  "error.chat.thread_moved_on": "Ce fil contient de nouveaux messages d’un autre onglet ou d’une autre fenêtre que celui-ci n’affichait pas : votre message n’a pas été envoyé. Ils sont chargés maintenant ; renvoyez-le.",
   "error.branch.answer_running": "une réponse est en cours d’écriture dans cette discussion : arrêtez-la d’abord, puis revenez en arrière",
   "error.branch.after_set_aside": "la branche {number} suivait un message qui est désormais lui-même mis de côté : revenez d’abord à la branche qui le contient",
   "error.branch.overlaps": "la branche {number} contient des messages qui figurent de nouveau dans la discussion",

@@ -506,6 +506,8 @@ const table: Translation = {
   "error.not_found.document": "המסמך {document} בפרויקט {project} לא קיים",
   "error.not_found.delegation": "המשימה המואצלת {call} בצ'אט {thread} לא קיימת",
   "error.not_found.checkpoint": "לא קיימת נקודת שחזור של ההודעה {message} בצ'אט {thread}",
+  "error.chat.thread_busy": "תשובה אחרת נכתבת כעת בשיחה הזו (בכרטיסייה או בחלון אחר): ההודעה שלך לא נשלחה. המתן לתשובה הזו ואז שלח אותה שוב.",
+  "error.chat.thread_moved_on": "בשיחה הזו יש הודעות חדשות מכרטיסייה או מחלון אחר שלא הוצגו כאן: ההודעה שלך לא נשלחה. הן נטענו עכשיו; שלח אותה שוב.",
   "error.branch.answer_running": "תשובה נכתבת עכשיו בצ'אט הזה: עצרו אותה קודם, ואז חזרו לאחור",
   "error.branch.after_set_aside": "ענף {number} בא אחרי הודעה שגם היא מונחת עכשיו בצד: חזרו קודם לענף שמכיל את ההודעה הזו",
   "error.branch.overlaps": "ענף {number} מכיל הודעות שנמצאות שוב בצ'אט",

@@ -460,6 +460,8 @@ const table: Translation = {
   "error.not_found.document": "プロジェクト {project} にドキュメント {document} は存在しません",
   "error.not_found.delegation": "チャット {thread} に委任したタスク {call} は存在しません",
   "error.not_found.checkpoint": "チャット {thread} のメッセージ {message} の復元ポイントは存在しません",
+  "error.chat.thread_busy": "このチャットでは別の回答を書いている最中です（別のタブまたはウィンドウ）。メッセージは送信されていません。その回答を待ってから、もう一度送信してください。",
+  "error.chat.thread_moved_on": "このチャットには、ここに表示されていなかった別のタブまたはウィンドウからの新しいメッセージがあります。メッセージは送信されていません。読み込みました。もう一度送信してください。",
   "error.branch.answer_running": "このチャットでは回答を生成中です。先に停止してから巻き戻してください",
   "error.branch.after_set_aside": "ブランチ {number} は、現在退避しているメッセージの後に続いています。先にそのメッセージを含むブランチに戻ってください",
   "error.branch.overlaps": "ブランチ {number} には、チャットにすでに戻っているメッセージが含まれています",

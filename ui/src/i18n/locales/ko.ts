@@ -461,6 +461,8 @@ const table: Translation = {
   "error.not_found.document": "프로젝트 {project}에 ID가 {document}인 문서가 없습니다",
   "error.not_found.delegation": "채팅 {thread}에 ID가 {call}인 위임된 작업이 없습니다",
   "error.not_found.checkpoint": "채팅 {thread}에 메시지 {message}의 복원 지점이 없습니다",
+  "error.chat.thread_busy": "이 대화에서 다른 답변이 작성되고 있습니다(다른 탭 또는 창): 메시지가 전송되지 않았습니다. 그 답변을 기다린 뒤 다시 보내세요.",
+  "error.chat.thread_moved_on": "이 대화에 여기 표시되지 않았던 다른 탭 또는 창의 새 메시지가 있습니다: 메시지가 전송되지 않았습니다. 지금 불러왔으니 다시 보내세요.",
   "error.branch.answer_running": "이 채팅에서 답변을 작성하는 중입니다. 먼저 중지한 다음 되감으세요",
   "error.branch.after_set_aside": "{number}번 분기는 지금 따로 보관된 메시지 뒤에 이어집니다. 먼저 그 메시지가 있는 분기로 돌아가세요",
   "error.branch.overlaps": "{number}번 분기의 메시지가 채팅에 이미 다시 들어 있습니다",
