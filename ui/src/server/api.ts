@@ -49,7 +49,7 @@ export function withUser(init: RequestInit = {}): RequestInit {
  */
 export function withUserQuery(path: string): string {
   const user = currentUser();
-  if (user === null || user === undefined) return path;
+  if (!user) return path; // (single-user ComfyUI: api.user is "")
   return `${path}${path.includes("?") ? "&" : "?"}user=${encodeURIComponent(user)}`;
 }
 

@@ -49,5 +49,7 @@ describe("the Comfy-User header", () => {
     expect(attachmentSrc("attachment:att_1")).toBe("/api/assistant/attachments/att_1?user=bob_77");
     followUser(() => "alice & co/1");
     expect(attachmentSrc("attachment:att 2")).toBe("/api/assistant/attachments/att%202?user=alice%20%26%20co%2F1");
+    followUser(() => ""); // single-user ComfyUI: api.user is ""
+    expect(attachmentSrc("attachment:att_1")).toBe("/api/assistant/attachments/att_1");
   });
 });
