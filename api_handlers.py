@@ -40,7 +40,7 @@ from .routes.skills import add_skill_routes
 from .routes.thread_context import add_thread_context_routes
 from .routes.threads import add_thread_routes
 from .routes.user_context import add_user_context_routes
-from .routes.users import UnknownUser, for_routes, request_user, serving
+from .routes.users import UnknownUser, for_routes, names_user_in_query, request_user, serving
 
 
 def add_routes(
@@ -120,6 +120,7 @@ log = logging.getLogger("comfyui_assistant")
 def _guarded(handler: Handler, hosts: HostPolicy, service: AssistantService) -> Handler:
     """The request guard, then the handler served by the requesting user's assistant (a user
     ComfyUI does not know: 403, nothing read or written)."""
+    in_query = names_user_in_query(handler)
 
     @functools.wraps(handler)
     async def wrapper(request: web.Request) -> web.StreamResponse:
@@ -127,7 +128,7 @@ def _guarded(handler: Handler, hosts: HostPolicy, service: AssistantService) -> 
         if refused is not None:
             return refused
         try:
-            user = request_user(request, service)
+            user = request_user(request, service, in_query)
         except UnknownUser as exc:
             return error_response(exc.status, message_of(exc))
         with serving(service.of_user(user)):

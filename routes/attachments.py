@@ -29,6 +29,7 @@ from ..core.files import (
 )
 from ..core.service import AssistantService
 from .common import HTTPProblem, guarded, not_found, read_json
+from .users import user_in_query
 
 BASE = "/api/assistant/attachments"
 NAME_CHARS = 255
@@ -131,6 +132,7 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
         return store, att
 
     @table.get(BASE + "/{id}")
+    @user_in_query  # (shown with <img src> and <a href>: no header)
     @guarded
     async def show(request: web.Request) -> web.StreamResponse:
         """The file as attached: an image as itself, anything else as plain text (so a

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from ..core.base import USER_HEADER
 from ..core.service import SHARED_PARTS, AssistantService
-from .common import HTTPProblem
+from .common import Handler, HTTPProblem
 
 _SERVING: ContextVar[AssistantService] = ContextVar("comfyui_assistant_user_service")
 
@@ -37,9 +37,30 @@ class UnknownUser(HTTPProblem):
     """A request from a user ComfyUI does not know (403, as ComfyUI's own routes answer)."""
 
 
-def request_user(request: web.Request, service: AssistantService) -> str:
+USER_QUERY = "user"  # names the user on a route marked `user_in_query`, when no header does
+_IN_QUERY = "_assistant_user_in_query"
+
+
+def user_in_query(handler: Handler) -> Handler:
+    """Marks a GET route the panel loads with a plain `<img src>` or `<a href>` (an attachment's
+    bytes), which cannot carry the `comfy-user` header: there the `user` query parameter names
+    the user when no header does. The user is resolved by ComfyUI's own rule all the same (an
+    unknown user is refused) and sees only their own data: the parameter is exactly as strong as
+    the header, which ComfyUI's multi-user mode trusts without authenticating either."""
+    setattr(handler, _IN_QUERY, True)
+    return handler
+
+
+def names_user_in_query(handler: Handler) -> bool:
+    return bool(getattr(handler, _IN_QUERY, False))
+
+
+def request_user(request: web.Request, service: AssistantService, in_query: bool = False) -> str:
     """The id of the user `request` is from, as ComfyUI resolves it; UnknownUser (403) when
-    ComfyUI would refuse it."""
+    ComfyUI would refuse it. `in_query`: the route is marked `user_in_query` (only a GET there
+    reads the query)."""
+    if in_query:
+        request = _query_named(request)
     try:
         return service.options.users.resolve(request)
     except KeyError:
@@ -54,6 +75,15 @@ def request_user(request: web.Request, service: AssistantService) -> str:
             f"ComfyUI runs with --multi-user and {who}: choose or create a user in ComfyUI "
             "(its frontend sends the comfy-user header with each request)",
         ) from None
+
+
+def _query_named(request: web.Request) -> web.Request:
+    """`request` as if its `user` query parameter were its comfy-user header (a GET that names
+    no user in a header, only)."""
+    named = request.query.get(USER_QUERY)
+    if request.method not in ("GET", "HEAD") or named is None or USER_HEADER in request.headers:
+        return request
+    return request.clone(headers={**request.headers, USER_HEADER: named})
 
 
 @contextmanager

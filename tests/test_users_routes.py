@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from .comfy_images import comfy_png
 from .fuzz_shapes import ROUTE_BODIES
 from .helpers import chat_body, sent, user
 from .scripted_provider import ScriptedProvider, text_reply
@@ -184,3 +185,37 @@ async def test_ids_are_not_probed_another_users_thread_answers_as_one_that_never
     assert re.sub("t-alice|no-such-thread", "X", theirs[1]) == re.sub(
         "t-alice|no-such-thread", "X", nobodys[1]
     )
+
+
+async def test_an_attachment_shown_by_url_names_its_user_in_the_query_on_that_route_only(
+    team: Team,
+) -> None:
+    """`<img src>` cannot send the comfy-user header: the attachment's bytes take the user from
+    `?user=` when no header names one, by ComfyUI's rule, and only there, only for a GET."""
+    png = comfy_png()
+    body = {"thread": T, "name": "a.png", "data": base64.b64encode(png).decode()}
+    att = await team.json(team.alice, "POST", f"{BASE}/attachments", body)
+    file = f"{BASE}/attachments/{att['id']}"
+
+    async def get(path: str, header: str | None = None, method: str = "GET") -> tuple[int, bytes]:
+        headers = {} if header is None else {"comfy-user": header}
+        async with team.app.session.request(method, team.app.base + path, headers=headers) as r:
+            return r.status, await r.read()
+
+    assert await get(f"{file}?user={team.alice}") == (200, png)  # hers, by the query
+    # Bob naming himself: her id is none of his (as an id that never was)
+    theirs = await get(f"{file}?user={team.bob}")
+    nobodys = await get(f"{BASE}/attachments/att_none?user={team.bob}")
+    assert theirs[0] == nobodys[0] == 404
+    assert theirs[1].replace(att["id"].encode(), b"X") == nobodys[1].replace(b"att_none", b"X")
+    # the header, when there is one, is who asks (Bob's header with her name in the query)
+    assert (await get(f"{file}?user={team.alice}", header=team.bob))[0] == 404
+    # an unknown or system user in the query is refused as ComfyUI refuses it; no user: refused
+    for who in ("mallory", "__system", ""):
+        assert (await get(f"{file}?user={who}"))[0] == 403, who
+    assert (await get(file))[0] == 403
+    # only that route, only GET: elsewhere the query names nobody
+    assert (await get(f"{file}/workflow?user={team.alice}"))[0] == 403
+    assert (await get(f"{BASE}/threads?user={team.alice}"))[0] == 403
+    assert (await get(f"{file}?user={team.alice}", method="DELETE"))[0] == 403
+    assert await get(file, header=team.alice) == (200, png)  # (still hers, as it was)

@@ -1,13 +1,20 @@
 """The context window a provider's own metadata states for a model: the lookups each kind of
 server answers (`ProviderProfile.probes`, in its order), with short timeouts, cached per
-(base URL, model). A local server's answer for a model not loaded yet is provisional: asked
-again sooner, and the window it last ran the model with is remembered meanwhile."""
+(base URL, model, key). A local server's answer for a model not loaded yet is provisional: asked
+again sooner, and the window it last ran the model with is remembered meanwhile.
+
+The key is in every cache key (as a keyed hash, never the key itself): with a provider per user
+(COMFY_ASSISTANT_PER_USER_PROVIDER) one user's key never answers another's request, and a list
+of models one key may see is not shown to a user with another key or none."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import re
+import secrets
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,13 +32,28 @@ from .provider_profiles import Ask, ProviderProfile
 log = logging.getLogger("comfyui_assistant")
 
 PROBE_TIMEOUT_SECONDS = 2.0  # per metadata request; a slow answer must not delay the chat
-CACHE_SECONDS = 600.0  # metadata answers are kept this long per (base URL, model)
+CACHE_SECONDS = 600.0  # metadata answers are kept this long per (base URL, model, key)
 RETRY_SECONDS = 30.0  # ... but failures and "not loaded yet" answers only this long
 OLLAMA_DEFAULT_NUM_CTX = 4096
 
-_windows: dict[tuple[str, str], tuple[float, Window | None]] = {}
-_lists: dict[str, tuple[float, list[dict[str, Any]]]] = {}
-_last_loaded: dict[tuple[str, str], Window] = {}  # what a local server last ran the model with
+# (base URL, model, key's fingerprint) -> what was found
+CacheKey = tuple[str, str, str]
+_windows: dict[CacheKey, tuple[float, Window | None]] = {}
+_lists: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}  # (URL, fingerprint)
+_last_loaded: dict[CacheKey, Window] = {}  # what a local server last ran the model with
+_SALT = secrets.token_bytes(16)  # (this process's: a fingerprint is worth nothing elsewhere)
+
+
+def key_fingerprint(api_key: str | None) -> str:
+    """Which key answered, for the caches: a keyed hash of it ("" without a key). The key
+    itself is never kept, logged or shown."""
+    if not api_key:
+        return ""
+    return hmac.new(_SALT, api_key.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
+def cache_key(settings: ProviderSettings, model: str) -> CacheKey:
+    return (settings.base_url.rstrip("/"), model, key_fingerprint(settings.api_key))
 
 
 def clear_caches() -> None:
@@ -71,7 +93,7 @@ class Lookup:
         self.session, self.model = session, model
         self.base = settings.base_url.rstrip("/")
         self.root = re.sub(r"/v1$", "", self.base)
-        self.key = (self.base, model)
+        self.key = cache_key(settings, model)
         self.name = settings.label if settings.profile.named else ""
         self.headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
         self.provisional = self.troubled = False
@@ -168,13 +190,14 @@ class Lookup:
 
     async def listing(self) -> Window | None:
         url = f"{self.base}/models"
-        cached = _lists.get(url)
+        listed = (url, self.key[2])  # (the list one key may see)
+        cached = _lists.get(listed)
         if cached and cached[0] > time.monotonic():
             entries = cached[1]
         else:
             entries = _entries(await self.fetch(url), "data")
             if entries:
-                _lists[url] = (time.monotonic() + CACHE_SECONDS, entries)
+                _lists[listed] = (time.monotonic() + CACHE_SECONDS, entries)
         entry = _find(entries, self.model) or {}
         for field in ("max_model_len", "context_length", "context_window"):
             tokens = _positive(entry.get(field))
@@ -197,8 +220,8 @@ async def provider_window(
     settings: ProviderSettings, model: str, session: aiohttp.ClientSession | None = None
 ) -> Window | None:
     """The window the provider's own metadata states for this model, or None. Never raises;
-    each request has a short timeout and answers are cached per (base URL, model)."""
-    key = (settings.base_url.rstrip("/"), model)
+    each request has a short timeout and answers are cached per (base URL, model, key)."""
+    key = cache_key(settings, model)
     hit = _windows.get(key)
     if hit and hit[0] > time.monotonic():
         return hit[1]
@@ -242,7 +265,7 @@ class Capabilities:
         return self.slots > 1
 
 
-_capabilities: dict[tuple[str, str], tuple[float, Capabilities]] = {}
+_capabilities: dict[CacheKey, tuple[float, Capabilities]] = {}
 _YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 
 
@@ -266,8 +289,8 @@ def sees_images(caps: Capabilities, environ: Mapping[str, str]) -> bool:
 
 async def provider_capabilities(settings: ProviderSettings, model: str) -> Capabilities:
     """Asked of llama.cpp (`/props`: its chat template's `supports_tools`) and Ollama
-    (`/api/show`: the model's `capabilities`); cached per (base URL, model). Never raises."""
-    key = (settings.base_url.rstrip("/"), model)
+    (`/api/show`: the model's `capabilities`); cached per (base URL, model, key). Never raises."""
+    key = cache_key(settings, model)
     hit = _capabilities.get(key)
     if hit and hit[0] > time.monotonic():
         return hit[1]

@@ -5,7 +5,7 @@
 // every later request sends the file as it was (the server builds what the model reads).
 import type { Attachment, AttachmentAdapter, CompleteAttachment, PendingAttachment } from "@assistant-ui/react";
 import { t } from "../i18n";
-import { requestJson } from "../server/api";
+import { requestJson, withUserQuery } from "../server/api";
 
 export const ATTACHMENTS_PATH = "/api/assistant/attachments";
 const SCHEME = "attachment:";
@@ -36,10 +36,11 @@ export function attachmentId(url: unknown): string | null {
   return typeof url === "string" && url.startsWith(SCHEME) ? url.slice(SCHEME.length) : null;
 }
 
-/** Where the panel shows an attached file from (the server serves it back by id). */
+/** Where the panel shows an attached file from (the server serves it back by id, to the user
+ * the URL names: an `<img src>` sends no header). */
 export function attachmentSrc(url: unknown): string | null {
   const id = attachmentId(url);
-  return id === null ? null : `${ATTACHMENTS_PATH}/${encodeURIComponent(id)}`;
+  return id === null ? null : withUserQuery(`${ATTACHMENTS_PATH}/${encodeURIComponent(id)}`);
 }
 
 /** The file's bytes as base64 (the server takes JSON bodies only). */

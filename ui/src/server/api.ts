@@ -41,6 +41,18 @@ export function withUser(init: RequestInit = {}): RequestInit {
   return { ...init, headers };
 }
 
+/**
+ * `path` naming the user in its `user` query parameter, for what the browser loads itself (an
+ * attachment's `<img src>` and `<a href>` cannot send a header): the server reads it only on
+ * the routes marked for it (routes/users.py `user_in_query`) and only when no header names a
+ * user. No user, no parameter: `path` as it is.
+ */
+export function withUserQuery(path: string): string {
+  const user = currentUser();
+  if (!user) return path; // (single-user ComfyUI: api.user is "")
+  return `${path}${path.includes("?") ? "&" : "?"}user=${encodeURIComponent(user)}`;
+}
+
 /** fetch for our routes: every request carries the user (the chat's stream too). */
 export const apiFetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, withUser(init));
 

@@ -2,6 +2,7 @@
 // does: the JSON routes and the chat's stream alike (api.ts followUser).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { followUser, requestJson } from "./api";
+import { attachmentSrc } from "../runtime/attachments";
 import { newOnlyTransport, SentMessages } from "../runtime/sentMessages";
 
 afterEach(() => {
@@ -40,5 +41,15 @@ describe("the Comfy-User header", () => {
     localStorage.setItem("Comfy.userId", "bob_77");
     await requestJson("/api/assistant/threads");
     expect(users).toEqual([null, "bob_77"]);
+  });
+
+  it("names the user in the query of an attachment's URL, which an <img src> loads without a header", () => {
+    expect(attachmentSrc("attachment:att_1")).toBe("/api/assistant/attachments/att_1"); // (no user: as it was)
+    localStorage.setItem("Comfy.userId", "bob_77");
+    expect(attachmentSrc("attachment:att_1")).toBe("/api/assistant/attachments/att_1?user=bob_77");
+    followUser(() => "alice & co/1");
+    expect(attachmentSrc("attachment:att 2")).toBe("/api/assistant/attachments/att%202?user=alice%20%26%20co%2F1");
+    followUser(() => ""); // single-user ComfyUI: api.user is ""
+    expect(attachmentSrc("attachment:att_1")).toBe("/api/assistant/attachments/att_1");
   });
 });
