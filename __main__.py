@@ -1,4 +1,6 @@
-"""`python -m comfyui_assistant serve [--host 127.0.0.1] [--port 8190] [--data-dir DIR]`."""
+"""`python -m comfyui_assistant serve [--host 127.0.0.1] [--port 8190] [--data-dir DIR]`, and
+`python -m comfyui_assistant mcp [--comfyui URL] [--token TOKEN]` (the MCP server over stdio,
+relayed to a running ComfyUI with the assistant: mcp_server/stdio.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from aiohttp import web
 
 from .core.service import ServiceOptions
 from .core.store import StoreUnavailable
+from .mcp_server.stdio import TOKEN_ENV, serve_stdio
 from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 
@@ -50,6 +53,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=Path(os.environ.get("COMFY_ASSISTANT_DATA_DIR") or default_data_dir()),
         help="where settings and threads are stored "
         "(default: $COMFY_ASSISTANT_DATA_DIR or ~/.comfyui-assistant)",
+    )
+    mcp = commands.add_parser(
+        "mcp", help="the MCP server over stdio, for a ComfyUI that runs the assistant"
+    )
+    mcp.add_argument(
+        "--comfyui",
+        default="http://127.0.0.1:8188",
+        metavar="URL",
+        help="the ComfyUI (or standalone assistant) to relay to (default: %(default)s)",
+    )
+    mcp.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"for a ComfyUI on another machine: a token made in the assistant's Settings "
+        f"(default: ${TOKEN_ENV})",
     )
     return parser.parse_args(argv)
 
@@ -96,6 +114,11 @@ def _listen_error(exc: OSError, host: str, port: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "mcp":  # (stdout is the protocol's: logs go to stderr)
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_stdio(args.comfyui, args.token))
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         with contextlib.suppress(KeyboardInterrupt):

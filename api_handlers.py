@@ -23,6 +23,7 @@ from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
 from .core.base import message_of
 from .core.service import AssistantService
+from .mcp_server.routes import add_mcp_routes
 from .routes.attachments import add_attachment_routes
 from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
@@ -63,6 +64,7 @@ def add_routes(
         add_download_routes,
     ):
         add(ours, scoped)
+    add_mcp_routes(ours, service)  # (its own: it serves each connection as the user it acts for)
     for route in ours:
         assert isinstance(route, web.RouteDef)
         guarded = _guarded(route.handler, hosts, service)

@@ -14,7 +14,7 @@ import asyncio
 import functools
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,8 @@ class AssistantService:
         self._stored_provider: dict[str, Any] | None = None
         self._corrections: dict[str, Any] | None = None
         self._users: dict[str, AssistantService] = {}  # the other users' (the default's only)
+        # what routes started and the service's close ends (the MCP endpoint's sessions)
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
 
     def _build_shared_parts(self, options: ServiceOptions) -> None:
         install_log_filter(logging.getLogger("comfyui_assistant"))  # no key in any log line
@@ -325,6 +327,8 @@ class AssistantService:
             log.debug("warming up failed: %r", exc)
 
     async def close(self) -> None:
+        for closer in self.on_close:
+            await closer()
         for other in self._users.values():
             await other.close()
         self._users.clear()

@@ -25,6 +25,9 @@ OPENS = re.compile(
 ALLOWED = {  # where each may be opened: under its entry
     "core/base/egress.py": {"ClientSession"},
     "core/provider/provider.py": {"AsyncOpenAI", "DefaultAioHttpClient", "DefaultAsyncHttpxClient"},
+    # the stdio MCP relay: a process of its own (not the server), started by an MCP client,
+    # that connects only to the --comfyui address it is given
+    "mcp_server/stdio.py": {"AsyncClient"},
 }
 
 

@@ -105,14 +105,21 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
                     for headers in ({{"Origin": "http://evil.example"}},
                                     {{"Host": "evil.example"}})
                 ] + [(await client.post("/api/assistant/environment/scan")).status]
-            return tools, provider, refused
-        tools, provider, refused = asyncio.run(main())
+                mcp = await client.post("/api/assistant/mcp", json={{
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {{"protocolVersion": "2025-11-25", "capabilities": {{}},
+                               "clientInfo": {{"name": "t", "version": "1"}}}}}},
+                    headers={{"Accept": "application/json, text/event-stream"}})
+                served = [mcp.status, "serverInfo" in await mcp.text()]
+            return tools, provider, refused, served
+        tools, provider, refused, served = asyncio.run(main())
         print(json.dumps({{
             "paths": sorted({{(r.method, r.path) for r in routes}}),
             "tools": [t["name"] for t in tools["tools"]],
             "baseUrl": provider["baseUrl"],
             "egress": provider["egress"],
             "refused": refused,
+            "mcp": served,
         }}))
         """,
         tmp_path,
@@ -122,6 +129,8 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
         "paths": [
             ["DELETE", "/api/assistant/attachments/{id}"],
             ["DELETE", "/api/assistant/installs/downloads/{id}"],
+            ["DELETE", "/api/assistant/mcp"],
+            ["DELETE", "/api/assistant/mcp/tokens/{token_id}"],
             ["DELETE", "/api/assistant/projects/{pid}"],
             ["DELETE", "/api/assistant/projects/{pid}/documents/{did}"],
             ["DELETE", "/api/assistant/threads/{id}"],
@@ -138,6 +147,9 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["GET", "/api/assistant/installs/downloads"],
             ["GET", "/api/assistant/installs/downloads/{id}"],
             ["GET", "/api/assistant/installs/scan/{id}"],
+            ["GET", "/api/assistant/mcp"],
+            ["GET", "/api/assistant/mcp/panel"],
+            ["GET", "/api/assistant/mcp/tokens"],
             ["GET", "/api/assistant/projects"],
             ["GET", "/api/assistant/projects/{pid}"],
             ["GET", "/api/assistant/projects/{pid}/documents/{did}"],
@@ -174,6 +186,10 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["POST", "/api/assistant/environment/scan"],
             ["POST", "/api/assistant/installs/downloads"],
             ["POST", "/api/assistant/installs/scan"],
+            ["POST", "/api/assistant/mcp"],
+            ["POST", "/api/assistant/mcp/panel/results"],
+            ["POST", "/api/assistant/mcp/panel/state"],
+            ["POST", "/api/assistant/mcp/tokens"],
             ["POST", "/api/assistant/outputs/look"],
             ["POST", "/api/assistant/projects"],
             ["POST", "/api/assistant/projects/{pid}/documents"],
@@ -211,6 +227,8 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
         # our guard holds inside ComfyUI too: another site's origin, a rebound host name, a
         # POST without a JSON content type
         "refused": [403, 403, 415],
+        # the MCP endpoint answers inside ComfyUI too (an initialize, from this machine)
+        "mcp": [200, True],
     }
     # the data directory lives in ComfyUI's user directory
     assert (tmp_path / "comfyui-assistant" / "assistant.sqlite3").is_file()

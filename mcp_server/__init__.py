@@ -1,0 +1,24 @@
+"""The assistant as an MCP server (issue 41): an outside agent (Claude, Cursor, any MCP client)
+uses the assistant's tools, while the user stays in charge.
+
+| module | what |
+| --- | --- |
+| `endpoint.py` | Streamable HTTP at `/api/assistant/mcp`, through the SDK's session manager |
+| `asgi.py` | the bridge from our aiohttp request to the SDK's ASGI transport |
+| `server.py` | the SDK's low-level server: tools/list, tools/call, prompts/list, prompts/get |
+| `prompts.py` | skills as MCP prompts |
+| `resources.py` | the models, a node definition, the connected panels, as MCP resources |
+| `tools.py` | the registry's tools as MCP tools, and how a call runs |
+| `access.py` | who may connect (loopback, or a token from Settings) and as which user |
+| `limits.py` | at most 32 tool calls a minute |
+| `panel_relay.py` | panel tools relayed to the user's open panel: the design, the server's half |
+| `panel_routes.py` | the panel's routes of the relay: its stream of calls, its answers, its state |
+| `stdio.py` | `python -m comfyui_assistant mcp`: stdio, relayed to a running ComfyUI's endpoint |
+
+Built so far: both transports, the registry's tools (the server tools run here, as in a chat),
+the access rules, the rate limit, skills as prompts, resources (the models, a node definition,
+the connected panels), and the server's half of the relay to the panel. Not built yet: the
+panel's half of the relay (and with it approvals, undo and checkpoints for an MCP call, the
+"external agent" line, the open workflow as a resource). Until then a panel tool answers that
+no panel is connected, and a server tool that asks the user first that it did not run.
+"""
