@@ -18,7 +18,7 @@ from aiohttp import web
 
 from .core.service import ServiceOptions
 from .core.store import StoreUnavailable
-from .mcp_server.stdio import TOKEN_ENV, serve_stdio
+from .mcp_server.unavailable import TOKEN_ENV, unavailable_message
 from .routes.guard import HostPolicy
 from .standalone import SERVICE, create_app, default_data_dir
 
@@ -116,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "mcp":  # (stdout is the protocol's: logs go to stderr)
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        try:
+            from .mcp_server.stdio import serve_stdio
+        except ImportError as missing:
+            print(unavailable_message(missing), file=sys.stderr)
+            return 1
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve_stdio(args.comfyui, args.token))
         return 0

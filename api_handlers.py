@@ -23,7 +23,7 @@ from aiohttp.web_urldispatcher import AbstractRoute, UrlDispatcher
 
 from .core.base import message_of
 from .core.service import AssistantService
-from .mcp_server.routes import add_mcp_routes
+from .mcp_server.unavailable import add_unavailable_mcp_routes
 from .routes.attachments import add_attachment_routes
 from .routes.branches import add_branch_routes
 from .routes.chat import CHAT_PATH, add_chat_routes
@@ -64,13 +64,24 @@ def add_routes(
         add_download_routes,
     ):
         add(ours, scoped)
-    add_mcp_routes(ours, service)  # (its own: it serves each connection as the user it acts for)
+    _add_mcp(ours, service)
     for route in ours:
         assert isinstance(route, web.RouteDef)
         guarded = _guarded(route.handler, hosts, service)
         table.route(route.method, route.path, **route.kwargs)(guarded)
         if (route.method, route.path) == ("POST", CHAT_PATH):
             table._items.append(ChatAlias(table, guarded))  # (RouteTableDef has no add())
+
+
+def _add_mcp(table: web.RouteTableDef, service: AssistantService) -> None:
+    """The MCP server's routes (its own: it serves each connection as the user it acts for),
+    or, without the `mcp` package, routes that say what to install."""
+    try:
+        from .mcp_server.routes import add_mcp_routes
+    except ImportError as missing:
+        add_unavailable_mcp_routes(table, missing)
+        return
+    add_mcp_routes(table, service)
 
 
 CHAT_ALIAS = "/api/chat"

@@ -33,8 +33,8 @@ from .asgi import Receive, Send, serve_asgi
 from .panel_relay import PanelRelay
 from .server import CALLER_KEY, McpServer
 from .tools import ServerParts
+from .unavailable import MCP_PATH
 
-MCP_PATH = "/api/assistant/mcp"
 BODY_LIMIT = 1024 * 1024  # a JSON-RPC message; the largest tool arguments are far smaller
 IDLE_SECONDS = 30 * 60  # a session nobody used for this long ends (the SDK's default)
 

@@ -29,7 +29,6 @@ from mcp.shared.exceptions import MCPError
 from .endpoint import MCP_PATH
 from .server import INSTRUCTIONS, sdk_server
 
-TOKEN_ENV = "COMFY_ASSISTANT_MCP_TOKEN"
 CONNECT_SECONDS = 10.0
 CALL_SECONDS = 600.0  # a call may wait on the user in the panel, later
 
