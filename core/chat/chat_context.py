@@ -5,7 +5,7 @@ what each user message was sent with, compaction when the engine asks for it, an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,6 +44,9 @@ class ChatContext:
     # the summary made ahead that a request of this turn put to use (to store as in use)
     taken: Summary | None = None
     shown: Shown | None = None  # the picture the newest run's result shows (run_images)
+    # The plan for a smaller window (a provider's overflow error stated one): its profile's
+    # instructions and tools, so a retry at 4K does not carry the full profile's definitions.
+    replan: Callable[[int], ChatPlan] | None = None
 
     def assemble(self, answer: UIMessage, window: int | None = None) -> Assembled:
         """The request for the answer so far. The same answer is built once: the compaction
@@ -76,6 +79,11 @@ class ChatContext:
         inputs = replace(self.inputs, ui_messages=thread)
         if window is not None:
             inputs = replace(inputs, window=reported_window(window))
+            smaller = self.replan(window) if self.replan else None
+            if smaller is not None and smaller.profile != inputs.profile:
+                inputs = replace(
+                    inputs, system=smaller.system, tools=smaller.tools, profile=smaller.profile
+                )
         return build_context(inputs, counter_for(inputs.model))
 
 
@@ -107,6 +115,7 @@ async def prepare_context(
     user_context: str,
     project: ProjectContext | None = None,
     shown: Shown | None = None,
+    replan: Callable[[int], ChatPlan] | None = None,
 ) -> ChatContext:
     correction = Correction.from_dict(stored_correction)
     stored = await state.summary(thread_id)
@@ -128,7 +137,7 @@ async def prepare_context(
         cache_scope=thread_id,
         project=project,
     )
-    return ChatContext(inputs, correction, shown=shown)
+    return ChatContext(inputs, correction, shown=shown, replan=replan)
 
 
 NEAR_LIMIT = 0.85  # of the window less the answer's reserve: a request this full is counted

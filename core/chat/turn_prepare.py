@@ -9,7 +9,7 @@ import datetime
 from dataclasses import dataclass, replace
 
 from ..base import Message, UIMessage, message_of
-from ..context import Assembled, user_context_block
+from ..context import Assembled, PromptProfile, profile_for, user_context_block
 from ..files import Projects, Shown, for_turn, run_picture, with_thread_files
 from ..provider import ChatLease, ContextBudgetError, choose_slot
 from ..store import Delegations, SentTurn, SentTurns, Store, ThreadState, due_note
@@ -156,9 +156,13 @@ async def _model_turn(
     req, sources, provider, store = read.req, read.sources, parts.provider, parts.store
     model, window, profile = setup.model, setup.window, setup.profile
     slot = await choose_slot(provider.settings, model, setup.caps, req.thread_id, lease.draining())
-    plan = setup.plan(
-        req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
-    )
+
+    def plan_for(profile: PromptProfile) -> ChatPlan:
+        return replace(setup, profile=profile).plan(
+            req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
+        )
+
+    plan = plan_for(profile)
     no_tools = not setup.tools_usable and await first_notice(store, window_key(provider, model))
     notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
     user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
@@ -177,6 +181,7 @@ async def _model_turn(
         user_context=user_context,
         project=project,
         shown=seen.shown,
+        replan=lambda smaller: plan_for(profile_for(smaller, sources.environ)),
     )
     first = context.assemble(plan.answer_start(), None)
     if DELEGATE in plan.server_tools:
