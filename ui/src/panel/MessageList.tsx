@@ -29,16 +29,22 @@ function contentTop(el: HTMLElement, viewport: HTMLElement): number {
   return Math.round(top - viewport.clientTop + viewport.scrollTop);
 }
 
-/** The list's distance from the top of the scrolled content (notes can stand above it). */
-function useScrollMargin(list: RefObject<HTMLDivElement | null>, viewport: HTMLElement | null): number {
-  const [margin, setMargin] = useState(0);
+/** The list's distance from the top of the scrolled content (notes can stand above it), measured
+ * when the viewport or the thread's first message changes (an earlier page shown above), not on
+ * every render: each measure forces a layout, and the list renders on every streamed chunk. */
+function useScrollMargin(
+  list: RefObject<HTMLDivElement | null>,
+  viewport: HTMLElement | null,
+  first: string | undefined,
+  rendered: boolean,
+  setMargin: (update: (was: number) => number) => void,
+): void {
   useLayoutEffect(() => {
     const el = list.current;
     if (!el || !viewport) return;
     const top = contentTop(el, viewport);
-    if (top !== margin) setMargin(top);
-  });
-  return margin;
+    setMargin((was) => (was === top ? was : top));
+  }, [list, viewport, first, rendered, setMargin]);
 }
 
 /** Open on the last message; come back to it when another thread is shown (once the viewport
@@ -67,7 +73,7 @@ const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
 export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
   const ids = unstable_useThreadMessageIds() as readonly string[];
   const list = useRef<HTMLDivElement>(null);
-  const scrollMargin = useScrollMargin(list, viewport);
+  const [scrollMargin, setScrollMargin] = useState(0);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
     count: ids.length,
     getScrollElement: () => viewport,
@@ -77,6 +83,7 @@ export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) 
     scrollMargin,
   });
   const rows = virtualizer.getVirtualItems();
+  useScrollMargin(list, viewport, ids[0], rows.length > 0, setScrollMargin);
   useStartAtBottom(virtualizer, ids.length, rows.length > 0);
   if (rows.length === 0 && ids.length > 0) return <Unmeasured ids={ids} />;
   return (
