@@ -8,8 +8,10 @@ thread built through POST /api/assistant/chat) and prints what it prints.
 Per size: opening the thread (to its last message shown) and the longest task meanwhile, the JS
 heap, the panel's DOM nodes, keystroke input-to-paint (median, p95), 20 characters typed, the
 longest frame over 30 mouse moves and a scroll to the top, a streamed answer (long tasks, the
-longest, the mean frame, keystrokes meanwhile), Enter to the request leaving and its bytes; TARGET
-lines for the largest size. `--quick`: 200 turns, one run, 300 words (about 30 s). Needs node,
+longest, the mean frame, keystrokes meanwhile), Enter to the request leaving and its bytes,
+reopening the thread after another was shown and reloading the page (each to the page settled:
+its last message shown and the long tasks begun up to a second after it ended); TARGET lines for
+the largest size. `--quick`: 200 turns, one run, 300 words (about 30 s). Needs node,
 Chromium and the built panel and playground, as ui/e2e does (ui/e2e/README.md)."""
 
 from __future__ import annotations

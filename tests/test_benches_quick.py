@@ -61,6 +61,8 @@ TARGETS: dict[str, list[str]] = {
             "stream",
             "hover+scroll",
             "enter_to_request",
+            "reopen",
+            "reload",
             "upload",
         )
     ],

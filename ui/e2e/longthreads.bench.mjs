@@ -10,12 +10,15 @@
 // input-to-paint (median / p95) and the time 20 characters typed take, 30 mouse moves and a scroll
 // from the bottom to the top (the longest frame), a streamed answer of `--words` words (a word every
 // 10 ms: long tasks, the longest, the mean frame interval, keystrokes meanwhile), the time from
-// Enter to the request leaving and the bytes that request uploads; then TARGET lines for the
+// Enter to the request leaving and the bytes that request uploads, reopening the thread after
+// another was shown and reloading the page (which reopens it), each to the page settled (its last
+// message shown and the long tasks begun up to a second after it ended; a reload counts from the
+// panel mounted, and its time from the reload's start is printed too); then TARGET lines for the
 // largest size. `--quick` (CI, tests/test_benches_quick.py through bench/panel_threads.py): 200
 // turns, 1 run, 300 words. Needs what the e2e tests need (ui/e2e/README.md): Chromium and the
 // built panel and playground.
 import { performance } from "node:perf_hooks";
-import { launchBrowser, openAssistant, openTarget, panel, reply, startHarness, stopButton, sendButton } from "./support.mjs";
+import { launchBrowser, openAssistant, openTarget, panel, reply, startHarness, stopButton, sendButton, waitReady } from "./support.mjs";
 import { buildThread, roomyWindow, VOCAB } from "./threads.mjs";
 
 const args = process.argv.slice(2);
@@ -51,6 +54,12 @@ function recorder() {
     },
     true,
   );
+  r.panelAt = null;
+  new MutationObserver((_, observer) => {
+    if (!document.querySelector(".cua-root")) return;
+    r.panelAt = performance.now();
+    observer.disconnect();
+  }).observe(document, { childList: true, subtree: true });
   const fetch0 = window.fetch;
   window.fetch = function (input, init) {
     const url = typeof input === "string" ? input : input?.url ?? String(input);
@@ -113,6 +122,51 @@ const lastShows = (page, marker) =>
     return all.length > 0 && all[all.length - 1].textContent.includes(m);
   }, marker, { timeout: 120_000, polling: "raf" });
 
+/** The time from `t0` until the page settles: the last message shown (at `shownAt`) and every
+ * long task begun meanwhile or within a second after it ended. */
+async function settledSince(page, t0, shownAt) {
+  await page.waitForTimeout(1000);
+  const tasks = await tasksSince(page, t0);
+  const ends = tasks.filter(([s]) => s <= shownAt + 1000).map(([s, d]) => s + d);
+  return { ms: Math.max(shownAt, ...ends) - t0, longestTask: longest(tasks) };
+}
+
+/** Show the thread list, open the thread titled `title` and wait for `marker` in its last answer. */
+async function openFromList(page, title, marker) {
+  const root = panel(page);
+  if (!(await root.getByRole("button", { name: "Hide the threads" }).isVisible())) await root.getByRole("button", { name: "Show the threads" }).click();
+  const item = root.getByRole("button", { name: title }).or(root.locator(".cua-thread-trigger", { hasText: title })).first();
+  await item.waitFor();
+  await page.waitForTimeout(300);
+  const t0 = await now(page);
+  await item.click();
+  await lastShows(page, marker);
+  const shownAt = await now(page);
+  await root.getByRole("button", { name: "Hide the threads" }).click();
+  return { t0, shownAt };
+}
+
+/** Reopen the thread after another one was shown: the click to the page settled. */
+async function reopen(page, title, marker) {
+  await panel(page).getByRole("button", { name: "New thread" }).first().click();
+  await page.waitForTimeout(500);
+  const { t0, shownAt } = await openFromList(page, title, marker);
+  return settledSince(page, t0, shownAt);
+}
+
+/** Reload the page (it reopens the thread shown): from the panel in the page (its root mounted)
+ * to the page settled with the last message shown; and from the reload's start. */
+async function reload(page, marker) {
+  await page.reload();
+  await waitReady(page);
+  await openAssistant(page);
+  const mounted = await page.evaluate(() => window.__bench.panelAt);
+  await lastShows(page, marker);
+  const shownAt = await now(page);
+  const settled = await settledSince(page, mounted, shownAt);
+  return { ...settled, fromStart: shownAt };
+}
+
 async function measure(browser, harness, { id, turns, marker }, run) {
   const page = await browser.context.newPage();
   const out = { turns };
@@ -126,19 +180,13 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     await openAssistant(page);
     const root = panel(page);
     await root.getByRole("button", { name: "New thread" }).first().click();
-    if (!(await root.getByRole("button", { name: "Hide the threads" }).isVisible())) await root.getByRole("button", { name: "Show the threads" }).click();
-    const title = root.getByRole("button", { name: `Bench ${turns} turns` }).or(root.locator(".cua-thread-trigger", { hasText: `Bench ${turns} turns` })).first();
-    await title.waitFor();
-    await page.waitForTimeout(300);
+    const title = `Bench ${turns} turns`;
 
     // open the thread: click to its last message shown
-    const t0 = await now(page);
-    await title.click();
-    await lastShows(page, marker);
-    out.openMs = (await now(page)) - t0;
+    const { t0, shownAt } = await openFromList(page, title, marker);
+    out.openMs = shownAt - t0;
     await page.waitForTimeout(500);
     out.openLongestTask = longest(await tasksSince(page, t0));
-    await root.getByRole("button", { name: "Hide the threads" }).click();
 
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send("HeapProfiler.collectGarbage");
@@ -211,6 +259,15 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     out.streamLongestTask = longest(stream.tasks);
     out.streamMeanFrame = stream.meanFrame;
     await clearComposer(page);
+
+    // reopen it after another thread was shown; reload the page, which reopens it
+    const again = await reopen(page, title, end);
+    out.reopenMs = again.ms;
+    out.reopenLongestTask = again.longestTask;
+    const reloaded = await reload(page, end);
+    out.reloadMs = reloaded.ms;
+    out.reloadLongestTask = reloaded.longestTask;
+    out.reloadFromStartMs = reloaded.fromStart;
     return { result: out, marker: end };
   } finally {
     await page.close();
@@ -234,6 +291,11 @@ const FIELDS = [
   ["streamKeyMedian", "key during stream ms", 1],
   ["enterToRequestMs", "enter to request ms", 1],
   ["uploadKB", "upload KB", 1],
+  ["reopenMs", "reopen to settled ms", 0],
+  ["reopenLongestTask", "longest task reopening ms", 0],
+  ["reloadMs", "reload: panel mounted to settled ms", 0],
+  ["reloadLongestTask", "longest task reloading ms", 0],
+  ["reloadFromStartMs", "reload: from its start to the last message ms", 0],
 ];
 
 function summary(results) {
@@ -279,6 +341,8 @@ async function main() {
   console.log(`TARGET stream ${at} no task over 50ms: longest ${big.streamLongestTask.toFixed(0)} ms ${verdict(big.streamLongestTask <= 50)}`);
   console.log(`TARGET hover+scroll ${at} no frame over 50ms: ${big.hoverLongestFrame.toFixed(0)} / ${big.scrollLongestFrame.toFixed(0)} ms ${verdict(big.hoverLongestFrame <= 50 && big.scrollLongestFrame <= 50)}`);
   console.log(`TARGET enter_to_request ${at} <=50ms: ${big.enterToRequestMs.toFixed(1)} ms ${verdict(big.enterToRequestMs <= 50)}`);
+  console.log(`TARGET reopen ${at} <=300ms to settle: ${big.reopenMs.toFixed(0)} ms, longest task ${big.reopenLongestTask.toFixed(0)} ${verdict(big.reopenMs <= 300)}`);
+  console.log(`TARGET reload ${at} <=300ms to settle (from the panel mounted): ${big.reloadMs.toFixed(0)} ms, longest task ${big.reloadLongestTask.toFixed(0)} ${verdict(big.reloadMs <= 300)}`);
   console.log(`TARGET upload ${at} <=64KB and flat: ${big.uploadKB.toFixed(1)} KB (at turns=${small.turns}: ${small.uploadKB.toFixed(1)} KB) ${verdict(big.uploadKB <= 64)}`);
 }
 

@@ -40,11 +40,13 @@ describe("a long thread in the playground", () => {
   let page;
   let problems;
   let last;
+  let lastShort;
 
   before(async () => {
     harness = await startHarness();
     await roomyWindow(harness);
     last = await buildThread(harness, `long-${Date.now()}`, TURNS);
+    lastShort = await buildThread(harness, `short-${Date.now()}`, 60, { short: true, title: "Sixty short turns" });
     browser = await launchBrowser({ width: 1400, height: 900 });
     page = await browser.context.newPage();
     problems = watchPage(page);
@@ -124,6 +126,38 @@ describe("a long thread in the playground", () => {
     await page.waitForTimeout(300);
     const end = await shown(page, "The streamed answer ends.");
     assert.ok(end.visible, "the end of the answer is in view once followed from the bottom");
+    assert.deepEqual(problems, []);
+  });
+
+  // The list is placed by where it starts in the viewport's content, not by its offsetTop (which
+  // counts from the nearest positioned ancestor: in the playground and ComfyUI 1.58.1 far above
+  // the panel). Measured that way, the view seemed some 500 px higher in the list than it was, and
+  // with rows of one line each, more than the overscan, the newest messages were never rendered.
+  test("a thread of one-line messages opens with its newest messages rendered and in view, and a new answer shows", async () => {
+    const root = panel(page);
+    await root.getByRole("button", { name: "Show the threads" }).click();
+    await root.locator(".cua-thread-trigger", { hasText: "Sixty short turns" }).click();
+    await root.getByRole("button", { name: "Hide the threads" }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll(".cua-root .cua-msg-user")].some((m) => m.textContent.includes("Q60?")));
+    await page.waitForTimeout(300);
+    const rows = () =>
+      page.evaluate(() => {
+        const view = document.querySelector(".cua-root .cua-viewport").getBoundingClientRect();
+        const boxes = [...document.querySelectorAll(".cua-root .cua-row")].map((r) => r.getBoundingClientRect());
+        return { below: Math.max(...boxes.map((b) => b.bottom)) - view.bottom, above: view.top - Math.min(...boxes.map((b) => b.top)) };
+      });
+    const opened = await rows();
+    // (below the last row: the viewport's bottom padding)
+    assert.ok(opened.above >= 0 && opened.below >= -12, `the rows in the page cover the view: ${JSON.stringify(opened)}`);
+    assert.ok((await shown(page, lastShort)).visible, "the last answer is in view");
+    await harness.provider.reset();
+    await harness.provider.script(reply.text("A61, the new answer."));
+    const box = root.getByRole("textbox", { name: "Message" });
+    await box.fill("Q61?");
+    await box.press("Enter");
+    await root.getByText("A61, the new answer.").waitFor({ timeout: 20_000 });
+    await sendButton(page).waitFor();
+    assert.ok((await shown(page, "A61, the new answer.")).visible, "the new answer is in view");
     assert.deepEqual(problems, []);
   });
 });

@@ -42,12 +42,21 @@ export function assistantMessage(rand, i) {
   return { id: `a${i}`, role: "assistant", parts };
 }
 
-/** A thread of `turns` turns, built through POST /api/assistant/chat; returns its last answer's text. */
-export async function buildThread(harness, id, turns) {
+/** A turn of one line each: a question and its answer. */
+function shortTurn(i) {
+  return [
+    { id: `u${i}`, role: "user", parts: [{ type: "text", text: `Q${i + 1}?` }] },
+    { id: `a${i}`, role: "assistant", parts: [{ type: "step-start" }, { type: "text", text: `A${i + 1}.`, state: "done" }] },
+  ];
+}
+
+/** A thread of `turns` turns, built through POST /api/assistant/chat; returns its last answer's
+ * text. `short`: every question and answer one line (rows of the least height). */
+export async function buildThread(harness, id, turns, { short = false, title = `Bench ${turns} turns` } = {}) {
   const rand = random(turns);
   const messages = [];
-  for (let i = 0; i < turns - 1; i++) messages.push(userMessage(rand, i), assistantMessage(rand, i));
-  messages.push(userMessage(rand, turns - 1));
+  for (let i = 0; i < turns - 1; i++) messages.push(...(short ? shortTurn(i) : [userMessage(rand, i), assistantMessage(rand, i)]));
+  messages.push(short ? shortTurn(turns - 1)[0] : userMessage(rand, turns - 1));
   const last = `End of the ${turns}-turn thread.`;
   await harness.provider.reset();
   await harness.provider.script(reply.text(last));
@@ -61,7 +70,7 @@ export async function buildThread(harness, id, turns) {
   const titled = await fetch(`${harness.app}/api/assistant/threads/${id}`, {
     method: "PATCH",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ title: `Bench ${turns} turns` }),
+    body: JSON.stringify({ title }),
   });
   if (!titled.ok) throw new Error(`naming ${id}: ${titled.status}`);
   return last;

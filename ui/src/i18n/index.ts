@@ -63,12 +63,29 @@ export function dirOf(tag: string): "rtl" | "ltr" {
   return RTL.has(tag.split("-")[0] ?? tag) ? "rtl" : "ltr";
 }
 
+/** One formatter per locale and options, made once: making one costs more than formatting with it
+ * many times, and the context gauge formats its figures on every streamed chunk. */
+function cached<T>(cache: Map<string, T>, tag: string, options: object | undefined, make: () => T): T {
+  const key = `${tag}\u0000${options ? JSON.stringify(options) : ""}`;
+  let made = cache.get(key);
+  if (made === undefined) cache.set(key, (made = make()));
+  return made;
+}
+const numberFormats = new Map<string, Intl.NumberFormat>();
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+const pluralRules = new Map<string, Intl.PluralRules>();
+
+/** The locale's number format with `options` (made once). */
+export function numberFormat(tag: string, options?: Intl.NumberFormatOptions): Intl.NumberFormat {
+  return cached(numberFormats, tag, options, () => new Intl.NumberFormat(tag, options));
+}
+
 export function formatNumber(value: number, tag = locale): string {
-  return new Intl.NumberFormat(tag).format(value);
+  return numberFormat(tag).format(value);
 }
 
 export function formatDate(value: Date | number, tag = locale, options: Intl.DateTimeFormatOptions = { dateStyle: "medium", timeStyle: "short" }): string {
-  return new Intl.DateTimeFormat(tag, options).format(value);
+  return cached(dateFormats, tag, options, () => new Intl.DateTimeFormat(tag, options)).format(value);
 }
 
 function formatParam(value: string | number | Date, tag: string): string {
@@ -84,7 +101,7 @@ export function translate(tag: string, key: MessageKey, params: Params = {}): st
   if (typeof message === "string") text = message;
   else {
     const count = typeof params.count === "number" ? params.count : 0;
-    text = message[new Intl.PluralRules(tag).select(count)] ?? message.other;
+    text = message[cached(pluralRules, tag, undefined, () => new Intl.PluralRules(tag)).select(count)] ?? message.other;
   }
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
     const value = params[name];

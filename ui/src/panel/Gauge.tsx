@@ -68,7 +68,8 @@ export const ContextDetails: FC<{ report: ContextReport }> = ({ report }) => {
 /** The header's gauge for the current thread (fetches the stored report of a loaded thread). */
 export const ThreadGauge: FC = () => {
   const { entry, remoteId } = useCurrentThread();
-  const { messages } = useChat({ chat: entry.chat });
+  // (at most 4 times a second while an answer streams: the report comes once per step)
+  const { messages } = useChat({ chat: entry.chat, experimental_throttle: 250 });
   const live = latestReport(messages);
   const [stored, setStored] = useState<{ id: string; report: ContextReport | null } | null>(null);
   useEffect(() => {

@@ -19,20 +19,32 @@ const ESTIMATE = 48;
 const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
-/** Up to this many messages the list is not windowed: all of them, in flow. (The browser suite
- * found a windowed list that did not render a new answer after a sequence of tab switches in
- * ComfyUI frontend 1.58.1; until that is understood, windowing is kept to long threads, where
- * rendering every message was the problem: issue 38.) */
-const IN_FLOW = 60;
+/** Where `el` starts in the content `viewport` scrolls. Not `offsetTop`: that counts from the
+ * nearest positioned ancestor, which the viewport is not. In ComfyUI 1.58.1 that is an overlay
+ * over the whole canvas, so the list seemed to start some 600 px lower than it does. The
+ * virtualizer then took the view for higher up in the list: scrolled to the end, the newest rows
+ * (an answer below a few tool cards, more than the overscan) were never rendered. */
+function contentTop(el: HTMLElement, viewport: HTMLElement): number {
+  const top = el.getBoundingClientRect().top - viewport.getBoundingClientRect().top;
+  return Math.round(top - viewport.clientTop + viewport.scrollTop);
+}
 
-/** The list's distance from the top of the scrolled content (notes can stand above it). */
-function useScrollMargin(list: RefObject<HTMLDivElement | null>): number {
-  const [margin, setMargin] = useState(0);
+/** The list's distance from the top of the scrolled content (notes can stand above it), measured
+ * when the viewport or the thread's first message changes (an earlier page shown above), not on
+ * every render: each measure forces a layout, and the list renders on every streamed chunk. */
+function useScrollMargin(
+  list: RefObject<HTMLDivElement | null>,
+  viewport: HTMLElement | null,
+  first: string | undefined,
+  rendered: boolean,
+  setMargin: (update: (was: number) => number) => void,
+): void {
   useLayoutEffect(() => {
     const el = list.current;
-    if (el && el.offsetTop !== margin) setMargin(el.offsetTop);
-  });
-  return margin;
+    if (!el || !viewport) return;
+    const top = contentTop(el, viewport);
+    setMargin((was) => (was === top ? was : top));
+  }, [list, viewport, first, rendered, setMargin]);
 }
 
 /** Open on the last message; come back to it when another thread is shown (once the viewport
@@ -47,11 +59,10 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
   }, [virtualizer, count, measured, threadId]);
 }
 
-/** Messages in flow: a short thread whole, or the last ones of a long thread before the
- * viewport has a size (not laid out yet, or hidden). */
-const InFlow: FC<{ ids: readonly string[] }> = ({ ids }) => (
+/** Before the viewport has a size (not laid out yet, or hidden): the last messages, in flow. */
+const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
   <div className="cua-messages" data-flow="">
-    {ids.map((id, i, shown) => (
+    {ids.slice(-UNMEASURED).map((id, i, shown) => (
       <div key={id} className="cua-row" data-last={i === shown.length - 1 || undefined}>
         <ThreadPrimitive.Unstable_MessageById messageId={id} components={messageComponents} />
       </div>
@@ -61,12 +72,8 @@ const InFlow: FC<{ ids: readonly string[] }> = ({ ids }) => (
 
 export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
   const ids = unstable_useThreadMessageIds() as readonly string[];
-  return ids.length <= IN_FLOW ? <InFlow ids={ids} /> : <Windowed ids={ids} viewport={viewport} />;
-};
-
-const Windowed: FC<{ ids: readonly string[]; viewport: HTMLElement | null }> = ({ ids, viewport }) => {
   const list = useRef<HTMLDivElement>(null);
-  const scrollMargin = useScrollMargin(list);
+  const [scrollMargin, setScrollMargin] = useState(0);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
     count: ids.length,
     getScrollElement: () => viewport,
@@ -76,8 +83,9 @@ const Windowed: FC<{ ids: readonly string[]; viewport: HTMLElement | null }> = (
     scrollMargin,
   });
   const rows = virtualizer.getVirtualItems();
+  useScrollMargin(list, viewport, ids[0], rows.length > 0, setScrollMargin);
   useStartAtBottom(virtualizer, ids.length, rows.length > 0);
-  if (rows.length === 0 && ids.length > 0) return <InFlow ids={ids.slice(-UNMEASURED)} />;
+  if (rows.length === 0 && ids.length > 0) return <Unmeasured ids={ids} />;
   return (
     <div ref={list} className="cua-messages" style={{ height: virtualizer.getTotalSize() }}>
       {rows.map((row) => (

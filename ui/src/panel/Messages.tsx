@@ -10,7 +10,7 @@ import {
 } from "@assistant-ui/react";
 import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
-import { useState, type FC, type ReactNode } from "react";
+import { forwardRef, useCallback, useMemo, useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -18,6 +18,7 @@ import { isRewindNote } from "../runtime/rewindNotes";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations } from "./Citations";
 import { MarkdownImage } from "./MarkdownImage";
+import { markdownBlocks } from "./markdownBlocks";
 import { Notices } from "./Notices";
 import { RewindControl } from "./Rewind";
 import { ToolCard } from "./ToolCard";
@@ -48,9 +49,25 @@ const markdownComponents = { CodeHeader, cite: Cite, img: MarkdownImage };
 /** An answer's text runs in its own direction (an English answer in an Arabic panel keeps its full stop at the end). */
 const ownDirection = { dir: "auto" };
 
-export const MarkdownText: FC<TextMessagePartProps> = () => (
-  <MarkdownTextPrimitive className="cua-md" containerProps={ownDirection} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
-);
+/** A block's markdown in the answer's own container: its elements stand beside the other blocks'. */
+const Bare = forwardRef<HTMLDivElement, { children?: ReactNode }>(({ children }, _ref) => <>{children}</>);
+
+/** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes. */
+const MarkdownBlock: FC<{ block: string }> = ({ block }) => {
+  const only = useCallback(() => block, [block]);
+  return <MarkdownTextPrimitive containerComponent={Bare} preprocess={only} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />;
+};
+
+export const MarkdownText: FC<TextMessagePartProps> = ({ text }) => {
+  const blocks = useMemo(() => markdownBlocks(text), [text]);
+  return (
+    <div className="cua-md" {...ownDirection}>
+      {blocks.map((block, i) => (
+        <MarkdownBlock key={i} block={block} />
+      ))}
+    </div>
+  );
+};
 
 /** What a note the panel adds to the user's message says (tools/runHistory.ts, tools/handEdits.ts,
  * runtime/rewindNotes.ts). */

@@ -2,7 +2,7 @@
 // `data-context` part with every response) becomes the segments of one slim bar — the window
 // split by section — plus the lines shown on hover and a marker when history was shortened.
 
-import { getLocale, translate, type MessageKey, type Params } from "../i18n";
+import { getLocale, numberFormat, translate, type MessageKey, type Params } from "../i18n";
 import type { ContextReport } from "../runtime/contextReport";
 import type { ReportTokens } from "../runtime/contextReport.generated";
 
@@ -55,10 +55,10 @@ const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(
 /** A token count in a few characters: 950, 8192, 12.5k, 131k (digits and "k" for the locale). */
 export function formatTokens(n: number, tag = getLocale()): string {
   const thousands = (value: number, digits: number) =>
-    translate(tag, "gauge.thousands", { value: new Intl.NumberFormat(tag, { maximumFractionDigits: digits }).format(value) });
+    translate(tag, "gauge.thousands", { value: numberFormat(tag, { maximumFractionDigits: digits }).format(value) });
   if (n >= 100_000) return thousands(Math.round(n / 1000), 0);
   if (n >= 10_000) return thousands(Math.round(n / 100) / 10, 1);
-  return new Intl.NumberFormat(tag, { useGrouping: false, maximumFractionDigits: 0 }).format(n);
+  return numberFormat(tag, { useGrouping: false, maximumFractionDigits: 0 }).format(n);
 }
 
 /** What history shortening happened, in words; null when nothing was shortened. */
@@ -84,7 +84,7 @@ function countedHow(report: ContextReport, tag: string): string {
 export function factorsText(report: ContextReport, tag = getLocale()): string | null {
   const f = report.factors;
   if (!f || [f.system, f.tools, f.messages].every((x) => x === 1)) return null;
-  const x = (n: number) => new Intl.NumberFormat(tag, { maximumFractionDigits: 2 }).format(n);
+  const x = (n: number) => numberFormat(tag, { maximumFractionDigits: 2 }).format(n);
   return translate(tag, "gauge.factors", { system: x(f.system), tools: x(f.tools), messages: x(f.messages) });
 }
 
@@ -112,7 +112,7 @@ function hoverLines(report: ContextReport, raw: Array<{ label: string; tokens: n
       model: report.model ? ` · ${report.model}` : "",
     }),
   );
-  const percent = new Intl.NumberFormat(tag, { style: "percent" }).format(window ? prompt / window : 0);
+  const percent = numberFormat(tag, { style: "percent" }).format(window ? prompt / window : 0);
   lines.push(
     say("gauge.line.prompt", {
       count: prompt,
