@@ -7,6 +7,7 @@ scripted provider holds the first answer open (a Gate), so the two turns overlap
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from comfyui_assistant.core.base import coded
 from .conftest import App, start_app
 from .helpers import sent, sse_events, user
 from .scripted_provider import Gate, ScriptedProvider, Stream, chunk, text_reply
+from .test_thread_delta import add_node_reply
 from .test_threads_api import call, get_thread
 
 WAIT = 0.3  # how long a turn waits for its busy thread here
@@ -157,3 +159,40 @@ async def test_a_message_sent_right_after_stop_waits_for_the_stopped_answer(app,
         ("user", "go"), ("assistant", "Partial"), ("user", "again"), ("assistant", "Fresh."),
     ]  # fmt: skip
     assert dialogue(provider, 1) == [("user", "go"), ("assistant", "Partial"), ("user", "again")]
+
+
+async def test_tool_results_sent_after_the_other_tab_moved_on_are_kept_and_its_turn_stays(
+    app, provider
+):
+    # Tab A's answer ends on a panel tool call (addNode); before A's panel sends the tool's
+    # result, tab B sends a message on the same thread. A's resubmit (the answer continued with
+    # the result) must neither delete B's turn nor lose the result: the result is kept in A's
+    # answer where it stands, B's turn stays, and A is told the thread moved on (the model is
+    # not asked to continue A's answer over B's turn).
+    provider.enqueue(add_node_reply("c1"))
+    status, _ = await app.chat({"id": "t5", "messages": [user("add a sampler", "u1")]})
+    assert status == 200
+    stored = (await get_thread(app, "t5"))["messages"]
+    answer = stored[1]
+    # tab B, which loaded the thread with the call pending, sends its own message
+    provider.enqueue(text_reply("A VAE decodes latents."))
+    body_b = {"id": "t5", "messages": [user("what is a VAE?", "uB")], "parentId": answer["id"]}
+    assert (await app.chat({**body_b, "parentIndex": 1}))[0] == 200
+    # tab A's panel ran addNode: its automatic resubmit of the answer with the result
+    continued = copy.deepcopy(answer)
+    call_part = next(p for p in continued["parts"] if p["type"] == "tool-addNode")
+    call_part.update(state="output-available", output={"nodeId": 7})
+    body_a = {
+        "id": "t5", "messages": [continued], "parentId": "u1", "parentIndex": 0,
+        "trigger": "submit-message", "messageId": answer["id"],
+    }  # fmt: skip
+    status, refused = await call(app, "POST", "/api/assistant/chat", body_a)
+    assert (status, refused["code"]) == (409, "chat.thread_moved_on_kept")
+    assert len(provider.requests) == 2  # (A's answer was not continued)
+    kept = (await get_thread(app, "t5"))["messages"]
+    assert [m["id"] for m in kept] == ["u1", answer["id"], "uB", kept[3]["id"]]
+    assert texts({"messages": kept})[2:] == [
+        ("user", "what is a VAE?"), ("assistant", "A VAE decodes latents."),
+    ]  # fmt: skip
+    tool = next(p for p in kept[1]["parts"] if p["type"] == "tool-addNode")
+    assert (tool["state"], tool["output"]) == ("output-available", {"nodeId": 7})

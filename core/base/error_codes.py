@@ -95,6 +95,11 @@ ERRORS: dict[str, str] = {
         "This thread has new messages from another tab or window that this one did not show: "
         "your message was not sent. They are loaded now; send it again."
     ),
+    "chat.thread_moved_on_kept": (
+        "This thread has new messages from another tab or window that this one did not show: "
+        "the tool's result was saved in the answer it belongs to, which was not continued. They "
+        "are loaded now; ask again if the answer should go on."
+    ),
     # the answer's stream (core/stream/sse.py)
     "stream.bug": (
         "The answer stopped on an error of ours ({error}) — this is a bug in the assistant: the "

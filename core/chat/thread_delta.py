@@ -17,7 +17,10 @@ thread instead (ui/src/runtime/sentMessages.ts); never a history the panel does 
 messages after the parent are another tab's turn (or an answer the panel never received): then
 the 409 is coded `chat.thread_moved_on` and the panel does not send its own thread over them
 (that would store two messages at one place and answer on a history without that turn): it
-loads the thread and gives the user the message back to send again.
+loads the thread and gives the user the message back to send again. An answer continued with
+the panel's tool results (`messageId`) after another tab's turn would have cut that turn: its
+results are kept in it where it stands, the answer is not continued, and the 409 is coded
+`chat.thread_moved_on_kept`.
 
 "Answer again" (trigger `regenerate-message`) names no message when assistant-ui sends it: the
 stored answer after the request's messages is the one asked again, and goes, from either kind of
@@ -27,6 +30,7 @@ request (it used to stay beside the new answer, and both came back after a reloa
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..base import RequestError, coded
 from ..store import Threads
@@ -71,8 +75,20 @@ async def with_stored_history(threads: Threads, req: ChatRequest) -> ChatRequest
     if extra and extra[0] < cut:  # (another tab's turn, or an answer this panel never got)
         raise StaleThread(coded("chat.thread_moved_on"))
     history = [m.as_ui() for m in stored[: parent + 1]]
+    if extra and replaces in carried and req.trigger != "regenerate-message":
+        # an answer continued (the panel's tool results) after another tab's turn: the results
+        # are kept in that answer where it stands, and the other tab's turn stays
+        await _keep_results(threads, req, [*history, *req.messages, *stored[cut + 1 :]])
+        raise StaleThread(coded("chat.thread_moved_on_kept"))
     messages = [*history, *req.messages]
     return dataclasses.replace(req, messages=messages, parent=None, message_id=replaces)
+
+
+async def _keep_results(threads: Threads, req: ChatRequest, thread: list[Any]) -> None:
+    """The stored thread with the continued answer as the panel now has it (its tool results):
+    nothing else changes."""
+    messages = [m if isinstance(m, dict) else m.as_ui() for m in thread]
+    await threads.sync(req.thread_id, messages)
 
 
 async def with_answer_replaced(threads: Threads, req: ChatRequest) -> ChatRequest:

@@ -490,6 +490,7 @@ export const en = {
   "error.not_found.checkpoint": "a checkpoint of message {message} in thread {thread} does not exist",
   "error.chat.thread_busy": "Another answer is being written in this thread (in another tab or window): your message was not sent. Wait for that answer, then send it again.",
   "error.chat.thread_moved_on": "This thread has new messages from another tab or window that this one did not show: your message was not sent. They are loaded now; send it again.",
+  "error.chat.thread_moved_on_kept": "This thread has new messages from another tab or window that this one did not show: the tool's result was saved in the answer it belongs to, which was not continued. They are loaded now; ask again if the answer should go on.",
   "error.branch.answer_running": "an answer is being written in this thread: stop it first, then rewind",
   "error.branch.after_set_aside": "branch {number} followed a message that is itself set aside now: return to the branch that holds it first",
   "error.branch.overlaps": "branch {number} holds messages the thread has again",

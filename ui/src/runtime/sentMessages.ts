@@ -165,7 +165,9 @@ export function newOnlyTransport(sent: SentMessages, loaded: LoadedPart): {
   };
 }
 
-/** A 409 that says the thread has another tab's messages after the request's parent. */
+/** A 409 that says the thread has another tab's messages after the request's parent (and, for an
+ * answer continued with its tool results, that the results were kept in it). */
 async function movedOn(response: Response): Promise<boolean> {
-  return parseServerError(await response.clone().text()).coded?.code === "chat.thread_moved_on";
+  const code = parseServerError(await response.clone().text()).coded?.code;
+  return code === "chat.thread_moved_on" || code === "chat.thread_moved_on_kept";
 }

@@ -57,6 +57,17 @@ describe("the same thread in two tabs", () => {
     expect(server.sentBodies.at(-1)).toMatchObject({ parentId: "a1", parentIndex: 3 });
   });
 
+  it("an answer continued after the other tab's turn, its tool results kept by the server, is not sent again whole", async () => {
+    const kept = { error: "This thread has new messages from another tab…", code: "chat.thread_moved_on_kept", params: {} };
+    const server = serverWith(() => new Response(JSON.stringify(kept), { status: 409, headers: { "Content-Type": "application/json" } }));
+    const b = await tab(server);
+    await b.store.sendMessage(b.entry, { text: "go on" });
+    await idle(b.entry);
+    expect(server.sentBodies).toHaveLength(1); // (a whole-thread resend would have cut the other tab's turn)
+    expect(server.sentBodies[0]).toMatchObject({ parentId: "a0", parentIndex: 1 });
+    expect(b.entry.chat.error?.message).toContain("chat.thread_moved_on_kept");
+  });
+
   it("a turn refused as busy leaves the chat as the server has it, its words for the composer", async () => {
     const busy = { error: "Another answer is being written in this thread…", code: "chat.thread_busy", params: {} };
     let refuse = true;

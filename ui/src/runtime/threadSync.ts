@@ -5,7 +5,9 @@
 // `chat.thread_busy` error chunk) or because the thread moved on since this tab loaded it (409
 // `chat.thread_moved_on`) was not stored: its messages leave the chat and the user's words go
 // back to the composer (`putBack`), so nothing is lost and nothing unsent is shown as sent. The
-// tab then loads the thread as the server has it.
+// tab then loads the thread as the server has it. An answer continued with the panel's tool
+// results after the other tab's turn (`chat.thread_moved_on_kept`) is not continued, but its
+// results are kept in it where it stands (core/chat/thread_delta.py).
 //
 // How a tab learns of new messages: when the page becomes visible or gets the focus, after such a
 // refusal, and every few seconds while it is visible, the shown thread's last message is asked
@@ -20,7 +22,7 @@ import { threadPath } from "./threadAdapter";
 import type { ThreadPage } from "./threadPages";
 
 /** The codes of a refused turn that left the thread as it was. */
-const REFUSED = new Set(["chat.thread_busy", "chat.thread_moved_on"]);
+const REFUSED = new Set(["chat.thread_busy", "chat.thread_moved_on", "chat.thread_moved_on_kept"]);
 
 /** Whether an error of the chat (its message: a stream's errorText or a response's body) is a
  * refused turn of another tab's making. */

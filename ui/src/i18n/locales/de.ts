@@ -488,6 +488,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "für Nachricht {message} im Chat {thread} existiert kein Wiederherstellungspunkt",
   "error.chat.thread_busy": "In diesem Chat wird gerade eine andere Antwort geschrieben (in einem anderen Tab oder Fenster): Ihre Nachricht wurde nicht gesendet. Warten Sie auf diese Antwort und senden Sie sie dann erneut.",
   "error.chat.thread_moved_on": "Dieser Chat hat neue Nachrichten aus einem anderen Tab oder Fenster, die hier nicht angezeigt wurden: Ihre Nachricht wurde nicht gesendet. Sie sind jetzt geladen; senden Sie sie erneut.",
+  "error.chat.thread_moved_on_kept": "Dieser Chat hat neue Nachrichten aus einem anderen Tab oder Fenster, die hier nicht angezeigt wurden: Das Ergebnis des Werkzeugs wurde in der Antwort gespeichert, zu der es gehört; diese Antwort wurde nicht fortgesetzt. Die Nachrichten sind jetzt geladen; bitten Sie erneut, wenn die Antwort weitergehen soll.",
   "error.branch.answer_running": "in diesem Chat wird gerade eine Antwort geschrieben: Stoppen Sie sie zuerst und spulen Sie dann zurück",
   "error.branch.after_set_aside": "Zweig {number} folgte auf eine Nachricht, die jetzt selbst beiseitegelegt ist: Kehren Sie zuerst zu dem Zweig zurück, der diese Nachricht enthält",
   "error.branch.overlaps": "Zweig {number} enthält Nachrichten, die wieder im Chat stehen",

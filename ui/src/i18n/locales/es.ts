@@ -519,6 +519,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "no existe ningún punto de restauración del mensaje {message} en el chat {thread}",
   "error.chat.thread_busy": "Se está escribiendo otra respuesta en este chat (en otra pestaña o ventana): tu mensaje no se envió. Espera esa respuesta y vuelve a enviarlo.",
   "error.chat.thread_moved_on": "Este chat tiene mensajes nuevos de otra pestaña o ventana que esta no mostraba: tu mensaje no se envió. Ya están cargados; vuelve a enviarlo.",
+  "error.chat.thread_moved_on_kept": "Este chat tiene mensajes nuevos de otra pestaña o ventana que esta no mostraba: el resultado de la herramienta se guardó en la respuesta a la que pertenece, que no se continuó. Ya están cargados; vuelve a pedirlo si la respuesta debe seguir.",
   "error.branch.answer_running": "se está escribiendo una respuesta en este chat: detenla primero y luego retrocede",
   "error.branch.after_set_aside": "la rama {number} seguía a un mensaje que ahora también está apartado: vuelve primero a la rama que lo contiene",
   "error.branch.overlaps": "la rama {number} contiene mensajes que vuelven a estar en el chat",

@@ -519,6 +519,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "aucun point de restauration du message {message} n’existe dans la discussion {thread}",
   "error.chat.thread_busy": "Une autre réponse est en cours d’écriture dans ce fil (dans un autre onglet ou une autre fenêtre) : votre message n’a pas été envoyé. Attendez cette réponse, puis renvoyez-le.",
   "error.chat.thread_moved_on": "Ce fil contient de nouveaux messages d’un autre onglet ou d’une autre fenêtre que celui-ci n’affichait pas : votre message n’a pas été envoyé. Ils sont chargés maintenant ; renvoyez-le.",
+  "error.chat.thread_moved_on_kept": "Ce fil contient de nouveaux messages d'un autre onglet ou d'une autre fenêtre que celui-ci n'affichait pas : le résultat de l'outil a été enregistré dans la réponse à laquelle il appartient, qui n'a pas été poursuivie. Ils sont maintenant chargés ; redemandez si la réponse doit continuer.",
   "error.branch.answer_running": "une réponse est en cours d’écriture dans cette discussion : arrêtez-la d’abord, puis revenez en arrière",
   "error.branch.after_set_aside": "la branche {number} suivait un message qui est désormais lui-même mis de côté : revenez d’abord à la branche qui le contient",
   "error.branch.overlaps": "la branche {number} contient des messages qui figurent de nouveau dans la discussion",

@@ -519,6 +519,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "non esiste alcun punto di ripristino del messaggio {message} nella chat {thread}",
   "error.chat.thread_busy": "In questa chat si sta scrivendo un’altra risposta (in un’altra scheda o finestra): il tuo messaggio non è stato inviato. Attendi quella risposta, poi invialo di nuovo.",
   "error.chat.thread_moved_on": "Questa chat ha nuovi messaggi da un’altra scheda o finestra che qui non erano visibili: il tuo messaggio non è stato inviato. Ora sono caricati; invialo di nuovo.",
+  "error.chat.thread_moved_on_kept": "Questa chat ha nuovi messaggi da un'altra scheda o finestra che questa non mostrava: il risultato dello strumento è stato salvato nella risposta a cui appartiene, che non è stata proseguita. Ora sono caricati; chiedi di nuovo se la risposta deve continuare.",
   "error.branch.answer_running": "in questa chat si sta scrivendo una risposta: interrompila prima, poi torna indietro",
   "error.branch.after_set_aside": "il ramo {number} seguiva un messaggio che ora è a sua volta messo da parte: torna prima al ramo che lo contiene",
   "error.branch.overlaps": "il ramo {number} contiene messaggi che sono di nuovo presenti nella chat",

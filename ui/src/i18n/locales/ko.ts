@@ -463,6 +463,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "채팅 {thread}에 메시지 {message}의 복원 지점이 없습니다",
   "error.chat.thread_busy": "이 대화에서 다른 답변이 작성되고 있습니다(다른 탭 또는 창): 메시지가 전송되지 않았습니다. 그 답변을 기다린 뒤 다시 보내세요.",
   "error.chat.thread_moved_on": "이 대화에 여기 표시되지 않았던 다른 탭 또는 창의 새 메시지가 있습니다: 메시지가 전송되지 않았습니다. 지금 불러왔으니 다시 보내세요.",
+  "error.chat.thread_moved_on_kept": "이 대화에 여기 표시되지 않은 다른 탭이나 창의 새 메시지가 있습니다. 도구의 결과는 해당 답변에 저장되었고, 그 답변은 이어지지 않았습니다. 이제 메시지를 불러왔습니다. 답변을 이어 가려면 다시 요청하세요.",
   "error.branch.answer_running": "이 채팅에서 답변을 작성하는 중입니다. 먼저 중지한 다음 되감으세요",
   "error.branch.after_set_aside": "{number}번 분기는 지금 따로 보관된 메시지 뒤에 이어집니다. 먼저 그 메시지가 있는 분기로 돌아가세요",
   "error.branch.overlaps": "{number}번 분기의 메시지가 채팅에 이미 다시 들어 있습니다",

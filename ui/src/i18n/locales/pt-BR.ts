@@ -519,6 +519,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "não existe nenhum ponto de restauração da mensagem {message} na conversa {thread}",
   "error.chat.thread_busy": "Outra resposta está sendo escrita nesta conversa (em outra aba ou janela): sua mensagem não foi enviada. Aguarde essa resposta e envie-a novamente.",
   "error.chat.thread_moved_on": "Esta conversa tem mensagens novas de outra aba ou janela que esta não mostrava: sua mensagem não foi enviada. Elas foram carregadas agora; envie-a novamente.",
+  "error.chat.thread_moved_on_kept": "Esta conversa tem mensagens novas de outra aba ou janela que esta não mostrava: o resultado da ferramenta foi salvo na resposta a que pertence, que não foi continuada. Elas já foram carregadas; peça de novo se a resposta deve continuar.",
   "error.branch.answer_running": "uma resposta está sendo escrita nesta conversa: pare-a primeiro e depois volte atrás",
   "error.branch.after_set_aside": "a ramificação {number} vinha depois de uma mensagem que agora também foi deixada de lado: volte primeiro à ramificação que a contém",
   "error.branch.overlaps": "a ramificação {number} contém mensagens que estão de novo na conversa",

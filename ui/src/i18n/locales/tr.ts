@@ -486,6 +486,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "{thread} sohbetindeki {message} mesajı için bir geri yükleme noktası mevcut değil",
   "error.chat.thread_busy": "Bu sohbette başka bir yanıt yazılıyor (başka bir sekmede veya pencerede): mesajınız gönderilmedi. O yanıtı bekleyin, sonra yeniden gönderin.",
   "error.chat.thread_moved_on": "Bu sohbette, burada gösterilmeyen başka bir sekmeden veya pencereden yeni mesajlar var: mesajınız gönderilmedi. Şimdi yüklendiler; yeniden gönderin.",
+  "error.chat.thread_moved_on_kept": "Bu sohbette, burada gösterilmeyen başka bir sekme veya pencereden yeni mesajlar var: aracın sonucu ait olduğu yanıta kaydedildi, o yanıt sürdürülmedi. Mesajlar şimdi yüklendi; yanıtın devam etmesini istiyorsanız yeniden isteyin.",
   "error.branch.answer_running": "bu sohbette şu anda bir yanıt yazılıyor: önce onu durdurun, sonra geri sarın",
   "error.branch.after_set_aside": "{number}. dal, artık kendisi de kenara ayrılmış bir mesajın ardından geliyor: önce o mesajı içeren dala dönün",
   "error.branch.overlaps": "{number}. dal, sohbette yeniden yer alan mesajlar içeriyor",

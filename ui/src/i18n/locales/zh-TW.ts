@@ -462,6 +462,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "對話 {thread} 中沒有訊息 {message} 的還原點",
   "error.chat.thread_busy": "此對話中正在撰寫另一則回答（在另一個分頁或視窗）：你的訊息沒有送出。請等那則回答完成後再送出一次。",
   "error.chat.thread_moved_on": "此對話有來自另一個分頁或視窗、這裡沒有顯示的新訊息：你的訊息沒有送出。現已載入；請再送出一次。",
+  "error.chat.thread_moved_on_kept": "此對話有來自另一個分頁或視窗、這裡沒有顯示的新訊息：工具的結果已存入它所屬的回答，該回答沒有繼續。訊息現已載入；若要讓回答繼續，請再要求一次。",
   "error.branch.answer_running": "此對話正在產生回答：請先停止，再回溯",
   "error.branch.after_set_aside": "分支 {number} 接在一則目前也已擱置的訊息之後：請先返回包含該訊息的分支",
   "error.branch.overlaps": "分支 {number} 中的訊息已再次出現在對話中",

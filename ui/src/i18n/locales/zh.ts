@@ -460,6 +460,7 @@ const table: Translation = {
   "error.not_found.checkpoint": "对话 {thread} 中不存在消息 {message} 的还原点",
   "error.chat.thread_busy": "此对话中正在撰写另一条回答（在另一个标签页或窗口）：你的消息没有发送。请等那条回答完成后再发送一次。",
   "error.chat.thread_moved_on": "此对话有来自另一个标签页或窗口、这里没有显示的新消息：你的消息没有发送。现已加载；请再发送一次。",
+  "error.chat.thread_moved_on_kept": "此对话有来自另一个标签页或窗口、这里没有显示的新消息：工具的结果已保存到它所属的回答中，该回答没有继续。消息现已加载；如需让回答继续，请再次请求。",
   "error.branch.answer_running": "此对话中正在生成回答：请先停止，再回退",
   "error.branch.after_set_aside": "分支 {number} 接在一条现已被搁置的消息之后：请先返回包含那条消息的分支",
   "error.branch.overlaps": "分支 {number} 中的消息又出现在了对话里",
