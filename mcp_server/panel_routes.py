@@ -14,8 +14,8 @@ from aiohttp import web
 
 from ..core.base import RequestError
 from ..routes.common import HTTPProblem, guarded, read_json
-from .endpoint import MCP_PATH
 from .panel_relay import KEEPALIVE_SECONDS, Panel, PanelRelay
+from .unavailable import MCP_PATH
 
 PANEL_PATH = MCP_PATH + "/panel"
 _PANEL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -13,8 +13,9 @@ from ..core.service import AssistantService
 from ..routes.common import HTTPProblem, guarded, read_json
 from ..routes.users import request_user
 from .access import TokenError
-from .endpoint import MCP_PATH, add_mcp_endpoint
+from .endpoint import add_mcp_endpoint
 from .panel_routes import add_panel_routes
+from .unavailable import MCP_PATH
 
 TOKENS_PATH = MCP_PATH + "/tokens"
 NO_STORE = {"Cache-Control": "no-store"}

@@ -26,8 +26,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from .endpoint import MCP_PATH
 from .server import INSTRUCTIONS, sdk_server
+from .unavailable import MCP_PATH
 
 CONNECT_SECONDS = 10.0
 CALL_SECONDS = 600.0  # a call may wait on the user in the panel, later

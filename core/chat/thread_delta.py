@@ -30,9 +30,8 @@ request (it used to stay beside the new answer, and both came back after a reloa
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from ..base import RequestError, coded
+from ..base import RequestError, UIMessage, coded
 from ..store import Threads
 from .chat_request import ChatRequest
 
@@ -78,17 +77,17 @@ async def with_stored_history(threads: Threads, req: ChatRequest) -> ChatRequest
     if extra and replaces in carried and req.trigger != "regenerate-message":
         # an answer continued (the panel's tool results) after another tab's turn: the results
         # are kept in that answer where it stands, and the other tab's turn stays
-        await _keep_results(threads, req, [*history, *req.messages, *stored[cut + 1 :]])
+        later = [m.as_ui() for m in stored[cut + 1 :]]
+        await _keep_results(threads, req, [*history, *req.messages, *later])
         raise StaleThread(coded("chat.thread_moved_on_kept"))
     messages = [*history, *req.messages]
     return dataclasses.replace(req, messages=messages, parent=None, message_id=replaces)
 
 
-async def _keep_results(threads: Threads, req: ChatRequest, thread: list[Any]) -> None:
+async def _keep_results(threads: Threads, req: ChatRequest, thread: list[UIMessage]) -> None:
     """The stored thread with the continued answer as the panel now has it (its tool results):
     nothing else changes."""
-    messages = [m if isinstance(m, dict) else m.as_ui() for m in thread]
-    await threads.sync(req.thread_id, messages)
+    await threads.sync(req.thread_id, thread)
 
 
 async def with_answer_replaced(threads: Threads, req: ChatRequest) -> ChatRequest:
