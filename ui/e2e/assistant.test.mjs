@@ -930,7 +930,8 @@ for (const target of TARGETS) {
       }, name);
       if (!target.real) assert.equal(indexTitle, "Image Generation");
       assert.notEqual(tab.key, from.key, "a new tab is active");
-      assert.equal(title, indexTitle);
+      // (a tab's name is a file's: what a path cannot hold becomes a space, "Flux.1 Dev fp8: Text to Image")
+      assert.equal(title, indexTitle.replace(/[\\/:*?"<>|]+/g, " ").replace(/\s+/g, " ").trim());
       assert.deepEqual([result.ok, result.template, result.tab], [true, name, title], JSON.stringify(result));
       assert.match(result.note, new RegExp(`^ComfyUI opened it in a new tab, “${title}”, which the user now sees`));
       // its own thread key, not the template's workflow id (templates share theirs)
@@ -946,12 +947,11 @@ for (const target of TARGETS) {
       const listed = async () => (await (await fetch(`${baseUrl}/api/assistant/threads`)).json()).threads;
       await waitUntil(async () => (await listed()).find((t) => t.title === ask)?.workflow === tab.bound, "the chat bound to the template's tab");
       await screenshot(page, step("template"), "1-template-tab");
-      // ComfyUI checks the template's models as its own template browser does and may show its
-      // missing-models dialog over the page (a real ComfyUI always: its models are not there);
-      // the user closes it (the answer listed them too).
+      // ComfyUI checks the template's models as its own template browser does, and 1.27.10 shows
+      // its missing-models dialog over the page (1.58.1 does not); the user closes it (the answer
+      // listed them too).
       const dialog = page.locator(".p-dialog-mask").first();
-      const shown = await dialog.waitFor({ timeout: target.real ? 10_000 : 3_000 }).then(() => true, () => false);
-      if (target.real) assert.ok(shown, "a real ComfyUI shows its missing-models dialog");
+      const shown = await dialog.waitFor({ timeout: 5_000 }).then(() => true, () => false);
       if (shown) {
         await page.keyboard.press("Escape");
         await dialog.waitFor({ state: "detached", timeout: 10_000 });

@@ -56,7 +56,8 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
-  const stopFollowing = store.followOtherTabs(); // the same thread in another tab (threadSync.ts)
+  // the same thread in another tab (threadSync.ts); not while ComfyUI restarts
+  const stopFollowing = store.followOtherTabs(4000, app.api);
   return () => {
     stopFollowing();
     root.unmount();

@@ -36,6 +36,12 @@ export { CHAT_PATH } from "./chatEntry";
 /** The key of the thread the panel shows: its server id, or NEW before its first message. */
 export const NEW_THREAD = "new";
 
+/** ComfyUI's api as far as its socket's events go (`reconnecting`, `reconnected`). */
+export interface ServerSocket {
+  addEventListener(type: string, listener: () => void): void;
+  removeEventListener(type: string, listener: () => void): void;
+}
+
 export class ChatStore extends Changes {
   settings: PanelSettings;
   /** The thread shown last (its server id), restored when the tab opens again. */
@@ -307,14 +313,17 @@ export class ChatStore extends Changes {
   /**
    * While the panel is shown: the shown thread catches up with other tabs when the page becomes
    * visible or gets the focus, and every `everyMs` while it is visible (after a failed look, less
-   * often: a request to a server that is down logs an error in the console). Returns the stop.
+   * often: a request to a server that is down logs an error in the console). Not while ComfyUI's
+   * socket says the server is away (`reconnecting`, a restart): it looks again once `reconnected`.
+   * Returns the stop.
    */
-  followOtherTabs(everyMs = 4000): () => void {
+  followOtherTabs(everyMs = 4000, socket?: ServerSocket): () => void {
     let waitUntil = 0;
     let misses = 0;
+    let away = false;
     const look = async () => {
       const entry = this.currentThreadId ? this.entries.get(this.currentThreadId) : undefined;
-      if (!entry || document.visibilityState !== "visible" || Date.now() < waitUntil) return;
+      if (!entry || away || document.visibilityState !== "visible" || Date.now() < waitUntil) return;
       try {
         await this.catchUp(entry);
         misses = 0;
@@ -324,12 +333,24 @@ export class ChatStore extends Changes {
       }
     };
     const now = () => void look();
+    const dropped = () => {
+      away = true;
+    };
+    const back = () => {
+      away = false;
+      waitUntil = 0;
+      now();
+    };
     document.addEventListener("visibilitychange", now);
     window.addEventListener("focus", now);
+    socket?.addEventListener("reconnecting", dropped);
+    socket?.addEventListener("reconnected", back);
     const timer = setInterval(now, everyMs);
     return () => {
       document.removeEventListener("visibilitychange", now);
       window.removeEventListener("focus", now);
+      socket?.removeEventListener("reconnecting", dropped);
+      socket?.removeEventListener("reconnected", back);
       clearInterval(timer);
     };
   }

@@ -106,4 +106,22 @@ describe("the same thread in two tabs", () => {
     expect(said(b.entry.chat.messages).at(-1)).toBe("assistant: so it ends");
     expect(server.calls.filter((c) => c.endsWith("?last=1"))).toHaveLength(5);
   });
+
+  it("does not look while ComfyUI's socket says the server is away, and looks once it is back", async () => {
+    const server = serverWith(() => sseResponse(textAnswer("x", "a9")));
+    const b = await tab(server);
+    b.store.currentThreadId = "__LOCALID_t1";
+    const socket = new EventTarget();
+    const looks = () => server.calls.filter((call) => call.includes("last=1")).length;
+    const stop = b.store.followOtherTabs(20, socket);
+    await vi.waitFor(() => expect(looks()).toBeGreaterThan(0));
+    socket.dispatchEvent(new Event("reconnecting"));
+    await new Promise((resolve) => setTimeout(resolve, 30)); // (a look under way ends)
+    const before = looks();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(looks()).toBe(before); // (a restart: no request to a server that is down)
+    socket.dispatchEvent(new Event("reconnected"));
+    await vi.waitFor(() => expect(looks()).toBeGreaterThan(before));
+    stop();
+  });
 });
