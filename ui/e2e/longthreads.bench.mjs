@@ -78,6 +78,11 @@ function recorder() {
     },
     true,
   );
+  // message rows mounted (a figure the machine's load does not change: rows rendered and thrown away)
+  r.rowsMounted = 0;
+  new MutationObserver((records) => {
+    for (const m of records) for (const n of m.addedNodes) if (n.nodeType === 1) r.rowsMounted += (n.matches(".cua-row") ? 1 : 0) + n.querySelectorAll(".cua-row").length;
+  }).observe(document, { childList: true, subtree: true });
   r.panelAt = null;
   new MutationObserver((_, observer) => {
     if (!document.querySelector(".cua-root")) return;
@@ -285,12 +290,16 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     await clearComposer(page);
 
     // reopen it after another thread was shown; reload the page, which reopens it
+    const rowsMounted = () => page.evaluate(() => window.__bench.rowsMounted);
+    const before = await rowsMounted();
     const again = await profiled(page, browser, `${turns}-reopen`, run, () => reopen(page, title, end));
     out.reopenMs = again.ms;
     out.reopenLongestTask = again.longestTask;
+    out.reopenRows = (await rowsMounted()) - before;
     const reloaded = await profiled(page, browser, `${turns}-reload`, run, () => reload(page, end));
     out.reloadMs = reloaded.ms;
     out.reloadLongestTask = reloaded.longestTask;
+    out.reloadRows = await rowsMounted();
     out.reloadFromStartMs = reloaded.fromStart;
     return { result: out, marker: end };
   } finally {
@@ -317,9 +326,11 @@ const FIELDS = [
   ["uploadKB", "upload KB", 1],
   ["reopenMs", "reopen to settled ms", 0],
   ["reopenLongestTask", "longest task reopening ms", 0],
+  ["reopenRows", "message rows mounted reopening", 0],
   ["reloadMs", "reload: panel mounted to settled ms", 0],
   ["reloadLongestTask", "longest task reloading ms", 0],
   ["reloadFromStartMs", "reload: from its start to the last message ms", 0],
+  ["reloadRows", "message rows mounted reloading", 0],
 ];
 
 function summary(results) {
