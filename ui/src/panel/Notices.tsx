@@ -75,7 +75,7 @@ export const LeftoverNotices: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { key, entry } = useCurrentThread();
-  const { messages } = useChat({ chat: entry.chat, experimental_throttle: 250 });
+  const { messages } = useChat({ chat: entry.chat });
   const notices = store.noticesOf(key);
   if (notices.length === 0) return null; // (no set of every message id per streamed chunk for nothing)
   const ids = new Set(messages.map((m) => m.id));
