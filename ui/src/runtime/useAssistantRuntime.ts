@@ -14,17 +14,11 @@ import { requestJson } from "../server/api";
 import type { ChatStore } from "./chatStore";
 import { createThreadListAdapter } from "./threadAdapter";
 
-/** How often (ms) a streaming answer updates the thread's messages: 20 times a second. */
-const STREAM_THROTTLE = 50;
-
 function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   const listId = useAuiState((s) => s.threadListItem.id);
   const remoteId = useAuiState((s) => s.threadListItem.remoteId);
   const entry = store.entryFor(listId, remoteId);
-  // A streamed answer reaches assistant-ui's store at most every STREAM_THROTTLE ms, not on every
-  // chunk: each update re-renders the thread's store (every message's client). A change of status
-  // reads the messages at once, so a finished answer is whole when the status says so.
-  const chat = useChat({ chat: entry.chat, experimental_throttle: STREAM_THROTTLE });
+  const chat = useChat({ chat: entry.chat });
   const history = useMemo(() => store.historyAdapter(entry), [store, entry]);
   // A chat can already be answering when the tab opens again. assistant-ui's thread list
   // publishes a thread's first state during render, and a thread that is running at that
