@@ -4,6 +4,7 @@
 // and the scripted answer); the panel then opens it from the thread list, as a user does.
 //
 //   node e2e/longthreads.bench.mjs [--quick] [--turns 10,1000,3000] [--runs 3] [--words 5000]
+//                                 [--profile PREFIX]
 //
 // Per size it prints (medians of the runs): the time from a click on the thread to its last message
 // shown, the longest task meanwhile, the JS heap after a GC, the panel's DOM nodes, keystroke
@@ -15,10 +16,12 @@
 // message shown and the long tasks begun up to a second after it ended; a reload counts from the
 // panel mounted, and its time from the reload's start is printed too); then TARGET lines for the
 // largest size. `--quick` (CI, tests/test_benches_quick.py through bench/panel_threads.py): 200
-// turns, 1 run, 300 words. Needs what the e2e tests need (ui/e2e/README.md): Chromium and the
-// built panel and playground.
+// turns, 1 run, 300 words. `--profile PREFIX`: CPU profiles of the first run's phases (PROFILE).
+// Needs what the e2e tests need (ui/e2e/README.md): Chromium and the built panel and playground.
 import { performance } from "node:perf_hooks";
 import { launchBrowser, openAssistant, openTarget, panel, reply, startHarness, stopButton, sendButton, waitReady } from "./support.mjs";
+import { writeFileSync } from "node:fs";
+import { summarize } from "./cpuprofile.mjs";
 import { buildThread, roomyWindow, VOCAB } from "./threads.mjs";
 
 const args = process.argv.slice(2);
@@ -32,6 +35,27 @@ const SIZES = option("--turns", QUICK ? "200" : "10,1000,3000").split(",").map(N
 const RUNS = Number(option("--runs", QUICK ? "1" : "3"));
 const WORDS = Number(option("--words", QUICK ? "300" : "5000"));
 const CHAT = "/api/assistant/chat";
+/** --profile PREFIX: a CPU profile of each phase of the first run of each size, saved as
+ * PREFIX-<turns>-<phase>.cpuprofile, its busy stretches over 50 ms printed (e2e/cpuprofile.mjs). */
+const PROFILE = option("--profile", "");
+
+/** Runs `work` under the CDP profiler when --profile is given (the first run only). */
+async function profiled(page, browser, name, run, work) {
+  if (!PROFILE || run !== 1) return work();
+  const cdp = await browser.context.newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  try {
+    return await work();
+  } finally {
+    const { profile } = await cdp.send("Profiler.stop");
+    await cdp.detach().catch(() => {});
+    const file = `${PROFILE}-${name}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    console.error(`== profile ${file}\n${summarize(profile)}`);
+  }
+}
 
 // ---- what the page records (installed before the page's own scripts) ----
 
@@ -54,6 +78,11 @@ function recorder() {
     },
     true,
   );
+  // message rows mounted (a figure the machine's load does not change: rows rendered and thrown away)
+  r.rowsMounted = 0;
+  new MutationObserver((records) => {
+    for (const m of records) for (const n of m.addedNodes) if (n.nodeType === 1) r.rowsMounted += (n.matches(".cua-row") ? 1 : 0) + n.querySelectorAll(".cua-row").length;
+  }).observe(document, { childList: true, subtree: true });
   r.panelAt = null;
   new MutationObserver((_, observer) => {
     if (!document.querySelector(".cua-root")) return;
@@ -183,7 +212,7 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     const title = `Bench ${turns} turns`;
 
     // open the thread: click to its last message shown
-    const { t0, shownAt } = await openFromList(page, title, marker);
+    const { t0, shownAt } = await profiled(page, browser, `${turns}-open`, run, () => openFromList(page, title, marker));
     out.openMs = shownAt - t0;
     await page.waitForTimeout(500);
     out.openLongestTask = longest(await tasksSince(page, t0));
@@ -242,7 +271,7 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     await box.fill(`one more question, run ${run}`);
     await page.waitForTimeout(200);
     const sent = await now(page);
-    const stream = await framesDuring(page, async () => {
+    const stream = await profiled(page, browser, `${turns}-stream`, run, () => framesDuring(page, async () => {
       await box.press("Enter");
       await stopButton(page).waitFor({ timeout: 30_000 }).catch(() => {});
       await page.waitForTimeout(1000);
@@ -250,7 +279,7 @@ async function measure(browser, harness, { id, turns, marker }, run) {
       out.streamKeyMedian = median(during.map(([, d]) => d));
       await sendButton(page).waitFor({ timeout: 300_000 });
       await lastShows(page, end);
-    });
+    }));
     const enter = await page.evaluate((t) => ({ enter: window.__bench.enterAt.filter((x) => x >= t)[0], chat: window.__bench.chatAt.filter((x) => x >= t)[0] }), sent);
     out.enterToRequestMs = enter.chat - enter.enter;
     out.uploadKB = (uploads[0] ?? NaN) / 1024;
@@ -261,12 +290,16 @@ async function measure(browser, harness, { id, turns, marker }, run) {
     await clearComposer(page);
 
     // reopen it after another thread was shown; reload the page, which reopens it
-    const again = await reopen(page, title, end);
+    const rowsMounted = () => page.evaluate(() => window.__bench.rowsMounted);
+    const before = await rowsMounted();
+    const again = await profiled(page, browser, `${turns}-reopen`, run, () => reopen(page, title, end));
     out.reopenMs = again.ms;
     out.reopenLongestTask = again.longestTask;
-    const reloaded = await reload(page, end);
+    out.reopenRows = (await rowsMounted()) - before;
+    const reloaded = await profiled(page, browser, `${turns}-reload`, run, () => reload(page, end));
     out.reloadMs = reloaded.ms;
     out.reloadLongestTask = reloaded.longestTask;
+    out.reloadRows = await rowsMounted();
     out.reloadFromStartMs = reloaded.fromStart;
     return { result: out, marker: end };
   } finally {
@@ -293,9 +326,11 @@ const FIELDS = [
   ["uploadKB", "upload KB", 1],
   ["reopenMs", "reopen to settled ms", 0],
   ["reopenLongestTask", "longest task reopening ms", 0],
+  ["reopenRows", "message rows mounted reopening", 0],
   ["reloadMs", "reload: panel mounted to settled ms", 0],
   ["reloadLongestTask", "longest task reloading ms", 0],
   ["reloadFromStartMs", "reload: from its start to the last message ms", 0],
+  ["reloadRows", "message rows mounted reloading", 0],
 ];
 
 function summary(results) {

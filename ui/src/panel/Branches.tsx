@@ -1,15 +1,14 @@
 // The thread's branches, in the header: what conversation rewinds set aside, each to return to
 // (what follows its place in the thread then becomes a branch in turn).
-import { useChat } from "@ai-sdk/react";
 import { useState, type FC } from "react";
 import { useI18n } from "../i18n";
-import { useCurrentThread, useStore, useStoreVersion } from "./context";
+import { useChatStatus, useCurrentThread, useStore, useStoreVersion } from "./context";
 
 export const BranchMenu: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { entry, remoteId } = useCurrentThread();
-  const { status } = useChat({ chat: entry.chat });
+  const status = useChatStatus(entry.chat);
   const { t } = useI18n();
   const [open, setOpen] = useState(false);
   const branches = store.rewinds.branchesOf(remoteId);

@@ -57,7 +57,7 @@ const StepLimit: FC = () => {
   useStoreVersion(store);
   const { entry } = useCurrentThread();
   const { t } = useI18n();
-  const { messages, status } = useChat({ chat: entry.chat });
+  const { messages, status } = useChat({ chat: entry.chat, experimental_throttle: 250 }); // (read once it is ready; a status change reads the messages then)
   if (status !== "ready" || entry.pendingTools > 0) return null;
   if (!stepLimitReached(messages, store.settings.maxSteps)) return null;
   return (

@@ -1,12 +1,11 @@
 // "Rewind to here" under an answer whose turn changed the graph (it has a checkpoint): a small
 // menu — the graph, the conversation, or both — and what the last rewind came to.
-import { useChat } from "@ai-sdk/react";
 import { useAuiState, type AssistantRuntime } from "@assistant-ui/react";
 import { useLayoutEffect, useRef, useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
 import type { ChatEntry, ChatStore } from "../runtime/chatStore";
 import type { RewindScope } from "../runtime/rewind";
-import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
+import { useChatStatus, useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 
 const CHOICES: { scope: RewindScope; label: MessageKey; detail: MessageKey }[] = [
   { scope: "graph", label: "rewind.graph", detail: "rewind.graphDetail" },
@@ -45,7 +44,7 @@ export const RewindControl: FC = () => {
   const { t } = useI18n();
   const runtime = useRuntime();
   const { entry, remoteId } = useCurrentThread();
-  const { status: chatStatus } = useChat({ chat: entry.chat });
+  const chatStatus = useChatStatus(entry.chat);
   const messageId = useAuiState((s) => s.message.id);
   const [open, setOpen] = useState(false);
   const menu = useRef<HTMLDivElement>(null);

@@ -2,6 +2,8 @@
 import type { AssistantRuntime } from "@assistant-ui/react";
 import { useAuiState } from "@assistant-ui/react";
 import { createContext, useContext, useSyncExternalStore } from "react";
+import type { Chat } from "@ai-sdk/react";
+import type { UIMessage } from "ai";
 import { NEW_THREAD, type ChatEntry, type ChatStore } from "../runtime/chatStore";
 
 export const StoreContext = createContext<ChatStore | null>(null);
@@ -37,4 +39,10 @@ export function useCurrentThread(): CurrentThread {
   const listId = useAuiState((s) => s.threadListItem.id);
   const remoteId = useAuiState((s) => s.threadListItem.remoteId);
   return { entry: store.entryFor(listId, remoteId), remoteId, key: remoteId ?? NEW_THREAD };
+}
+
+/** A chat's status alone: re-renders when the status changes, not on every streamed chunk (as
+ * `useChat` does, for its messages). For what is shown per message (Rewind) or in the header. */
+export function useChatStatus<M extends UIMessage>(chat: Chat<M>): Chat<M>["status"] {
+  return useSyncExternalStore(chat["~registerStatusCallback"], () => chat.status);
 }
