@@ -1,0 +1,84 @@
+// The "external agent" line: shown while an MCP client's calls reach this page (runtime/mcpRelay.ts),
+// with the client's name, a way to stop taking its calls here, and the list of its calls with
+// their results (like a delegation's trace). An approval the call asks for shows its card here,
+// marked with the client's name. Nothing of it goes into the user's chat threads.
+import { useState, type FC } from "react";
+import { useI18n, type MessageKey } from "../i18n";
+import type { McpCall } from "../runtime/mcpRelay";
+import { ApprovalCard } from "./ApprovalCard";
+import { useStore, useStoreVersion } from "./context";
+import { briefJson } from "./ToolCard";
+
+const CallRow: FC<{ call: McpCall }> = ({ call }) => {
+  const { t } = useI18n();
+  const store = useStore();
+  return (
+    <li className="cua-mcp-call" data-state={call.state} data-call={call.callId}>
+      <div className="cua-mcp-call-head">
+        <span className="cua-mcp-call-name">{call.name}</span> <span className="cua-mcp-call-state">{t(`mcp.state.${call.state}` as MessageKey)}</span>
+      </div>
+      <details>
+        <summary>{t("mcp.details")}</summary>
+        <div className="cua-mcp-call-input" dir="ltr">
+          {t("mcp.input", { input: briefJson(call.input, 400) })}
+        </div>
+        {call.result !== undefined ? (
+          <div className="cua-mcp-call-result" dir="ltr">
+            {t("mcp.result", { result: typeof call.result === "string" ? call.result : briefJson(call.result, 400) })}
+          </div>
+        ) : null}
+      </details>
+      {call.asking ? (
+        <div className="cua-mcp-asking">
+          <div className="cua-mcp-asker">{t("mcp.asks", { client: call.client.name })}</div>
+          <ApprovalCard
+            request={call.asking}
+            alwaysLabel={t("mcp.always", { client: call.client.name })}
+            onAnswer={(approved, always, words) => store.mcp.respond(call.callId, approved, always, words)}
+          />
+        </div>
+      ) : null}
+    </li>
+  );
+};
+
+export const ExternalAgent: FC = () => {
+  const { t } = useI18n();
+  const store = useStore();
+  useStoreVersion(store);
+  const relay = store.mcp;
+  const [open, setOpen] = useState(false);
+  const clients = relay.clients();
+  if (!clients.length) return null;
+  const asking = relay.calls.some((c) => c.asking);
+  const names = clients.map((c) => (c.version ? `${c.name} ${c.version}` : c.name)).join(", ");
+  return (
+    <div className="cua-mcp" role="region" aria-label={t("mcp.label")}>
+      <div className="cua-mcp-line">
+        <span className="cua-mcp-who">{relay.started ? t("mcp.connected", { clients: names }) : t("mcp.stopped", { clients: names })}</span>
+        <button type="button" className="cua-mcp-toggle" onClick={() => setOpen(!open)} aria-expanded={open || asking}>
+          {t("mcp.calls", { count: relay.calls.length })}
+        </button>
+        {relay.started ? (
+          <button type="button" className="cua-mcp-disconnect" title={t("mcp.disconnectTitle")} onClick={() => relay.stop()}>
+            {t("mcp.disconnect")}
+          </button>
+        ) : (
+          <button type="button" className="cua-mcp-reconnect" onClick={() => void relay.start()}>
+            {t("mcp.reconnect")}
+          </button>
+        )}
+        <button type="button" className="cua-mcp-clear" onClick={() => relay.clear()}>
+          {t("mcp.clear")}
+        </button>
+      </div>
+      {open || asking ? (
+        <ul className="cua-mcp-calls">
+          {relay.calls.map((call) => (
+            <CallRow key={call.callId} call={call} />
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+};
