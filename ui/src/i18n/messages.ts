@@ -151,6 +151,7 @@ export const en = {
   "mcp.state.failed": "failed",
   "mcp.state.denied": "denied",
   "mcp.state.cancelled": "cancelled",
+  "mcp.unnamed": "an MCP client",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   // the context gauge (gauge.ts, Gauge.tsx): the bar, its sections, the lines on hover

@@ -12,6 +12,7 @@ import { briefJson } from "./ToolCard";
 const CallRow: FC<{ call: McpCall }> = ({ call }) => {
   const { t } = useI18n();
   const store = useStore();
+  const client = call.client.name || t("mcp.unnamed");
   return (
     <li className="cua-mcp-call" data-state={call.state} data-call={call.callId}>
       <div className="cua-mcp-call-head">
@@ -30,10 +31,10 @@ const CallRow: FC<{ call: McpCall }> = ({ call }) => {
       </details>
       {call.asking ? (
         <div className="cua-mcp-asking">
-          <div className="cua-mcp-asker">{t("mcp.asks", { client: call.client.name })}</div>
+          <div className="cua-mcp-asker">{t("mcp.asks", { client })}</div>
           <ApprovalCard
             request={call.asking}
-            alwaysLabel={t("mcp.always", { client: call.client.name })}
+            alwaysLabel={t("mcp.always", { client })}
             onAnswer={(approved, always, words) => store.mcp.respond(call.callId, approved, always, words)}
           />
         </div>
@@ -51,7 +52,7 @@ export const ExternalAgent: FC = () => {
   const clients = relay.clients();
   if (!clients.length) return null;
   const asking = relay.calls.some((c) => c.asking);
-  const names = clients.map((c) => (c.version ? `${c.name} ${c.version}` : c.name)).join(", ");
+  const names = clients.map((c) => [c.name || t("mcp.unnamed"), c.version].filter(Boolean).join(" ")).join(", ");
   return (
     <div className="cua-mcp" role="region" aria-label={t("mcp.label")}>
       <div className="cua-mcp-line">

@@ -181,7 +181,7 @@ describe("the MCP relay in the panel", () => {
     server.send("call", { callId: "u", name: "paintTheCat", input: {}, client: {} });
     await vi.waitFor(() => expect(server.posted).toHaveLength(1));
     expect(server.posted[0]!.body).toEqual({ panel: "p1", callId: "u", errorText: "There is no tool called paintTheCat. Use one of the tools offered." });
-    expect(relay.calls[0]).toMatchObject({ state: "failed", client: { name: "MCP client", version: "" } });
+    expect(relay.calls[0]).toMatchObject({ state: "failed", client: { name: "", version: "" } });
   });
 });
 

@@ -20,6 +20,7 @@ export const LISTED_CALLS = 50;
 const PANEL_KEY = "comfyui-assistant.mcpPanel";
 
 export interface McpClient {
+  /** As the client gave it in `initialize` ("" when it gave none). */
   name: string;
   version: string;
 }
@@ -262,5 +263,5 @@ function failed(output: unknown): boolean {
 
 function clientOf(value: unknown): McpClient {
   const info = (value ?? {}) as Record<string, unknown>;
-  return { name: typeof info.name === "string" && info.name ? info.name : "MCP client", version: typeof info.version === "string" ? info.version : "" };
+  return { name: typeof info.name === "string" ? info.name.slice(0, 100) : "", version: typeof info.version === "string" ? info.version.slice(0, 40) : "" };
 }

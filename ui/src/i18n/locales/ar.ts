@@ -156,6 +156,7 @@ const table: Translation = {
   "mcp.state.failed": "فشل",
   "mcp.state.denied": "مرفوض",
   "mcp.state.cancelled": "أُلغي",
+  "mcp.unnamed": "عميل MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "السياق: {prompt} من أصل {window} رمز",

@@ -143,6 +143,7 @@ const table: Translation = {
   "mcp.state.failed": "fehlgeschlagen",
   "mcp.state.denied": "abgelehnt",
   "mcp.state.cancelled": "abgebrochen",
+  "mcp.unnamed": "ein MCP-Client",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Kontext: {prompt} von {window} Tokens",

@@ -150,6 +150,7 @@ const table: Translation = {
   "mcp.state.failed": "falló",
   "mcp.state.denied": "denegado",
   "mcp.state.cancelled": "cancelado",
+  "mcp.unnamed": "un cliente MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

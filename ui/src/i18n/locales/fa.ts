@@ -135,6 +135,7 @@ const table: Translation = {
   "mcp.state.failed": "ناموفق",
   "mcp.state.denied": "رد شد",
   "mcp.state.cancelled": "لغو شد",
+  "mcp.unnamed": "یک کلاینت MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "زمینه: {prompt} از {window} توکن",

@@ -150,6 +150,7 @@ const table: Translation = {
   "mcp.state.failed": "échec",
   "mcp.state.denied": "refusé",
   "mcp.state.cancelled": "annulé",
+  "mcp.unnamed": "un client MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexte : {prompt} sur {window} tokens",

@@ -149,6 +149,7 @@ const table: Translation = {
   "mcp.state.failed": "נכשל",
   "mcp.state.denied": "נדחה",
   "mcp.state.cancelled": "בוטל",
+  "mcp.unnamed": "לקוח MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "הקשר: {prompt} מתוך {window} טוקנים",

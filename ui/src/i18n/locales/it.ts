@@ -150,6 +150,7 @@ const table: Translation = {
   "mcp.state.failed": "non riuscito",
   "mcp.state.denied": "negato",
   "mcp.state.cancelled": "annullato",
+  "mcp.unnamed": "un client MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contesto: {prompt} di {window} token",

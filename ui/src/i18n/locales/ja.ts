@@ -135,6 +135,7 @@ const table: Translation = {
   "mcp.state.failed": "失敗",
   "mcp.state.denied": "拒否",
   "mcp.state.cancelled": "キャンセル",
+  "mcp.unnamed": "MCP クライアント",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "コンテキスト：{prompt} / {window} トークン",

@@ -136,6 +136,7 @@ const table: Translation = {
   "mcp.state.failed": "실패",
   "mcp.state.denied": "거부됨",
   "mcp.state.cancelled": "취소됨",
+  "mcp.unnamed": "MCP 클라이언트",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "컨텍스트: {prompt} / {window} 토큰",

@@ -150,6 +150,7 @@ const table: Translation = {
   "mcp.state.failed": "falhou",
   "mcp.state.denied": "negado",
   "mcp.state.cancelled": "cancelado",
+  "mcp.unnamed": "um cliente MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

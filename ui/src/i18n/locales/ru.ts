@@ -152,6 +152,7 @@ const table: Translation = {
   "mcp.state.failed": "ошибка",
   "mcp.state.denied": "отклонено",
   "mcp.state.cancelled": "отменено",
+  "mcp.unnamed": "клиент MCP",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Контекст: {prompt} из {window} токенов",

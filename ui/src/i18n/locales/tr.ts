@@ -141,6 +141,7 @@ const table: Translation = {
   "mcp.state.failed": "başarısız",
   "mcp.state.denied": "reddedildi",
   "mcp.state.cancelled": "iptal edildi",
+  "mcp.unnamed": "bir MCP istemcisi",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Bağlam: {prompt} / {window} token",

@@ -135,6 +135,7 @@ const table: Translation = {
   "mcp.state.failed": "失敗",
   "mcp.state.denied": "已拒絕",
   "mcp.state.cancelled": "已取消",
+  "mcp.unnamed": "MCP 用戶端",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",

@@ -133,6 +133,7 @@ const table: Translation = {
   "mcp.state.failed": "失败",
   "mcp.state.denied": "已拒绝",
   "mcp.state.cancelled": "已取消",
+  "mcp.unnamed": "MCP 客户端",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",
