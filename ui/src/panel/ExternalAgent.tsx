@@ -9,10 +9,26 @@ import { ApprovalCard } from "./ApprovalCard";
 import { useStore, useStoreVersion } from "./context";
 import { briefJson } from "./ToolCard";
 
-const CallRow: FC<{ call: McpCall }> = ({ call }) => {
+/** A call that waits for the user: the approval card, marked with the client's name. */
+const Asking: FC<{ call: McpCall }> = ({ call }) => {
   const { t } = useI18n();
   const store = useStore();
   const client = call.client.name || t("mcp.unnamed");
+  if (!call.asking) return null;
+  return (
+    <div className="cua-mcp-asking" data-call={call.callId}>
+      <div className="cua-mcp-asker">{t("mcp.asks", { client })}</div>
+      <ApprovalCard
+        request={call.asking}
+        alwaysLabel={t("mcp.always", { client })}
+        onAnswer={(approved, always, words) => store.mcp.respond(call.callId, approved, always, words)}
+      />
+    </div>
+  );
+};
+
+const CallRow: FC<{ call: McpCall }> = ({ call }) => {
+  const { t } = useI18n();
   return (
     <li className="cua-mcp-call" data-state={call.state} data-call={call.callId}>
       <div className="cua-mcp-call-head">
@@ -29,16 +45,6 @@ const CallRow: FC<{ call: McpCall }> = ({ call }) => {
           </div>
         ) : null}
       </details>
-      {call.asking ? (
-        <div className="cua-mcp-asking">
-          <div className="cua-mcp-asker">{t("mcp.asks", { client })}</div>
-          <ApprovalCard
-            request={call.asking}
-            alwaysLabel={t("mcp.always", { client })}
-            onAnswer={(approved, always, words) => store.mcp.respond(call.callId, approved, always, words)}
-          />
-        </div>
-      ) : null}
     </li>
   );
 };
@@ -51,13 +57,13 @@ export const ExternalAgent: FC = () => {
   const [open, setOpen] = useState(false);
   const clients = relay.clients();
   if (!clients.length) return null;
-  const asking = relay.calls.some((c) => c.asking);
+  const asking = relay.calls.filter((c) => c.asking);
   const names = clients.map((c) => [c.name || t("mcp.unnamed"), c.version].filter(Boolean).join(" ")).join(", ");
   return (
     <div className="cua-mcp" role="region" aria-label={t("mcp.label")}>
       <div className="cua-mcp-line">
         <span className="cua-mcp-who">{relay.started ? t("mcp.connected", { clients: names }) : t("mcp.stopped", { clients: names })}</span>
-        <button type="button" className="cua-mcp-toggle" onClick={() => setOpen(!open)} aria-expanded={open || asking}>
+        <button type="button" className="cua-mcp-toggle" onClick={() => setOpen(!open)} aria-expanded={open}>
           {t("mcp.calls", { count: relay.calls.length })}
         </button>
         {relay.started ? (
@@ -73,7 +79,10 @@ export const ExternalAgent: FC = () => {
           {t("mcp.clear")}
         </button>
       </div>
-      {open || asking ? (
+      {asking.map((call) => (
+        <Asking key={call.callId} call={call} />
+      ))}
+      {open ? (
         <ul className="cua-mcp-calls">
           {relay.calls.map((call) => (
             <CallRow key={call.callId} call={call} />
