@@ -80,6 +80,18 @@ for (const version of frontendVersions()) {
       assert.equal(await nodeExists(page, id), false);
     });
 
+    test("'Put the graph back' restores the graph from before the client's calls, as one undo step", { timeout: 90_000 }, async () => {
+      const before = (await graphState(page)).nodes.map((n) => n.id).sort();
+      const first = await addByMcp("EmptyImage");
+      const second = await addByMcp("PreviewImage");
+      await line().getByRole("button", { name: "Put the graph back as it was before these calls" }).click();
+      await line().getByText("The graph is back as it was before these calls (Ctrl+Z brings them back).").waitFor();
+      assert.deepEqual((await graphState(page)).nodes.map((n) => n.id).sort(), before);
+      await focusCanvas(page);
+      await page.keyboard.press("Control+z");
+      await page.waitForFunction((ids) => ids.every((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id)), [first, second], { timeout: 5_000 });
+    });
+
     test("a removal asks in the panel, marked with the client: Deny keeps the node and the client reads the user's words; Allow removes it", { timeout: 120_000 }, async () => {
       const id = await addByMcp("EmptyImage");
       const denied = mcpCall(harness.app, "removeNodes", { nodeIds: [String(id)] });

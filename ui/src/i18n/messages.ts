@@ -152,6 +152,10 @@ export const en = {
   "mcp.state.denied": "denied",
   "mcp.state.cancelled": "cancelled",
   "mcp.unnamed": "an MCP client",
+  "mcp.restore": "Put the graph back as it was before these calls",
+  "mcp.restored": "The graph is back as it was before these calls (Ctrl+Z brings them back).",
+  "mcp.restoreClosed": "The workflow tab of these calls is closed: nothing was changed.",
+  "mcp.restoreFailed": "The graph could not be put back: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   // the context gauge (gauge.ts, Gauge.tsx): the bar, its sections, the lines on hover

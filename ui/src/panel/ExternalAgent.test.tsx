@@ -42,6 +42,8 @@ describe("the external agent line", () => {
     await waitFor(() => expect(server.posted).toHaveLength(1));
     expect(server.posted[0]!.body).toEqual({ panel: store.mcp.panelId, callId: "a", denied: "not now" });
     expect(t.graph.getNodeById(nodes.decode.id)).toBeTruthy();
+    // (nothing changed: no "put the graph back")
+    expect(within(line).queryByRole("button", { name: "Put the graph back as it was before these calls" })).toBeNull();
 
     fireEvent.click(within(line).getByRole("button", { name: "Calls: 1" }));
     expect(within(line).getByRole("listitem").textContent).toContain("removeNodes denied");

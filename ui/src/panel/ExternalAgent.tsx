@@ -49,6 +49,25 @@ const CallRow: FC<{ call: McpCall }> = ({ call }) => {
   );
 };
 
+/** "Put the graph back as it was before these calls" (the latest group's checkpoint), and what it came to. */
+const Restore: FC = () => {
+  const { t } = useI18n();
+  const relay = useStore().mcp;
+  const group = relay.lastCheckpoint();
+  const done = relay.restored;
+  const note = !done ? null : done.ok ? t("mcp.restored") : "closed" in done ? t("mcp.restoreClosed") : t("mcp.restoreFailed", { error: done.error });
+  return (
+    <>
+      {group ? (
+        <button type="button" className="cua-mcp-restore" onClick={() => void relay.restoreBefore(group.id)}>
+          {t("mcp.restore")}
+        </button>
+      ) : null}
+      {note ? <span className="cua-mcp-restored">{note}</span> : null}
+    </>
+  );
+};
+
 export const ExternalAgent: FC = () => {
   const { t } = useI18n();
   const store = useStore();
@@ -75,6 +94,7 @@ export const ExternalAgent: FC = () => {
             {t("mcp.reconnect")}
           </button>
         )}
+        <Restore />
         <button type="button" className="cua-mcp-clear" onClick={() => relay.clear()}>
           {t("mcp.clear")}
         </button>

@@ -22,14 +22,13 @@ function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
   t.tracker.reset();
   const server = relayServer();
   vi.stubGlobal("fetch", server.fetch);
-  const kept: unknown[] = [];
+  const restores: unknown[][] = [];
   const graph = {
-    serialize: () => {
-      const graph = t.graph.serialize();
-      kept.push(graph);
-      return graph;
+    serialize: () => t.graph.serialize(),
+    restore: async (key: string | null, graph: unknown) => {
+      restores.push([key, graph]);
+      return { ok: true as const, switched: false };
     },
-    restore: async () => ({ ok: true }) as never,
     openInNewTab: async () => undefined,
   };
   const relay = new McpRelay({
@@ -41,7 +40,7 @@ function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
     ...(options.now ? { now: options.now } : {}),
   });
   void relay.start();
-  return { t, nodes, server, relay, kept };
+  return { t, nodes, server, relay, restores };
 }
 
 describe("parseEvents", () => {
@@ -69,7 +68,7 @@ describe("the MCP relay in the panel", () => {
   });
 
   it("runs addNode as a chat would: the node is added as one undo step, the output posted, the graph kept first", async () => {
-    const { t, server, relay, kept } = setUp();
+    const { t, server, relay, restores } = setUp();
     await vi.waitFor(() => expect(relay.connected).toBe(true));
     const before = t.graph.nodes.length;
     const snapshot = JSON.stringify(t.graph.serialize());
@@ -81,14 +80,19 @@ describe("the MCP relay in the panel", () => {
     expect(server.posted[0]!.path).toBe(`${RELAY_PATH}/results`);
     expect(server.posted[0]!.body).toMatchObject({ panel: "p1", callId: "mcp_1", output: { ok: true, nodeId: added.id } });
     expect(t.tracker.undoQueue).toEqual([snapshot]); // one undo step, back to the graph before
-    expect(kept.map((g) => JSON.stringify(g))).toEqual([snapshot]); // the group's checkpoint
+    expect(JSON.stringify(relay.groups.get(1)!.before!.graph)).toBe(snapshot); // the group's checkpoint
+    expect(relay.lastCheckpoint()?.id).toBe(1);
+    expect(await relay.restoreBefore(1)).toEqual({ ok: true, switched: false });
+    expect(restores.map(([key, graph]) => [key, JSON.stringify(graph)])).toEqual([["workflows/a.json", snapshot]]);
+    expect(relay.restored).toEqual({ ok: true, switched: false });
     expect(relay.calls).toMatchObject([{ callId: "mcp_1", name: "addNode", client: CLIENT, state: "done", group: 1 }]);
     expect(relay.clients()).toEqual([CLIENT]);
   });
 
   it("keeps the graph once per call group: a pause over a minute starts another", async () => {
     let now = 0;
-    const { server, relay, kept } = setUp({ now: () => now });
+    const { server, relay } = setUp({ now: () => now });
+    const kept = () => [...relay.groups.values()].map((g) => g.before !== undefined);
     await vi.waitFor(() => expect(relay.connected).toBe(true));
     const add = (id: string) => server.send("call", { callId: id, name: "addNode", input: { nodeType: "EmptyLatentImage" }, client: CLIENT });
     add("a");
@@ -97,11 +101,11 @@ describe("the MCP relay in the panel", () => {
     server.send("call", { callId: "r", name: "getWorkflow", input: {}, client: CLIENT });
     add("b");
     await vi.waitFor(() => expect(server.posted).toHaveLength(3));
-    expect(kept).toHaveLength(1);
+    expect(kept()).toEqual([true]);
     now += GROUP_PAUSE_MS + 1;
     add("c");
     await vi.waitFor(() => expect(server.posted).toHaveLength(4));
-    expect(kept).toHaveLength(2);
+    expect(kept()).toEqual([true, true]);
     expect(relay.calls.map((c) => [c.callId, c.group])).toEqual([["a", 1], ["r", 1], ["b", 1], ["c", 2]]);
   });
 
@@ -121,6 +125,7 @@ describe("the MCP relay in the panel", () => {
     expect(t.graph.getNodeById(nodes.decode.id)).toBeTruthy();
     expect(relay.calls[0]).toMatchObject({ state: "denied" });
     expect(relay.calls[0]!.asking).toBeUndefined();
+    expect(relay.lastCheckpoint()).toBeUndefined(); // (kept, but nothing changed: nothing to put back)
   });
 
   it("Allow runs it; 'always' lets this client's next removal go ahead without asking", async () => {

@@ -7,7 +7,7 @@
 import { apiFetch, requestJson } from "../server/api";
 import type { ApprovalRequest } from "../tools/approvals";
 import { Changes } from "./changes";
-import { editsGraph, type WorkflowAccess } from "./checkpoints";
+import { editsGraph, sameGraph, type RestoreOutcome, type WorkflowAccess } from "./checkpoints";
 import { keepStreaming, type StreamEvent } from "./mcpStream";
 import type { PanelTools } from "./panelTools";
 import { runPanelTool, type ToolOutcome } from "./toolRunner";
@@ -45,6 +45,8 @@ export interface McpGroup {
   id: number;
   /** The workflow before the group's first edit (restorable as one undo step). */
   before?: { workflow: string | null; graph: unknown };
+  /** Whether an edit of the group changed the graph (a denied or failed one may not have). */
+  changed?: boolean;
 }
 
 export interface McpRelayDeps {
@@ -83,6 +85,8 @@ export class McpRelay extends Changes {
   readonly panelId: string;
   calls: McpCall[] = [];
   readonly groups = new Map<number, McpGroup>();
+  /** What the last "put the graph back" came to. */
+  restored: RestoreOutcome | null = null;
   /** Whether the relay's stream is open (MCP calls reach this page). */
   connected = false;
   /** Graph edits of these clients go ahead without asking ("always" on their card). */
@@ -164,12 +168,25 @@ export class McpRelay extends Changes {
     this.emit();
   }
 
-  /** Puts the workflow back as it was before group `id`'s first edit, as one undo step. */
-  async restoreBefore(id: number): Promise<boolean> {
+  /** The latest call group that kept the graph before its first edit. */
+  lastCheckpoint(): McpGroup | undefined {
+    return [...this.groups.values()].reverse().find((g) => g.before && g.changed);
+  }
+
+  /** Puts the workflow back as it was before group `id`'s first edit, as one undo step (null:
+   * the group kept no graph). */
+  async restoreBefore(id: number): Promise<RestoreOutcome | null> {
     const before = this.groups.get(id)?.before;
-    if (!before || !this.deps.graph) return false;
-    const outcome = await this.deps.graph.restore(before.workflow, before.graph);
-    return outcome.ok;
+    if (!before || !this.deps.graph) return null;
+    let outcome: RestoreOutcome;
+    try {
+      outcome = await this.deps.graph.restore(before.workflow, before.graph);
+    } catch (error) {
+      outcome = { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    this.restored = outcome;
+    this.emit();
+    return outcome;
   }
 
   private setConnected(open: boolean): void {
@@ -235,9 +252,21 @@ export class McpRelay extends Changes {
       outcome = await runPanelTool(name, input, this.deps.tools.functions(), kinds, { detach: run.stop.signal, approve });
     } finally {
       this.running.delete(callId);
+      this.noteChange(name, call.group);
     }
     if (run.cancelled) return; // (the server ended the call: nobody waits for its answer)
     await this.answer(call, run.denied, outcome);
+  }
+
+  /** After an edit: whether its group's graph is no longer the one kept before it. */
+  private noteChange(name: string, id: number): void {
+    const group = this.groups.get(id);
+    if (!group?.before || group.changed || !editsGraph(name) || !this.deps.graph) return;
+    try {
+      group.changed = !sameGraph(this.deps.graph.serialize(), group.before.graph);
+    } catch {
+      group.changed = true; // (the graph cannot be read now: a change may have been made)
+    }
   }
 
   private async answer(call: McpCall, denied: string | undefined, outcome: ToolOutcome): Promise<void> {

@@ -157,6 +157,10 @@ const table: Translation = {
   "mcp.state.denied": "مرفوض",
   "mcp.state.cancelled": "أُلغي",
   "mcp.unnamed": "عميل MCP",
+  "mcp.restore": "إعادة سير العمل إلى ما كان عليه قبل هذه الاستدعاءات",
+  "mcp.restored": "عاد سير العمل إلى ما كان عليه قبل هذه الاستدعاءات (يعيدها Ctrl+Z).",
+  "mcp.restoreClosed": "تبويب سير العمل لهذه الاستدعاءات مغلق: لم يتغير شيء.",
+  "mcp.restoreFailed": "تعذّرت إعادة سير العمل: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "السياق: {prompt} من أصل {window} رمز",

@@ -144,6 +144,10 @@ const table: Translation = {
   "mcp.state.denied": "abgelehnt",
   "mcp.state.cancelled": "abgebrochen",
   "mcp.unnamed": "ein MCP-Client",
+  "mcp.restore": "Graph wie vor diesen Aufrufen wiederherstellen",
+  "mcp.restored": "Der Graph ist wieder wie vor diesen Aufrufen (Strg+Z holt sie zurück).",
+  "mcp.restoreClosed": "Der Workflow-Tab dieser Aufrufe ist geschlossen: nichts wurde geändert.",
+  "mcp.restoreFailed": "Der Graph konnte nicht wiederhergestellt werden: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Kontext: {prompt} von {window} Tokens",

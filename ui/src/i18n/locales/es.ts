@@ -151,6 +151,10 @@ const table: Translation = {
   "mcp.state.denied": "denegado",
   "mcp.state.cancelled": "cancelado",
   "mcp.unnamed": "un cliente MCP",
+  "mcp.restore": "Devolver el grafo a como estaba antes de estas llamadas",
+  "mcp.restored": "El grafo vuelve a estar como antes de estas llamadas (Ctrl+Z las recupera).",
+  "mcp.restoreClosed": "La pestaña del workflow de estas llamadas está cerrada: no se cambió nada.",
+  "mcp.restoreFailed": "No se pudo devolver el grafo: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

@@ -136,6 +136,10 @@ const table: Translation = {
   "mcp.state.denied": "رد شد",
   "mcp.state.cancelled": "لغو شد",
   "mcp.unnamed": "یک کلاینت MCP",
+  "mcp.restore": "برگرداندن گراف به حالت پیش از این فراخوانی‌ها",
+  "mcp.restored": "گراف به حالت پیش از این فراخوانی‌ها برگشت (Ctrl+Z آن‌ها را برمی‌گرداند).",
+  "mcp.restoreClosed": "زبانه گردش کار این فراخوانی‌ها بسته است: چیزی تغییر نکرد.",
+  "mcp.restoreFailed": "گراف برگردانده نشد: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "زمینه: {prompt} از {window} توکن",

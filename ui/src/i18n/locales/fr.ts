@@ -151,6 +151,10 @@ const table: Translation = {
   "mcp.state.denied": "refusé",
   "mcp.state.cancelled": "annulé",
   "mcp.unnamed": "un client MCP",
+  "mcp.restore": "Remettre le graphe comme avant ces appels",
+  "mcp.restored": "Le graphe est revenu comme avant ces appels (Ctrl+Z les rétablit).",
+  "mcp.restoreClosed": "L'onglet du workflow de ces appels est fermé : rien n'a été modifié.",
+  "mcp.restoreFailed": "Le graphe n'a pas pu être remis : {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexte : {prompt} sur {window} tokens",

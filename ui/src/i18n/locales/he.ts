@@ -150,6 +150,10 @@ const table: Translation = {
   "mcp.state.denied": "נדחה",
   "mcp.state.cancelled": "בוטל",
   "mcp.unnamed": "לקוח MCP",
+  "mcp.restore": "להחזיר את הגרף למצבו לפני הקריאות האלה",
+  "mcp.restored": "הגרף חזר למצבו לפני הקריאות האלה (Ctrl+Z מחזיר אותן).",
+  "mcp.restoreClosed": "לשונית ה-workflow של הקריאות האלה סגורה: שום דבר לא השתנה.",
+  "mcp.restoreFailed": "לא ניתן היה להחזיר את הגרף: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "הקשר: {prompt} מתוך {window} טוקנים",

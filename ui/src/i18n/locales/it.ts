@@ -151,6 +151,10 @@ const table: Translation = {
   "mcp.state.denied": "negato",
   "mcp.state.cancelled": "annullato",
   "mcp.unnamed": "un client MCP",
+  "mcp.restore": "Riporta il grafo com'era prima di queste chiamate",
+  "mcp.restored": "Il grafo è tornato com'era prima di queste chiamate (Ctrl+Z le ripristina).",
+  "mcp.restoreClosed": "La scheda del workflow di queste chiamate è chiusa: non è stato cambiato nulla.",
+  "mcp.restoreFailed": "Non è stato possibile ripristinare il grafo: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contesto: {prompt} di {window} token",

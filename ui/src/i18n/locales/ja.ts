@@ -136,6 +136,10 @@ const table: Translation = {
   "mcp.state.denied": "拒否",
   "mcp.state.cancelled": "キャンセル",
   "mcp.unnamed": "MCP クライアント",
+  "mcp.restore": "グラフをこれらの呼び出しの前の状態に戻す",
+  "mcp.restored": "グラフはこれらの呼び出しの前の状態に戻りました（Ctrl+Z で元に戻せます）。",
+  "mcp.restoreClosed": "これらの呼び出しのワークフロータブは閉じられています。何も変更されていません。",
+  "mcp.restoreFailed": "グラフを戻せませんでした：{error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "コンテキスト：{prompt} / {window} トークン",

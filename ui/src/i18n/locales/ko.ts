@@ -137,6 +137,10 @@ const table: Translation = {
   "mcp.state.denied": "거부됨",
   "mcp.state.cancelled": "취소됨",
   "mcp.unnamed": "MCP 클라이언트",
+  "mcp.restore": "그래프를 이 호출들 이전 상태로 되돌리기",
+  "mcp.restored": "그래프가 이 호출들 이전 상태로 돌아갔습니다(Ctrl+Z로 되살릴 수 있습니다).",
+  "mcp.restoreClosed": "이 호출들의 워크플로 탭이 닫혀 있습니다. 아무것도 바뀌지 않았습니다.",
+  "mcp.restoreFailed": "그래프를 되돌리지 못했습니다: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "컨텍스트: {prompt} / {window} 토큰",

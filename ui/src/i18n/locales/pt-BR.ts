@@ -151,6 +151,10 @@ const table: Translation = {
   "mcp.state.denied": "negado",
   "mcp.state.cancelled": "cancelado",
   "mcp.unnamed": "um cliente MCP",
+  "mcp.restore": "Voltar o grafo ao que era antes destas chamadas",
+  "mcp.restored": "O grafo voltou ao que era antes destas chamadas (Ctrl+Z as traz de volta).",
+  "mcp.restoreClosed": "A aba do workflow destas chamadas está fechada: nada foi alterado.",
+  "mcp.restoreFailed": "Não foi possível voltar o grafo: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Contexto: {prompt} de {window} tokens",

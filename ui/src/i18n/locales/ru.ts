@@ -153,6 +153,10 @@ const table: Translation = {
   "mcp.state.denied": "отклонено",
   "mcp.state.cancelled": "отменено",
   "mcp.unnamed": "клиент MCP",
+  "mcp.restore": "Вернуть граф к состоянию до этих вызовов",
+  "mcp.restored": "Граф возвращён к состоянию до этих вызовов (Ctrl+Z вернёт их).",
+  "mcp.restoreClosed": "Вкладка workflow этих вызовов закрыта: ничего не изменено.",
+  "mcp.restoreFailed": "Не удалось вернуть граф: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Контекст: {prompt} из {window} токенов",

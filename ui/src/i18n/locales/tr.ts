@@ -142,6 +142,10 @@ const table: Translation = {
   "mcp.state.denied": "reddedildi",
   "mcp.state.cancelled": "iptal edildi",
   "mcp.unnamed": "bir MCP istemcisi",
+  "mcp.restore": "Grafiği bu çağrılardan önceki hâline döndür",
+  "mcp.restored": "Grafik bu çağrılardan önceki hâline döndü (Ctrl+Z onları geri getirir).",
+  "mcp.restoreClosed": "Bu çağrıların iş akışı sekmesi kapalı: hiçbir şey değiştirilmedi.",
+  "mcp.restoreFailed": "Grafik geri döndürülemedi: {error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "Bağlam: {prompt} / {window} token",

@@ -136,6 +136,10 @@ const table: Translation = {
   "mcp.state.denied": "已拒絕",
   "mcp.state.cancelled": "已取消",
   "mcp.unnamed": "MCP 用戶端",
+  "mcp.restore": "將圖表還原到這些呼叫之前的狀態",
+  "mcp.restored": "圖表已還原到這些呼叫之前的狀態（Ctrl+Z 可復原）。",
+  "mcp.restoreClosed": "這些呼叫所在的工作流程分頁已關閉：沒有任何變更。",
+  "mcp.restoreFailed": "無法還原圖表：{error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",

@@ -134,6 +134,10 @@ const table: Translation = {
   "mcp.state.denied": "已拒绝",
   "mcp.state.cancelled": "已取消",
   "mcp.unnamed": "MCP 客户端",
+  "mcp.restore": "把工作流恢复到这些调用之前的样子",
+  "mcp.restored": "工作流已恢复到这些调用之前的样子（Ctrl+Z 可撤回）。",
+  "mcp.restoreClosed": "这些调用所在的工作流标签页已关闭：没有任何改动。",
+  "mcp.restoreFailed": "无法恢复工作流：{error}",
 
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   "gauge.label": "上下文：{prompt} / {window} token",
