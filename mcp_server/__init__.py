@@ -17,8 +17,9 @@ uses the assistant's tools, while the user stays in charge.
 
 Built so far: both transports, the registry's tools (the server tools run here, as in a chat),
 the access rules, the rate limit, skills as prompts, resources (the models, a node definition,
-the connected panels), and the server's half of the relay to the panel. Not built yet: the
-panel's half of the relay (and with it approvals, undo and checkpoints for an MCP call, the
-"external agent" line, the open workflow as a resource). Until then a panel tool answers that
-no panel is connected, and a server tool that asks the user first that it did not run.
+the connected panels), and the relay to the panel (its half: ui/src/runtime/mcpRelay.ts, which
+runs a call as a chat's, with the approval card marked with the client's name, and lists it
+under the "external agent" line). Not built yet: the open workflow as a resource, ending an MCP
+session from the panel (its Disconnect stops that page taking calls), and a server tool that
+asks the user first answers that it did not run.
 """

@@ -1,7 +1,6 @@
 """Panel tools for MCP clients: relayed to the user's open panel, which runs them exactly as in
-a chat, and the answer goes back to the MCP client. This module is the server's half (built
-and tested); the panel's half is not built yet, so no panel connects and a panel tool answers
-`NO_PANEL`.
+a chat, and the answer goes back to the MCP client. This module is the server's half; the
+panel's half is ui/src/runtime/mcpRelay.ts (every page with the extension connects).
 
 The design:
 
@@ -20,11 +19,12 @@ The design:
   was last active in. A client lists the connected panels (id, workflow, whether active) with
   the MCP resource `comfyui-assistant://panels` (to come with resources). With none
   connected: `NO_PANEL`, a tool error that says to open ComfyUI in a browser.
-- **In the panel** (to build): a call runs through the panel's own tool runner with the chat's
-  hooks: the undo step of each edit, a checkpoint before the first edit of a call group (an MCP
-  session's calls with no pause over a minute), progress, and the approval card for whatever
-  asks first, marked with the client's name; the calls and their results are listed under an
-  "external agent" line (with a way to disconnect it), never in the user's chat threads.
+- **In the panel** (ui/src/runtime/mcpRelay.ts, panel/ExternalAgent.tsx): a call runs
+  through the panel's own tool runner as a chat's does: each edit one undo step, the graph kept
+  before the first edit of a call group (an MCP client's calls with no pause over a minute),
+  and the approval card for whatever asks first, marked with the client's name; the calls and
+  their results are listed under an "external agent" line (its Disconnect stops that page
+  taking calls), never in the user's chat threads.
 - **While it waits** (on the user's approval, or a long run): the server sends the MCP client a
   progress notification every `PROGRESS_SECONDS` (when the call asked for progress), and gives
   up after `CALL_SECONDS`. A panel that closes fails its calls (`PANEL_CLOSED`); an MCP client
@@ -53,8 +53,8 @@ CALL_SECONDS = 600.0
 
 NO_PANEL = (
     "{name} runs in the ComfyUI panel in the user's browser, and no panel is connected to take "
-    "it: the user needs ComfyUI open in a browser, with an Assistant panel that takes MCP calls "
-    "(this version's panel does not yet)."
+    "it: the user needs ComfyUI open in a browser tab (a tab where the Assistant's external "
+    "agent line was disconnected takes no calls until it is connected again)."
 )
 NO_SUCH_PANEL = "There is no connected panel {wanted!r}; connected: {listed}."
 PANEL_CLOSED = (

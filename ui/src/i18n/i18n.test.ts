@@ -47,7 +47,7 @@ describe("every shipped locale", () => {
 // words the language itself uses (each checked: ComfyUI's own translation says it so too).
 const TYPED = new Set(["command.rewind.args"]);
 const SAME_WORDS: Record<string, string[]> = {
-  de: ["workflowMenu.title", "tool.summary", "gauge.line.limit", "settings.panel", "rewind.graph"],
+  de: ["workflowMenu.title", "tool.summary", "gauge.line.limit", "settings.panel", "rewind.graph", "mcp.details"],
   es: ["tool.error", "settings.no", "settings.panel", "delegate.traceError", "tool.where.panel"],
   fr: ["extension.tab", "branches.label", "branches.menu", "workflowMenu.title", "composer.message", "tool.arguments", "citations.source", "image.alt", "command.new.args"],
   it: ["workflowMenu.title", "gauge.source.provider", "settings.no", "installs.find.repository", "tool.where.server"],

@@ -131,6 +131,32 @@ export const en = {
   "approval.deny": "Deny",
   "approval.words": "Why not? (optional, sent with Deny)",
 
+  // the external agent line (ExternalAgent.tsx)
+  "mcp.label": "External agent",
+  "mcp.connected": "External agent (MCP): {clients}",
+  "mcp.stopped": "External agent (MCP): {clients}. This page takes no MCP calls now",
+  "mcp.calls": "Calls: {count}",
+  "mcp.disconnect": "Disconnect",
+  "mcp.disconnectTitle": "Stop taking MCP calls on this page: the client's panel tools then answer that no panel is connected",
+  "mcp.reconnect": "Take MCP calls again",
+  "mcp.clear": "Clear the list",
+  "mcp.details": "Details",
+  "mcp.input": "Arguments: {input}",
+  "mcp.result": "Result: {result}",
+  "mcp.asks": "{client} (an MCP client) asks:",
+  "mcp.always": "Allow graph edits from {client} without asking",
+  "mcp.state.running": "running",
+  "mcp.state.asking": "waiting for you",
+  "mcp.state.done": "done",
+  "mcp.state.failed": "failed",
+  "mcp.state.denied": "denied",
+  "mcp.state.cancelled": "cancelled",
+  "mcp.unnamed": "an MCP client",
+  "mcp.restore": "Put the graph back as it was before these calls",
+  "mcp.restored": "The graph is back as it was before these calls (Ctrl+Z brings them back).",
+  "mcp.restoreClosed": "The workflow tab of these calls is closed: nothing was changed.",
+  "mcp.restoreFailed": "The graph could not be put back: {error}",
+
   // ── the context gauge, Settings, Egress, Notices, Projects (gauge.ts, Settings.tsx, …) ──
   // the context gauge (gauge.ts, Gauge.tsx): the bar, its sections, the lines on hover
   "gauge.label": "Context: {prompt} of {window} tokens",

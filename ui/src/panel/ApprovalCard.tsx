@@ -12,7 +12,9 @@ const WORDS = 500;
 export const ApprovalCard: FC<{
   request: ApprovalRequest;
   onAnswer: (approved: boolean, always: boolean, words: string) => void;
-}> = ({ request, onAnswer }) => {
+  /** What "always" allows, where it is not this thread's edits (an MCP client's). */
+  alwaysLabel?: string;
+}> = ({ request, onAnswer, alwaysLabel }) => {
   const { t } = useI18n();
   const [always, setAlways] = useState(false);
   const [words, setWords] = useState("");
@@ -37,7 +39,7 @@ export const ApprovalCard: FC<{
       {request.kind === "graph-edit" ? (
         <label className="cua-approval-always">
           <input type="checkbox" checked={always} onChange={(e) => setAlways(e.target.checked)} disabled={answered} />
-          {t("approval.always")}
+          {alwaysLabel ?? t("approval.always")}
         </label>
       ) : null}
       <input

@@ -8,6 +8,7 @@ import type { ChatStore } from "../runtime/chatStore";
 import { useAssistantRuntime } from "../runtime/useAssistantRuntime";
 import { BranchMenu } from "./Branches";
 import { Chat } from "./Chat";
+import { ExternalAgent } from "./ExternalAgent";
 import { RuntimeContext, StoreContext, useRuntime, useStore, useStoreVersion } from "./context";
 import { ThreadGauge } from "./Gauge";
 import { Settings } from "./Settings";
@@ -71,6 +72,7 @@ const Layout: FC = () => {
   return (
     <div className="cua-root" data-view={store.view} lang={locale} dir={dir}>
       <Header />
+      <ExternalAgent />
       <div className="cua-body">
         {store.threadsOpen ? <ThreadList /> : null}
         <div className="cua-main">{store.view === "settings" ? <Settings /> : <Chat />}</div>

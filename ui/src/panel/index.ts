@@ -42,9 +42,20 @@ export function panelStore(app: ComfyApp): ChatStore {
     store.workflows.follow(app); // for the page's life, panel open or not
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
+    takeMcpCalls(store);
     shared = store;
   }
   return shared;
+}
+
+/** The page takes MCP clients' calls for its life (runtime/mcpRelay.ts), and tells the server
+ * when the user comes to it (a call without a panel named goes to the page used last). */
+function takeMcpCalls(store: ChatStore): void {
+  void store.mcp.start();
+  if (typeof document === "undefined") return;
+  const here = () => void store.mcp.reportState(document.visibilityState === "visible");
+  document.addEventListener("visibilitychange", here);
+  globalThis.addEventListener?.("focus", here);
 }
 
 /** Render the panel into `el`; the returned function unmounts it (the chats keep running). */

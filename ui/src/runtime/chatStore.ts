@@ -13,6 +13,7 @@ import { Changes } from "./changes";
 import { newChatEntry } from "./chatEntry";
 import { Checkpoints, type WorkflowAccess } from "./checkpoints";
 import { editsSince, keepShot } from "./editNotes";
+import { McpRelay } from "./mcpRelay";
 import { ThreadNotices } from "./notices";
 import { clampSteps, loadSettings, saveSettings, type PanelSettings } from "./panelSettings";
 import { PanelTools } from "./panelTools";
@@ -61,6 +62,8 @@ export class ChatStore extends Changes {
   readonly graph: WorkflowAccess | undefined;
   /** "Rewind to here": what each rewind came to. */
   readonly rewinds: Rewinds;
+  /** The MCP clients' calls of panel tools (started by the page: panel/index.ts). */
+  readonly mcp: McpRelay;
 
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
@@ -107,6 +110,16 @@ export class ChatStore extends Changes {
       changed: () => this.emit(),
       keepGraph: (entry) => this.keepGraph(entry),
     });
+    this.mcp = new McpRelay({
+      tools: this.tools,
+      graph: this.graph,
+      workflow: () => {
+        const key = this.workflows.active ?? null;
+        return { key, name: key ? this.workflows.nameOf(key) : "" };
+      },
+      askBeforeEdits: () => this.settings.askBeforeEdits !== false,
+    });
+    this.mcp.subscribe(() => this.emit());
   }
 
   // ---- panel tools and their calls ----
