@@ -12,9 +12,9 @@ threads, rules, skills, attachments and settings are not in that assistant's sto
 at all, so no route can return, change or delete them, and another user's thread id answers
 404 like any id that does not exist.
 
-The seam for MCP (issue 41): a client that is not a browser names no `comfy-user`; its token is
-to be issued for one user (kept in that user's store) and resolved to that user's id, after
-which it is served as above (`serving(service.of_user(user))`), never as "default".
+MCP (mcp_server/): a client is served as the user its requests name, as the panel is; a token
+for a client on another machine is issued for one user (kept in that user's store:
+mcp_server/access.py) and accepted only for that user.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../host/comfy";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { followUser } from "../server/api";
+import { serverPresence } from "../runtime/serverPresence";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
 import { graphShot } from "../tools/graphSnapshot";
@@ -42,7 +43,7 @@ export function panelStore(app: ComfyApp): ChatStore {
     store.workflows.follow(app); // for the page's life, panel open or not
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
-    takeMcpCalls(store);
+    takeMcpCalls(store, app);
     shared = store;
   }
   return shared;
@@ -50,8 +51,8 @@ export function panelStore(app: ComfyApp): ChatStore {
 
 /** The page takes MCP clients' calls for its life (runtime/mcpRelay.ts), and tells the server
  * when the user comes to it (a call without a panel named goes to the page used last). */
-function takeMcpCalls(store: ChatStore): void {
-  void store.mcp.start();
+function takeMcpCalls(store: ChatStore, app: ComfyApp): void {
+  void store.mcp.start(serverPresence(app.api)); // (not while ComfyUI restarts)
   if (typeof document === "undefined") return;
   const here = () => void store.mcp.reportState(document.visibilityState === "visible");
   document.addEventListener("visibilitychange", here);

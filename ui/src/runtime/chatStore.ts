@@ -25,6 +25,7 @@ import { canCarryNote, endedRunsNote, withNote, type Outgoing, type SendOptions 
 import { fetchSkills } from "./skills";
 import { lastUserId } from "./steps";
 import { threadHistory } from "./threadHistory";
+import type { ServerSocket } from "./serverPresence";
 import { catchUp, refusedTurn, withdrawUnsent } from "./threadSync";
 import { ToolCalls } from "./toolCalls";
 import type { ToolKinds } from "./toolRunner";
@@ -36,12 +37,6 @@ export { CHAT_PATH } from "./chatEntry";
 
 /** The key of the thread the panel shows: its server id, or NEW before its first message. */
 export const NEW_THREAD = "new";
-
-/** ComfyUI's api as far as its socket's events go (`reconnecting`, `reconnected`). */
-export interface ServerSocket {
-  addEventListener(type: string, listener: () => void): void;
-  removeEventListener(type: string, listener: () => void): void;
-}
 
 export class ChatStore extends Changes {
   settings: PanelSettings;

@@ -108,13 +108,13 @@ export class McpRelay extends Changes {
   }
 
   /** Opens the stream (once per page: a second start does nothing) until stop(). */
-  start(): Promise<void> {
+  start(whenHere?: (signal: AbortSignal) => Promise<void>): Promise<void> {
     if (this.stopper) return Promise.resolve();
     const stopper = new AbortController();
     this.stopper = stopper;
     const url = () => `${RELAY_PATH}?panel=${encodeURIComponent(this.panelId)}&workflow=${encodeURIComponent(this.deps.workflow().name)}`;
     return keepStreaming(
-      { url, fetch: this.fetch, onEvent: (event) => this.onEvent(event), onOpen: (open) => this.setConnected(open) },
+      { url, fetch: this.fetch, onEvent: (event) => this.onEvent(event), onOpen: (open) => this.setConnected(open), whenHere },
       stopper.signal,
     );
   }

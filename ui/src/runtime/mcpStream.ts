@@ -44,6 +44,9 @@ export interface StreamOptions {
   onOpen: (open: boolean) => void;
   /** Waits `ms` (setTimeout; the tests pass their own). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Waits while ComfyUI's server is away (a restart: serverPresence.ts), so that no request
+   * goes to a server that is down. */
+  whenHere?: (signal: AbortSignal) => Promise<void>;
 }
 
 const sleepFor = (ms: number, signal: AbortSignal) =>
@@ -62,6 +65,8 @@ export async function keepStreaming(options: StreamOptions, signal: AbortSignal)
   let failures = 0;
   while (!signal.aborted) {
     let opened = false;
+    await options.whenHere?.(signal);
+    if (signal.aborted) break;
     try {
       const response = await options.fetch(options.url(), { signal, headers: { accept: "text/event-stream" } });
       if (response.status === 404 || response.status === 503) {
