@@ -5,7 +5,7 @@ import { createRoot } from "react-dom/client";
 import type { ComfyApp } from "../host/comfy";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { followUser } from "../server/api";
-import { serverPresence } from "../runtime/serverPresence";
+import { serverPresence, type ServerPresence } from "../runtime/serverPresence";
 import { ChatStore } from "../runtime/chatStore";
 import { graphTools } from "../tools";
 import { graphShot } from "../tools/graphSnapshot";
@@ -30,6 +30,7 @@ export function ensureStyles(doc: Document = document): void {
 }
 
 let shared: ChatStore | null = null;
+let server: ServerPresence = serverPresence(); // (ComfyUI's, once panelStore is built)
 
 /** The one store of this page, bound to ComfyUI's app (its graph tools, its runs, its dialogs
  * and its workflow tabs). */
@@ -43,7 +44,8 @@ export function panelStore(app: ComfyApp): ChatStore {
     store.workflows.follow(app); // for the page's life, panel open or not
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
-    takeMcpCalls(store, app);
+    server = serverPresence(app.api); // (once: it listens to ComfyUI's socket for the page's life)
+    takeMcpCalls(store, server);
     shared = store;
   }
   return shared;
@@ -51,8 +53,8 @@ export function panelStore(app: ComfyApp): ChatStore {
 
 /** The page takes MCP clients' calls for its life (runtime/mcpRelay.ts), and tells the server
  * when the user comes to it (a call without a panel named goes to the page used last). */
-function takeMcpCalls(store: ChatStore, app: ComfyApp): void {
-  void store.mcp.start(serverPresence(app.api)); // (not while ComfyUI restarts)
+function takeMcpCalls(store: ChatStore, server: ServerPresence): void {
+  void store.mcp.start(server); // (not while ComfyUI restarts)
   if (typeof document === "undefined") return;
   const here = () => void store.mcp.reportState(document.visibilityState === "visible");
   document.addEventListener("visibilitychange", here);
@@ -69,7 +71,7 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
   // the same thread in another tab (threadSync.ts); not while ComfyUI restarts
-  const stopFollowing = store.followOtherTabs(4000, app.api);
+  const stopFollowing = store.followOtherTabs(4000, server);
   return () => {
     stopFollowing();
     root.unmount();

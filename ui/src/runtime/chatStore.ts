@@ -25,7 +25,7 @@ import { canCarryNote, endedRunsNote, withNote, type Outgoing, type SendOptions 
 import { fetchSkills } from "./skills";
 import { lastUserId } from "./steps";
 import { threadHistory } from "./threadHistory";
-import type { ServerSocket } from "./serverPresence";
+import { serverPresence, type ServerPresence } from "./serverPresence";
 import { catchUp, refusedTurn, withdrawUnsent } from "./threadSync";
 import { ToolCalls } from "./toolCalls";
 import type { ToolKinds } from "./toolRunner";
@@ -325,13 +325,12 @@ export class ChatStore extends Changes {
    * socket says the server is away (`reconnecting`, a restart): it looks again once `reconnected`.
    * Returns the stop.
    */
-  followOtherTabs(everyMs = 4000, socket?: ServerSocket): () => void {
+  followOtherTabs(everyMs = 4000, server: ServerPresence = serverPresence()): () => void {
     let waitUntil = 0;
     let misses = 0;
-    let away = false;
     const look = async () => {
       const entry = this.currentThreadId ? this.entries.get(this.currentThreadId) : undefined;
-      if (!entry || away || document.visibilityState !== "visible" || Date.now() < waitUntil) return;
+      if (!entry || server.away() || document.visibilityState !== "visible" || Date.now() < waitUntil) return;
       try {
         await this.catchUp(entry);
         misses = 0;
@@ -341,26 +340,17 @@ export class ChatStore extends Changes {
       }
     };
     const now = () => void look();
-    const dropped = () => {
-      away = true;
-    };
-    const back = () => {
-      away = false;
+    const stopBack = server.onBack(() => {
       waitUntil = 0;
       now();
-    };
-    // (an api without events, as the playground's and tests' stand-ins may be: no socket signs)
-    const events = typeof socket?.addEventListener === "function" ? socket : undefined;
+    });
     document.addEventListener("visibilitychange", now);
     window.addEventListener("focus", now);
-    events?.addEventListener("reconnecting", dropped);
-    events?.addEventListener("reconnected", back);
     const timer = setInterval(now, everyMs);
     return () => {
       document.removeEventListener("visibilitychange", now);
       window.removeEventListener("focus", now);
-      events?.removeEventListener("reconnecting", dropped);
-      events?.removeEventListener("reconnected", back);
+      stopBack();
       clearInterval(timer);
     };
   }

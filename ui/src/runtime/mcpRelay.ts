@@ -9,6 +9,7 @@ import type { ApprovalRequest } from "../tools/approvals";
 import { Changes } from "./changes";
 import { editsGraph, sameGraph, type RestoreOutcome, type WorkflowAccess } from "./checkpoints";
 import { keepStreaming, type StreamEvent } from "./mcpStream";
+import type { ServerPresence } from "./serverPresence";
 import type { PanelTools } from "./panelTools";
 import { runPanelTool, type ToolOutcome } from "./toolRunner";
 
@@ -108,13 +109,13 @@ export class McpRelay extends Changes {
   }
 
   /** Opens the stream (once per page: a second start does nothing) until stop(). */
-  start(whenHere?: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  start(server?: ServerPresence): Promise<void> {
     if (this.stopper) return Promise.resolve();
     const stopper = new AbortController();
     this.stopper = stopper;
     const url = () => `${RELAY_PATH}?panel=${encodeURIComponent(this.panelId)}&workflow=${encodeURIComponent(this.deps.workflow().name)}`;
     return keepStreaming(
-      { url, fetch: this.fetch, onEvent: (event) => this.onEvent(event), onOpen: (open) => this.setConnected(open), whenHere },
+      { url, fetch: this.fetch, onEvent: (event) => this.onEvent(event), onOpen: (open) => this.setConnected(open), whenHere: server?.whenHere },
       stopper.signal,
     );
   }

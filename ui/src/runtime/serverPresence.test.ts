@@ -5,7 +5,7 @@ import { serverPresence } from "./serverPresence";
 describe("serverPresence", () => {
   it("resolves at once while the server is there, and while it is away only once it is back", async () => {
     const socket = new EventTarget();
-    const whenHere = serverPresence(socket);
+    const { whenHere } = serverPresence(socket);
     const signal = new AbortController().signal;
     await whenHere(signal); // (there)
     socket.dispatchEvent(new Event("reconnecting"));
@@ -21,7 +21,7 @@ describe("serverPresence", () => {
   });
 
   it("is always there for an api without events", async () => {
-    await serverPresence({} as never)(new AbortController().signal);
-    await serverPresence(undefined)(new AbortController().signal);
+    await serverPresence({} as never).whenHere(new AbortController().signal);
+    await serverPresence(undefined).whenHere(new AbortController().signal);
   });
 });

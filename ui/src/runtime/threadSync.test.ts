@@ -4,6 +4,7 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatStore, type ChatEntry } from "./chatStore";
+import { serverPresence } from "./serverPresence";
 import { fakeServer, sseResponse, textAnswer, type ChatRequestBody, type FakeServer } from "../../test/fakeServer";
 
 afterEach(() => {
@@ -113,7 +114,7 @@ describe("the same thread in two tabs", () => {
     b.store.currentThreadId = "__LOCALID_t1";
     const socket = new EventTarget();
     const looks = () => server.calls.filter((call) => call.includes("last=1")).length;
-    const stop = b.store.followOtherTabs(20, socket);
+    const stop = b.store.followOtherTabs(20, serverPresence(socket));
     await vi.waitFor(() => expect(looks()).toBeGreaterThan(0));
     socket.dispatchEvent(new Event("reconnecting"));
     await new Promise((resolve) => setTimeout(resolve, 30)); // (a look under way ends)
