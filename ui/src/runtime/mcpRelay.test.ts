@@ -86,7 +86,6 @@ describe("the MCP relay in the panel", () => {
     expect(restores.map(([key, graph]) => [key, JSON.stringify(graph)])).toEqual([["workflows/a.json", snapshot]]);
     expect(relay.restored).toEqual({ ok: true, switched: false });
     expect(relay.calls).toMatchObject([{ callId: "mcp_1", name: "addNode", client: CLIENT, state: "done", group: 1 }]);
-    expect(relay.clients()).toEqual([CLIENT]);
   });
 
   it("keeps the graph once per call group: a pause over a minute starts another", async () => {
@@ -140,6 +139,14 @@ describe("the MCP relay in the panel", () => {
     server.send("call", { callId: "y", name: "removeNodes", input: { nodeIds: [String(nodes.save.id)] }, client: CLIENT });
     await vi.waitFor(() => expect(server.posted).toHaveLength(2));
     expect(t.graph.getNodeById(nodes.save.id)).toBeFalsy();
+
+    // a Disconnect forgets the "always": after the user allows it again, an edit asks first
+    server.send("clients", { clients: [{ id: "s1", ...CLIENT, since: "2026-11-29T03:00:00Z" }], disconnected: [] });
+    await vi.waitFor(() => expect(relay.connectedClients).toHaveLength(1));
+    await relay.disconnect(relay.connectedClients[0]!);
+    expect(server.posted[2]).toEqual({ path: `${RELAY_PATH}/disconnect`, body: { session: "s1" } });
+    server.send("call", { callId: "w", name: "removeNodes", input: { nodeIds: [String(nodes.sampler.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(relay.calls.at(-1)?.state).toBe("asking"));
   });
 
   it("a cancel from the server ends the card: nothing removed, nothing posted", async () => {

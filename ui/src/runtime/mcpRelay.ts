@@ -26,6 +26,13 @@ export interface McpClient {
   version: string;
 }
 
+/** An MCP client connected to the server (mcp_server/clients.py): its session, its name and
+ * version from `initialize`, since when (ISO 8601). */
+export interface ConnectedClient extends McpClient {
+  id: string;
+  since: string;
+}
+
 export type McpCallState = "running" | "asking" | "done" | "failed" | "denied" | "cancelled";
 
 export interface McpCall {
@@ -90,6 +97,10 @@ export class McpRelay extends Changes {
   restored: RestoreOutcome | null = null;
   /** Whether the relay's stream is open (MCP calls reach this page). */
   connected = false;
+  /** The user's MCP clients connected to the server now (the stream's `clients` events). */
+  connectedClients: ConnectedClient[] = [];
+  /** The client names the user disconnected (refused until allowed again). */
+  disconnected: string[] = [];
   /** Graph edits of these clients go ahead without asking ("always" on their card). */
   private readonly trusted = new Set<string>();
   private readonly running = new Map<string, Running>();
@@ -132,11 +143,24 @@ export class McpRelay extends Changes {
     return this.stopper !== null;
   }
 
-  /** The clients with a call listed, latest first. */
-  clients(): McpClient[] {
-    const seen = new Map<string, McpClient>();
-    for (const call of [...this.calls].reverse()) seen.set(`${call.client.name}\u0000${call.client.version}`, call.client);
-    return [...seen.values()];
+  /** Ends `client`'s connection: the server closes its session, ends its waiting calls, and
+   * refuses its name until allow(); its graph edits ask first again after that. */
+  async disconnect(client: ConnectedClient): Promise<void> {
+    this.trusted.delete(client.name);
+    await this.post("disconnect", { session: client.id });
+  }
+
+  /** Lets a client the user disconnected connect again. */
+  async allow(name: string): Promise<void> {
+    await this.post("allow", { name });
+  }
+
+  private async post(route: string, body: Record<string, string>): Promise<void> {
+    try {
+      await this.request(`${RELAY_PATH}/${route}`, { method: "POST", body });
+    } catch (error) {
+      console.warn(`[comfyui-assistant] the MCP relay did not take ${route}`, error);
+    }
   }
 
   /** Tells the server which workflow this page shows and that the user is here. */
@@ -193,14 +217,26 @@ export class McpRelay extends Changes {
   private setConnected(open: boolean): void {
     if (this.connected === open) return;
     this.connected = open;
+    if (!open) this.connectedClients = []; // (unknown until the stream is open again)
     this.emit();
   }
 
   private onEvent({ event, data }: StreamEvent): void {
     const body = (data ?? {}) as Record<string, unknown>;
+    if (event === "clients") return this.setClients(body);
     if (typeof body.callId !== "string") return;
     if (event === "cancel") this.cancel(body.callId);
     else if (event === "call" && typeof body.name === "string") void this.run(body.callId, body.name, body.input, clientOf(body.client));
+  }
+
+  private setClients(body: Record<string, unknown>): void {
+    const listed = Array.isArray(body.clients) ? body.clients : [];
+    this.connectedClients = listed.map((c: unknown) => {
+      const info = (c ?? {}) as Record<string, unknown>;
+      return { ...clientOf(info), id: String(info.id ?? ""), since: String(info.since ?? "") };
+    });
+    this.disconnected = Array.isArray(body.disconnected) ? body.disconnected.filter((n): n is string => typeof n === "string") : [];
+    this.emit();
   }
 
   private cancel(callId: string): void {
