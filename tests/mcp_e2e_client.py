@@ -1,8 +1,10 @@
-"""For the browser tests (ui/e2e/mcp.test.mjs): one MCP tool call with the official client (the
-Python SDK) over Streamable HTTP, as an agent makes it. Prints the result as one JSON line
-(`{"isError": ..., "text": ...}`) and exits.
+"""For the browser tests (ui/e2e/mcp.test.mjs): the official MCP client (the Python SDK) over
+Streamable HTTP, as an agent uses it. Each answer is one JSON line: `{"isError": ..., "text":
+...}` for a tool call, `{"error": message}` for a request the server refused.
 
-    python tests/mcp_e2e_client.py BASE_URL TOOL 'JSON_ARGUMENTS'
+    python tests/mcp_e2e_client.py BASE_URL TOOL 'JSON_ARGUMENTS'   one call, then exit
+    python tests/mcp_e2e_client.py BASE_URL --hold                 connect and print
+        {"connected": true}; then one call per line read ('TOOL JSON_ARGUMENTS'); exit at EOF
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 
 import mcp_types as types
 from mcp import Client
@@ -17,16 +20,43 @@ from mcp import Client
 AGENT = types.Implementation(name="e2e-agent", version="0.9")
 
 
-async def call(base: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
-    async with Client(base + "/api/assistant/mcp", mode="legacy", client_info=AGENT) as client:
+def say(answer: dict[str, Any]) -> None:
+    print(json.dumps(answer), flush=True)
+
+
+def refused(raised: BaseException) -> dict[str, Any]:
+    while len(getattr(raised, "exceptions", ())) == 1:  # (the SDK's task groups)
+        raised = raised.exceptions[0]  # type: ignore[attr-defined]
+    error = getattr(raised, "error", None)
+    return {"error": getattr(error, "message", None) or repr(raised)}
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    try:
         result = await client.call_tool(tool, arguments)
+    except Exception as exc:
+        return refused(exc)
     text = "".join(getattr(part, "text", "") for part in result.content)
     return {"isError": result.is_error, "text": text}
 
 
+async def run(base: str, args: list[str]) -> None:
+    try:
+        async with Client(base + "/api/assistant/mcp", mode="legacy", client_info=AGENT) as client:
+            if args[0] != "--hold":
+                say(await call(client, args[0], json.loads(args[1])))
+                return
+            say({"connected": True})
+            loop = asyncio.get_running_loop()
+            while line := await loop.run_in_executor(None, sys.stdin.readline):
+                tool, _, arguments = line.strip().partition(" ")
+                say(await call(client, tool, json.loads(arguments or "{}")))
+    except Exception as exc:  # (refused at initialize)
+        say(refused(exc))
+
+
 def main() -> None:
-    base, tool, arguments = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    print(json.dumps(asyncio.run(call(base.rstrip("/"), tool, arguments))), flush=True)
+    asyncio.run(run(sys.argv[1].rstrip("/"), sys.argv[2:]))
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
 // `addNode` puts the node in the graph, under the "external agent" line with the client's name,
 // and Ctrl+Z on the canvas takes it out again; a removal asks first with the approval card marked
 // with the client's name: Deny (with the user's words) leaves the node and the client reads the
-// words, Allow removes it.
+// words, Allow removes it. The line appears when a client connects (before any call), and its
+// Disconnect ends the client: its next call fails, a new connection is refused, until "Allow again".
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import { ROOT, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, python, screenshot, standinSkip, startHarness, watchPage } from "./support.mjs";
@@ -19,6 +20,33 @@ function mcpCall(base, tool, args) {
       else resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
     });
   });
+}
+
+/** An MCP client that stays connected (the official client, `--hold`): `connected` resolves once
+ * its handshake is done; `call(tool, args)` makes one call and resolves to its answer line. */
+function heldClient(base) {
+  const child = spawn(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, "--hold"], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const waiting = [];
+  let buffer = "";
+  child.stdout.on("data", (chunk) => {
+    buffer += chunk;
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      waiting.shift()?.(JSON.parse(line));
+    }
+  });
+  const next = () => new Promise((resolve) => waiting.push(resolve));
+  return {
+    connected: next(),
+    call: (tool, args) => {
+      const answer = next();
+      child.stdin.write(`${tool} ${JSON.stringify(args)}\n`);
+      return answer;
+    },
+    close: () => child.stdin.end(),
+  };
 }
 
 const nodeExists = (page, id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
@@ -70,7 +98,6 @@ for (const version of frontendVersions()) {
 
     test("addNode from the client appears in the graph, listed under the client's name; Ctrl+Z undoes it", { timeout: 90_000 }, async () => {
       const id = await addByMcp("EmptyImage");
-      await line().getByText("External agent (MCP): e2e-agent 0.9").waitFor();
       await line().getByRole("button", { name: "Calls: 1" }).click();
       await line().locator(".cua-mcp-call[data-state=done]").getByText("addNode").waitFor();
       await screenshot(page, step("added"), "external-agent");
@@ -113,6 +140,31 @@ for (const version of frontendVersions()) {
       assert.equal(yes.isError, false, yes.text);
       assert.deepEqual(JSON.parse(yes.text).removed.map(String), [String(id)]);
       assert.equal(await nodeExists(page, id), false, "Allow removed it");
+      assert.deepEqual(ourErrors, []);
+    });
+
+    test("the line appears when a client connects; Disconnect ends it (its next call fails, a new connection is refused) until Allow again", { timeout: 120_000 }, async () => {
+      const held = heldClient(harness.app);
+      try {
+        assert.deepEqual(await held.connected, { connected: true });
+        // (before any call of it)
+        await line().getByText("External agent (MCP): e2e-agent 0.9").waitFor({ timeout: 30_000 });
+        await line().getByText(/^e2e-agent 0\.9, connected at /).waitFor();
+        await screenshot(page, step("connected"), "external-agent");
+        await line().getByRole("button", { name: "Disconnect" }).click();
+        await line().getByText("e2e-agent: disconnected by you; it cannot connect until you allow it").waitFor();
+        await line().getByText("External agent (MCP): no client connected now").waitFor();
+        assert.deepEqual(await held.call("getWorkflow", {}), { error: "Session not found" });
+      } finally {
+        held.close();
+      }
+      const refused = "The user disconnected e2e-agent in ComfyUI's Assistant panel: it takes no requests from e2e-agent until the user allows it again there.";
+      assert.deepEqual(await mcpCall(harness.app, "getWorkflow", {}), { error: refused });
+
+      await line().getByRole("button", { name: "Allow again" }).click();
+      await line().getByText("e2e-agent: disconnected by you; it cannot connect until you allow it").waitFor({ state: "detached" });
+      const back = await mcpCall(harness.app, "getWorkflow", {});
+      assert.equal(back.isError, false, back.text);
       assert.deepEqual(ourErrors, []);
     });
   });
