@@ -11,6 +11,7 @@ uses the assistant's tools, while the user stays in charge.
 | `tools.py` | the registry's tools as MCP tools, and how a call runs |
 | `access.py` | who may connect (loopback, or a token from Settings) and as which user |
 | `limits.py` | at most 32 tool calls a minute |
+| `workflow.py` | the open workflow as a resource (read through the panel), and its changes |
 | `clients.py` | the connected clients as the panels list them, and the panel's Disconnect |
 | `panel_relay.py` | panel tools relayed to the user's open panel: the design, the server's half |
 | `panel_routes.py` | the panel's routes of the relay: its stream of calls, its answers, its state |
@@ -21,7 +22,7 @@ the access rules, the rate limit, skills as prompts, resources (the models, a no
 the connected panels), and the relay to the panel (its half: ui/src/runtime/mcpRelay.ts, which
 runs a call as a chat's, with the approval card marked with the client's name, and lists it
 under the "external agent" line, shown while a client is connected, with a Disconnect that ends
-the client's session and refuses it until the user allows it again). Not built yet: the open
-workflow as a resource, and a server tool that asks the user first answers that it did not
-run.
+the client's session and refuses it until the user allows it again). The open workflow is a
+resource, read through the panel, with change notifications to the sessions that subscribed.
+Not built yet: a server tool that asks the user first answers that it did not run.
 """

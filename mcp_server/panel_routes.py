@@ -98,8 +98,13 @@ def add_panel_routes(
     @table.post(PANEL_PATH + "/state")
     @guarded
     async def state(request: web.Request) -> web.StreamResponse:
-        if not relay.update(*await read_json(request, limit, check=_state)):
+        panel_id, workflow, active, changed = await read_json(request, limit, check=_state)
+        if not relay.update(panel_id, workflow, active):
             raise HTTPProblem(404, "this panel is not connected: open its stream first")
+        if changed:  # (its graph changed: the subscribed MCP sessions are told)
+            user = relay.panels[panel_id].user
+            latest = relay.pick(user, None) is relay.panels[panel_id]
+            await endpoint.mcp.subscriptions.changed(user, panel_id, latest)
         return web.json_response({"updated": True})
 
     @table.post(PANEL_PATH + "/disconnect")
@@ -133,7 +138,11 @@ def _answer(body: Any) -> tuple[str, str, dict[str, Any]]:
     return _panel_id(body.get("panel")), body["callId"], body
 
 
-def _state(body: Any) -> tuple[str, str, bool]:
+def _state(body: Any) -> tuple[str, str, bool, bool]:
     if not isinstance(body, dict) or not isinstance(body.get("active"), bool):
         raise RequestError("send an object with 'panel', 'workflow' and 'active' (a boolean)")
-    return _panel_id(body.get("panel")), _text(body.get("workflow", ""), "workflow"), body["active"]
+    changed = body.get("changed", False)
+    if not isinstance(changed, bool):
+        raise RequestError("'changed' (whether the graph changed) must be a boolean")
+    workflow = _text(body.get("workflow", ""), "workflow")
+    return _panel_id(body.get("panel")), workflow, body["active"], changed

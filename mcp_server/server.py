@@ -16,7 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from ..core.base.users import DEFAULT_USER
-from . import resources
+from . import resources, workflow
 from .access import Caller
 from .clients import UNNAMED, VERSION_LIMIT, McpClients, client_name
 from .limits import CallRate, over_limit_message
@@ -70,6 +70,8 @@ def sdk_server(handlers: Any, **options: Any) -> Server[Any]:
         on_list_resources=handlers.list_resources,
         on_list_resource_templates=handlers.list_templates,
         on_read_resource=handlers.read_resource,
+        on_subscribe_resource=getattr(handlers, "subscribe", None),
+        on_unsubscribe_resource=getattr(handlers, "unsubscribe", None),
         **options,
     )
 
@@ -83,6 +85,7 @@ class McpServer:
         self._parts_for = parts_for
         self.relay = relay
         self.clients = McpClients(lambda user, data: relay.publish(user, "clients", data))
+        self.subscriptions = workflow.Subscriptions()
         self._rates: dict[str, CallRate] = {}
         self.server = sdk_server(self, version=version, instructions=INSTRUCTIONS)
         self.server.middleware.append(self._refuse_disconnected)
@@ -143,19 +146,46 @@ class McpServer:
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=resources.listed())
+        return types.ListResourcesResult(resources=[*workflow.listed(), *resources.listed()])
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=resources.templates())
+        found = [*workflow.templates(), *resources.templates()]
+        return types.ListResourceTemplatesResult(resource_templates=found)
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        caller = caller_of_request(ctx)
-        parts = self._parts_for(caller)
-        return await resources.read(str(params.uri), parts, self.relay, caller.user)
+        caller, uri = caller_of_request(ctx), str(params.uri)
+        if workflow.is_workflow(uri):
+            wanted = workflow.panel_of(uri)
+            return await workflow.read(uri, wanted, self.relay, caller.user, client_of(ctx))
+        return await resources.read(uri, self._parts_for(caller), self.relay, caller.user)
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """Change notifications of a workflow URI, for this session (workflow.py)."""
+        uri, session = str(params.uri), session_of(ctx)
+        if not workflow.is_workflow(uri):
+            raise MCPError(
+                types.INVALID_PARAMS, f"Only the workflow resources change: {uri[:200]!r}"
+            )
+        if not session:
+            raise MCPError(types.INVALID_REQUEST, "Subscribing needs an MCP session.")
+        held = ctx.session
+        self.subscriptions.add(
+            session, caller_of_request(ctx).user, uri, held.send_resource_updated
+        )
+        on_session_end(ctx, lambda: self.subscriptions.remove(session))
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.subscriptions.remove(session_of(ctx), str(params.uri))
+        return types.EmptyResult()
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
