@@ -2,7 +2,7 @@
 // The chat state is the module-level store, so unmounting and mounting again loses nothing.
 import { createElement } from "react";
 import { createRoot } from "react-dom/client";
-import type { ComfyApp } from "../host/comfy";
+import { changeTracker, type ComfyApp } from "../host/comfy";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { followUser } from "../server/api";
 import { serverPresence, type ServerPresence } from "../runtime/serverPresence";
@@ -45,18 +45,22 @@ export function panelStore(app: ComfyApp): ChatStore {
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
     server = serverPresence(app.api); // (once: it listens to ComfyUI's socket for the page's life)
-    takeMcpCalls(store, server);
+    takeMcpCalls(store, server, app);
     shared = store;
   }
   return shared;
 }
 
 /** The page takes MCP clients' calls for its life (runtime/mcpRelay.ts), and tells the server
- * when the user comes to it (a call without a panel named goes to the page used last). */
-function takeMcpCalls(store: ChatStore, server: ServerPresence): void {
+ * when the user comes to it (a call without a panel named goes to the page used last) and when
+ * its graph changed (the change tracker's state is a new one after each change, or another
+ * workflow's). */
+function takeMcpCalls(store: ChatStore, server: ServerPresence, app: ComfyApp): void {
   void store.mcp.start(server); // (not while ComfyUI restarts)
   if (typeof document === "undefined") return;
-  const here = () => void store.mcp.reportState(document.visibilityState === "visible");
+  const visible = () => document.visibilityState === "visible";
+  store.mcp.watchGraph(() => changeTracker(app)?.activeState, visible);
+  const here = () => void store.mcp.reportState(visible());
   document.addEventListener("visibilitychange", here);
   globalThis.addEventListener?.("focus", here);
 }

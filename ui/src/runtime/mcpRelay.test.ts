@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { relayServer } from "../../test/mcpRelayServer";
 import { buildTxt2Img, createTestApp } from "../../test/testing";
 import { followUser } from "../server/api";
-import { GROUP_PAUSE_MS, McpRelay, RELAY_PATH } from "./mcpRelay";
+import { GRAPH_QUIET_MS, GRAPH_WATCH_MS, GROUP_PAUSE_MS, McpRelay, RELAY_PATH } from "./mcpRelay";
 import { keepStreaming, parseEvents, RECONNECT_MS } from "./mcpStream";
 import { PanelTools } from "./panelTools";
 
@@ -161,6 +161,21 @@ describe("the MCP relay in the panel", () => {
     expect(t.graph.getNodeById(nodes.decode.id)).toBeTruthy();
     expect(relay.calls[0]!.asking).toBeUndefined();
   });
+
+  it("reports a change of the graph once it has been quiet, as one state post", async () => {
+    const { server, relay } = setUp();
+    await vi.waitFor(() => expect(relay.connected).toBe(true));
+    let version = {};
+    const stop = relay.watchGraph(() => version, () => true);
+    version = {}; // two edits in a row: one report
+    await new Promise((r) => setTimeout(r, GRAPH_WATCH_MS + 100));
+    version = {};
+    await vi.waitFor(() => expect(server.posted).toHaveLength(1), { timeout: GRAPH_WATCH_MS * 2 + GRAPH_QUIET_MS + 1000 });
+    expect(server.posted[0]).toEqual({ path: `${RELAY_PATH}/state`, body: { panel: "p1", workflow: "a.json", active: true, changed: true } });
+    await new Promise((r) => setTimeout(r, GRAPH_WATCH_MS + GRAPH_QUIET_MS + 200));
+    expect(server.posted).toHaveLength(1); // (no change since: nothing more)
+    stop();
+  }, 15_000);
 
   it("an unknown tool gets the runner's error, as a chat's call would", async () => {
     const { server, relay } = setUp();

@@ -19,6 +19,10 @@ export const GROUP_PAUSE_MS = 60_000;
 /** The calls the panel lists (the oldest go first). */
 export const LISTED_CALLS = 50;
 const PANEL_KEY = "comfyui-assistant.mcpPanel";
+/** How often the page looks whether its graph changed, and how long a change must be quiet
+ * before the server hears of it (MCP clients that subscribed to the workflow are told). */
+export const GRAPH_WATCH_MS = 1000;
+export const GRAPH_QUIET_MS = 1500;
 
 export interface McpClient {
   /** As the client gave it in `initialize` ("" when it gave none). */
@@ -163,11 +167,32 @@ export class McpRelay extends Changes {
     }
   }
 
-  /** Tells the server which workflow this page shows and that the user is here. */
-  async reportState(active: boolean): Promise<void> {
+  /** Reports a change of the graph to the server (once it has been quiet for GRAPH_QUIET_MS),
+   * for as long as the page lives: `version()` is a value that changes with the graph (the
+   * change tracker's state) and the workflow. Returns the function that stops it. */
+  watchGraph(version: () => unknown, visible: () => boolean = () => true): () => void {
+    let last = version();
+    let quiet: ReturnType<typeof setTimeout> | undefined;
+    const look = setInterval(() => {
+      const now = version();
+      if (now === last) return;
+      last = now;
+      clearTimeout(quiet);
+      quiet = setTimeout(() => void this.reportState(visible(), true), GRAPH_QUIET_MS);
+    }, GRAPH_WATCH_MS);
+    return () => {
+      clearInterval(look);
+      clearTimeout(quiet);
+    };
+  }
+
+  /** Tells the server which workflow this page shows and whether the user is here (and that
+   * its graph changed). */
+  async reportState(active: boolean, changed = false): Promise<void> {
     if (!this.connected) return;
     try {
-      await this.request(`${RELAY_PATH}/state`, { method: "POST", body: { panel: this.panelId, workflow: this.deps.workflow().name, active } });
+      const body = { panel: this.panelId, workflow: this.deps.workflow().name, active, ...(changed ? { changed } : {}) };
+      await this.request(`${RELAY_PATH}/state`, { method: "POST", body });
     } catch (error) {
       console.warn("[comfyui-assistant] the MCP relay did not take the panel's state", error);
     }
