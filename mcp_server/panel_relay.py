@@ -26,6 +26,10 @@ The design:
   their results are listed under an "external agent" line (shown while a client is connected:
   the stream's `clients` events, clients.py; its Disconnect ends that client's session and
   refuses it until the user allows it again), never in the user's chat threads.
+- **A server tool that asks first** (`asks` in the registry: saving or changing a skill): the
+  panel shows the same card for an `ask` event (`{callId, name, input, client, action}`: what
+  the tool will do, the registry's `asks` text); on Allow the tool runs on the server, on Deny
+  the client gets the user's words, as in a chat.
 - **While it waits** (on the user's approval, or a long run): the server sends the MCP client a
   progress notification every `PROGRESS_SECONDS` (when the call asked for progress), and gives
   up after `CALL_SECONDS`. A panel that closes fails its calls (`PANEL_CLOSED`); an MCP client
@@ -190,14 +194,20 @@ class PanelRelay:
         waiting: Waiting,
         limit: float = CALL_SECONDS,
         session: str = "",
+        asks: str | None = None,
     ) -> Answer:
         """Run `name` in `panel` for MCP session `session`: the text the model would read;
-        RelayError when the panel cannot answer. A cancelled call tells the panel to stop."""
+        RelayError when the panel cannot answer. A cancelled call tells the panel to stop.
+        With `asks` (what a server tool will do): the panel only asks the user (an `ask` event,
+        the same card) and answers `{"output": {"approved": true}}` or the user's denial."""
         call_id = f"mcp_{uuid.uuid4().hex}"
         answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         panel.pending[call_id] = (name, session, answer)
         event = {"callId": call_id, "name": name, "input": args, "client": client}
-        panel.events.put_nowait(("call", event))
+        if asks is None:
+            panel.events.put_nowait(("call", event))
+        else:
+            panel.events.put_nowait(("ask", {**event, "action": asks}))
         started = self.clock()
         try:
             while True:

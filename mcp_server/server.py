@@ -22,7 +22,7 @@ from .clients import UNNAMED, VERSION_LIMIT, McpClients, client_name
 from .limits import CallRate, over_limit_message
 from .panel_relay import NO_PANEL, PANEL_META, PanelRelay, RelayError
 from .prompts import get_prompt, prompt_of, skills
-from .tools import ServerParts, failure, mcp_tools, offered, run_tool, text_result
+from .tools import ASKS_FIRST, ServerParts, failure, mcp_tools, offered, run_tool, text_result
 
 SERVER_NAME = "comfyui-assistant"
 SESSION_HEADER = "mcp-session-id"
@@ -200,11 +200,21 @@ class McpServer:
         args = params.arguments or {}
         if spec.runs == "panel":
             return await self._relayed(ctx, spec.name, args, caller)
+        if spec.asks is not None:  # (asked in the panel first: on Allow it runs here)
+            asked = await self._relayed(ctx, spec.name, args, caller, spec.asks(args))
+            if asked.is_error:
+                return asked
         return await run_tool(spec, args, self._parts_for(caller), f"mcp_{uuid.uuid4().hex}")
 
     async def _relayed(
-        self, ctx: ServerRequestContext[Any, Any], name: str, args: dict[str, Any], caller: Caller
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        name: str,
+        args: dict[str, Any],
+        caller: Caller,
+        asks: str | None = None,
     ) -> types.CallToolResult:
+        """A panel tool run in the panel, or (`asks`) a server tool's question asked there."""
         wanted = (ctx.meta or {}).get(PANEL_META)
 
         async def waiting(seconds: float) -> None:
@@ -213,10 +223,10 @@ class McpServer:
         try:
             panel = self.relay.pick(caller.user, wanted if isinstance(wanted, str) else None)
             if panel is None:
-                return failure(NO_PANEL.format(name=name))
+                return failure((NO_PANEL if asks is None else ASKS_FIRST).format(name=name))
             client, session = client_of(ctx), session_of(ctx)
             text, failed = await self.relay.call(
-                panel, name, args, client, waiting, session=session
+                panel, name, args, client, waiting, session=session, asks=asks
             )
         except RelayError as exc:
             return failure(str(exc))
