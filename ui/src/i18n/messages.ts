@@ -153,6 +153,7 @@ export const en = {
   "mcp.state.failed": "failed",
   "mcp.state.denied": "denied",
   "mcp.state.cancelled": "cancelled",
+  "mcp.state.allowed": "allowed (runs on the server)",
   "mcp.unnamed": "an MCP client",
   "mcp.restore": "Put the graph back as it was before these calls",
   "mcp.restored": "The graph is back as it was before these calls (Ctrl+Z brings them back).",

@@ -162,6 +162,26 @@ describe("the MCP relay in the panel", () => {
     expect(relay.calls[0]!.asking).toBeUndefined();
   });
 
+  it("a server tool's question: the card with the server's words; Deny posts the words, Allow posts approved", async () => {
+    const { t, server, relay } = setUp();
+    await vi.waitFor(() => expect(relay.connected).toBe(true));
+    const before = JSON.stringify(t.graph.serialize());
+    const action = "Save a new skill “x” to your user skills (5 characters of instructions).";
+    server.send("ask", { callId: "s1", name: "createUserSkill", input: { name: "x" }, client: CLIENT, action });
+    await vi.waitFor(() => expect(relay.calls[0]?.state).toBe("asking"));
+    expect(relay.calls[0]!.asking).toEqual({ kind: "server", action, nodes: [] });
+    relay.respond("s1", false, false, " not now ");
+    await vi.waitFor(() => expect(server.posted).toHaveLength(1));
+    expect(server.posted[0]).toEqual({ path: `${RELAY_PATH}/results`, body: { panel: "p1", callId: "s1", denied: "not now" } });
+    server.send("ask", { callId: "s2", name: "createUserSkill", input: { name: "x" }, client: CLIENT, action });
+    await vi.waitFor(() => expect(relay.calls[1]?.state).toBe("asking"));
+    relay.respond("s2", true, false, "");
+    await vi.waitFor(() => expect(server.posted).toHaveLength(2));
+    expect(server.posted[1]!.body).toEqual({ panel: "p1", callId: "s2", output: { approved: true } });
+    expect(relay.calls.map((c) => c.state)).toEqual(["denied", "allowed"]);
+    expect(JSON.stringify(t.graph.serialize())).toBe(before); // (nothing ran in the page)
+  });
+
   it("reports a change of the graph once it has been quiet, as one state post", async () => {
     const { server, relay } = setUp();
     await vi.waitFor(() => expect(relay.connected).toBe(true));

@@ -37,7 +37,8 @@ export interface ConnectedClient extends McpClient {
   since: string;
 }
 
-export type McpCallState = "running" | "asking" | "done" | "failed" | "denied" | "cancelled";
+/** (`allowed`: a server tool's question the user allowed; the tool runs on the server.) */
+export type McpCallState = "running" | "asking" | "done" | "failed" | "denied" | "cancelled" | "allowed";
 
 export interface McpCall {
   callId: string;
@@ -159,7 +160,7 @@ export class McpRelay extends Changes {
     await this.post("allow", { name });
   }
 
-  private async post(route: string, body: Record<string, string>): Promise<void> {
+  private async post(route: string, body: Record<string, unknown>): Promise<void> {
     try {
       await this.request(`${RELAY_PATH}/${route}`, { method: "POST", body });
     } catch (error) {
@@ -252,6 +253,7 @@ export class McpRelay extends Changes {
     if (typeof body.callId !== "string") return;
     if (event === "cancel") this.cancel(body.callId);
     else if (event === "call" && typeof body.name === "string") void this.run(body.callId, body.name, body.input, clientOf(body.client));
+    else if (event === "ask" && typeof body.name === "string") void this.ask(body.callId, body.name, body.input, clientOf(body.client), String(body.action ?? ""));
   }
 
   private setClients(body: Record<string, unknown>): void {
@@ -293,20 +295,47 @@ export class McpRelay extends Changes {
     return group.id;
   }
 
-  private async run(callId: string, name: string, input: unknown, client: McpClient): Promise<void> {
-    if (this.running.has(callId)) return;
+  /** Lists a call that came in; null when it is listed already. */
+  private begin(callId: string, name: string, input: unknown, client: McpClient): { run: Running; call: McpCall } | null {
+    if (this.running.has(callId)) return null;
     const run: Running = { stop: new AbortController() };
     this.running.set(callId, run);
     const call: McpCall = { callId, name, input, client, state: "running", group: this.groupFor(name) };
     this.calls = [...this.calls, call].slice(-LISTED_CALLS);
     this.emit();
+    return { run, call };
+  }
+
+  /** Shows the card and waits for the user's Allow or Deny (or the server's cancel: false). */
+  private asked(run: Running, call: McpCall, request: ApprovalRequest): Promise<boolean> {
+    if (run.cancelled) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      run.answer = resolve;
+      this.update(call, { state: "asking", asking: request });
+    });
+  }
+
+  /** A server tool that asks first: the card, then the user's answer to the server, which runs
+   * the tool on Allow. */
+  private async ask(callId: string, name: string, input: unknown, client: McpClient, action: string): Promise<void> {
+    const started = this.begin(callId, name, input, client);
+    if (!started) return;
+    const { run, call } = started;
+    const allowed = await this.asked(run, call, { kind: "server", action, nodes: [] });
+    this.running.delete(callId);
+    if (run.cancelled) return;
+    const sent = allowed ? { output: { approved: true } } : { denied: run.denied ?? "" };
+    this.update(call, { state: allowed ? "allowed" : "denied" });
+    await this.post("results", { panel: this.panelId, callId, ...sent });
+  }
+
+  private async run(callId: string, name: string, input: unknown, client: McpClient): Promise<void> {
+    const started = this.begin(callId, name, input, client);
+    if (!started) return;
+    const { run, call } = started;
     const approve = (request: ApprovalRequest): Promise<boolean> => {
-      if (run.cancelled) return Promise.resolve(false);
-      if (request.kind === "graph-edit" && (!this.deps.askBeforeEdits() || this.trusted.has(client.name))) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        run.answer = resolve;
-        this.update(call, { state: "asking", asking: request });
-      });
+      if (request.kind === "graph-edit" && !run.cancelled && (!this.deps.askBeforeEdits() || this.trusted.has(client.name))) return Promise.resolve(true);
+      return this.asked(run, call, request);
     };
     let outcome: ToolOutcome;
     try {

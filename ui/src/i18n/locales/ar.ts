@@ -158,6 +158,7 @@ const table: Translation = {
   "mcp.state.failed": "فشل",
   "mcp.state.denied": "مرفوض",
   "mcp.state.cancelled": "أُلغي",
+  "mcp.state.allowed": "مسموح (يعمل على الخادم)",
   "mcp.unnamed": "عميل MCP",
   "mcp.restore": "إعادة سير العمل إلى ما كان عليه قبل هذه الاستدعاءات",
   "mcp.restored": "عاد سير العمل إلى ما كان عليه قبل هذه الاستدعاءات (يعيدها Ctrl+Z).",

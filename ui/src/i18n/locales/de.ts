@@ -145,6 +145,7 @@ const table: Translation = {
   "mcp.state.failed": "fehlgeschlagen",
   "mcp.state.denied": "abgelehnt",
   "mcp.state.cancelled": "abgebrochen",
+  "mcp.state.allowed": "erlaubt (läuft auf dem Server)",
   "mcp.unnamed": "ein MCP-Client",
   "mcp.restore": "Graph wie vor diesen Aufrufen wiederherstellen",
   "mcp.restored": "Der Graph ist wieder wie vor diesen Aufrufen (Strg+Z holt sie zurück).",

@@ -152,6 +152,7 @@ const table: Translation = {
   "mcp.state.failed": "falló",
   "mcp.state.denied": "denegado",
   "mcp.state.cancelled": "cancelado",
+  "mcp.state.allowed": "permitido (se ejecuta en el servidor)",
   "mcp.unnamed": "un cliente MCP",
   "mcp.restore": "Devolver el grafo a como estaba antes de estas llamadas",
   "mcp.restored": "El grafo vuelve a estar como antes de estas llamadas (Ctrl+Z las recupera).",

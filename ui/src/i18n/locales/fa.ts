@@ -137,6 +137,7 @@ const table: Translation = {
   "mcp.state.failed": "ناموفق",
   "mcp.state.denied": "رد شد",
   "mcp.state.cancelled": "لغو شد",
+  "mcp.state.allowed": "مجاز (روی سرور اجرا می‌شود)",
   "mcp.unnamed": "یک کلاینت MCP",
   "mcp.restore": "برگرداندن گراف به حالت پیش از این فراخوانی‌ها",
   "mcp.restored": "گراف به حالت پیش از این فراخوانی‌ها برگشت (Ctrl+Z آن‌ها را برمی‌گرداند).",

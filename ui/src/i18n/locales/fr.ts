@@ -152,6 +152,7 @@ const table: Translation = {
   "mcp.state.failed": "échec",
   "mcp.state.denied": "refusé",
   "mcp.state.cancelled": "annulé",
+  "mcp.state.allowed": "autorisé (s’exécute sur le serveur)",
   "mcp.unnamed": "un client MCP",
   "mcp.restore": "Remettre le graphe comme avant ces appels",
   "mcp.restored": "Le graphe est revenu comme avant ces appels (Ctrl+Z les rétablit).",

@@ -151,6 +151,7 @@ const table: Translation = {
   "mcp.state.failed": "נכשל",
   "mcp.state.denied": "נדחה",
   "mcp.state.cancelled": "בוטל",
+  "mcp.state.allowed": "אושר (רץ בשרת)",
   "mcp.unnamed": "לקוח MCP",
   "mcp.restore": "להחזיר את הגרף למצבו לפני הקריאות האלה",
   "mcp.restored": "הגרף חזר למצבו לפני הקריאות האלה (Ctrl+Z מחזיר אותן).",

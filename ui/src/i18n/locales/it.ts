@@ -152,6 +152,7 @@ const table: Translation = {
   "mcp.state.failed": "non riuscito",
   "mcp.state.denied": "negato",
   "mcp.state.cancelled": "annullato",
+  "mcp.state.allowed": "consentito (eseguito sul server)",
   "mcp.unnamed": "un client MCP",
   "mcp.restore": "Riporta il grafo com'era prima di queste chiamate",
   "mcp.restored": "Il grafo è tornato com'era prima di queste chiamate (Ctrl+Z le ripristina).",

@@ -137,6 +137,7 @@ const table: Translation = {
   "mcp.state.failed": "失敗",
   "mcp.state.denied": "拒否",
   "mcp.state.cancelled": "キャンセル",
+  "mcp.state.allowed": "許可済み（サーバーで実行）",
   "mcp.unnamed": "MCP クライアント",
   "mcp.restore": "グラフをこれらの呼び出しの前の状態に戻す",
   "mcp.restored": "グラフはこれらの呼び出しの前の状態に戻りました（Ctrl+Z で元に戻せます）。",

@@ -138,6 +138,7 @@ const table: Translation = {
   "mcp.state.failed": "실패",
   "mcp.state.denied": "거부됨",
   "mcp.state.cancelled": "취소됨",
+  "mcp.state.allowed": "허용됨(서버에서 실행)",
   "mcp.unnamed": "MCP 클라이언트",
   "mcp.restore": "그래프를 이 호출들 이전 상태로 되돌리기",
   "mcp.restored": "그래프가 이 호출들 이전 상태로 돌아갔습니다(Ctrl+Z로 되살릴 수 있습니다).",

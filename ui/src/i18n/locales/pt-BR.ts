@@ -152,6 +152,7 @@ const table: Translation = {
   "mcp.state.failed": "falhou",
   "mcp.state.denied": "negado",
   "mcp.state.cancelled": "cancelado",
+  "mcp.state.allowed": "permitido (executa no servidor)",
   "mcp.unnamed": "um cliente MCP",
   "mcp.restore": "Voltar o grafo ao que era antes destas chamadas",
   "mcp.restored": "O grafo voltou ao que era antes destas chamadas (Ctrl+Z as traz de volta).",

@@ -154,6 +154,7 @@ const table: Translation = {
   "mcp.state.failed": "ошибка",
   "mcp.state.denied": "отклонено",
   "mcp.state.cancelled": "отменено",
+  "mcp.state.allowed": "разрешено (выполняется на сервере)",
   "mcp.unnamed": "клиент MCP",
   "mcp.restore": "Вернуть граф к состоянию до этих вызовов",
   "mcp.restored": "Граф возвращён к состоянию до этих вызовов (Ctrl+Z вернёт их).",

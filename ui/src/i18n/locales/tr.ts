@@ -143,6 +143,7 @@ const table: Translation = {
   "mcp.state.failed": "başarısız",
   "mcp.state.denied": "reddedildi",
   "mcp.state.cancelled": "iptal edildi",
+  "mcp.state.allowed": "izin verildi (sunucuda çalışır)",
   "mcp.unnamed": "bir MCP istemcisi",
   "mcp.restore": "Grafiği bu çağrılardan önceki hâline döndür",
   "mcp.restored": "Grafik bu çağrılardan önceki hâline döndü (Ctrl+Z onları geri getirir).",

@@ -137,6 +137,7 @@ const table: Translation = {
   "mcp.state.failed": "失敗",
   "mcp.state.denied": "已拒絕",
   "mcp.state.cancelled": "已取消",
+  "mcp.state.allowed": "已允許（在伺服器上執行）",
   "mcp.unnamed": "MCP 用戶端",
   "mcp.restore": "將圖表還原到這些呼叫之前的狀態",
   "mcp.restored": "圖表已還原到這些呼叫之前的狀態（Ctrl+Z 可復原）。",

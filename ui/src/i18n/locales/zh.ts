@@ -135,6 +135,7 @@ const table: Translation = {
   "mcp.state.failed": "失败",
   "mcp.state.denied": "已拒绝",
   "mcp.state.cancelled": "已取消",
+  "mcp.state.allowed": "已允许（在服务器上运行）",
   "mcp.unnamed": "MCP 客户端",
   "mcp.restore": "把工作流恢复到这些调用之前的样子",
   "mcp.restored": "工作流已恢复到这些调用之前的样子（Ctrl+Z 可撤回）。",
