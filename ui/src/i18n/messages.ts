@@ -146,6 +146,7 @@ export const en = {
   "mcp.input": "Arguments: {input}",
   "mcp.result": "Result: {result}",
   "mcp.asks": "{client} (an MCP client) asks:",
+  "mcp.toast": "{client} (an MCP client) asks you in the Assistant panel",
   "mcp.always": "Allow graph edits from {client} without asking",
   "mcp.state.running": "running",
   "mcp.state.asking": "waiting for you",

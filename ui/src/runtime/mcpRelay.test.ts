@@ -16,7 +16,7 @@ afterEach(() => {
 
 const CLIENT = { name: "claude-code", version: "2.1.0" };
 
-function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
+function setUp(options: { askBeforeEdits?: boolean; now?: () => number; storage?: Storage } = {}) {
   const t = createTestApp();
   const nodes = buildTxt2Img(t);
   t.tracker.reset();
@@ -38,6 +38,7 @@ function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
     askBeforeEdits: () => options.askBeforeEdits ?? true,
     panelId: "p1",
     ...(options.now ? { now: options.now } : {}),
+    ...(options.storage ? { storage: options.storage } : {}),
   });
   void relay.start();
   return { t, nodes, server, relay, restores };
@@ -180,6 +181,35 @@ describe("the MCP relay in the panel", () => {
     expect(server.posted[1]!.body).toEqual({ panel: "p1", callId: "s2", output: { approved: true } });
     expect(relay.calls.map((c) => c.state)).toEqual(["denied", "allowed"]);
     expect(JSON.stringify(t.graph.serialize())).toBe(before); // (nothing ran in the page)
+  });
+
+  it("keeps its 'always', saved graphs and calls across a reload of the page (sessionStorage)", async () => {
+    const storage = window.sessionStorage;
+    storage.clear();
+    const first = setUp({ storage });
+    await vi.waitFor(() => expect(first.relay.connected).toBe(true));
+    first.server.send("call", { callId: "x", name: "removeNodes", input: { nodeIds: [String(first.nodes.decode.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(first.relay.calls[0]?.state).toBe("asking"));
+    first.relay.respond("x", true, true, "");
+    await vi.waitFor(() => expect(first.server.posted).toHaveLength(1));
+    first.server.send("call", { callId: "y", name: "removeNodes", input: { nodeIds: [String(first.nodes.save.id)] }, client: { name: "other", version: "1" } });
+    await vi.waitFor(() => expect(first.relay.calls[1]?.state).toBe("asking")); // (the page reloads while it asks)
+    const checkpoint = first.relay.lastCheckpoint();
+    await new Promise((r) => setTimeout(r, 10)); // (kept once the changes settle)
+
+    const second = setUp({ storage });
+    expect(second.relay.calls.map((c) => [c.callId, c.state])).toEqual([
+      ["x", "done"],
+      ["y", "cancelled"],
+    ]);
+    expect(second.relay.lastCheckpoint()).toEqual(checkpoint);
+    await vi.waitFor(() => expect(second.relay.connected).toBe(true));
+    second.server.send("call", { callId: "z", name: "removeNodes", input: { nodeIds: [String(second.nodes.decode.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(second.server.posted).toHaveLength(1)); // ("always" kept: no card)
+    expect(second.relay.calls.at(-1)?.state).toBe("done");
+    first.relay.stop();
+    second.relay.stop();
+    storage.clear();
   });
 
   it("reports a change of the graph once it has been quiet, as one state post", async () => {

@@ -8,6 +8,7 @@ import { apiFetch, requestJson } from "../server/api";
 import type { ApprovalRequest } from "../tools/approvals";
 import { Changes } from "./changes";
 import { editsGraph, sameGraph, type RestoreOutcome, type WorkflowAccess } from "./checkpoints";
+import { keeper, loadKept, type KeptStorage } from "./mcpKept";
 import { keepStreaming, type StreamEvent } from "./mcpStream";
 import type { ServerPresence } from "./serverPresence";
 import type { PanelTools } from "./panelTools";
@@ -73,6 +74,8 @@ export interface McpRelayDeps {
   request?: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
   now?: () => number;
   panelId?: string;
+  /** Where the relay keeps its calls, groups and trusted clients across a reload (mcpKept.ts). */
+  storage?: KeptStorage;
 }
 
 interface Running {
@@ -102,6 +105,8 @@ export class McpRelay extends Changes {
   restored: RestoreOutcome | null = null;
   /** Whether the relay's stream is open (MCP calls reach this page). */
   connected = false;
+  /** Told when a call starts to wait for the user (the page toasts it while the panel is closed). */
+  onAsking?: (call: McpCall) => void;
   /** The user's MCP clients connected to the server now (the stream's `clients` events). */
   connectedClients: ConnectedClient[] = [];
   /** The client names the user disconnected (refused until allowed again). */
@@ -122,6 +127,24 @@ export class McpRelay extends Changes {
     this.fetch = deps.fetch ?? apiFetch;
     this.request = deps.request ?? requestJson;
     this.now = deps.now ?? Date.now;
+    const kept = deps.storage ? loadKept(deps.storage) : null;
+    if (kept) {
+      for (const name of kept.trusted) this.trusted.add(name);
+      for (const group of kept.groups) this.groups.set(group.id, group);
+      this.groupCount = kept.groupCount;
+      this.calls = kept.calls;
+    }
+    if (deps.storage) {
+      const keepSoon = keeper(deps.storage, () => ({ trusted: [...this.trusted], groups: [...this.groups.values()], groupCount: this.groupCount, calls: this.calls }));
+      this.keepSoon = keepSoon;
+    }
+  }
+
+  private readonly keepSoon?: () => void;
+
+  protected override emit(): void {
+    super.emit();
+    this.keepSoon?.();
   }
 
   /** Opens the stream (once per page: a second start does nothing) until stop(). */
@@ -312,6 +335,7 @@ export class McpRelay extends Changes {
     return new Promise<boolean>((resolve) => {
       run.answer = resolve;
       this.update(call, { state: "asking", asking: request });
+      this.onAsking?.({ ...call, state: "asking", asking: request });
     });
   }
 

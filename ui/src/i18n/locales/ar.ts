@@ -151,6 +151,7 @@ const table: Translation = {
   "mcp.input": "المعاملات: {input}",
   "mcp.result": "النتيجة: {result}",
   "mcp.asks": "يسأل {client} (عميل MCP):",
+  "mcp.toast": "يسألك {client} (عميل MCP) في لوحة المساعد",
   "mcp.always": "السماح بتعديلات {client} على سير العمل دون سؤال",
   "mcp.state.running": "قيد التشغيل",
   "mcp.state.asking": "بانتظار ردك",

@@ -138,6 +138,7 @@ const table: Translation = {
   "mcp.input": "Argumente: {input}",
   "mcp.result": "Ergebnis: {result}",
   "mcp.asks": "{client} (ein MCP-Client) fragt:",
+  "mcp.toast": "{client} (ein MCP-Client) fragt Sie im Assistent-Panel",
   "mcp.always": "Änderungen am Graphen von {client} ohne Nachfrage erlauben",
   "mcp.state.running": "läuft",
   "mcp.state.asking": "wartet auf Sie",

@@ -145,6 +145,7 @@ const table: Translation = {
   "mcp.input": "Argumentos: {input}",
   "mcp.result": "Resultado: {result}",
   "mcp.asks": "{client} (un cliente MCP) pregunta:",
+  "mcp.toast": "{client} (un cliente MCP) le pregunta en el panel del Asistente",
   "mcp.always": "Permitir ediciones del grafo de {client} sin preguntar",
   "mcp.state.running": "en curso",
   "mcp.state.asking": "esperando su respuesta",

@@ -130,6 +130,7 @@ const table: Translation = {
   "mcp.input": "آرگومان‌ها: {input}",
   "mcp.result": "نتیجه: {result}",
   "mcp.asks": "{client} (یک کلاینت MCP) می‌پرسد:",
+  "mcp.toast": "{client} (یک کلاینت MCP) در پنل دستیار از شما می‌پرسد",
   "mcp.always": "ویرایش گراف توسط {client} بدون پرسیدن مجاز باشد",
   "mcp.state.running": "در حال اجرا",
   "mcp.state.asking": "در انتظار پاسخ شما",

@@ -145,6 +145,7 @@ const table: Translation = {
   "mcp.input": "Arguments : {input}",
   "mcp.result": "Résultat : {result}",
   "mcp.asks": "{client} (un client MCP) demande :",
+  "mcp.toast": "{client} (un client MCP) vous demande dans le panneau de l’Assistant",
   "mcp.always": "Autoriser les modifications du graphe par {client} sans demander",
   "mcp.state.running": "en cours",
   "mcp.state.asking": "attend votre réponse",

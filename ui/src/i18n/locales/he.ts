@@ -144,6 +144,7 @@ const table: Translation = {
   "mcp.input": "ארגומנטים: {input}",
   "mcp.result": "תוצאה: {result}",
   "mcp.asks": "{client} (לקוח MCP) שואל:",
+  "mcp.toast": "{client} (לקוח MCP) שואל אתכם בחלונית העוזר",
   "mcp.always": "לאפשר עריכות בגרף מ-{client} בלי לשאול",
   "mcp.state.running": "רץ",
   "mcp.state.asking": "ממתין לך",

@@ -145,6 +145,7 @@ const table: Translation = {
   "mcp.input": "Argomenti: {input}",
   "mcp.result": "Risultato: {result}",
   "mcp.asks": "{client} (un client MCP) chiede:",
+  "mcp.toast": "{client} (un client MCP) ti chiede nel pannello dell’Assistente",
   "mcp.always": "Consenti le modifiche al grafo da {client} senza chiedere",
   "mcp.state.running": "in corso",
   "mcp.state.asking": "in attesa della tua risposta",

@@ -130,6 +130,7 @@ const table: Translation = {
   "mcp.input": "引数：{input}",
   "mcp.result": "結果：{result}",
   "mcp.asks": "{client}（MCP クライアント）の確認：",
+  "mcp.toast": "{client}（MCP クライアント）がアシスタントパネルで確認を求めています",
   "mcp.always": "{client} によるグラフの編集を確認なしで許可",
   "mcp.state.running": "実行中",
   "mcp.state.asking": "あなたの応答待ち",

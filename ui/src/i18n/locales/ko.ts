@@ -131,6 +131,7 @@ const table: Translation = {
   "mcp.input": "인수: {input}",
   "mcp.result": "결과: {result}",
   "mcp.asks": "{client}(MCP 클라이언트)의 요청:",
+  "mcp.toast": "{client}(MCP 클라이언트)가 어시스턴트 패널에서 확인을 요청합니다",
   "mcp.always": "{client}의 그래프 편집을 묻지 않고 허용",
   "mcp.state.running": "실행 중",
   "mcp.state.asking": "응답 대기 중",

@@ -145,6 +145,7 @@ const table: Translation = {
   "mcp.input": "Argumentos: {input}",
   "mcp.result": "Resultado: {result}",
   "mcp.asks": "{client} (um cliente MCP) pergunta:",
+  "mcp.toast": "{client} (um cliente MCP) pergunta a você no painel do Assistente",
   "mcp.always": "Permitir edições do grafo de {client} sem perguntar",
   "mcp.state.running": "em execução",
   "mcp.state.asking": "aguardando você",

@@ -147,6 +147,7 @@ const table: Translation = {
   "mcp.input": "Аргументы: {input}",
   "mcp.result": "Результат: {result}",
   "mcp.asks": "{client} (клиент MCP) спрашивает:",
+  "mcp.toast": "{client} (клиент MCP) спрашивает вас в панели Ассистента",
   "mcp.always": "Разрешить изменения графа от {client} без подтверждения",
   "mcp.state.running": "выполняется",
   "mcp.state.asking": "ждёт вашего ответа",

@@ -136,6 +136,7 @@ const table: Translation = {
   "mcp.input": "Argümanlar: {input}",
   "mcp.result": "Sonuç: {result}",
   "mcp.asks": "{client} (bir MCP istemcisi) soruyor:",
+  "mcp.toast": "{client} (bir MCP istemcisi) Asistan panelinde size soruyor",
   "mcp.always": "{client} istemcisinin grafikteki değişikliklerine sormadan izin ver",
   "mcp.state.running": "çalışıyor",
   "mcp.state.asking": "yanıtınızı bekliyor",

@@ -130,6 +130,7 @@ const table: Translation = {
   "mcp.input": "參數：{input}",
   "mcp.result": "結果：{result}",
   "mcp.asks": "{client}（MCP 用戶端）詢問：",
+  "mcp.toast": "{client}（MCP 用戶端）在助理面板中詢問你",
   "mcp.always": "允許 {client} 編輯圖表，不再詢問",
   "mcp.state.running": "執行中",
   "mcp.state.asking": "等待你的回覆",

@@ -128,6 +128,7 @@ const table: Translation = {
   "mcp.input": "参数：{input}",
   "mcp.result": "结果：{result}",
   "mcp.asks": "{client}（MCP 客户端）请求：",
+  "mcp.toast": "{client}（MCP 客户端）在助手面板中请求你确认",
   "mcp.always": "允许 {client} 直接编辑工作流，不再询问",
   "mcp.state.running": "运行中",
   "mcp.state.asking": "等待你的答复",
