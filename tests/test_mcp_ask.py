@@ -8,27 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import mcp_types as types
-import pytest
 from comfyui_assistant.core.base import DENIED
 from comfyui_assistant.mcp_server.tools import ASKS_FIRST
 from mcp import Client
 
-from .conftest import App, start_app
+from .conftest import App
 from .test_mcp_panel_relay import MCP, FakePanel
 
 SKILL = {"name": "Upscale twice", "description": "Two passes.", "body": "1. Upscale.\n2. Again."}
 ASKED = "Save a new skill “Upscale twice” to your user skills (21 characters of instructions)."
-
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[App]:
-    started = await start_app(tmp_path / "data", {})
-    yield started
-    await started.close()
 
 
 async def skills_of(client: Client) -> list[str]:

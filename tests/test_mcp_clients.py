@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -16,18 +14,11 @@ from comfyui_assistant.mcp_server.clients import DISCONNECTED
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import App, start_app
+from .conftest import App
 from .test_mcp_panel_relay import MCP, PANEL, FakePanel
 
 AGENT = types.Implementation(name="agent-x", version="3.1")
 OTHER = types.Implementation(name="agent-y", version="1")
-
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[App]:
-    started = await start_app(tmp_path / "data", {})
-    yield started
-    await started.close()
 
 
 async def clients_event(panel: FakePanel) -> dict[str, Any]:

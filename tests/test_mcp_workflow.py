@@ -6,8 +6,6 @@ a real socket."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -18,17 +16,10 @@ from comfyui_assistant.mcp_server.workflow import WORKFLOW
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import App, start_app
+from .conftest import App
 from .test_mcp_panel_relay import MCP, PANEL, FakePanel
 
 SHOWN = {"ok": True, "workflow": "a.json", "nodes": [{"id": 1, "type": "KSampler"}]}
-
-
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[App]:
-    started = await start_app(tmp_path / "data", {})
-    yield started
-    await started.close()
 
 
 async def changed(app: App, panel: str, active: bool = False, **extra: Any) -> int:
