@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { ROOT, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, python, screenshot, standinSkip, startHarness, watchPage } from "./support.mjs";
+import { ROOT, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, python, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
 
 /** One tool call by the official MCP client (a process of its own): `{isError, text}`. */
 function mcpCall(base, tool, args) {
@@ -141,6 +141,21 @@ for (const version of frontendVersions()) {
       assert.deepEqual(JSON.parse(yes.text).removed.map(String), [String(id)]);
       assert.equal(await nodeExists(page, id), false, "Allow removed it");
       assert.deepEqual(ourErrors, []);
+    });
+
+    test("a question while the Assistant tab is closed shows ComfyUI's toast; the card waits in the tab", { timeout: 120_000 }, async () => {
+      const id = await addByMcp("EmptyImage");
+      await toggleAssistant(page);
+      await panel(page).waitFor({ state: "detached" });
+      const asked = mcpCall(harness.app, "removeNodes", { nodeIds: [String(id)] });
+      await page.getByText("e2e-agent (an MCP client) asks you in the Assistant panel").first().waitFor({ timeout: 30_000 });
+      await page.getByText("Remove a node from the workflow, with the links that touch it.").first().waitFor();
+      await screenshot(page, step("toast"), "toast");
+      await openAssistant(page);
+      await card().getByRole("button", { name: "Deny" }).click();
+      const no = await asked;
+      assert.equal(no.isError, true, no.text);
+      assert.equal(await nodeExists(page, id), true, "Deny removed nothing");
     });
 
     test("the line appears when a client connects; Disconnect ends it (its next call fails, a new connection is refused) until Allow again", { timeout: 120_000 }, async () => {
