@@ -3,7 +3,7 @@
 // graph edits go ahead without asking, the call groups with the graph saved before their first
 // edit ("put the graph back"), and the calls listed. A call that was still running or asking is
 // kept as cancelled: the reload ended it (the server failed it when the stream closed).
-import type { McpCall, McpGroup } from "./mcpRelay";
+import type { McpCall, McpGroup } from "./mcpCalls";
 
 export const KEPT_KEY = "comfyui-assistant.mcpRelay";
 

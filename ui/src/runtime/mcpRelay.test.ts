@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { relayServer } from "../../test/mcpRelayServer";
 import { buildTxt2Img, createTestApp } from "../../test/testing";
 import { followUser } from "../server/api";
-import { GRAPH_QUIET_MS, GRAPH_WATCH_MS, GROUP_PAUSE_MS, McpRelay, RELAY_PATH } from "./mcpRelay";
+import { GRAPH_QUIET_MS, GRAPH_WATCH_MS } from "./graphWatch";
+import { GROUP_PAUSE_MS, McpRelay, RELAY_PATH } from "./mcpRelay";
 import { keepStreaming, parseEvents, RECONNECT_MS } from "./mcpStream";
 import { PanelTools } from "./panelTools";
 

@@ -8,11 +8,15 @@ import { apiFetch, requestJson } from "../server/api";
 import type { ApprovalRequest } from "../tools/approvals";
 import { Changes } from "./changes";
 import { editsGraph, sameGraph, type RestoreOutcome, type WorkflowAccess } from "./checkpoints";
+import type { ConnectedClient, McpCall, McpCallState, McpClient, McpGroup } from "./mcpCalls";
 import { keeper, loadKept, type KeptStorage } from "./mcpKept";
 import { keepStreaming, type StreamEvent } from "./mcpStream";
+import { watchGraph } from "./graphWatch";
 import type { ServerPresence } from "./serverPresence";
 import type { PanelTools } from "./panelTools";
 import { runPanelTool, type ToolOutcome } from "./toolRunner";
+
+export type { ConnectedClient, McpCall, McpCallState, McpClient, McpGroup } from "./mcpCalls";
 
 export const RELAY_PATH = "/api/assistant/mcp/panel";
 /** Calls with no pause longer than this are one group: one checkpoint before its first edit. */
@@ -20,48 +24,6 @@ export const GROUP_PAUSE_MS = 60_000;
 /** The calls the panel lists (the oldest go first). */
 export const LISTED_CALLS = 50;
 const PANEL_KEY = "comfyui-assistant.mcpPanel";
-/** How often the page looks whether its graph changed, and how long a change must be quiet
- * before the server hears of it (MCP clients that subscribed to the workflow are told). */
-export const GRAPH_WATCH_MS = 1000;
-export const GRAPH_QUIET_MS = 1500;
-
-export interface McpClient {
-  /** As the client gave it in `initialize` ("" when it gave none). */
-  name: string;
-  version: string;
-}
-
-/** An MCP client connected to the server (mcp_server/clients.py): its session, its name and
- * version from `initialize`, since when (ISO 8601). */
-export interface ConnectedClient extends McpClient {
-  id: string;
-  since: string;
-}
-
-/** (`allowed`: a server tool's question the user allowed; the tool runs on the server.) */
-export type McpCallState = "running" | "asking" | "done" | "failed" | "denied" | "cancelled" | "allowed";
-
-export interface McpCall {
-  callId: string;
-  name: string;
-  input: unknown;
-  client: McpClient;
-  state: McpCallState;
-  /** The output or error the client got. */
-  result?: unknown;
-  /** What the call asks the user, while it asks. */
-  asking?: ApprovalRequest;
-  /** The call group it belongs to (one checkpoint each). */
-  group: number;
-}
-
-export interface McpGroup {
-  id: number;
-  /** The workflow before the group's first edit (restorable as one undo step). */
-  before?: { workflow: string | null; graph: unknown };
-  /** Whether an edit of the group changed the graph (a denied or failed one may not have). */
-  changed?: boolean;
-}
 
 export interface McpRelayDeps {
   tools: PanelTools;
@@ -191,23 +153,10 @@ export class McpRelay extends Changes {
     }
   }
 
-  /** Reports a change of the graph to the server (once it has been quiet for GRAPH_QUIET_MS),
-   * for as long as the page lives: `version()` is a value that changes with the graph (the
-   * change tracker's state) and the workflow. Returns the function that stops it. */
+  /** Reports a change of the graph to the server (graphWatch.ts) for as long as the page lives;
+   * returns the function that stops it. */
   watchGraph(version: () => unknown, visible: () => boolean = () => true): () => void {
-    let last = version();
-    let quiet: ReturnType<typeof setTimeout> | undefined;
-    const look = setInterval(() => {
-      const now = version();
-      if (now === last) return;
-      last = now;
-      clearTimeout(quiet);
-      quiet = setTimeout(() => void this.reportState(visible(), true), GRAPH_QUIET_MS);
-    }, GRAPH_WATCH_MS);
-    return () => {
-      clearInterval(look);
-      clearTimeout(quiet);
-    };
+    return watchGraph(version, () => void this.reportState(visible(), true));
   }
 
   /** Tells the server which workflow this page shows and whether the user is here (and that
