@@ -5,6 +5,7 @@ non-loopback address over a real socket."""
 
 from __future__ import annotations
 
+import datetime
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -81,11 +82,19 @@ async def test_another_machine_needs_a_token_and_a_revoked_one_is_refused(
         made = await response.json()
     token = made.pop("token")
     assert token.startswith(TOKEN_PREFIX) and len(token) > 40
-    assert set(made) == {"id", "name", "created"} and made["name"] == "laptop"
+    assert set(made) == {"id", "name", "created", "lastUsed"} and made["name"] == "laptop"
+    assert made["lastUsed"] is None
     async with remote.session.get(remote.base + TOKENS) as response:
         assert await response.json() == {"tokens": [made]}  # (never the token again)
 
     assert "searchInstalledNodes" in await tools_with(remote.base + MCP, token)
+    async with remote.session.get(remote.base + TOKENS) as response:
+        [listed] = (await response.json())["tokens"]
+    # when it was last used, to the minute (written at most once a minute)
+    used = datetime.datetime.fromisoformat(listed.pop("lastUsed"))
+    assert listed == {k: v for k, v in made.items() if k != "lastUsed"}
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert used.second == 0 and datetime.timedelta(0) <= now - used < datetime.timedelta(minutes=2)
 
     async with remote.session.delete(f"{remote.base}{TOKENS}/{made['id']}") as response:
         assert (response.status, await response.json()) == (200, {"revoked": made["id"]})
