@@ -6,20 +6,9 @@
 // with the client's name: Deny (with the user's words) leaves the node and the client reads the
 // words, Allow removes it.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { join } from "node:path";
+import { mcpCall, relayOpen } from "./mcpClient.mjs";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { ROOT, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, python, screenshot, standinSkip, startHarness, watchPage } from "./support.mjs";
-
-/** One tool call by the official MCP client (a process of its own): `{isError, text}`. */
-function mcpCall(base, tool, args) {
-  return new Promise((resolve, reject) => {
-    execFile(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, tool, JSON.stringify(args)], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`the MCP client failed: ${error.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
-    });
-  });
-}
+import { focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, watchPage } from "./support.mjs";
 
 const nodeExists = (page, id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
 
@@ -56,11 +45,7 @@ for (const version of frontendVersions()) {
       });
       await openTarget(page, harness.app, { comfyui: true });
       await openAssistant(page);
-      // the page's relay stream is open: the server lists the panel
-      await page.waitForFunction(async () => {
-        const response = await fetch("/api/assistant/mcp/panel/state", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ panel: sessionStorage.getItem("comfyui-assistant.mcpPanel") ?? "", workflow: "", active: true }) });
-        return response.ok;
-      }, null, { timeout: 30_000, polling: 500 });
+      await relayOpen(page);
     });
 
     after(async () => {
