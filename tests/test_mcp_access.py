@@ -6,7 +6,6 @@ non-loopback address over a real socket."""
 from __future__ import annotations
 
 import datetime
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from . import e2e_harness
 from .conftest import App, start_app
 from .test_mcp_http import ACCEPT, INIT
 
@@ -32,9 +32,7 @@ TOKENS = MCP + "/tokens"
 
 def network_address() -> str:
     """This machine's address on its network (the one a packet out would leave from)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("203.0.113.1", 9))  # (UDP: nothing is sent)
-        address: str = probe.getsockname()[0]
+    address = e2e_harness.network_address()
     assert not address.startswith("127."), "this test needs a network interface besides lo"
     return address
 

@@ -4,7 +4,7 @@
 // when each was made and last used, made (the token shown once, here, and kept nowhere: only
 // this component's state holds it until "Done"), and revoked after a confirmation. Errors are
 // the routes' own words.
-import { useCallback, useEffect, useRef, useState, type FC, type FormEvent } from "react";
+import { useCallback, useEffect, useId, useRef, useState, type FC, type FormEvent } from "react";
 import { formatDate, useI18n } from "../i18n";
 import { apiUrl, errorMessage, requestJson } from "../server/api";
 import { useStore } from "./context";
@@ -51,12 +51,14 @@ async function copyText(text: string, field: HTMLTextAreaElement | HTMLInputElem
 
 const CopyField: FC<{ label: string; text: string; rows?: number }> = ({ label, text, rows = 1 }) => {
   const { t } = useI18n();
+  const id = useId();
   const field = useRef<HTMLTextAreaElement>(null);
   const [copied, setCopied] = useState<boolean | null>(null);
   const copy = async () => setCopied(await copyText(text, field.current));
   return (
-    <div className="cua-field cua-mcp-copy">
-      <textarea ref={field} aria-label={label} readOnly rows={rows} value={text} spellCheck={false} onFocus={(e) => e.target.select()} />
+    <div className="cua-mcp-copy">
+      <label htmlFor={id}>{label}</label>
+      <textarea id={id} ref={field} readOnly rows={rows} value={text} spellCheck={false} onFocus={(e) => e.target.select()} />
       <div className="cua-row">
         <button type="button" className="cua-btn" aria-label={t("mcpClients.copyWhat", { what: label })} onClick={() => void copy()}>
           {t("message.copy")}
