@@ -16,7 +16,10 @@ its reboot drops and restarts the whole stand-in, our routes included, as Manage
 the scan (core/installs) asks that Manager, as inside ComfyUI. With `--model-host` a model host
 (tests/model_server.py, a 6 MB file at /file/<name>, slowly) runs beside it, allowed by
 COMFY_ASSISTANT_MODEL_ORIGINS; the JSON line adds `modelHost` (origin, sha256, size) and `dataDir`
-(`--model-host-port`: a fixed port, for a real ComfyUI started with that origin allowed).
+(`--model-host-port`: a fixed port, for a real ComfyUI started with that origin allowed). With
+`--listen-network` the stand-in also listens on this machine's network address, on the same
+port (as ComfyUI's `--listen 127.0.0.1,ADDRESS`): a request there is not loopback (an MCP client
+then needs a token); the JSON line adds `network`, that URL.
 
 The provider gets control routes, so a test in another process scripts it with data:
 

@@ -4,9 +4,10 @@
 // when each was made and last used, made (the token shown once, here, and kept nowhere: only
 // this component's state holds it until "Done"), and revoked after a confirmation. Errors are
 // the routes' own words.
-import { useCallback, useEffect, useId, useRef, useState, type FC, type FormEvent } from "react";
+import { useId, useRef, useState, type FC } from "react";
 import { formatDate, useI18n } from "../i18n";
 import { apiUrl, errorMessage, requestJson } from "../server/api";
+import { NameForm, useNamedList } from "./NamedList";
 import { useStore } from "./context";
 
 export const MCP_PATH = "/api/assistant/mcp";
@@ -18,6 +19,9 @@ export interface McpToken {
   created: string; // ISO 8601
   lastUsed: string | null;
 }
+
+/** A token just made: the only answer that holds the token itself. */
+type MadeToken = McpToken & { token: string };
 
 /** The endpoint's URL and the config snippets for it, for the ComfyUI at `origin`. */
 export function connectSnippets(origin: string): { url: string; claudeCode: string; http: string; stdio: string } {
@@ -94,7 +98,7 @@ const Connect: FC = () => {
 };
 
 /** The token just made, shown this once. */
-const NewToken: FC<{ token: McpToken & { token: string }; onDone: () => void }> = ({ token, onDone }) => {
+const NewToken: FC<{ token: MadeToken; onDone: () => void }> = ({ token, onDone }) => {
   const { t } = useI18n();
   return (
     <div className="cua-mcp-new" role="group" aria-label={t("mcpClients.newToken", { name: token.name })}>
@@ -114,30 +118,9 @@ const when = (iso: string | null, never: string) => (iso ? formatDate(new Date(i
 export const McpClients: FC = () => {
   const store = useStore();
   const { t } = useI18n();
-  const [tokens, setTokens] = useState<McpToken[] | null>(null);
-  const [name, setName] = useState("");
-  const [made, setMade] = useState<(McpToken & { token: string }) | null>(null);
-  const [error, setError] = useState("");
-
-  const load = useCallback(() => {
-    requestJson<{ tokens: McpToken[] }>(TOKENS).then(
-      (body) => setTokens(body.tokens),
-      (e: unknown) => setError(errorMessage(e)),
-    );
-  }, []);
-  useEffect(load, [load]);
-
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    try {
-      setMade(await requestJson<McpToken & { token: string }>(TOKENS, { method: "POST", body: { name } }));
-      setName("");
-      setError("");
-      load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
+  const list = useNamedList<McpToken, MadeToken>(TOKENS, "tokens");
+  const { items: tokens, load, setError } = list;
+  const [made, setMade] = useState<MadeToken | null>(null);
 
   const revoke = async (token: McpToken) => {
     if (!(await store.confirm(t("mcpClients.revokeTitle", { name: token.name }), t("mcpClients.revokeMessage")))) return;
@@ -172,17 +155,7 @@ export const McpClients: FC = () => {
         ))}
       </ul>
       {made ? <NewToken token={made} onDone={() => setMade(null)} /> : null}
-      <form onSubmit={(e) => void create(e)}>
-        <input aria-label={t("mcpClients.tokenName")} placeholder={t("mcpClients.tokenPlaceholder")} value={name} onChange={(e) => setName(e.target.value)} />
-        <button type="submit" className="cua-btn" disabled={!name.trim()}>
-          {t("mcpClients.create")}
-        </button>
-      </form>
-      {error ? (
-        <p className="cua-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <NameForm list={list} label={t("mcpClients.tokenName")} placeholder={t("mcpClients.tokenPlaceholder")} submit={t("mcpClients.create")} onMade={setMade} />
     </section>
   );
 };
