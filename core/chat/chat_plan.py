@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import UIMessage, system_texts
+from ..base import UIMessage, env_int, system_texts
 from ..context import (
     FULL,
     PromptParts,
@@ -25,7 +25,6 @@ from ..context import (
 from ..knowledge import (
     Skill,
     closest,
-    env_int,
     skill_names_line,
     skills_index,
 )

@@ -26,9 +26,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..base import DelegationTrace, UIMessage
+from ..base import DelegationTrace, UIMessage, env_int
 from ..context import ContextInputs, ContextSettings, PromptProfile
-from ..knowledge import SYSTEM_CONTEXT_DIR, env_int
+from ..knowledge import SYSTEM_CONTEXT_DIR
 from ..provider import Provider, Window
 from ..store import Delegations
 from ..stream import new_id

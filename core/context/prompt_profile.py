@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..knowledge import env_int
+from ..base import env_int
 from ..tools import TIERS, Tier
 from .system_prompt import UserContextLimits
 

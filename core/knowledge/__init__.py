@@ -7,7 +7,6 @@ May import: base.
 from .context_files import (
     SYSTEM_CONTEXT_DIR,
     SystemContext,
-    env_int,
     load_context,
     load_system_context,
     skill_names_line,
@@ -51,7 +50,6 @@ __all__ = [
     "UnknownModelCategory",
     "check_slug",
     "closest",
-    "env_int",
     "from_object_info",
     "installed_library",
     "list_skills",
