@@ -24,7 +24,7 @@ from .failures import owned_error
 from .step_calls import StepHooks
 from .turn_before import FirstWork
 from .turn_parts import TurnParts
-from .turn_setup import TurnSetup, set_up_turn, window_key
+from .turn_setup import TurnSetup, set_up_turn
 
 NOTICES = "notices"  # store namespace: what the user was told once
 NO_TOOLS = (
@@ -108,7 +108,7 @@ async def prepare_turn(
         if setup.caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
             await parts.compactor.cancel(req.thread_id)  # (made again after the answer)
         # (a shared cache: no background work decodes beside the answer; shared_cache.py)
-        lease = await ChatLease.start(provider.settings, setup.model)
+        lease = await ChatLease.start(provider.settings, setup.caps)
         tools = replace(tools, search_limit=setup.profile.search_results)
         return await _model_turn(parts, read, setup, seen, tools, unsent, lease, debug)
     except ContextBudgetError as exc:
@@ -138,7 +138,7 @@ async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
     if setup.vision:  # the newest run's images, as the window affords
         cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
         shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
-    key = f"vision {window_key(parts.provider, model)}"
+    key = f"vision {setup.key}"
     return _Seen(history, shown, bool(unseen) and await first_notice(store, key))
 
 
@@ -163,7 +163,7 @@ async def _model_turn(
         )
 
     plan = plan_for(profile)
-    no_tools = not setup.tools_usable and await first_notice(store, window_key(provider, model))
+    no_tools = not setup.tools_usable and await first_notice(store, setup.key)
     notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
     user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
     project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
