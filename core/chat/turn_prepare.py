@@ -19,7 +19,8 @@ from .chat_context import ChatContext, prepare_context
 from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import Sources, UserSnapshot, gather_sources, user_snapshot
-from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .delegate_budget import DelegateBudget
+from .delegation import DELEGATE, Delegator, Parent
 from .failures import owned_error
 from .step_calls import StepHooks
 from .turn_before import FirstWork
