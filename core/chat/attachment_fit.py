@@ -47,7 +47,9 @@ async def message_room(parts: TurnParts, thread_id: str) -> Room | None:
     plan = setup.plan(probe, sources, True, SkillUse())
     counter, window = counter_for(setup.model), setup.window
     budget = compute_budget(window, provider.settings.max_output_tokens, counter.tools(plan.tools))
-    user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
+    user = user_context_block(
+        sources.user, setup.profile.user_limits(sources.limits.user_context_chars)
+    )
     prompt = counter.messages([{"role": "system", "content": plan.system + user}])
     room = budget.available - prompt
     return Room(setup.model, window.tokens, room, setup.vision)

@@ -12,14 +12,13 @@ from ..base import Message, UIMessage, message_of
 from ..context import Assembled, PromptProfile, profile_for, user_context_block
 from ..files import Projects, Shown, for_turn, run_picture, with_thread_files
 from ..provider import ChatLease, ContextBudgetError, choose_slot
-from ..store import Delegations, SentTurn, SentTurns, Store, ThreadState, due_note
+from ..store import Delegations, SentTurn, SentTurns, ThreadState, due_note
 from ..tokens import image_budget, image_cost_for
 from ..tools import ToolContext
 from .chat_context import ChatContext, prepare_context
 from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import Sources, UserSnapshot, gather_sources, user_snapshot
-from .delegate_budget import DelegateBudget
 from .delegation import DELEGATE, Delegator, Parent
 from .failures import owned_error
 from .step_calls import StepHooks
@@ -66,14 +65,6 @@ class _Read:
     skill: SkillUse
     first_turn: bool
     history: list[UIMessage]  # the messages before the answer (`ui_history_of`)
-
-
-async def first_notice(store: Store, key: str) -> bool:
-    """True the first time this is asked for `key` (then remembered)."""
-    if (await store.get_settings(NOTICES)).get(key):
-        return False
-    await store.update_settings(NOTICES, {key: True})
-    return True
 
 
 async def prepare_turn(
@@ -124,12 +115,12 @@ async def prepare_turn(
 @dataclass(frozen=True)
 class _Seen:
     """The thread's messages as the model will see them (their attached files in place, the
-    newest run's picture as the window affords), and whether to say once that it sees no
-    images."""
+    newest run's picture as the window affords), and what to tell the user once: that the
+    model can use no tools, that it sees no images."""
 
     history: list[UIMessage]
     shown: Shown | None
-    no_vision: bool
+    notices: tuple[tuple[str, str], ...]
 
 
 async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
@@ -139,8 +130,14 @@ async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
     if setup.vision:  # the newest run's images, as the window affords
         cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
         shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
-    key = f"vision {setup.key}"
-    return _Seen(history, shown, bool(unseen) and await first_notice(store, key))
+    told, vision_key = await store.get_settings(NOTICES), f"vision {setup.key}"  # (once each)
+    no_tools = not setup.tools_usable and not told.get(setup.key)
+    no_vision = bool(unseen) and not told.get(vision_key)
+    if no_tools or no_vision:  # (each told once: remembered)
+        now = ((setup.key, no_tools), (vision_key, no_vision))
+        await store.update_settings(NOTICES, {key: True for key, told_now in now if told_now})
+    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * no_vision
+    return _Seen(history, shown, notices)
 
 
 async def _model_turn(
@@ -164,9 +161,9 @@ async def _model_turn(
         )
 
     plan = plan_for(profile)
-    no_tools = not setup.tools_usable and await first_notice(store, setup.key)
-    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
-    user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
+    user_context = user_context_block(
+        sources.user, profile.user_limits(sources.limits.user_context_chars)
+    )
     project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
     state = ThreadState(store)
     context = await prepare_context(
@@ -190,11 +187,11 @@ async def _model_turn(
             provider, model, window, profile, parts.options.environ,
             sources.environment_line, user_context, context.inputs.correction,
             req.thread_id, plan.message_id, Delegations(store),
-            DelegateBudget.from_env(parts.options.environ),
+            sources.limits.delegate,
         )  # fmt: skip
         tools = replace(tools, delegate=Delegator(parent).run)
     work = FirstWork(
-        parts, req.thread_id, plan, model, context, state, notices, lease,
+        parts, req.thread_id, plan, model, context, state, seen.notices, lease,
         first if setup.caps.counts else None, unsent,
     )  # fmt: skip
     return PreparedTurn(
