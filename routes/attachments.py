@@ -16,13 +16,12 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base import RequestError, coded, message_of
+from ..core.base import RequestError, coded
 from ..core.chat import message_room, tokens_of, too_large
 from ..core.files import (
     Attachment,
     Attachments,
     FileReading,
-    FileRefused,
     human_size,
     new_id,
     read_file,
@@ -59,10 +58,7 @@ def _decode(name: str, data: str) -> bytes:
 
 def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
     data = _decode(name, encoded)
-    try:
-        return data, read_file(name, data, max_bytes)
-    except FileRefused as exc:
-        raise HTTPProblem(exc.status, message_of(exc)) from None
+    return data, read_file(name, data, max_bytes)  # (FileRefused: answered with its status)
 
 
 _strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)

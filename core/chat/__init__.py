@@ -11,7 +11,7 @@ from .chat_plan import response_message_id
 from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
 from .chat_turn import ChatTurn, StreamEnd
 from .thread_delta import with_answer_replaced, with_stored_history
-from .turn_lock import TURN_WAIT_SECONDS, TurnHolds, turn_holds
+from .turn_lock import TURN_WAIT_SECONDS, turn_holds
 from .turn_parts import TurnOptions, TurnParts
 
 __all__ = [
@@ -19,7 +19,6 @@ __all__ = [
     "ChatRequest",
     "ChatTurn",
     "StreamEnd",
-    "TurnHolds",
     "TurnOptions",
     "TurnParts",
     "check_workflow",

@@ -6,7 +6,7 @@ May import: base, tokens, tools.
 """
 
 from . import embeddings, text_search
-from .branches import BranchError, Branches, Moved
+from .branches import Branches, Moved
 from .checkpoints import MAX_CHECKPOINTS, MAX_THREAD_BYTES, Checkpoints
 from .conversation_index import ensure_indexed, thread_term, vectors_of
 from .delegations import Delegations
@@ -23,7 +23,6 @@ __all__ = [
     "MAX_CHECKPOINTS",
     "MAX_THREAD_BYTES",
     "TEXT_LIMIT",
-    "BranchError",
     "Branches",
     "Checkpoints",
     "Delegations",
