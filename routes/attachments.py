@@ -17,13 +17,12 @@ from typing import Any
 from aiohttp import web
 
 from ..core.base import RequestError, coded
-from ..core.chat import message_room, tokens_of, too_large
+from ..core.chat import attach_file
 from ..core.files import (
     Attachment,
     Attachments,
     FileReading,
     human_size,
-    new_id,
     read_file,
 )
 from ..core.service import AssistantService
@@ -101,17 +100,10 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
             raise too_big if exc.status == 413 else exc from None
         thread, name, encoded = _fields(body)
         data, reading = await asyncio.to_thread(_read, name, encoded, max_bytes)
-        room = await message_room(await service.turn_parts(), thread)
-        aid = new_id()
-        vision = room.vision if room is not None else True
-        model = room.model if room is not None else ""
-        tokens = await asyncio.to_thread(tokens_of, aid, name, reading, data, vision, model)
-        if room is not None and tokens > room.room:
-            raise HTTPProblem(413, too_large(name, tokens, room))
-        stored = await (await attachments()).add(aid, thread, name, reading, data, tokens)
+        stored, room = await attach_file(await service.turn_parts(), thread, name, data, reading)
         answer = stored.as_json()
         answer["room"] = room.room if room is not None else None
-        answer["vision"] = vision
+        answer["vision"] = room.vision if room is not None else True
         return _answer(answer, status=201)
 
     def attachment_id(request: web.Request) -> str:

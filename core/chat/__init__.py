@@ -6,7 +6,7 @@ May import: base, tokens, stream, knowledge, tools, store, memory, files, provid
 summary.
 """
 
-from .attachment_fit import message_room, tokens_of, too_large
+from .attachment_fit import attach_file
 from .chat_plan import response_message_id
 from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
 from .chat_turn import ChatTurn, StreamEnd
@@ -21,12 +21,10 @@ __all__ = [
     "StreamEnd",
     "TurnOptions",
     "TurnParts",
+    "attach_file",
     "check_workflow",
-    "message_room",
     "parse_chat_request",
     "response_message_id",
-    "tokens_of",
-    "too_large",
     "turn_holds",
     "with_answer_replaced",
     "with_stored_history",
