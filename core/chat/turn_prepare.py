@@ -10,10 +10,9 @@ from dataclasses import dataclass, replace
 
 from ..base import Message, UIMessage, message_of
 from ..context import Assembled, PromptProfile, profile_for, user_context_block
-from ..files import Projects, Shown, for_turn, run_picture, with_thread_files
+from ..files import TurnFiles, turn_files
 from ..provider import ChatLease, ContextBudgetError, choose_slot
 from ..store import Delegations, SentTurn, SentTurns, ThreadState, due_note
-from ..tokens import image_budget, image_cost_for
 from ..tools import ToolContext
 from .chat_context import ChatContext, prepare_context
 from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
@@ -114,30 +113,27 @@ async def prepare_turn(
 
 @dataclass(frozen=True)
 class _Seen:
-    """The thread's messages as the model will see them (their attached files in place, the
-    newest run's picture as the window affords), and what to tell the user once: that the
-    model can use no tools, that it sees no images."""
+    """The thread's files as the model will see them (`TurnFiles`), and what to tell the user
+    once: that the model can use no tools, that it sees no images."""
 
-    history: list[UIMessage]
-    shown: Shown | None
+    files: TurnFiles
     notices: tuple[tuple[str, str], ...]
 
 
 async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
-    req, store, model = read.req, parts.store, setup.model
-    history, unseen = await with_thread_files(store, req.thread_id, read.history, setup.vision)
-    shown = None
-    if setup.vision:  # the newest run's images, as the window affords
-        cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
-        shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
+    req, store = read.req, parts.store
+    files = await turn_files(
+        store, parts.outputs, req.thread_id, read.history, req.messages,
+        vision=setup.vision, model=setup.model, window=setup.window.tokens,
+    )  # fmt: skip
     told, vision_key = await store.get_settings(NOTICES), f"vision {setup.key}"  # (once each)
     no_tools = not setup.tools_usable and not told.get(setup.key)
-    no_vision = bool(unseen) and not told.get(vision_key)
+    no_vision = files.unseen and not told.get(vision_key)
     if no_tools or no_vision:  # (each told once: remembered)
         now = ((setup.key, no_tools), (vision_key, no_vision))
         await store.update_settings(NOTICES, {key: True for key, told_now in now if told_now})
     notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * no_vision
-    return _Seen(history, shown, notices)
+    return _Seen(files, notices)
 
 
 async def _model_turn(
@@ -157,14 +153,19 @@ async def _model_turn(
 
     def plan_for(profile: PromptProfile) -> ChatPlan:
         return replace(setup, profile=profile).plan(
-            req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
+            req,
+            sources,
+            read.first_turn,
+            read.skill,
+            history=seen.files.history,
+            slot=slot,
+            debug=debug,
         )
 
     plan = plan_for(profile)
     user_context = user_context_block(
         sources.user, profile.user_limits(sources.limits.user_context_chars)
     )
-    project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
     state = ThreadState(store)
     context = await prepare_context(
         plan=plan,
@@ -177,8 +178,8 @@ async def _model_turn(
         stored_correction=await parts.corrections(),
         sent=read.sent,
         user_context=user_context,
-        project=project,
-        shown=seen.shown,
+        project=seen.files.project,
+        shown=seen.files.shown,
         replan=lambda smaller: plan_for(profile_for(smaller, sources.environ)),
     )
     first = context.assemble(plan.answer_start(), None)

@@ -13,9 +13,8 @@ from .attachment_files import (
     model_parts,
     read_file,
 )
-from .attachments import Attachment, Attachments, new_id, with_thread_files
+from .attachments import Attachment, Attachments, new_id
 from .output_checks import look_output
-from .project_documents import for_turn
 from .projects import (
     MAX_DOCUMENT_BYTES,
     ProjectContext,
@@ -24,7 +23,7 @@ from .projects import (
     check_text,
     check_title,
 )
-from .run_images import Shown, run_picture, with_shown
+from .run_images import Shown, with_shown
 from .run_outputs import (
     FolderOutputs,
     OutputRef,
@@ -33,6 +32,7 @@ from .run_outputs import (
     ref_of,
     standalone_outputs,
 )
+from .turn_files import TurnFiles, turn_files
 
 __all__ = [
     "MAX_BYTES",
@@ -47,10 +47,10 @@ __all__ = [
     "ProjectContext",
     "Projects",
     "Shown",
+    "TurnFiles",
     "check_name",
     "check_text",
     "check_title",
-    "for_turn",
     "human_size",
     "look_output",
     "model_parts",
@@ -58,8 +58,7 @@ __all__ = [
     "project_documents",
     "read_file",
     "ref_of",
-    "run_picture",
     "standalone_outputs",
+    "turn_files",
     "with_shown",
-    "with_thread_files",
 ]
