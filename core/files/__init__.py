@@ -27,7 +27,6 @@ from .run_images import Shown, with_shown
 from .run_outputs import (
     FolderOutputs,
     OutputRef,
-    OutputRefused,
     OutputSource,
     ref_of,
     standalone_outputs,
@@ -42,7 +41,6 @@ __all__ = [
     "FileReading",
     "FolderOutputs",
     "OutputRef",
-    "OutputRefused",
     "OutputSource",
     "ProjectContext",
     "Projects",
