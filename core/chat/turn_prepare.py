@@ -126,12 +126,16 @@ async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
         store, parts.outputs, req.thread_id, read.history, req.messages,
         vision=setup.vision, model=setup.model, window=setup.window.tokens,
     )  # fmt: skip
-    told, vision_key = await store.get_settings(NOTICES), f"vision {setup.key}"  # (once each)
-    no_tools = not setup.tools_usable and not told.get(setup.key)
-    no_vision = files.unseen and not told.get(vision_key)
-    if no_tools or no_vision:  # (each told once: remembered)
+    no_tools, no_vision, vision_key = not setup.tools_usable, files.unseen, f"vision {setup.key}"
+    if no_tools or no_vision:  # each told once: remembered (read only when one may be due)
+        told = await store.get_settings(NOTICES)
+        no_tools, no_vision = (
+            no_tools and not told.get(setup.key),
+            no_vision and not told.get(vision_key),
+        )
         now = ((setup.key, no_tools), (vision_key, no_vision))
-        await store.update_settings(NOTICES, {key: True for key, told_now in now if told_now})
+        if no_tools or no_vision:
+            await store.update_settings(NOTICES, {key: True for key, due in now if due})
     notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * no_vision
     return _Seen(files, notices)
 
