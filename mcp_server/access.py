@@ -3,8 +3,10 @@
 - A request from this machine (the peer address is loopback) is the local user's.
 - A request from any other address needs a token the user created in Settings, sent as
   `Authorization: Bearer <token>`. A token is shown once when it is made; only its SHA-256 is
-  kept (a token is 32 random bytes, so a fast hash is enough), with its name and when it was
-  made; revoking it deletes it, and the next request with it is refused.
+  kept (a token is 32 random bytes, so a fast hash is enough), with its name, when it was
+  made and when it was last used (to the minute, apart: `USED_NAMESPACE`, so that a use
+  recorded while the token is revoked cannot bring it back); revoking it deletes it, and the
+  next request with it is refused.
 - Behind a reverse proxy on this machine every request looks local: such a setup must ask the
   proxy for its own authentication (the README says so).
 
@@ -34,6 +36,7 @@ from typing import Any
 from ..core.store import Store
 
 TOKEN_NAMESPACE = "mcp_tokens"
+USED_NAMESPACE = "mcp_tokens_used"  # token id: when it was last used (ISO, UTC, to the minute)
 TOKEN_PREFIX = "cuamcp_"
 NAME_LIMIT = 80
 
@@ -84,29 +87,43 @@ class McpTokens:
         return _listing(token_id, entry), secret
 
     async def listed(self, user: str) -> list[dict[str, Any]]:
-        stored = await (await self._store_of(user)).get_settings(TOKEN_NAMESPACE)
-        return sorted((_listing(k, v) for k, v in stored.items()), key=lambda t: t["created"])
+        store = await self._store_of(user)
+        stored = await store.get_settings(TOKEN_NAMESPACE)
+        used = await store.get_settings(USED_NAMESPACE)
+        listing = (_listing(k, v, used.get(k)) for k, v in stored.items())
+        return sorted(listing, key=lambda t: t["created"])
 
     async def revoke(self, token_id: str, user: str) -> bool:
         store = await self._store_of(user)
         if token_id not in await store.get_settings(TOKEN_NAMESPACE):
             return False
         await store.update_settings(TOKEN_NAMESPACE, {token_id: None})
+        await store.update_settings(USED_NAMESPACE, {token_id: None})
         return True
 
     async def holder(self, secret: str, user: str) -> Caller | None:
         """The caller the token `secret` of `user` makes, or None."""
         digest = _digest(secret)
-        stored = await (await self._store_of(user)).get_settings(TOKEN_NAMESPACE)
+        store = await self._store_of(user)
         found = None
-        for token_id, entry in stored.items():  # (every one compared: no early exit)
-            if hmac.compare_digest(str(entry.get("sha256", "")), digest):
-                found = Caller(user, f"token {token_id}")
-        return found
+        for token_id, entry in (await store.get_settings(TOKEN_NAMESPACE)).items():
+            if hmac.compare_digest(str(entry.get("sha256", "")), digest):  # (no early exit)
+                found = token_id
+        if found is None:
+            return None
+        await self._record_use(store, found)
+        return Caller(user, f"token {found}")
+
+    async def _record_use(self, store: Store, token_id: str) -> None:
+        """Note when the token was used, at most once a minute (a write per request would be
+        one per MCP message)."""
+        minute = _now()[:16] + ":00+00:00"
+        if (await store.get_settings(USED_NAMESPACE)).get(token_id) != minute:
+            await store.update_settings(USED_NAMESPACE, {token_id: minute})
 
 
-def _listing(token_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return {"id": token_id, "name": entry["name"], "created": entry["created"]}
+def _listing(token_id: str, entry: dict[str, Any], used: str | None = None) -> dict[str, Any]:
+    return {"id": token_id, "name": entry["name"], "created": entry["created"], "lastUsed": used}
 
 
 NEEDS_TOKEN = (

@@ -11,6 +11,7 @@ tool that asks the user first asks in the panel first (server.py), then runs her
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -50,6 +51,31 @@ def offered_specs() -> tuple[ToolSpec, ...]:
 
 
 _OFFERED: Mapping[str, ToolSpec] = MappingProxyType({s.name: s for s in offered_specs()})
+
+
+def readme_list() -> str:
+    """The README's list of what an MCP client is offered and what not (scripts/
+    gen_panel_types.py writes it there; a test checks it)."""
+    where: dict[str, list[str]] = {"server": [], "panel": []}
+    for spec in offered_specs():
+        where[spec.runs].append(f"`{spec.name}`")
+    lines = [
+        f"- Run on the server, as in a chat: {', '.join(where['server'])}.",
+        f"- Run in your open panel, as in a chat: {', '.join(where['panel'])}.",
+        "- Not offered:",
+        *(f"  - `{name}`: {why}." for name, why in NOT_OFFERED.items()),
+    ]
+    return "".join(
+        textwrap.fill(
+            line,
+            96,
+            subsequent_indent=" " * (len(line) - len(line.lstrip()) + 2),
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        + "\n"
+        for line in lines
+    )
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:

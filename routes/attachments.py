@@ -16,15 +16,13 @@ from typing import Any
 
 from aiohttp import web
 
-from ..core.base import RequestError, coded, message_of
-from ..core.chat import message_room, tokens_of, too_large
+from ..core.base import RequestError, coded
+from ..core.chat import attach_file
 from ..core.files import (
     Attachment,
     Attachments,
     FileReading,
-    FileRefused,
     human_size,
-    new_id,
     read_file,
 )
 from ..core.service import AssistantService
@@ -59,10 +57,7 @@ def _decode(name: str, data: str) -> bytes:
 
 def _read(name: str, encoded: str, max_bytes: int) -> tuple[bytes, FileReading]:
     data = _decode(name, encoded)
-    try:
-        return data, read_file(name, data, max_bytes)
-    except FileRefused as exc:
-        raise HTTPProblem(exc.status, message_of(exc)) from None
+    return data, read_file(name, data, max_bytes)  # (FileRefused: answered with its status)
 
 
 _strict_dumps = functools.partial(json.dumps, allow_nan=False)  # (what JSON.parse reads)
@@ -105,17 +100,10 @@ def add_attachment_routes(table: web.RouteTableDef, service: AssistantService) -
             raise too_big if exc.status == 413 else exc from None
         thread, name, encoded = _fields(body)
         data, reading = await asyncio.to_thread(_read, name, encoded, max_bytes)
-        room = await message_room(await service.turn_parts(), thread)
-        aid = new_id()
-        vision = room.vision if room is not None else True
-        model = room.model if room is not None else ""
-        tokens = await asyncio.to_thread(tokens_of, aid, name, reading, data, vision, model)
-        if room is not None and tokens > room.room:
-            raise HTTPProblem(413, too_large(name, tokens, room))
-        stored = await (await attachments()).add(aid, thread, name, reading, data, tokens)
+        stored, room = await attach_file(await service.turn_parts(), thread, name, data, reading)
         answer = stored.as_json()
         answer["room"] = room.room if room is not None else None
-        answer["vision"] = vision
+        answer["vision"] = room.vision if room is not None else True
         return _answer(answer, status=201)
 
     def attachment_id(request: web.Request) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base import RequestError, message_of
+from ..core.base import RequestError
 from ..core.service import AssistantService
-from ..core.store import BranchError, Branches, Moved
-from .common import HTTPProblem, guarded, int_param, not_found, read_json
+from ..core.store import Branches, Moved
+from .common import guarded, int_param, not_found, read_json
 from .threads import BASE, message_id_of, thread_id_of
 
 
@@ -38,10 +38,7 @@ def add_branch_routes(table: web.RouteTableDef, service: AssistantService) -> No
         if not isinstance(body, dict) or "messageId" not in body:
             raise RequestError('send {"messageId": "<the answer to rewind to before>"}')
         message_id = message_id_of(body["messageId"])
-        try:
-            moved = await (await branches()).rewind(thread_id, message_id)
-        except BranchError as exc:
-            raise HTTPProblem(409, message_of(exc)) from None
+        moved = await (await branches()).rewind(thread_id, message_id)  # (BranchError: 409)
         if moved is None:
             raise not_found("message", message=message_id, thread=thread_id)
         return _moved(moved)
@@ -58,10 +55,7 @@ def add_branch_routes(table: web.RouteTableDef, service: AssistantService) -> No
         """Return to a branch: what follows the message it followed is set aside in turn."""
         thread_id, number = thread_id_of(request), int_param(request, "number")
         await read_json(request, limit, empty={})
-        try:
-            moved = await (await branches()).restore(thread_id, number)
-        except BranchError as exc:
-            raise HTTPProblem(409, message_of(exc)) from None
+        moved = await (await branches()).restore(thread_id, number)  # (BranchError: 409)
         if moved is None:
             raise not_found("branch", number=str(number), thread=thread_id)
         return _moved(moved)

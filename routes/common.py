@@ -26,7 +26,6 @@ from ..core.base import (
     finite_float,
     message_of,
 )
-from ..core.files import ProjectError
 from ..core.store import StoreUnavailable, is_disk_full
 
 log = logging.getLogger("comfyui_assistant")
@@ -64,7 +63,7 @@ def guarded(handler: Handler) -> Handler:
             return await handler(request)
         except RequestError as exc:
             return error_response(exc.status, message_of(exc))
-        except (HTTPProblem, ProjectError) as exc:
+        except StatusError as exc:  # (ours, and core's errors that carry their status)
             return error_response(exc.status, message_of(exc))
         except StoreUnavailable as exc:
             log.error("ComfyUI Assistant cannot use its database: %s", exc)

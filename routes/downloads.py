@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base import RequestError
-from ..core.installs import DownloadError, Job, download_specs, plan, requested_names
+from ..core.installs import Job, requested_names, start_downloads
 from ..core.service import AssistantService
 from .common import guarded, not_found, query_int, read_json
 
@@ -34,13 +33,7 @@ def add_download_routes(table: web.RouteTableDef, service: AssistantService) -> 
         result = service.install_scans.get(scan_id)
         if result is None:
             raise not_found("scan", id=scan_id)
-        specs = download_specs(scan_id, result, names)
-        try:
-            for spec in specs:  # all checked before the first starts
-                plan(spec, service.downloads.origins, service.downloads.folders)
-        except DownloadError as exc:
-            raise RequestError(exc.coded) from None
-        jobs = [service.downloads.start(spec) for spec in specs]
+        jobs = start_downloads(service.downloads, scan_id, result, names)
         return web.json_response({"scan": scan_id, "jobs": [job.as_json() for job in jobs]})
 
     @table.get(BASE)

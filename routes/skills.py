@@ -9,9 +9,9 @@ from typing import Any
 from aiohttp import web
 
 from ..core.base import RequestError
-from ..core.knowledge import Skill, SkillError, SkillNotFound, check_slug
+from ..core.knowledge import Skill, check_slug
 from ..core.service import AssistantService
-from .common import HTTPProblem, guarded, read_json
+from .common import guarded, read_json
 
 
 def skill_json(skill: Skill, full: bool = False) -> dict[str, Any]:
@@ -28,20 +28,13 @@ def skill_json(skill: Skill, full: bool = False) -> dict[str, Any]:
 
 
 async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Skill files are small: do the I/O in a thread; map skill errors to 404/400."""
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    except SkillNotFound as exc:
-        raise HTTPProblem(404, str(exc)) from None
-    except SkillError as exc:
-        raise RequestError(str(exc)) from None
+    """Skill files are small: do the I/O in a thread (a skill's errors carry their status:
+    404 for no such skill, else 400)."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
 
 
 def _slug(request: web.Request) -> str:
-    try:
-        return check_slug(request.match_info["slug"])
-    except SkillError as exc:
-        raise RequestError(str(exc)) from None
+    return check_slug(request.match_info["slug"])
 
 
 def _fields(body: Any, required: bool) -> dict[str, str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..core.base import RequestError, message_of
+from ..core.base import RequestError
 from ..core.service import AssistantService
 from ..core.store import Delegations, ThreadState
-from ..core.summary import ProviderUnreachable, compact_now
-from .common import HTTPProblem, guarded, not_found
+from ..core.summary import compact_now
+from .common import guarded, not_found
 
 
 def add_thread_context_routes(table: web.RouteTableDef, service: AssistantService) -> None:
@@ -52,8 +52,6 @@ def add_thread_context_routes(table: web.RouteTableDef, service: AssistantServic
     @guarded
     async def compact(request: web.Request) -> web.StreamResponse:
         thread_id = await existing_thread(request)
-        try:
-            threads, provider = await service.threads(), await service.provider()
-            return web.json_response(await compact_now(threads, provider, thread_id))
-        except ProviderUnreachable as exc:
-            raise HTTPProblem(502, message_of(exc)) from None
+        threads, provider = await service.threads(), await service.provider()
+        # (ProviderUnreachable: 502)
+        return web.json_response(await compact_now(threads, provider, thread_id))

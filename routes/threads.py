@@ -11,7 +11,6 @@ from ..core.base import RequestError
 from ..core.chat import check_workflow, workflow_key
 from ..core.files import Projects
 from ..core.service import AssistantService
-from ..core.store import bind, messages_json, page_json, rebind
 from .common import guarded, not_found, read_json
 
 BASE = "/api/assistant/threads"
@@ -86,9 +85,9 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         last = page_size(request.query.get("last"))
         before = request.query.get("before")
         if last is None:
-            pieces = await messages_json(threads.store, thread_id)
+            pieces = await threads.messages_json(thread_id)
         else:
-            page = await page_json(threads.store, thread_id, last, before)
+            page = await threads.page_json(thread_id, last, before)
             if page is None:
                 raise not_found("message", message=str(before), thread=thread_id)
             pieces, first = page
@@ -130,7 +129,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         if found and (title is not None or archived is not None):
             found = await threads.update(thread_id, title=title, archived=archived)
         if found and moves:
-            found = await bind(threads.store, thread_id, workflow)
+            found = await threads.bind(thread_id, workflow)
         if found and "project" in body:
             found = await Projects(threads.store).set_thread(thread_id, project)
         if not found:
@@ -146,7 +145,7 @@ def add_thread_routes(table: web.RouteTableDef, service: AssistantService) -> No
         if not isinstance(body, dict) or not isinstance(body.get("from"), str) or "to" not in body:
             raise RequestError('send {"from": "<workflow key>", "to": "<workflow key>"|null}')
         old, new = workflow_key(body["from"], "from"), check_workflow(body["to"], "to")
-        moved = await rebind((await service.threads()).store, old, new)
+        moved = await (await service.threads()).rebind(old, new)
         return web.json_response({"from": old, "to": new, "moved": moved})
 
     @table.delete(BASE + "/{id}")

@@ -10,7 +10,8 @@
 - `ui/src/panel/documents.generated.ts`: a document result with citation ids (what the
   citation chips open);
 - `ui/src/panel/egress.generated.ts`: where the server sends requests (Settings' list);
-- README.md's "What leaves your machine" list, from core/base/egress.py;
+- README.md's "What leaves your machine" list, from core/base/egress.py, and its list of the
+  tools an MCP client is offered and not offered, from mcp_server/tools.py;
 - docs/DESIGN.md's table of core's wings, from their docstrings (`core/<wing>/__init__.py`,
   and core/service.py's): what each owns and which wings it may import.
 
@@ -29,6 +30,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is
 
 from comfyui_assistant.core.base import egress, wire_types
 from comfyui_assistant.core.tools.tool_registry import tools_for
+from comfyui_assistant.mcp_server import tools as mcp_tools
 
 UI = Path(__file__).resolve().parent.parent / "ui" / "src"
 SCHEMAS = UI / "tools" / "schemas.generated.ts"
@@ -38,6 +40,7 @@ DOCUMENTS = UI / "panel" / "documents.generated.ts"
 EGRESS = UI / "panel" / "egress.generated.ts"
 README = UI.parent.parent / "README.md"
 BEGIN, END = "<!-- egress list: written by scripts/gen_panel_types.py -->\n", "<!-- end -->\n"
+MCP_BEGIN = "<!-- mcp tools: written by scripts/gen_panel_types.py -->\n"
 CORE = README.parent / "core"
 DESIGN = README.parent / "docs" / "DESIGN.md"
 WINGS_BEGIN = "<!-- wing table: written by scripts/gen_panel_types.py from the docstrings -->\n"
@@ -148,11 +151,17 @@ def render_egress() -> str:
     )
 
 
+def _filled(text: str, begin: str, body: str) -> str:
+    """`text` with `body` between `begin` and the next END."""
+    head, rest = text.split(begin, 1)
+    return head + begin + body + END + rest.split(END, 1)[1]
+
+
 def render_readme() -> str:
-    """README.md with its egress list (between BEGIN and END) as core/base/egress.py has it."""
-    text = README.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    return head + BEGIN + egress.readme_list() + END + rest.split(END, 1)[1]
+    """README.md with its egress list (between BEGIN and END) as core/base/egress.py has it, and
+    its MCP tool list (between MCP_BEGIN and END) as mcp_server/tools.py has it."""
+    text = _filled(README.read_text(encoding="utf-8"), BEGIN, egress.readme_list())
+    return _filled(text, MCP_BEGIN, mcp_tools.readme_list())
 
 
 def wings() -> dict[str, tuple[str, list[str]]]:

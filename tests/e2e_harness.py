@@ -16,7 +16,10 @@ its reboot drops and restarts the whole stand-in, our routes included, as Manage
 the scan (core/installs) asks that Manager, as inside ComfyUI. With `--model-host` a model host
 (tests/model_server.py, a 6 MB file at /file/<name>, slowly) runs beside it, allowed by
 COMFY_ASSISTANT_MODEL_ORIGINS; the JSON line adds `modelHost` (origin, sha256, size) and `dataDir`
-(`--model-host-port`: a fixed port, for a real ComfyUI started with that origin allowed).
+(`--model-host-port`: a fixed port, for a real ComfyUI started with that origin allowed). With
+`--listen-network` the stand-in also listens on this machine's network address, on the same
+port (as ComfyUI's `--listen 127.0.0.1,ADDRESS`): a request there is not loopback (an MCP client
+then needs a token); the JSON line adds `network`, that URL.
 
 The provider gets control routes, so a test in another process scripts it with data:
 
@@ -44,6 +47,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -284,11 +288,13 @@ async def start_app(
     manager: ManagerStandin | None = None,
     model_origin: str | None = None,
     multi_user: bool = False,
+    network: str | None = None,
 ) -> Any:
     """The standalone app, or with `frontend` the ComfyUI stand-in serving that frontend (with
     `returning_user`, on a data directory that earlier sessions used; with `multi_user`, as
     ComfyUI's --multi-user: users made with `POST /api/users`, named by the `comfy-user`
-    header)."""
+    header; with `network`, an address of this machine's, the stand-in also listens there on
+    the same port, as ComfyUI's `--listen 127.0.0.1,ADDRESS`)."""
     environ = {
         "LLM_BASE_URL": provider.base_url,
         "LLM_MODEL": "scripted-model",
@@ -304,7 +310,8 @@ async def start_app(
         options = replace(options, users=multi_user_standin(data_dir))
     if returning_user:
         await seed_returning_user(options)
-    app = create_standin(frontend, options, manager) if frontend else create_app(options)
+    listen = (network,) if network else ()
+    app = create_standin(frontend, options, manager, listen) if frontend else create_app(options)
     runner = web.AppRunner(app)  # like ComfyUI: no handler cancellation on disconnect
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -313,7 +320,17 @@ async def start_app(
         manager.adopt(runner)
     bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     address["url"] = f"http://{host}:{bound}"
+    if network:
+        await web.TCPSite(runner, network, bound).start()
     return runner, address["url"]
+
+
+def network_address() -> str:
+    """This machine's address on its network (the one a packet out would leave from)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("203.0.113.1", 9))  # (UDP: nothing is sent)
+        address: str = probe.getsockname()[0]
+    return address
 
 
 def stop_on_stdin_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
@@ -341,6 +358,7 @@ async def main(args: argparse.Namespace) -> None:
     if args.model_host:  # about 5 s for the file: its progress can be seen
         host = ModelServer(model_bytes(MODEL_SIZE), Knobs(delay=0.05))
         models = await host.start(args.model_host_port)
+    network = network_address() if args.listen_network else None
     with tempfile.TemporaryDirectory(prefix="cua-e2e-") as tmp:
         try:
             app_url = None
@@ -367,8 +385,11 @@ async def main(args: argparse.Namespace) -> None:
                     manager,
                     models.origin if models else None,
                     args.multi_user,
+                    network,
                 )
             printed: dict[str, Any] = {"app": app_url, "provider": provider.origin}
+            if network and app_url:  # (the same port: a request there comes from that address)
+                printed["network"] = f"http://{network}:{app_url.rsplit(':', 1)[1]}"
             if models is not None:
                 host = {"origin": models.origin, "sha256": models.sha256, "size": MODEL_SIZE}
                 printed["modelHost"] = host
@@ -433,6 +454,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         type=int,
         default=0,
         help="the model host's port (default: free; a real ComfyUI allows a fixed one)",
+    )
+    parser.add_argument(
+        "--listen-network",
+        action="store_true",
+        help="the stand-in also listens on this machine's network address (as ComfyUI's "
+        "--listen): a request there is not loopback; the JSON line adds `network`, its URL",
     )
     parser.add_argument("--ignore-stdin", action="store_true", help="stop on SIGTERM/Ctrl+C only")
     return parser.parse_args(argv)

@@ -2,20 +2,29 @@
 Streamable HTTP, as an agent uses it. Each answer is one JSON line: `{"isError": ..., "text":
 ...}` for a tool call, `{"error": message}` for a request the server refused.
 
-    python tests/mcp_e2e_client.py BASE_URL TOOL 'JSON_ARGUMENTS'   one call, then exit
-    python tests/mcp_e2e_client.py BASE_URL --hold                 connect and print
-        {"connected": true}; then one call per line read ('TOOL JSON_ARGUMENTS'); exit at EOF
+    python tests/mcp_e2e_client.py BASE_URL TOOL 'JSON_ARGUMENTS' [--token TOKEN]
+        one call, then exit
+    python tests/mcp_e2e_client.py BASE_URL --hold
+        connect and print {"connected": true}; then one call per line read
+        ('TOOL JSON_ARGUMENTS'); exit at EOF
+
+With `--token`, every request carries it (`Authorization: Bearer`), as a client on another
+machine sends the token made in Settings.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 AGENT = types.Implementation(name="e2e-agent", version="0.9")
 
@@ -31,6 +40,19 @@ def refused(raised: BaseException) -> dict[str, Any]:
     return {"error": getattr(error, "message", None) or repr(raised)}
 
 
+@contextlib.asynccontextmanager
+async def connected(base: str, token: str | None) -> AsyncIterator[Client]:
+    url = base + "/api/assistant/mcp"
+    if token is None:
+        async with Client(url, mode="legacy", client_info=AGENT) as client:
+            yield client
+        return
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    transport = streamable_http_client(url, http_client=http)
+    async with http, Client(transport, mode="legacy", client_info=AGENT) as client:
+        yield client
+
+
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     try:
         result = await client.call_tool(tool, arguments)
@@ -41,8 +63,9 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
 
 
 async def run(base: str, args: list[str]) -> None:
+    token = args[3] if args[2:3] == ["--token"] else None
     try:
-        async with Client(base + "/api/assistant/mcp", mode="legacy", client_info=AGENT) as client:
+        async with connected(base, token) as client:
             if args[0] != "--hold":
                 say(await call(client, args[0], json.loads(args[1])))
                 return

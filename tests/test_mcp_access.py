@@ -5,7 +5,7 @@ non-loopback address over a real socket."""
 
 from __future__ import annotations
 
-import socket
+import datetime
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from . import e2e_harness
 from .conftest import App, start_app
 from .test_mcp_http import ACCEPT, INIT
 
@@ -31,9 +32,7 @@ TOKENS = MCP + "/tokens"
 
 def network_address() -> str:
     """This machine's address on its network (the one a packet out would leave from)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("203.0.113.1", 9))  # (UDP: nothing is sent)
-        address: str = probe.getsockname()[0]
+    address = e2e_harness.network_address()
     assert not address.startswith("127."), "this test needs a network interface besides lo"
     return address
 
@@ -81,11 +80,19 @@ async def test_another_machine_needs_a_token_and_a_revoked_one_is_refused(
         made = await response.json()
     token = made.pop("token")
     assert token.startswith(TOKEN_PREFIX) and len(token) > 40
-    assert set(made) == {"id", "name", "created"} and made["name"] == "laptop"
+    assert set(made) == {"id", "name", "created", "lastUsed"} and made["name"] == "laptop"
+    assert made["lastUsed"] is None
     async with remote.session.get(remote.base + TOKENS) as response:
         assert await response.json() == {"tokens": [made]}  # (never the token again)
 
     assert "searchInstalledNodes" in await tools_with(remote.base + MCP, token)
+    async with remote.session.get(remote.base + TOKENS) as response:
+        [listed] = (await response.json())["tokens"]
+    # when it was last used, to the minute (written at most once a minute)
+    used = datetime.datetime.fromisoformat(listed.pop("lastUsed"))
+    assert listed == {k: v for k, v in made.items() if k != "lastUsed"}
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert used.second == 0 and datetime.timedelta(0) <= now - used < datetime.timedelta(minutes=2)
 
     async with remote.session.delete(f"{remote.base}{TOKENS}/{made['id']}") as response:
         assert (response.status, await response.json()) == (200, {"revoked": made["id"]})

@@ -5,11 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
+from comfyui_assistant.core.base.env_values import env_int
 from comfyui_assistant.core.knowledge.context_files import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_ENV,
     SYSTEM_CONTEXT_DIR,
-    env_int,
     load_system_context,
     skills_index,
     split_sections,

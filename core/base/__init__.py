@@ -22,6 +22,7 @@ from .egress import (
     origin_of,
     statement,
 )
+from .env_values import env_int
 from .error_codes import WORDS, Coded, Message, coded, error_body, message_of, stream_error_text
 from .errors import AlwaysCoded, CodedError, RequestError, StatusError, TooMuch
 from .fingerprint import fingerprint, key_of
@@ -133,6 +134,7 @@ __all__ = [
     "compact_json",
     "content_text",
     "cyclic_gc_paused",
+    "env_int",
     "error_body",
     "fingerprint",
     "finite_float",

@@ -6,12 +6,12 @@ May import: base, tokens, stream, knowledge, tools, store, memory, files, provid
 summary.
 """
 
-from .attachment_fit import message_room, tokens_of, too_large
+from .attachment_fit import attach_file
 from .chat_plan import response_message_id
 from .chat_request import ChatRequest, check_workflow, parse_chat_request, workflow_key
 from .chat_turn import ChatTurn, StreamEnd
 from .thread_delta import with_answer_replaced, with_stored_history
-from .turn_lock import TURN_WAIT_SECONDS, TurnHolds, turn_holds
+from .turn_lock import TURN_WAIT_SECONDS, turn_holds
 from .turn_parts import TurnOptions, TurnParts
 
 __all__ = [
@@ -19,15 +19,12 @@ __all__ = [
     "ChatRequest",
     "ChatTurn",
     "StreamEnd",
-    "TurnHolds",
     "TurnOptions",
     "TurnParts",
+    "attach_file",
     "check_workflow",
-    "message_room",
     "parse_chat_request",
     "response_message_id",
-    "tokens_of",
-    "too_large",
     "turn_holds",
     "with_answer_replaced",
     "with_stored_history",

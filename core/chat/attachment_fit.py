@@ -8,12 +8,13 @@ it will be sent: its `model_parts` converted like any message (an image by its s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
-from ..base import Coded, coded, to_openai_messages
+from ..base import Coded, StatusError, coded, to_openai_messages
 from ..context import user_context_block
-from ..files import FileReading, model_parts
+from ..files import Attachment, Attachments, FileReading, model_parts, new_id
 from ..provider import compute_budget
 from ..tokens import counter_for
 from .chat_plan import SkillUse
@@ -47,7 +48,9 @@ async def message_room(parts: TurnParts, thread_id: str) -> Room | None:
     plan = setup.plan(probe, sources, True, SkillUse())
     counter, window = counter_for(setup.model), setup.window
     budget = compute_budget(window, provider.settings.max_output_tokens, counter.tools(plan.tools))
-    user = user_context_block(sources.user, setup.profile.user_limits(sources.environ))
+    user = user_context_block(
+        sources.user, setup.profile.user_limits(sources.limits.user_context_chars)
+    )
     prompt = counter.messages([{"role": "system", "content": plan.system + user}])
     room = budget.available - prompt
     return Room(setup.model, window.tokens, room, setup.vision)
@@ -74,3 +77,20 @@ def too_large(name: str, tokens: int, room: Room) -> Coded:
         window=room.window,
         room=max(room.room, 0),
     )
+
+
+async def attach_file(
+    parts: TurnParts, thread_id: str, name: str, data: bytes, reading: FileReading
+) -> tuple[Attachment, Room | None]:
+    """Store a file attached to the thread's next message, once it is known to fit the room
+    that message has (`message_room`; unknown when the model is: then it is not checked).
+    Refused with a 413 that gives both numbers when it does not fit."""
+    room = await message_room(parts, thread_id)
+    aid = new_id()
+    vision = room.vision if room is not None else True
+    model = room.model if room is not None else ""
+    tokens = await asyncio.to_thread(tokens_of, aid, name, reading, data, vision, model)
+    if room is not None and tokens > room.room:
+        raise StatusError(413, too_large(name, tokens, room))
+    stored = await Attachments(parts.store).add(aid, thread_id, name, reading, data, tokens)
+    return stored, room

@@ -5,7 +5,7 @@ what each user message was sent with, compaction when the engine asks for it, an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,9 +25,7 @@ from ..provider import (
     Provider,
     Window,
     calibration_due,
-    provider_window,
     reported_window,
-    resolve_window,
     server_parts,
 )
 from ..store import SentTurn, ThreadState
@@ -85,20 +83,6 @@ class ChatContext:
                     inputs, system=smaller.system, tools=smaller.tools, profile=smaller.profile
                 )
         return build_context(inputs, counter_for(inputs.model))
-
-
-async def turn_window(
-    provider: Provider, model: str, learned_window: Mapping[str, int] | None = None
-) -> Window:
-    """The window to plan with: the settings', else what the provider says (probed), else the
-    model table's; and when the provider's overflow error said that window was too large,
-    the window it stated instead."""
-    settings = provider.settings
-    meta = None if settings.context_window else await provider_window(settings, model)
-    window = resolve_window(thread_setting=None, settings=settings, model=model, provider=meta)
-    if learned_window and learned_window.get("over") == window.tokens:
-        window = reported_window(int(learned_window["tokens"]))
-    return window
 
 
 async def prepare_context(

@@ -25,7 +25,6 @@ from ..context import (
 from ..knowledge import (
     Skill,
     closest,
-    env_int,
     skill_names_line,
     skills_index,
 )
@@ -240,7 +239,7 @@ def build_plan(
         skills_index=index,
         environment=sources.environment_line,
         user=sources.user,
-        user_limits=profile.user_limits(sources.environ),
+        user_limits=profile.user_limits(sources.limits.user_context_chars),
         tool_names=[t["function"]["name"] for t in tools],
         extra_tools=[(t.name, t.description) for t in req.tools if t.name not in REGISTRY_NAMES]
         if tools_usable
@@ -257,7 +256,7 @@ def build_plan(
         answer_base=continued,
         tools=tools,
         server_tools=server,
-        max_steps=env_int(sources.environ, "LLM_MAX_TOOL_STEPS", 8, minimum=1),
+        max_steps=sources.limits.max_tool_steps,
         local_reply=skill.reply,
         latest_user_id=skill.latest_id,
         skill_text=skill.text,

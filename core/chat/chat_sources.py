@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..base import env_int
 from ..context import UserContext
 from ..knowledge import Skill, SystemContext, list_skills, load_context
 from ..store import sendable
+from .delegate_budget import DelegateBudget
 from .turn_parts import TurnParts
 
 
@@ -18,6 +20,23 @@ def role_override(persona: Mapping[str, Any] | None, custom: str | None) -> str 
     if persona and persona.get("replacesSystemPrompt"):
         return str(persona["instructions"])
     return custom
+
+
+@dataclass(frozen=True)
+class TurnNumbers:
+    """The LLM_* numbers a turn reads, read once with its sources."""
+
+    user_context_chars: int  # LLM_USER_CONTEXT_MAX_CHARS: the user context's cap (2,500)
+    max_tool_steps: int  # LLM_MAX_TOOL_STEPS: model calls of one answer (8)
+    delegate: DelegateBudget  # LLM_DELEGATE_*: what one delegated task may spend
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> TurnNumbers:
+        return cls(
+            user_context_chars=env_int(environ, "LLM_USER_CONTEXT_MAX_CHARS", 2500),
+            max_tool_steps=env_int(environ, "LLM_MAX_TOOL_STEPS", 8, minimum=1),
+            delegate=DelegateBudget.from_env(environ),
+        )
 
 
 @dataclass(frozen=True)
@@ -33,6 +52,16 @@ class Sources:
     user: UserContext
     environ: Mapping[str, str]
     persona: Mapping[str, Any] | None = None  # the active persona
+    numbers: TurnNumbers | None = None  # (read from `environ` when not given)
+
+    def __post_init__(self) -> None:
+        if self.numbers is None:
+            object.__setattr__(self, "numbers", TurnNumbers.from_env(self.environ))
+
+    @property
+    def limits(self) -> TurnNumbers:
+        assert self.numbers is not None  # (__post_init__)
+        return self.numbers
 
     @property
     def role_override(self) -> str | None:

@@ -10,21 +10,20 @@ from dataclasses import dataclass, replace
 
 from ..base import Message, UIMessage, message_of
 from ..context import Assembled, PromptProfile, profile_for, user_context_block
-from ..files import Projects, Shown, for_turn, run_picture, with_thread_files
+from ..files import TurnFiles, turn_files
 from ..provider import ChatLease, ContextBudgetError, choose_slot
-from ..store import Delegations, SentTurn, SentTurns, Store, ThreadState, due_note
-from ..tokens import image_budget, image_cost_for
+from ..store import Delegations, SentTurn, SentTurns, ThreadState, due_note
 from ..tools import ToolContext
 from .chat_context import ChatContext, prepare_context
 from .chat_plan import ChatPlan, SkillUse, build_plan, skill_use, ui_history_of
 from .chat_request import ChatRequest
 from .chat_sources import Sources, UserSnapshot, gather_sources, user_snapshot
-from .delegation import DELEGATE, DelegateBudget, Delegator, Parent
+from .delegation import DELEGATE, Delegator, Parent
 from .failures import owned_error
 from .step_calls import StepHooks
 from .turn_before import FirstWork
 from .turn_parts import TurnParts
-from .turn_setup import TurnSetup, set_up_turn, window_key
+from .turn_setup import TurnSetup, set_up_turn
 
 NOTICES = "notices"  # store namespace: what the user was told once
 NO_TOOLS = (
@@ -67,14 +66,6 @@ class _Read:
     history: list[UIMessage]  # the messages before the answer (`ui_history_of`)
 
 
-async def first_notice(store: Store, key: str) -> bool:
-    """True the first time this is asked for `key` (then remembered)."""
-    if (await store.get_settings(NOTICES)).get(key):
-        return False
-    await store.update_settings(NOTICES, {key: True})
-    return True
-
-
 async def prepare_turn(
     parts: TurnParts, req: ChatRequest, stored: asyncio.Future[None], debug: bool
 ) -> PreparedTurn | Message:
@@ -108,7 +99,7 @@ async def prepare_turn(
         if setup.caps.slots:  # llama.cpp: a summary made ahead holds the slot the chat needs
             await parts.compactor.cancel(req.thread_id)  # (made again after the answer)
         # (a shared cache: no background work decodes beside the answer; shared_cache.py)
-        lease = await ChatLease.start(provider.settings, setup.model)
+        lease = await ChatLease.start(provider.settings, setup.caps)
         tools = replace(tools, search_limit=setup.profile.search_results)
         return await _model_turn(parts, read, setup, seen, tools, unsent, lease, debug)
     except ContextBudgetError as exc:
@@ -122,24 +113,31 @@ async def prepare_turn(
 
 @dataclass(frozen=True)
 class _Seen:
-    """The thread's messages as the model will see them (their attached files in place, the
-    newest run's picture as the window affords), and whether to say once that it sees no
-    images."""
+    """The thread's files as the model will see them (`TurnFiles`), and what to tell the user
+    once: that the model can use no tools, that it sees no images."""
 
-    history: list[UIMessage]
-    shown: Shown | None
-    no_vision: bool
+    files: TurnFiles
+    notices: tuple[tuple[str, str], ...]
 
 
 async def _seen(parts: TurnParts, read: _Read, setup: TurnSetup) -> _Seen:
-    req, store, model = read.req, parts.store, setup.model
-    history, unseen = await with_thread_files(store, req.thread_id, read.history, setup.vision)
-    shown = None
-    if setup.vision:  # the newest run's images, as the window affords
-        cost, budget = image_cost_for(model), image_budget(setup.window.tokens)
-        shown = await run_picture(store, parts.outputs, req.thread_id, req.messages, cost, budget)
-    key = f"vision {window_key(parts.provider, model)}"
-    return _Seen(history, shown, bool(unseen) and await first_notice(store, key))
+    req, store = read.req, parts.store
+    files = await turn_files(
+        store, parts.outputs, req.thread_id, read.history, req.messages,
+        vision=setup.vision, model=setup.model, window=setup.window.tokens,
+    )  # fmt: skip
+    no_tools, no_vision, vision_key = not setup.tools_usable, files.unseen, f"vision {setup.key}"
+    if no_tools or no_vision:  # each told once: remembered (read only when one may be due)
+        told = await store.get_settings(NOTICES)
+        no_tools, no_vision = (
+            no_tools and not told.get(setup.key),
+            no_vision and not told.get(vision_key),
+        )
+        now = ((setup.key, no_tools), (vision_key, no_vision))
+        if no_tools or no_vision:
+            await store.update_settings(NOTICES, {key: True for key, due in now if due})
+    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * no_vision
+    return _Seen(files, notices)
 
 
 async def _model_turn(
@@ -159,14 +157,19 @@ async def _model_turn(
 
     def plan_for(profile: PromptProfile) -> ChatPlan:
         return replace(setup, profile=profile).plan(
-            req, sources, read.first_turn, read.skill, history=seen.history, slot=slot, debug=debug
+            req,
+            sources,
+            read.first_turn,
+            read.skill,
+            history=seen.files.history,
+            slot=slot,
+            debug=debug,
         )
 
     plan = plan_for(profile)
-    no_tools = not setup.tools_usable and await first_notice(store, window_key(provider, model))
-    notices = (("tools", NO_TOOLS),) * no_tools + (("vision", NO_VISION),) * seen.no_vision
-    user_context = user_context_block(sources.user, profile.user_limits(sources.environ))
-    project = await for_turn(Projects(store), req.thread_id, req.messages, window.tokens)
+    user_context = user_context_block(
+        sources.user, profile.user_limits(sources.limits.user_context_chars)
+    )
     state = ThreadState(store)
     context = await prepare_context(
         plan=plan,
@@ -179,8 +182,8 @@ async def _model_turn(
         stored_correction=await parts.corrections(),
         sent=read.sent,
         user_context=user_context,
-        project=project,
-        shown=seen.shown,
+        project=seen.files.project,
+        shown=seen.files.shown,
         replan=lambda smaller: plan_for(profile_for(smaller, sources.environ)),
     )
     first = context.assemble(plan.answer_start(), None)
@@ -189,11 +192,11 @@ async def _model_turn(
             provider, model, window, profile, parts.options.environ,
             sources.environment_line, user_context, context.inputs.correction,
             req.thread_id, plan.message_id, Delegations(store),
-            DelegateBudget.from_env(parts.options.environ),
+            sources.limits.delegate,
         )  # fmt: skip
         tools = replace(tools, delegate=Delegator(parent).run)
     work = FirstWork(
-        parts, req.thread_id, plan, model, context, state, notices, lease,
+        parts, req.thread_id, plan, model, context, state, seen.notices, lease,
         first if setup.caps.counts else None, unsent,
     )  # fmt: skip
     return PreparedTurn(

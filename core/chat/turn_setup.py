@@ -13,13 +13,13 @@ from ..context import PromptProfile, profile_for
 from ..provider import (
     Capabilities,
     Provider,
+    ProviderFacts,
     SlotChoice,
     Window,
-    provider_capabilities,
-    sees_images,
+    model_key,
+    provider_facts,
 )
 from ..store import Store
-from .chat_context import turn_window
 from .chat_plan import ChatPlan, SkillUse, build_plan
 from .chat_request import ChatRequest
 from .chat_sources import Sources
@@ -29,7 +29,7 @@ WINDOWS = "windows"  # store namespace: windows a provider's overflow error stat
 # tried again (an overflow then learns it again, at the cost of one retried request): a server
 # restarted with a larger context, or a window guessed from an error that stated none (75% of
 # ours), is not kept for good. It also applies only while the provider states the window it was
-# learned against (chat_context.turn_window): a new /props or /api/ps read that says otherwise
+# learned against (budget.turn_window): a new /props or /api/ps read that says otherwise
 # drops it at once.
 RECHECK_TURNS = 10
 
@@ -38,10 +38,26 @@ RECHECK_TURNS = 10
 class TurnSetup:
     model: str
     model_source: str  # where the model's name came from ("settings", the provider's list)
-    caps: Capabilities
-    window: Window
+    facts: ProviderFacts  # what the server can do, whether the model sees images, the window
     profile: PromptProfile  # picked by the window: the same on every turn of a thread
-    vision: bool  # the model sees images (provider_probes.sees_images)
+
+    @property
+    def caps(self) -> Capabilities:
+        return self.facts.caps
+
+    @property
+    def window(self) -> Window:
+        return self.facts.window
+
+    @property
+    def vision(self) -> bool:
+        """The model sees images (provider_probes.sees_images)."""
+        return self.facts.vision
+
+    @property
+    def key(self) -> str:
+        """The provider's model, as the store remembers things of it (`window_key`)."""
+        return self.facts.key
 
     @property
     def tools_usable(self) -> bool:
@@ -71,22 +87,15 @@ class TurnSetup:
 async def set_up_turn(store: Store, provider: Provider, sources: Sources) -> TurnSetup:
     """The model the provider serves, what its server can do, the window and the profile it
     picks. Raises what the provider raises when it cannot say which model it serves."""
+    learned = await store.get_settings(WINDOWS)  # (per model: read before the model is known)
     model, model_source = await provider.choose_model()
-    caps = await provider_capabilities(provider.settings, model)
-    window = await turn_window(provider, model, await learned_window(store, provider, model))
-    profile = profile_for(window.tokens, sources.environ)
-    return TurnSetup(model, model_source, caps, window, profile, sees_images(caps, sources.environ))
+    facts = await provider_facts(provider.settings, model, sources.environ, learned)
+    profile = profile_for(facts.window.tokens, sources.environ)
+    return TurnSetup(model, model_source, facts, profile)
 
 
 def window_key(provider: Provider, model: str) -> str:
-    return f"{provider.settings.base_url.rstrip('/')} {model}"
-
-
-async def learned_window(store: Store, provider: Provider, model: str) -> dict[str, int] | None:
-    """The window this provider said a model has when a request overflowed (and the window
-    we had planned with then), or None."""
-    value = (await store.get_settings(WINDOWS)).get(window_key(provider, model))
-    return value if isinstance(value, dict) else None
+    return model_key(provider.settings, model)
 
 
 async def used_learned_window(store: Store, provider: Provider, model: str) -> None:

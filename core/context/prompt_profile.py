@@ -33,7 +33,6 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..knowledge import env_int
 from ..tools import TIERS, Tier
 from .system_prompt import UserContextLimits
 
@@ -59,11 +58,10 @@ class PromptProfile:
         """Whether a tool of `tier` is offered in this profile."""
         return TIERS.index(tier) <= TIERS.index(self.name)
 
-    def user_limits(self, environ: Mapping[str, str]) -> UserContextLimits:
-        """The user context's caps: `LLM_USER_CONTEXT_MAX_CHARS` (default 2,500), at most
-        this profile's share."""
-        total = env_int(environ, "LLM_USER_CONTEXT_MAX_CHARS", 2500)
-        total = min(total, self.user_context_chars)
+    def user_limits(self, asked: int) -> UserContextLimits:
+        """The user context's caps: `asked` (LLM_USER_CONTEXT_MAX_CHARS, chat_sources.
+        TurnNumbers), at most this profile's share."""
+        total = min(asked, self.user_context_chars)
         return UserContextLimits(total=total, soul_and_goals=min(1200, total // 2 or 1))
 
 

@@ -9,32 +9,29 @@ from . import project_documents
 from .attachment_files import (
     MAX_BYTES,
     FileReading,
-    FileRefused,
     human_size,
     model_parts,
     read_file,
 )
-from .attachments import Attachment, Attachments, new_id, with_thread_files
+from .attachments import Attachment, Attachments, new_id
 from .output_checks import look_output
-from .project_documents import for_turn
 from .projects import (
     MAX_DOCUMENT_BYTES,
     ProjectContext,
-    ProjectError,
     Projects,
     check_name,
     check_text,
     check_title,
 )
-from .run_images import Shown, run_picture, with_shown
+from .run_images import Shown, with_shown
 from .run_outputs import (
     FolderOutputs,
     OutputRef,
-    OutputRefused,
     OutputSource,
     ref_of,
     standalone_outputs,
 )
+from .turn_files import TurnFiles, turn_files
 
 __all__ = [
     "MAX_BYTES",
@@ -42,19 +39,16 @@ __all__ = [
     "Attachment",
     "Attachments",
     "FileReading",
-    "FileRefused",
     "FolderOutputs",
     "OutputRef",
-    "OutputRefused",
     "OutputSource",
     "ProjectContext",
-    "ProjectError",
     "Projects",
     "Shown",
+    "TurnFiles",
     "check_name",
     "check_text",
     "check_title",
-    "for_turn",
     "human_size",
     "look_output",
     "model_parts",
@@ -62,8 +56,7 @@ __all__ = [
     "project_documents",
     "read_file",
     "ref_of",
-    "run_picture",
     "standalone_outputs",
+    "turn_files",
     "with_shown",
-    "with_thread_files",
 ]

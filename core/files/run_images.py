@@ -36,9 +36,14 @@ KIND = "run-image"  # the attachments' kind of a run's picture
 
 def run_files(part: UIPart) -> list[OutputRef]:
     """The image files a successful run's result names, in its order (none for another part)."""
-    output = part.get("output")
     if tool_name_of(part) != RUN_TOOL or part.get("state") != "output-available":
         return []
+    return _made(part)
+
+
+def _made(part: UIPart) -> list[OutputRef]:
+    """The image files a run's result (`output-available`) names, when the run succeeded."""
+    output = part.get("output")
     if part.get("preliminary") or not isinstance(output, dict) or output.get("ok") is not True:
         return []
     outputs = output.get("outputs")
@@ -61,7 +66,7 @@ def newest_run(messages: Sequence[UIMessage]) -> tuple[int, int] | None:
         parts = messages[i].get("parts") or []
         for j in range(len(parts) - 1, -1, -1):
             if tool_name_of(parts[j]) == RUN_TOOL and parts[j].get("state") == "output-available":
-                return (i, j) if run_files(parts[j]) else None
+                return (i, j) if _made(parts[j]) else None
     return None
 
 
@@ -86,7 +91,8 @@ async def run_picture(
     if found is None:
         return None
     part = messages[found[0]]["parts"][found[1]]
-    shown = await _shown(store, outputs, thread_id, part, cost, budget)
+    refs = _made(part)
+    shown = await _shown(store, outputs, thread_id, part, refs, cost, budget)
     return None if shown is None else (str(part.get("toolCallId")), shown)
 
 
@@ -112,6 +118,7 @@ async def _shown(
     outputs: OutputSource,
     thread_id: str,
     part: UIPart,
+    refs: list[OutputRef],
     cost: ImageCost,
     budget: int,
 ) -> dict[str, str] | None:
@@ -121,7 +128,6 @@ async def _shown(
     if aid in kept:
         att, data = kept[aid]
         return _shown_json(att.reading.summary, att.media_type, data)
-    refs = run_files(part)
     files: list[tuple[str, bytes]] = []
     for ref in refs[:SHEET_MAX]:
         try:

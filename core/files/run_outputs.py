@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from ..base import COMFYUI, client_session, read_capped
+from ..base import COMFYUI, StatusError, client_session, read_capped
 
 FOLDER_TYPES = ("output", "temp")
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "webp", "gif"})
@@ -32,13 +32,12 @@ MAX_NAME_CHARS = 255
 _ANNOTATED = re.compile(r"^(?P<path>.+?) \[(?P<type>[a-z]+)\]$")
 
 
-class OutputRefused(ValueError):
+class OutputRefused(StatusError, ValueError):
     """An output that is not read: the message says why and what to do; `status` is the HTTP
     status a route refuses it with."""
 
     def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(status, message)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ place (`install_parts`).
 May import: base, knowledge, store.
 """
 
-from .download_checks import DownloadError, plan
 from .downloads import Job
 from .install_parts import InstallParts
 from .lookups import ComfyUIAddress, LookupProvider, manager_lookups
@@ -17,13 +16,12 @@ from .manager_client import comfyui_loopback_url
 from .model_folders import ModelFolders
 from .registry_client import registry_origin
 from .registry_lookups import scan_with_registry
-from .scan_downloads import download_specs, requested_names
+from .scan_downloads import requested_names, start_downloads
 from .scans import ScanStore
 from .user_downloads import UserDownloads
 
 __all__ = [
     "ComfyUIAddress",
-    "DownloadError",
     "InstallParts",
     "Job",
     "LookupProvider",
@@ -31,10 +29,9 @@ __all__ = [
     "ScanStore",
     "UserDownloads",
     "comfyui_loopback_url",
-    "download_specs",
     "manager_lookups",
-    "plan",
     "registry_origin",
     "requested_names",
     "scan_with_registry",
+    "start_downloads",
 ]

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import RequestError, coded
-from .download_checks import DownloadSpec
+from .download_checks import DownloadError, DownloadSpec, plan
+from .downloads import Job
 from .scan import ScanResult
+from .user_downloads import UserDownloads
 
 MODELS_LIMIT = 50  # more than any workflow needs at once
 
@@ -56,3 +58,18 @@ def download_specs(scan_id: str, result: ScanResult, names: list[str]) -> list[D
             )
         )
     return specs
+
+
+def start_downloads(
+    downloads: UserDownloads, scan_id: str, result: ScanResult, names: list[str]
+) -> list[Job]:
+    """Start the downloads of the scan's missing models `names`, every one checked (the
+    name, the folder, the address: download_checks.plan) before the first starts; a check that
+    fails is a 400 that says what is wrong."""
+    specs = download_specs(scan_id, result, names)
+    try:
+        for spec in specs:
+            plan(spec, downloads.origins, downloads.folders)
+    except DownloadError as exc:
+        raise RequestError(exc.coded) from None
+    return [downloads.start(spec) for spec in specs]

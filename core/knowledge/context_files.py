@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from ..base import env_int
 from .skills import Skill
 
 log = logging.getLogger("comfyui_assistant")
@@ -32,22 +33,6 @@ INDEX_DESCRIPTION_CHARS = 200
 INDEX_MAX_USER_SKILLS = 50
 
 _Signature = tuple[tuple[str, int, int], ...]  # (path, mtime_ns, size) per top-level file
-
-
-def env_int(environ: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    """An integer environment variable; unset or empty gives `default`, a bad value a warning."""
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        log.warning("%s=%r is not an integer; using %d", name, raw, default)
-        return default
-    if value < minimum:
-        log.warning("%s=%d is below %d; using %d", name, value, minimum, default)
-        return default
-    return value
 
 
 def max_chars_from_env(environ: Mapping[str, str]) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from ..base import write_atomic
+from ..base import RequestError, write_atomic
 
 log = logging.getLogger("comfyui_assistant")
 
@@ -45,12 +45,15 @@ def user_skills_dir(data_dir: Path) -> Path:
     return data_dir / "skills"
 
 
-class SkillError(ValueError):
-    """A skill could not be read, parsed or written; the message is fit to show the model."""
+class SkillError(RequestError):
+    """A skill could not be read, parsed or written; the message is fit to show the model (a
+    route answers it with its `status`: 400)."""
 
 
 class SkillNotFound(SkillError):
-    """No skill with that slug; `suggestions` holds the closest slugs."""
+    """No skill with that slug (404); `suggestions` holds the closest slugs."""
+
+    status = 404
 
     def __init__(self, slug: str, suggestions: builtins.list[str], note: str = "") -> None:
         self.slug, self.suggestions = slug, suggestions

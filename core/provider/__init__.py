@@ -11,7 +11,6 @@ from .budget import (
     Window,
     compute_budget,
     reported_window,
-    resolve_window,
 )
 from .output_limit import OutputMeter, cut_note
 from .provider import Provider, ProviderError, describe_error, is_provider_error
@@ -25,7 +24,7 @@ from .provider_config import (
     stored_bound,
     validate_update,
 )
-from .provider_probes import Capabilities, provider_capabilities, provider_window, sees_images
+from .provider_probes import Capabilities, ProviderFacts, model_key, provider_facts
 from .provider_profiles import is_cache_full, is_context_overflow, window_from_error
 from .server_counts import SOURCE, calibration_due, server_parts
 from .shared_cache import ChatLease, background, others_done
@@ -40,6 +39,7 @@ __all__ = [
     "OutputMeter",
     "Provider",
     "ProviderError",
+    "ProviderFacts",
     "ProviderSettings",
     "SlotChoice",
     "Window",
@@ -55,13 +55,11 @@ __all__ = [
     "is_cache_full",
     "is_context_overflow",
     "is_provider_error",
+    "model_key",
     "origin",
     "others_done",
-    "provider_capabilities",
-    "provider_window",
+    "provider_facts",
     "reported_window",
-    "resolve_window",
-    "sees_images",
     "server_parts",
     "settings_of",
     "stored_bound",

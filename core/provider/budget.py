@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..base import CodedError, Message, coded
@@ -119,6 +120,21 @@ def resolve_window(
     return table_window(model) or Window(
         DEFAULT_WINDOW, "default", "the default for a model of unknown window"
     )
+
+
+def turn_window(
+    settings: ProviderSettings,
+    model: str,
+    stated: Window | None,
+    learned: Mapping[str, int] | None = None,
+) -> Window:
+    """The window a chat turn plans with: the settings', else what the provider states
+    (`stated`, probed), else the model table's; and when the provider's overflow error said
+    that window was too large (`learned`), the window it stated instead."""
+    window = resolve_window(thread_setting=None, settings=settings, model=model, provider=stated)
+    if learned and learned.get("over") == window.tokens:
+        window = reported_window(int(learned["tokens"]))
+    return window
 
 
 # --- the budget -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from urllib.parse import quote
 import aiohttp
 
 from ..base import PROVIDER, client_session
-from .budget import Window
+from .budget import Window, turn_window
 from .provider_config import ProviderSettings
 from .provider_profiles import Ask, ProviderProfile
 
@@ -327,3 +327,38 @@ async def _capabilities_of(lookup: Lookup, asks: tuple[Ask, ...]) -> Capabilitie
         if isinstance(listed, list):
             return Capabilities(tools="tools" in listed, vision="vision" in listed)
     return Capabilities()
+
+
+@dataclass(frozen=True)
+class ProviderFacts:
+    """What a chat turn needs of the provider for its model, read once (`provider_facts`):
+    what the server can do, whether images go to the model as images, and the window."""
+
+    caps: Capabilities
+    vision: bool  # (`sees_images`)
+    window: Window  # (budget.turn_window)
+    key: str  # the model of this provider, as the store remembers things of it (`model_key`)
+
+
+def model_key(settings: ProviderSettings, model: str) -> str:
+    """A model of a provider, as what the store remembers of it is keyed (its base URL, the
+    model's name)."""
+    return f"{settings.base_url.rstrip('/')} {model}"
+
+
+async def provider_facts(
+    settings: ProviderSettings,
+    model: str,
+    environ: Mapping[str, str],
+    learned: Mapping[str, Any] | None = None,
+) -> ProviderFacts:
+    """The server's capabilities, then the window its metadata states (unless the settings
+    name one), each cached (`provider_capabilities`, `provider_window`); `learned`: the windows
+    overflow errors stated, by `model_key` (turn_setup.WINDOWS). Never raises."""
+    caps = await provider_capabilities(settings, model)
+    vision = sees_images(caps, environ)
+    stated = None if settings.context_window else await provider_window(settings, model)
+    key = model_key(settings, model)
+    said = (learned or {}).get(key)
+    window = turn_window(settings, model, stated, said if isinstance(said, dict) else None)
+    return ProviderFacts(caps, vision, window, key)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from ..base import PROVIDER, client_session
 from .provider_config import ProviderSettings
-from .provider_probes import Lookup, provider_capabilities
+from .provider_probes import Capabilities, Lookup, provider_capabilities
 
 SETTLE = 60.0  # seconds a chat request waits for the server to finish what it stopped
 STATUS_EVERY = 5.0  # seconds between the status lines of that wait
@@ -89,9 +89,10 @@ class ChatLease:
         self._server = server
 
     @classmethod
-    async def start(cls, settings: ProviderSettings, model: str) -> ChatLease:
-        """Count the turn in and stop the background requests in flight on its server."""
-        if not await is_shared(settings, model):
+    async def start(cls, settings: ProviderSettings, caps: Capabilities) -> ChatLease:
+        """Count the turn in and stop the background requests in flight on its server (`caps`:
+        what it can do, as the turn read it)."""
+        if not caps.shared:
             return cls(None)
         server = _server(settings)
         server.chats += 1

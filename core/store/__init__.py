@@ -6,15 +6,13 @@ May import: base, tokens, tools.
 """
 
 from . import embeddings, text_search
-from .branches import BranchError, Branches, Moved
+from .branches import Branches, Moved
 from .checkpoints import MAX_CHECKPOINTS, MAX_THREAD_BYTES, Checkpoints
 from .conversation_index import ensure_indexed, thread_term, vectors_of
 from .delegations import Delegations
 from .sent_turns import Recall, Recalled, SentTurn, SentTurns, due_note
 from .store import DiskFull, Store, StoreUnavailable, is_disk_full
 from .thread_state import ThreadState
-from .thread_text import messages_json, page_json
-from .thread_workflows import bind, rebind
 from .threads import Threads
 from .user_data import FILES, TEXT_LIMIT, ListTable, UserData, install_defaults, sendable
 
@@ -23,7 +21,6 @@ __all__ = [
     "MAX_CHECKPOINTS",
     "MAX_THREAD_BYTES",
     "TEXT_LIMIT",
-    "BranchError",
     "Branches",
     "Checkpoints",
     "Delegations",
@@ -39,15 +36,11 @@ __all__ = [
     "ThreadState",
     "Threads",
     "UserData",
-    "bind",
     "due_note",
     "embeddings",
     "ensure_indexed",
     "install_defaults",
     "is_disk_full",
-    "messages_json",
-    "page_json",
-    "rebind",
     "sendable",
     "text_search",
     "thread_term",

@@ -24,7 +24,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import AlwaysCoded, UIMessage, coded, compact_json
+from ..base import Coded, StatusError, UIMessage, coded, compact_json
 from ..tokens import TokenCounter, counter_for
 from . import conversation_index
 from .store import Store
@@ -33,8 +33,14 @@ from .threads import Threads, title_from, write_message
 PREVIEW_CHARS = 60
 
 
-class BranchError(AlwaysCoded):
-    """A rewind or a return that cannot be done now; the message says why and what to do."""
+class BranchError(StatusError):
+    """A rewind or a return that cannot be done now (409); the message says why and what to
+    do."""
+
+    coded: Coded
+
+    def __init__(self, message: Coded) -> None:
+        super().__init__(409, message)
 
 
 @dataclass(frozen=True)

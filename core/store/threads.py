@@ -31,7 +31,7 @@ from ..base import (
     tool_result_text,
 )
 from ..tokens import TokenCounter, counter_for
-from . import conversation_index
+from . import conversation_index, thread_text, thread_workflows
 from .store import Store
 from .thread_state import KNOWN_THREADS, ThreadState
 
@@ -145,6 +145,22 @@ class StoredMessage:
 class Threads:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    # A thread's stored text as JSON pieces (thread_text.py), and the workflow it belongs to
+    # (thread_workflows.py): the routes reach them through the threads they are handed.
+    async def messages_json(self, thread_id: str) -> list[str]:
+        return await thread_text.messages_json(self.store, thread_id)
+
+    async def page_json(
+        self, thread_id: str, last: int, before: str | None = None
+    ) -> tuple[list[str], int] | None:
+        return await thread_text.page_json(self.store, thread_id, last, before)
+
+    async def bind(self, thread_id: str, workflow: str | None) -> bool:
+        return await thread_workflows.bind(self.store, thread_id, workflow)
+
+    async def rebind(self, old: str, new: str | None) -> int:
+        return await thread_workflows.rebind(self.store, old, new)
 
     async def ensure(
         self, thread_id: str, messages: list[UIMessage], workflow: str | None = None

@@ -4,7 +4,7 @@ background compactor, and /compact (summarize now).
 May import: base, tokens, stream, tools, store, provider, context.
 """
 
-from .compact_now import ProviderUnreachable, compact_now
+from .compact_now import compact_now
 from .compactor import Compactor
 from .summarizer import SUMMARY_MAX_TOKENS, Prefix, boundary_of, summarize
 
@@ -12,7 +12,6 @@ __all__ = [
     "SUMMARY_MAX_TOKENS",
     "Compactor",
     "Prefix",
-    "ProviderUnreachable",
     "boundary_of",
     "compact_now",
     "summarize",

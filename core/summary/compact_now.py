@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import CodedError
+from ..base import StatusError
 from ..context import Summary, covered_ids
 from ..provider import Provider, ProviderError, describe_error
 from ..store import Threads, ThreadState
 from .summarizer import summarize
 
 
-class ProviderUnreachable(CodedError):
-    """The model could not be chosen; the message says why, in the user's words."""
+class ProviderUnreachable(StatusError):
+    """The model could not be chosen (502); the message says why, in the user's words."""
 
     def __init__(self, error: ProviderError) -> None:
-        super().__init__(error.coded or error.message)
+        super().__init__(502, error.coded or error.message)
 
 
 async def compact_now(threads: Threads, provider: Provider, thread_id: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from ...api_handlers import add_routes
 from ...core.base import Users, UsersFile
 from ...core.files.run_outputs import FolderOutputs
 from ...core.service import AssistantService, ServiceOptions
-from ...routes.guard import LOOPBACK
+from ...routes.guard import HostPolicy
 from ...standalone import EXTENSION_PREFIX, PANEL_DIST, object_info_response, panel_scripts
 from ..manager_standin import ManagerStandin
 from .locales import add_i18n_route
@@ -133,7 +133,10 @@ async def log_missing(request: web.Request, response: web.StreamResponse) -> Non
 
 
 def create_standin(
-    version: str, options: ServiceOptions, manager: ManagerStandin | None = None
+    version: str,
+    options: ServiceOptions,
+    manager: ManagerStandin | None = None,
+    listen: tuple[str, ...] = (),
 ) -> web.Application:
     web_root = frontend_root(version)
     folders = standin_folders(options.data_dir)
@@ -146,7 +149,8 @@ def create_standin(
         client_max_size=options.chat_body_limit + 1, middlewares=[refuse_bad_paths]
     )
     routes = web.RouteTableDef()
-    add_routes(routes, service, LOOPBACK)  # as __init__.py mounts them inside ComfyUI
+    # as __init__.py mounts them inside ComfyUI (`listen`: more addresses, as its --listen)
+    add_routes(routes, service, HostPolicy.listening_on(["127.0.0.1", *listen]))
     users_file = options.users.resolve if isinstance(options.users.resolve, UsersFile) else None
     default_user = UserData.returning_user(user_folder(options.data_dir))
     add_user_routes(routes, StandinUsers(default_user, users_file))

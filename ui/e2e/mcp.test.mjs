@@ -4,49 +4,24 @@
 // `addNode` puts the node in the graph, under the "external agent" line with the client's name,
 // and Ctrl+Z on the canvas takes it out again; a removal asks first with the approval card marked
 // with the client's name: Deny (with the user's words) leaves the node and the client reads the
-// words, Allow removes it. The line appears when a client connects (before any call), and its
-// Disconnect ends the client: its next call fails, a new connection is refused, until "Allow again".
+// words, Allow removes it. And Settings' "MCP clients": the endpoint's URL; a token made there
+// (shown once, copied) lets the client in from this machine's network address (not loopback: the
+// stand-in listens there too, as ComfyUI's --listen), the list then says when it was last used;
+// revoked after ComfyUI's confirmation dialog, the token is refused. The line appears when a
+// client connects (before any call), and its Disconnect ends the client: its next call fails, a
+// new connection is refused, until "Allow again". With the Assistant tab closed, a question
+// shows ComfyUI's toast.
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { join } from "node:path";
+import { heldClient, mcpCall, relayOpen } from "./mcpClient.mjs";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { ROOT, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, python, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
+import { focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
 
-/** One tool call by the official MCP client (a process of its own): `{isError, text}`. */
-function mcpCall(base, tool, args) {
-  return new Promise((resolve, reject) => {
-    execFile(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, tool, JSON.stringify(args)], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`the MCP client failed: ${error.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
-    });
-  });
-}
-
-/** An MCP client that stays connected (the official client, `--hold`): `connected` resolves once
- * its handshake is done; `call(tool, args)` makes one call and resolves to its answer line. */
-function heldClient(base) {
-  const child = spawn(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, "--hold"], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
-  const waiting = [];
-  let buffer = "";
-  child.stdout.on("data", (chunk) => {
-    buffer += chunk;
-    let end;
-    while ((end = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, end);
-      buffer = buffer.slice(end + 1);
-      waiting.shift()?.(JSON.parse(line));
-    }
-  });
-  const next = () => new Promise((resolve) => waiting.push(resolve));
-  return {
-    connected: next(),
-    call: (tool, args) => {
-      const answer = next();
-      child.stdin.write(`${tool} ${JSON.stringify(args)}\n`);
-      return answer;
-    },
-    close: () => child.stdin.end(),
-  };
+/** What the endpoint answers an `initialize` from `base` (with `token`, as a Bearer token). */
+async function initialize(base, token = null) {
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const params = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e", version: "1" } };
+  const response = await fetch(`${base}/api/assistant/mcp`, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params }) });
+  return { status: response.status, error: response.status === 401 ? (await response.json()).error : null };
 }
 
 const nodeExists = (page, id) => page.evaluate((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id), id);
@@ -73,7 +48,7 @@ for (const version of frontendVersions()) {
     };
 
     before(async () => {
-      harness = await startHarness({ comfyFrontend: version });
+      harness = await startHarness({ comfyFrontend: version, listenNetwork: true });
       browser = await launchBrowser();
       page = await browser.context.newPage();
       watchPage(page);
@@ -84,11 +59,7 @@ for (const version of frontendVersions()) {
       });
       await openTarget(page, harness.app, { comfyui: true });
       await openAssistant(page);
-      // the page's relay stream is open: the server lists the panel
-      await page.waitForFunction(async () => {
-        const response = await fetch("/api/assistant/mcp/panel/state", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ panel: sessionStorage.getItem("comfyui-assistant.mcpPanel") ?? "", workflow: "", active: true }) });
-        return response.ok;
-      }, null, { timeout: 30_000, polling: 500 });
+      await relayOpen(page);
     });
 
     after(async () => {
@@ -181,6 +152,57 @@ for (const version of frontendVersions()) {
       const back = await mcpCall(harness.app, "getWorkflow", {});
       assert.equal(back.isError, false, back.text);
       assert.deepEqual(ourErrors, []);
+    });
+
+    test("Settings' MCP clients: a token shown once lets a client in from the network address; revoked, it is refused", { timeout: 120_000 }, async () => {
+      const search = (token) => mcpCall(harness.network, "searchInstalledNodes", { query: "EmptyImage" }, { token });
+      const refusal = await initialize(harness.network);
+      assert.equal(refusal.status, 401);
+      assert.match(refusal.error, /^MCP connections from another machine need a token: create one in the assistant's Settings/);
+      const openSettings = async () => {
+        await panel(page).getByRole("button", { name: "Open the settings" }).click();
+        const section = panel(page).getByRole("region", { name: "MCP clients" });
+        await section.waitFor();
+        return section;
+      };
+      let section = await openSettings();
+      assert.equal(await section.getByRole("textbox", { name: "MCP endpoint (Streamable HTTP)" }).inputValue(), `${harness.app}/api/assistant/mcp`);
+      await section.getByText("No tokens yet.").waitFor();
+      await section.getByRole("textbox", { name: "New token name" }).fill("laptop");
+      await section.getByRole("button", { name: "Create token" }).click();
+      const shown = section.getByRole("group", { name: "New token “laptop”" });
+      await shown.getByText("Copy it now: you will not see it again. Only its hash is kept.").waitFor();
+      const token = await shown.getByRole("textbox", { name: "The token" }).inputValue();
+      assert.match(token, /^cuamcp_\S{40,}$/);
+      await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: harness.app });
+      await shown.getByRole("button", { name: "Copy: The token" }).click();
+      await shown.getByText("copied").waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+      await screenshot(page, step("token"), "shown-once");
+
+      const found = await search(token);
+      assert.equal(found.isError, false, found.text);
+      assert.match(found.text, /EmptyImage/);
+
+      await shown.getByRole("button", { name: "Done" }).click();
+      await shown.waitFor({ state: "detached" });
+      const kept = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }) + document.body.innerHTML);
+      assert.equal(kept.includes(token), false, "the token stays nowhere in the page");
+      await panel(page).getByRole("button", { name: "Back to the chat" }).click();
+      section = await openSettings(); // (the list read again: it says when the token was last used)
+      const item = section.getByRole("listitem").filter({ hasText: "laptop" });
+      await item.waitFor();
+      assert.doesNotMatch(await item.innerText(), /last used never/);
+
+      await item.getByRole("button", { name: "Revoke “laptop”" }).click();
+      const dialog = page.getByRole("dialog", { name: "Revoke the token “laptop”?" });
+      await dialog.waitFor();
+      await dialog.getByRole("button").filter({ hasText: /\b(Delete|Confirm)\b/ }).click(); // (ComfyUI's confirmation: "Delete" on 1.58)
+      await section.getByText("No tokens yet.").waitFor();
+      const revoked = await initialize(harness.network, token);
+      assert.equal(revoked.status, 401);
+      assert.match(revoked.error, /^this MCP token is not valid \(revoked, or mistyped\)/);
+      await panel(page).getByRole("button", { name: "Back to the chat" }).click();
     });
   });
 }

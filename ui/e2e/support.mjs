@@ -139,7 +139,7 @@ export function python() {
  * earlier sessions used, tests/comfy_standin/returning.py; `manager`: ComfyUI-Manager's stand-in
  * on the ComfyUI one, "v4" etc., at `managerSecurity` (`managerGitUrl`: allow_git_url_install); `modelHost`: a
  * model host downloads may use, on `modelHostPort` if given). */
-export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0, multiUser = false } = {}) {
+export async function startHarness({ providerOnly = false, comfyFrontend = null, returningUser = false, manager = null, managerSecurity = null, managerGitUrl = false, modelHost = false, modelHostPort = 0, multiUser = false, listenNetwork = false } = {}) {
   const args = [
     join(ROOT, "tests", "e2e_harness.py"),
     ...(providerOnly ? ["--provider-only"] : []),
@@ -151,6 +151,7 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     ...(modelHost ? ["--model-host"] : []),
     ...(modelHostPort ? ["--model-host-port", String(modelHostPort)] : []),
     ...(multiUser ? ["--multi-user"] : []), // as ComfyUI's --multi-user (tests/comfy_standin/userdata.py)
+    ...(listenNetwork ? ["--listen-network"] : []), // also on the network address, as ComfyUI's --listen
   ];
   const child = spawn(python(), args, { stdio: ["pipe", "pipe", "pipe"], cwd: ROOT });
   let stderr = "";
@@ -176,6 +177,8 @@ export async function startHarness({ providerOnly = false, comfyFrontend = null,
     /** With `modelHost`: the model host's {origin, sha256, size}, and the app's data directory. */
     modelHost: urls.modelHost,
     dataDir: urls.dataDir,
+    /** With `listenNetwork`: the app at this machine's network address (a request there is not loopback). */
+    network: urls.network,
     stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null) return;

@@ -386,6 +386,7 @@ export function fakeServer(chat: (body: ChatRequestBody, url: string) => Respons
       return json({ from: body?.from, to: body?.to, moved });
     }
     if (path.startsWith("/api/assistant/projects")) return projectRoute(method, path, body);
+    if (path === "/api/assistant/mcp/tokens" && method === "GET") return json({ tokens: [] }); // (Settings' MCP clients: none made; McpClients.test.tsx has the routes whole)
     const rewound = /^\/api\/assistant\/threads\/([^/]+)\/(rewind|branches)(?:\/(\d+)\/restore)?$/.exec(path);
     if (rewound) return branchRoute(decodeURIComponent(rewound[1] ?? ""), rewound[2] === "rewind", rewound[3], body);
     const saved = /^\/api\/assistant\/threads\/([^/]+)\/checkpoints(?:\/([^/]+))?$/.exec(path);

@@ -6,6 +6,7 @@ import { useCallback, useEffect, useId, useState, type FC, type FormEvent } from
 import { useI18n } from "../i18n";
 import { errorMessage, requestJson } from "../server/api";
 import { useStore } from "./context";
+import { NameForm, useNamedList } from "./NamedList";
 
 const BASE = "/api/assistant/projects";
 
@@ -174,31 +175,11 @@ function useChatProject(): [number | null | undefined, (to: number | null) => vo
 
 export const Projects: FC = () => {
   const { t } = useI18n();
-  const [projects, setProjects] = useState<ProjectSummary[]>([]);
-  const [name, setName] = useState("");
-  const [error, setError] = useState("");
+  const list = useNamedList<ProjectSummary>(BASE, "projects");
+  const { load, setError } = list;
+  const projects = list.items ?? [];
   const [chatProject, setChatProject] = useChatProject();
   const current = projects.find((p) => p.id === chatProject);
-
-  const load = useCallback(() => {
-    requestJson<{ projects: ProjectSummary[] }>(BASE).then(
-      (body) => setProjects(body.projects),
-      (e: unknown) => setError(errorMessage(e)),
-    );
-  }, []);
-  useEffect(load, [load]);
-
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    try {
-      await requestJson(BASE, { method: "POST", body: { name } });
-      setName("");
-      setError("");
-      load();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
 
   return (
     <section className="cua-projects" aria-label={t("projects.heading")}>
@@ -214,17 +195,7 @@ export const Projects: FC = () => {
           <ProjectItem key={p.id} project={p} onChanged={load} onError={setError} onMoved={setChatProject} />
         ))}
       </ul>
-      <form onSubmit={(e) => void create(e)}>
-        <input aria-label={t("projects.newName")} placeholder={t("projects.new")} value={name} onChange={(e) => setName(e.target.value)} />
-        <button type="submit" disabled={!name.trim()}>
-          {t("projects.create")}
-        </button>
-      </form>
-      {error ? (
-        <p className="cua-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <NameForm list={list} label={t("projects.newName")} placeholder={t("projects.new")} submit={t("projects.create")} />
     </section>
   );
 };

@@ -1,6 +1,7 @@
 // The Settings view: the provider (base URL, model, write-only API key, window and output
-// reserve overrides, a test with the server's verdict) and the panel's own settings. Nothing
-// here is required: with the provider configured by environment the chat just works.
+// reserve overrides, a test with the server's verdict), the panel's own settings, projects and
+// the MCP clients (McpClients.tsx). Nothing here is required: with the provider configured by
+// environment the chat just works.
 import { useEffect, useId, useState, type FC, type FormEvent } from "react";
 import { useI18n, type MessageKey } from "../i18n";
 import { errorMessage, requestJson, type ProviderSettings, type ProviderVerdict } from "../server/api";
@@ -8,6 +9,7 @@ import { MAX_STEPS_RANGE } from "../runtime/panelSettings";
 import { fieldLabel, FormError, formFrom, providerName, providerUpdate, sourceLabel, type ProviderForm } from "../runtime/providerForm";
 import { useStore, useStoreVersion } from "./context";
 import { WhereRequestsGo } from "./Egress";
+import { McpClients } from "./McpClients";
 import { Projects } from "./Projects";
 
 const PROVIDER = "/api/assistant/provider";
@@ -232,6 +234,9 @@ export const Settings: FC = () => {
       </div>
       <div className="cua-form">
         <Projects />
+      </div>
+      <div className="cua-form">
+        <McpClients />
       </div>
     </div>
   );
