@@ -19,7 +19,7 @@ export function mcpCall(base, tool, args, { token = null } = {}) {
 
 /** An MCP client that stays connected (the official client, `--hold`): `connected` resolves once
  * its handshake is done; `call(tool, args)` makes one call and resolves to its answer line. */
-function heldClient(base) {
+export function heldClient(base) {
   const child = spawn(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, "--hold"], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
   const waiting = [];
   let buffer = "";
