@@ -30,13 +30,15 @@ from ..core.service import AssistantService
 from ..routes.users import request_user
 from .access import Caller, McpTokens, caller_of
 from .asgi import Receive, Send, serve_asgi
+from .clients import DISCONNECTED, Client
 from .panel_relay import PanelRelay
-from .server import CALLER_KEY, McpServer
+from .server import CALLER_KEY, SESSION_HEADER, McpServer
 from .tools import ServerParts
 from .unavailable import MCP_PATH
 
 BODY_LIMIT = 1024 * 1024  # a JSON-RPC message; the largest tool arguments are far smaller
 IDLE_SECONDS = 30 * 60  # a session nobody used for this long ends (the SDK's default)
+CALLS_END_SECONDS = 0.2  # how long a disconnect lets the ended calls' answers go out
 
 
 def _version() -> str:
@@ -107,13 +109,55 @@ class McpEndpoint:
 
         async def app(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
             scope["state"][CALLER_KEY] = caller
-            # (the SDK binds a session to the credential that opened it)
-            scope["user"] = AuthenticatedUser(
-                AccessToken(token="", client_id=caller.via, scopes=[], subject=caller.user)
-            )
+            scope["user"] = owner(caller)
             await manager.handle_request(scope, receive, send)
 
         return await serve_asgi(app, request)
+
+    async def disconnect(self, user: str, session: str) -> Client | None:
+        """The user disconnected the client of `session` in the panel (clients.py): every
+        session of that client ends, and their calls waiting on a panel end with the reason.
+        None for a session that is not one of the user's."""
+        client = self.mcp.clients.disconnect(user, session)
+        if client is None:
+            return None
+        message = DISCONNECTED.format(name=client.name)
+        for held in self.mcp.clients.named(user, client.name):
+            self.relay.end_calls(held.id, message)
+        await asyncio.sleep(CALLS_END_SECONDS)  # (their answers go out before the sessions end)
+        for held in self.mcp.clients.named(user, client.name):
+            await self._close(held)
+        return client
+
+    async def _close(self, client: Client) -> None:
+        """Ends `client`'s session as its own DELETE would, through the SDK's session manager
+        (the one way it offers: as the credential that opened it)."""
+        headers = [(SESSION_HEADER.encode(), client.id.encode())]
+        scope: dict[str, Any] = {"type": "http", "method": "DELETE", "path": MCP_PATH}
+        scope |= {"headers": headers}
+        scope |= {"raw_path": MCP_PATH.encode(), "query_string": b"", "state": {}}
+        scope |= {"user": owner(Caller(client.user, client.via)), "http_version": "1.1"}
+        scope |= {"scheme": "http", "server": None, "client": None, "root_path": ""}
+        statuses: list[int] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        manager = await self._started()
+        await manager.handle_request(scope, receive, send)
+        if statuses != [200]:  # (gone already: 404)
+            self.mcp.clients.left(client.id)
+
+
+def owner(caller: Caller) -> AuthenticatedUser:
+    """The SDK's user for a caller: it binds a session to the credential that opened it."""
+    return AuthenticatedUser(
+        AccessToken(token="", client_id=caller.via, scopes=[], subject=caller.user)
+    )
 
 
 def add_mcp_endpoint(table: web.RouteTableDef, service: AssistantService) -> McpEndpoint:

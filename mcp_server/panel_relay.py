@@ -23,8 +23,13 @@ The design:
   through the panel's own tool runner as a chat's does: each edit one undo step, the graph kept
   before the first edit of a call group (an MCP client's calls with no pause over a minute),
   and the approval card for whatever asks first, marked with the client's name; the calls and
-  their results are listed under an "external agent" line (its Disconnect stops that page
-  taking calls), never in the user's chat threads.
+  their results are listed under an "external agent" line (shown while a client is connected:
+  the stream's `clients` events, clients.py; its Disconnect ends that client's session and
+  refuses it until the user allows it again), never in the user's chat threads.
+- **A server tool that asks first** (`asks` in the registry: saving or changing a skill): the
+  panel shows the same card for an `ask` event (`{callId, name, input, client, action}`: what
+  the tool will do, the registry's `asks` text); on Allow the tool runs on the server, on Deny
+  the client gets the user's words, as in a chat.
 - **While it waits** (on the user's approval, or a long run): the server sends the MCP client a
   progress notification every `PROGRESS_SECONDS` (when the call asked for progress), and gives
   up after `CALL_SECONDS`. A panel that closes fails its calls (`PANEL_CLOSED`); an MCP client
@@ -53,8 +58,7 @@ CALL_SECONDS = 600.0
 
 NO_PANEL = (
     "{name} runs in the ComfyUI panel in the user's browser, and no panel is connected to take "
-    "it: the user needs ComfyUI open in a browser tab (a tab where the Assistant's external "
-    "agent line was disconnected takes no calls until it is connected again)."
+    "it: the user needs ComfyUI open in a browser tab."
 )
 NO_SUCH_PANEL = "There is no connected panel {wanted!r}; connected: {listed}."
 PANEL_CLOSED = (
@@ -74,7 +78,8 @@ class Panel:
     workflow: str
     active_at: float
     events: asyncio.Queue[tuple[str, dict[str, Any]]] = field(default_factory=asyncio.Queue)
-    pending: dict[str, tuple[str, asyncio.Future[Answer]]] = field(default_factory=dict)
+    # call id: (tool name, the MCP session that made the call, its answer)
+    pending: dict[str, tuple[str, str, asyncio.Future[Answer]]] = field(default_factory=dict)
 
     def listing(self, active: bool) -> dict[str, Any]:
         return {"panel": self.id, "workflow": self.workflow, "active": active}
@@ -123,10 +128,24 @@ class PanelRelay:
     def disconnect(self, panel: Panel) -> None:
         if self.panels.get(panel.id) is panel:
             del self.panels[panel.id]
-        for name, answer in panel.pending.values():
+        for name, _session, answer in panel.pending.values():
             if not answer.done():
                 answer.set_exception(RelayError(PANEL_CLOSED.format(name=name)))
         panel.pending.clear()
+
+    def publish(self, user: str, kind: str, data: dict[str, Any]) -> None:
+        """An event for every panel of `user` (e.g. the connected MCP clients, clients.py)."""
+        for panel in self.panels.values():
+            if panel.user == user:
+                panel.events.put_nowait((kind, data))
+
+    def end_calls(self, session: str, message: str) -> None:
+        """The waiting calls of MCP session `session` end with `message` as their tool error
+        (the panels are told to stop them)."""
+        for panel in self.panels.values():
+            for _name, caller, answer in panel.pending.values():
+                if caller == session and not answer.done():
+                    answer.set_exception(RelayError(message))
 
     def update(self, panel_id: str, workflow: str, active: bool) -> bool:
         panel = self.panels.get(panel_id)
@@ -162,8 +181,8 @@ class PanelRelay:
         if text is None:  # (not an answer: the call still waits for one)
             raise ValueError("send one of 'output', 'errorText' (a string), 'denied' (a string)")
         del panel.pending[call_id]
-        if not pending[1].done():
-            pending[1].set_result(text)
+        if not pending[2].done():
+            pending[2].set_result(text)
         return True
 
     async def call(
@@ -174,14 +193,21 @@ class PanelRelay:
         client: dict[str, Any],
         waiting: Waiting,
         limit: float = CALL_SECONDS,
+        session: str = "",
+        asks: str | None = None,
     ) -> Answer:
-        """Run `name` in `panel`: the text the model would read; RelayError when the panel
-        cannot answer. A cancelled call tells the panel to stop."""
+        """Run `name` in `panel` for MCP session `session`: the text the model would read;
+        RelayError when the panel cannot answer. A cancelled call tells the panel to stop.
+        With `asks` (what a server tool will do): the panel only asks the user (an `ask` event,
+        the same card) and answers `{"output": {"approved": true}}` or the user's denial."""
         call_id = f"mcp_{uuid.uuid4().hex}"
         answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        panel.pending[call_id] = (name, answer)
+        panel.pending[call_id] = (name, session, answer)
         event = {"callId": call_id, "name": name, "input": args, "client": client}
-        panel.events.put_nowait(("call", event))
+        if asks is None:
+            panel.events.put_nowait(("call", event))
+        else:
+            panel.events.put_nowait(("ask", {**event, "action": asks}))
         started = self.clock()
         try:
             while True:

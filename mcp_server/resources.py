@@ -8,8 +8,7 @@ panels (panel_relay.py), each as the JSON the tool (or the relay) gives.
 | `comfyui-assistant://models/{folder}` | one folder's models |
 | `comfyui-assistant://node/{type}` | a node type's definition (getNodeDefinition) |
 
-The open workflow as compact text (getWorkflow's) is the panel's to give: it comes with the
-panel's half of the relay.
+The open workflow as compact text (getWorkflow's) is the panel's to give: workflow.py.
 """
 
 from __future__ import annotations

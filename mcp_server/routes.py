@@ -32,7 +32,7 @@ def add_mcp_routes(table: web.RouteTableDef, service: AssistantService) -> None:
     endpoint = add_mcp_endpoint(table, service)
     tokens = endpoint.tokens
     limit = service.options.json_body_limit
-    add_panel_routes(table, endpoint.relay, limit, lambda request: request_user(request, service))
+    add_panel_routes(table, endpoint, limit, lambda request: request_user(request, service))
 
     @table.get(TOKENS_PATH)
     @guarded

@@ -6,8 +6,7 @@ here with no extra code), less the few that only make sense inside the user's ow
 A server tool runs as in a chat: by its handler, here, with the same context the chat gives it
 (the installed nodes and models, the skills), its result the text the model would read
 (`tool_result_text`). A panel tool is relayed to the user's panel (panel_relay.py). A server
-tool that asks the user first answers with a tool error that says it did not run, until the
-panel can show an MCP client's question.
+tool that asks the user first asks in the panel first (server.py), then runs here.
 """
 
 from __future__ import annotations
@@ -39,8 +38,9 @@ NOT_OFFERED: Mapping[str, str] = MappingProxyType(
 )
 
 ASKS_FIRST = (
-    "{name} changes what the user keeps, so it asks the user first in the ComfyUI panel; this "
-    "version of the MCP server cannot show that question in the panel yet, so it did not run."
+    "{name} changes what the user keeps, so it asks the user first, in the ComfyUI panel in "
+    "their browser, and no panel is connected to ask: it did not run. The user needs ComfyUI "
+    "open in a browser tab."
 )
 
 
@@ -140,9 +140,8 @@ def failure(message: str) -> types.CallToolResult:
 async def run_tool(
     spec: ToolSpec, args: dict[str, Any], parts: ServerParts, call_id: str
 ) -> types.CallToolResult:
-    """Run one offered server tool for an MCP client; its result as the model would read it."""
-    if spec.asks is not None:
-        return failure(ASKS_FIRST.format(name=spec.name))
+    """Run one offered server tool for an MCP client (the user allowed it, if it asks first);
+    its result as the model would read it."""
     value: Any = None
     try:
         async for output in server_tool_outputs(spec.name, args, tool_context(parts, call_id)):

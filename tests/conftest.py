@@ -111,6 +111,14 @@ async def start_app(data_dir: Path, environ: dict[str, str], **options: Any) -> 
 
 
 @pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    """The standalone server with no provider (a test module may define its own `app`)."""
+    started = await start_app(tmp_path / "data", {})
+    yield started
+    await started.close()
+
+
+@pytest.fixture
 async def assistant(provider: ScriptedProvider, tmp_path: Path) -> AsyncIterator[App]:
     env = {
         "LLM_BASE_URL": provider.base_url,

@@ -18,6 +18,7 @@ from comfyui_assistant.mcp_server.panel_relay import NO_PANEL
 from comfyui_assistant.mcp_server.prompts import skill_prompt
 from comfyui_assistant.mcp_server.resources import MODELS, PANELS, node_uri
 from comfyui_assistant.mcp_server.tools import NOT_OFFERED
+from comfyui_assistant.mcp_server.workflow import WORKFLOW
 from comfyui_assistant.standalone import SERVICE
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -193,8 +194,9 @@ async def test_resources_are_what_the_lookup_tools_read(app: App) -> None:
             await client.read_resource(node_uri("KSamplr"))
         with pytest.raises(MCPError) as unknown:
             await client.read_resource("comfyui-assistant://threads")
-    assert [r.uri for r in listed.resources] == [PANELS, MODELS]
+    assert [r.uri for r in listed.resources] == [WORKFLOW, PANELS, MODELS]
     assert [t.uri_template for t in templates.resource_templates] == [
+        WORKFLOW + "/{panel}",
         MODELS + "/{folder}",
         "comfyui-assistant://node/{type}",
     ]

@@ -1,7 +1,7 @@
 """The server's half of the panel relay (mcp_server/panel_relay.py): an MCP client's panel tool
 call goes to a connected panel's stream and the panel's answer back to the client. The official
 MCP client over a real socket; the panel's side is played by an HTTP client that speaks the
-routes the panel will use (the panel's own half is not built yet)."""
+routes the panel uses (its own half: ui/src/runtime/mcpRelay.ts, tested in the browser suite)."""
 
 from __future__ import annotations
 
@@ -58,8 +58,9 @@ class FakePanel:
         assert self.response is not None
         self.response.close()
 
-    async def event(self) -> tuple[str, dict[str, Any]]:
-        """The next event (keep-alive comments skipped)."""
+    async def event(self, clients: bool = False) -> tuple[str, dict[str, Any]]:
+        """The next event (keep-alive comments skipped; the list of connected MCP clients too,
+        unless `clients`: test_mcp_clients.py)."""
         assert self.response is not None
         kind, data = "", ""
         while True:
@@ -69,7 +70,9 @@ class FakePanel:
             elif line.startswith("data: "):
                 data = line[6:].strip()
             elif line == "\n" and kind:
-                return kind, json.loads(data)
+                if clients or kind != "clients":
+                    return kind, json.loads(data)
+                kind = ""
 
     async def answer(self, call_id: str, **outcome: Any) -> tuple[int, Any]:
         body = {"panel": self.id, "callId": call_id, **outcome}
@@ -92,7 +95,8 @@ async def test_a_call_runs_in_the_panel_and_its_answer_goes_back(app: App) -> No
         call = asyncio.ensure_future(client.call_tool("addNode", args))
         kind, event = await panel.event()
         assert (kind, event["name"], event["input"]) == ("call", "addNode", args)
-        assert event["client"] == {"name": "test-agent", "version": "1.2"}
+        session = event["client"].pop("session")
+        assert (event["client"], len(session)) == ({"name": "test-agent", "version": "1.2"}, 32)
         assert await panel.answer(event["callId"], output=output) == (200, {"accepted": True})
         result = await call
         # (an answer comes once: a second is refused)

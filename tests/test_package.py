@@ -187,6 +187,8 @@ def test_comfyui_loads_the_folder_by_its_own_name_and_gets_the_routes(tmp_path):
             ["POST", "/api/assistant/installs/downloads"],
             ["POST", "/api/assistant/installs/scan"],
             ["POST", "/api/assistant/mcp"],
+            ["POST", "/api/assistant/mcp/panel/allow"],
+            ["POST", "/api/assistant/mcp/panel/disconnect"],
             ["POST", "/api/assistant/mcp/panel/results"],
             ["POST", "/api/assistant/mcp/panel/state"],
             ["POST", "/api/assistant/mcp/tokens"],

@@ -7,11 +7,14 @@
 // words, Allow removes it. And Settings' "MCP clients": the endpoint's URL; a token made there
 // (shown once, copied) lets the client in from this machine's network address (not loopback: the
 // stand-in listens there too, as ComfyUI's --listen), the list then says when it was last used;
-// revoked after ComfyUI's confirmation dialog, the token is refused.
+// revoked after ComfyUI's confirmation dialog, the token is refused. The line appears when a
+// client connects (before any call), and its Disconnect ends the client: its next call fails, a
+// new connection is refused, until "Allow again". With the Assistant tab closed, a question
+// shows ComfyUI's toast.
 import assert from "node:assert/strict";
-import { mcpCall, relayOpen } from "./mcpClient.mjs";
+import { heldClient, mcpCall, relayOpen } from "./mcpClient.mjs";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, watchPage } from "./support.mjs";
+import { focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
 
 /** What the endpoint answers an `initialize` from `base` (with `token`, as a Bearer token). */
 async function initialize(base, token = null) {
@@ -66,7 +69,6 @@ for (const version of frontendVersions()) {
 
     test("addNode from the client appears in the graph, listed under the client's name; Ctrl+Z undoes it", { timeout: 90_000 }, async () => {
       const id = await addByMcp("EmptyImage");
-      await line().getByText("External agent (MCP): e2e-agent 0.9").waitFor();
       await line().getByRole("button", { name: "Calls: 1" }).click();
       await line().locator(".cua-mcp-call[data-state=done]").getByText("addNode").waitFor();
       await screenshot(page, step("added"), "external-agent");
@@ -109,6 +111,46 @@ for (const version of frontendVersions()) {
       assert.equal(yes.isError, false, yes.text);
       assert.deepEqual(JSON.parse(yes.text).removed.map(String), [String(id)]);
       assert.equal(await nodeExists(page, id), false, "Allow removed it");
+      assert.deepEqual(ourErrors, []);
+    });
+
+    test("a question while the Assistant tab is closed shows ComfyUI's toast; the card waits in the tab", { timeout: 120_000 }, async () => {
+      const id = await addByMcp("EmptyImage");
+      await toggleAssistant(page);
+      await panel(page).waitFor({ state: "detached" });
+      const asked = mcpCall(harness.app, "removeNodes", { nodeIds: [String(id)] });
+      await page.getByText("e2e-agent (an MCP client) asks you in the Assistant panel").first().waitFor({ timeout: 30_000 });
+      await page.getByText("Remove a node from the workflow, with the links that touch it.").first().waitFor();
+      await screenshot(page, step("toast"), "toast");
+      await openAssistant(page);
+      await card().getByRole("button", { name: "Deny" }).click();
+      const no = await asked;
+      assert.equal(no.isError, true, no.text);
+      assert.equal(await nodeExists(page, id), true, "Deny removed nothing");
+    });
+
+    test("the line appears when a client connects; Disconnect ends it (its next call fails, a new connection is refused) until Allow again", { timeout: 120_000 }, async () => {
+      const held = heldClient(harness.app);
+      try {
+        assert.deepEqual(await held.connected, { connected: true });
+        // (before any call of it)
+        await line().getByText("External agent (MCP): e2e-agent 0.9").waitFor({ timeout: 30_000 });
+        await line().getByText(/^e2e-agent 0\.9, connected at /).waitFor();
+        await screenshot(page, step("connected"), "external-agent");
+        await line().getByRole("button", { name: "Disconnect" }).click();
+        await line().getByText("e2e-agent: disconnected by you; it cannot connect until you allow it").waitFor();
+        await line().getByText("External agent (MCP): no client connected now").waitFor();
+        assert.deepEqual(await held.call("getWorkflow", {}), { error: "Session not found" });
+      } finally {
+        held.close();
+      }
+      const refused = "The user disconnected e2e-agent in ComfyUI's Assistant panel: it takes no requests from e2e-agent until the user allows it again there.";
+      assert.deepEqual(await mcpCall(harness.app, "getWorkflow", {}), { error: refused });
+
+      await line().getByRole("button", { name: "Allow again" }).click();
+      await line().getByText("e2e-agent: disconnected by you; it cannot connect until you allow it").waitFor({ state: "detached" });
+      const back = await mcpCall(harness.app, "getWorkflow", {});
+      assert.equal(back.isError, false, back.text);
       assert.deepEqual(ourErrors, []);
     });
 

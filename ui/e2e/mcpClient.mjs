@@ -1,7 +1,7 @@
 // What the MCP browser tests and the README's approval picture share: one tool call by the
-// official MCP client (tests/mcp_e2e_client.py, a process of its own), and waiting until the page's
-// relay stream is open (the server lists the panel).
-import { execFile } from "node:child_process";
+// official MCP client (tests/mcp_e2e_client.py, a process of its own), a client that stays
+// connected, and waiting until the page's relay stream is open (the server lists the panel).
+import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
 import { ROOT, python } from "./support.mjs";
 
@@ -15,6 +15,33 @@ export function mcpCall(base, tool, args, { token = null } = {}) {
       else resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
     });
   });
+}
+
+/** An MCP client that stays connected (the official client, `--hold`): `connected` resolves once
+ * its handshake is done; `call(tool, args)` makes one call and resolves to its answer line. */
+export function heldClient(base) {
+  const child = spawn(python(), [join(ROOT, "tests", "mcp_e2e_client.py"), base, "--hold"], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const waiting = [];
+  let buffer = "";
+  child.stdout.on("data", (chunk) => {
+    buffer += chunk;
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      waiting.shift()?.(JSON.parse(line));
+    }
+  });
+  const next = () => new Promise((resolve) => waiting.push(resolve));
+  return {
+    connected: next(),
+    call: (tool, args) => {
+      const answer = next();
+      child.stdin.write(`${tool} ${JSON.stringify(args)}\n`);
+      return answer;
+    },
+    close: () => child.stdin.end(),
+  };
 }
 
 /** Wait until the page's relay stream is open: the server knows the panel. */

@@ -46,6 +46,8 @@ export interface ComfyApi {
 /** The active workflow's undo history: edits between beforeChange() and the matching
  * afterChange() are one Ctrl+Z step. captureCanvasState() (1.58) replaced checkState() (1.27). */
 export interface ChangeTracker {
+  /** The graph as last recorded: a new value after each recorded change. */
+  activeState?: unknown;
   beforeChange(): void;
   afterChange(): void;
   captureCanvasState?(): void;

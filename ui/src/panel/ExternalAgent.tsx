@@ -1,10 +1,12 @@
-// The "external agent" line: shown while an MCP client's calls reach this page (runtime/mcpRelay.ts),
-// with the client's name, a way to stop taking its calls here, and the list of its calls with
-// their results (like a delegation's trace). An approval the call asks for shows its card here,
-// marked with the client's name. Nothing of it goes into the user's chat threads.
+// The "external agent" line: shown while an MCP client is connected to the server (from its
+// `initialize` on, runtime/mcpRelay.ts), or has calls listed, with each client's name and since
+// when, its Disconnect (the server ends its session and refuses it until "Allow again"), and the
+// list of its calls with their results (like a delegation's trace). An approval the call asks for
+// shows its card here, marked with the client's name. Nothing of it goes into the user's chat
+// threads.
 import { useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
-import type { McpCall } from "../runtime/mcpRelay";
+import type { ConnectedClient, McpCall, McpClient } from "../runtime/mcpRelay";
 import { ApprovalCard } from "./ApprovalCard";
 import { useStore, useStoreVersion } from "./context";
 import { briefJson } from "./ToolCard";
@@ -68,37 +70,65 @@ const Restore: FC = () => {
   );
 };
 
+/** A connected client: its name, since when, and its Disconnect. */
+const Connected: FC<{ client: ConnectedClient; name: string }> = ({ client, name }) => {
+  const { t } = useI18n();
+  const relay = useStore().mcp;
+  const since = new Date(client.since);
+  const time = Number.isNaN(since.getTime()) ? client.since : since.toLocaleTimeString();
+  return (
+    <div className="cua-mcp-client" data-session={client.id}>
+      <span>{t("mcp.since", { client: name, time })}</span>
+      <button type="button" className="cua-mcp-disconnect" title={t("mcp.disconnectTitle")} onClick={() => void relay.disconnect(client)}>
+        {t("mcp.disconnect")}
+      </button>
+    </div>
+  );
+};
+
+/** A client the user disconnected, and "Allow again". */
+const Refused: FC<{ name: string }> = ({ name }) => {
+  const { t } = useI18n();
+  const relay = useStore().mcp;
+  return (
+    <div className="cua-mcp-client" data-disconnected="">
+      <span>{t("mcp.disconnected", { client: name })}</span>
+      <button type="button" className="cua-mcp-allow" onClick={() => void relay.allow(name)}>
+        {t("mcp.allow")}
+      </button>
+    </div>
+  );
+};
+
 export const ExternalAgent: FC = () => {
   const { t } = useI18n();
   const store = useStore();
   useStoreVersion(store);
   const relay = store.mcp;
   const [open, setOpen] = useState(false);
-  const clients = relay.clients();
-  if (!clients.length) return null;
+  const clients = relay.connectedClients;
+  if (!clients.length && !relay.calls.length && !relay.disconnected.length) return null;
   const asking = relay.calls.filter((c) => c.asking);
-  const names = clients.map((c) => [c.name || t("mcp.unnamed"), c.version].filter(Boolean).join(" ")).join(", ");
+  const named = (c: McpClient) => [c.name || t("mcp.unnamed"), c.version].filter(Boolean).join(" ");
+  const names = clients.map(named).join(", ");
   return (
     <div className="cua-mcp" role="region" aria-label={t("mcp.label")}>
       <div className="cua-mcp-line">
-        <span className="cua-mcp-who">{relay.started ? t("mcp.connected", { clients: names }) : t("mcp.stopped", { clients: names })}</span>
+        <span className="cua-mcp-who">{clients.length ? t("mcp.connected", { clients: names }) : t("mcp.none")}</span>
         <button type="button" className="cua-mcp-toggle" onClick={() => setOpen(!open)} aria-expanded={open}>
           {t("mcp.calls", { count: relay.calls.length })}
         </button>
-        {relay.started ? (
-          <button type="button" className="cua-mcp-disconnect" title={t("mcp.disconnectTitle")} onClick={() => relay.stop()}>
-            {t("mcp.disconnect")}
-          </button>
-        ) : (
-          <button type="button" className="cua-mcp-reconnect" onClick={() => void relay.start()}>
-            {t("mcp.reconnect")}
-          </button>
-        )}
         <Restore />
         <button type="button" className="cua-mcp-clear" onClick={() => relay.clear()}>
           {t("mcp.clear")}
         </button>
       </div>
+      {clients.map((client) => (
+        <Connected key={client.id} client={client} name={named(client)} />
+      ))}
+      {relay.disconnected.map((name) => (
+        <Refused key={name} name={name} />
+      ))}
       {asking.map((call) => (
         <Asking key={call.callId} call={call} />
       ))}

@@ -2,7 +2,8 @@
 // The chat state is the module-level store, so unmounting and mounting again loses nothing.
 import { createElement } from "react";
 import { createRoot } from "react-dom/client";
-import type { ComfyApp } from "../host/comfy";
+import { changeTracker, showToast, type ComfyApp } from "../host/comfy";
+import { t } from "../i18n";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { followUser } from "../server/api";
 import { serverPresence, type ServerPresence } from "../runtime/serverPresence";
@@ -45,18 +46,31 @@ export function panelStore(app: ComfyApp): ChatStore {
     followComfyLocale(app); // likewise: the panel opens in ComfyUI's language
     followUser(() => app.api?.user); // every request names ComfyUI's user, as fetchApi does
     server = serverPresence(app.api); // (once: it listens to ComfyUI's socket for the page's life)
-    takeMcpCalls(store, server);
+    takeMcpCalls(store, server, app);
     shared = store;
   }
   return shared;
 }
 
+/** How many panels are shown now (the Assistant tab is open). */
+let shown = 0;
+
 /** The page takes MCP clients' calls for its life (runtime/mcpRelay.ts), and tells the server
- * when the user comes to it (a call without a panel named goes to the page used last). */
-function takeMcpCalls(store: ChatStore, server: ServerPresence): void {
+ * when the user comes to it (a call without a panel named goes to the page used last) and when
+ * its graph changed (the change tracker's state is a new one after each change, or another
+ * workflow's). */
+function takeMcpCalls(store: ChatStore, server: ServerPresence, app: ComfyApp): void {
   void store.mcp.start(server); // (not while ComfyUI restarts)
+  // a question while the Assistant tab is closed: a toast says where to answer it
+  store.mcp.onAsking = (call) => {
+    if (shown > 0) return;
+    const client = call.client.name || t("mcp.unnamed");
+    showToast(app, "info", t("mcp.toast", { client }), call.asking?.action, 15000);
+  };
   if (typeof document === "undefined") return;
-  const here = () => void store.mcp.reportState(document.visibilityState === "visible");
+  const visible = () => document.visibilityState === "visible";
+  store.mcp.watchGraph(() => changeTracker(app)?.activeState, visible);
+  const here = () => void store.mcp.reportState(visible());
   document.addEventListener("visibilitychange", here);
   globalThis.addEventListener?.("focus", here);
 }
@@ -70,9 +84,11 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
+  shown++;
   // the same thread in another tab (threadSync.ts); not while ComfyUI restarts
   const stopFollowing = store.followOtherTabs(4000, server);
   return () => {
+    shown--;
     stopFollowing();
     root.unmount();
   };

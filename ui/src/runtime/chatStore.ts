@@ -113,6 +113,8 @@ export class ChatStore extends Changes {
         return { key, name: key ? this.workflows.nameOf(key) : "" };
       },
       askBeforeEdits: () => this.settings.askBeforeEdits !== false,
+      // (kept across a reload of the page, as the thread shown is)
+      ...(options.rememberThread !== false && globalThis.sessionStorage ? { storage: globalThis.sessionStorage } : {}),
     });
     this.mcp.subscribe(() => this.emit());
   }

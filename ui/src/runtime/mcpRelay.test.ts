@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { relayServer } from "../../test/mcpRelayServer";
 import { buildTxt2Img, createTestApp } from "../../test/testing";
 import { followUser } from "../server/api";
+import { GRAPH_QUIET_MS, GRAPH_WATCH_MS } from "./graphWatch";
 import { GROUP_PAUSE_MS, McpRelay, RELAY_PATH } from "./mcpRelay";
 import { keepStreaming, parseEvents, RECONNECT_MS } from "./mcpStream";
 import { PanelTools } from "./panelTools";
@@ -16,7 +17,7 @@ afterEach(() => {
 
 const CLIENT = { name: "claude-code", version: "2.1.0" };
 
-function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
+function setUp(options: { askBeforeEdits?: boolean; now?: () => number; storage?: Storage } = {}) {
   const t = createTestApp();
   const nodes = buildTxt2Img(t);
   t.tracker.reset();
@@ -38,6 +39,7 @@ function setUp(options: { askBeforeEdits?: boolean; now?: () => number } = {}) {
     askBeforeEdits: () => options.askBeforeEdits ?? true,
     panelId: "p1",
     ...(options.now ? { now: options.now } : {}),
+    ...(options.storage ? { storage: options.storage } : {}),
   });
   void relay.start();
   return { t, nodes, server, relay, restores };
@@ -86,7 +88,6 @@ describe("the MCP relay in the panel", () => {
     expect(restores.map(([key, graph]) => [key, JSON.stringify(graph)])).toEqual([["workflows/a.json", snapshot]]);
     expect(relay.restored).toEqual({ ok: true, switched: false });
     expect(relay.calls).toMatchObject([{ callId: "mcp_1", name: "addNode", client: CLIENT, state: "done", group: 1 }]);
-    expect(relay.clients()).toEqual([CLIENT]);
   });
 
   it("keeps the graph once per call group: a pause over a minute starts another", async () => {
@@ -140,6 +141,14 @@ describe("the MCP relay in the panel", () => {
     server.send("call", { callId: "y", name: "removeNodes", input: { nodeIds: [String(nodes.save.id)] }, client: CLIENT });
     await vi.waitFor(() => expect(server.posted).toHaveLength(2));
     expect(t.graph.getNodeById(nodes.save.id)).toBeFalsy();
+
+    // a Disconnect forgets the "always": after the user allows it again, an edit asks first
+    server.send("clients", { clients: [{ id: "s1", ...CLIENT, since: "2026-11-29T03:00:00Z" }], disconnected: [] });
+    await vi.waitFor(() => expect(relay.connectedClients).toHaveLength(1));
+    await relay.disconnect(relay.connectedClients[0]!);
+    expect(server.posted[2]).toEqual({ path: `${RELAY_PATH}/disconnect`, body: { session: "s1" } });
+    server.send("call", { callId: "w", name: "removeNodes", input: { nodeIds: [String(nodes.sampler.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(relay.calls.at(-1)?.state).toBe("asking"));
   });
 
   it("a cancel from the server ends the card: nothing removed, nothing posted", async () => {
@@ -154,6 +163,70 @@ describe("the MCP relay in the panel", () => {
     expect(t.graph.getNodeById(nodes.decode.id)).toBeTruthy();
     expect(relay.calls[0]!.asking).toBeUndefined();
   });
+
+  it("a server tool's question: the card with the server's words; Deny posts the words, Allow posts approved", async () => {
+    const { t, server, relay } = setUp();
+    await vi.waitFor(() => expect(relay.connected).toBe(true));
+    const before = JSON.stringify(t.graph.serialize());
+    const action = "Save a new skill “x” to your user skills (5 characters of instructions).";
+    server.send("ask", { callId: "s1", name: "createUserSkill", input: { name: "x" }, client: CLIENT, action });
+    await vi.waitFor(() => expect(relay.calls[0]?.state).toBe("asking"));
+    expect(relay.calls[0]!.asking).toEqual({ kind: "server", action, nodes: [] });
+    relay.respond("s1", false, false, " not now ");
+    await vi.waitFor(() => expect(server.posted).toHaveLength(1));
+    expect(server.posted[0]).toEqual({ path: `${RELAY_PATH}/results`, body: { panel: "p1", callId: "s1", denied: "not now" } });
+    server.send("ask", { callId: "s2", name: "createUserSkill", input: { name: "x" }, client: CLIENT, action });
+    await vi.waitFor(() => expect(relay.calls[1]?.state).toBe("asking"));
+    relay.respond("s2", true, false, "");
+    await vi.waitFor(() => expect(server.posted).toHaveLength(2));
+    expect(server.posted[1]!.body).toEqual({ panel: "p1", callId: "s2", output: { approved: true } });
+    expect(relay.calls.map((c) => c.state)).toEqual(["denied", "allowed"]);
+    expect(JSON.stringify(t.graph.serialize())).toBe(before); // (nothing ran in the page)
+  });
+
+  it("keeps its 'always', saved graphs and calls across a reload of the page (sessionStorage)", async () => {
+    const storage = window.sessionStorage;
+    storage.clear();
+    const first = setUp({ storage });
+    await vi.waitFor(() => expect(first.relay.connected).toBe(true));
+    first.server.send("call", { callId: "x", name: "removeNodes", input: { nodeIds: [String(first.nodes.decode.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(first.relay.calls[0]?.state).toBe("asking"));
+    first.relay.respond("x", true, true, "");
+    await vi.waitFor(() => expect(first.server.posted).toHaveLength(1));
+    first.server.send("call", { callId: "y", name: "removeNodes", input: { nodeIds: [String(first.nodes.save.id)] }, client: { name: "other", version: "1" } });
+    await vi.waitFor(() => expect(first.relay.calls[1]?.state).toBe("asking")); // (the page reloads while it asks)
+    const checkpoint = first.relay.lastCheckpoint();
+    await new Promise((r) => setTimeout(r, 10)); // (kept once the changes settle)
+
+    const second = setUp({ storage });
+    expect(second.relay.calls.map((c) => [c.callId, c.state])).toEqual([
+      ["x", "done"],
+      ["y", "cancelled"],
+    ]);
+    expect(second.relay.lastCheckpoint()).toEqual(checkpoint);
+    await vi.waitFor(() => expect(second.relay.connected).toBe(true));
+    second.server.send("call", { callId: "z", name: "removeNodes", input: { nodeIds: [String(second.nodes.decode.id)] }, client: CLIENT });
+    await vi.waitFor(() => expect(second.server.posted).toHaveLength(1)); // ("always" kept: no card)
+    expect(second.relay.calls.at(-1)?.state).toBe("done");
+    first.relay.stop();
+    second.relay.stop();
+    storage.clear();
+  });
+
+  it("reports a change of the graph once it has been quiet, as one state post", async () => {
+    const { server, relay } = setUp();
+    await vi.waitFor(() => expect(relay.connected).toBe(true));
+    let version = {};
+    const stop = relay.watchGraph(() => version, () => true);
+    version = {}; // two edits in a row: one report
+    await new Promise((r) => setTimeout(r, GRAPH_WATCH_MS + 100));
+    version = {};
+    await vi.waitFor(() => expect(server.posted).toHaveLength(1), { timeout: GRAPH_WATCH_MS * 2 + GRAPH_QUIET_MS + 1000 });
+    expect(server.posted[0]).toEqual({ path: `${RELAY_PATH}/state`, body: { panel: "p1", workflow: "a.json", active: true, changed: true } });
+    await new Promise((r) => setTimeout(r, GRAPH_WATCH_MS + GRAPH_QUIET_MS + 200));
+    expect(server.posted).toHaveLength(1); // (no change since: nothing more)
+    stop();
+  }, 15_000);
 
   it("an unknown tool gets the runner's error, as a chat's call would", async () => {
     const { server, relay } = setUp();

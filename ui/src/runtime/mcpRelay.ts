@@ -8,10 +8,15 @@ import { apiFetch, requestJson } from "../server/api";
 import type { ApprovalRequest } from "../tools/approvals";
 import { Changes } from "./changes";
 import { editsGraph, sameGraph, type RestoreOutcome, type WorkflowAccess } from "./checkpoints";
+import type { ConnectedClient, McpCall, McpCallState, McpClient, McpGroup } from "./mcpCalls";
+import { keeper, loadKept, type KeptStorage } from "./mcpKept";
 import { keepStreaming, type StreamEvent } from "./mcpStream";
+import { watchGraph } from "./graphWatch";
 import type { ServerPresence } from "./serverPresence";
 import type { PanelTools } from "./panelTools";
 import { runPanelTool, type ToolOutcome } from "./toolRunner";
+
+export type { ConnectedClient, McpCall, McpCallState, McpClient, McpGroup } from "./mcpCalls";
 
 export const RELAY_PATH = "/api/assistant/mcp/panel";
 /** Calls with no pause longer than this are one group: one checkpoint before its first edit. */
@@ -19,36 +24,6 @@ export const GROUP_PAUSE_MS = 60_000;
 /** The calls the panel lists (the oldest go first). */
 export const LISTED_CALLS = 50;
 const PANEL_KEY = "comfyui-assistant.mcpPanel";
-
-export interface McpClient {
-  /** As the client gave it in `initialize` ("" when it gave none). */
-  name: string;
-  version: string;
-}
-
-export type McpCallState = "running" | "asking" | "done" | "failed" | "denied" | "cancelled";
-
-export interface McpCall {
-  callId: string;
-  name: string;
-  input: unknown;
-  client: McpClient;
-  state: McpCallState;
-  /** The output or error the client got. */
-  result?: unknown;
-  /** What the call asks the user, while it asks. */
-  asking?: ApprovalRequest;
-  /** The call group it belongs to (one checkpoint each). */
-  group: number;
-}
-
-export interface McpGroup {
-  id: number;
-  /** The workflow before the group's first edit (restorable as one undo step). */
-  before?: { workflow: string | null; graph: unknown };
-  /** Whether an edit of the group changed the graph (a denied or failed one may not have). */
-  changed?: boolean;
-}
 
 export interface McpRelayDeps {
   tools: PanelTools;
@@ -61,6 +36,8 @@ export interface McpRelayDeps {
   request?: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
   now?: () => number;
   panelId?: string;
+  /** Where the relay keeps its calls, groups and trusted clients across a reload (mcpKept.ts). */
+  storage?: KeptStorage;
 }
 
 interface Running {
@@ -90,6 +67,12 @@ export class McpRelay extends Changes {
   restored: RestoreOutcome | null = null;
   /** Whether the relay's stream is open (MCP calls reach this page). */
   connected = false;
+  /** Told when a call starts to wait for the user (the page toasts it while the panel is closed). */
+  onAsking?: (call: McpCall) => void;
+  /** The user's MCP clients connected to the server now (the stream's `clients` events). */
+  connectedClients: ConnectedClient[] = [];
+  /** The client names the user disconnected (refused until allowed again). */
+  disconnected: string[] = [];
   /** Graph edits of these clients go ahead without asking ("always" on their card). */
   private readonly trusted = new Set<string>();
   private readonly running = new Map<string, Running>();
@@ -106,6 +89,24 @@ export class McpRelay extends Changes {
     this.fetch = deps.fetch ?? apiFetch;
     this.request = deps.request ?? requestJson;
     this.now = deps.now ?? Date.now;
+    const kept = deps.storage ? loadKept(deps.storage) : null;
+    if (kept) {
+      for (const name of kept.trusted) this.trusted.add(name);
+      for (const group of kept.groups) this.groups.set(group.id, group);
+      this.groupCount = kept.groupCount;
+      this.calls = kept.calls;
+    }
+    if (deps.storage) {
+      const keepSoon = keeper(deps.storage, () => ({ trusted: [...this.trusted], groups: [...this.groups.values()], groupCount: this.groupCount, calls: this.calls }));
+      this.keepSoon = keepSoon;
+    }
+  }
+
+  private readonly keepSoon?: () => void;
+
+  protected override emit(): void {
+    super.emit();
+    this.keepSoon?.();
   }
 
   /** Opens the stream (once per page: a second start does nothing) until stop(). */
@@ -132,18 +133,39 @@ export class McpRelay extends Changes {
     return this.stopper !== null;
   }
 
-  /** The clients with a call listed, latest first. */
-  clients(): McpClient[] {
-    const seen = new Map<string, McpClient>();
-    for (const call of [...this.calls].reverse()) seen.set(`${call.client.name}\u0000${call.client.version}`, call.client);
-    return [...seen.values()];
+  /** Ends `client`'s connection: the server closes its session, ends its waiting calls, and
+   * refuses its name until allow(); its graph edits ask first again after that. */
+  async disconnect(client: ConnectedClient): Promise<void> {
+    this.trusted.delete(client.name);
+    await this.post("disconnect", { session: client.id });
   }
 
-  /** Tells the server which workflow this page shows and that the user is here. */
-  async reportState(active: boolean): Promise<void> {
+  /** Lets a client the user disconnected connect again. */
+  async allow(name: string): Promise<void> {
+    await this.post("allow", { name });
+  }
+
+  private async post(route: string, body: Record<string, unknown>): Promise<void> {
+    try {
+      await this.request(`${RELAY_PATH}/${route}`, { method: "POST", body });
+    } catch (error) {
+      console.warn(`[comfyui-assistant] the MCP relay did not take ${route}`, error);
+    }
+  }
+
+  /** Reports a change of the graph to the server (graphWatch.ts) for as long as the page lives;
+   * returns the function that stops it. */
+  watchGraph(version: () => unknown, visible: () => boolean = () => true): () => void {
+    return watchGraph(version, () => void this.reportState(visible(), true));
+  }
+
+  /** Tells the server which workflow this page shows and whether the user is here (and that
+   * its graph changed). */
+  async reportState(active: boolean, changed = false): Promise<void> {
     if (!this.connected) return;
     try {
-      await this.request(`${RELAY_PATH}/state`, { method: "POST", body: { panel: this.panelId, workflow: this.deps.workflow().name, active } });
+      const body = { panel: this.panelId, workflow: this.deps.workflow().name, active, ...(changed ? { changed } : {}) };
+      await this.request(`${RELAY_PATH}/state`, { method: "POST", body });
     } catch (error) {
       console.warn("[comfyui-assistant] the MCP relay did not take the panel's state", error);
     }
@@ -193,14 +215,27 @@ export class McpRelay extends Changes {
   private setConnected(open: boolean): void {
     if (this.connected === open) return;
     this.connected = open;
+    if (!open) this.connectedClients = []; // (unknown until the stream is open again)
     this.emit();
   }
 
   private onEvent({ event, data }: StreamEvent): void {
     const body = (data ?? {}) as Record<string, unknown>;
+    if (event === "clients") return this.setClients(body);
     if (typeof body.callId !== "string") return;
     if (event === "cancel") this.cancel(body.callId);
     else if (event === "call" && typeof body.name === "string") void this.run(body.callId, body.name, body.input, clientOf(body.client));
+    else if (event === "ask" && typeof body.name === "string") void this.ask(body.callId, body.name, body.input, clientOf(body.client), String(body.action ?? ""));
+  }
+
+  private setClients(body: Record<string, unknown>): void {
+    const listed = Array.isArray(body.clients) ? body.clients : [];
+    this.connectedClients = listed.map((c: unknown) => {
+      const info = (c ?? {}) as Record<string, unknown>;
+      return { ...clientOf(info), id: String(info.id ?? ""), since: String(info.since ?? "") };
+    });
+    this.disconnected = Array.isArray(body.disconnected) ? body.disconnected.filter((n): n is string => typeof n === "string") : [];
+    this.emit();
   }
 
   private cancel(callId: string): void {
@@ -232,20 +267,48 @@ export class McpRelay extends Changes {
     return group.id;
   }
 
-  private async run(callId: string, name: string, input: unknown, client: McpClient): Promise<void> {
-    if (this.running.has(callId)) return;
+  /** Lists a call that came in; null when it is listed already. */
+  private begin(callId: string, name: string, input: unknown, client: McpClient): { run: Running; call: McpCall } | null {
+    if (this.running.has(callId)) return null;
     const run: Running = { stop: new AbortController() };
     this.running.set(callId, run);
     const call: McpCall = { callId, name, input, client, state: "running", group: this.groupFor(name) };
     this.calls = [...this.calls, call].slice(-LISTED_CALLS);
     this.emit();
+    return { run, call };
+  }
+
+  /** Shows the card and waits for the user's Allow or Deny (or the server's cancel: false). */
+  private asked(run: Running, call: McpCall, request: ApprovalRequest): Promise<boolean> {
+    if (run.cancelled) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      run.answer = resolve;
+      this.update(call, { state: "asking", asking: request });
+      this.onAsking?.({ ...call, state: "asking", asking: request });
+    });
+  }
+
+  /** A server tool that asks first: the card, then the user's answer to the server, which runs
+   * the tool on Allow. */
+  private async ask(callId: string, name: string, input: unknown, client: McpClient, action: string): Promise<void> {
+    const started = this.begin(callId, name, input, client);
+    if (!started) return;
+    const { run, call } = started;
+    const allowed = await this.asked(run, call, { kind: "server", action, nodes: [] });
+    this.running.delete(callId);
+    if (run.cancelled) return;
+    const sent = allowed ? { output: { approved: true } } : { denied: run.denied ?? "" };
+    this.update(call, { state: allowed ? "allowed" : "denied" });
+    await this.post("results", { panel: this.panelId, callId, ...sent });
+  }
+
+  private async run(callId: string, name: string, input: unknown, client: McpClient): Promise<void> {
+    const started = this.begin(callId, name, input, client);
+    if (!started) return;
+    const { run, call } = started;
     const approve = (request: ApprovalRequest): Promise<boolean> => {
-      if (run.cancelled) return Promise.resolve(false);
-      if (request.kind === "graph-edit" && (!this.deps.askBeforeEdits() || this.trusted.has(client.name))) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        run.answer = resolve;
-        this.update(call, { state: "asking", asking: request });
-      });
+      if (request.kind === "graph-edit" && !run.cancelled && (!this.deps.askBeforeEdits() || this.trusted.has(client.name))) return Promise.resolve(true);
+      return this.asked(run, call, request);
     };
     let outcome: ToolOutcome;
     try {
