@@ -3,6 +3,7 @@
 import {
   ActionBarPrimitive,
   MessagePrimitive,
+  TextMessagePartProvider,
   useAuiState,
   type ReasoningMessagePartProps,
   type TextMessagePartProps,
@@ -10,7 +11,7 @@ import {
 } from "@assistant-ui/react";
 import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
-import { forwardRef, useCallback, useMemo, useState, type FC, type ReactNode } from "react";
+import { forwardRef, memo, useMemo, useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -52,11 +53,16 @@ const ownDirection = { dir: "auto" };
 /** A block's markdown in the answer's own container: its elements stand beside the other blocks'. */
 const Bare = forwardRef<HTMLDivElement, { children?: ReactNode }>(({ children }, _ref) => <>{children}</>);
 
-/** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes. */
-const MarkdownBlock: FC<{ block: string }> = ({ block }) => {
-  const only = useCallback(() => block, [block]);
-  return <MarkdownTextPrimitive containerComponent={Bare} preprocess={only} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />;
-};
+/** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes, and
+ * not even rendered again when another block changes. Its text is its own part (not the message's):
+ * the markdown primitive reads the part it is in, and under the message's part every block of a
+ * streaming answer would render again on every chunk (each render also asks the browser a media
+ * query, assistant-ui's `useSmooth`). */
+const MarkdownBlock: FC<{ block: string }> = memo(({ block }) => (
+  <TextMessagePartProvider text={block}>
+    <MarkdownTextPrimitive containerComponent={Bare} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
+  </TextMessagePartProvider>
+));
 
 export const MarkdownText: FC<TextMessagePartProps> = ({ text }) => {
   const blocks = useMemo(() => markdownBlocks(text), [text]);

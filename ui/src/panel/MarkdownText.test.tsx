@@ -1,0 +1,57 @@
+import { vi } from "vitest";
+
+// React's test helpers (act) exist only in its development build (see Panel.test.tsx).
+const nodeEnv = vi.hoisted(() => {
+  const before = process.env["NODE_ENV"];
+  process.env["NODE_ENV"] = "test";
+  return before;
+});
+
+import { cleanup, render } from "@testing-library/react";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { MarkdownText } from "./Messages";
+
+afterEach(cleanup);
+afterAll(() => {
+  process.env["NODE_ENV"] = nodeEnv;
+});
+
+const running = { type: "running" } as const;
+const answer = (...blocks: string[]) => blocks.join("\n\n");
+const show = (text: string) => <MarkdownText type="text" text={text} status={running} />;
+
+describe("MarkdownText while an answer streams", () => {
+  it("shows each block's own markdown, the same as the answer drawn at once", () => {
+    const text = answer("# Washed out", "Your **CFG** is low.", "- raise it\n- keep 20 steps", "The end");
+    const streamed = render(show("# Washed out"));
+    for (const end of [2, 3, 4]) streamed.rerender(show(answer(...text.split("\n\n").slice(0, end))));
+    const once = render(show(text));
+    expect(streamed.container.innerHTML).toBe(once.container.innerHTML);
+    expect(streamed.container.querySelector("h1")?.textContent).toBe("Washed out");
+    expect(streamed.container.querySelector("strong")?.textContent).toBe("CFG");
+    expect([...streamed.container.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["raise it", "keep 20 steps"]);
+  });
+
+  it("draws again only the block that changed: the blocks before it are not rendered on each chunk", () => {
+    // assistant-ui's markdown asks the browser for a media query (prefers-reduced-motion) on each
+    // render of a block: what it asks counts the blocks rendered.
+    const asked = vi.fn(() => ({ matches: false, addEventListener() {}, removeEventListener() {} }));
+    const before = window.matchMedia;
+    window.matchMedia = asked as unknown as typeof window.matchMedia;
+    try {
+      const blocks = Array.from({ length: 20 }, (_, i) => `Paragraph ${i} of the answer.`);
+      const view = render(show(answer(...blocks)));
+      asked.mockClear();
+      view.rerender(show(answer(...blocks) + " More"));
+      const perBlock = asked.mock.calls.length;
+      expect(perBlock).toBeGreaterThan(0);
+      asked.mockClear();
+      view.rerender(show(answer(...blocks) + " More words"));
+      expect(asked.mock.calls.length).toBe(perBlock); // one block's worth, not twenty
+      expect(view.container.querySelectorAll("p")).toHaveLength(20);
+      expect(view.container.querySelectorAll("p")[19]?.textContent).toBe("Paragraph 19 of the answer. More words");
+    } finally {
+      window.matchMedia = before;
+    }
+  });
+});
