@@ -7,7 +7,7 @@ const nodeEnv = vi.hoisted(() => {
   return before;
 });
 
-import { cleanup, render } from "@testing-library/react";
+import { cleanup, render, waitFor } from "@testing-library/react";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { MarkdownText } from "./Messages";
 
@@ -32,7 +32,7 @@ describe("MarkdownText while an answer streams", () => {
     expect([...streamed.container.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["raise it", "keep 20 steps"]);
   });
 
-  it("draws again only the block that changed: the blocks before it are not rendered on each chunk", () => {
+  it("draws again only the block that changed: the blocks before it are not rendered on each chunk", async () => {
     // assistant-ui's markdown asks the browser for a media query (prefers-reduced-motion) on each
     // render of a block: what it asks counts the blocks rendered.
     const asked = vi.fn(() => ({ matches: false, addEventListener() {}, removeEventListener() {} }));
@@ -41,6 +41,7 @@ describe("MarkdownText while an answer streams", () => {
     try {
       const blocks = Array.from({ length: 20 }, (_, i) => `Paragraph ${i} of the answer.`);
       const view = render(show(answer(...blocks)));
+      await waitFor(() => expect(view.container.querySelector(".cua-md-later")).toBeNull());
       asked.mockClear();
       view.rerender(show(answer(...blocks) + " More"));
       const perBlock = asked.mock.calls.length;
@@ -53,5 +54,19 @@ describe("MarkdownText while an answer streams", () => {
     } finally {
       window.matchMedia = before;
     }
+  });
+
+  it("draws a long answer's end as markdown at once, the blocks before it as their text, then as markdown", async () => {
+    const blocks = Array.from({ length: 12 }, (_, i) => `Paragraph **${i}** of the answer.`);
+    const streamed = render(show(blocks[0]!));
+    for (let end = 2; end <= blocks.length; end++) streamed.rerender(show(answer(...blocks.slice(0, end))));
+    const shown = render(show(answer(...blocks)));
+    const later = [...shown.container.querySelectorAll(".cua-md-later")].map((p) => p.textContent);
+    const strong = () => [...shown.container.querySelectorAll("strong")].map((b) => b.textContent);
+    expect(later).toEqual(blocks.slice(0, 6)); // the blocks before the last six: their text, for now
+    expect(strong()).toEqual(["6", "7", "8", "9", "10", "11"]);
+    await waitFor(() => expect(shown.container.querySelector(".cua-md-later")).toBeNull());
+    expect(strong()).toEqual(blocks.map((_, i) => String(i)));
+    expect(shown.container.innerHTML).toBe(streamed.container.innerHTML);
   });
 });

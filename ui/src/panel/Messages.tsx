@@ -11,7 +11,7 @@ import {
 } from "@assistant-ui/react";
 import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
 import remarkGfm from "remark-gfm";
-import { forwardRef, memo, useMemo, useState, type FC, type ReactNode } from "react";
+import { forwardRef, memo, useEffect, useMemo, useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -20,6 +20,7 @@ import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations } from "./Citations";
 import { MarkdownImage } from "./MarkdownImage";
 import { markdownBlocks } from "./markdownBlocks";
+import { later } from "./markdownLater";
 import { Notices } from "./Notices";
 import { RewindControl } from "./Rewind";
 import { ToolCard } from "./ToolCard";
@@ -64,13 +65,24 @@ const MarkdownBlock: FC<{ block: string }> = memo(({ block }) => (
   </TextMessagePartProvider>
 ));
 
+/** A block drawn first as its plain text, as markdown in a later task (markdownLater.ts). */
+const LaterMarkdownBlock: FC<{ block: string }> = memo(({ block }) => {
+  const [ready, setReady] = useState(false);
+  useEffect(() => (ready ? undefined : later(block.length, () => setReady(true))), [ready, block]);
+  return ready ? <MarkdownBlock block={block} /> : <p className="cua-md-later">{block.trimEnd()}</p>;
+});
+
+/** The blocks at the end of an answer drawn as markdown at once when it is shown; those before
+ * them (out of the view: a thread opens at its end) follow a few at a time. */
+const AT_ONCE = 6;
+
 export const MarkdownText: FC<TextMessagePartProps> = ({ text }) => {
   const blocks = useMemo(() => markdownBlocks(text), [text]);
+  // (fixed when the answer is first drawn: the blocks that stream in later are drawn at once)
+  const [laterBefore] = useState(() => blocks.length - AT_ONCE);
   return (
     <div className="cua-md" {...ownDirection}>
-      {blocks.map((block, i) => (
-        <MarkdownBlock key={i} block={block} />
-      ))}
+      {blocks.map((block, i) => (i < laterBefore ? <LaterMarkdownBlock key={i} block={block} /> : <MarkdownBlock key={i} block={block} />))}
     </div>
   );
 };
