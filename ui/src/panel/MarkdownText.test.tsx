@@ -1,5 +1,16 @@
 import { vi } from "vitest";
 
+/** Blocks parsed: react-markdown itself, counted. */
+const parsed = vi.hoisted(() => ({ count: 0 }));
+vi.mock("react-markdown", async (original) => {
+  const real = await original<typeof import("react-markdown")>();
+  const Counted: typeof real.default = (props) => {
+    parsed.count++;
+    return real.default(props);
+  };
+  return { ...real, default: Counted };
+});
+
 // React's test helpers (act) exist only in its development build (see Panel.test.tsx).
 const nodeEnv = vi.hoisted(() => {
   const before = process.env["NODE_ENV"];
@@ -33,27 +44,17 @@ describe("MarkdownText while an answer streams", () => {
   });
 
   it("draws again only the block that changed: the blocks before it are not rendered on each chunk", async () => {
-    // assistant-ui's markdown asks the browser for a media query (prefers-reduced-motion) on each
-    // render of a block: what it asks counts the blocks rendered.
-    const asked = vi.fn(() => ({ matches: false, addEventListener() {}, removeEventListener() {} }));
-    const before = window.matchMedia;
-    window.matchMedia = asked as unknown as typeof window.matchMedia;
-    try {
-      const blocks = Array.from({ length: 20 }, (_, i) => `Paragraph ${i} of the answer.`);
-      const view = render(show(answer(...blocks)));
-      await waitFor(() => expect(view.container.querySelector(".cua-md-later")).toBeNull());
-      asked.mockClear();
-      view.rerender(show(answer(...blocks) + " More"));
-      const perBlock = asked.mock.calls.length;
-      expect(perBlock).toBeGreaterThan(0);
-      asked.mockClear();
-      view.rerender(show(answer(...blocks) + " More words"));
-      expect(asked.mock.calls.length).toBe(perBlock); // one block's worth, not twenty
-      expect(view.container.querySelectorAll("p")).toHaveLength(20);
-      expect(view.container.querySelectorAll("p")[19]?.textContent).toBe("Paragraph 19 of the answer. More words");
-    } finally {
-      window.matchMedia = before;
-    }
+    const blocks = Array.from({ length: 20 }, (_, i) => `Paragraph ${i} of the answer.`);
+    const view = render(show(answer(...blocks)));
+    await waitFor(() => expect(view.container.querySelector(".cua-md-later")).toBeNull());
+    parsed.count = 0;
+    view.rerender(show(answer(...blocks) + " More"));
+    view.rerender(show(answer(...blocks) + " More words"));
+    expect(parsed.count).toBe(2); // the last block, twice; not the nineteen before it
+    view.rerender(show(answer(...blocks, "A new block")));
+    expect(parsed.count).toBe(4); // the new block and the one before it (its text now ends in a blank line)
+    expect(view.container.querySelectorAll("p")).toHaveLength(21);
+    expect(view.container.querySelectorAll("p")[20]?.textContent).toBe("A new block");
   });
 
   it("draws a long answer's end as markdown at once, the blocks before it as their text, then as markdown", async () => {

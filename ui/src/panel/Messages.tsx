@@ -3,15 +3,15 @@
 import {
   ActionBarPrimitive,
   MessagePrimitive,
-  TextMessagePartProvider,
   useAuiState,
   type ReasoningMessagePartProps,
   type TextMessagePartProps,
   type ToolCallMessagePartProps,
 } from "@assistant-ui/react";
-import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
+import type { CodeHeaderProps } from "@assistant-ui/react-markdown";
+import type { Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
-import { forwardRef, memo, useEffect, useMemo, useState, type FC, type ReactNode } from "react";
+import { memo, useEffect, useMemo, useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -19,6 +19,7 @@ import { isRewindNote } from "../runtime/rewindNotes";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations } from "./Citations";
 import { MarkdownImage } from "./MarkdownImage";
+import { MarkdownBlock, withCodeBlocks } from "./markdownBlock";
 import { markdownBlocks } from "./markdownBlocks";
 import { later } from "./markdownLater";
 import { Notices } from "./Notices";
@@ -47,29 +48,20 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   );
 };
 
-const markdownComponents = { CodeHeader, cite: Cite, img: MarkdownImage };
+/** The markdown's own elements: citations, pictures, code blocks with their header. */
+const markdownComponents = withCodeBlocks({ cite: Cite, img: MarkdownImage } as Components, CodeHeader);
 /** An answer's text runs in its own direction (an English answer in an Arabic panel keeps its full stop at the end). */
 const ownDirection = { dir: "auto" };
 
-/** A block's markdown in the answer's own container: its elements stand beside the other blocks'. */
-const Bare = forwardRef<HTMLDivElement, { children?: ReactNode }>(({ children }, _ref) => <>{children}</>);
-
 /** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes, and
- * not even rendered again when another block changes. Its text is its own part (not the message's):
- * the markdown primitive reads the part it is in, and under the message's part every block of a
- * streaming answer would render again on every chunk (each render also asks the browser a media
- * query, assistant-ui's `useSmooth`). */
-const MarkdownBlock: FC<{ block: string }> = memo(({ block }) => (
-  <TextMessagePartProvider text={block}>
-    <MarkdownTextPrimitive containerComponent={Bare} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />
-  </TextMessagePartProvider>
-));
+ * not rendered again when another block changes (markdownBlock.tsx). */
+const Block: FC<{ block: string }> = ({ block }) => <MarkdownBlock block={block} components={markdownComponents} remarkPlugins={remarkPlugins} />;
 
 /** A block drawn first as its plain text, as markdown in a later task (markdownLater.ts). */
 const LaterMarkdownBlock: FC<{ block: string }> = memo(({ block }) => {
   const [ready, setReady] = useState(false);
   useEffect(() => (ready ? undefined : later(block.length, () => setReady(true))), [ready, block]);
-  return ready ? <MarkdownBlock block={block} /> : <p className="cua-md-later">{block.trimEnd()}</p>;
+  return ready ? <Block block={block} /> : <p className="cua-md-later">{block.trimEnd()}</p>;
 });
 
 /** The blocks at the end of an answer drawn as markdown at once when it is shown; those before
@@ -82,7 +74,7 @@ export const MarkdownText: FC<TextMessagePartProps> = ({ text }) => {
   const [laterBefore] = useState(() => blocks.length - AT_ONCE);
   return (
     <div className="cua-md" {...ownDirection}>
-      {blocks.map((block, i) => (i < laterBefore ? <LaterMarkdownBlock key={i} block={block} /> : <MarkdownBlock key={i} block={block} />))}
+      {blocks.map((block, i) => (i < laterBefore ? <LaterMarkdownBlock key={i} block={block} /> : <Block key={i} block={block} />))}
     </div>
   );
 };
