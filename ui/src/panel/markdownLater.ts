@@ -1,11 +1,12 @@
 // The earlier blocks of a long answer, drawn as markdown a few at a time after the answer is
 // shown (MarkdownText): a 5,000-word answer is some 80 blocks, and parsing them all in the task
 // that shows the thread (opening it, reopening it, a reload) blocked the page for a quarter of a
-// second. Each task parses about BUDGET characters (a few milliseconds), so a keystroke or a
-// streamed chunk waits at most that long.
+// second. Each task parses about BUDGET characters, so a keystroke or a streamed chunk waits
+// at most that long.
 
-/** Characters of markdown parsed in one task. */
-const BUDGET = 4000;
+/** Characters of markdown parsed in one task: some 5 blocks of an answer (the row is measured
+ * again after each task, and a busy machine parses slower). */
+const BUDGET = 2000;
 
 interface Job {
   size: number;
