@@ -8,9 +8,10 @@ import {
   type TextMessagePartProps,
   type ToolCallMessagePartProps,
 } from "@assistant-ui/react";
-import { MarkdownTextPrimitive, type CodeHeaderProps } from "@assistant-ui/react-markdown";
+import type { CodeHeaderProps } from "@assistant-ui/react-markdown";
+import type { Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
-import { forwardRef, useCallback, useMemo, useState, type FC, type ReactNode } from "react";
+import { memo, useEffect, useMemo, useState, type FC, type ReactNode } from "react";
 import { t as currentT, useI18n } from "../i18n";
 import { isEditNote } from "../tools/handEdits";
 import { isRunNote } from "../tools/runHistory";
@@ -18,7 +19,9 @@ import { isRewindNote } from "../runtime/rewindNotes";
 import { MessageAttachments } from "./Attachments";
 import { Cite, remarkCitations } from "./Citations";
 import { MarkdownImage } from "./MarkdownImage";
+import { MarkdownBlock, withCodeBlocks } from "./markdownBlock";
 import { markdownBlocks } from "./markdownBlocks";
+import { later } from "./markdownLater";
 import { Notices } from "./Notices";
 import { RewindControl } from "./Rewind";
 import { ToolCard } from "./ToolCard";
@@ -45,26 +48,33 @@ const CodeHeader: FC<CodeHeaderProps> = ({ language, code }) => {
   );
 };
 
-const markdownComponents = { CodeHeader, cite: Cite, img: MarkdownImage };
+/** The markdown's own elements: citations, pictures, code blocks with their header. */
+const markdownComponents = withCodeBlocks({ cite: Cite, img: MarkdownImage } as Components, CodeHeader);
 /** An answer's text runs in its own direction (an English answer in an Arabic panel keeps its full stop at the end). */
 const ownDirection = { dir: "auto" };
 
-/** A block's markdown in the answer's own container: its elements stand beside the other blocks'. */
-const Bare = forwardRef<HTMLDivElement, { children?: ReactNode }>(({ children }, _ref) => <>{children}</>);
+/** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes, and
+ * not rendered again when another block changes (markdownBlock.tsx). */
+const Block: FC<{ block: string }> = ({ block }) => <MarkdownBlock block={block} components={markdownComponents} remarkPlugins={remarkPlugins} />;
 
-/** One block of the answer (markdownBlocks.ts): parsed again only when its own text changes. */
-const MarkdownBlock: FC<{ block: string }> = ({ block }) => {
-  const only = useCallback(() => block, [block]);
-  return <MarkdownTextPrimitive containerComponent={Bare} preprocess={only} remarkPlugins={remarkPlugins} components={markdownComponents} smooth={false} />;
-};
+/** A block drawn first as its plain text, as markdown in a later task (markdownLater.ts). */
+const LaterMarkdownBlock: FC<{ block: string }> = memo(({ block }) => {
+  const [ready, setReady] = useState(false);
+  useEffect(() => (ready ? undefined : later(block.length, () => setReady(true))), [ready, block]);
+  return ready ? <Block block={block} /> : <p className="cua-md-later">{block.trimEnd()}</p>;
+});
+
+/** The blocks at the end of an answer drawn as markdown at once when it is shown; those before
+ * them (out of the view: a thread opens at its end) follow a few at a time. */
+const AT_ONCE = 6;
 
 export const MarkdownText: FC<TextMessagePartProps> = ({ text }) => {
   const blocks = useMemo(() => markdownBlocks(text), [text]);
+  // (fixed when the answer is first drawn: the blocks that stream in later are drawn at once)
+  const [laterBefore] = useState(() => blocks.length - AT_ONCE);
   return (
     <div className="cua-md" {...ownDirection}>
-      {blocks.map((block, i) => (
-        <MarkdownBlock key={i} block={block} />
-      ))}
+      {blocks.map((block, i) => (i < laterBefore ? <LaterMarkdownBlock key={i} block={block} /> : <Block key={i} block={block} />))}
     </div>
   );
 };

@@ -249,11 +249,11 @@ describe("the panel", () => {
     await screen.findByText("message number 109");
     // (the list is windowed: in jsdom, which lays nothing out, it shows the last messages only)
     const reads = () => server.calls.filter((c) => c.startsWith("GET /api/assistant/threads/th_long?"));
-    expect(reads()).toEqual(["GET /api/assistant/threads/th_long?last=100"]);
-    expect(screen.queryByText("message number 9")).toBeNull();
+    expect(reads()).toEqual(["GET /api/assistant/threads/th_long?last=30"]);
+    expect(screen.queryByText("message number 79")).toBeNull();
     fireEvent.click(screen.getByRole("button", { name: "Show earlier messages" }));
     await waitFor(() => expect(screen.queryByRole("button", { name: "Show earlier messages" })).toBeNull());
-    expect(reads()).toEqual(["GET /api/assistant/threads/th_long?last=100", "GET /api/assistant/threads/th_long?last=100&before=m10"]);
+    expect(reads()).toEqual(["GET /api/assistant/threads/th_long?last=30", "GET /api/assistant/threads/th_long?last=100&before=m80"]);
     await screen.findByText("message number 109"); // (the view stays at the end)
   }, 20_000); // (slow in jsdom on a busy machine)
 

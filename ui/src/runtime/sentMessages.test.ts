@@ -117,8 +117,8 @@ describe("a turn sends what is new", () => {
 
   it("opens a long thread with its last page, reads earlier pages on demand, and sends where the parent is in the whole thread", async () => {
     const { server, store, entry, stored } = await opened(250);
-    expect(entry.chat.messages.map((m) => m.id)).toEqual(stored.slice(150).map((m) => m.id));
-    expect(server.calls.filter((c) => /\/threads\/t1(\?|$)/.test(c))).toEqual(["GET /api/assistant/threads/t1?last=100"]);
+    expect(entry.chat.messages.map((m) => m.id)).toEqual(stored.slice(220).map((m) => m.id));
+    expect(server.calls.filter((c) => /\/threads\/t1(\?|$)/.test(c))).toEqual(["GET /api/assistant/threads/t1?last=30"]);
 
     await store.sendMessage(entry, { text: "next" });
     await settled(entry, server, 1);
@@ -126,8 +126,12 @@ describe("a turn sends what is new", () => {
     expect(server.chatRequests[0]!.messages).toHaveLength(251);
 
     await store.loadEarlier(entry);
-    expect(entry.chat.messages.map((m) => m.id).slice(0, 2)).toEqual(["m50", "m51"]);
-    expect(entry.chat.messages).toHaveLength(202);
+    expect(entry.chat.messages.map((m) => m.id).slice(0, 2)).toEqual(["m120", "m121"]);
+    expect(entry.chat.messages).toHaveLength(132);
+    expect(entry.pages.hasEarlier(entry.chat.messages)).toBe(true);
+    await store.loadEarlier(entry);
+    expect(entry.chat.messages.map((m) => m.id).slice(0, 2)).toEqual(["m20", "m21"]);
+    expect(entry.chat.messages).toHaveLength(232);
     expect(entry.pages.hasEarlier(entry.chat.messages)).toBe(true);
     await store.loadEarlier(entry);
     expect(entry.chat.messages).toHaveLength(252);

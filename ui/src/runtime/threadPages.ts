@@ -7,7 +7,11 @@ import type { UIMessage } from "ai";
 import type { ServerThread } from "../server/api";
 import { threadPath } from "./threadAdapter";
 
-/** Messages in a page: the last page fills a tall panel many times over. */
+/** Messages in the page a thread opens with: a tall panel's worth of turns, several times over.
+ * Not more: while an answer streams, assistant-ui does work for every loaded message on every
+ * update (its store rebuilds each message's state), so each one loaded costs on every chunk. */
+export const LAST_PAGE = 30;
+/** Messages in each earlier page read on demand. */
 export const PAGE = 100;
 
 type Request = <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
@@ -27,14 +31,14 @@ export class ThreadPages {
 
   /** The thread with its last page of messages. */
   async last(): Promise<ThreadPage> {
-    const page = await this.request<ThreadPage>(threadPath(this.threadId, `?last=${PAGE}`));
+    const page = await this.request<ThreadPage>(this.lastPath);
     this.took(page);
     return page;
   }
 
   /** The path of the thread's last page, for one read before the chat takes it (`took`). */
   get lastPath(): string {
-    return threadPath(this.threadId, `?last=${PAGE}`);
+    return threadPath(this.threadId, `?last=${LAST_PAGE}`);
   }
 
   /** How many messages the thread has before `messages` (the chat's, from its start). */
