@@ -235,6 +235,14 @@ for (const version of frontendVersions()) {
       const next = await addByMcp(page, harness.app, "PreviewImage", { name: "next-agent" });
       await callRow(await openCalls(page), "addNode", "done", "next-agent").waitFor();
       assert.equal(await nodeExists(page, next), true);
+      // (its session stays on the server, idle, until the SDK's idle timeout: the user can end
+      // it with Disconnect, then let the name in again)
+      const held = line().locator(".cua-mcp-client").filter({ hasText: /^leaver 0\.9, connected at / });
+      await held.getByRole("button", { name: "Disconnect" }).click();
+      const refused = line().locator(".cua-mcp-client[data-disconnected]").filter({ hasText: "leaver: disconnected by you; it cannot connect until you allow it" });
+      await refused.getByRole("button", { name: "Allow again" }).click();
+      await refused.waitFor({ state: "detached" });
+      await held.waitFor({ state: "detached" });
       assert.deepEqual(ourErrors, []);
     });
 
