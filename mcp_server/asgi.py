@@ -5,7 +5,9 @@ is ASGI, our servers are aiohttp; the SDK offers no other way in).
 reads it, and writes what the app sends as a streamed aiohttp response (an SSE stream stays
 open as long as the app keeps writing). After the body, `receive()` waits for the end: the
 client gone (its socket closed, or a write that fails) or the response complete; then it says
-`http.disconnect`, which is how an ASGI app learns to stop a stream.
+`http.disconnect`, which is how an ASGI app learns to stop a stream. A client gone before the
+response was complete is told to `on_left` (with the request's body): the SDK does not take a
+dropped stream for a cancelled request.
 
 Only what the SDK uses is bridged: HTTP (not websockets, not lifespan: the owner of the app
 runs its lifespan itself), one response per request.
@@ -65,6 +67,8 @@ class _Exchange:
         self.request = request
         self.response: web.StreamResponse | None = None
         self.ended = asyncio.Event()  # the client left, or the response is complete
+        self.left = False  # the client left before the response was complete
+        self.body = bytearray()
         self._body_read = False
 
     def _client_gone(self) -> bool:
@@ -74,11 +78,13 @@ class _Exchange:
     async def receive(self) -> Message:
         if not self._body_read:
             chunk = await self.request.content.readany()
+            self.body += chunk
             more = bool(chunk) and not self.request.content.at_eof()
             self._body_read = not more
             return {"type": "http.request", "body": chunk, "more_body": more}
         while not self.ended.is_set():
             if self._client_gone():
+                self.left = True
                 self.ended.set()
                 break
             with contextlib.suppress(asyncio.TimeoutError):
@@ -111,12 +117,16 @@ class _Exchange:
         try:
             await step
         except (ConnectionError, RuntimeError) as exc:  # (aiohttp: a closed transport)
+            self.left = True
             self.ended.set()
             raise OSError(f"the client disconnected: {exc}") from exc
 
 
-async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
-    """The response of the ASGI `app` to `request` (already sent when it streams)."""
+async def serve_asgi(
+    app: ASGIApp, request: web.Request, on_left: Callable[[bytes], None] | None = None
+) -> web.StreamResponse:
+    """The response of the ASGI `app` to `request` (already sent when it streams); `on_left`
+    gets the request's body when the client left before the response was complete."""
     exchange = _Exchange(request)
     try:
         await app(scope_of(request), exchange.receive, exchange.send)
@@ -126,6 +136,8 @@ async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
         log.debug("MCP: the client left during a response")
     finally:
         exchange.ended.set()
+        if exchange.left and on_left is not None:
+            on_left(bytes(exchange.body))
     if exchange.response is None:  # (the app answered nothing: its bug, said as such)
         raise RuntimeError("ASGI app returned without a response")
     return exchange.response

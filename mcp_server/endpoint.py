@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import contextvars
 import importlib.metadata
+import json
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -39,6 +40,7 @@ from .unavailable import MCP_PATH
 BODY_LIMIT = 1024 * 1024  # a JSON-RPC message; the largest tool arguments are far smaller
 IDLE_SECONDS = 30 * 60  # a session nobody used for this long ends (the SDK's default)
 CALLS_END_SECONDS = 0.2  # how long a disconnect lets the ended calls' answers go out
+CLIENT_LEFT = "The MCP client left before the call finished."  # (read by nobody: it is gone)
 
 
 def _version() -> str:
@@ -112,7 +114,13 @@ class McpEndpoint:
             scope["user"] = owner(caller)
             await manager.handle_request(scope, receive, send)
 
-        return await serve_asgi(app, request)
+        session = request.headers.get(SESSION_HEADER, "")
+
+        def left(body: bytes) -> None:  # (no events kept to resume from: its answer is lost)
+            for request_id in tool_calls(body):
+                self.relay.end_calls(session, CLIENT_LEFT, request=request_id)
+
+        return await serve_asgi(app, request, on_left=left if session else None)
 
     async def disconnect(self, user: str, session: str) -> Client | None:
         """The user disconnected the client of `session` in the panel (clients.py): every
@@ -151,6 +159,20 @@ class McpEndpoint:
         await manager.handle_request(scope, receive, send)
         if statuses != [200]:  # (gone already: 404)
             self.mcp.clients.left(client.id)
+
+
+def tool_calls(body: bytes) -> list[Any]:
+    """The JSON-RPC ids of the `tools/call` requests in a POST's body (none in anything else)."""
+    try:
+        sent = json.loads(body)
+    except ValueError:
+        return []
+    messages = sent if isinstance(sent, list) else [sent]
+    return [
+        m["id"]
+        for m in messages
+        if isinstance(m, dict) and m.get("method") == "tools/call" and "id" in m
+    ]
 
 
 def owner(caller: Caller) -> AuthenticatedUser:

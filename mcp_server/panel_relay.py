@@ -34,6 +34,9 @@ The design:
   progress notification every `PROGRESS_SECONDS` (when the call asked for progress), and gives
   up after `CALL_SECONDS`. A panel that closes fails its calls (`PANEL_CLOSED`); an MCP client
   that disconnects or cancels mid-call sends the panel a `cancel`, and the panel's card ends.
+  So does a client whose connection drops while its call waits (its process killed, say): the
+  server keeps no events to resume a stream from, so the answer could never reach it
+  (`end_request`, called by endpoint.py when the call's POST loses its client).
 - **Per user**: a panel connects as the ComfyUI user of its page and an MCP caller reaches only
   its own user's panels (both keyed by `Caller.user`, access.py).
 """
@@ -78,8 +81,8 @@ class Panel:
     workflow: str
     active_at: float
     events: asyncio.Queue[tuple[str, dict[str, Any]]] = field(default_factory=asyncio.Queue)
-    # call id: (tool name, the MCP session that made the call, its answer)
-    pending: dict[str, tuple[str, str, asyncio.Future[Answer]]] = field(default_factory=dict)
+    # call id: (tool name, the MCP session that made the call, its JSON-RPC request id, its answer)
+    pending: dict[str, tuple[str, str, Any, asyncio.Future[Answer]]] = field(default_factory=dict)
 
     def listing(self, active: bool) -> dict[str, Any]:
         return {"panel": self.id, "workflow": self.workflow, "active": active}
@@ -128,7 +131,7 @@ class PanelRelay:
     def disconnect(self, panel: Panel) -> None:
         if self.panels.get(panel.id) is panel:
             del self.panels[panel.id]
-        for name, _session, answer in panel.pending.values():
+        for name, _session, _request, answer in panel.pending.values():
             if not answer.done():
                 answer.set_exception(RelayError(PANEL_CLOSED.format(name=name)))
         panel.pending.clear()
@@ -139,12 +142,15 @@ class PanelRelay:
             if panel.user == user:
                 panel.events.put_nowait((kind, data))
 
-    def end_calls(self, session: str, message: str) -> None:
-        """The waiting calls of MCP session `session` end with `message` as their tool error
-        (the panels are told to stop them)."""
+    def end_calls(self, session: str, message: str, request: Any = None) -> None:
+        """The waiting calls of MCP session `session` (only the one of JSON-RPC request id
+        `request`, when given) end with `message` as their tool error (the panels are told to
+        stop them)."""
         for panel in self.panels.values():
-            for _name, caller, answer in panel.pending.values():
-                if caller == session and not answer.done():
+            for _name, caller, asked, answer in panel.pending.values():
+                if caller != session or (request is not None and asked != request):
+                    continue
+                if not answer.done():
                     answer.set_exception(RelayError(message))
 
     def update(self, panel_id: str, workflow: str, active: bool) -> bool:
@@ -181,8 +187,8 @@ class PanelRelay:
         if text is None:  # (not an answer: the call still waits for one)
             raise ValueError("send one of 'output', 'errorText' (a string), 'denied' (a string)")
         del panel.pending[call_id]
-        if not pending[2].done():
-            pending[2].set_result(text)
+        if not pending[3].done():
+            pending[3].set_result(text)
         return True
 
     async def call(
@@ -195,14 +201,16 @@ class PanelRelay:
         limit: float = CALL_SECONDS,
         session: str = "",
         asks: str | None = None,
+        request: Any = None,
     ) -> Answer:
-        """Run `name` in `panel` for MCP session `session`: the text the model would read;
-        RelayError when the panel cannot answer. A cancelled call tells the panel to stop.
+        """Run `name` in `panel` for MCP session `session` (its request `request`): the text the
+        model would read; RelayError when the panel cannot answer. A cancelled call tells the
+        panel to stop.
         With `asks` (what a server tool will do): the panel only asks the user (an `ask` event,
         the same card) and answers `{"output": {"approved": true}}` or the user's denial."""
         call_id = f"mcp_{uuid.uuid4().hex}"
         answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        panel.pending[call_id] = (name, session, answer)
+        panel.pending[call_id] = (name, session, request, answer)
         event = {"callId": call_id, "name": name, "input": args, "client": client}
         if asks is None:
             panel.events.put_nowait(("call", event))

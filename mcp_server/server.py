@@ -226,7 +226,14 @@ class McpServer:
                 return failure((NO_PANEL if asks is None else ASKS_FIRST).format(name=name))
             client, session = client_of(ctx), session_of(ctx)
             text, failed = await self.relay.call(
-                panel, name, args, client, waiting, session=session, asks=asks
+                panel,
+                name,
+                args,
+                client,
+                waiting,
+                session=session,
+                asks=asks,
+                request=ctx.request_id,
             )
         except RelayError as exc:
             return failure(str(exc))

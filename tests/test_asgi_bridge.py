@@ -1,6 +1,7 @@
 """The bridge from an aiohttp request to an ASGI app (mcp_server/asgi.py), on a real socket:
 the scope, a body read in pieces, headers and status as the app sends them, a response streamed
-as it is written, and the client's leaving told to the app as `http.disconnect`."""
+as it is written, and the client's leaving told to the app as `http.disconnect` (and, with the
+request's body, to `on_left`; a complete response is not a leaving)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Probe:
         self.after_body: list[str] = []
         self.first_chunk_sent = asyncio.Event()
         self.go_on = asyncio.Event()
+        self.left: list[bytes] = []  # the bodies `on_left` got
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         self.scope = scope
@@ -52,7 +54,7 @@ async def served() -> AsyncIterator[tuple[Probe, str]]:
     app = web.Application()
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        return await serve_asgi(probe, request)
+        return await serve_asgi(probe, request, on_left=probe.left.append)
 
     app.router.add_route("*", "/asgi/{tail:.*}", handler)
     runner, base = await serve_app(app)
@@ -87,17 +89,18 @@ async def test_a_request_and_a_streamed_response(served: tuple[Probe, str]) -> N
     }
     assert (b"x-mine", b"yes") in scope["headers"]
     assert scope["client"][0] == "127.0.0.1" and scope["server"][1] == int(base.rsplit(":")[-1])
+    assert probe.left == []
 
 
 async def test_the_app_hears_the_client_leave(served: tuple[Probe, str]) -> None:
     probe, base = served
     async with aiohttp.ClientSession() as session:
-        response = await session.get(f"{base}/asgi/leave")
-        assert await response.content.readexactly(2) == b"0|"
+        response = await session.post(f"{base}/asgi/leave", data=b"the call")
+        assert await response.content.readexactly(2) == b"8|"
         response.close()  # (the connection goes, mid-response)
     for _ in range(100):
         if probe.after_body:
             break
         await asyncio.sleep(0.05)
     assert probe.after_body == ["http.disconnect"]
-    assert probe.pieces == [0]  # (a GET: an empty body)
+    assert (probe.pieces, probe.left) == ([8], [b"the call"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,35 @@ async def test_a_client_that_leaves_mid_call_ends_the_panels_call(app: App) -> N
         await client.__aexit__(None, None, None)
         assert await panel.event() == ("cancel", {"callId": event["callId"]})
         assert (await panel.answer(event["callId"], output={"ok": True}))[0] == 404
+
+
+async def test_a_client_killed_mid_call_ends_only_its_own_panel_call(app: App) -> None:
+    """Its process killed (no DELETE, no cancel: the socket closes): the server keeps no events
+    to resume the stream from, so the panel's call ends; another client's call goes on."""
+    script = str(Path(__file__).with_name("mcp_e2e_client.py"))
+    async with (
+        FakePanel(app, "tab-1", "a.json") as panel,
+        Client(app.base + MCP, mode="legacy", client_info=AGENT) as other,
+    ):
+        kept = asyncio.ensure_future(other.call_tool("getWorkflow", {}))
+        _, kept_event = await panel.event()
+        leaver = await asyncio.create_subprocess_exec(
+            sys.executable,
+            script,
+            app.base,
+            "removeNodes",
+            '{"nodeIds": ["3"]}',
+            stdout=asyncio.subprocess.PIPE,
+        )
+        _, event = await panel.event()
+        assert event["client"]["name"] == "e2e-agent"
+        leaver.kill()
+        assert await leaver.wait() != 0
+        assert await panel.event() == ("cancel", {"callId": event["callId"]})
+        assert (await panel.answer(event["callId"], output={"ok": True}))[0] == 404
+        assert (await panel.answer(kept_event["callId"], output={"ok": True}))[0] == 200
+        result = await asyncio.wait_for(kept, 10)
+    assert result.content[0].text == compact_json({"ok": True})  # type: ignore[union-attr]
 
 
 async def test_two_clients_at_once_each_get_their_own_answer(app: App) -> None:

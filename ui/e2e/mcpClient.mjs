@@ -6,15 +6,25 @@ import { join } from "node:path";
 import { ROOT, python } from "./support.mjs";
 
 /** One tool call by the official MCP client: `{isError, text}` (`token`: sent as a Bearer token;
- * a refused connection rejects, with the client's error). */
-export function mcpCall(base, tool, args, { token = null } = {}) {
-  const argv = [join(ROOT, "tests", "mcp_e2e_client.py"), base, tool, JSON.stringify(args), ...(token ? ["--token", token] : [])];
-  return new Promise((resolve, reject) => {
-    execFile(python(), argv, { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
+ * `name`: the client's name in its `initialize`; `panel`: the panel the call names, else the
+ * server picks the user's last active one; a refused connection rejects, with the client's
+ * error). */
+export function mcpCall(base, tool, args, options = {}) {
+  return mcpCallProcess(base, tool, args, options).answer;
+}
+
+/** The same call, and its process (`child`: kill it to leave mid-call). */
+export function mcpCallProcess(base, tool, args, { token = null, name = null, panel = null } = {}) {
+  const options = Object.entries({ token, name, panel }).flatMap(([key, value]) => (value ? [`--${key}`, value] : []));
+  const argv = [join(ROOT, "tests", "mcp_e2e_client.py"), base, tool, JSON.stringify(args), ...options];
+  let child;
+  const answer = new Promise((resolve, reject) => {
+    child = execFile(python(), argv, { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`the MCP client failed: ${error.message}\n${stderr}`));
       else resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
     });
   });
+  return { child, answer };
 }
 
 /** An MCP client that stays connected (the official client, `--hold`): `connected` resolves once
@@ -42,6 +52,11 @@ export function heldClient(base) {
     },
     close: () => child.stdin.end(),
   };
+}
+
+/** The id the page's panel has on the server (what a call names to reach it). */
+export function panelId(page) {
+  return page.evaluate(() => sessionStorage.getItem("comfyui-assistant.mcpPanel"));
 }
 
 /** Wait until the page's relay stream is open: the server knows the panel. */

@@ -54,6 +54,7 @@ describe("the external agent line", () => {
 
     fireEvent.click(within(line).getByRole("button", { name: "Calls: 1" }));
     expect(within(line).getByRole("listitem").textContent).toContain("removeNodes denied");
+    within(within(line).getByRole("listitem")).getByText("cursor"); // (whose call it was)
     fireEvent.click(within(line).getByRole("button", { name: "Disconnect" }));
     await waitFor(() => expect(server.posted).toHaveLength(2));
     expect(server.posted[1]).toEqual({ path: "/api/assistant/mcp/panel/disconnect", body: { session: "s1" } });

@@ -1,9 +1,9 @@
 // The "external agent" line: shown while an MCP client is connected to the server (from its
 // `initialize` on, runtime/mcpRelay.ts), or has calls listed, with each client's name and since
 // when, its Disconnect (the server ends its session and refuses it until "Allow again"), and the
-// list of its calls with their results (like a delegation's trace). An approval the call asks for
-// shows its card here, marked with the client's name. Nothing of it goes into the user's chat
-// threads.
+// list of its calls with their results (like a delegation's trace), each with the name of the
+// client that made it (two clients at once). An approval the call asks for shows its card here,
+// marked with the client's name. Nothing of it goes into the user's chat threads.
 import { useState, type FC } from "react";
 import { useI18n, type MessageKey } from "../i18n";
 import type { ConnectedClient, McpCall, McpClient } from "../runtime/mcpRelay";
@@ -34,7 +34,8 @@ const CallRow: FC<{ call: McpCall }> = ({ call }) => {
   return (
     <li className="cua-mcp-call" data-state={call.state} data-call={call.callId}>
       <div className="cua-mcp-call-head">
-        <span className="cua-mcp-call-name">{call.name}</span> <span className="cua-mcp-call-state">{t(`mcp.state.${call.state}` as MessageKey)}</span>
+        <span className="cua-mcp-call-name">{call.name}</span> <span className="cua-mcp-call-state">{t(`mcp.state.${call.state}` as MessageKey)}</span>{" "}
+        <span className="cua-mcp-call-client">{call.client.name || t("mcp.unnamed")}</span>
       </div>
       <details>
         <summary>{t("mcp.details")}</summary>
