@@ -4,8 +4,10 @@ for clients that start their servers as commands (Claude Desktop, Claude Code, C
 It is a relay, not a second server: it connects, with the SDK's own client, to the Streamable
 HTTP endpoint of the ComfyUI that runs the assistant (`/api/assistant/mcp`), and passes each
 request (tools, prompts, resources) on as it is, so the tools, their results, the access rules
-and the rate limit are the endpoint's. It connects once, at start; if ComfyUI cannot be
-reached then, it still starts (the client sees it) and every request answers what to do.
+and the rate limit are the endpoint's. It connects once, when its own client's handshake is
+done, under that client's name and version (`clientInfo`), so the panel's approval cards and
+its external-agent line name the agent the user runs (Claude Desktop, Cursor...), not this
+relay. If ComfyUI cannot be reached then, it still answers, and every request says what to do.
 
 `--token` (or `COMFY_ASSISTANT_MCP_TOKEN`): the token for a ComfyUI on another machine.
 """
@@ -17,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
@@ -49,13 +52,18 @@ def unreachable(url: str, exc: BaseException) -> str:
 
 
 class Relay:
-    """The stdio server's connection to the endpoint (or why there is none)."""
+    """The stdio server's connection to the endpoint (or why there is none). The connection is
+    held by a task of the server's lifespan, opened once the host's handshake names it."""
 
     def __init__(self, comfyui: str, token: str | None) -> None:
         self.url = endpoint_url(comfyui)
         self.token = token
         self.client: Client | None = None
         self.problem = ""
+        self._host: types.Implementation | None = None
+        self._named = anyio.Event()  # the host's handshake is done (or the server stops)
+        self._ready = anyio.Event()  # connected, or `problem` says why not
+        self._done = anyio.Event()
 
     def _http(self) -> httpx2.AsyncClient:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
@@ -64,17 +72,47 @@ class Relay:
 
     @contextlib.asynccontextmanager
     async def connected(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._hold)
+            try:
+                yield {}
+            finally:
+                self._done.set()
+                self._named.set()
+
+    async def _hold(self) -> None:
+        await self._named.wait()
+        if self._done.is_set():
+            return
         async with contextlib.AsyncExitStack() as stack:
             try:
                 http = await stack.enter_async_context(self._http())
                 transport = streamable_http_client(self.url, http_client=http)
-                self.client = await stack.enter_async_context(Client(transport))
+                # (the handshake era: the endpoint lists a session by its `initialize`)
+                client = Client(transport, mode="legacy", client_info=self._host)
+                self.client = await stack.enter_async_context(client)
             except Exception as exc:  # (the stdio side still answers, with what to do)
                 self.problem = unreachable(self.url, exc)
                 log.warning("%s", self.problem)
-            yield {}
+            finally:
+                self._ready.set()
+            await self._done.wait()
 
-    def remote(self) -> Client:
+    def named(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """The host's handshake is done: connect under its name (once)."""
+        if not self._named.is_set():
+            params = ctx.session.client_params
+            self._host = params.client_info if params is not None else None
+            self._named.set()
+
+    async def initialized(
+        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams
+    ) -> None:
+        self.named(ctx)
+
+    async def remote(self, ctx: ServerRequestContext[Any, Any]) -> Client:
+        self.named(ctx)  # (a host that skipped `notifications/initialized`)
+        await self._ready.wait()
         if self.client is None:
             raise MCPError(types.INTERNAL_ERROR, self.problem)
         return self.client
@@ -83,7 +121,8 @@ class Relay:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params else None
-        return await self.remote().list_tools(cursor=cursor, cache_mode="bypass")
+        remote = await self.remote(ctx)
+        return await remote.list_tools(cursor=cursor, cache_mode="bypass")
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -95,42 +134,50 @@ class Relay:
             await ctx.session.report_progress(progress, total, message)
 
         args, meta = params.arguments or {}, params.meta
-        return await self.remote().call_tool(
-            params.name, args, progress_callback=progress, meta=meta
-        )
+        remote = await self.remote(ctx)
+        return await remote.call_tool(params.name, args, progress_callback=progress, meta=meta)
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         # (the relay keeps nothing: the user's skills change, the client asks again)
         cursor = params.cursor if params else None
-        return await self.remote().list_prompts(cursor=cursor, cache_mode="bypass")
+        remote = await self.remote(ctx)
+        return await remote.list_prompts(cursor=cursor, cache_mode="bypass")
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return await self.remote().get_prompt(params.name, params.arguments)
+        remote = await self.remote(ctx)
+        return await remote.get_prompt(params.name, params.arguments)
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         cursor = params.cursor if params else None
-        return await self.remote().list_resources(cursor=cursor, cache_mode="bypass")
+        remote = await self.remote(ctx)
+        return await remote.list_resources(cursor=cursor, cache_mode="bypass")
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         cursor = params.cursor if params else None
-        return await self.remote().list_resource_templates(cursor=cursor, cache_mode="bypass")
+        remote = await self.remote(ctx)
+        return await remote.list_resource_templates(cursor=cursor, cache_mode="bypass")
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        return await self.remote().read_resource(str(params.uri), cache_mode="bypass")
+        remote = await self.remote(ctx)
+        return await remote.read_resource(str(params.uri), cache_mode="bypass")
 
 
 def relay_server(relay: Relay) -> Server[Any]:
-    return sdk_server(relay, lifespan=relay.connected, instructions=INSTRUCTIONS)
+    server = sdk_server(relay, lifespan=relay.connected, instructions=INSTRUCTIONS)
+    server.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, relay.initialized
+    )
+    return server
 
 
 async def serve_stdio(comfyui: str, token: str | None) -> None:

@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from .conftest import App, start_app
+from .test_mcp_panel_relay import FakePanel
 
 
 @pytest.fixture
@@ -78,3 +79,15 @@ async def test_stdio_says_what_to_do_when_comfyui_is_not_there(unused_tcp_port: 
         "Start ComfyUI with ComfyUI Assistant installed (or check the --comfyui address), then "
         "restart this MCP server."
     )
+
+
+async def test_the_panel_names_the_agent_that_started_the_relay_not_the_relay(app: App) -> None:
+    host = types.Implementation(name="claude-desktop-like", version="7.1")
+    async with FakePanel(app, "tab-1", "a.json") as panel:
+        assert (await panel.event(clients=True))[1]["clients"] == []
+        async with Client(stdio(app.base), mode="legacy", client_info=host):
+            kind, joined = await panel.event(clients=True)  # (at the handshake, before a call)
+    assert kind == "clients"
+    assert [(c["name"], c["version"]) for c in joined["clients"]] == [
+        ("claude-desktop-like", "7.1")
+    ]
