@@ -19,7 +19,7 @@
 import assert from "node:assert/strict";
 import { heldClient, mcpCall, mcpCallProcess, panelId, relayOpen } from "./mcpClient.mjs";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
-import { COMFYUI_SKIP, COMFYUI_URL, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
+import { COMFYUI_SKIP, COMFYUI_URL, clickEmptyCanvas, focusCanvas, frontendVersions, graphState, launchBrowser, openAssistant, openTarget, panel, screenshot, standinSkip, startHarness, toggleAssistant, watchPage } from "./support.mjs";
 
 /** What the endpoint answers an `initialize` from `base` (with `token`, as a Bearer token). */
 async function initialize(base, token = null) {
@@ -62,6 +62,23 @@ async function addByMcp(page, base, nodeType, options = {}) {
   assert.deepEqual(added.map((n) => n.type), [nodeType]);
   assert.equal(String(JSON.parse(result.text).nodeId), String(added[0].id), result.text);
   return added[0].id;
+}
+
+/** The active tab's undo history as node ids per state, and where the focus is: what a failed
+ * Ctrl+Z leaves to read. */
+function undoHistory(page) {
+  return page.evaluate(() => {
+    const tracker = window.app.extensionManager?.workflow?.activeWorkflow?.changeTracker;
+    const ids = (state) => (state?.nodes ?? []).map((n) => n.id).join(",");
+    return {
+      focus: document.activeElement?.id || document.activeElement?.tagName,
+      graph: ((window.app.rootGraph ?? window.app.graph).nodes ?? []).map((n) => n.id).join(","),
+      active: ids(tracker?.activeState),
+      undo: (tracker?.undoQueue ?? []).slice(-4).map(ids),
+      redo: (tracker?.redoQueue ?? []).map(ids),
+      changeCount: tracker?.changeCount,
+    };
+  });
 }
 
 /** The calls listed under the line, opened (the toggle's name says how many). */
@@ -162,9 +179,14 @@ for (const version of frontendVersions()) {
       await line().getByRole("button", { name: "Put the graph back as it was before these calls" }).click();
       await line().getByText("The graph is back as it was before these calls (Ctrl+Z brings them back).").waitFor();
       assert.deepEqual((await graphState(page)).nodes.map((n) => n.id).sort(), before);
+      // Back on the canvas by a click (ComfyUI records the graph on its mouse-up): the restore
+      // left nothing to record, so the first Ctrl+Z brings the calls back.
+      await clickEmptyCanvas(page);
       await focusCanvas(page);
       await page.keyboard.press("Control+z");
-      await page.waitForFunction((ids) => ids.every((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id)), [first, second], { timeout: 5_000 });
+      await page.waitForFunction((ids) => ids.every((id) => !!(window.app.rootGraph ?? window.app.graph).getNodeById(id)), [first, second], { timeout: 5_000 }).catch(async (error) => {
+        throw new Error(`${error.message}\nthe undo history then: ${JSON.stringify(await undoHistory(page))}`);
+      });
     });
 
     test("a removal asks in the panel, marked with the client: Deny keeps the node and the client reads the user's words; Allow removes it", { timeout: 120_000 }, async () => {

@@ -413,6 +413,26 @@ export async function focusCanvas(page) {
   });
 }
 
+/** Click the graph where nothing stands (no node, no menu over it), as a user clicking the
+ * canvas to come back to it: ComfyUI records the graph on the mouse-up (1.27's checkState). */
+export async function clickEmptyCanvas(page) {
+  const point = await page.evaluate(() => {
+    const canvas = document.getElementById("graph-canvas");
+    const graph = window.app.rootGraph ?? window.app.graph;
+    const box = canvas.getBoundingClientRect();
+    for (let y = box.top + 40; y < box.bottom - 40; y += 23) {
+      for (let x = box.left + 40; x < box.right - 40; x += 37) {
+        if (document.elementFromPoint(x, y) !== canvas) continue;
+        const [gx, gy] = window.app.canvas.convertEventToCanvasOffset({ clientX: x, clientY: y });
+        if (!graph.getNodeOnPos(gx, gy)) return { x, y };
+      }
+    }
+    return null;
+  });
+  if (!point) throw new Error("no empty, uncovered point on the canvas to click");
+  await page.mouse.click(point.x, point.y);
+}
+
 /** The id (or else the class) of the element with the keyboard focus. */
 export function focusedId(page) {
   return page.evaluate(() => document.activeElement?.id || document.activeElement?.className || null);

@@ -65,7 +65,11 @@ function hasHistory(tracker: ChangeTracker | undefined): tracker is History {
 /** Loads `graph` into the active workflow as one undo step, under the tab's thread key (a graph
  * checkpointed before the tab had one); whether it was loaded. */
 async function restoreAsOneStep(app: ComfyApp, checkpoint: unknown): Promise<boolean> {
-  const graph = withKeyOf(structuredClone(checkpoint), serializeWorkflow(app));
+  // A JSON copy, as ComfyUI's tracker keeps its states: serialize() has keys set to undefined
+  // (extra.reroutes) that a JSON copy drops, and 1.27's graphEqual counts keys, so a state kept
+  // with them never equals the graph it loads. The next checkState (any mouse-up) then recorded
+  // an undo step that changes nothing, and the first Ctrl+Z after "Put the graph back" did nothing.
+  const graph = withKeyOf(JSON.parse(JSON.stringify(checkpoint)) as unknown, serializeWorkflow(app));
   const tracker = changeTracker(app);
   if (!hasHistory(tracker)) {
     tracker?.beforeChange();
