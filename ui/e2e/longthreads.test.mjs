@@ -1,7 +1,8 @@
 // A long thread in the panel (issue 38), in the playground: a 300-turn thread stored through the
 // real routes opens at its last answer with only the messages near the view in the page; scrolling
 // to the top brings its first question; an answer streaming while the user reads above keeps what
-// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it.
+// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it;
+// the view follows a streaming answer's end until the user scrolls up, and again from the end.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import { launchBrowser, openAssistant, openTarget, panel, reply, screenshot, sendButton, startHarness, stopButton, watchPage } from "./support.mjs";
@@ -126,6 +127,54 @@ describe("a long thread in the playground", () => {
     await page.waitForTimeout(300);
     const end = await shown(page, "The streamed answer ends.");
     assert.ok(end.visible, "the end of the answer is in view once followed from the bottom");
+    assert.deepEqual(problems, []);
+  });
+
+  // The view follows the end by itself (panel/stickToBottom.ts): no layout read per chunk, and a
+  // scroll up without a wheel (the scrollbar, the keys) stops it as a wheel does; scrolling back
+  // down to the end follows again.
+  test("the view follows a streaming answer's end, stays where the user scrolled up to, and follows again from the end", async () => {
+    const root = panel(page);
+    await scrollTo(page, "bottom");
+    const words = Array.from({ length: 600 }, (_, i) => [{ content: `step${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
+    await harness.provider.reset();
+    await harness.provider.script(reply.stream(...words, { content: "Followed to the end." }, { finish_reason: "stop" }));
+    const box = root.getByRole("textbox", { name: "Message" });
+    await box.fill("and one more");
+    await box.press("Enter");
+    await stopButton(page).waitFor();
+    const gap = () =>
+      page.evaluate(() => {
+        const el = document.querySelector(".cua-root .cua-viewport");
+        return { end: el.scrollHeight - el.scrollTop - el.clientHeight, top: el.scrollTop, height: el.scrollHeight };
+      });
+    // while it streams, at a few moments, the view is at the end (give or take the update being
+    // drawn: a few words; not following, it falls a line behind every 15 words or so)
+    const during = [];
+    for (let i = 0; i < 5; i++) {
+      await page.waitForTimeout(300);
+      during.push((await gap()).end);
+    }
+    assert.ok(during.every((d) => d <= 60), `the view followed the end while the answer streamed (px left below: ${during})`);
+    // the user drags the scrollbar up (a scroll with no wheel): the view stays there
+    await page.evaluate(() => {
+      const el = document.querySelector(".cua-root .cua-viewport");
+      el.scrollTop -= 400;
+    });
+    await page.waitForTimeout(100);
+    const left = await gap();
+    await page.waitForTimeout(1000); // more of the answer streams in below
+    const later = await gap();
+    assert.ok(later.height > left.height, `the answer grew meanwhile (${left.height} → ${later.height})`);
+    assert.ok(Math.abs(later.top - left.top) <= 2 && later.end > 300, `the view stayed where the user left it: ${JSON.stringify({ left, later })}`);
+    assert.ok(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible(), "the jump to the latest message is offered");
+    // back down to the end by hand: the view follows again, to the end of the answer
+    await scrollTo(page, "bottom");
+    await sendButton(page).waitFor({ timeout: 60_000 });
+    await page.waitForTimeout(300);
+    assert.ok((await gap()).end <= 2, "the view is at the end of the answer once it ended");
+    assert.ok((await shown(page, "Followed to the end.")).visible, "the end of the answer is in view");
+    assert.ok(!(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible()), "at the end, no jump is offered");
     assert.deepEqual(problems, []);
   });
 
