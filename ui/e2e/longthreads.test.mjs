@@ -35,6 +35,19 @@ async function scrollTo(page, top) {
   }, top);
 }
 
+/** From the thread's end, a question whose answer streams `count` words (`word0 word1 …`, a word
+ * every 10 ms, a paragraph every 40) and then `end`; returns once it streams. */
+async function streamFromBottom(harness, page, word, count, end) {
+  await scrollTo(page, "bottom");
+  const words = Array.from({ length: count }, (_, i) => [{ content: `${word}${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
+  await harness.provider.reset();
+  await harness.provider.script(reply.stream(...words, { content: end }, { finish_reason: "stop" }));
+  const box = panel(page).getByRole("textbox", { name: "Message" });
+  await box.fill(`a question answered by ${word}s`);
+  await box.press("Enter");
+  await stopButton(page).waitFor();
+}
+
 describe("a long thread in the playground", () => {
   let harness;
   let browser;
@@ -94,14 +107,7 @@ describe("a long thread in the playground", () => {
 
   test("a streaming answer keeps the message being read in place, and is followed again from the bottom", async () => {
     const root = panel(page);
-    await scrollTo(page, "bottom");
-    const words = Array.from({ length: 400 }, (_, i) => [{ content: `word${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
-    await harness.provider.reset();
-    await harness.provider.script(reply.stream(...words, { content: "The streamed answer ends." }, { finish_reason: "stop" }));
-    const box = root.getByRole("textbox", { name: "Message" });
-    await box.fill("one more question");
-    await box.press("Enter");
-    await stopButton(page).waitFor();
+    await streamFromBottom(harness, page, "word", 400, "The streamed answer ends.");
     await page.waitForFunction(() => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes("word20"));
     // the user scrolls up to read an older answer while this one streams
     const view = await root.locator(".cua-viewport").boundingBox();
@@ -135,14 +141,7 @@ describe("a long thread in the playground", () => {
   // down to the end follows again.
   test("the view follows a streaming answer's end, stays where the user scrolled up to, and follows again from the end", async () => {
     const root = panel(page);
-    await scrollTo(page, "bottom");
-    const words = Array.from({ length: 600 }, (_, i) => [{ content: `step${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
-    await harness.provider.reset();
-    await harness.provider.script(reply.stream(...words, { content: "Followed to the end." }, { finish_reason: "stop" }));
-    const box = root.getByRole("textbox", { name: "Message" });
-    await box.fill("and one more");
-    await box.press("Enter");
-    await stopButton(page).waitFor();
+    await streamFromBottom(harness, page, "step", 600, "Followed to the end.");
     const gap = () =>
       page.evaluate(() => {
         const el = document.querySelector(".cua-root .cua-viewport");

@@ -96,12 +96,10 @@ const JumpToLatest: FC<{ stick: StickToBottom }> = ({ stick }) => {
 export const Chat: FC = () => {
   // (state, not a ref: the list needs the element once it exists, and children mount before it is attached)
   const [viewport, setViewport] = useState<HTMLDivElement | null>(null);
+  // (a plain element, not assistant-ui's Viewport: the view follows the end through stickToBottom.ts)
   const stick = useStickToBottom(viewport);
-  // (assistant-ui's viewport context, which its message primitives read, without its auto-scroll:
-  // the view follows the end through stickToBottom.ts)
   return (
     <ThreadPrimitive.Root className="cua-chat">
-      <ThreadPrimitive.ViewportProvider>
       <div ref={setViewport} className="cua-viewport">
         <ThreadPrimitive.Empty>
           <Welcome />
@@ -117,7 +115,6 @@ export const Chat: FC = () => {
         <LeftoverNotices />
         <JumpToLatest stick={stick} />
       </div>
-      </ThreadPrimitive.ViewportProvider>
       <Composer />
     </ThreadPrimitive.Root>
   );

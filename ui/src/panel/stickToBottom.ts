@@ -7,9 +7,9 @@
 //  - It follows from the start, and again once the view is at the end (scrolled back down, "jump
 //    to the latest message", a message sent, another thread shown).
 //  - It stops following when the user scrolls up: a wheel turned up, or the scroll position going
-//    up while the content kept its height (keys, the scrollbar, a drag). A row above the view
-//    that the list measures moves the position down, never up (MessageList.tsx), so it never
-//    reads as the user scrolling away.
+//    up while the content did not shrink (keys, the scrollbar, a drag; also while an answer grows
+//    below). A row above the view that the list measures moves the position down, never up
+//    (MessageList.tsx), so it never reads as the user scrolling away.
 import { useAuiEvent, useAuiState } from "@assistant-ui/react";
 import { useLayoutEffect, useState, useSyncExternalStore } from "react";
 
@@ -87,14 +87,16 @@ export class StickToBottom {
     this.note();
   }
 
+  /** A wheel turned up over a view that can go up (not a short thread that does not scroll). */
   private readonly wheeled = (e: WheelEvent): void => {
-    if (e.deltaY < 0) this.following = false;
+    if (e.deltaY < 0 && this.view && this.view.scrollTop > 0) this.following = false;
   };
 
   private readonly scrolled = (): void => {
     const view = this.view;
     if (!view) return;
-    const up = view.scrollTop < this.lastTop && view.scrollHeight === this.lastHeight;
+    // Up, with content that did not shrink (which pulls the position up by itself): the user.
+    const up = view.scrollTop < this.lastTop && view.scrollHeight >= this.lastHeight;
     this.note();
     if (this.atEnd) this.following = true;
     else if (up) this.following = false;
