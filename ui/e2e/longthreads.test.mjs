@@ -177,6 +177,27 @@ describe("a long thread in the playground", () => {
     assert.deepEqual(problems, []);
   });
 
+  // The box is sized by the browser (CSS field-sizing, Composer.tsx), not measured in script at
+  // every keystroke: it still grows with its lines, up to its limit, then scrolls.
+  test("the message box grows with its lines up to its limit, and is one line again once cleared", async () => {
+    const box = panel(page).getByRole("textbox", { name: "Message" });
+    const height = () => box.evaluate((el) => el.getBoundingClientRect().height);
+    await box.fill("");
+    const one = await height();
+    await box.fill("first line\nsecond line\nthird line");
+    const three = await height();
+    await box.fill(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"));
+    const many = await height();
+    const scrolls = await box.evaluate((el) => el.scrollHeight > el.clientHeight);
+    await box.fill("");
+    const cleared = await height();
+    assert.ok(one >= 30 && one < 40, `one line: ${one}`);
+    assert.ok(three > one + 20, `three lines are taller than one: ${one} → ${three}`);
+    assert.equal(many, 160, "thirty lines stop at the box's limit");
+    assert.ok(scrolls, "past its limit the box scrolls");
+    assert.equal(cleared, one, "cleared, it is one line again");
+  });
+
   // The list is placed by where it starts in the viewport's content, not by its offsetTop (which
   // counts from the nearest positioned ancestor: in the playground and ComfyUI 1.58.1 far above
   // the panel). Measured that way, the view seemed some 500 px higher in the list than it was, and
