@@ -18,7 +18,7 @@ import { createThreadListAdapter } from "./threadAdapter";
  * throttle on message changes; a status change shows the messages at once). Chunks come every few
  * ms, and each update rebuilds assistant-ui's state of every loaded message and renders the
  * answer's last block: one update per chunk kept a long thread's page busy for the whole stream. */
-export const STREAM_UPDATE_MS = 50;
+const STREAM_UPDATE_MS = 50;
 
 function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   const listId = useAuiState((s) => s.threadListItem.id);
