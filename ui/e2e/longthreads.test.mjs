@@ -1,7 +1,8 @@
 // A long thread in the panel (issue 38), in the playground: a 300-turn thread stored through the
 // real routes opens at its last answer with only the messages near the view in the page; scrolling
 // to the top brings its first question; an answer streaming while the user reads above keeps what
-// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it.
+// they read where it was; "Jump to the latest message" brings the answer back and the panel follows it;
+// the view follows a streaming answer's end until the user scrolls up, and again from the end.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "./support.mjs"; // node:test's, see support.mjs
 import { launchBrowser, openAssistant, openTarget, panel, reply, screenshot, sendButton, startHarness, stopButton, watchPage } from "./support.mjs";
@@ -32,6 +33,19 @@ async function scrollTo(page, top) {
       await frame();
     }
   }, top);
+}
+
+/** From the thread's end, a question whose answer streams `count` words (`word0 word1 …`, a word
+ * every 10 ms, a paragraph every 40) and then `end`; returns once it streams. */
+async function streamFromBottom(harness, page, word, count, end) {
+  await scrollTo(page, "bottom");
+  const words = Array.from({ length: count }, (_, i) => [{ content: `${word}${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
+  await harness.provider.reset();
+  await harness.provider.script(reply.stream(...words, { content: end }, { finish_reason: "stop" }));
+  const box = panel(page).getByRole("textbox", { name: "Message" });
+  await box.fill(`a question answered by ${word}s`);
+  await box.press("Enter");
+  await stopButton(page).waitFor();
 }
 
 describe("a long thread in the playground", () => {
@@ -93,14 +107,7 @@ describe("a long thread in the playground", () => {
 
   test("a streaming answer keeps the message being read in place, and is followed again from the bottom", async () => {
     const root = panel(page);
-    await scrollTo(page, "bottom");
-    const words = Array.from({ length: 400 }, (_, i) => [{ content: `word${i} ${i % 40 === 39 ? "\n\n" : ""}` }, { pause: 0.01 }]).flat();
-    await harness.provider.reset();
-    await harness.provider.script(reply.stream(...words, { content: "The streamed answer ends." }, { finish_reason: "stop" }));
-    const box = root.getByRole("textbox", { name: "Message" });
-    await box.fill("one more question");
-    await box.press("Enter");
-    await stopButton(page).waitFor();
+    await streamFromBottom(harness, page, "word", 400, "The streamed answer ends.");
     await page.waitForFunction(() => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes("word20"));
     // the user scrolls up to read an older answer while this one streams
     const view = await root.locator(".cua-viewport").boundingBox();
@@ -127,6 +134,68 @@ describe("a long thread in the playground", () => {
     const end = await shown(page, "The streamed answer ends.");
     assert.ok(end.visible, "the end of the answer is in view once followed from the bottom");
     assert.deepEqual(problems, []);
+  });
+
+  // The view follows the end by itself (panel/stickToBottom.ts): no layout read per chunk, and a
+  // scroll up without a wheel (the scrollbar, the keys) stops it as a wheel does; scrolling back
+  // down to the end follows again.
+  test("the view follows a streaming answer's end, stays where the user scrolled up to, and follows again from the end", async () => {
+    const root = panel(page);
+    await streamFromBottom(harness, page, "step", 600, "Followed to the end.");
+    const gap = () =>
+      page.evaluate(() => {
+        const el = document.querySelector(".cua-root .cua-viewport");
+        return { end: el.scrollHeight - el.scrollTop - el.clientHeight, top: el.scrollTop, height: el.scrollHeight };
+      });
+    // while it streams, at a few moments, the view is at the end (give or take the update being
+    // drawn: a few words; not following, it falls a line behind every 15 words or so)
+    const during = [];
+    for (let i = 0; i < 5; i++) {
+      await page.waitForTimeout(300);
+      during.push((await gap()).end);
+    }
+    assert.ok(during.every((d) => d <= 60), `the view followed the end while the answer streamed (px left below: ${during})`);
+    // the user drags the scrollbar up (a scroll with no wheel): the view stays there
+    await page.evaluate(() => {
+      const el = document.querySelector(".cua-root .cua-viewport");
+      el.scrollTop -= 400;
+    });
+    await page.waitForTimeout(100);
+    const left = await gap();
+    await page.waitForTimeout(1000); // more of the answer streams in below
+    const later = await gap();
+    assert.ok(later.height > left.height, `the answer grew meanwhile (${left.height} → ${later.height})`);
+    assert.ok(Math.abs(later.top - left.top) <= 2 && later.end > 300, `the view stayed where the user left it: ${JSON.stringify({ left, later })}`);
+    assert.ok(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible(), "the jump to the latest message is offered");
+    // back down to the end by hand: the view follows again, to the end of the answer
+    await scrollTo(page, "bottom");
+    await sendButton(page).waitFor({ timeout: 60_000 });
+    await page.waitForTimeout(300);
+    assert.ok((await gap()).end <= 2, "the view is at the end of the answer once it ended");
+    assert.ok((await shown(page, "Followed to the end.")).visible, "the end of the answer is in view");
+    assert.ok(!(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible()), "at the end, no jump is offered");
+    assert.deepEqual(problems, []);
+  });
+
+  // The box is sized by the browser (CSS field-sizing, Composer.tsx), not measured in script at
+  // every keystroke: it still grows with its lines, up to its limit, then scrolls.
+  test("the message box grows with its lines up to its limit, and is one line again once cleared", async () => {
+    const box = panel(page).getByRole("textbox", { name: "Message" });
+    const height = () => box.evaluate((el) => el.getBoundingClientRect().height);
+    await box.fill("");
+    const one = await height();
+    await box.fill("first line\nsecond line\nthird line");
+    const three = await height();
+    await box.fill(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"));
+    const many = await height();
+    const scrolls = await box.evaluate((el) => el.scrollHeight > el.clientHeight);
+    await box.fill("");
+    const cleared = await height();
+    assert.ok(one >= 30 && one < 40, `one line: ${one}`);
+    assert.ok(three > one + 20, `three lines are taller than one: ${one} → ${three}`);
+    assert.equal(many, 160, "thirty lines stop at the box's limit");
+    assert.ok(scrolls, "past its limit the box scrolls");
+    assert.equal(cleared, one, "cleared, it is one line again");
   });
 
   // The list is placed by where it starts in the viewport's content, not by its offsetTop (which

@@ -12,6 +12,7 @@ import { Composer } from "./Composer";
 import { EarlierMessages } from "./EarlierMessages";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { MessageList } from "./MessageList";
+import { useAtEnd, useStickToBottom, type StickToBottom } from "./stickToBottom";
 import { LeftoverNotices, Notices } from "./Notices";
 
 /** A message whose `{name}` parameters are elements (a link, code), in the message's order. */
@@ -80,23 +81,26 @@ const RunningTools: FC = () => {
   );
 };
 
-/** Shown while the view is above the thread's end: back to the latest message (assistant-ui's
- * ScrollToBottom, disabled, and hidden by panel.css, at the bottom). */
-const JumpToLatest: FC = () => {
+/** Shown while the view is above the thread's end: back to the latest message, which the view
+ * then follows (disabled, and hidden by panel.css, at the end). */
+const JumpToLatest: FC<{ stick: StickToBottom }> = ({ stick }) => {
   const { t } = useI18n();
+  const atEnd = useAtEnd(stick);
   return (
-    <ThreadPrimitive.ScrollToBottom className="cua-jump" aria-label={t("chat.jumpToLatest")} title={t("chat.jumpToLatest")}>
+    <button type="button" className="cua-jump" disabled={atEnd} onClick={stick.follow} aria-label={t("chat.jumpToLatest")} title={t("chat.jumpToLatest")}>
       ↓
-    </ThreadPrimitive.ScrollToBottom>
+    </button>
   );
 };
 
 export const Chat: FC = () => {
   // (state, not a ref: the list needs the element once it exists, and children mount before it is attached)
   const [viewport, setViewport] = useState<HTMLDivElement | null>(null);
+  // (a plain element, not assistant-ui's Viewport: the view follows the end through stickToBottom.ts)
+  const stick = useStickToBottom(viewport);
   return (
     <ThreadPrimitive.Root className="cua-chat">
-      <ThreadPrimitive.Viewport ref={setViewport} className="cua-viewport">
+      <div ref={setViewport} className="cua-viewport">
         <ThreadPrimitive.Empty>
           <Welcome />
         </ThreadPrimitive.Empty>
@@ -109,8 +113,8 @@ export const Chat: FC = () => {
         <StepLimit />
         <ErrorBanner />
         <LeftoverNotices />
-        <JumpToLatest />
-      </ThreadPrimitive.Viewport>
+        <JumpToLatest stick={stick} />
+      </div>
       <Composer />
     </ThreadPrimitive.Root>
   );

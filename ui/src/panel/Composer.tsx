@@ -13,6 +13,11 @@ import { useClearOfHostDialogs } from "./hostOverlays";
 import { useCurrentThread, useRuntime, useStore, useStoreVersion } from "./context";
 import { rewindLast } from "./Rewind";
 
+/** The browser fits the box to its text (CSS `field-sizing: content`, panel.css) where it can; elsewhere
+ * (Firefox) assistant-ui's own textarea does, measuring a hidden copy of the box in script: a forced
+ * layout at every keystroke, half of what a keystroke cost in script. */
+const SIZED_BY_BROWSER = typeof CSS !== "undefined" && typeof CSS.supports === "function" && CSS.supports("field-sizing", "content");
+
 export const Composer: FC = () => {
   const store = useStore();
   useStoreVersion(store);
@@ -199,7 +204,10 @@ export const Composer: FC = () => {
         onBlur={() => aui.composer.setText(text)} // (what reads the composer meanwhile, a rewind, sees the draft)
         onKeyDown={onKeyDown}
         onPaste={onPaste}
-      />
+        asChild={SIZED_BY_BROWSER}
+      >
+        {SIZED_BY_BROWSER ? <textarea /> : undefined}
+      </ComposerPrimitive.Input>
       <AttachButton />
       {busy ? (
         <button type="button" className="cua-btn cua-stop" onClick={stop} aria-label={t("composer.stopAnswer")} title={t("composer.stop")}>

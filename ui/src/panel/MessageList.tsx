@@ -4,16 +4,16 @@
 // the message's id (ThreadPrimitive.Unstable_MessageById): a message that did not change does not
 // re-render when another streams in. Heights are measured as rows render and re-measured when
 // they change (a tool card opening, an answer streaming); a row above the view that changes height
-// moves the scroll position with it, so what the user reads stays put. The viewport's own
-// auto-scroll (assistant-ui) keeps following the bottom while an answer streams.
+// moves the scroll position with it, so what the user reads stays put. The view follows the end
+// while an answer streams through stickToBottom.ts.
 import { ThreadPrimitive, unstable_useThreadMessageIds, useAuiState } from "@assistant-ui/react";
 import { useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
 import { useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
 import { messageComponents } from "./Messages";
 
 /** A guess for a row not measured yet: no taller than any row (a one-line question), so a row
- * measured above the view moves the scroll position down, never up (which assistant-ui's auto-scroll
- * would take for the user scrolling away from the answer it follows). */
+ * measured above the view moves the scroll position down, never up (which stickToBottom.ts would
+ * take for the user scrolling away from the answer it follows). */
 const ESTIMATE = 48;
 /** Rows rendered beyond each edge of the view (a short thread is in the page whole). */
 const OVERSCAN = 10;

@@ -8,7 +8,7 @@ import remarkGfm from "remark-gfm";
 import { useChat } from "@ai-sdk/react";
 import type { FC } from "react";
 import { useI18n } from "../i18n";
-import type { Notice } from "../runtime/chatStore";
+import type { ChatEntry, Notice } from "../runtime/chatStore";
 import { useCurrentThread, useStore, useStoreVersion } from "./context";
 import { ContextDetails } from "./Gauge";
 import { MarkdownImage } from "./MarkdownImage";
@@ -75,9 +75,13 @@ export const LeftoverNotices: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { key, entry } = useCurrentThread();
-  const { messages } = useChat({ chat: entry.chat });
   const notices = store.noticesOf(key);
-  if (notices.length === 0) return null; // (no set of every message id per streamed chunk for nothing)
+  // (only a thread with notes follows its messages: not a render per streamed chunk for nothing)
+  return notices.length === 0 ? null : <Leftover notices={notices} chat={entry.chat} />;
+};
+
+const Leftover: FC<{ notices: readonly Notice[]; chat: ChatEntry["chat"] }> = ({ notices, chat }) => {
+  const { messages } = useChat({ chat });
   const ids = new Set(messages.map((m) => m.id));
   return <NoticeCards notices={notices.filter((n) => noticePlace(n, ids) === "end")} />;
 };

@@ -6,6 +6,7 @@
 // render(el) and reads this.
 import type { ThreadHistoryAdapter } from "@assistant-ui/react";
 import { generateId } from "ai";
+import { startTransition } from "react";
 import { requestJson, type SkillInfo } from "../server/api";
 import type { ApprovalRequest } from "../tools/approvals";
 import type { OutputFile } from "../tools/outputFiles";
@@ -186,7 +187,14 @@ export class ChatStore extends Changes {
     const settled = settledForNewMessage(entry.chat.messages);
     if (settled !== entry.chat.messages) entry.chat.messages = settled;
     entry.approvals.supersede();
-    await entry.chat.sendMessage(outgoing, options);
+    // The request leaves first: what the send changes in the chat's state (the message, the
+    // "submitted" status) renders as a React transition, in a later task. Updated in the Enter
+    // key's own microtasks, it rendered there, synchronously, before the AI SDK's fetch.
+    let sending: Promise<void> = Promise.resolve();
+    startTransition(() => {
+      sending = entry.chat.sendMessage(outgoing, options);
+    });
+    await sending;
   }
 
   /** Keeps the graph as the assistant's turn left it, for the user's next message. */

@@ -14,11 +14,17 @@ import { requestJson } from "../server/api";
 import type { ChatStore } from "./chatStore";
 import { createThreadListAdapter } from "./threadAdapter";
 
+/** The panel shows a streaming answer's growth at most this often (the AI SDK's `useChat`
+ * throttle on message changes; a status change shows the messages at once). Chunks come every few
+ * ms, and each update rebuilds assistant-ui's state of every loaded message and renders the
+ * answer's last block: one update per chunk kept a long thread's page busy for the whole stream. */
+const STREAM_UPDATE_MS = 50;
+
 function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
   const listId = useAuiState((s) => s.threadListItem.id);
   const remoteId = useAuiState((s) => s.threadListItem.remoteId);
   const entry = store.entryFor(listId, remoteId);
-  const chat = useChat({ chat: entry.chat });
+  const chat = useChat({ chat: entry.chat, experimental_throttle: STREAM_UPDATE_MS });
   const history = useMemo(() => store.historyAdapter(entry), [store, entry]);
   // A chat can already be answering when the tab opens again. assistant-ui's thread list
   // publishes a thread's first state during render, and a thread that is running at that
