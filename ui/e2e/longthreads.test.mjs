@@ -96,7 +96,7 @@ describe("a long thread in the playground", () => {
   // Mounting every row the virtualizer asks for at once (markdown for each) was one long task when a
   // thread opened or the page reloaded: the first render mounts the last rows, the view's, and the
   // rows above come a few per task after it.
-  test("a thread opens with its last rows mounted first, the rows above in later tasks", async () => {
+  test("a thread opens (and reopens) with its last rows mounted first, the rows above in later tasks", async () => {
     const root = panel(page);
     await root.getByRole("button", { name: "Show the threads" }).click();
     await page.evaluate(() => {
@@ -120,6 +120,18 @@ describe("a long thread in the playground", () => {
     assert.ok(Math.min(...rest.flat().map((r) => r.index)) < first[0].index, "the later rows are above the first ones");
     assert.ok((await shown(page, lastForty)).visible, "the last answer is in view");
     assert.ok((await page.locator(".cua-root .cua-row").count()) > first.length, "the rows above the view (the overscan) are in the page");
+    // reopened after another thread was shown: the same again
+    await root.getByRole("button", { name: "New thread" }).first().click();
+    await page.waitForTimeout(300);
+    await root.getByRole("button", { name: "Show the threads" }).click();
+    await page.evaluate(() => window.__rowBatches.splice(0));
+    await root.locator(".cua-thread-trigger", { hasText: "Forty turns" }).click();
+    await root.getByRole("button", { name: "Hide the threads" }).click();
+    await page.waitForFunction((t) => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes(t), lastForty);
+    await page.waitForTimeout(500);
+    const [again] = await page.evaluate(() => window.__rowBatches);
+    assert.ok(again.length <= 4 && again.some((r) => r.last), `reopened, the first rows mounted are the last ones: ${JSON.stringify(again)}`);
+    assert.ok((await shown(page, lastForty)).visible, "reopened, the last answer is in view");
     assert.deepEqual(problems, []);
   });
 

@@ -70,6 +70,8 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
 function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, count: number): (range: Range) => number[] {
   const threadId = useAuiState((s) => s.threadListItem.id);
   const [grown, setGrown] = useState({ threadId, rows: FIRST_ROWS });
+  // (another thread shown starts again, also one shown before: reopened, it renders anew)
+  if (grown.threadId !== threadId) setGrown({ threadId, rows: FIRST_ROWS });
   const rows = grown.threadId === threadId ? grown.rows : FIRST_ROWS;
   useEffect(() => {
     if (rows === Infinity || count === 0) return;
