@@ -20,10 +20,12 @@ const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
 /** Rows the first render of a thread mounts: its last ones, which fill the view at its end (a row
- * is a question or an answer). The rows above come FIRST_ROWS more per browser task, until those
- * the view and its overscan need are in: mounting them all at once (markdown for each) was one
- * task of 200-500 ms when a long thread opened or the page reloaded. */
+ * is a question or an answer). The rows above come ROWS_PER_TASK more per browser task, until
+ * those the view and its overscan need are in: mounting them all at once (markdown for each) was
+ * one task of 200-500 ms when a long thread opened or the page reloaded. */
 const FIRST_ROWS = 4;
+/** Rows added per task after the first render: each task well under 50 ms on a busy machine. */
+const ROWS_PER_TASK = 2;
 /** Where `el` starts in the content `viewport` scrolls. Not `offsetTop`: that counts from the
  * nearest positioned ancestor, which the viewport is not. In ComfyUI 1.58.1 that is an overlay
  * over the whole canvas, so the list seemed to start some 600 px lower than it does. The
@@ -66,7 +68,7 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
 
 /** How many rows, counted from the end, a thread's rows may be yet (Infinity: all the virtualizer
  * asks for), and the range extractor that keeps to it. A thread shown starts at FIRST_ROWS; each
- * later task adds FIRST_ROWS more until the rows above the view (the overscan) are in. */
+ * later task adds ROWS_PER_TASK more until the rows above the view (the overscan) are in. */
 function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, count: number): (range: Range) => number[] {
   const threadId = useAuiState((s) => s.threadListItem.id);
   const [grown, setGrown] = useState({ threadId, rows: FIRST_ROWS });
@@ -78,7 +80,7 @@ function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null
     const timer = setTimeout(() => {
       const range = list.current?.range; // (what the view shows now, its rows measured)
       const needed = range ? count - Math.max(0, range.startIndex - OVERSCAN) : count;
-      setGrown({ threadId, rows: rows + FIRST_ROWS >= needed ? Infinity : rows + FIRST_ROWS });
+      setGrown({ threadId, rows: rows + ROWS_PER_TASK >= needed ? Infinity : rows + ROWS_PER_TASK });
     }, 0);
     return () => clearTimeout(timer);
   }, [list, threadId, rows, count]);
