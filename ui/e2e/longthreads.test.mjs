@@ -55,12 +55,14 @@ describe("a long thread in the playground", () => {
   let problems;
   let last;
   let lastShort;
+  let lastForty;
 
   before(async () => {
     harness = await startHarness();
     await roomyWindow(harness);
     last = await buildThread(harness, `long-${Date.now()}`, TURNS);
     lastShort = await buildThread(harness, `short-${Date.now()}`, 60, { short: true, title: "Sixty short turns" });
+    lastForty = await buildThread(harness, `forty-${Date.now()}`, 40, { title: "Forty turns" });
     browser = await launchBrowser({ width: 1400, height: 900 });
     page = await browser.context.newPage();
     problems = watchPage(page);
@@ -102,6 +104,48 @@ describe("a long thread in the playground", () => {
     assert.ok(top.visible, "the first question is in view at the top");
     assert.ok(top.count < 60, `still only the messages near the view (${top.count})`);
     assert.ok(await root.getByRole("button", { name: "Jump to the latest message" }).isVisible(), "away from the end, the jump to the latest message is offered");
+    assert.deepEqual(problems, []);
+  });
+
+  // Mounting every row the virtualizer asks for at once (markdown for each) was one long task when a
+  // thread opened or the page reloaded: the first render mounts the last rows, the view's, and the
+  // rows above come a few per task after it.
+  test("a thread opens (and reopens) with its last rows mounted first, the rows above in later tasks", async () => {
+    const root = panel(page);
+    await root.getByRole("button", { name: "Show the threads" }).click();
+    await page.evaluate(() => {
+      // the rows each task adds (a MutationObserver's callback runs once at the end of a task)
+      const batches = (window.__rowBatches = []);
+      new MutationObserver((records) => {
+        const added = [];
+        for (const m of records) for (const n of m.addedNodes) if (n.nodeType === 1) added.push(...(n.matches(".cua-row") ? [n] : n.querySelectorAll(".cua-row")));
+        if (added.length) batches.push(added.map((r) => ({ index: Number(r.dataset.index), last: r.dataset.last !== undefined })));
+      }).observe(document.querySelector(".cua-root"), { childList: true, subtree: true });
+    });
+    await root.locator(".cua-thread-trigger", { hasText: "Forty turns" }).click();
+    await root.getByRole("button", { name: "Hide the threads" }).click();
+    await page.waitForFunction((t) => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes(t), lastForty);
+    await page.waitForTimeout(500);
+    const batches = await page.evaluate(() => window.__rowBatches);
+    const [first, ...rest] = batches;
+    assert.ok(first.length <= 4 && first.some((r) => r.last), `the first rows mounted are the last ones: ${JSON.stringify(first)}`);
+    assert.deepEqual(first.map((r) => r.index), first.map((_, i) => first[0].index + i), "the first rows are one run at the end");
+    assert.ok(rest.length > 0 && rest.every((b) => b.length <= 4), `the rows above came a few per task: ${JSON.stringify(rest.map((b) => b.length))}`);
+    assert.ok(Math.min(...rest.flat().map((r) => r.index)) < first[0].index, "the later rows are above the first ones");
+    assert.ok((await shown(page, lastForty)).visible, "the last answer is in view");
+    assert.ok((await page.locator(".cua-root .cua-row").count()) > first.length, "the rows above the view (the overscan) are in the page");
+    // reopened after another thread was shown: the same again
+    await root.getByRole("button", { name: "New thread" }).first().click();
+    await page.waitForTimeout(300);
+    await root.getByRole("button", { name: "Show the threads" }).click();
+    await page.evaluate(() => window.__rowBatches.splice(0));
+    await root.locator(".cua-thread-trigger", { hasText: "Forty turns" }).click();
+    await root.getByRole("button", { name: "Hide the threads" }).click();
+    await page.waitForFunction((t) => [...document.querySelectorAll(".cua-root .cua-msg-assistant")].at(-1)?.textContent.includes(t), lastForty);
+    await page.waitForTimeout(500);
+    const [again] = await page.evaluate(() => window.__rowBatches);
+    assert.ok(again.length <= 4 && again.some((r) => r.last), `reopened, the first rows mounted are the last ones: ${JSON.stringify(again)}`);
+    assert.ok((await shown(page, lastForty)).visible, "reopened, the last answer is in view");
     assert.deepEqual(problems, []);
   });
 

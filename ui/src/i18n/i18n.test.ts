@@ -1,9 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { dirOf, translate, type MessageKey } from ".";
 import { TABLES } from "./locales";
 import { SHIPPED_TAGS } from "./shipped";
 import { followComfyLocale } from "./comfyLocale";
-import { getLocale, setLocale } from ".";
+import { formatNumber, getLocale, setLocale, warmFormats } from ".";
 import type { ComfyApp } from "../host/comfy";
 import { en, type Message } from "./messages";
 
@@ -100,5 +100,27 @@ describe("followComfyLocale", () => {
     settings.dispatchEvent(new CustomEvent("Comfy.Locale.change", { detail: { value: "fr", oldValue: "ar" } }));
     expect(getLocale()).toBe("ar");
     setLocale("en");
+  });
+});
+
+describe("warmFormats", () => {
+  it("makes the locale's number format in a later task, and formatting then makes none", async () => {
+    const Real = Intl.NumberFormat;
+    const made: unknown[][] = [];
+    Intl.NumberFormat = new Proxy(Real, {
+      construct: (target, args) => {
+        made.push(args);
+        return Reflect.construct(target, args) as object;
+      },
+    });
+    try {
+      warmFormats("de-CH");
+      expect(made).toEqual([]); // (not in the task that mounts the panel)
+      await vi.waitFor(() => expect(made).toEqual([["de-CH", undefined]]));
+      expect(formatNumber(12345, "de-CH")).toBe(new Real("de-CH").format(12345));
+      expect(made).toEqual([["de-CH", undefined]]);
+    } finally {
+      Intl.NumberFormat = Real;
+    }
   });
 });

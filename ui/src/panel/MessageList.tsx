@@ -7,8 +7,8 @@
 // moves the scroll position with it, so what the user reads stays put. The view follows the end
 // while an answer streams through stickToBottom.ts.
 import { ThreadPrimitive, unstable_useThreadMessageIds, useAuiState } from "@assistant-ui/react";
-import { useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
-import { useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
+import { defaultRangeExtractor, useVirtualizer, type Range, type Virtualizer } from "@tanstack/react-virtual";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
 import { messageComponents } from "./Messages";
 
 /** A guess for a row not measured yet: no taller than any row (a one-line question), so a row
@@ -19,6 +19,13 @@ const ESTIMATE = 48;
 const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
+/** Rows the first render of a thread mounts: its last ones, which fill the view at its end (a row
+ * is a question or an answer). The rows above come ROWS_PER_TASK more per browser task, until
+ * those the view and its overscan need are in: mounting them all at once (markdown for each) was
+ * one task of 200-500 ms when a long thread opened or the page reloaded. */
+const FIRST_ROWS = 4;
+/** Rows added per task after the first render (2 made more tasks, and reloads no faster). */
+const ROWS_PER_TASK = 4;
 /** Where `el` starts in the content `viewport` scrolls. Not `offsetTop`: that counts from the
  * nearest positioned ancestor, which the viewport is not. In ComfyUI 1.58.1 that is an overlay
  * over the whole canvas, so the list seemed to start some 600 px lower than it does. The
@@ -59,6 +66,35 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
   }, [virtualizer, count, measured, threadId]);
 }
 
+/** How many rows, counted from the end, a thread's rows may be yet (Infinity: all the virtualizer
+ * asks for), and the range extractor that keeps to it. A thread shown starts at FIRST_ROWS; each
+ * later task adds ROWS_PER_TASK more until the rows above the view (the overscan) are in. */
+function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, count: number): (range: Range) => number[] {
+  const threadId = useAuiState((s) => s.threadListItem.id);
+  const [grown, setGrown] = useState({ threadId, rows: FIRST_ROWS });
+  // (another thread shown starts again, also one shown before: reopened, it renders anew)
+  if (grown.threadId !== threadId) setGrown({ threadId, rows: FIRST_ROWS });
+  const rows = grown.threadId === threadId ? grown.rows : FIRST_ROWS;
+  useEffect(() => {
+    if (rows === Infinity || count === 0) return;
+    const timer = setTimeout(() => {
+      const range = list.current?.range; // (what the view shows now, its rows measured)
+      const needed = range ? count - Math.max(0, range.startIndex - OVERSCAN) : count;
+      setGrown({ threadId, rows: rows + ROWS_PER_TASK >= needed ? Infinity : rows + ROWS_PER_TASK });
+    }, 0);
+    return () => clearTimeout(timer);
+  }, [list, threadId, rows, count]);
+  return useCallback(
+    (range: Range) => {
+      const all = defaultRangeExtractor(range);
+      if (rows >= range.count) return all;
+      const from = range.count - rows; // (the first render is at the top: the end comes first)
+      return Array.from({ length: rows }, (_, i) => from + i);
+    },
+    [rows],
+  );
+}
+
 /** Before the viewport has a size (not laid out yet, or hidden): the last messages, in flow. */
 const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
   <div className="cua-messages" data-flow="">
@@ -74,6 +110,8 @@ export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) 
   const ids = unstable_useThreadMessageIds() as readonly string[];
   const list = useRef<HTMLDivElement>(null);
   const [scrollMargin, setScrollMargin] = useState(0);
+  const windowed = useRef<Virtualizer<HTMLElement, Element> | null>(null);
+  const rangeExtractor = useRowsFromEnd(windowed, ids.length);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
     count: ids.length,
     getScrollElement: () => viewport,
@@ -81,7 +119,9 @@ export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) 
     overscan: OVERSCAN,
     getItemKey: (index) => ids[index] ?? index,
     scrollMargin,
+    rangeExtractor,
   });
+  windowed.current = virtualizer;
   const rows = virtualizer.getVirtualItems();
   useScrollMargin(list, viewport, ids[0], rows.length > 0, setScrollMargin);
   useStartAtBottom(virtualizer, ids.length, rows.length > 0);

@@ -257,6 +257,29 @@ describe("the panel", () => {
     await screen.findByText("message number 109"); // (the view stays at the end)
   }, 20_000); // (slow in jsdom on a busy machine)
 
+  it("reopens the thread shown before a reload with one read of its last page, never the whole thread", async () => {
+    const server = fakeServer(() => sseResponse(textAnswer("no")));
+    vi.stubGlobal("fetch", server.fetch);
+    const messages = Array.from({ length: 110 }, (_, i) => ({
+      id: `m${i}`,
+      role: (i % 2 ? "assistant" : "user") as "assistant" | "user",
+      parts: [{ type: "text" as const, text: `message number ${i}` }],
+    }));
+    server.threads.set("th_long", { id: "th_long", title: "A long chat", archived: false, updatedAt: 1, messages });
+    localStorage.setItem("comfyui-assistant.thread", "th_long"); // (the thread shown before the reload)
+    try {
+      const store = new ChatStore({ settings: { ...settings }, tools: () => ({}) });
+      render(<Panel store={store} />);
+      await screen.findByText("message number 109");
+      expect(screen.getByText("A long chat")).toBeTruthy(); // (the header's title: the thread's metadata)
+      const reads = server.calls.filter((c) => /^GET \/api\/assistant\/threads\/th_long(\?|$)/.test(c));
+      expect(reads).toEqual(["GET /api/assistant/threads/th_long?last=30"]);
+      expect(store.currentThreadId).toBe("th_long");
+    } finally {
+      localStorage.removeItem("comfyui-assistant.thread");
+    }
+  }, 20_000);
+
   it("renames and deletes threads through the list", async () => {
     const { store, server } = setup(() => sseResponse(textAnswer("no")));
     server.threads.set("th_a", { id: "th_a", title: "First", archived: false, updatedAt: 2, messages: [] });

@@ -3,7 +3,7 @@
 import { createElement } from "react";
 import { createRoot } from "react-dom/client";
 import { changeTracker, showToast, type ComfyApp } from "../host/comfy";
-import { t } from "../i18n";
+import { t, warmFormats } from "../i18n";
 import { followComfyLocale } from "../i18n/comfyLocale";
 import { followUser } from "../server/api";
 import { serverPresence, type ServerPresence } from "../runtime/serverPresence";
@@ -84,6 +84,7 @@ export function mountPanel(el: HTMLElement, app: ComfyApp, store: ChatStore = pa
   el.style.minHeight = "0";
   const root = createRoot(el);
   root.render(createElement(Panel, { store }));
+  warmFormats(); // (not in the task that shows the thread)
   shown++;
   // the same thread in another tab (threadSync.ts); not while ComfyUI restarts
   const stopFollowing = store.followOtherTabs(4000, server);

@@ -26,6 +26,8 @@ export interface ChatEntryDeps {
   keepGraph: (entry: ChatEntry) => void;
   /** A turn failed (runtime/threadSync.ts takes back one another tab's turn refused). */
   failed: (entry: ChatEntry, error: Error) => void;
+  /** How its pages are read (the store's answers the first read with a page read ahead). */
+  request?: typeof requestJson;
 }
 
 export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDeps): ChatEntry {
@@ -45,7 +47,7 @@ export function newChatEntry(serverId: string, known: boolean, deps: ChatEntryDe
     attachments: new ServerAttachments(() => serverId),
     approvals: new Approvals(() => entry.chat, deps.changed, deps.settings().askBeforeEdits !== false),
     sent: new SentMessages(),
-    pages: new ThreadPages(serverId, requestJson),
+    pages: new ThreadPages(serverId, deps.request ?? requestJson),
     chat: undefined as unknown as Chat<UIMessage>,
   };
   // A turn sends what the server does not have (runtime/sentMessages.ts).

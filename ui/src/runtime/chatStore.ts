@@ -20,6 +20,7 @@ import { clampSteps, loadSettings, saveSettings, type PanelSettings } from "./pa
 import { PanelTools } from "./panelTools";
 import { settledForNewMessage } from "./pendingCalls";
 import { rememberedThread, rememberThread } from "./rememberedThread";
+import { ReadAhead } from "./readAhead";
 import { Rewinds } from "./rewind";
 import { recorded } from "./sentMessages";
 import { canCarryNote, endedRunsNote, withNote, type Outgoing, type SendOptions } from "./runNotes";
@@ -61,6 +62,8 @@ export class ChatStore extends Changes {
   /** The MCP clients' calls of panel tools (started by the page: panel/index.ts). */
   readonly mcp: McpRelay;
 
+  /** The last page of the thread the panel reopens, read at its start (readAhead.ts). */
+  readonly ahead = new ReadAhead(requestJson);
   private readonly entries = new Map<string, ChatEntry>();
   private readonly drafts = new Map<string, string>();
   private readonly notices: ThreadNotices;
@@ -220,6 +223,7 @@ export class ChatStore extends Changes {
       runTool: (entry, name, toolCallId, input) => void this.calls.run(entry, name, toolCallId, input),
       keepGraph: (entry) => this.keepGraph(entry),
       failed: (entry, error) => this.failed(entry, error),
+      request: this.ahead.take,
     });
     this.entries.set(listId, entry);
     if (remoteId) this.entries.set(remoteId, entry);
@@ -256,6 +260,14 @@ export class ChatStore extends Changes {
   /** The chat of a server thread, if this page has one. */
   chatOf(serverId: string): ChatEntry | undefined {
     return this.entries.get(serverId);
+  }
+
+  /** The thread a panel starts on (the one shown last); its last page is read at once when this
+   * page has not loaded it yet (after a reload). */
+  startingThread(): string | undefined {
+    const id = this.currentThreadId;
+    if (id && !this.entries.has(id)) this.ahead.start(id);
+    return id;
   }
 
   setCurrentThread = (remoteId: string | undefined): void => {

@@ -23,7 +23,7 @@ const serverThread = {
 function deps() {
   const request = vi.fn(async (path: string, init?: { method?: string; body?: unknown }) => {
     if (path === "/api/assistant/threads" && !init) return { threads: [serverThread, { ...serverThread, id: "old", title: "", archived: true }] };
-    if (path === threadPath("th_abc") && !init) return { ...serverThread, messages: [] };
+    if (path === threadPath("th_abc", "?last=1") && !init) return { ...serverThread, firstIndex: 3, messages: [{ id: "m4" }] };
     return {};
   });
   const forget = vi.fn();
@@ -83,9 +83,11 @@ describe("the adapter", () => {
     expect(d.forget).toHaveBeenCalledWith("th/odd");
   });
 
-  it("fetches one thread's metadata", async () => {
-    const adapter = createThreadListAdapter(deps());
+  it("fetches one thread's metadata with its last message, not the whole thread", async () => {
+    const d = deps();
+    const adapter = createThreadListAdapter(d);
     expect((await adapter.fetch("th_abc")).title).toBe("Make a cat");
+    expect(d.raw.mock.calls).toEqual([["/api/assistant/threads/th_abc?last=1"]]);
   });
 
   it("titles a thread from its first user message, as the server does", async () => {

@@ -91,6 +91,9 @@ export interface ThreadAdapterDeps {
   request: <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
   /** The server id chosen for a new thread (the id its chat already posts with). */
   serverIdFor: (localId: string) => string;
+  /** A thread's stored fields (its messages are the history adapter's); default: read with its
+   * last message only, never the whole thread. */
+  thread?: (remoteId: string) => Promise<ServerThread>;
   /** A thread was deleted: drop its chat. */
   forget: (remoteId: string) => void;
   /** The threads' workflows (runtime/workflowThreads.ts): the active one, and what is listed. */
@@ -135,7 +138,8 @@ export function createThreadListAdapter(deps: ThreadAdapterDeps): RemoteThreadLi
       await request(threadPath(remoteId), { method: "DELETE" });
     },
     async fetch(remoteId) {
-      return toRemoteMetadata(await request<ServerThread>(threadPath(remoteId)));
+      const thread = deps.thread ?? ((id: string) => request<ServerThread>(threadPath(id, "?last=1")));
+      return toRemoteMetadata(await thread(remoteId));
     },
     async generateTitle(_remoteId, messages) {
       // The server titles a thread from its first user message; show the same title now.

@@ -46,11 +46,18 @@ function useStoreThreadRuntime(store: ChatStore): AssistantRuntime {
 export function useAssistantRuntime(store: ChatStore): AssistantRuntime {
   const adapter = useMemo(
     () =>
-      createThreadListAdapter({ request: requestJson, serverIdFor: store.serverIdFor, forget: store.forget, workflows: store.workflows }),
+      createThreadListAdapter({
+        request: requestJson,
+        serverIdFor: store.serverIdFor,
+        forget: store.forget,
+        workflows: store.workflows,
+        thread: store.ahead.thread,
+      }),
     [store],
   );
-  // The thread shown when the tab closed; later switches are the runtime's own.
-  const [threadId] = useState(() => store.currentThreadId);
+  // The thread shown when the tab closed (its last page read at once after a reload); later
+  // switches are the runtime's own.
+  const [threadId] = useState(() => store.startingThread());
   const runtimeHook = useCallback(
     function useThreadRuntime() {
       return useStoreThreadRuntime(store);
