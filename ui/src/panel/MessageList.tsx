@@ -80,7 +80,8 @@ function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null
     const timer = setTimeout(() => {
       const range = list.current?.range; // (what the view shows now, its rows measured)
       const needed = range ? count - Math.max(0, range.startIndex - OVERSCAN) : count;
-      setGrown({ threadId, rows: rows + ROWS_PER_TASK >= needed ? Infinity : rows + ROWS_PER_TASK });
+      // (all rows only once those the view needs are in: the switch then mounts none at once)
+      setGrown({ threadId, rows: rows >= needed ? Infinity : rows + ROWS_PER_TASK });
     }, 0);
     return () => clearTimeout(timer);
   }, [list, threadId, rows, count]);
