@@ -5,7 +5,7 @@
 // and the thread's first page (threadHistory.ts). Before, they came one after the other, and the
 // metadata was the whole thread (thousands of messages read and parsed for a title).
 import type { ServerThread } from "../server/api";
-import { LAST_PAGE } from "./threadPages";
+import { lastPagePath } from "./threadPages";
 import { threadPath } from "./threadAdapter";
 
 type Request = <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>;
@@ -24,7 +24,7 @@ export class ReadAhead {
 
   /** Read thread `id`'s last page now, for its first reader (once: a read begun stays). */
   start(id: string): void {
-    const path = threadPath(id, `?last=${LAST_PAGE}`);
+    const path = lastPagePath(id);
     if (this.fresh(path)) return;
     const answer = this.request(path);
     answer.catch(() => {}); // (a reader sees the failure; unread, it is nothing)
@@ -34,7 +34,7 @@ export class ReadAhead {
   /** Thread `id`'s metadata: from the page read ahead when there is one, else its last message
    * only (the stored thread's fields come with any page). */
   thread = (id: string): Promise<ServerThread> =>
-    (this.fresh(threadPath(id, `?last=${LAST_PAGE}`)) as Promise<ServerThread> | undefined) ?? this.request(threadPath(id, "?last=1"));
+    (this.fresh(lastPagePath(id)) as Promise<ServerThread> | undefined) ?? this.request(threadPath(id, "?last=1"));
 
   /** A request that answers the first read of a thread page with the page read ahead (when it is
    * the same path and still fresh); any first read ends the read-ahead. */

@@ -11,6 +11,10 @@ import { threadPath } from "./threadAdapter";
  * Not more: while an answer streams, assistant-ui does work for every loaded message on every
  * update (its store rebuilds each message's state), so each one loaded costs on every chunk. */
 export const LAST_PAGE = 30;
+/** The path of thread `threadId`'s last page (the page it opens with). */
+export function lastPagePath(threadId: string): string {
+  return threadPath(threadId, `?last=${LAST_PAGE}`);
+}
 /** Messages in each earlier page read on demand. */
 export const PAGE = 100;
 
@@ -38,7 +42,7 @@ export class ThreadPages {
 
   /** The path of the thread's last page, for one read before the chat takes it (`took`). */
   get lastPath(): string {
-    return threadPath(this.threadId, `?last=${LAST_PAGE}`);
+    return lastPagePath(this.threadId);
   }
 
   /** How many messages the thread has before `messages` (the chat's, from its start). */
