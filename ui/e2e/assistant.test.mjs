@@ -207,6 +207,52 @@ for (const target of TARGETS) {
       await panel(page).waitFor({ state: "visible", timeout: 5_000 });
     });
 
+    test("keys typed in the message box do not mark the graph changed (no canvas redraw per key); the page still hears each release", { timeout: 30_000 }, async () => {
+      await openAssistant(page);
+      // LiteGraph's canvas hears keyup on the whole document and calls graph.change() (a full
+      // redraw) unless the key was typed in an <input>.
+      const listen = () => {
+        const graph = window.app.canvas.graph;
+        const change = graph.change;
+        const heard = { changes: 0, onWindow: [], onDocument: [] };
+        graph.change = function (...args) {
+          heard.changes++;
+          return change.apply(this, args);
+        };
+        const onWindow = (event) => heard.onWindow.push(event.key);
+        const onDocument = (event) => heard.onDocument.push(event.target.localName);
+        window.addEventListener("keyup", onWindow);
+        document.addEventListener("keyup", onDocument, true);
+        window.__keysHeard = () => {
+          graph.change = change;
+          window.removeEventListener("keyup", onWindow);
+          document.removeEventListener("keyup", onDocument, true);
+          return heard;
+        };
+      };
+      await composer(page).click();
+      await page.evaluate(listen);
+      await page.keyboard.type("hello", { delay: 30 });
+      const typed = await page.evaluate(() => window.__keysHeard());
+      assert.equal(await composer(page).inputValue(), "hello");
+      assert.equal(typed.changes, 0, "no key typed in the message box marked the graph changed");
+      assert.deepEqual(typed.onWindow, [..."hello"], "the window heard each key's release once");
+      assert.deepEqual(typed.onDocument, Array(5).fill("input"), "the document heard them from an input");
+      await composer(page).fill("");
+      // Space held on the canvas (LiteGraph's drag mode) and released in the message box still
+      // ends the drag mode: keys pressed elsewhere are not the panel's.
+      await focusCanvas(page);
+      await page.keyboard.down(" ");
+      assert.equal(await page.evaluate(() => window.app.canvas.read_only), true, "Space on the canvas: drag mode");
+      await page.evaluate(() => document.querySelector(".cua-root .cua-input").focus());
+      await page.evaluate(listen);
+      await page.keyboard.up(" ");
+      const released = await page.evaluate(() => window.__keysHeard());
+      assert.equal(await page.evaluate(() => window.app.canvas.read_only), false, "the release ended the drag mode");
+      assert.deepEqual(released.onDocument, ["textarea"]);
+      await composer(page).fill("");
+    });
+
     test("a request adds a KSampler, connects it, resubmits and shows the final answer", { timeout: 90_000 }, async () => {
       await openAssistant(page);
       story.before = await graphState(page);

@@ -2,7 +2,7 @@
 // the settings. Everything that must outlive the tab is in the store; this tree is rebuilt
 // whenever ComfyUI renders the tab again.
 import { AssistantRuntimeProvider, useAuiState } from "@assistant-ui/react";
-import { useEffect, type FC } from "react";
+import { useEffect, useRef, type FC } from "react";
 import { useI18n } from "../i18n";
 import type { ChatStore } from "../runtime/chatStore";
 import { useAssistantRuntime } from "../runtime/useAssistantRuntime";
@@ -14,6 +14,7 @@ import { ThreadGauge } from "./Gauge";
 import { Settings } from "./Settings";
 import { ThreadList } from "./ThreadList";
 import { useFollowWorkflow } from "./useFollowWorkflow";
+import { useKeysKeptInPanel } from "./panelKeys";
 
 const Header: FC = () => {
   const store = useStore();
@@ -69,8 +70,10 @@ const Layout: FC = () => {
   const store = useStore();
   useStoreVersion(store);
   const { locale, dir } = useI18n();
+  const root = useRef<HTMLDivElement>(null);
+  useKeysKeptInPanel(root);
   return (
-    <div className="cua-root" data-view={store.view} lang={locale} dir={dir}>
+    <div ref={root} className="cua-root" data-view={store.view} lang={locale} dir={dir}>
       <Header />
       <ExternalAgent />
       <div className="cua-body">
