@@ -37,7 +37,7 @@ describe("keepKeysInPanel", () => {
     key(textarea, "keydown", { key: "A", code: "KeyA", shiftKey: true });
     key(textarea, "keyup", { key: "A", code: "KeyA", shiftKey: true });
     expect(onDocument).toHaveLength(1);
-    const [heard] = onDocument;
+    const heard = onDocument[0]!;
     expect((heard.target as Element).localName).toBe("input"); // LiteGraph skips keys typed in inputs
     expect((heard.target as Element).closest(".cua-root")).not.toBeNull();
     expect([heard.key, heard.code, heard.shiftKey, heard.ctrlKey]).toEqual(["A", "KeyA", true, false]);
