@@ -7,7 +7,8 @@
 //                                 [--profile PREFIX]
 //
 // Per size it prints (medians of the runs): the time from a click on the thread to its last message
-// shown, the longest task meanwhile, the JS heap after a GC, the panel's DOM nodes, keystroke
+// shown (the click's event time to the first frame painted with the last answer in view, both
+// taken in the page), the longest task meanwhile, the JS heap after a GC, the panel's DOM nodes, keystroke
 // input-to-paint (median / p95) and the time 20 characters typed take, 30 mouse moves and a scroll
 // from the bottom to the top (the longest frame), a streamed answer of `--words` words (a word every
 // 10 ms: long tasks, the longest, the mean frame interval, keystrokes meanwhile), the time from
@@ -83,6 +84,35 @@ function recorder() {
   new MutationObserver((records) => {
     for (const m of records) for (const n of m.addedNodes) if (n.nodeType === 1) r.rowsMounted += (n.matches(".cua-row") ? 1 : 0) + n.querySelectorAll(".cua-row").length;
   }).observe(document, { childList: true, subtree: true });
+  // a click's time (the thread opened from the list), and the last message shown: the first
+  // frame painted with the last answer holding `marker` in the view, watched from the page (a
+  // check each frame), not polled from the test, whose round trips wait behind the page's tasks
+  // (after a reload, some 100 ms late). Armed by watch(), or across a reload by sessionStorage.
+  r.clicks = [];
+  addEventListener("click", (e) => r.clicks.push(e.timeStamp), true);
+  r.watch = (marker) => {
+    r.shownAt = null;
+    const inView = () => {
+      const all = document.querySelectorAll(".cua-root .cua-msg-assistant");
+      const last = all[all.length - 1];
+      if (!last?.textContent.includes(marker)) return false;
+      const box = last.getBoundingClientRect();
+      const view = last.closest(".cua-viewport")?.getBoundingClientRect();
+      return box.height > 0 && (!view || (box.bottom > view.top && box.top < view.bottom));
+    };
+    const frame = () => {
+      if (!inView()) return requestAnimationFrame(frame);
+      const channel = new MessageChannel(); // (runs once that frame is painted)
+      channel.port1.onmessage = () => (r.shownAt = performance.now());
+      channel.port2.postMessage(0);
+    };
+    requestAnimationFrame(frame);
+  };
+  const armed = sessionStorage.getItem("bench:marker");
+  if (armed) {
+    sessionStorage.removeItem("bench:marker");
+    r.watch(armed);
+  }
   r.panelAt = null;
   new MutationObserver((_, observer) => {
     if (!document.querySelector(".cua-root")) return;
@@ -151,6 +181,12 @@ const lastShows = (page, marker) =>
     return all.length > 0 && all[all.length - 1].textContent.includes(m);
   }, marker, { timeout: 120_000, polling: "raf" });
 
+/** The page's time when the last message was shown (see recorder), once it is. */
+async function shownAt(page) {
+  await page.waitForFunction(() => window.__bench.shownAt !== null, null, { timeout: 120_000 });
+  return page.evaluate(() => window.__bench.shownAt);
+}
+
 /** The time from `t0` until the page settles: the last message shown (at `shownAt`) and every
  * long task begun meanwhile or within a second after it ended. */
 async function settledSince(page, t0, shownAt) {
@@ -167,12 +203,12 @@ async function openFromList(page, title, marker) {
   const item = root.getByRole("button", { name: title }).or(root.locator(".cua-thread-trigger", { hasText: title })).first();
   await item.waitFor();
   await page.waitForTimeout(300);
-  const t0 = await now(page);
+  await page.evaluate((m) => window.__bench.watch(m), marker);
   await item.click();
-  await lastShows(page, marker);
-  const shownAt = await now(page);
+  const shown = await shownAt(page);
+  const t0 = await page.evaluate(() => window.__bench.clicks.at(-1));
   await root.getByRole("button", { name: "Hide the threads" }).click();
-  return { t0, shownAt };
+  return { t0, shownAt: shown };
 }
 
 /** Reopen the thread after another one was shown: the click to the page settled. */
@@ -186,14 +222,14 @@ async function reopen(page, title, marker) {
 /** Reload the page (it reopens the thread shown): from the panel in the page (its root mounted)
  * to the page settled with the last message shown; and from the reload's start. */
 async function reload(page, marker) {
+  await page.evaluate((m) => sessionStorage.setItem("bench:marker", m), marker);
   await page.reload();
   await waitReady(page);
   await openAssistant(page);
+  const shown = await shownAt(page);
   const mounted = await page.evaluate(() => window.__bench.panelAt);
-  await lastShows(page, marker);
-  const shownAt = await now(page);
-  const settled = await settledSince(page, mounted, shownAt);
-  return { ...settled, fromStart: shownAt };
+  const settled = await settledSince(page, mounted, shown);
+  return { ...settled, fromStart: shown };
 }
 
 async function measure(browser, harness, { id, turns, marker }, run) {

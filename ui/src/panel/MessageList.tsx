@@ -20,7 +20,7 @@ const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
 /** Rows the first render of a thread mounts: its last ones, which fill the view at its end (a row
- * is a question or an answer). The rows above come ROWS_PER_TASK more per browser task, until
+ * is a question or an answer). The rows above come ROWS_PER_TASK more per painted frame, until
  * those the view and its overscan need are in: mounting them all at once (markdown for each) was
  * one task of 200-500 ms when a long thread opened or the page reloaded. */
 const FIRST_ROWS = 4;
@@ -66,9 +66,25 @@ function useStartAtBottom(virtualizer: Virtualizer<HTMLElement, Element>, count:
   }, [virtualizer, count, measured, threadId]);
 }
 
+/** Runs `run` in the task after the next frame is painted (a frame's animation callbacks run
+ * just before it paints), so what was just rendered is on the screen before more work starts:
+ * back-to-back tasks let the browser skip frames, and the rows of a reloaded thread's end, mounted
+ * first, showed only once every row above them was in. Returns a cancel. */
+function afterPaint(run: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const frame = requestAnimationFrame(() => {
+    timer = setTimeout(run, 0);
+  });
+  return () => {
+    cancelAnimationFrame(frame);
+    clearTimeout(timer);
+  };
+}
+
 /** How many rows, counted from the end, a thread's rows may be yet (Infinity: all the virtualizer
  * asks for), and the range extractor that keeps to it. A thread shown starts at FIRST_ROWS; each
- * later task adds ROWS_PER_TASK more until the rows above the view (the overscan) are in. */
+ * later task, once the frame before it is painted, adds ROWS_PER_TASK more until the rows above
+ * the view (the overscan) are in. */
 function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, count: number): (range: Range) => number[] {
   const threadId = useAuiState((s) => s.threadListItem.id);
   const [grown, setGrown] = useState({ threadId, rows: FIRST_ROWS });
@@ -77,13 +93,13 @@ function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null
   const rows = grown.threadId === threadId ? grown.rows : FIRST_ROWS;
   useEffect(() => {
     if (rows === Infinity || count === 0) return;
-    const timer = setTimeout(() => {
+    const grow = () => {
       const range = list.current?.range; // (what the view shows now, its rows measured)
       const needed = range ? count - Math.max(0, range.startIndex - OVERSCAN) : count;
       // (all rows only once those the view needs are in: the switch then mounts none at once)
       setGrown({ threadId, rows: rows >= needed ? Infinity : rows + ROWS_PER_TASK });
-    }, 0);
-    return () => clearTimeout(timer);
+    };
+    return afterPaint(grow);
   }, [list, threadId, rows, count]);
   return useCallback(
     (range: Range) => {
