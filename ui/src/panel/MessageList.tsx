@@ -6,7 +6,7 @@
 // they change (a tool card opening, an answer streaming); a row above the view that changes height
 // moves the scroll position with it, so what the user reads stays put. The view follows the end
 // while an answer streams through stickToBottom.ts.
-import { ThreadPrimitive, unstable_useThreadMessageIds, useAuiState } from "@assistant-ui/react";
+import { ThreadPrimitive, unstable_useThreadMessageIds, useAuiState, type ThreadMessage } from "@assistant-ui/react";
 import { defaultRangeExtractor, useVirtualizer, type Range, type Virtualizer } from "@tanstack/react-virtual";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FC, type RefObject } from "react";
 import { messageComponents } from "./Messages";
@@ -19,13 +19,16 @@ const ESTIMATE = 48;
 const OVERSCAN = 10;
 /** The messages shown while the viewport has no size yet. */
 const UNMEASURED = 30;
-/** Rows the first render of a thread mounts: its last ones, which fill the view at its end (a row
- * is a question or an answer). The rows above come ROWS_PER_TASK more per painted frame, until
- * those the view and its overscan need are in: mounting them all at once (markdown for each) was
- * one task of 200-500 ms when a long thread opened or the page reloaded. */
-const FIRST_ROWS = 4;
-/** Rows added per task after the first render (2 made more tasks, and reloads no faster). */
-const ROWS_PER_TASK = 4;
+/** What a row costs to mount, counted in characters of text: its message's (markdown is parsed
+ * for each answer), and at least ROW_FLOOR (the row's own components). */
+const ROW_FLOOR = 1500;
+/** What the rows mounted in one browser task may cost: the first render of a thread mounts its
+ * last rows (at least one) up to this, which fill the view at its end; the rows above come as
+ * many more once each frame is painted, until those the view and its overscan need are in.
+ * Mounting them all at once (markdown for each) was one task of 200-500 ms when a long thread
+ * opened or the page reloaded. Four ordinary rows a task (2 made more tasks, and reloads no
+ * faster); one when it is a long answer (one of 5,000 words was a 100 ms task with three more). */
+const TASK_CHARS = 4 * ROW_FLOOR;
 /** Where `el` starts in the content `viewport` scrolls. Not `offsetTop`: that counts from the
  * nearest positioned ancestor, which the viewport is not. In ComfyUI 1.58.1 that is an overlay
  * over the whole canvas, so the list seemed to start some 600 px lower than it does. The
@@ -81,32 +84,65 @@ function afterPaint(run: () => void): () => void {
   };
 }
 
+const costs = new WeakMap<ThreadMessage, number>();
+
+/** What mounting `message`'s row costs (see ROW_FLOOR). A tool card counts little: it is drawn
+ * folded. */
+function rowCost(message: ThreadMessage | undefined): number {
+  if (!message) return ROW_FLOOR;
+  let cost = costs.get(message);
+  if (cost === undefined) {
+    cost = 0;
+    for (const part of message.content) cost += part.type === "text" || part.type === "reasoning" ? part.text.length : 200;
+    costs.set(message, cost);
+  }
+  return Math.max(ROW_FLOOR, cost);
+}
+
+/** How many rows ending before index `end` fit in one task (TASK_CHARS; at least one). */
+export function rowsForATask(messages: readonly ThreadMessage[], end: number): number {
+  let spent = 0;
+  let rows = 0;
+  for (let i = end - 1; i >= 0; i--) {
+    spent += rowCost(messages[i]);
+    if (rows > 0 && spent > TASK_CHARS) break;
+    rows++;
+  }
+  return rows;
+}
+
 /** How many rows, counted from the end, a thread's rows may be yet (Infinity: all the virtualizer
- * asks for), and the range extractor that keeps to it. A thread shown starts at FIRST_ROWS; each
- * later task, once the frame before it is painted, adds ROWS_PER_TASK more until the rows above
- * the view (the overscan) are in. */
-function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, count: number): (range: Range) => number[] {
+ * asks for; null: the first task's), and the range extractor that keeps to it. A thread shown
+ * starts with the rows of one task (rowsForATask); each later task, once the frame before it is
+ * painted, adds another task's rows until the rows above the view (the overscan) are in. */
+function useRowsFromEnd(list: RefObject<Virtualizer<HTMLElement, Element> | null>, messages: readonly ThreadMessage[]): (range: Range) => number[] {
   const threadId = useAuiState((s) => s.threadListItem.id);
-  const [grown, setGrown] = useState({ threadId, rows: FIRST_ROWS });
+  const count = messages.length;
+  const [grown, setGrown] = useState<{ threadId: string; rows: number | null }>({ threadId, rows: null });
   // (another thread shown starts again, also one shown before: reopened, it renders anew)
-  if (grown.threadId !== threadId) setGrown({ threadId, rows: FIRST_ROWS });
-  const rows = grown.threadId === threadId ? grown.rows : FIRST_ROWS;
+  if (grown.threadId !== threadId) setGrown({ threadId, rows: null });
+  const rows = grown.threadId === threadId ? grown.rows : null;
+  const latest = useRef(messages);
+  latest.current = messages;
   useEffect(() => {
     if (rows === Infinity || count === 0) return;
     const grow = () => {
+      const now = latest.current;
+      const mounted = rows ?? rowsForATask(now, now.length);
       const range = list.current?.range; // (what the view shows now, its rows measured)
-      const needed = range ? count - Math.max(0, range.startIndex - OVERSCAN) : count;
+      const needed = range ? now.length - Math.max(0, range.startIndex - OVERSCAN) : now.length;
       // (all rows only once those the view needs are in: the switch then mounts none at once)
-      setGrown({ threadId, rows: rows >= needed ? Infinity : rows + ROWS_PER_TASK });
+      setGrown({ threadId, rows: mounted >= needed ? Infinity : mounted + rowsForATask(now, now.length - mounted) });
     };
     return afterPaint(grow);
   }, [list, threadId, rows, count]);
   return useCallback(
     (range: Range) => {
       const all = defaultRangeExtractor(range);
-      if (rows >= range.count) return all;
-      const from = range.count - rows; // (the first render is at the top: the end comes first)
-      return Array.from({ length: rows }, (_, i) => from + i);
+      const last = rows ?? rowsForATask(latest.current, range.count);
+      if (last >= range.count) return all;
+      const from = range.count - last; // (the first render is at the top: the end comes first)
+      return Array.from({ length: last }, (_, i) => from + i);
     },
     [rows],
   );
@@ -125,10 +161,11 @@ const Unmeasured: FC<{ ids: readonly string[] }> = ({ ids }) => (
 
 export const MessageList: FC<{ viewport: HTMLElement | null }> = ({ viewport }) => {
   const ids = unstable_useThreadMessageIds() as readonly string[];
+  const messages = useAuiState((s) => s.thread.messages); // (the same subscription as the ids')
   const list = useRef<HTMLDivElement>(null);
   const [scrollMargin, setScrollMargin] = useState(0);
   const windowed = useRef<Virtualizer<HTMLElement, Element> | null>(null);
-  const rangeExtractor = useRowsFromEnd(windowed, ids.length);
+  const rangeExtractor = useRowsFromEnd(windowed, messages);
   const virtualizer = useVirtualizer<HTMLElement, Element>({
     count: ids.length,
     getScrollElement: () => viewport,
