@@ -44,6 +44,7 @@ export function keepKeysInPanel(root: HTMLElement): () => void {
   if (!view) return () => {};
   const relay = root.ownerDocument.createElement("input");
   relay.hidden = true;
+  relay.style.display = "none"; // (whatever the host page's style for inputs)
   relay.tabIndex = -1;
   relay.setAttribute("aria-hidden", "true");
   relay.className = "cua-key-relay";
