@@ -85,18 +85,11 @@ function afterPaint(run: () => void): () => void {
   };
 }
 
-const costs = new WeakMap<ThreadMessage, number>();
-
 /** What mounting `message`'s row costs (see ROW_FLOOR). A tool card counts little: it is drawn
  * folded. */
 function rowCost(message: ThreadMessage | undefined): number {
-  if (!message) return ROW_FLOOR;
-  let cost = costs.get(message);
-  if (cost === undefined) {
-    cost = 0;
-    for (const part of message.content) cost += part.type === "text" || part.type === "reasoning" ? part.text.length : 200;
-    costs.set(message, cost);
-  }
+  let cost = 0;
+  for (const part of message?.content ?? []) cost += part.type === "text" || part.type === "reasoning" ? part.text.length : 200;
   return Math.max(ROW_FLOOR, cost);
 }
 

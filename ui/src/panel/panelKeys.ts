@@ -47,7 +47,6 @@ export function keepKeysInPanel(root: HTMLElement): () => void {
   relay.style.display = "none"; // (whatever the host page's style for inputs)
   relay.tabIndex = -1;
   relay.setAttribute("aria-hidden", "true");
-  relay.className = "cua-key-relay";
   root.append(relay);
   const pressed = new Set<string>(); // the codes of keys pressed in the panel, not yet released
   const onKeyDown = (event: KeyboardEvent) => {
